@@ -1,0 +1,87 @@
+"""Command line: ``ovearth-eval`` / ``python -m ovearth_core`` (the spec's options, exactly)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .errors import OVEarthInputError
+from .evaluate import evaluate_samples
+from .io import load_samples
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ovearth-eval",
+        description="Evaluate an OVEarth-Bench submission for one task.")
+    parser.add_argument("--gt", required=True, help="ground-truth JSON path")
+    parser.add_argument("--prediction", "--predictions", dest="predictions", required=True,
+                        help="prediction JSON path")
+    parser.add_argument("--task", default="vocabulary",
+                        choices=("vocabulary", "referring", "reasoning"))
+    parser.add_argument("--output", default=None, help="output JSON path (default: stdout)")
+    parser.add_argument("--iou-threshold", type=float, default=0.5,
+                        help="one-to-one bbox/oriented-bbox matching threshold (default 0.5)")
+    parser.add_argument("--score-threshold", type=float, default=None,
+                        help="keep bbox/oriented-bbox predictions with score >= this")
+    parser.add_argument("--bbox-format", default="xyxy", choices=("xyxy", "xywh"),
+                        help="prediction bbox format (default xyxy)")
+    parser.add_argument("--modalities", required=True,
+                        help="comma-separated: segmentation, bbox, oriented_bbox; or auto")
+    return parser
+
+
+def dump_json(result: dict[str, Any]) -> bytes:
+    """Serialise results deterministically (same input, same bytes)."""
+    return orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                               dir=target.parent if str(target.parent) else ".")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        samples = load_samples(args.gt, args.predictions, args.task,
+                               score_threshold=args.score_threshold,
+                               bbox_format=args.bbox_format, modalities=args.modalities)
+        result = evaluate_samples(samples, args.iou_threshold)
+    except OVEarthInputError as err:
+        print(f"ovearth-eval: invalid input\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    data = dump_json(result)
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        return 0
+    try:
+        write_atomic(args.output, data)
+    except OSError as err:
+        print(f"ovearth-eval: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
+
+
+def main_exit() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

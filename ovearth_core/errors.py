@@ -1,0 +1,86 @@
+"""The project's own exception for bad input, with structured problems.
+
+Every problem names the file, the query_id (when there is one), the field, what
+was expected and what was found, so that a user can fix a file without reading
+our code. Loaders collect problems and raise once, showing at most
+``MAX_REPORTED`` of them together with the total count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_REPORTED = 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input file."""
+
+    file: str
+    field: str
+    expected: str
+    found: str
+    query_id: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}"
+        if self.query_id is not None:
+            where += f", query_id {self.query_id}"
+        return f"{where}, field {self.field}: expected {self.expected}, found {self.found}"
+
+
+class OVEarthInputError(ValueError):
+    """Raised for invalid ground truth, predictions or options.
+
+    ``problems`` holds every problem found (not only the ones in the message).
+    """
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__(format_problems(self.problems))
+
+
+def format_problems(problems: list[Problem]) -> str:
+    """Render problems as a message: a count line, then up to MAX_REPORTED lines."""
+    total = len(problems)
+    head = f"{total} problem{'s' if total != 1 else ''} found in the input"
+    if total > MAX_REPORTED:
+        head += f" (showing the first {MAX_REPORTED})"
+    lines = [head + ":"] + [f"  - {p}" for p in problems[:MAX_REPORTED]]
+    return "\n".join(lines)
+
+
+class ProblemCollector:
+    """Accumulates problems for one file; raise them all at the end."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def add(self, field: str, expected: str, found: object, query_id: str | None = None) -> None:
+        self.problems.append(Problem(self.file, field, expected, describe(found), query_id))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise OVEarthInputError(self.problems)
+
+
+def describe(value: object, limit: int = 60) -> str:
+    """Short, type-revealing description of a JSON value for error messages."""
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
+        return value[1:-1]
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        kind = "list" if isinstance(value, list) else "object"
+        text = repr(value)
+        if len(text) > limit:
+            text = text[: limit - 3] + "..."
+        return f"{kind} {text}"
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(value).__name__} {text}"

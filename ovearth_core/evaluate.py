@@ -1,0 +1,161 @@
+"""Evaluation of loaded samples into the spec's output JSON structure."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from . import metrics
+from .errors import OVEarthInputError, Problem
+from .presence import presence_metrics, ratio
+from .types import MODALITIES, OUTPUT_KEYS, Sample, SampleList
+
+
+def _check_threshold(iou_threshold: float) -> None:
+    if (isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float))
+            or not math.isfinite(iou_threshold) or not 0 < iou_threshold <= 1):
+        raise OVEarthInputError([Problem("(options)", "--iou-threshold",
+                                         "a number in (0, 1]", repr(iou_threshold))])
+
+
+def _per_sample(sample: Sample, modalities: Sequence[str], iou_threshold: float) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "sample_id": sample.sample_id,
+        "phrase": sample.phrase,
+        "negative": sample.negative,
+        "gt_present": not sample.negative,
+        "pred_present": False,
+        "image_path": sample.image_path,
+        "ann_id": sample.ann_id,
+        "category": sample.category,
+        "seg": None, "bbox": None, "oriented_bbox": None,
+    }
+    if "segmentation" in modalities:
+        row["seg"] = metrics.seg_entry(sample)
+    if "bbox" in modalities:
+        row["bbox"] = metrics.det_entry(sample.gt_boxes, sample.pred_boxes, sample.negative,
+                                        False, iou_threshold)
+    if "oriented_bbox" in modalities:
+        row["oriented_bbox"] = metrics.det_entry(sample.gt_obbs, sample.pred_obbs,
+                                                 sample.negative, True, iou_threshold)
+    row["pred_present"] = any(row[OUTPUT_KEYS[m]]["pred_present"] for m in modalities)
+    return row
+
+
+def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
+                  open_vocab: bool) -> list[dict[str, Any]]:
+    groups: dict[str, list[tuple[Sample, dict[str, Any]]]] = defaultdict(list)
+    for s, r in zip(samples, rows, strict=True):
+        groups[s.category].append((s, r))
+    out = []
+    for category in sorted(groups):
+        members = groups[category]
+        entry: dict[str, Any] = {
+            "category": category,
+            "num_queries": len(members),
+            "num_positive": sum(not s.negative for s, _ in members),
+            "num_negative": sum(s.negative for s, _ in members),
+        }
+        if open_vocab:
+            counts = _presence_counts([r for _, r in members])
+            entry["presence"] = {**counts, "accuracy": ratio(counts["tp"] + counts["tn"],
+                                                             len(members))}
+        seg = [r["seg"] for _, r in members if r["seg"] and r["seg"]["evaluated"]]
+        entry["seg"] = None if members[0][1]["seg"] is None else {
+            "num_evaluated": len(seg),
+            "miou": metrics._mean([e["iou"] for e in seg]),
+        }
+        for key in ("bbox", "oriented_bbox"):
+            if members[0][1][key] is None:
+                entry[key] = None
+                continue
+            det = [r[key] for _, r in members if r[key]["evaluated"]]
+            tp = sum(e["tp"] for e in det)
+            fp = sum(e["fp"] for e in det)
+            fn = sum(e["fn"] for e in det)
+            entry[key] = {"num_evaluated": len(det), "tp": tp, "fp": fp, "fn": fn,
+                          "micro_f1": metrics.micro_prf(tp, fp, fn)[2]}
+        out.append(entry)
+    return out
+
+
+def _presence_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    counts = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
+    for r in rows:
+        key = ("tp" if r["pred_present"] else "fn") if r["gt_present"] else (
+            "fp" if r["pred_present"] else "tn")
+        counts[key] += 1
+    return counts
+
+
+def evaluate_samples(samples: SampleList, iou_threshold: float = 0.5,
+                     modalities: Sequence[str] | None = None) -> dict[str, Any]:
+    """Evaluate one task's samples.
+
+    Args:
+        samples: from one of the ``load_*_samples`` functions.
+        iou_threshold: box matching threshold in (0, 1]; does not affect masks.
+        modalities: defaults to the modalities the samples were loaded with.
+
+    Returns:
+        The spec's output dict: ``task``, ``config``, ``summary``, ``per_sample``,
+        plus ``per_category``.
+    """
+    _check_threshold(iou_threshold)
+    mods = tuple(modalities if modalities is not None else samples.modalities)
+    task = getattr(samples, "task", "open_vocabulary")
+    open_vocab = task == "open_vocabulary"
+    rows = [_per_sample(s, mods, iou_threshold) for s in samples]
+    positives = [s for s in samples if not s.negative]
+    summary: dict[str, Any] = {"num_samples": len(samples), "num_positive": len(positives)}
+    if open_vocab:
+        counts = _presence_counts(rows)
+        num_negative = counts["fp"] + counts["tn"]
+        summary["num_negative"] = num_negative
+        summary["negative_accuracy"] = ratio(counts["tn"], num_negative)
+        summary["negative_false_positive_rate"] = ratio(counts["fp"], num_negative)
+        summary["presence"] = presence_metrics(**counts)
+    summary["seg"] = (metrics.seg_summary(samples, [r["seg"] for r in rows])
+                      if "segmentation" in mods else None)
+    for key in ("bbox", "oriented_bbox"):
+        summary[key] = metrics.det_summary([r[key] for r in rows]) if key in mods else None
+    config: dict[str, Any] = {
+        "iou_threshold": iou_threshold,
+        "modalities": sorted(mods),
+        "score_threshold": getattr(samples, "score_threshold", None),
+        "bbox_format": getattr(samples, "bbox_format", "xyxy"),
+    }
+    return {
+        "task": task,
+        "config": config,
+        "summary": summary,
+        "per_sample": rows,
+        "per_category": _per_category(samples, rows, open_vocab),
+    }
+
+
+def _evaluate_task(samples: SampleList, task: str, iou_threshold: float) -> dict[str, Any]:
+    if isinstance(samples, SampleList) and samples.task != task:
+        raise OVEarthInputError([Problem("(api)", "samples", f"samples of the {task} task",
+                                         f"samples of the {samples.task} task")])
+    if not isinstance(samples, SampleList):
+        samples = SampleList(list(samples), task=task, modalities=MODALITIES,
+                             score_threshold=None, bbox_format="xyxy")
+    return evaluate_samples(samples, iou_threshold)
+
+
+def evaluate_open_vocab(samples: SampleList, iou_threshold: float = 0.5) -> dict[str, Any]:
+    """Evaluate open-vocabulary samples (presence, negatives and every enabled modality)."""
+    return _evaluate_task(samples, "open_vocabulary", iou_threshold)
+
+
+def evaluate_referring(samples: SampleList, iou_threshold: float = 0.5) -> dict[str, Any]:
+    """Evaluate referring-expression samples."""
+    return _evaluate_task(samples, "referring", iou_threshold)
+
+
+def evaluate_reasoning(samples: SampleList, iou_threshold: float = 0.5) -> dict[str, Any]:
+    """Evaluate reasoning samples."""
+    return _evaluate_task(samples, "reasoning", iou_threshold)

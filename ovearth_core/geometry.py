@@ -1,0 +1,167 @@
+"""Axis-aligned boxes and oriented boxes: parsing, validation and IoU matrices.
+
+This is the only module that imports shapely.
+
+Coordinates are absolute pixels, continuous (a box from x1 to x2 is x2 - x1
+wide). Internally an axis-aligned box is ``[x1, y1, x2, y2]`` (arrays of shape
+``(N, 4)``) and an oriented box is four boundary-ordered vertices ``[[x, y], ...]``
+(arrays of shape ``(N, 4, 2)``), clockwise or counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+import shapely
+
+from .masks import FieldError
+
+FloatArray = npt.NDArray[np.float64]
+BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
+
+
+def _finite_number(value: object) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def parse_score(value: object) -> float:
+    if not _finite_number(value):
+        raise FieldError(".score", "a finite number", value)
+    return float(value)
+
+
+def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, float, float] | None,
+                                                         float | None]:
+    """Parse one predicted box (object or shorthand form) to ``(xyxy, score)``.
+
+    The ``[0, 0, 0, 0]`` compatibility sentinel gives ``(None, score)``.
+    """
+    score = None
+    coords = value
+    if isinstance(value, dict):
+        if "bbox" not in value:
+            raise FieldError(".bbox", "present in a box object {\"bbox\": [...], \"score\": s}",
+                             "<missing>")
+        coords = value["bbox"]
+        if value.get("score") is not None or "score" in value:
+            score = parse_score(value.get("score"))
+        prefix = ".bbox"
+    else:
+        prefix = ""
+    if not isinstance(coords, list) or len(coords) != 4:
+        raise FieldError(prefix, f"a box of four numbers [{_format_names(bbox_format)}]", coords)
+    if not all(_finite_number(v) for v in coords):
+        raise FieldError(prefix, "four finite numbers", coords)
+    a, b, c, d = (float(v) for v in coords)
+    if (a, b, c, d) == BOX_SENTINEL:
+        return None, score
+    if bbox_format == "xywh":
+        if c <= 0 or d <= 0:
+            raise FieldError(prefix, "positive width and height (--bbox-format xywh)", coords)
+        return (a, b, a + c, b + d), score
+    if c <= a or d <= b:
+        raise FieldError(prefix, "x2 > x1 and y2 > y1 (--bbox-format xyxy)", coords)
+    return (a, b, c, d), score
+
+
+def _format_names(bbox_format: str) -> str:
+    return "x, y, width, height" if bbox_format == "xywh" else "x1, y1, x2, y2"
+
+
+def parse_gt_box(value: object) -> tuple[float, float, float, float]:
+    """Parse one ground-truth COCO ``[x, y, width, height]`` box to xyxy."""
+    if (not isinstance(value, list) or len(value) != 4
+            or not all(_finite_number(v) for v in value)):
+        raise FieldError("", "a COCO box [x, y, width, height] of four finite numbers", value)
+    x, y, w, h = (float(v) for v in value)
+    if w <= 0 or h <= 0:
+        raise FieldError("", "positive width and height", value)
+    return x, y, x + w, y + h
+
+
+def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
+    """Validate an oriented box: four finite vertices, boundary order, convex, area > 0."""
+    if not isinstance(value, list) or len(value) != 4:
+        raise FieldError("", "exactly four vertices [[x, y], [x, y], [x, y], [x, y]]", value)
+    for v in value:
+        if not isinstance(v, list) or len(v) != 2 or not all(_finite_number(c) for c in v):
+            raise FieldError("", "vertices of two finite numbers [x, y]", value)
+    pts = np.asarray(value, dtype=np.float64)
+    edges = np.roll(pts, -1, axis=0) - pts
+    cross = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
+    tol = 1e-9 * (float(np.abs(pts).max()) + 1.0) ** 2
+    if np.any(cross > tol) and np.any(cross < -tol):
+        raise FieldError("", "a convex polygon with vertices in boundary order (not self-crossing)",
+                         value)
+    area2 = float(np.sum(pts[:, 0] * np.roll(pts[:, 1], -1) - np.roll(pts[:, 0], -1) * pts[:, 1]))
+    if abs(area2) <= tol:
+        raise FieldError("", "a polygon with positive area", value)
+    return tuple((float(x), float(y)) for x, y in value)
+
+
+def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | None]:
+    """Parse one predicted oriented box (object or shorthand form) to ``(polygon, score)``."""
+    if isinstance(value, dict):
+        if "polygon" not in value:
+            raise FieldError(".polygon", "present in an oriented box object", "<missing>")
+        score = parse_score(value.get("score")) if "score" in value else None
+        try:
+            return parse_polygon(value["polygon"]), score
+        except FieldError as err:
+            raise FieldError(".polygon" + err.field, err.expected, err.found) from None
+    return parse_polygon(value), None
+
+
+def box_area(boxes: FloatArray) -> FloatArray:
+    """Areas of ``(N, 4)`` xyxy boxes."""
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+def box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
+    """IoU of every GT box (rows) with every predicted box (columns), shape ``(G, P)``."""
+    if len(gt) == 0 or len(pred) == 0:
+        return np.zeros((len(gt), len(pred)))
+    x1 = np.maximum(gt[:, None, 0], pred[None, :, 0])
+    y1 = np.maximum(gt[:, None, 1], pred[None, :, 1])
+    x2 = np.minimum(gt[:, None, 2], pred[None, :, 2])
+    y2 = np.minimum(gt[:, None, 3], pred[None, :, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    union = box_area(gt)[:, None] + box_area(pred)[None, :] - inter
+    return inter / union
+
+
+def polygon_area(polys: FloatArray) -> FloatArray:
+    """Shoelace areas of ``(N, K, 2)`` polygons."""
+    x, y = polys[..., 0], polys[..., 1]
+    return 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1))
+
+
+def envelope(polys: FloatArray) -> FloatArray:
+    """Axis-aligned envelopes ``(N, 4)`` xyxy of ``(N, K, 2)`` polygons."""
+    if len(polys) == 0:
+        return np.zeros((0, 4))
+    return np.concatenate([polys.min(axis=1), polys.max(axis=1)], axis=1)
+
+
+def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
+    """Exact polygon IoU of every GT oriented box with every predicted one, ``(G, P)``.
+
+    Pairs whose envelopes do not overlap are skipped (IoU 0); the others are
+    intersected with shapely, vectorised over the pairs.
+    """
+    out = np.zeros((len(gt), len(pred)))
+    if len(gt) == 0 or len(pred) == 0:
+        return out
+    env_iou = box_iou_matrix(envelope(gt), envelope(pred))
+    gi, pi = np.nonzero(env_iou > 0)
+    if gi.size == 0:
+        return out
+    gpoly = shapely.polygons(gt)
+    ppoly = shapely.polygons(pred)
+    inter = shapely.area(shapely.intersection(gpoly[gi], ppoly[pi]))
+    union = polygon_area(gt)[gi] + polygon_area(pred)[pi] - inter
+    out[gi, pi] = inter / union
+    return out

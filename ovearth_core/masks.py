@@ -1,0 +1,184 @@
+"""COCO run-length-encoded masks: validation and statistics in the RLE domain.
+
+This is the only module that imports pycocotools.
+
+Format (COCO RLE, as the spec's "Segmentation" section defines it):
+``{"size": [height, width], "counts": ...}`` where ``counts`` is either a list
+of non-negative run lengths (uncompressed) or COCO's compressed string. Runs
+alternate background/foreground starting with background, over the image in
+column-major (Fortran) order, and must sum to ``height * width``.
+
+Inside the package a mask is a pycocotools RLE dict with ``bytes`` counts, or
+``None`` for an empty prediction (``null``, a missing field, an all-zero mask,
+or the ``{"size": [0, 0], "counts": []}`` sentinel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pycocotools import mask as cocomask
+
+MAX_PIXELS = 100_000_000
+# A run length of up to MAX_PIXELS needs at most 6 characters of 5 bits (sign
+# included); deltas may need one more. Longer groups cannot be valid.
+_MAX_CHARS_PER_VALUE = 7
+
+Rle = dict[str, Any]
+
+
+class FieldError(Exception):
+    """A single invalid value: ``field`` is relative to the value being parsed."""
+
+    def __init__(self, field: str, expected: str, found: object):
+        super().__init__(field, expected, found)
+        self.field = field
+        self.expected = expected
+        self.found = found
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def compressed_counts(counts: str) -> npt.NDArray[np.int64]:
+    """Run lengths of a COCO compressed RLE string, as pycocotools reads them.
+
+    Mirrors ``rleFrString`` of pycocotools (LEB128-like 5-bit groups offset by
+    48, a sign bit, and deltas against the run two places back from the fourth
+    run on) so that malformed strings are rejected before pycocotools sees them.
+
+    Raises:
+        FieldError: on characters outside the alphabet, a truncated value or a
+            value too large for any mask within the pixel cap.
+    """
+    raw = np.frombuffer(counts.encode("latin-1", errors="replace"), dtype=np.uint8)
+    if raw.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    c = raw.astype(np.int64) - 48
+    bad = (c < 0) | (c > 63)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
+                         f"<character {counts[pos]!r} at position {pos}>")
+    more = (c & 0x20) != 0
+    if more[-1]:
+        raise FieldError(".counts", "a complete COCO compressed RLE string",
+                         "<a string whose last value is truncated>")
+    ends = np.flatnonzero(~more)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
+    if lengths.max() > _MAX_CHARS_PER_VALUE:
+        raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
+                         "<an encoded value too large for any valid mask>")
+    group = np.repeat(np.arange(ends.size), lengths)
+    k = np.arange(c.size) - starts[group]
+    vals = np.add.reduceat((c & 0x1F) << (5 * k), starts)
+    negative = (c[ends] & 0x10) != 0
+    vals[negative] |= -(np.int64(1) << (5 * lengths[negative]))
+    runs = vals.copy()
+    runs[1::2] = np.cumsum(vals[1::2])
+    if runs.size > 2:
+        runs[2::2] = np.cumsum(vals[2::2])
+    return runs
+
+
+def parse_rle(value: object) -> tuple[Rle | None, tuple[int, int]]:
+    """Validate a JSON mask value and return ``(rle_or_None, (height, width))``.
+
+    ``None`` is returned for every form of empty mask; the size is ``(0, 0)``
+    for ``null`` and the sentinel, otherwise the declared size (also for an
+    all-zero mask, so that size checks still apply to it).
+
+    Raises:
+        FieldError: with the sub-field that is wrong.
+    """
+    if value is None:
+        return None, (0, 0)
+    if not isinstance(value, dict):
+        raise FieldError("", "a COCO RLE object {\"size\": [h, w], \"counts\": ...} or null", value)
+    if "size" not in value or "counts" not in value:
+        missing = "size" if "size" not in value else "counts"
+        raise FieldError(f".{missing}", "present in a COCO RLE object", "<missing>")
+    size, counts = value["size"], value["counts"]
+    if (not isinstance(size, list) or len(size) != 2 or not all(_is_int(v) for v in size)
+            or min(size) < 0):
+        raise FieldError(".size", "[height, width] with two non-negative integers", size)
+    h, w = int(size[0]), int(size[1])
+    if h * w > MAX_PIXELS:
+        raise FieldError(".size", f"at most {MAX_PIXELS:,} pixels", f"<{h} x {w} = {h * w:,} pixels>")
+    if h == 0 and w == 0:
+        if counts in ([], ""):
+            return None, (0, 0)
+        raise FieldError(".counts", "[] for the [0, 0] empty-mask sentinel", counts)
+    if isinstance(counts, list):
+        if not all(_is_int(v) and v >= 0 for v in counts):
+            bad = next(v for v in counts if not (_is_int(v) and v >= 0))
+            raise FieldError(".counts", "a list of non-negative integer run lengths",
+                             f"<element {bad!r}>")
+        total = sum(counts)
+        if total != h * w:
+            raise FieldError(".counts", f"run lengths summing to height*width = {h * w}",
+                             f"<sum {total}>")
+        rle = cocomask.frPyObjects({"size": [h, w], "counts": counts}, h, w)
+    elif isinstance(counts, str):
+        runs = compressed_counts(counts)
+        if (runs < 0).any():
+            raise FieldError(".counts", "non-negative run lengths", "<a negative run length>")
+        total = int(runs.sum())
+        if total != h * w:
+            raise FieldError(".counts", f"run lengths summing to height*width = {h * w}",
+                             f"<sum {total}>")
+        rle = {"size": [h, w], "counts": counts.encode("ascii")}
+    else:
+        raise FieldError(".counts", "a compressed RLE string or a list of run lengths", counts)
+    if area(rle) == 0:
+        return None, (h, w)
+    return rle, (h, w)
+
+
+def area(rle: Rle | None) -> int:
+    """Foreground pixel count; 0 for ``None``."""
+    if rle is None:
+        return 0
+    return int(cocomask.area(rle))
+
+
+def intersection_area(a: Rle | None, b: Rle | None) -> int:
+    """Pixels set in both masks (same size); 0 when either is empty."""
+    if a is None or b is None:
+        return 0
+    return area(cocomask.merge([a, b], intersect=True))
+
+
+def union(rles: Sequence[Rle | None]) -> Rle | None:
+    """Pixel union of equal-sized masks; ``None`` when all are empty."""
+    present = [r for r in rles if r is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return cocomask.merge(present, intersect=False)
+
+
+def decode(rle: Rle) -> npt.NDArray[np.uint8]:
+    """Decode to an ``(height, width)`` uint8 array of 0/1 (for drawing and tests)."""
+    return cocomask.decode(rle)
+
+
+def encode(mask: npt.ArrayLike) -> Rle:
+    """Encode a 2-D 0/1 array as a JSON-ready RLE with a compressed ``str`` counts."""
+    arr = np.asfortranarray(np.asarray(mask, dtype=np.uint8))
+    rle = cocomask.encode(arr)
+    return {"size": [int(arr.shape[0]), int(arr.shape[1])], "counts": rle["counts"].decode("ascii")}
+
+
+def bbox_of(rle: Rle | None) -> tuple[float, float, float, float] | None:
+    """Envelope ``(x, y, w, h)`` of the foreground, or ``None`` when empty."""
+    if rle is None:
+        return None
+    x, y, w, h = (float(v) for v in cocomask.toBbox(rle))
+    return x, y, w, h

@@ -1,0 +1,157 @@
+"""Per-query metric entries and their summaries (the spec's "Metrics" section).
+
+Conventions the spec leaves open (also in README's metric section):
+
+* A positive query is *evaluated* for a modality when it has usable ground
+  truth there: a non-empty GT mask for segmentation, at least one GT box for
+  bbox / oriented_bbox. Other queries get an entry with ``evaluated: false``
+  and null quality metrics, and are left out of the modality's summary.
+* An evaluated query with an empty prediction is a failure: pixel precision,
+  Dice and IoU 0; detection precision, recall and F1 0.
+* Negative queries never enter quality summaries; their entries carry the
+  prediction size (``pred_area`` / ``num_pred``) and null quality metrics.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import geometry, masks
+from .matching import match
+from .presence import ratio
+from .types import IOU_THRESHOLDS, PR_THRESHOLDS, Sample
+
+SEG_KEY_METRICS = ("positive_macro_precision", "positive_macro_recall", "positive_macro_miou",
+                   "positive_micro_miou")
+DET_KEY_METRICS = ("positive_micro_precision", "positive_micro_recall", "positive_micro_f1",
+                   "positive_mean_micro_f1@[0.5:0.95]")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def seg_entry(sample: Sample) -> dict[str, Any]:
+    """Per-query segmentation entry (spec keys plus ``evaluated``)."""
+    gt_area = masks.area(sample.gt_mask)
+    pred_area = masks.area(sample.pred_mask)
+    inter = masks.intersection_area(sample.gt_mask, sample.pred_mask)
+    union = gt_area + pred_area - inter
+    evaluated = not sample.negative and gt_area > 0
+    if evaluated:
+        iou = inter / union
+        dice = 2 * inter / (gt_area + pred_area)
+        precision = inter / pred_area if pred_area else 0.0
+        recall = inter / gt_area
+    else:
+        iou = dice = precision = recall = None
+    return {
+        "gt_area": gt_area, "pred_area": pred_area, "intersection": inter, "union": union,
+        "iou": iou, "dice": dice, "precision": precision, "recall": recall, "f1": dice,
+        "gt_present": gt_area > 0, "pred_present": pred_area > 0, "evaluated": evaluated,
+    }
+
+
+def det_entry(gt: np.ndarray, pred: np.ndarray, negative: bool, oriented: bool,
+              iou_threshold: float) -> dict[str, Any]:
+    """Per-query detection entry for ``(G, 4)`` boxes or ``(G, 4, 2)`` oriented boxes.
+
+    Beyond the spec's keys: ``evaluated``, ``matches`` (``[gt_index, pred_index,
+    iou]`` at the run's threshold) and ``tp_at`` (matches at 0.50, 0.55, ..., 0.95).
+    """
+    n_gt, n_pred = len(gt), len(pred)
+    evaluated = not negative and n_gt > 0
+    if evaluated and n_pred:
+        iou = geometry.obb_iou_matrix(gt, pred) if oriented else geometry.box_iou_matrix(gt, pred)
+        gi, pi = match(iou, iou_threshold)
+        pair_iou = iou[gi, pi]
+        tp_at = [len(match(iou, t)[0]) for t in IOU_THRESHOLDS]
+        matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, pair_iou, strict=True)]
+    else:
+        pair_iou = np.zeros(0)
+        tp_at = [0] * len(IOU_THRESHOLDS)
+        matches = []
+    tp = len(matches)
+    entry: dict[str, Any] = {
+        "num_gt": n_gt, "num_pred": n_pred, "tp": tp, "fp": n_pred - tp, "fn": n_gt - tp,
+        "precision": None, "recall": None, "f1": None,
+        "mean_matched_iou": float(pair_iou.mean()) if tp else None,
+        "gt_present": n_gt > 0, "pred_present": n_pred > 0, "evaluated": evaluated,
+        "matches": matches, "tp_at": tp_at,
+    }
+    if evaluated:
+        entry["precision"] = tp / n_pred if n_pred else 0.0
+        entry["recall"] = tp / n_gt
+        entry["f1"] = 2 * tp / (n_pred + n_gt)
+    return entry
+
+
+def seg_summary(samples: Sequence[Sample], entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Segmentation summary over evaluated positive queries, with key_metrics."""
+    rows = [(s, e) for s, e in zip(samples, entries, strict=True) if e["evaluated"]]
+    ious = [e["iou"] for _, e in rows]
+    inter = sum(e["intersection"] for _, e in rows)
+    union = sum(e["union"] for _, e in rows)
+    out: dict[str, Any] = {
+        "num_samples_evaluated": len(rows),
+        "num_positive_evaluated": len(rows),
+        "positive_micro_miou": ratio(inter, union),
+        "positive_macro_miou": _mean(ious),
+        "positive_macro_dice": _mean([e["dice"] for _, e in rows]),
+        "positive_macro_precision": _mean([e["precision"] for _, e in rows]),
+        "positive_macro_recall": _mean([e["recall"] for _, e in rows]),
+    }
+    for t in PR_THRESHOLDS:
+        out[f"Pr@{t}"] = _mean([float(v >= t) for v in ious])
+    out["annotation_macro_miou"] = _grouped_mean([(s.ann_id, e["iou"]) for s, e in rows])
+    out["category_macro_miou"] = _grouped_mean([(s.category, e["iou"]) for s, e in rows])
+    out["key_metrics"] = {k: out[k] for k in SEG_KEY_METRICS}
+    return out
+
+
+def _grouped_mean(pairs: Sequence[tuple[str, float]]) -> float | None:
+    groups: dict[str, list[float]] = defaultdict(list)
+    for key, value in pairs:
+        groups[key].append(value)
+    return _mean([float(np.mean(v)) for v in groups.values()])
+
+
+def micro_prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
+    """Micro precision, recall and F1 from summed counts (null on zero denominators)."""
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
+
+
+def det_summary(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Detection summary over evaluated positive queries, with key_metrics."""
+    rows = [e for e in entries if e["evaluated"]]
+    tp = sum(e["tp"] for e in rows)
+    n_pred = sum(e["num_pred"] for e in rows)
+    n_gt = sum(e["num_gt"] for e in rows)
+    precision, recall, f1 = micro_prf(tp, n_pred - tp, n_gt - tp)
+    f1_at = {}
+    for i, t in enumerate(IOU_THRESHOLDS):
+        tp_t = sum(e["tp_at"][i] for e in rows)
+        f1_at[f"{t:.2f}"] = micro_prf(tp_t, n_pred - tp_t, n_gt - tp_t)[2]
+    f1_values = [v for v in f1_at.values() if v is not None]
+    matched = [m[2] for e in rows for m in e["matches"]]
+    out: dict[str, Any] = {
+        "num_samples_evaluated": len(rows),
+        "num_positive_evaluated": len(rows),
+        "tp": tp, "fp": n_pred - tp, "fn": n_gt - tp,
+        "positive_micro_precision": precision,
+        "positive_micro_recall": recall,
+        "positive_micro_f1": f1,
+        "positive_macro_f1": _mean([e["f1"] for e in rows]),
+        "positive_macro_matched_iou": _mean([e["mean_matched_iou"] for e in rows
+                                             if e["mean_matched_iou"] is not None]),
+        "positive_mean_micro_f1@[0.5:0.95]": (float(np.mean(f1_values))
+                                              if len(f1_values) == len(f1_at) else None),
+        "positive_micro_matched_iou": _mean(matched),
+        "positive_micro_f1_by_iou": f1_at,
+    }
+    out["key_metrics"] = {k: out[k] for k in DET_KEY_METRICS}
+    return out

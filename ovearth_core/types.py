@@ -1,0 +1,80 @@
+"""Data types shared by the loader, the metrics and the app.
+
+Samples are built once by :mod:`ovearth_core.io` from validated JSON; nothing
+downstream re-validates them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from .masks import Rle
+
+# CLI task value -> JSON key under "tasks".
+TASK_KEYS: dict[str, str] = {
+    "vocabulary": "open_vocabulary",
+    "referring": "referring",
+    "reasoning": "reasoning",
+}
+MODALITIES: tuple[str, ...] = ("segmentation", "bbox", "oriented_bbox")
+# Modality -> key of its summary / per-sample entry in the output JSON.
+OUTPUT_KEYS: dict[str, str] = {"segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}
+# IoU thresholds 0.50, 0.55, ..., 0.95 written as exact decimal literals (no float drift).
+IOU_THRESHOLDS: tuple[float, ...] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+PR_THRESHOLDS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _empty_boxes() -> npt.NDArray[np.float64]:
+    return np.zeros((0, 4))
+
+
+def _empty_polys() -> npt.NDArray[np.float64]:
+    return np.zeros((0, 4, 2))
+
+
+def _empty_scores() -> npt.NDArray[np.float64]:
+    return np.zeros(0)
+
+
+@dataclass
+class Sample:
+    """One query with its ground truth and (merged, filtered) prediction.
+
+    Boxes are xyxy ``(N, 4)``; oriented boxes ``(N, 4, 2)``; scores ``(N,)``
+    with ``nan`` where a box carried no score. For negative queries every
+    ``gt_*`` field is empty: the linked annotation is not target geometry.
+    ``gt_mask is None`` / zero GT boxes mean "no usable GT" for that modality.
+    """
+
+    sample_id: str
+    phrase: str
+    negative: bool
+    image_path: str
+    ann_id: str
+    category: str
+    width: int
+    height: int
+    gt_mask: Rle | None = None
+    gt_boxes: npt.NDArray[np.float64] = field(default_factory=_empty_boxes)
+    gt_obbs: npt.NDArray[np.float64] = field(default_factory=_empty_polys)
+    pred_mask: Rle | None = None
+    pred_boxes: npt.NDArray[np.float64] = field(default_factory=_empty_boxes)
+    pred_box_scores: npt.NDArray[np.float64] = field(default_factory=_empty_scores)
+    pred_obbs: npt.NDArray[np.float64] = field(default_factory=_empty_polys)
+    pred_obb_scores: npt.NDArray[np.float64] = field(default_factory=_empty_scores)
+    has_prediction_row: bool = False
+
+
+class SampleList(list[Sample]):
+    """The samples of one task, in ground-truth order, with the load options."""
+
+    def __init__(self, samples: list[Sample], *, task: str, modalities: tuple[str, ...],
+                 score_threshold: float | None, bbox_format: str):
+        super().__init__(samples)
+        self.task = task
+        self.modalities = modalities
+        self.score_threshold = score_threshold
+        self.bbox_format = bbox_format
