@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from . import metrics
+from . import geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .presence import presence_metrics, ratio
 from .types import MODALITIES, OUTPUT_KEYS, Sample, SampleList
@@ -20,7 +20,8 @@ def _check_threshold(iou_threshold: float) -> None:
                                          "a number in (0, 1]", repr(iou_threshold))])
 
 
-def _per_sample(sample: Sample, modalities: Sequence[str], iou_threshold: float) -> dict[str, Any]:
+def _per_sample(sample: Sample, modalities: Sequence[str],
+                det: dict[str, dict[str, Any]]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "sample_id": sample.sample_id,
         "phrase": sample.phrase,
@@ -30,18 +31,22 @@ def _per_sample(sample: Sample, modalities: Sequence[str], iou_threshold: float)
         "image_path": sample.image_path,
         "ann_id": sample.ann_id,
         "category": sample.category,
-        "seg": None, "bbox": None, "oriented_bbox": None,
+        "seg": metrics.seg_entry(sample) if "segmentation" in modalities else None,
+        "bbox": det.get("bbox"),
+        "oriented_bbox": det.get("oriented_bbox"),
     }
-    if "segmentation" in modalities:
-        row["seg"] = metrics.seg_entry(sample)
-    if "bbox" in modalities:
-        row["bbox"] = metrics.det_entry(sample.gt_boxes, sample.pred_boxes, sample.negative,
-                                        False, iou_threshold)
-    if "oriented_bbox" in modalities:
-        row["oriented_bbox"] = metrics.det_entry(sample.gt_obbs, sample.pred_obbs,
-                                                 sample.negative, True, iou_threshold)
     row["pred_present"] = any(row[OUTPUT_KEYS[m]]["pred_present"] for m in modalities)
     return row
+
+
+def _det_entries(samples: Sequence[Sample], modality: str,
+                 iou_threshold: float) -> list[dict[str, Any]]:
+    oriented = modality == "oriented_bbox"
+    gts = [s.gt_obbs if oriented else s.gt_boxes for s in samples]
+    preds = [s.pred_obbs if oriented else s.pred_boxes for s in samples]
+    ious = geometry.iou_matrices(gts, preds, oriented)
+    return [metrics.det_entry(iou, s.negative, iou_threshold)
+            for s, iou in zip(samples, ious, strict=True)]
 
 
 def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
@@ -107,7 +112,10 @@ def evaluate_samples(samples: SampleList, iou_threshold: float = 0.5,
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"
-    rows = [_per_sample(s, mods, iou_threshold) for s in samples]
+    det = {m: _det_entries(samples, m, iou_threshold) for m in ("bbox", "oriented_bbox")
+           if m in mods}
+    rows = [_per_sample(s, mods, {m: entries[i] for m, entries in det.items()})
+            for i, s in enumerate(samples)]
     positives = [s for s in samples if not s.negative]
     summary: dict[str, Any] = {"num_samples": len(samples), "num_positive": len(positives)}
     if open_vocab:

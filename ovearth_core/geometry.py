@@ -83,23 +83,32 @@ def parse_gt_box(value: object) -> tuple[float, float, float, float]:
 
 
 def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
-    """Validate an oriented box: four finite vertices, boundary order, convex, area > 0."""
+    """Validate an oriented box: four finite vertices, boundary order, convex, area > 0.
+
+    Plain Python on purpose: for four vertices it is several times faster than numpy.
+    """
     if not isinstance(value, list) or len(value) != 4:
         raise FieldError("", "exactly four vertices [[x, y], [x, y], [x, y], [x, y]]", value)
     for v in value:
         if not isinstance(v, list) or len(v) != 2 or not all(_finite_number(c) for c in v):
             raise FieldError("", "vertices of two finite numbers [x, y]", value)
-    pts = np.asarray(value, dtype=np.float64)
-    edges = np.roll(pts, -1, axis=0) - pts
-    cross = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
-    tol = 1e-9 * (float(np.abs(pts).max()) + 1.0) ** 2
-    if np.any(cross > tol) and np.any(cross < -tol):
+    pts = [(float(x), float(y)) for x, y in value]
+    scale = max(abs(c) for p in pts for c in p) + 1.0
+    tol = 1e-9 * scale * scale
+    positive = negative = False
+    area2 = 0.0
+    for i in range(4):
+        (ax, ay), (bx, by), (cx, cy) = pts[i], pts[(i + 1) % 4], pts[(i + 2) % 4]
+        cross = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
+        positive |= cross > tol
+        negative |= cross < -tol
+        area2 += ax * by - bx * ay
+    if positive and negative:
         raise FieldError("", "a convex polygon with vertices in boundary order (not self-crossing)",
                          value)
-    area2 = float(np.sum(pts[:, 0] * np.roll(pts[:, 1], -1) - np.roll(pts[:, 0], -1) * pts[:, 1]))
     if abs(area2) <= tol:
         raise FieldError("", "a polygon with positive area", value)
-    return tuple((float(x), float(y)) for x, y in value)
+    return tuple(pts)
 
 
 def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | None]:
@@ -164,4 +173,31 @@ def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     inter = shapely.area(shapely.intersection(gpoly[gi], ppoly[pi]))
     union = polygon_area(gt)[gi] + polygon_area(pred)[pi] - inter
     out[gi, pi] = inter / union
+    return out
+
+
+def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool) -> list[FloatArray]:
+    """IoU matrices of many (GT, prediction) box sets at once, ``(G_i, P_i)`` each.
+
+    Oriented boxes are intersected with one vectorised shapely call over every
+    candidate pair of every set (pairs whose envelopes overlap), which is much
+    faster than one call per set.
+    """
+    if not oriented:
+        return [box_iou_matrix(g, p) for g, p in zip(gts, preds, strict=True)]
+    out = [np.zeros((len(g), len(p))) for g, p in zip(gts, preds, strict=True)]
+    cand = [(k, *np.nonzero(box_iou_matrix(envelope(g), envelope(p)) > 0))
+            for k, (g, p) in enumerate(zip(gts, preds, strict=True)) if len(g) and len(p)]
+    cand = [c for c in cand if c[1].size]
+    if not cand:
+        return out
+    gt_polys = np.concatenate([gts[k][gi] for k, gi, _ in cand])
+    pred_polys = np.concatenate([preds[k][pi] for k, _, pi in cand])
+    inter = shapely.area(shapely.intersection(shapely.polygons(gt_polys),
+                                              shapely.polygons(pred_polys)))
+    ious = inter / (polygon_area(gt_polys) + polygon_area(pred_polys) - inter)
+    start = 0
+    for k, gi, pi in cand:
+        out[k][gi, pi] = ious[start:start + gi.size]
+        start += gi.size
     return out

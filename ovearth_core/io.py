@@ -105,6 +105,7 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
     """Validate a ground-truth document (all tasks) into typed annotations and queries."""
     bad = ProblemCollector(name)
     annotations: dict[str, Annotation] = {}
+    broken: set[str] = set()  # ids of annotations already reported as invalid
     raw_anns = doc.get("annotations")
     if not isinstance(raw_anns, list):
         bad.add("annotations", "a list of annotation objects", raw_anns if raw_anns is not None
@@ -117,6 +118,7 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
             continue
         parsed = _parse_annotation(ann, where, bad)
         if parsed is None:
+            broken.add(_id(ann.get("id")) or "")
             continue
         if parsed.id in annotations:
             bad.add(f"{where}.id", "a unique annotation id", parsed.id)
@@ -135,7 +137,7 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
             bad.add(f"tasks.{key}", "a list of queries", rows)
             rows = []
         tasks[key] = [q for q in (_parse_query(row, key, f"tasks.{key}[{i}]", annotations,
-                                               seen, bad, len(raw_anns) > 0)
+                                               seen, bad, broken)
                                   for i, row in enumerate(rows)) if q is not None]
     bad.raise_if_any()
     return GroundTruth(annotations, tasks)
@@ -197,7 +199,7 @@ def _parse_list(value: object, where: str, parse: Any, bad: ProblemCollector) ->
 
 
 def _parse_query(row: object, key: str, where: str, annotations: dict[str, Annotation],
-                 seen: set[str], bad: ProblemCollector, check_ann: bool) -> Query | None:
+                 seen: set[str], bad: ProblemCollector, broken: set[str]) -> Query | None:
     if not isinstance(row, dict):
         bad.add(where, "a query object", row)
         return None
@@ -211,7 +213,7 @@ def _parse_query(row: object, key: str, where: str, annotations: dict[str, Annot
     seen.add(qid)
     ann_id = _id(row.get("ann_id"))
     if ann_id is None or ann_id not in annotations:
-        if ann_id is None or check_ann:
+        if ann_id not in broken:
             bad.add(f"{where}.ann_id", "the id of an existing annotation",
                     row.get("ann_id", "<missing>"), qid)
         return None

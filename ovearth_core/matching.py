@@ -22,20 +22,19 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
         threshold: pairs need ``iou >= threshold``.
     """
     valid = iou >= threshold
-    if not valid.any():
+    rows = np.flatnonzero(valid.any(axis=1))
+    if rows.size == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty
-    rows = np.flatnonzero(valid.any(axis=1))
     cols = np.flatnonzero(valid.any(axis=0))
+    sub_valid = valid[rows][:, cols]
+    sub_iou = iou[rows][:, cols]
     if rows.size == 1 or cols.size == 1:
         # One candidate row or column: the best valid IoU is the optimum.
-        sub = np.where(valid[np.ix_(rows, cols)], iou[np.ix_(rows, cols)], -1.0)
-        r, c = np.unravel_index(int(np.argmax(sub)), sub.shape)
+        r, c = np.unravel_index(int(np.argmax(np.where(sub_valid, sub_iou, -1.0))), sub_iou.shape)
         return rows[[r]], cols[[c]]
-    sub_valid = valid[np.ix_(rows, cols)]
     # Every valid pair outweighs the summed IoU of any matching (at most min(G, P) <= 1 each).
     big = float(min(rows.size, cols.size) + 1)
-    weight = big * sub_valid + iou[np.ix_(rows, cols)]
-    r, c = linear_sum_assignment(weight, maximize=True)
+    r, c = linear_sum_assignment(big * sub_valid + sub_iou, maximize=True)
     keep = sub_valid[r, c]
     return rows[r[keep]], cols[c[keep]]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import geometry, masks
+from . import masks
 from .matching import match
 from .presence import ratio
 from .types import IOU_THRESHOLDS, PR_THRESHOLDS, Sample
@@ -56,20 +56,18 @@ def seg_entry(sample: Sample) -> dict[str, Any]:
     }
 
 
-def det_entry(gt: np.ndarray, pred: np.ndarray, negative: bool, oriented: bool,
-              iou_threshold: float) -> dict[str, Any]:
-    """Per-query detection entry for ``(G, 4)`` boxes or ``(G, 4, 2)`` oriented boxes.
+def det_entry(iou: np.ndarray, negative: bool, iou_threshold: float) -> dict[str, Any]:
+    """Per-query detection entry from the ``(G, P)`` IoU matrix of its boxes.
 
     Beyond the spec's keys: ``evaluated``, ``matches`` (``[gt_index, pred_index,
     iou]`` at the run's threshold) and ``tp_at`` (matches at 0.50, 0.55, ..., 0.95).
     """
-    n_gt, n_pred = len(gt), len(pred)
+    n_gt, n_pred = iou.shape
     evaluated = not negative and n_gt > 0
     if evaluated and n_pred:
-        iou = geometry.obb_iou_matrix(gt, pred) if oriented else geometry.box_iou_matrix(gt, pred)
         gi, pi = match(iou, iou_threshold)
         pair_iou = iou[gi, pi]
-        tp_at = [len(match(iou, t)[0]) for t in IOU_THRESHOLDS]
+        tp_at = _tp_at_thresholds(iou)
         matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, pair_iou, strict=True)]
     else:
         pair_iou = np.zeros(0)
@@ -88,6 +86,24 @@ def det_entry(gt: np.ndarray, pred: np.ndarray, negative: bool, oriented: bool,
         entry["recall"] = tp / n_gt
         entry["f1"] = 2 * tp / (n_pred + n_gt)
     return entry
+
+
+def _tp_at_thresholds(iou: np.ndarray) -> list[int]:
+    """Maximum matching size at each of IOU_THRESHOLDS.
+
+    The size cannot grow with the threshold, so a matching found at a lower
+    threshold whose pairs all stay valid is still maximum; only re-match when
+    one of its pairs drops out.
+    """
+    counts: list[int] = []
+    gi = pi = None
+    for t in IOU_THRESHOLDS:
+        if gi is not None and (gi.size == 0 or bool((iou[gi, pi] >= t).all())):
+            counts.append(int(gi.size))
+            continue
+        gi, pi = match(iou, t)
+        counts.append(int(gi.size))
+    return counts
 
 
 def seg_summary(samples: Sequence[Sample], entries: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,406 @@
+"""Paired comparison of two evaluation results (submission A and B) of one task.
+
+Both results must come from :func:`ovearth_core.evaluate.evaluate_samples` on the
+same ground truth, task and options, so that their ``per_sample`` rows pair up
+query by query. Every difference is **B − A**.
+
+Uncertainty comes from a paired bootstrap over queries: each resample draws the
+task's N queries with replacement (the same draw for A and B) and recomputes
+each key metric from per-query contributions. All key metrics are ratios of
+sums of per-query quantities (counts, IoUs, pixel areas), so a resample is a
+row of multiplicities ``c`` (length N, summing to N) and its sums are
+``c @ X`` for a per-query contribution matrix ``X`` (N × k) built once; R
+resamples are one ``(R × N) @ (N × k)`` product, done in chunks of rows.
+
+Edge cases:
+
+* A metric whose denominator is zero in a resample (e.g. MCC with no predicted
+  positives) is undefined there; such resamples are left out of its interval,
+  and ``n_valid`` says how many remained. With no valid resample, or a null
+  observed value, the interval is ``None``.
+* McNemar's exact test with no discordant pair has p = 1.
+* Queries without usable ground truth for a modality have no per-query score
+  there and do not enter its per-query differences or hit agreement.
+
+>>> import numpy as np
+>>> mcnemar_exact(only_a=1, only_b=7)  # 2 * P(X <= 1), X ~ Binomial(8, 1/2) = 18/256
+0.0703125
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import binomtest
+
+from .errors import OVEarthInputError, Problem
+from .types import IOU_THRESHOLDS
+
+FloatArray = npt.NDArray[np.float64]
+DEFAULT_RESAMPLES = 2000
+DEFAULT_SEED = 0
+CONFIDENCE = 0.95
+HIT_THRESHOLD = 0.5
+_CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
+DET_KEYS = ("bbox", "oriented_bbox")
+
+
+@dataclass(frozen=True)
+class MetricDiff:
+    """One key metric of A and B, their difference B − A and its bootstrap interval."""
+
+    modality: str  # "presence", "seg", "bbox" or "oriented_bbox" (summary keys)
+    metric: str  # key of the modality's summary, e.g. "positive_macro_miou"
+    a: float | None
+    b: float | None
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_valid: int  # resamples in which the metric was defined for both A and B
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """2 × 2 table of per-query correctness of A and B, with McNemar's exact test.
+
+    ``only_a`` counts queries A got right and B wrong; ``flips_*`` list their ids.
+    """
+
+    name: str
+    both_right: int
+    only_a: int
+    only_b: int
+    both_wrong: int
+    p_value: float
+    only_a_ids: tuple[str, ...] = ()
+    only_b_ids: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return self.both_right + self.only_a + self.only_b + self.both_wrong
+
+
+@dataclass(frozen=True)
+class QueryDiff:
+    """Per-query score of A and B (seg: IoU; boxes: per-query F1) and B − A."""
+
+    sample_id: str
+    phrase: str
+    category: str
+    a: float
+    b: float
+    diff: float
+
+
+@dataclass(frozen=True)
+class CategoryDiff:
+    """One category's metrics of A and B: ``values[name] = (a, b, b − a)``."""
+
+    category: str
+    num_queries: int
+    values: dict[str, tuple[float | None, float | None, float | None]]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    task: str
+    num_queries: int
+    n_resamples: int
+    seed: int
+    confidence: float
+    metrics: list[MetricDiff]
+    presence_a: dict[str, int] | None
+    presence_b: dict[str, int] | None
+    agreements: list[Agreement]
+    query_diffs: dict[str, list[QueryDiff]] = field(default_factory=dict)
+    categories: list[CategoryDiff] = field(default_factory=list)
+
+    def metric(self, modality: str, metric: str) -> MetricDiff:
+        """The :class:`MetricDiff` for ``modality``/``metric`` (KeyError when absent)."""
+        for m in self.metrics:
+            if m.modality == modality and m.metric == metric:
+                return m
+        raise KeyError(f"{modality}.{metric}")
+
+
+# --- per-query contributions and metric reductions -------------------------------------------
+
+Reducer = Callable[[FloatArray], FloatArray]
+
+
+def _div(num: FloatArray, den: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den != 0, num / np.where(den != 0, den, 1.0), np.nan)
+
+
+def _mcc(s: FloatArray) -> FloatArray:
+    tp, fp, tn, fn = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
+    den = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    return _div(tp * tn - fp * fn, np.sqrt(den))
+
+
+def _presence_columns(rows: Sequence[dict[str, Any]]) -> FloatArray:
+    gt = np.array([r["gt_present"] for r in rows], dtype=bool)
+    pred = np.array([r["pred_present"] for r in rows], dtype=bool)
+    return np.stack([gt & pred, ~gt & pred, ~gt & ~pred, gt & ~pred], axis=1).astype(np.float64)
+
+
+def _seg_columns(rows: Sequence[dict[str, Any]]) -> FloatArray:
+    out = np.zeros((len(rows), 6))
+    for i, r in enumerate(rows):
+        e = r["seg"]
+        if e["evaluated"]:
+            out[i] = (1.0, e["iou"], e["precision"], e["recall"], e["intersection"], e["union"])
+    return out
+
+
+def _det_columns(rows: Sequence[dict[str, Any]], key: str) -> FloatArray:
+    out = np.zeros((len(rows), 3 + len(IOU_THRESHOLDS)))
+    for i, r in enumerate(rows):
+        e = r[key]
+        if e["evaluated"]:
+            out[i, :3] = (e["tp"], e["num_pred"], e["num_gt"])
+            out[i, 3:] = e["tp_at"]
+    return out
+
+
+def _mean_f1(s: FloatArray) -> FloatArray:
+    return _div(2 * s[:, 3:].mean(axis=1), s[:, 1] + s[:, 2])
+
+
+_SEG_REDUCERS: dict[str, Reducer] = {
+    "positive_macro_precision": lambda s: _div(s[:, 2], s[:, 0]),
+    "positive_macro_recall": lambda s: _div(s[:, 3], s[:, 0]),
+    "positive_macro_miou": lambda s: _div(s[:, 1], s[:, 0]),
+    "positive_micro_miou": lambda s: _div(s[:, 4], s[:, 5]),
+}
+_DET_REDUCERS: dict[str, Reducer] = {
+    "positive_micro_precision": lambda s: _div(s[:, 0], s[:, 1]),
+    "positive_micro_recall": lambda s: _div(s[:, 0], s[:, 2]),
+    "positive_micro_f1": lambda s: _div(2 * s[:, 0], s[:, 1] + s[:, 2]),
+    "positive_mean_micro_f1@[0.5:0.95]": _mean_f1,
+}
+
+
+def _modality_specs(result: dict[str, Any]) -> list[tuple[str, Callable[..., FloatArray],
+                                                          dict[str, Reducer]]]:
+    """(summary key, column builder, reducers) for every modality present in ``result``."""
+    summary = result["summary"]
+    specs: list[tuple[str, Callable[..., FloatArray], dict[str, Reducer]]] = []
+    if summary.get("presence") is not None:
+        specs.append(("presence", _presence_columns, {"mcc": _mcc}))
+    if summary.get("seg") is not None:
+        specs.append(("seg", _seg_columns, _SEG_REDUCERS))
+    for key in DET_KEYS:
+        if summary.get(key) is not None:
+            specs.append((key, lambda rows, k=key: _det_columns(rows, k), _DET_REDUCERS))
+    return specs
+
+
+def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> FloatArray:
+    """``(n_resamples, n)`` multiplicities of n draws with replacement from n items."""
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    flat = (idx + n * np.arange(n_resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+
+
+def paired_bootstrap(x_a: FloatArray, x_b: FloatArray, reducer: Reducer, n_resamples: int,
+                     seed: int) -> FloatArray:
+    """Bootstrap distribution of ``reducer(B sums) − reducer(A sums)`` (NaN where undefined).
+
+    Args:
+        x_a, x_b: ``(N, k)`` per-query contributions of A and B, rows paired by query.
+        reducer: maps ``(R, k)`` column sums to ``(R,)`` metric values.
+        n_resamples: R.
+        seed: seed of the ``numpy.random.Generator`` drawing the resamples.
+    """
+    return _bootstrap_many(np.hstack([x_a, x_b]), [(x_a.shape[1], reducer)], n_resamples,
+                           seed)[0]
+
+
+def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Reducer]], n_resamples: int,
+                    seed: int) -> list[FloatArray]:
+    """Differences B − A for several metrics from one set of resamples.
+
+    ``x`` holds, for each part in order, ``k`` columns of A followed by ``k`` of B.
+    """
+    rng = np.random.default_rng(seed)
+    n = x.shape[0]
+    outs = [np.empty(n_resamples) for _ in parts]
+    for start in range(0, n_resamples, _CHUNK):
+        stop = min(start + _CHUNK, n_resamples)
+        sums = resample_counts(rng, stop - start, n) @ x
+        col = 0
+        for out, (k, reducer) in zip(outs, parts, strict=True):
+            out[start:stop] = reducer(sums[:, col + k:col + 2 * k]) - reducer(sums[:, col:col + k])
+            col += 2 * k
+    return outs
+
+
+def _interval(dist: FloatArray, confidence: float) -> tuple[float | None, float | None, int]:
+    valid = dist[np.isfinite(dist)]
+    if valid.size == 0:
+        return None, None, 0
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(valid, [tail, 100 - tail])
+    return float(low), float(high), int(valid.size)
+
+
+# --- agreement and McNemar -------------------------------------------------------------------
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value: binomial test of the discordant pairs at 1/2."""
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    return float(binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
+
+
+def agreement(name: str, ids: Sequence[str], right_a: npt.ArrayLike,
+              right_b: npt.ArrayLike) -> Agreement:
+    """Agreement table of two boolean correctness vectors over the same queries."""
+    ra = np.asarray(right_a, dtype=bool)
+    rb = np.asarray(right_b, dtype=bool)
+    only_a = ra & ~rb
+    only_b = ~ra & rb
+    return Agreement(
+        name=name, both_right=int((ra & rb).sum()), only_a=int(only_a.sum()),
+        only_b=int(only_b.sum()), both_wrong=int((~ra & ~rb).sum()),
+        p_value=mcnemar_exact(int(only_a.sum()), int(only_b.sum())),
+        only_a_ids=tuple(ids[i] for i in np.flatnonzero(only_a)),
+        only_b_ids=tuple(ids[i] for i in np.flatnonzero(only_b)))
+
+
+def query_score(row: dict[str, Any], key: str) -> float | None:
+    """Per-query score of a modality: IoU for ``seg``, F1 for boxes; None if not evaluated."""
+    entry = row[key]
+    if entry is None or not entry["evaluated"]:
+        return None
+    return float(entry["iou"] if key == "seg" else entry["f1"])
+
+
+# --- the comparison --------------------------------------------------------------------------
+
+def check_comparable(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Raise :class:`OVEarthInputError` unless A and B share task, options and queries."""
+    problems = []
+    if a["task"] != b["task"]:
+        problems.append(Problem("(comparison)", "task", f"the same task as A ({a['task']})",
+                                str(b["task"])))
+    for key in sorted(set(a["config"]) | set(b["config"])):
+        if a["config"].get(key) != b["config"].get(key):
+            problems.append(Problem("(comparison)", f"config.{key}",
+                                    f"the same value as A ({a['config'].get(key)!r})",
+                                    repr(b["config"].get(key))))
+    ids_a = [r["sample_id"] for r in a["per_sample"]]
+    ids_b = [r["sample_id"] for r in b["per_sample"]]
+    if ids_a != ids_b:
+        problems.append(Problem("(comparison)", "per_sample.sample_id",
+                                f"the same {len(ids_a)} queries in the same order as A",
+                                f"{len(ids_b)} queries, first difference at "
+                                f"{next((x for x, y in zip(ids_a, ids_b, strict=False) if x != y),
+                                        'the end')!r}"))
+    if problems:
+        raise OVEarthInputError(problems)
+
+
+def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
+                    hit_threshold: float = HIT_THRESHOLD) -> Comparison:
+    """Compare two results of :func:`~ovearth_core.evaluate.evaluate_samples` (B − A).
+
+    Args:
+        a, b: evaluation results of the same task, ground truth and options.
+        n_resamples: bootstrap resamples (R); one ``(R × N) @ (N × k)`` product in chunks.
+        seed: seed of the ``numpy.random.Generator``; same seed, same intervals.
+        confidence: two-sided level of the percentile intervals.
+        hit_threshold: per-query score at which a query counts as right in the
+            per-modality agreement tables (IoU for masks, F1 for boxes).
+    """
+    check_comparable(a, b)
+    rows_a, rows_b = a["per_sample"], b["per_sample"]
+    specs = _modality_specs(a)
+    blocks: list[FloatArray] = []
+    parts: list[tuple[int, Reducer]] = []
+    names: list[tuple[str, str]] = []
+    for modality, columns, reducers in specs:
+        x_a, x_b = columns(rows_a), columns(rows_b)
+        for metric, reducer in reducers.items():
+            blocks += [x_a, x_b]
+            parts.append((x_a.shape[1], reducer))
+            names.append((modality, metric))
+    n = len(rows_a)
+    dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed)
+             if blocks and n else [np.full(n_resamples, np.nan) for _ in parts])
+    metrics = []
+    for (modality, metric), dist in zip(names, dists, strict=True):
+        va = a["summary"][modality].get(metric)
+        vb = b["summary"][modality].get(metric)
+        diff = None if va is None or vb is None else vb - va
+        low, high, n_valid = _interval(dist, confidence) if diff is not None else (None, None, 0)
+        metrics.append(MetricDiff(modality, metric, va, vb, diff, low, high, n_valid))
+    ids = [r["sample_id"] for r in rows_a]
+    agreements = []
+    presence = a["summary"].get("presence")
+    if presence is not None:
+        agreements.append(agreement(
+            "presence", ids, [r["pred_present"] == r["gt_present"] for r in rows_a],
+            [r["pred_present"] == r["gt_present"] for r in rows_b]))
+    query_diffs: dict[str, list[QueryDiff]] = {}
+    for key in ("seg", *DET_KEYS):
+        if a["summary"].get(key) is None:
+            continue
+        diffs = [QueryDiff(ra["sample_id"], ra["phrase"], ra.get("category", ""), sa, sb, sb - sa)
+                 for ra, rb in zip(rows_a, rows_b, strict=True)
+                 if (sa := query_score(ra, key)) is not None
+                 and (sb := query_score(rb, key)) is not None]
+        diffs.sort(key=lambda d: (d.diff, d.sample_id))
+        query_diffs[key] = diffs
+        score = "IoU" if key == "seg" else "F1"
+        agreements.append(agreement(
+            f"{key} hit ({score} ≥ {hit_threshold:g})", [d.sample_id for d in diffs],
+            [d.a >= hit_threshold for d in diffs], [d.b >= hit_threshold for d in diffs]))
+    return Comparison(
+        task=a["task"], num_queries=n, n_resamples=n_resamples, seed=seed,
+        confidence=confidence, metrics=metrics,
+        presence_a=_counts(a["summary"].get("presence")),
+        presence_b=_counts(b["summary"].get("presence")),
+        agreements=agreements, query_diffs=query_diffs,
+        categories=category_diffs(a.get("per_category", []), b.get("per_category", [])))
+
+
+def _counts(presence: dict[str, Any] | None) -> dict[str, int] | None:
+    return None if presence is None else {k: presence[k] for k in ("tp", "fp", "tn", "fn")}
+
+
+def category_values(entry: dict[str, Any]) -> dict[str, float | None]:
+    """Headline numbers of one ``per_category`` entry (absent modalities left out)."""
+    out: dict[str, float | None] = {}
+    if entry.get("presence") is not None:
+        out["presence accuracy"] = entry["presence"]["accuracy"]
+    if entry.get("seg") is not None:
+        out["seg mIoU"] = entry["seg"]["miou"]
+    for key in DET_KEYS:
+        if entry.get(key) is not None:
+            out[f"{key} micro F1"] = entry[key]["micro_f1"]
+    return out
+
+
+def category_diffs(cats_a: Sequence[dict[str, Any]],
+                   cats_b: Sequence[dict[str, Any]]) -> list[CategoryDiff]:
+    """Per-category A, B and B − A, in the evaluator's (alphabetical) category order."""
+    by_b = {c["category"]: c for c in cats_b}
+    out = []
+    for ca in cats_a:
+        va = category_values(ca)
+        vb = category_values(by_b.get(ca["category"], {}))
+        values = {}
+        for name, x in va.items():
+            y = vb.get(name)
+            values[name] = (x, y, None if x is None or y is None else y - x)
+        out.append(CategoryDiff(ca["category"], ca["num_queries"], values))
+    return out

@@ -1,0 +1,246 @@
+"""Failure tags and the per-query table of the inspection app (plain dicts and lists).
+
+A query's *failure tag* names what went wrong, most severe first:
+
+==================  =====================================================================
+tag                 rule (per enabled modality that has usable ground truth)
+==================  =====================================================================
+hallucination       negative query with a non-empty prediction in any enabled modality
+miss                positive query whose prediction is empty (in that modality)
+wrong object        a prediction exists but it does not overlap the ground truth
+                    (mask IoU < ``OVERLAP_EPS``; no predicted box has IoU >= ``OVERLAP_EPS``
+                    with any GT box)
+poor localisation   overlap, but mask IoU < the IoU threshold, or no box matched, or an
+                    unmatched GT box is overlapped below the threshold
+duplicates          several predicted boxes with IoU >= threshold on the same GT box
+over-count          more predicted boxes than GT boxes, localisation otherwise fine
+under-count         fewer predicted boxes than GT boxes, localisation otherwise fine
+ok                  none of the above
+==================  =====================================================================
+
+The query's tag is the most severe of its modality tags (order above). The
+IoU threshold is the evaluation run's (``results["config"]["iou_threshold"]``).
+
+*Outcome*: for open vocabulary the presence cell (``TP``, ``FP``, ``TN``,
+``FN``); for referring and reasoning ``hit`` when the query's IoU (mask IoU,
+else the best box IoU, else the best oriented-box IoU) is >= 0.5, else ``miss``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import geometry
+from .types import Sample
+
+OVERLAP_EPS = 0.01
+HIT_IOU = 0.5
+TAGS: tuple[str, ...] = ("hallucination", "miss", "wrong object", "poor localisation",
+                         "duplicates", "over-count", "under-count", "ok")
+OUTCOMES_OV: tuple[str, ...] = ("TP", "FP", "TN", "FN")
+OUTCOMES_GROUNDING: tuple[str, ...] = ("hit", "miss")
+# Modality -> (per-sample key, short column prefix)
+_MODS = (("segmentation", "seg"), ("bbox", "bbox"), ("oriented_bbox", "obb"))
+TABLE_COLUMNS: tuple[str, ...] = (
+    "query_id", "text", "category", "polarity", "outcome", "failure", "failure_detail",
+    "seg_iou", "bbox_f1", "obb_f1", "bbox_iou", "obb_iou", "num_gt", "num_pred", "quality",
+    "image_path",
+)
+
+
+def seg_tag(entry: dict[str, Any] | None, threshold: float) -> str | None:
+    """Tag of a segmentation entry; ``None`` when the modality is off or not evaluated."""
+    if entry is None or not entry["evaluated"]:
+        return None
+    if entry["pred_area"] == 0:
+        return "miss"
+    if entry["iou"] < OVERLAP_EPS:
+        return "wrong object"
+    if entry["iou"] < threshold:
+        return "poor localisation"
+    return "ok"
+
+
+def det_tag(entry: dict[str, Any] | None, iou: np.ndarray, threshold: float) -> str | None:
+    """Tag of a detection entry given the ``(G, P)`` IoU matrix of all its GT/pred pairs."""
+    if entry is None or not entry["evaluated"]:
+        return None
+    n_gt, n_pred = entry["num_gt"], entry["num_pred"]
+    if n_pred == 0:
+        return "miss"
+    if iou.max() < OVERLAP_EPS:
+        return "wrong object"
+    if entry["tp"] == 0:
+        return "poor localisation"
+    if ((iou >= threshold).sum(axis=1) >= 2).any() and entry["fp"] > 0:
+        return "duplicates"
+    matched_gt = {m[0] for m in entry["matches"]}
+    unmatched_gt = [g for g in range(n_gt) if g not in matched_gt]
+    if unmatched_gt and (iou[unmatched_gt] >= OVERLAP_EPS).any():
+        return "poor localisation"
+    if n_pred > n_gt:
+        return "over-count"
+    if n_pred < n_gt:
+        return "under-count"
+    if entry["fp"] > 0:
+        return "wrong object"
+    return "ok"
+
+
+def _worst(tags: Iterable[str | None]) -> str:
+    present = [t for t in tags if t is not None]
+    return min(present, key=TAGS.index) if present else "ok"
+
+
+def _best(iou: np.ndarray) -> float | None:
+    return float(iou.max()) if iou.size else None
+
+
+def query_row(sample: Sample, row: dict[str, Any], threshold: float,
+              open_vocab: bool) -> dict[str, Any]:
+    """One table row for a query from its sample (geometry) and per-sample result row."""
+    box_iou = geometry.box_iou_matrix(sample.gt_boxes, sample.pred_boxes)
+    obb_iou = geometry.obb_iou_matrix(sample.gt_obbs, sample.pred_obbs)
+    seg, bbox, obb = row["seg"], row["bbox"], row["oriented_bbox"]
+    if sample.negative:
+        tags = {"hallucination" if row["pred_present"] else "ok"}
+        detail = "hallucination" if row["pred_present"] else ""
+    else:
+        per_mod = {"seg": seg_tag(seg, threshold), "bbox": det_tag(bbox, box_iou, threshold),
+                   "obb": det_tag(obb, obb_iou, threshold)}
+        tags = set(per_mod.values())
+        detail = ", ".join(f"{k}: {v}" for k, v in per_mod.items() if v not in (None, "ok"))
+    seg_iou = seg["iou"] if seg else None
+    bbox_best = _best(box_iou) if bbox and bbox["evaluated"] else None
+    obb_best = _best(obb_iou) if obb and obb["evaluated"] else None
+    if open_vocab:
+        outcome = ("TP" if row["pred_present"] else "FN") if row["gt_present"] else (
+            "FP" if row["pred_present"] else "TN")
+    else:
+        primary = next((v for v in (seg_iou, bbox_best, obb_best) if v is not None), 0.0)
+        outcome = "hit" if primary >= HIT_IOU else "miss"
+    metrics = [v for v in (seg_iou, bbox and bbox["f1"], obb and obb["f1"]) if v is not None]
+    if sample.negative:
+        quality = 0.0 if row["pred_present"] else 1.0
+    else:
+        quality = float(np.mean(metrics)) if metrics else 0.0
+    return {
+        "query_id": sample.sample_id,
+        "text": sample.phrase,
+        "category": sample.category,
+        "polarity": "negative" if sample.negative else "positive",
+        "outcome": outcome,
+        "failure": _worst(tags),
+        "failure_detail": detail,
+        "seg_iou": seg_iou,
+        "bbox_f1": bbox["f1"] if bbox else None,
+        "obb_f1": obb["f1"] if obb else None,
+        "bbox_iou": bbox_best,
+        "obb_iou": obb_best,
+        "num_gt": max(len(sample.gt_boxes), len(sample.gt_obbs)),
+        "num_pred": max(len(sample.pred_boxes), len(sample.pred_obbs)),
+        "quality": quality,
+        "image_path": sample.image_path,
+    }
+
+
+def query_rows(samples: Sequence[Sample], results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The explorer table: one row per query, sorted worst first (failed, low quality, id).
+
+    Args:
+        samples: the evaluated samples, in the order of ``results["per_sample"]``.
+        results: the output of :func:`ovearth_core.evaluate.evaluate_samples`.
+    """
+    threshold = results["config"]["iou_threshold"]
+    open_vocab = results["task"] == "open_vocabulary"
+    rows = [query_row(s, r, threshold, open_vocab)
+            for s, r in zip(samples, results["per_sample"], strict=True)]
+    return sort_worst_first(rows)
+
+
+def sort_worst_first(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (r["failure"] == "ok", r["quality"], r["query_id"]))
+
+
+def _in_range(value: float | None, low: float, high: float) -> bool:
+    if low <= 0 and high >= 1:
+        return True
+    return value is not None and low <= value <= high
+
+
+def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (),
+                outcomes: Sequence[str] = (), failures: Sequence[str] = (),
+                polarity: str = "all", modality: str = "any",
+                iou_range: tuple[float, float] = (0.0, 1.0), text: str = "",
+                failed_only: bool = False) -> list[dict[str, Any]]:
+    """Rows passing every filter, order kept. Empty selections mean "no filter".
+
+    ``modality`` (``any``, ``segmentation``, ``bbox``, ``oriented_bbox``) keeps the
+    queries evaluated in that modality and picks the IoU the ``iou_range`` applies
+    to (mask IoU, best box IoU or best oriented-box IoU; ``any``: the first present).
+    A full ``iou_range`` of (0, 1) keeps rows without an IoU. ``text`` matches the
+    query text, id or category, case-insensitively.
+    """
+    column = {"segmentation": ("seg_iou",), "bbox": ("bbox_iou",),
+              "oriented_bbox": ("obb_iou",), "any": ("seg_iou", "bbox_iou", "obb_iou")}[modality]
+    needle = text.strip().lower()
+    low, high = iou_range
+    out = []
+    for r in rows:
+        iou = next((r[c] for c in column if r[c] is not None), None)
+        if ((categories and r["category"] not in categories)
+                or (outcomes and r["outcome"] not in outcomes)
+                or (failures and r["failure"] not in failures)
+                or (polarity != "all" and r["polarity"] != polarity)
+                or (failed_only and r["failure"] == "ok")
+                or (modality != "any" and iou is None)
+                or not _in_range(iou, low, high)
+                or (needle and needle not in f"{r['query_id']} {r['text']} {r['category']}".lower())):
+            continue
+        out.append(r)
+    return out
+
+
+def failure_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Number of queries per failure tag, in severity order (zero counts included)."""
+    counts = dict.fromkeys(TAGS, 0)
+    for r in rows:
+        counts[r["failure"]] += 1
+    return counts
+
+
+def category_rows(per_category: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Flatten ``results["per_category"]`` into table rows (null metrics stay ``None``)."""
+    out = []
+    for c in per_category:
+        row: dict[str, Any] = {"category": c["category"], "queries": c["num_queries"],
+                               "positive": c["num_positive"], "negative": c["num_negative"]}
+        presence = c.get("presence")
+        if presence is not None:
+            row["presence_accuracy"] = presence["accuracy"]
+            row["false_positives"] = presence["fp"]
+        if c["seg"] is not None:
+            row["seg_miou"] = c["seg"]["miou"]
+        for key, prefix in (("bbox", "bbox"), ("oriented_bbox", "obb")):
+            if c[key] is not None:
+                row[f"{prefix}_micro_f1"] = c[key]["micro_f1"]
+        out.append(row)
+    return out
+
+
+def weakest(rows: Sequence[dict[str, Any]], metric: str, n: int = 15) -> list[dict[str, Any]]:
+    """The ``n`` rows with the lowest non-null ``metric``, weakest first."""
+    valued = [r for r in rows if r.get(metric) is not None and not math.isnan(r[metric])]
+    return sorted(valued, key=lambda r: (r[metric], r["category"]))[:n]
+
+
+def primary_metric(rows: Sequence[dict[str, Any]]) -> str | None:
+    """The first per-category metric column present: seg mIoU, bbox F1, OBB F1."""
+    for metric in ("seg_miou", "bbox_micro_f1", "obb_micro_f1"):
+        if any(r.get(metric) is not None for r in rows):
+            return metric
+    return None
