@@ -15,12 +15,18 @@ or the ``{"size": [0, 0], "counts": []}`` sentinel).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from pycocotools import mask as cocomask
+
+# pycocotools' Cython area() asks numpy 2 for a copy-free array on every call and numpy
+# warns each time; the result is correct, so silence exactly that message.
+warnings.filterwarnings("ignore", message="__array__ implementation doesn't accept a copy keyword",
+                        category=DeprecationWarning)
 
 MAX_PIXELS = 100_000_000
 # A run length of up to MAX_PIXELS needs at most 6 characters of 5 bits (sign
