@@ -201,6 +201,21 @@ def _modality_specs(result: dict[str, Any]) -> list[tuple[str, Callable[..., Flo
     return specs
 
 
+def recompute_key_metrics(result: dict[str, Any]) -> dict[tuple[str, str], float | None]:
+    """Key metrics recomputed from per-query contributions (the bootstrap's reducers).
+
+    Equal to the evaluator's ``summary`` values; the tests use this to pin the
+    reducers to the evaluator.
+    """
+    out: dict[tuple[str, str], float | None] = {}
+    for modality, columns, reducers in _modality_specs(result):
+        sums = columns(result["per_sample"]).sum(axis=0, keepdims=True)
+        for metric, reducer in reducers.items():
+            value = float(reducer(sums)[0])
+            out[(modality, metric)] = value if np.isfinite(value) else None
+    return out
+
+
 def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> FloatArray:
     """``(n_resamples, n)`` multiplicities of n draws with replacement from n items."""
     idx = rng.integers(0, n, size=(n_resamples, n))
@@ -218,25 +233,30 @@ def paired_bootstrap(x_a: FloatArray, x_b: FloatArray, reducer: Reducer, n_resam
         n_resamples: R.
         seed: seed of the ``numpy.random.Generator`` drawing the resamples.
     """
-    return _bootstrap_many(np.hstack([x_a, x_b]), [(x_a.shape[1], reducer)], n_resamples,
+    return _bootstrap_many(np.hstack([x_a, x_b]), [(x_a.shape[1], [reducer])], n_resamples,
                            seed)[0]
 
 
-def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Reducer]], n_resamples: int,
-                    seed: int) -> list[FloatArray]:
+def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]],
+                    n_resamples: int, seed: int) -> list[FloatArray]:
     """Differences B − A for several metrics from one set of resamples.
 
-    ``x`` holds, for each part in order, ``k`` columns of A followed by ``k`` of B.
+    ``x`` holds, for each part in order, its ``k`` columns of A followed by its ``k``
+    columns of B; every reducer of a part reads those columns. Returns one ``(R,)``
+    array per reducer, in order.
     """
     rng = np.random.default_rng(seed)
     n = x.shape[0]
-    outs = [np.empty(n_resamples) for _ in parts]
+    outs = [np.empty(n_resamples) for _, reducers in parts for _ in reducers]
     for start in range(0, n_resamples, _CHUNK):
         stop = min(start + _CHUNK, n_resamples)
         sums = resample_counts(rng, stop - start, n) @ x
-        col = 0
-        for out, (k, reducer) in zip(outs, parts, strict=True):
-            out[start:stop] = reducer(sums[:, col + k:col + 2 * k]) - reducer(sums[:, col:col + k])
+        col, i = 0, 0
+        for k, reducers in parts:
+            sa, sb = sums[:, col:col + k], sums[:, col + k:col + 2 * k]
+            for reducer in reducers:
+                outs[i][start:stop] = reducer(sb) - reducer(sa)
+                i += 1
             col += 2 * k
     return outs
 
@@ -299,11 +319,10 @@ def check_comparable(a: dict[str, Any], b: dict[str, Any]) -> None:
     ids_a = [r["sample_id"] for r in a["per_sample"]]
     ids_b = [r["sample_id"] for r in b["per_sample"]]
     if ids_a != ids_b:
+        first = next((y for x, y in zip(ids_a, ids_b, strict=False) if x != y), "the end")
         problems.append(Problem("(comparison)", "per_sample.sample_id",
                                 f"the same {len(ids_a)} queries in the same order as A",
-                                f"{len(ids_b)} queries, first difference at "
-                                f"{next((x for x, y in zip(ids_a, ids_b, strict=False) if x != y),
-                                        'the end')!r}"))
+                                f"{len(ids_b)} queries, first difference at {first!r}"))
     if problems:
         raise OVEarthInputError(problems)
 
@@ -325,17 +344,16 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
     rows_a, rows_b = a["per_sample"], b["per_sample"]
     specs = _modality_specs(a)
     blocks: list[FloatArray] = []
-    parts: list[tuple[int, Reducer]] = []
+    parts: list[tuple[int, list[Reducer]]] = []
     names: list[tuple[str, str]] = []
     for modality, columns, reducers in specs:
         x_a, x_b = columns(rows_a), columns(rows_b)
-        for metric, reducer in reducers.items():
-            blocks += [x_a, x_b]
-            parts.append((x_a.shape[1], reducer))
-            names.append((modality, metric))
+        blocks += [x_a, x_b]
+        parts.append((x_a.shape[1], list(reducers.values())))
+        names += [(modality, metric) for metric in reducers]
     n = len(rows_a)
     dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed)
-             if blocks and n else [np.full(n_resamples, np.nan) for _ in parts])
+             if blocks and n else [np.full(n_resamples, np.nan) for _ in names])
     metrics = []
     for (modality, metric), dist in zip(names, dists, strict=True):
         va = a["summary"][modality].get(metric)
