@@ -176,7 +176,8 @@ def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     return out
 
 
-def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool) -> list[FloatArray]:
+def iou_matrices(gts: list[FloatArray], preds: list[FloatArray],
+                 oriented: bool) -> list[FloatArray]:
     """IoU matrices of many (GT, prediction) box sets at once, ``(G_i, P_i)`` each.
 
     Oriented boxes are intersected with one vectorised shapely call over every

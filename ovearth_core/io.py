@@ -151,7 +151,8 @@ def _parse_annotation(ann: dict[str, Any], where: str, bad: ProblemCollector) ->
     ok = True
     image_path = ann.get("image_path")
     if not isinstance(image_path, str) or not image_path:
-        bad.add(f"{where}.image_path", "a non-empty string path", ann.get("image_path", "<missing>"))
+        bad.add(f"{where}.image_path", "a non-empty string path",
+                ann.get("image_path", "<missing>"))
         ok = False
     width, height = _int_field(ann, "width"), _int_field(ann, "height")
     for key, value in (("width", width), ("height", height)):
@@ -403,8 +404,8 @@ def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     """
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
-        raise OVEarthInputError([Problem("(options)", "--task", "vocabulary, referring or reasoning",
-                                         repr(task))])
+        raise OVEarthInputError([Problem("(options)", "--task",
+                                         "vocabulary, referring or reasoning", repr(task))])
     _check_options(score_threshold, bbox_format)
     chosen = parse_modalities(modalities)
     gt = ground_truth or parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))

@@ -115,7 +115,8 @@ def parse_rle(value: object) -> tuple[Rle | None, tuple[int, int]]:
         raise FieldError(".size", "[height, width] with two non-negative integers", size)
     h, w = int(size[0]), int(size[1])
     if h * w > MAX_PIXELS:
-        raise FieldError(".size", f"at most {MAX_PIXELS:,} pixels", f"<{h} x {w} = {h * w:,} pixels>")
+        raise FieldError(".size", f"at most {MAX_PIXELS:,} pixels",
+                         f"<{h} x {w} = {h * w:,} pixels>")
     if h == 0 and w == 0:
         if counts in ([], ""):
             return None, (0, 0)

@@ -21,7 +21,8 @@ TASK_KEYS: dict[str, str] = {
 }
 MODALITIES: tuple[str, ...] = ("segmentation", "bbox", "oriented_bbox")
 # Modality -> key of its summary / per-sample entry in the output JSON.
-OUTPUT_KEYS: dict[str, str] = {"segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}
+OUTPUT_KEYS: dict[str, str] = {
+    "segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}
 # IoU thresholds 0.50, 0.55, ..., 0.95 written as exact decimal literals (no float drift).
 IOU_THRESHOLDS: tuple[float, ...] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 PR_THRESHOLDS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
