@@ -171,8 +171,10 @@ def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     gpoly = shapely.polygons(gt)
     ppoly = shapely.polygons(pred)
     inter = shapely.area(shapely.intersection(gpoly[gi], ppoly[pi]))
-    union = polygon_area(gt)[gi] + polygon_area(pred)[pi] - inter
-    out[gi, pi] = inter / union
+    # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
+    # the origin would otherwise get an IoU a hair above 1 with themselves.
+    union = shapely.area(gpoly)[gi] + shapely.area(ppoly)[pi] - inter
+    out[gi, pi] = np.minimum(inter / union, 1.0)
     return out
 
 
@@ -194,9 +196,9 @@ def iou_matrices(gts: list[FloatArray], preds: list[FloatArray],
         return out
     gt_polys = np.concatenate([gts[k][gi] for k, gi, _ in cand])
     pred_polys = np.concatenate([preds[k][pi] for k, _, pi in cand])
-    inter = shapely.area(shapely.intersection(shapely.polygons(gt_polys),
-                                              shapely.polygons(pred_polys)))
-    ious = inter / (polygon_area(gt_polys) + polygon_area(pred_polys) - inter)
+    gpolys, ppolys = shapely.polygons(gt_polys), shapely.polygons(pred_polys)
+    inter = shapely.area(shapely.intersection(gpolys, ppolys))
+    ious = np.minimum(inter / (shapely.area(gpolys) + shapely.area(ppolys) - inter), 1.0)
     start = 0
     for k, gi, pi in cand:
         out[k][gi, pi] = ious[start:start + gi.size]

@@ -29,9 +29,9 @@ warnings.filterwarnings("ignore", message="__array__ implementation doesn't acce
                         category=DeprecationWarning)
 
 MAX_PIXELS = 100_000_000
-# A run length of up to MAX_PIXELS needs at most 6 characters of 5 bits (sign
-# included); deltas may need one more. Longer groups cannot be valid.
-_MAX_CHARS_PER_VALUE = 7
+# Six characters of 5 bits hold +-2**29, more than any run length or delta within
+# MAX_PIXELS; longer groups cannot be valid (and would overflow pycocotools' shifts).
+_MAX_CHARS_PER_VALUE = 6
 
 Rle = dict[str, Any]
 
@@ -61,7 +61,11 @@ def compressed_counts(counts: str) -> npt.NDArray[np.int64]:
         FieldError: on characters outside the alphabet, a truncated value or a
             value too large for any mask within the pixel cap.
     """
-    raw = np.frombuffer(counts.encode("latin-1", errors="replace"), dtype=np.uint8)
+    if not counts.isascii():
+        pos = next(i for i, ch in enumerate(counts) if not ch.isascii())
+        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
+                         f"<character {counts[pos]!r} at position {pos}>")
+    raw = np.frombuffer(counts.encode("ascii"), dtype=np.uint8)
     if raw.size == 0:
         return np.zeros(0, dtype=np.int64)
     c = raw.astype(np.int64) - 48

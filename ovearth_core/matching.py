@@ -2,7 +2,8 @@
 
 Among all matchings that pair the most GT/prediction couples with IoU >= t,
 take the one with the largest total IoU (the rule TrackEval uses): solve a
-linear assignment on ``big * (iou >= t) + iou`` and keep the valid pairs.
+linear assignment on ``(iou >= t) * (big + iou)`` and keep the valid pairs
+(invalid pairs weigh 0, so their IoU cannot sway the choice).
 """
 
 from __future__ import annotations
@@ -35,6 +36,6 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
         return rows[[r]], cols[[c]]
     # Every valid pair outweighs the summed IoU of any matching (at most min(G, P) <= 1 each).
     big = float(min(rows.size, cols.size) + 1)
-    r, c = linear_sum_assignment(big * sub_valid + sub_iou, maximize=True)
+    r, c = linear_sum_assignment(np.where(sub_valid, big + sub_iou, 0.0), maximize=True)
     keep = sub_valid[r, c]
     return rows[r[keep]], cols[c[keep]]

@@ -1,0 +1,408 @@
+"""ovearth_core.geometry against scalar box IoU and a Sutherland-Hodgman polygon clipper."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import refs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovearth_core import geometry
+from ovearth_core.masks import FieldError
+
+# ----------------------------------------------------------------------- helpers
+
+
+def rotated_rect(cx: float, cy: float, w: float, h: float, theta: float,
+                 clockwise: bool = False, start: int = 0) -> list[list[float]]:
+    """Corners of a w x h rectangle centred at (cx, cy) rotated by theta, boundary order."""
+    c, s = math.cos(theta), math.sin(theta)
+    pts = [[cx + c * x - s * y, cy + s * x + c * y]
+           for x, y in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))]
+    if clockwise:
+        pts = pts[::-1]
+    return pts[start:] + pts[:start]
+
+
+def convex_quad(rng: np.random.Generator) -> list[list[float]]:
+    """A random convex quadrilateral: four sorted angles on a random ellipse, random direction."""
+    while True:
+        angles = np.sort(rng.uniform(0, 2 * math.pi, 4))
+        gaps = np.diff(np.concatenate([angles, angles[:1] + 2 * math.pi]))
+        if gaps.max() < math.pi * 0.95 and gaps.min() > 0.1:
+            break
+    cx, cy = rng.uniform(0, 20, 2)
+    ax, ay = rng.uniform(1, 8, 2)
+    rot = rng.uniform(0, math.pi)
+    c, s = math.cos(rot), math.sin(rot)
+    pts = []
+    for a in angles:
+        x, y = ax * math.cos(a), ay * math.sin(a)
+        pts.append([cx + c * x - s * y, cy + s * x + c * y])
+    if rng.random() < 0.5:
+        pts = pts[::-1]
+    k = int(rng.integers(0, 4))
+    return pts[k:] + pts[:k]
+
+
+def random_rect(rng: np.random.Generator) -> list[list[float]]:
+    return rotated_rect(*rng.uniform(0, 20, 2), *rng.uniform(0.5, 10, 2),
+                        rng.uniform(0, 2 * math.pi), clockwise=bool(rng.random() < 0.5),
+                        start=int(rng.integers(0, 4)))
+
+
+def obb_iou(a: list[list[float]], b: list[list[float]]) -> float:
+    return float(geometry.obb_iou_matrix(np.asarray([a], float), np.asarray([b], float))[0, 0])
+
+
+# ------------------------------------------------------------------ axis-aligned IoU
+
+
+def test_box_iou_matrix_against_scalar_reference() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        g, p = (int(v) for v in rng.integers(1, 6, 2))
+        xy = rng.uniform(0, 20, (g + p, 2))
+        wh = rng.uniform(0.1, 10, (g + p, 2))
+        boxes = np.concatenate([xy, xy + wh], axis=1)
+        gt, pred = boxes[:g], boxes[g:]
+        got = geometry.box_iou_matrix(gt, pred)
+        assert got.shape == (g, p)
+        for i in range(g):
+            for j in range(p):
+                assert got[i, j] == pytest.approx(refs.box_iou(gt[i], pred[j]), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ([0, 0, 10, 10], [0, 0, 10, 10], 1.0),
+        ([0, 0, 10, 10], [5, 0, 15, 10], 50 / 150),
+        ([0, 0, 10, 10], [10, 0, 20, 10], 0.0),
+        ([0, 0, 10, 10], [20, 20, 30, 30], 0.0),
+        ([0, 0, 10, 10], [2, 2, 4, 4], 4 / 100),
+        ([0, 0, 100, 1], [0, 0, 55, 1], 0.55),
+    ],
+    ids=["same", "half-shift", "touching", "disjoint", "contained", "exactly-0.55"],
+)
+def test_box_iou_hand_worked(a: list[float], b: list[float], expected: float) -> None:
+    got = geometry.box_iou_matrix(np.asarray([a], float), np.asarray([b], float))[0, 0]
+    assert got == expected
+
+
+@pytest.mark.parametrize(("g", "p"), [(0, 3), (3, 0), (0, 0)], ids=["no-gt", "no-pred", "none"])
+def test_iou_matrices_empty_shapes(g: int, p: int) -> None:
+    boxes = np.tile([0.0, 0.0, 1.0, 1.0], (max(g, p), 1))
+    polys = np.tile(np.asarray(rotated_rect(0, 0, 1, 1, 0)), (max(g, p), 1, 1))
+    assert geometry.box_iou_matrix(boxes[:g], boxes[:p]).shape == (g, p)
+    assert geometry.obb_iou_matrix(polys[:g], polys[:p]).shape == (g, p)
+
+
+box_strategy = st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3),
+                         st.floats(1e-2, 1e3), st.floats(1e-2, 1e3)).map(
+    lambda t: [t[0], t[1], t[0] + t[2], t[1] + t[3]])
+
+
+@given(st.lists(box_strategy, min_size=1, max_size=4), st.lists(box_strategy, min_size=1,
+                                                                 max_size=4))
+@settings(deadline=None)
+def test_box_iou_properties(gt: list[list[float]], pred: list[list[float]]) -> None:
+    """Bounds [0, 1], symmetry, self-IoU 1, equality with the scalar reference."""
+    g, p = np.asarray(gt), np.asarray(pred)
+    m = geometry.box_iou_matrix(g, p)
+    assert np.all((m >= 0) & (m <= 1))
+    np.testing.assert_allclose(m, geometry.box_iou_matrix(p, g).T, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.diag(geometry.box_iou_matrix(g, g)), 1.0, rtol=0, atol=1e-12)
+    for i in range(len(gt)):
+        for j in range(len(pred)):
+            assert m[i, j] == pytest.approx(refs.box_iou(gt[i], pred[j]), abs=1e-9)
+
+
+# ------------------------------------------------------------------- oriented IoU
+
+
+@pytest.mark.parametrize("kind", ["rotated-rect", "convex-quad", "mixed"])
+def test_obb_iou_against_sutherland_hodgman(kind: str) -> None:
+    """Spec "Oriented Bounding Box Evaluation": exact polygon IoU, CW or CCW vertex order."""
+    rng = np.random.default_rng({"rotated-rect": 1, "convex-quad": 2, "mixed": 3}[kind])
+    makers = {"rotated-rect": (random_rect, random_rect),
+              "convex-quad": (convex_quad, convex_quad),
+              "mixed": (random_rect, convex_quad)}[kind]
+    overlapping = 0
+    for _ in range(60):
+        gt = [makers[0](rng) for _ in range(int(rng.integers(1, 4)))]
+        pred = [makers[1](rng) for _ in range(int(rng.integers(1, 4)))]
+        m = geometry.obb_iou_matrix(np.asarray(gt), np.asarray(pred))
+        assert m.shape == (len(gt), len(pred))
+        for i, a in enumerate(gt):
+            for j, b in enumerate(pred):
+                expected = refs.polygon_iou(a, b)
+                overlapping += expected > 0
+                assert m[i, j] == pytest.approx(expected, abs=1e-9)
+    assert overlapping > 30  # the random scenes really exercise clipping
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (rotated_rect(0, 0, 2, 2, 0), rotated_rect(1, 0, 2, 2, 0), 2 / 6),
+        (rotated_rect(0, 0, 2, 2, 0), [[1, 0], [0, 1], [-1, 0], [0, -1]], 0.5),
+        (rotated_rect(0, 0, 2, 2, 0), rotated_rect(0, 0, 2, 2, math.pi / 4),
+         8 * (math.sqrt(2) - 1) / (8 - 8 * (math.sqrt(2) - 1))),
+        (rotated_rect(0, 0, 2, 2, 0), rotated_rect(2, 0, 2, 2, 0), 0.0),
+        (rotated_rect(0, 0, 2, 2, 0), rotated_rect(5, 5, 2, 2, 0.3), 0.0),
+        ([[0, 0], [100, 0], [100, 1], [0, 1]], [[0, 0], [55, 0], [55, 1], [0, 1]], 0.55),
+        ([[14, 21], [79, 23], [77, 69], [12, 67]], [[14, 21], [79, 23], [77, 69], [12, 67]], 1.0),
+    ],
+    ids=["half-overlap", "diamond-in-square", "octagon-45deg", "touching-edge", "disjoint",
+         "exactly-0.55", "spec-polygon-self"],
+)
+def test_obb_iou_hand_worked(a: list[list[float]], b: list[list[float]], expected: float) -> None:
+    """Hand-computed polygon IoUs (the 45-degree case is a regular-octagon intersection of area
+    2 s^2 (sqrt 2 - 1) for side s = 2)."""
+    assert obb_iou(a, b) == pytest.approx(expected, abs=1e-12)
+    assert obb_iou(b, a) == pytest.approx(expected, abs=1e-12)
+    assert obb_iou(a[::-1], b) == pytest.approx(expected, abs=1e-12)
+
+
+quad_strategy = st.tuples(st.floats(-100, 100), st.floats(-100, 100), st.floats(0.5, 50),
+                          st.floats(0.5, 50), st.floats(0, 2 * math.pi), st.booleans(),
+                          st.integers(0, 3)).map(lambda t: rotated_rect(*t))
+
+
+@given(quad_strategy, quad_strategy)
+@settings(deadline=None, max_examples=300)
+def test_obb_iou_properties(a: list[list[float]], b: list[list[float]]) -> None:
+    """Symmetric, within [0, 1] (a ratio of areas never exceeds 1, also not by rounding),
+    self-IoU 1, equal to the clipping reference."""
+    ab, ba = obb_iou(a, b), obb_iou(b, a)
+    assert 0.0 <= ab <= 1.0
+    assert ab == pytest.approx(ba, abs=1e-9)
+    assert obb_iou(a, a) == pytest.approx(1.0, abs=1e-9)
+    assert ab == pytest.approx(refs.polygon_iou(a, b), abs=1e-9)
+
+
+@pytest.mark.parametrize("oriented", [False, True], ids=["bbox", "oriented_bbox"])
+def test_iou_matrices_batch_against_reference(oriented: bool) -> None:
+    """The batched IoU of many (GT, prediction) sets, empty sets included, equals the scalar
+    references set by set."""
+    rng = np.random.default_rng(17 + oriented)
+    gts, preds = [], []
+    for _ in range(40):
+        g, p = (int(v) for v in rng.integers(0, 4, 2))
+        if oriented:
+            gts.append(np.asarray([random_rect(rng) for _ in range(g)]).reshape(-1, 4, 2))
+            preds.append(np.asarray([convex_quad(rng) for _ in range(p)]).reshape(-1, 4, 2))
+        else:
+            xy = rng.uniform(0, 20, (g + p, 2))
+            boxes = np.concatenate([xy, xy + rng.uniform(0.5, 10, (g + p, 2))], axis=1)
+            gts.append(boxes[:g])
+            preds.append(boxes[g:])
+    got = geometry.iou_matrices(gts, preds, oriented)
+    assert len(got) == len(gts)
+    overlapping = 0
+    for m, g, p in zip(got, gts, preds, strict=True):
+        assert m.shape == (len(g), len(p))
+        for i in range(len(g)):
+            for j in range(len(p)):
+                expected = (refs.polygon_iou(g[i].tolist(), p[j].tolist()) if oriented
+                            else refs.box_iou(g[i], p[j]))
+                overlapping += expected > 0
+                assert m[i, j] == pytest.approx(expected, abs=1e-9)
+    assert overlapping > 5
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(89.70648433130428, 36.677024507845054, 0.5, 0.5, 0.0), (1500.3, 1700.7, 0.5, 0.7, 0.3),
+     (1225.1, 1100.9, 3.0, 2.0, 1.0)],
+    ids=["small-square", "far-from-origin", "image-corner"],
+)
+def test_obb_self_iou_is_at_most_one(args: tuple[float, ...]) -> None:
+    """A polygon with itself has IoU 1: never above 1 through rounding (small boxes far from
+    the origin, where shoelace areas on absolute coordinates lose precision)."""
+    a = rotated_rect(*args)
+    arr = np.asarray([a])
+    for value in (obb_iou(a, a), float(geometry.iou_matrices([arr], [arr], True)[0][0, 0])):
+        assert value <= 1.0
+        assert value == pytest.approx(1.0, abs=1e-12)
+
+
+@given(quad_strategy, st.floats(0.01, 100))
+@settings(deadline=None)
+def test_obb_iou_disjoint_is_zero(a: list[list[float]], gap: float) -> None:
+    """A copy moved past the polygon's envelope plus a gap never overlaps it."""
+    width = max(p[0] for p in a) - min(p[0] for p in a)
+    b = [[x + width + gap, y] for x, y in a]
+    assert obb_iou(a, b) == 0.0
+
+
+def test_polygon_area_shoelace() -> None:
+    rng = np.random.default_rng(5)
+    polys = [convex_quad(rng) for _ in range(20)]
+    got = geometry.polygon_area(np.asarray(polys))
+    for value, poly in zip(got, polys, strict=True):
+        assert value == pytest.approx(abs(refs.signed_area(poly)), rel=1e-12)
+
+
+# ------------------------------------------------------------------ parse_polygon
+
+SQUARE = [[0, 0], [4, 0], [4, 4], [0, 4]]
+
+
+@pytest.mark.parametrize(
+    "poly",
+    [SQUARE, SQUARE[::-1], SQUARE[2:] + SQUARE[:2], [[14, 21], [79, 23], [77, 69], [12, 67]],
+     [[1036.4, 714.39], [919.0, 706.0], [921.29, 673.88], [1038.7, 682.26]],
+     [[0, 0], [2, 0], [4, 0], [2, 3]]],
+    ids=["ccw", "cw", "rotated-start", "spec-obb-example", "spec-obb-float",
+         "collinear-vertex-triangle"],
+)
+def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
+    """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, convex, positive area."""
+    assert geometry.parse_polygon(poly) == tuple((float(x), float(y)) for x, y in poly)
+
+
+@pytest.mark.parametrize(
+    "poly",
+    [
+        [[0, 0], [4, 4], [4, 0], [0, 4]],
+        [[0, 0], [4, 0], [0, 4], [4, 4]],
+        [[0, 0], [4, 0], [1, 1], [0, 4]],
+        [[0, 0], [4, 0], [8, 0], [12, 0]],
+        [[0, 0], [4, 0], [4, 0], [0, 0]],
+        [[1, 1], [1, 1], [1, 1], [1, 1]],
+        [[0, 0], [4, 0], [4, 4]],
+        [[0, 0], [4, 0], [4, 4], [2, 6], [0, 4]],
+        [],
+        [[0, 0], [4, 0], [4, math.nan], [0, 4]],
+        [[0, 0], [4, 0], [4, math.inf], [0, 4]],
+        [[0, 0], [4, 0], [4, 4], [0, 4, 0]],
+        [[0, 0], [4, 0], [4, 4], [0]],
+        [[0, 0], [4, 0], [4, "4"], [0, 4]],
+        [[0, 0], [4, 0], [4, True], [0, 4]],
+        [0, 0, 4, 0, 4, 4, 0, 4],
+        {"polygon": SQUARE},
+        None,
+    ],
+    ids=["bow-tie", "bow-tie-2", "non-convex-dart", "collinear", "degenerate-segment",
+         "single-point", "3-vertices", "5-vertices", "empty", "nan", "inf", "3-coords",
+         "1-coord", "string-coord", "bool-coord", "flat-list", "object", "null"],
+)
+def test_parse_polygon_rejects(poly: object) -> None:
+    """Spec "Oriented Bounding Box Evaluation": self-crossing order, non-convex and zero-area
+    quadrilaterals are rejected, as are non-finite or malformed vertices."""
+    with pytest.raises(FieldError):
+        geometry.parse_polygon(poly)
+
+
+@given(quad_strategy)
+@settings(deadline=None)
+def test_parse_polygon_accepts_any_rotated_rectangle(poly: list[list[float]]) -> None:
+    assert len(geometry.parse_polygon(poly)) == 4
+
+
+@given(quad_strategy)
+@settings(deadline=None)
+def test_parse_polygon_rejects_swapped_vertices(poly: list[list[float]]) -> None:
+    """Swapping two adjacent corners of a rectangle makes both diagonals edges: a bow-tie."""
+    bow_tie = [poly[0], poly[2], poly[1], poly[3]]
+    with pytest.raises(FieldError):
+        geometry.parse_polygon(bow_tie)
+
+
+def test_parse_obb_forms() -> None:
+    """Spec "Oriented Bounding Boxes": object form with optional score, or bare polygon."""
+    poly = tuple((float(x), float(y)) for x, y in SQUARE)
+    assert geometry.parse_obb({"polygon": SQUARE, "score": 0.91}) == (poly, 0.91)
+    assert geometry.parse_obb({"polygon": SQUARE}) == (poly, None)
+    assert geometry.parse_obb(SQUARE) == (poly, None)
+    bow_tie = [[0, 0], [4, 4], [4, 0], [0, 4]]
+    for bad in ({"score": 0.5}, {"polygon": SQUARE, "score": math.nan},
+                {"polygon": SQUARE, "score": "high"}, {"polygon": bow_tie}):
+        with pytest.raises(FieldError):
+            geometry.parse_obb(bad)
+
+
+# ----------------------------------------------------------------------- parse_box
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "expected"),
+    [
+        ([919, 676, 1039, 715], "xyxy", ((919.0, 676.0, 1039.0, 715.0), None)),
+        ({"bbox": [919, 676, 1039, 715], "score": 0.94}, "xyxy",
+         ((919.0, 676.0, 1039.0, 715.0), 0.94)),
+        ([919, 676, 120, 39], "xywh", ((919.0, 676.0, 1039.0, 715.0), None)),
+        ({"bbox": [1.5, 2.5, 3, 4], "score": 0}, "xywh", ((1.5, 2.5, 4.5, 6.5), 0.0)),
+        ([-5, -5, -1, -2], "xyxy", ((-5.0, -5.0, -1.0, -2.0), None)),
+        ([0, 0, 0, 0], "xyxy", (None, None)),
+        ([0, 0, 0, 0], "xywh", (None, None)),
+        ({"bbox": [0.0, 0, 0, 0], "score": 0.4}, "xyxy", (None, 0.4)),
+    ],
+    ids=["xyxy-bare", "xyxy-object", "xywh-bare", "xywh-object", "negative-coords",
+         "sentinel-xyxy", "sentinel-xywh", "sentinel-object"],
+)
+def test_parse_box_accepts(value: object, fmt: str, expected: tuple) -> None:
+    """Spec "Axis-Aligned Bounding Boxes": xyxy default, xywh converted, [0, 0, 0, 0] ignored."""
+    assert geometry.parse_box(value, fmt) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt"),
+    [
+        ([10, 0, 10, 5], "xyxy"),
+        ([0, 10, 5, 10], "xyxy"),
+        ([10, 0, 5, 5], "xyxy"),
+        ([0, 0, 0, 5], "xywh"),
+        ([0, 0, 5, -1], "xywh"),
+        ([1, 2, 3], "xyxy"),
+        ([1, 2, 3, 4, 5], "xyxy"),
+        ([1, 2, math.inf, 4], "xyxy"),
+        ([1, 2, math.nan, 4], "xywh"),
+        ([1, 2, "3", 4], "xyxy"),
+        ([1, 2, True, 4], "xyxy"),
+        ({"score": 0.3}, "xyxy"),
+        ({"bbox": [0, 0, 5, 5], "score": math.nan}, "xyxy"),
+        ({"bbox": [0, 0, 5, 5], "score": "0.3"}, "xyxy"),
+        ({"bbox": [0, 0, 5, 5], "score": True}, "xyxy"),
+        ("0 0 5 5", "xyxy"),
+        (None, "xyxy"),
+    ],
+    ids=["xyxy-zero-width", "xyxy-zero-height", "xyxy-inverted", "xywh-zero-width",
+         "xywh-negative-height", "3-numbers", "5-numbers", "inf", "nan", "string-coord",
+         "bool-coord", "object-no-bbox", "score-nan", "score-string", "score-bool", "string",
+         "null"],
+)
+def test_parse_box_rejects(value: object, fmt: str) -> None:
+    with pytest.raises(FieldError):
+        geometry.parse_box(value, fmt)
+
+
+@given(st.floats(-1e4, 1e4), st.floats(-1e4, 1e4), st.floats(1e-3, 1e4), st.floats(1e-3, 1e4))
+@settings(deadline=None)
+def test_parse_box_formats_agree(x: float, y: float, w: float, h: float) -> None:
+    """The same box written as xywh and as xyxy parses to the same corners."""
+    xyxy, _ = geometry.parse_box([x, y, x + w, y + h], "xyxy")
+    xywh, _ = geometry.parse_box([x, y, w, h], "xywh")
+    assert xyxy == xywh == (x, y, x + w, y + h)
+    assert xyxy[2] > xyxy[0] and xyxy[3] > xyxy[1]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [([919, 676, 120, 39], True), ([0, 0, 0, 5], False), ([0, 0, 5, -1], False),
+     ([0, 0, 0, 0], False), ([1, 2, 3], False), ([1, 2, math.nan, 4], False)],
+    ids=["spec-example", "zero-width", "negative-height", "all-zero", "3-numbers", "nan"],
+)
+def test_parse_gt_box(value: list[float], ok: bool) -> None:
+    """Spec "Ground Truth": COCO [x, y, width, height] converted to xyxy."""
+    if ok:
+        x, y, w, h = value
+        assert geometry.parse_gt_box(value) == (x, y, x + w, y + h)
+    else:
+        with pytest.raises(FieldError):
+            geometry.parse_gt_box(value)

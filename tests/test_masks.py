@@ -1,0 +1,335 @@
+"""ovearth_core.masks against numpy runs, a scalar COCO-string decoder and pycocotools decode."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import refs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from pycocotools import mask as cocomask
+
+from ovearth_core import masks
+from ovearth_core.masks import FieldError
+
+COCO_ALPHABET = "".join(chr(c) for c in range(48, 112))  # '0' .. 'o'
+
+
+def _random_mask(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    return (rng.random((h, w)) < rng.random()).astype(np.uint8)
+
+
+def _coco_string(mask: np.ndarray) -> str:
+    return cocomask.encode(np.asfortranarray(mask.astype(np.uint8)))["counts"].decode("ascii")
+
+
+# ------------------------------------------------------------------ compressed_counts
+
+
+def test_compressed_counts_equals_numpy_runs_on_random_masks() -> None:
+    """COCO strings written by pycocotools decode to the runs numpy finds in the pixels."""
+    rng = np.random.default_rng(20261129)
+    for _ in range(400):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        mask = _random_mask(rng, h, w)
+        got = masks.compressed_counts(_coco_string(mask)).tolist()
+        assert got == refs.runs_of(mask)
+
+
+@pytest.mark.parametrize(
+    ("text", "runs"),
+    [
+        ("", []),
+        ("0", [0]),
+        ("5", [5]),
+        ("?", [15]),  # 15: largest one-character value without the sign bit
+        ("@", [-16]),  # sign bit set in the last group
+        ("R1", [34]),  # 'R' = 2 | continuation, '1' = 1 << 5
+        ("P0", [0]),  # redundant continuation group
+        ("213", [2, 1, 3]),  # the spec's {"size": [2, 3], "counts": [2, 1, 3]}
+        ("1232", [1, 2, 3, 4]),  # fourth run is a delta (+2) on the second
+        ("151M", [1, 5, 1, 2]),  # 'M' = 29 = -3 in 5-bit two's complement: 5 - 3 = 2
+    ],
+    ids=["empty", "zero", "five", "fifteen", "minus16", "two-groups", "redundant", "spec-2x3",
+         "positive-delta", "negative-delta"],
+)
+def test_compressed_counts_hand_picked(text: str, runs: list[int]) -> None:
+    """Hand-decoded COCO strings (5-bit groups + 48, continuation 0x20, sign 0x10)."""
+    assert masks.compressed_counts(text).tolist() == runs
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2 1", "p", "21\u00e9", "2/", "\u20ac"],
+    ids=["space", "above-o", "latin1-accent", "below-0", "euro-sign"],
+)
+def test_compressed_counts_rejects_bad_characters(text: str) -> None:
+    with pytest.raises(FieldError):
+        masks.compressed_counts(text)
+
+
+@pytest.mark.parametrize("text", ["2P", "21o", "R"], ids=["after-value", "last-char", "single"])
+def test_compressed_counts_rejects_truncated_values(text: str) -> None:
+    """A final character with the continuation bit set leaves its value unfinished."""
+    with pytest.raises(FieldError):
+        masks.compressed_counts(text)
+
+
+@given(st.lists(st.integers(0, masks.MAX_PIXELS), max_size=40))
+@settings(deadline=None)
+def test_compressed_counts_inverts_reference_encoder(runs: list[int]) -> None:
+    assert masks.compressed_counts(refs.encode_runs_string(runs)).tolist() == runs
+
+
+@given(st.text(alphabet=COCO_ALPHABET, max_size=30))
+@settings(deadline=None, max_examples=300)
+def test_compressed_counts_agrees_with_scalar_decoder(text: str) -> None:
+    """On any string of the alphabet: same runs as the scalar decoder, or rejected when it is."""
+    try:
+        expected = refs.decode_runs_string(text)
+    except ValueError:
+        with pytest.raises(FieldError):
+            masks.compressed_counts(text)
+        return
+    try:
+        got = masks.compressed_counts(text)
+    except FieldError:
+        # Allowed only for encodings no mask within the pixel cap needs: a value beyond the
+        # cap, or a group longer than the 6 characters that +-2**29 fits in.
+        longest = max(len(g) for g in _groups(text))
+        assert any(abs(v) > masks.MAX_PIXELS for v in expected) or longest > 6
+        return
+    assert got.tolist() == expected
+
+
+def _groups(text: str) -> list[str]:
+    """Split a COCO string into its values (a value ends at a character without bit 0x20)."""
+    out, cur = [], ""
+    for ch in text:
+        cur += ch
+        if not (ord(ch) - 48) & 0x20:
+            out.append(cur)
+            cur = ""
+    return out or [""]
+
+
+# ------------------------------------------------------------------------ parse_rle
+
+
+def test_parse_rle_list_counts_spec_example() -> None:
+    """Spec "Segmentation": {"size": [2, 3], "counts": [2, 1, 3]} sets pixel (row 0, col 1)."""
+    rle, size = masks.parse_rle({"size": [2, 3], "counts": [2, 1, 3]})
+    assert size == (2, 3)
+    assert rle is not None
+    np.testing.assert_array_equal(masks.decode(rle), [[0, 1, 0], [0, 0, 0]])
+
+
+def test_parse_rle_string_counts() -> None:
+    rle, size = masks.parse_rle({"size": [2, 3], "counts": "213"})
+    assert size == (2, 3)
+    np.testing.assert_array_equal(masks.decode(rle), [[0, 1, 0], [0, 0, 0]])
+
+
+@pytest.mark.parametrize(
+    ("value", "size"),
+    [
+        (None, (0, 0)),
+        ({"size": [0, 0], "counts": []}, (0, 0)),
+        ({"size": [2, 3], "counts": [6]}, (2, 3)),
+        ({"size": [2, 3], "counts": "6"}, (2, 3)),
+        ({"size": [2, 3], "counts": [6, 0]}, (2, 3)),
+    ],
+    ids=["null", "sentinel", "all-zero-list", "all-zero-string", "all-zero-trailing-empty-run"],
+)
+def test_parse_rle_empty_forms(value: object, size: tuple[int, int]) -> None:
+    """Spec "Segmentation": null, the [0, 0] sentinel and all-zero masks are empty predictions;
+    an all-zero mask keeps its declared size so that size checks still apply."""
+    rle, got_size = masks.parse_rle(value)
+    assert rle is None
+    assert got_size == size
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [2, 1, 3],
+        "213",
+        {"counts": [2, 1, 3]},
+        {"size": [2, 3]},
+        {"size": (2, 3), "counts": [2, 1, 3]},
+        {"size": [2, 3, 1], "counts": [2, 1, 3]},
+        {"size": [6], "counts": [2, 1, 3]},
+        {"size": [-2, -3], "counts": [6]},
+        {"size": [2, -3], "counts": []},
+        {"size": [True, 3], "counts": [2, 1]},
+        {"size": [2.0, 3], "counts": [2, 1, 3]},
+        {"size": ["2", "3"], "counts": [2, 1, 3]},
+        {"size": [2, 3], "counts": [2, 1, 2]},
+        {"size": [2, 3], "counts": [2, 1, 4]},
+        {"size": [2, 3], "counts": "212"},
+        {"size": [2, 3], "counts": [4, -1, 3]},
+        {"size": [2, 3], "counts": "7@7"},
+        {"size": [2, 3], "counts": [2, True, 3]},
+        {"size": [2, 3], "counts": [2.0, 1, 3]},
+        {"size": [2, 3], "counts": [2, "1", 3]},
+        {"size": [2, 3], "counts": "2 1"},
+        {"size": [2, 3], "counts": "2P"},
+        {"size": [3, 5], "counts": "\u20ac"},
+        {"size": [2, 3], "counts": {"0": 6}},
+        {"size": [2, 3], "counts": None},
+        {"size": [0, 0], "counts": [1]},
+        {"size": [100_000, 100_000], "counts": [10_000_000_000]},
+        {"size": [10_001, 10_000], "counts": [100_010_000]},
+    ],
+    ids=["list", "string", "no-size", "no-counts", "size-tuple", "size-3", "size-1",
+         "size-negative", "size-one-negative", "size-bool", "size-float", "size-str",
+         "list-sum-short", "list-sum-long", "string-sum-short", "list-negative-run",
+         "string-negative-run", "list-bool", "list-float", "list-str", "string-space",
+         "string-truncated", "string-non-latin1", "counts-object", "counts-null",
+         "sentinel-nonempty", "over-cap-1e10", "over-cap-by-10000"],
+)
+def test_parse_rle_rejects(value: object) -> None:
+    """Spec "Segmentation": size [h, w] of non-negative ints; counts a valid COCO string or a
+    list of non-negative ints summing to h*w; at most 100,000,000 pixels. Every violation is
+    a FieldError (never another exception type)."""
+    with pytest.raises(FieldError):
+        masks.parse_rle(value)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10**9) | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                 max_size=3),
+    max_leaves=8)
+sizes = st.lists(st.integers(-1, 6), min_size=2, max_size=2) | json_values
+counts_values = (st.lists(st.integers(-1, 12), max_size=6)
+                 | st.text(alphabet=COCO_ALPHABET + " \u00e9\u20ac", max_size=8) | json_values)
+
+
+@given(st.fixed_dictionaries({"size": sizes, "counts": counts_values}) | json_values)
+@settings(deadline=None, max_examples=200)
+def test_parse_rle_fuzz_only_field_errors(value: object) -> None:
+    """Any JSON value either parses to a mask consistent with its runs or raises FieldError
+    (never another exception, which would escape the loader's problem collection)."""
+    try:
+        rle, size = masks.parse_rle(value)
+    except FieldError:
+        return
+    if rle is None:
+        return
+    assert isinstance(value, dict)
+    h, w = value["size"]
+    counts = value["counts"]
+    runs = counts if isinstance(counts, list) else refs.decode_runs_string(counts)
+    assert size == (h, w)
+    assert sum(runs) == h * w and min(runs) >= 0
+    np.testing.assert_array_equal(masks.decode(rle), refs.mask_from_runs(runs, h, w))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"size": [100_000, 100_000], "counts": [10_000_000_000]},
+        {"size": [100_000, 100_000], "counts": refs.encode_runs_string([10_000_000_000])},
+        {"size": [1_000_000, 1_000_000], "counts": []},
+    ],
+    ids=["list", "string", "empty-counts"],
+)
+def test_parse_rle_pixel_cap_rejects_without_allocating(value: object) -> None:
+    """Spec "Segmentation": at most 100,000,000 pixels, checked on the declared size before any
+    pixel buffer exists (peak Python allocation stays far below one byte per pixel)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(FieldError):
+            masks.parse_rle(value)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+
+
+def test_parse_rle_at_pixel_cap_is_accepted() -> None:
+    """Exactly 100,000,000 pixels is allowed (the cap is inclusive)."""
+    rle, size = masks.parse_rle({"size": [10_000, 10_000], "counts": [100_000_000]})
+    assert rle is None
+    assert size == (10_000, 10_000)
+
+
+# ------------------------------------------------------------ areas against numpy
+
+
+def test_area_intersection_union_against_numpy() -> None:
+    """RLE-domain statistics equal pixel counts of pycocotools-decoded arrays."""
+    rng = np.random.default_rng(7)
+    for i in range(200):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        a, b = _random_mask(rng, h, w), _random_mask(rng, h, w)
+        # alternate the two JSON forms of counts
+        ja = {"size": [h, w], "counts": _coco_string(a) if i % 2 else refs.runs_of(a)}
+        jb = {"size": [h, w], "counts": refs.runs_of(b) if i % 2 else _coco_string(b)}
+        ra, _ = masks.parse_rle(ja)
+        rb, _ = masks.parse_rle(jb)
+        assert masks.area(ra) == int(a.sum())
+        assert masks.area(rb) == int(b.sum())
+        assert masks.intersection_area(ra, rb) == int((a & b).sum())
+        assert masks.area(masks.union([ra, rb])) == int((a | b).sum())
+        merged = masks.union([ra, rb])
+        if merged is not None:
+            np.testing.assert_array_equal(cocomask.decode(merged), a | b)
+
+
+def test_empty_mask_statistics() -> None:
+    rle, _ = masks.parse_rle({"size": [2, 3], "counts": [2, 1, 3]})
+    assert masks.area(None) == 0
+    assert masks.intersection_area(rle, None) == 0
+    assert masks.intersection_area(None, rle) == 0
+    assert masks.union([None, None]) is None
+    assert masks.area(masks.union([None, rle, None])) == 1
+
+
+def test_bbox_of_against_numpy() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        mask = np.zeros((20, 25), dtype=np.uint8)
+        y0, x0 = (int(v) for v in rng.integers(0, 15, 2))
+        y1, x1 = y0 + int(rng.integers(1, 5)), x0 + int(rng.integers(1, 9))
+        mask[y0:y1, x0:x1] = 1
+        rle, _ = masks.parse_rle(masks.encode(mask))
+        assert masks.bbox_of(rle) == (x0, y0, x1 - x0, y1 - y0)
+    assert masks.bbox_of(None) is None
+
+
+# -------------------------------------------------------------------- round trips
+
+
+@given(arrays(np.uint8, st.tuples(st.integers(1, 24), st.integers(1, 24)),
+              elements=st.integers(0, 1)))
+@settings(deadline=None, max_examples=200)
+def test_round_trip_encode_parse_decode(mask: np.ndarray) -> None:
+    """encode -> parse_rle -> decode gives the pixels back (None exactly when all zero)."""
+    encoded = masks.encode(mask)
+    assert isinstance(encoded["counts"], str)
+    assert encoded["counts"] == _coco_string(mask)
+    rle, size = masks.parse_rle(encoded)
+    assert size == mask.shape
+    if not mask.any():
+        assert rle is None
+    else:
+        np.testing.assert_array_equal(masks.decode(rle), mask)
+
+
+@given(arrays(np.uint8, st.tuples(st.integers(1, 24), st.integers(1, 24)),
+              elements=st.integers(0, 1)))
+@settings(deadline=None, max_examples=200)
+def test_round_trip_list_counts(mask: np.ndarray) -> None:
+    """Uncompressed list counts from numpy runs parse to the same pixels."""
+    rle, size = masks.parse_rle({"size": list(mask.shape), "counts": refs.runs_of(mask)})
+    assert size == mask.shape
+    if not mask.any():
+        assert rle is None
+    else:
+        np.testing.assert_array_equal(masks.decode(rle), mask)
+        assert masks.area(rle) == int(mask.sum())
