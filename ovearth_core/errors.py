@@ -76,7 +76,7 @@ def describe(value: object, limit: int = 60) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
         kind = "list" if isinstance(value, list) else "object"
-        text = repr(value)
+        text = _preview(value)
         if len(text) > limit:
             text = text[: limit - 3] + "..."
         return f"{kind} {text}"
@@ -84,3 +84,24 @@ def describe(value: object, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return f"{type(value).__name__} {text}"
+
+
+def _preview(value: object, depth: int = 4, items: int = 8) -> str:
+    """``repr``-like text of a JSON value, bounded in depth and width.
+
+    ``repr`` itself recurses without limit (RecursionError on the deep nesting
+    that JSON parsers accept) and renders every element of a huge list.
+    """
+    if isinstance(value, list):
+        if depth == 0:
+            return "[...]"
+        parts = [_preview(v, depth - 1, items) for v in value[:items]]
+        return "[" + ", ".join(parts + (["..."] if len(value) > items else [])) + "]"
+    if isinstance(value, dict):
+        if depth == 0:
+            return "{...}"
+        parts = [f"{k!r}: {_preview(v, depth - 1, items)}" for k, v in list(value.items())[:items]]
+        return "{" + ", ".join(parts + (["..."] if len(value) > items else [])) + "}"
+    if isinstance(value, str) and len(value) > 80:
+        return repr(value[:80]) + "..."
+    return repr(value)

@@ -59,11 +59,15 @@ def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, floa
     if (a, b, c, d) == BOX_SENTINEL:
         return None, score
     if bbox_format == "xywh":
-        if c <= 0 or d <= 0:
-            raise FieldError(prefix, "positive width and height (--bbox-format xywh)", coords)
-        return (a, b, a + c, b + d), score
-    if c <= a or d <= b:
-        raise FieldError(prefix, "x2 > x1 and y2 > y1 (--bbox-format xyxy)", coords)
+        x2, y2 = a + c, b + d
+        # x2 > a also rejects widths lost to rounding (1e20 + 1) and overflow to inf.
+        if c <= 0 or d <= 0 or not (a < x2 < math.inf and b < y2 < math.inf):
+            raise FieldError(prefix, "positive width and height, with x + width and y + height "
+                             "finite and greater than x and y (--bbox-format xywh)", coords)
+        return (a, b, x2, y2), score
+    if c <= a or d <= b or not (math.isfinite(c - a) and math.isfinite(d - b)):
+        raise FieldError(prefix, "x2 > x1 and y2 > y1, with a finite width and height "
+                         "(--bbox-format xyxy)", coords)
     return (a, b, c, d), score
 
 
@@ -77,9 +81,11 @@ def parse_gt_box(value: object) -> tuple[float, float, float, float]:
             or not all(_finite_number(v) for v in value)):
         raise FieldError("", "a COCO box [x, y, width, height] of four finite numbers", value)
     x, y, w, h = (float(v) for v in value)
-    if w <= 0 or h <= 0:
-        raise FieldError("", "positive width and height", value)
-    return x, y, x + w, y + h
+    x2, y2 = x + w, y + h
+    if w <= 0 or h <= 0 or not (x < x2 < math.inf and y < y2 < math.inf):
+        raise FieldError("", "positive width and height, with x + width and y + height "
+                         "finite and greater than x and y", value)
+    return x, y, x2, y2
 
 
 def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
@@ -93,12 +99,14 @@ def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
         if not isinstance(v, list) or len(v) != 2 or not all(_finite_number(c) for c in v):
             raise FieldError("", "vertices of two finite numbers [x, y]", value)
     pts = [(float(x), float(y)) for x, y in value]
-    scale = max(abs(c) for p in pts for c in p) + 1.0
-    tol = 1e-9 * scale * scale
+    # Tests run on coordinates divided by their scale, so huge values cannot overflow.
+    scale = max(abs(c) for p in pts for c in p) or 1.0
+    unit = [(x / scale, y / scale) for x, y in pts]
+    tol = 1e-12
     positive = negative = False
     area2 = 0.0
     for i in range(4):
-        (ax, ay), (bx, by), (cx, cy) = pts[i], pts[(i + 1) % 4], pts[(i + 2) % 4]
+        (ax, ay), (bx, by), (cx, cy) = unit[i], unit[(i + 1) % 4], unit[(i + 2) % 4]
         cross = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
         positive |= cross > tol
         negative |= cross < -tol

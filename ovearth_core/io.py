@@ -298,7 +298,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
         query = by_id.get(qid)
         if query is None:
             bad.add(f"{where}.query_id", f"a query_id of the ground truth's {task_key} task",
-                    f"<unknown id {qid!r}>", qid)
+                    f"<unknown id {qid[:40]!r}{'...' if len(qid) > 40 else ''}>", qid[:40])
             continue
         ann = annotations[query.ann_id]
         gt_size = (ann.height, ann.width)

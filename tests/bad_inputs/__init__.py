@@ -1,0 +1,1 @@
+"""Bad-input corpus for the loader and CLI tests (see ``cases.py``)."""
