@@ -1,0 +1,180 @@
+"""Leaderboard: Spearman by formula and scipy, subset metrics by matrix product equal the
+evaluator on the subset, stability end cases, folder evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from analysis_fixtures import make_ground_truth, make_predictions
+from scipy.stats import spearmanr
+
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+from ovearth_core.leaderboard import (
+    METRICS,
+    available_metrics,
+    category_stats,
+    evaluate_folder,
+    folder_leaderboard,
+    leaderboard_report,
+    mcc_vs_miou,
+    metric_values,
+    random_subsets,
+    spearman,
+    spearman_rows,
+    subset_stability,
+)
+from ovearth_core.types import SampleList
+
+MODS = "segmentation,bbox,oriented_bbox"
+
+
+def test_spearman_hand_worked() -> None:
+    # Ranks 5 4 3 2 1 against 4 5 3 1 2: d = 1 -1 0 1 -1, sum d^2 = 4,
+    # rho = 1 - 6 * 4 / (5 * (25 - 1)) = 0.8.
+    a = [0.9, 0.7, 0.5, 0.3, 0.1]
+    b = [0.8, 0.9, 0.4, 0.1, 0.3]
+    assert spearman(a, b) == pytest.approx(0.8)
+    assert spearman(a, a) == pytest.approx(1.0)
+    assert spearman(a, a[::-1]) == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_spearman_rows_equal_scipy_with_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ref = rng.integers(0, 5, 8).astype(float)
+    rows = rng.integers(0, 4, (20, 8)).astype(float)
+    got = spearman_rows(ref, rows)
+    for g, row in zip(got, rows, strict=True):
+        expected = spearmanr(ref, row).statistic
+        if np.isnan(expected):
+            assert np.isnan(g)
+        else:
+            assert g == pytest.approx(expected)
+
+
+def test_undefined_values_rank_last() -> None:
+    assert spearman([np.nan, 0.2, 0.9], [0.0, 0.1, 0.5]) == pytest.approx(1.0)
+
+
+def test_random_subsets_have_the_right_size_and_vary() -> None:
+    s = random_subsets(30, 7, 500, np.random.default_rng(0))
+    assert s.shape == (500, 30) and np.all(s.sum(axis=1) == 7)
+    assert np.all(s.sum(axis=0) > 0)
+    assert len({row.tobytes() for row in s}) > 450
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("board")
+    gt = make_ground_truth(seed=7, n_annotations=40, n_categories=12)
+    (root / "ground_truth.json").write_text(json.dumps(gt))
+    (root / "predictions").mkdir()
+    for i, skill in enumerate((0.3, 0.5, 0.7, 0.9)):
+        preds = make_predictions(gt, seed=20 + i, skill=skill)
+        if i == 0:
+            preds["tasks"]["referring"] = []
+        (root / "predictions" / f"model_{i}.json").write_text(json.dumps(preds))
+    return root
+
+
+@pytest.fixture(scope="module")
+def board(folder: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    return evaluate_folder(folder, "vocabulary", modalities=MODS)
+
+
+def test_models_without_rows_for_a_task_are_left_out(folder: Path) -> None:
+    names, _ = evaluate_folder(folder, "referring", modalities=MODS)
+    assert names == ["model_1", "model_2", "model_3"]
+
+
+def test_full_set_metrics_equal_the_evaluator(board: tuple[list[str], list[dict[str, Any]]],
+                                              ) -> None:
+    names, results = board
+    assert names == [f"model_{i}" for i in range(4)]
+    metrics = available_metrics(results[0])
+    assert set(metrics) == set(METRICS)
+    for metric in metrics:
+        _, stats = category_stats(results, metric)
+        a, b = METRICS[metric].summary_path
+        expected = [r["summary"][a][b] for r in results]
+        assert metric_values(stats, metric).tolist() == pytest.approx(expected), metric
+
+
+@pytest.mark.parametrize("metric", list(METRICS))
+def test_subset_metric_equals_evaluating_the_subset(
+        folder: Path, board: tuple[list[str], list[dict[str, Any]]], metric: str) -> None:
+    names, results = board
+    categories, stats = category_stats(results, metric)
+    chosen = [c for i, c in enumerate(categories) if i % 3 != 1]
+    indicator = np.array([[c in chosen for c in categories]], dtype=float)
+    sub = METRICS[metric].value(np.einsum("mck,sc->smk", stats, indicator))[0]
+    a, b = METRICS[metric].summary_path
+    for m, name in enumerate(names):
+        samples = load_samples(folder / "ground_truth.json",
+                               folder / "predictions" / f"{name}.json", "vocabulary",
+                               modalities=MODS)
+        kept = SampleList([s for s in samples if s.category in chosen], task=samples.task,
+                          modalities=samples.modalities, score_threshold=None,
+                          bbox_format="xyxy")
+        assert sub[m] == pytest.approx(evaluate_samples(kept, 0.5)["summary"][a][b])
+
+
+def test_stability_end_cases_and_determinism(board: tuple[list[str], list[dict[str, Any]]],
+                                             ) -> None:
+    _, results = board
+    _, stats = category_stats(results, "seg_macro_miou")
+    out = subset_stability(stats, "seg_macro_miou", sizes=(1, 3, 12, 13), n_subsets=300,
+                           seed=3, k=2)
+    assert [r["size"] for r in out["sizes"]] == [1, 3, 12]  # 13 > 12 categories
+    whole = out["sizes"][-1]
+    assert whole["median_spearman"] == 1.0 and whole["mean_top_k_recovery"] == 1.0
+    again = subset_stability(stats, "seg_macro_miou", sizes=(1, 3, 12, 13), n_subsets=300,
+                             seed=3, k=2)
+    assert again == out
+    small = out["sizes"][0]
+    assert -1.0 <= small["median_spearman"] <= 1.0
+    assert small["num_defined"] <= 300
+
+
+def test_top_k_recovery_on_a_hand_built_case() -> None:
+    # Three models, two categories; model 0 is best on category 0 only, model 2 on category 1.
+    # Full macro scores: 0.55, 0.5, 0.6 -> top-1 is model 2. A one-category subset recovers
+    # it only when category 1 is drawn.
+    iou = np.array([[0.9, 0.2], [0.5, 0.5], [0.3, 0.9]])
+    stats = np.stack([iou, np.ones_like(iou)], axis=-1)
+    out = subset_stability(stats, "seg_macro_miou", sizes=(1,), n_subsets=400, seed=0, k=1)
+    recovery = out["sizes"][0]["mean_top_k_recovery"]
+    assert 0.4 < recovery < 0.6
+
+
+def test_mcc_vs_miou_equals_scipy(board: tuple[list[str], list[dict[str, Any]]]) -> None:
+    _, results = board
+    mcc = [r["summary"]["presence"]["mcc"] for r in results]
+    miou = [r["summary"]["seg"]["positive_macro_miou"] for r in results]
+    out = mcc_vs_miou(results)
+    assert out["num_models"] == 4
+    assert out["spearman"] == pytest.approx(spearmanr(mcc, miou).statistic)
+
+
+def test_leaderboard_report_shape(board: tuple[list[str], list[dict[str, Any]]]) -> None:
+    names, results = board
+    out = leaderboard_report(names, results, ["seg_macro_miou"], sizes=(5, 20), n_subsets=200)
+    json.dumps(out)
+    assert out["ranking"]["seg_macro_miou"][0] == "model_3"
+    assert [r["size"] for r in out["stability"]["seg_macro_miou"]["sizes"]] == [5]
+    assert out["mcc_vs_miou"]["num_models"] == 4
+
+
+def test_folder_leaderboard_covers_each_task(folder: Path) -> None:
+    out = folder_leaderboard(folder, ("vocabulary", "referring", "reasoning"), MODS,
+                             sizes=(5,), n_subsets=200, stability_metrics=["bbox_micro_f1"])
+    assert out["vocabulary"]["models"] == [f"model_{i}" for i in range(4)]
+    assert out["referring"]["models"] == ["model_1", "model_2", "model_3"]
+    assert out["referring"]["mcc_vs_miou"] is None
+    assert out["reasoning"]["models"] == []  # no reasoning queries in this ground truth
+    assert out["vocabulary"]["stability"]["bbox_micro_f1"]["num_subsets"] == 200
