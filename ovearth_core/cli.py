@@ -70,14 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     except OVEarthInputError as err:
         print(f"ovearth-eval: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    return emit(result, args.output)
+
+
+def emit(result: dict[str, Any], output: str | None) -> int:
+    """Write results to ``output`` atomically (or stdout); the exit status."""
     data = dump_json(result)
-    if args.output is None:
+    if output is None:
         sys.stdout.buffer.write(data)
         return 0
     try:
-        write_atomic(args.output, data)
+        write_atomic(output, data)
     except OSError as err:
-        print(f"ovearth-eval: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+        print(f"cannot write {output}: {err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 

@@ -307,3 +307,42 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
         names, results = evaluate_folder(folder, task, modalities, iou_threshold)
         out[task] = leaderboard_report(names, results, **stability)
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ovearth_core.leaderboard FOLDER``: rank every submission of a folder.
+
+    FOLDER holds ``ground_truth.json`` and ``predictions/*.json`` (the layout of
+    ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
+    """
+    import argparse
+    import sys
+
+    from .cli import EXIT_BAD_INPUT, emit
+    from .errors import OVEarthInputError
+
+    parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
+                                     description="Rank the submissions of a benchmark folder.")
+    parser.add_argument("folder", help="folder with ground_truth.json and predictions/*.json")
+    parser.add_argument("--task", action="append",
+                        choices=("vocabulary", "referring", "reasoning"),
+                        help="task to rank (repeatable; default: all three)")
+    parser.add_argument("--modalities", default="segmentation,bbox")
+    parser.add_argument("--iou-threshold", type=float, default=0.5)
+    parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args(argv)
+    try:
+        report = folder_leaderboard(args.folder, tuple(args.task or ("vocabulary", "referring",
+                                                                      "reasoning")),
+                                    args.modalities, args.iou_threshold,
+                                    n_subsets=args.subsets, seed=args.seed)
+    except OVEarthInputError as err:
+        print(f"{parser.prog}: invalid input\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return emit(report, args.output)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
