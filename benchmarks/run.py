@@ -37,7 +37,7 @@ from ovearth_core.io import load_samples, parse_ground_truth, read_json
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ("vocabulary", "referring", "reasoning")
 ALL = "segmentation,bbox,oriented_bbox"
-PERSONA = "strong_localizer"
+PERSONA = "strong_localiser"
 
 
 def _timed(fn, *args, **kwargs) -> tuple[float, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 from . import geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .presence import presence_metrics, ratio
-from .types import MODALITIES, OUTPUT_KEYS, Sample, SampleList
+from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
 
 def _check_threshold(iou_threshold: float) -> None:
@@ -44,7 +44,9 @@ def _det_entries(samples: Sequence[Sample], modality: str,
     oriented = modality == "oriented_bbox"
     gts = [s.gt_obbs if oriented else s.gt_boxes for s in samples]
     preds = [s.pred_obbs if oriented else s.pred_boxes for s in samples]
-    ious = geometry.iou_matrices(gts, preds, oriented)
+    # IoUs below every threshold in use change no result: let the geometry skip them.
+    ious = geometry.iou_matrices(gts, preds, oriented,
+                                 min_iou=min(iou_threshold, IOU_THRESHOLDS[0]))
     return [metrics.det_entry(iou, s.negative, iou_threshold)
             for s, iou in zip(samples, ious, strict=True)]
 

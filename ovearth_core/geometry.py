@@ -20,6 +20,7 @@ from .masks import FieldError
 
 FloatArray = npt.NDArray[np.float64]
 BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
+_NUMBER_TYPES = {int, float}  # exact types: JSON booleans (bool) are not numbers here
 
 
 def _finite_number(value: object) -> bool:
@@ -51,11 +52,11 @@ def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, floa
         prefix = ".bbox"
     else:
         prefix = ""
-    if not isinstance(coords, list) or len(coords) != 4:
+    if type(coords) is not list or len(coords) != 4:
         raise FieldError(prefix, f"a box of four numbers [{_format_names(bbox_format)}]", coords)
-    if not all(_finite_number(v) for v in coords):
+    if not set(map(type, coords)) <= _NUMBER_TYPES or not all(map(math.isfinite, coords)):
         raise FieldError(prefix, "four finite numbers", coords)
-    a, b, c, d = (float(v) for v in coords)
+    a, b, c, d = float(coords[0]), float(coords[1]), float(coords[2]), float(coords[3])
     if (a, b, c, d) == BOX_SENTINEL:
         return None, score
     if bbox_format == "xywh":
@@ -88,17 +89,34 @@ def parse_gt_box(value: object) -> tuple[float, float, float, float]:
     return x, y, x2, y2
 
 
+def _four_vertices(value: object) -> list[tuple[float, float]] | None:
+    """Fast path: the vertices of a well-formed ``[[x, y] * 4]`` of finite numbers, else None."""
+    if type(value) is not list or len(value) != 4:
+        return None
+    try:
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = value
+    except (TypeError, ValueError):
+        return None
+    coords = (x0, y0, x1, y1, x2, y2, x3, y3)
+    if not set(map(type, coords)) <= _NUMBER_TYPES or not all(map(math.isfinite, coords)):
+        return None
+    if not all(type(v) is list for v in value):
+        return None
+    return [(float(x0), float(y0)), (float(x1), float(y1)), (float(x2), float(y2)),
+            (float(x3), float(y3))]
+
+
 def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
     """Validate an oriented box: four finite vertices, boundary order, convex, area > 0.
 
     Plain Python on purpose: for four vertices it is several times faster than numpy.
     """
-    if not isinstance(value, list) or len(value) != 4:
-        raise FieldError("", "exactly four vertices [[x, y], [x, y], [x, y], [x, y]]", value)
-    for v in value:
-        if not isinstance(v, list) or len(v) != 2 or not all(_finite_number(c) for c in v):
-            raise FieldError("", "vertices of two finite numbers [x, y]", value)
-    pts = [(float(x), float(y)) for x, y in value]
+    pts = _four_vertices(value)
+    if pts is None:
+        if not isinstance(value, list) or len(value) != 4:
+            raise FieldError("", "exactly four vertices [[x, y], [x, y], [x, y], [x, y]]",
+                             value)
+        raise FieldError("", "vertices of two finite numbers [x, y]", value)
     # Tests run on coordinates divided by their scale, so huge values cannot overflow.
     scale = max(abs(c) for p in pts for c in p) or 1.0
     unit = [(x / scale, y / scale) for x, y in pts]
@@ -186,29 +204,68 @@ def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     return out
 
 
-def iou_matrices(gts: list[FloatArray], preds: list[FloatArray],
-                 oriented: bool) -> list[FloatArray]:
+def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
+                 min_iou: float = 0.0) -> list[FloatArray]:
     """IoU matrices of many (GT, prediction) box sets at once, ``(G_i, P_i)`` each.
 
-    Oriented boxes are intersected with one vectorised shapely call over every
-    candidate pair of every set (pairs whose envelopes overlap), which is much
-    faster than one call per set.
+    Every pair of every set is handled in one vectorised pass (no Python loop per
+    set). Oriented boxes are intersected exactly with one shapely call over the
+    candidate pairs: those whose IoU can reach ``min_iou`` by an upper bound from
+    their envelopes and areas. Pairs ruled out get 0, so pass as ``min_iou`` the
+    lowest threshold whose comparisons matter (values below it change no result).
     """
-    if not oriented:
-        return [box_iou_matrix(g, p) for g, p in zip(gts, preds, strict=True)]
-    out = [np.zeros((len(g), len(p))) for g, p in zip(gts, preds, strict=True)]
-    cand = [(k, *np.nonzero(box_iou_matrix(envelope(g), envelope(p)) > 0))
-            for k, (g, p) in enumerate(zip(gts, preds, strict=True)) if len(g) and len(p)]
-    cand = [c for c in cand if c[1].size]
-    if not cand:
-        return out
-    gt_polys = np.concatenate([gts[k][gi] for k, gi, _ in cand])
-    pred_polys = np.concatenate([preds[k][pi] for k, _, pi in cand])
-    gpolys, ppolys = shapely.polygons(gt_polys), shapely.polygons(pred_polys)
-    inter = shapely.area(shapely.intersection(gpolys, ppolys))
-    ious = np.minimum(inter / (shapely.area(gpolys) + shapely.area(ppolys) - inter), 1.0)
+    shapes = [(len(g), len(p)) for g, p in zip(gts, preds, strict=True)]
+    sizes = np.array([g * p for g, p in shapes], dtype=np.int64)
+    flat = np.zeros(int(sizes.sum()))
+    if flat.size:
+        n_gt = np.array([g for g, _ in shapes], dtype=np.int64)
+        n_pred = np.array([p for _, p in shapes], dtype=np.int64)
+        owner = np.repeat(np.arange(len(shapes)), sizes)
+        local = np.arange(flat.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        gi = (np.cumsum(n_gt) - n_gt)[owner] + local // n_pred[owner]
+        pi = (np.cumsum(n_pred) - n_pred)[owner] + local % n_pred[owner]
+        all_gt = np.concatenate([g for g in gts if len(g)])
+        all_pred = np.concatenate([p for p in preds if len(p)])
+        if oriented:
+            flat[:] = _obb_pair_iou(all_gt, all_pred, gi, pi, min_iou)
+        else:
+            flat[:] = _box_pair_iou(all_gt[gi], all_pred[pi])
+    out = []
     start = 0
-    for k, gi, pi in cand:
-        out[k][gi, pi] = ious[start:start + gi.size]
-        start += gi.size
+    for (g, p), size in zip(shapes, sizes, strict=True):
+        out.append(flat[start:start + size].reshape(g, p))
+        start += int(size)
+    return out
+
+
+def _box_pair_iou(a: FloatArray, b: FloatArray) -> FloatArray:
+    """IoU of aligned pairs of xyxy boxes, ``(N, 4)`` each."""
+    inter = _box_pair_intersection(a, b)
+    return inter / (box_area(a) + box_area(b) - inter)
+
+
+def _box_pair_intersection(a: FloatArray, b: FloatArray) -> FloatArray:
+    w = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    h = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    return np.clip(w, 0, None) * np.clip(h, 0, None)
+
+
+def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
+                  pi: npt.NDArray[np.int64], min_iou: float) -> FloatArray:
+    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])`` that can reach ``min_iou``."""
+    out = np.zeros(gi.size)
+    area_g, area_p = polygon_area(gt), polygon_area(pred)
+    bound = np.minimum(_box_pair_intersection(envelope(gt)[gi], envelope(pred)[pi]),
+                       np.minimum(area_g[gi], area_p[pi]))
+    upper = bound / (area_g[gi] + area_p[pi] - bound)
+    cand = np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
+    if cand.size == 0:
+        return out
+    # One shapely geometry per box (not per pair), indexed per candidate pair.
+    gpoly, ppoly = shapely.polygons(gt), shapely.polygons(pred)
+    a, b = gpoly[gi[cand]], ppoly[pi[cand]]
+    inter = shapely.area(shapely.intersection(a, b))
+    # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
+    # the origin would otherwise get an IoU a hair above 1 with themselves.
+    out[cand] = np.minimum(inter / (shapely.area(a) + shapely.area(b) - inter), 1.0)
     return out

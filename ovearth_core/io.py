@@ -111,12 +111,13 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
         bad.add("annotations", "a list of annotation objects", raw_anns if raw_anns is not None
                 else "<missing>")
         raw_anns = []
+    totals = masks.compressed_totals(_string_counts(raw_anns))
     for i, ann in enumerate(raw_anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
             bad.add(where, "an annotation object", ann)
             continue
-        parsed = _parse_annotation(ann, where, bad)
+        parsed = _parse_annotation(ann, where, bad, totals)
         if parsed is None:
             broken.add(_id(ann.get("id")) or "")
             continue
@@ -143,7 +144,20 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
     return GroundTruth(annotations, tasks)
 
 
-def _parse_annotation(ann: dict[str, Any], where: str, bad: ProblemCollector) -> Annotation | None:
+def _string_counts(rows: object) -> list[str]:
+    """Compressed RLE strings of the rows' ``segmentation`` fields (for batch checking)."""
+    if not isinstance(rows, list):
+        return []
+    out = []
+    for row in rows:
+        seg = row.get("segmentation") if isinstance(row, dict) else None
+        if isinstance(seg, dict) and isinstance(seg.get("counts"), str):
+            out.append(seg["counts"])
+    return out
+
+
+def _parse_annotation(ann: dict[str, Any], where: str, bad: ProblemCollector,
+                      totals: dict[str, int]) -> Annotation | None:
     ann_id = _id(ann.get("id"))
     if ann_id is None:
         bad.add(f"{where}.id", "a non-empty string id", ann.get("id", "<missing>"))
@@ -165,7 +179,7 @@ def _parse_annotation(ann: dict[str, Any], where: str, bad: ProblemCollector) ->
         ok = False
     mask = None
     try:
-        mask, size = masks.parse_rle(ann.get("segmentation"))
+        mask, size = masks.parse_rle(ann.get("segmentation"), totals)
         if width and height and size != (0, 0) and size != (height, width):
             bad.add(f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
                     list(size))
@@ -286,6 +300,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
         bad.raise_if_any()
     by_id = {q.query_id: q for q in queries}
     preds: dict[str, _Prediction] = {}
+    totals = masks.compressed_totals(_string_counts(rows)) if "segmentation" in modalities else {}
     for i, row in enumerate(rows):
         where = f"tasks.{task_key}[{i}]"
         if not isinstance(row, dict):
@@ -304,7 +319,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
         gt_size = (ann.height, ann.width)
         pred = preds.setdefault(qid, _Prediction())
         if "segmentation" in modalities:
-            _merge_mask(pred, row.get("segmentation"), gt_size, where, qid, bad)
+            _merge_mask(pred, row.get("segmentation"), gt_size, where, qid, bad, totals)
         if "bbox" in modalities:
             _merge_boxes(pred, row.get("bbox"), "bbox", where, qid, bad, score_threshold,
                          lambda v: geometry.parse_box(v, bbox_format))
@@ -316,9 +331,9 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
 
 
 def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], where: str,
-                qid: str, bad: ProblemCollector) -> None:
+                qid: str, bad: ProblemCollector, totals: dict[str, int]) -> None:
     try:
-        rle, size = masks.parse_rle(value)
+        rle, size = masks.parse_rle(value, totals)
     except FieldError as err:
         bad.add(f"{where}.segmentation{err.field}", err.expected, err.found, qid)
         return

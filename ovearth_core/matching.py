@@ -29,6 +29,10 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
         return empty, empty
     cols = np.flatnonzero(valid.any(axis=0))
     sub_valid = valid[rows][:, cols]
+    if rows.size == cols.size == np.count_nonzero(sub_valid):
+        # Each candidate row and column has exactly one valid pair: they all match.
+        r, c = np.nonzero(sub_valid)
+        return rows[r], cols[c]
     sub_iou = iou[rows][:, cols]
     if rows.size == 1 or cols.size == 1:
         # One candidate row or column: the best valid IoU is the optimum.

@@ -95,6 +95,15 @@ def _tp_at_thresholds(iou: np.ndarray) -> list[int]:
     threshold whose pairs all stay valid is still maximum; only re-match when
     one of its pairs drops out.
     """
+    if min(iou.shape) == 1:
+        best = float(iou.max())  # one GT or one prediction: at most one match
+        return [int(best >= t) for t in IOU_THRESHOLDS]
+    valid = iou >= IOU_THRESHOLDS[0]
+    if valid.sum(axis=0).max() <= 1 and valid.sum(axis=1).max() <= 1:
+        # No two candidate pairs share a box (usual at IoU >= 0.5): every valid pair
+        # matches, at this threshold and every higher one.
+        values = iou[valid]
+        return [int(np.count_nonzero(values >= t)) for t in IOU_THRESHOLDS]
     counts: list[int] = []
     gi = pi = None
     for t in IOU_THRESHOLDS:
