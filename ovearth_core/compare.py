@@ -22,7 +22,6 @@ Edge cases:
 * Queries without usable ground truth for a modality have no per-query score
   there and do not enter its per-query differences or hit agreement.
 
->>> import numpy as np
 >>> mcnemar_exact(only_a=1, only_b=7)  # 2 * P(X <= 1), X ~ Binomial(8, 1/2) = 18/256
 0.0703125
 """
@@ -47,6 +46,7 @@ CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
 _CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
 DET_KEYS = ("bbox", "oriented_bbox")
+HIT_NAMES = {"seg": "mask", "bbox": "HBB", "oriented_bbox": "OBB"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class MetricDiff:
 class Agreement:
     """2 × 2 table of per-query correctness of A and B, with McNemar's exact test.
 
-    ``only_a`` counts queries A got right and B wrong; ``flips_*`` list their ids.
+    ``only_a`` counts queries A got right and B wrong (their ids: ``only_a_ids``).
     """
 
     name: str
@@ -380,7 +380,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         query_diffs[key] = diffs
         score = "IoU" if key == "seg" else "F1"
         agreements.append(agreement(
-            f"{key} hit ({score} ≥ {hit_threshold:g})", [d.sample_id for d in diffs],
+            f"{HIT_NAMES[key]} hit ({score} ≥ {hit_threshold:g})", [d.sample_id for d in diffs],
             [d.a >= hit_threshold for d in diffs], [d.b >= hit_threshold for d in diffs]))
     return Comparison(
         task=a["task"], num_queries=n, n_resamples=n_resamples, seed=seed,
@@ -401,10 +401,10 @@ def category_values(entry: dict[str, Any]) -> dict[str, float | None]:
     if entry.get("presence") is not None:
         out["presence accuracy"] = entry["presence"]["accuracy"]
     if entry.get("seg") is not None:
-        out["seg mIoU"] = entry["seg"]["miou"]
+        out["mask mIoU"] = entry["seg"]["miou"]
     for key in DET_KEYS:
         if entry.get(key) is not None:
-            out[f"{key} micro F1"] = entry[key]["micro_f1"]
+            out[f"{HIT_NAMES[key]} micro F1"] = entry[key]["micro_f1"]
     return out
 
 

@@ -96,15 +96,22 @@ def _worst(tags: Iterable[str | None]) -> str:
     return min(present, key=TAGS.index) if present else "ok"
 
 
-def _best(iou: np.ndarray) -> float | None:
-    return float(iou.max()) if iou.size else None
+def _best(iou: np.ndarray) -> float:
+    """Best IoU of any GT/pred pair; 0 when there is no prediction."""
+    return float(iou.max()) if iou.size else 0.0
 
 
-def query_row(sample: Sample, row: dict[str, Any], threshold: float,
-              open_vocab: bool) -> dict[str, Any]:
-    """One table row for a query from its sample (geometry) and per-sample result row."""
-    box_iou = geometry.box_iou_matrix(sample.gt_boxes, sample.pred_boxes)
-    obb_iou = geometry.obb_iou_matrix(sample.gt_obbs, sample.pred_obbs)
+def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab: bool,
+              box_iou: np.ndarray, obb_iou: np.ndarray) -> dict[str, Any]:
+    """One table row for a query.
+
+    Args:
+        sample: the query's geometry.
+        row: its per-sample result row.
+        threshold: the run's IoU threshold.
+        open_vocab: whether outcomes are presence cells (else hit/miss).
+        box_iou, obb_iou: ``(G, P)`` IoU matrices of all its GT/predicted boxes.
+    """
     seg, bbox, obb = row["seg"], row["bbox"], row["oriented_bbox"]
     if sample.negative:
         tags = {"hallucination" if row["pred_present"] else "ok"}
@@ -157,8 +164,13 @@ def query_rows(samples: Sequence[Sample], results: dict[str, Any]) -> list[dict[
     """
     threshold = results["config"]["iou_threshold"]
     open_vocab = results["task"] == "open_vocabulary"
-    rows = [query_row(s, r, threshold, open_vocab)
-            for s, r in zip(samples, results["per_sample"], strict=True)]
+    box_ious = geometry.iou_matrices([s.gt_boxes for s in samples],
+                                     [s.pred_boxes for s in samples], False)
+    obb_ious = geometry.iou_matrices([s.gt_obbs for s in samples],
+                                     [s.pred_obbs for s in samples], True)
+    rows = [query_row(s, r, threshold, open_vocab, b, o)
+            for s, r, b, o in zip(samples, results["per_sample"], box_ious, obb_ious,
+                                  strict=True)]
     return sort_worst_first(rows)
 
 
@@ -170,6 +182,10 @@ def _in_range(value: float | None, low: float, high: float) -> bool:
     if low <= 0 and high >= 1:
         return True
     return value is not None and low <= value <= high
+
+
+def _haystack(row: dict[str, Any]) -> str:
+    return f"{row['query_id']} {row['text']} {row['category']}".lower()
 
 
 def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (),
@@ -199,7 +215,7 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (
                 or (failed_only and r["failure"] == "ok")
                 or (modality != "any" and iou is None)
                 or not _in_range(iou, low, high)
-                or (needle and needle not in f"{r['query_id']} {r['text']} {r['category']}".lower())):
+                or (needle and needle not in _haystack(r))):
             continue
         out.append(r)
     return out
@@ -210,6 +226,15 @@ def failure_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     counts = dict.fromkeys(TAGS, 0)
     for r in rows:
         counts[r["failure"]] += 1
+    return counts
+
+
+def outcome_counts(rows: Iterable[dict[str, Any]], outcomes: Sequence[str]) -> dict[str, int]:
+    """Number of queries per outcome, for the given outcomes in their order."""
+    counts = dict.fromkeys(outcomes, 0)
+    for r in rows:
+        if r["outcome"] in counts:
+            counts[r["outcome"]] += 1
     return counts
 
 

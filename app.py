@@ -1,0 +1,78 @@
+"""OVEarth Inspector — Overview page (``streamlit run app.py``; opens on assets/demo/)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ovearth_core import diagnose
+from ovearth_core.viz import figures
+from pages.common import sidebar, state, views
+
+st.set_page_config(page_title="OVEarth Inspector · Overview", layout="wide")
+st.title("OVEarth Inspector — Overview")
+run = sidebar.render()
+if run is None:
+    st.stop()
+
+results, rows = run.evaluation.results, run.evaluation.rows
+summary, task = results["summary"], run.options.task
+open_vocab = task == "vocabulary"
+state.sync_url(task=task)
+st.caption(f"**{state.TASK_LABELS[task]}** · submission **{run.submission_name}** · "
+           f"{summary['num_samples']:,} queries ({summary['num_positive']:,} positive) · "
+           f"modalities {', '.join(results['config']['modalities'])} · IoU threshold "
+           f"{run.options.iou_threshold:g} · evaluated in {run.evaluation.seconds:.1f} s")
+
+st.header("Key metrics")
+if open_vocab:
+    presence = summary["presence"]
+    views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
+                                    "FPR (negatives)": presence["fpr"],
+                                    "Negative accuracy": summary["negative_accuracy"]})
+for key, label in figures.MODALITY_LABELS.items():
+    if summary.get(key):
+        views.metric_cards(label, summary[key]["key_metrics"])
+
+left, right = st.columns(2)
+with left:
+    if open_vocab:
+        st.plotly_chart(figures.confusion_matrix(summary["presence"]), key="cm")
+        outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
+    else:
+        st.subheader("Hits and misses (IoU ≥ 0.5)")
+        outcomes = diagnose.OUTCOMES_GROUNDING
+    counts = diagnose.outcome_counts(rows, outcomes)
+    cols = st.columns(2)
+    for i, outcome in enumerate(outcomes):
+        with cols[i % 2]:
+            views.go_to_explorer(f"Show {counts[outcome]:,} {views.OUTCOME_WORDS[outcome]} →",
+                                 key=f"cell_{outcome}", outcomes=[outcome])
+with right:
+    st.subheader("Failure tags")
+    tags = diagnose.failure_counts(rows)
+    st.dataframe([{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
+                 width="stretch")
+    views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
+                         failed_only=True)
+    for tag in ("hallucination", "miss", "wrong object", "poor localisation"):
+        if tags[tag]:
+            views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}", failures=[tag])
+
+st.header("Modalities")
+a, b = st.columns(2)
+a.plotly_chart(figures.key_metric_bars(summary), key="bars")
+b.plotly_chart(figures.iou_histogram(rows), key="hist")
+if summary.get("bbox") or summary.get("oriented_bbox"):
+    a.plotly_chart(figures.f1_vs_iou(summary), key="f1iou")
+if summary.get("seg"):
+    b.plotly_chart(figures.precision_at(summary), key="prat")
+
+st.header("Per category")
+cat_rows = diagnose.category_rows(results["per_category"])
+metric = diagnose.primary_metric(cat_rows)
+c1, c2 = st.columns([3, 2])
+c1.dataframe(cat_rows, hide_index=True, width="stretch", height=460)
+if metric is not None:
+    weakest = diagnose.weakest(cat_rows, metric, 15)
+    c2.plotly_chart(figures.weakest_categories(weakest, metric, metric.replace("_", " ")),
+                    key="weak")

@@ -1,0 +1,1 @@
+"""Image loading, overlay drawing and plotly figures for the inspection app (no Streamlit)."""

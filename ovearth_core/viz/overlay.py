@@ -1,0 +1,285 @@
+"""Drawing one query's ground truth and prediction over its image.
+
+Coordinates are original image pixels (continuous, x right, y down), the frame
+of the annotation's ``width`` x ``height``; a :class:`~.images.DisplayImage`
+may be downscaled by ``scale`` display pixels per original pixel.
+
+Match colours: matched boxes green, false-positive predictions red, missed GT
+boxes orange. Masks: GT cyan, prediction magenta, or in the pixel mode TP green,
+FP red, FN orange. GT outlines are solid, predicted outlines dashed.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import plotly.graph_objects as go
+from PIL import Image, ImageDraw
+
+from .. import masks
+from ..types import Sample
+from .images import DisplayImage
+
+Region = tuple[float, float, float, float]  # x0, y0, x1, y1
+RGB8 = npt.NDArray[np.uint8]
+
+MATCHED = "#1db954"
+FALSE_POSITIVE = "#e53935"
+MISSED = "#ff9800"
+STATUS_COLOURS = {"matched": MATCHED, "false positive": FALSE_POSITIVE, "missed": MISSED}
+MASK_COLOURS: dict[str, tuple[int, int, int]] = {
+    "GT mask": (0, 190, 255), "predicted mask": (255, 0, 200),
+    "TP pixels": (29, 185, 84), "FP pixels": (229, 57, 53), "FN pixels": (255, 152, 0),
+}
+LAYERS: tuple[str, ...] = ("GT mask", "predicted mask", "GT HBB", "predicted HBB",
+                           "GT OBB", "predicted OBB")
+MAX_LABELS = 40
+# With more boxes than this, GT boxes go unlabelled (their hover text still tells).
+MAX_GT_LABELS_BOXES = 12
+
+
+def geometry_extent(sample: Sample, predictions: bool = True) -> Region | None:
+    """Envelope of every GT (and, with ``predictions``, predicted) mask, box and oriented
+    box; ``None`` if there is none."""
+    pairs = [(sample.gt_boxes, sample.gt_obbs, sample.gt_mask)]
+    if predictions:
+        pairs.append((sample.pred_boxes, sample.pred_obbs, sample.pred_mask))
+    boxes = []
+    for hbb, polys, rle in pairs:
+        boxes.append(np.asarray(hbb, dtype=float).reshape(-1, 4))
+        if len(polys):
+            boxes.append(np.concatenate([polys.min(axis=1), polys.max(axis=1)], axis=1))
+        env = masks.bbox_of(rle)
+        if env is not None:
+            x, y, w, h = env
+            boxes.append(np.array([[x, y, x + w, y + h]]))
+    stacked = np.concatenate(boxes)
+    if stacked.size == 0:
+        return None
+    return (float(stacked[:, 0].min()), float(stacked[:, 1].min()),
+            float(stacked[:, 2].max()), float(stacked[:, 3].max()))
+
+
+ZOOM_TARGETS: tuple[str, ...] = ("GT and predictions", "GT only", "full image")
+
+
+def zoom_region(sample: Sample, target: str = "GT and predictions", margin: float = 0.25,
+                min_size: float = 96.0) -> Region:
+    """The region to open on, in original pixels.
+
+    ``target`` (one of ``ZOOM_TARGETS``): the envelope of the GT and predicted
+    geometry, of the GT only (falling back to the predictions when there is no GT),
+    or the whole image. The envelope grows by ``margin`` of its size on each side,
+    to a square at least ``min_size`` pixels wide, clipped to the image. Without
+    any geometry: the whole image.
+    """
+    full = (0.0, 0.0, float(sample.width), float(sample.height))
+    if target == "full image":
+        return full
+    extent = geometry_extent(sample, predictions=target != "GT only")
+    if extent is None:
+        extent = geometry_extent(sample)
+    if extent is None:
+        return full
+    x0, y0, x1, y1 = extent
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    half_w = max((x1 - x0) * (1 + 2 * margin), min_size) / 2
+    half_h = max((y1 - y0) * (1 + 2 * margin), min_size) / 2
+    # Square-ish view so that thin objects keep context on their short side.
+    half = max(half_w, half_h)
+    nx0, nx1 = _clip_span(cx - half, cx + half, sample.width)
+    ny0, ny1 = _clip_span(cy - half, cy + half, sample.height)
+    return (nx0, ny0, nx1, ny1)
+
+
+def _clip_span(low: float, high: float, limit: float) -> tuple[float, float]:
+    """Shift ``[low, high]`` inside ``[0, limit]`` (shrinking only when it is longer)."""
+    span = min(high - low, limit)
+    low = min(max(low, 0.0), limit - span)
+    return low, low + span
+
+
+def match_status(n_gt: int, n_pred: int,
+                 matches: Sequence[Sequence[float]]) -> tuple[list[str], list[str],
+                                                              list[float | None],
+                                                              list[float | None]]:
+    """Status and matched IoU of every GT and predicted box from ``[[g, p, iou], ...]``.
+
+    Returns ``(gt_status, pred_status, gt_iou, pred_iou)``: ``matched`` or
+    ``missed`` per GT, ``matched`` or ``false positive`` per prediction.
+    """
+    gt_status, pred_status = ["missed"] * n_gt, ["false positive"] * n_pred
+    gt_iou: list[float | None] = [None] * n_gt
+    pred_iou: list[float | None] = [None] * n_pred
+    for g, p, iou in matches:
+        g, p = int(g), int(p)
+        gt_status[g], pred_status[p] = "matched", "matched"
+        gt_iou[g] = pred_iou[p] = float(iou)
+    return gt_status, pred_status, gt_iou, pred_iou
+
+
+def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bool_]:
+    """Decode a mask and resample it (nearest) to a display ``(h, w)``."""
+    if rle is None:
+        return np.zeros(shape, dtype=bool)
+    full = masks.decode(rle)
+    if full.shape != shape:
+        full = np.asarray(Image.fromarray(full * 255).resize((shape[1], shape[0]),
+                                                             Image.Resampling.NEAREST)) > 0
+    return full.astype(bool)
+
+
+def mask_layers(sample: Sample, shape: tuple[int, int], pixel_mode: bool,
+                layers: Collection[str]) -> list[tuple[str, npt.NDArray[np.bool_]]]:
+    """The coloured mask layers to paint, as ``(name in MASK_COLOURS, boolean (h, w))``."""
+    if pixel_mode:
+        gt, pred = _mask_at(sample.gt_mask, shape), _mask_at(sample.pred_mask, shape)
+        return [("TP pixels", gt & pred), ("FP pixels", pred & ~gt), ("FN pixels", gt & ~pred)]
+    return [(name, _mask_at(rle, shape))
+            for name, rle in (("GT mask", sample.gt_mask), ("predicted mask", sample.pred_mask))
+            if name in layers]
+
+
+def compose(image: DisplayImage, sample: Sample, layers: Collection[str] = LAYERS,
+            opacity: float = 0.45, pixel_mode: bool = False) -> RGB8:
+    """The display image with the mask layers alpha-blended in, ``(h, w, 3)`` uint8."""
+    out = image.rgb.astype(np.float32)
+    for name, mask in mask_layers(sample, image.rgb.shape[:2], pixel_mode, layers):
+        colour = np.array(MASK_COLOURS[name], dtype=np.float32)
+        out[mask] = (1 - opacity) * out[mask] + opacity * colour
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def _outline(geom: npt.NDArray[np.float64], oriented: bool) -> npt.NDArray[np.float64]:
+    """Closed outline ``(5, 2)`` of an xyxy box or a ``(4, 2)`` oriented box."""
+    if oriented:
+        pts = np.asarray(geom, dtype=float)
+    else:
+        x1, y1, x2, y2 = geom
+        pts = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]])
+    return np.vstack([pts, pts[:1]])
+
+
+def box_groups(sample: Sample, entry: dict[str, Any] | None,
+               oriented: bool) -> list[dict[str, Any]]:
+    """Every GT and predicted box of one modality with its status and label.
+
+    Each item: ``role`` (``GT``/``pred``), ``status``, ``outline`` ``(5, 2)``,
+    ``label`` (IoU and score) and ``colour``.
+    """
+    gt = sample.gt_obbs if oriented else sample.gt_boxes
+    pred = sample.pred_obbs if oriented else sample.pred_boxes
+    scores = sample.pred_obb_scores if oriented else sample.pred_box_scores
+    matches = entry["matches"] if entry else []
+    gs, ps, giou, piou = match_status(len(gt), len(pred), matches)
+    items = []
+    for i, g in enumerate(gt):
+        label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
+        items.append({"role": "GT", "status": gs[i], "outline": _outline(g, oriented),
+                      "label": label, "colour": STATUS_COLOURS[gs[i]]})
+    for i, p in enumerate(pred):
+        parts = []
+        if i < len(scores) and not np.isnan(scores[i]):
+            parts.append(f"score {scores[i]:.2f}")
+        parts.append(f"IoU {piou[i]:.2f}" if piou[i] is not None else "FP")
+        items.append({"role": "pred", "status": ps[i], "outline": _outline(p, oriented),
+                      "label": " · ".join(parts), "colour": STATUS_COLOURS[ps[i]]})
+    return items
+
+
+def _image_uri(rgb: RGB8) -> str:
+    buf = io.BytesIO()
+    Image.fromarray(rgb).save(buf, format="JPEG", quality=92)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
+                   layers: Collection[str] = LAYERS, opacity: float = 0.45,
+                   pixel_mode: bool = False, region: Region | None = None,
+                   height: int = 560) -> go.Figure:
+    """A zoomable plotly figure of the query: image + masks raster, box outlines on top.
+
+    Args:
+        image: the display image (or blank canvas) of the query's annotation.
+        sample: the query's geometry.
+        row: the query's per-sample result row (``bbox`` / ``oriented_bbox`` entries
+            give the matches).
+        layers: names from ``LAYERS`` to show.
+        region: initial view in original pixels (default: the whole image).
+    """
+    fig = go.Figure()
+    raster = compose(image, sample, layers, opacity, pixel_mode)
+    step = 1.0 / image.scale
+    fig.add_trace(go.Image(source=_image_uri(raster), x0=step / 2, y0=step / 2, dx=step, dy=step,
+                           hoverinfo="skip", name="image"))
+    for name in (("TP pixels", "FP pixels", "FN pixels") if pixel_mode else
+                 [n for n in ("GT mask", "predicted mask") if n in layers]):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
+                                 marker={"symbol": "square", "size": 12,
+                                         "color": f"rgb{MASK_COLOURS[name]}"}))
+    labels = 0
+    for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
+        items = box_groups(sample, row.get(key), oriented)
+        label_gt = len(items) <= MAX_GT_LABELS_BOXES
+        for item in items:
+            layer = f"{'GT' if item['role'] == 'GT' else 'predicted'} {tag}"
+            if layer not in layers:
+                continue
+            xy = item["outline"]
+            fig.add_trace(go.Scatter(
+                x=xy[:, 0], y=xy[:, 1], mode="lines", hoverinfo="text",
+                hovertext=f"{item['role']} {tag} — {item['status']}<br>{item['label']}",
+                line={"color": item["colour"], "width": 2.5 if item["role"] == "GT" else 2,
+                      "dash": "solid" if item["role"] == "GT" else "dash"},
+                name=f"{item['role']} {tag} {item['status']}",
+                legendgroup=f"{item['role']}{tag}{item['status']}", showlegend=False))
+            if labels < MAX_LABELS and (label_gt or item["role"] == "pred"):
+                labels += 1
+                # HBB labels sit above the box, OBB labels below, so the two do not collide.
+                pick = np.argmax if oriented else np.argmin
+                corner = xy[:-1][pick(xy[:-1, 1])]
+                fig.add_annotation(x=corner[0], y=corner[1], text=f"{tag} {item['label']}",
+                                   showarrow=False, yanchor="top" if oriented else "bottom",
+                                   xanchor="left", font={"size": 10, "color": "white"},
+                                   bgcolor=item["colour"], opacity=0.9)
+    for role, dash in (("GT", "solid"), ("pred", "dash")):
+        for status, colour in STATUS_COLOURS.items():
+            if (role, status) in (("GT", "false positive"), ("pred", "missed")):
+                continue
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
+                                     name=f"{role} box {status}",
+                                     line={"color": colour, "dash": dash, "width": 2.5}))
+    x0, y0, x1, y1 = region or (0.0, 0.0, float(image.width), float(image.height))
+    fig.update_xaxes(range=[x0, x1], showgrid=False, zeroline=False, constrain="domain")
+    fig.update_yaxes(range=[y1, y0], showgrid=False, zeroline=False, scaleanchor="x",
+                     constrain="domain")
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                      dragmode="pan", legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
+                      uirevision=f"{sample.sample_id}:{region}", plot_bgcolor="#202020")
+    return fig
+
+
+def thumbnail(image: DisplayImage, region: Region | None,
+              outlines: Sequence[tuple[npt.NDArray[np.float64], str]] = (),
+              max_side: int = 220) -> Image.Image:
+    """A small full-image view with box ``outlines`` (``(K, 2)`` points, ``#rrggbb``)
+    and the zoom ``region`` outlined in yellow (none when ``region`` is ``None``)."""
+    h, w = image.rgb.shape[:2]
+    factor = min(1.0, max_side / max(h, w))
+    thumb = Image.fromarray(image.rgb).resize((max(1, round(w * factor)),
+                                               max(1, round(h * factor))),
+                                              Image.Resampling.BILINEAR)
+    k = image.scale * factor
+    draw = ImageDraw.Draw(thumb)
+    for points, colour in outlines:
+        draw.line([(float(x) * k, float(y) * k) for x, y in points], fill=colour, width=2)
+    if region is not None:
+        x0, y0, x1, y1 = (v * k for v in region)
+        draw.rectangle([x0, y0, max(x0 + 2, x1 - 1), max(y0 + 2, y1 - 1)],
+                       outline=(255, 235, 0), width=2)
+    return thumb

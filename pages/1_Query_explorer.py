@@ -1,0 +1,34 @@
+"""Query explorer: every query of the task, filterable, worst first, with a viewer."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ovearth_core import diagnose
+from pages.common import explorer, sidebar, state, viewer
+
+st.set_page_config(page_title="OVEarth Inspector · Query explorer",
+                   layout="wide")
+st.title("Query explorer")
+run = sidebar.render()
+if run is None:
+    st.stop()
+
+task, rows = run.options.task, run.evaluation.rows
+with st.expander("Filters", expanded=True):
+    chosen = explorer.filters(rows, open_vocab=task == "vocabulary")
+    if st.button("Reset filters"):
+        state.set_filters()
+        st.rerun()
+shown = diagnose.filter_rows(rows, **chosen)
+ids = [r["query_id"] for r in shown]
+query_id = explorer.resolve_selection(task, ids, {r["query_id"] for r in rows})
+explorer.table(task, shown, len(rows))
+if query_id is None:
+    state.sync_url(task=task)
+    st.info("No query matches the filters. Loosen them, or press “Reset filters”.")
+    st.stop()
+state.sync_url(task=task, q=query_id)
+st.subheader("Viewer")
+explorer.navigator(task, shown, query_id)
+viewer.render(run, query_id, shown[ids.index(query_id)])

@@ -1,0 +1,119 @@
+"""Cached loading and evaluation (all of the app's caching lives here).
+
+Files are keyed by ``(resolved path, mtime_ns, size)``; uploads are written once
+to a temporary folder under their SHA-256, so their key is their content.
+Evaluation is cached per (ground truth, submission, task, options): selecting
+another query or filter never re-evaluates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ovearth_core import diagnose, io
+from ovearth_core.errors import OVEarthInputError, Problem
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.types import SampleList
+from ovearth_core.viz.images import DisplayImage, load_display_image
+
+UPLOAD_DIR = Path(tempfile.gettempdir()) / "ovearth_inspector_uploads"
+FileKey = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class Options:
+    task: str
+    modalities: tuple[str, ...]
+    iou_threshold: float
+    score_threshold: float | None
+    bbox_format: str
+
+
+@dataclass
+class Evaluation:
+    """One evaluation run: the results (or the problems that stopped it) and the table."""
+
+    results: dict[str, Any] | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def file_key(path: Path) -> FileKey:
+    """``(path, mtime_ns, size)``; a missing file gets ``(path, -1, -1)`` (read fails later)."""
+    try:
+        st_ = path.stat()
+    except OSError:
+        return (str(path), -1, -1)
+    return (str(path), st_.st_mtime_ns, st_.st_size)
+
+
+def save_upload(name: str, data: bytes) -> Path:
+    """Store uploaded bytes under their SHA-256 (same content, same path and cache key).
+
+    The file keeps the uploaded name (inside a folder named by the digest) so that
+    validation reports name the file the user knows.
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    safe = Path(name).name or "upload.json"
+    target = UPLOAD_DIR / digest / safe
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        tmp = target.with_suffix(".part")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+    return target
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _ground_truth(key: FileKey) -> io.GroundTruth:
+    return io.parse_ground_truth(io.read_json(key[0], "ground-truth"), key[0])
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
+            score_threshold: float | None, bbox_format: str) -> SampleList:
+    """Validated samples of one task (raises OVEarthInputError)."""
+    return io.load_samples(gt[0], pred[0], task, score_threshold, bbox_format, modalities,
+                           ground_truth=_ground_truth(gt))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
+    """Evaluate a submission; bad input comes back as ``problems``, never raised."""
+    start = time.perf_counter()
+    try:
+        loaded = samples(gt, pred, options.task, options.modalities, options.score_threshold,
+                         options.bbox_format)
+        results = evaluate_samples(loaded, options.iou_threshold)
+    except OVEarthInputError as err:
+        return Evaluation(problems=err.problems)
+    rows = diagnose.query_rows(loaded, results)
+    return Evaluation(results, rows, seconds=time.perf_counter() - start)
+
+
+@st.cache_resource(show_spinner=False, max_entries=24)
+def display_image(images_dir: str, image_path: str, width: int, height: int,
+                  stamp: tuple[int, int]) -> DisplayImage:
+    """The display image of an annotation; ``stamp`` (mtime, size) invalidates edits."""
+    return load_display_image(images_dir, image_path, width, height)
+
+
+def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
+    _, mtime, size = file_key(images_dir / image_path)
+    return (mtime, size)
+
+
+def clear_caches() -> None:
+    """Forget every cached result (used by tests and the sidebar's reload button)."""
+    _ground_truth.clear()
+    samples.clear()
+    evaluate.clear()
+    display_image.clear()

@@ -1,0 +1,92 @@
+"""Explorer widgets: filters, the query table and previous/next navigation."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import streamlit as st
+
+from ovearth_core import diagnose
+
+from . import state, views
+
+MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
+
+
+def filters(rows: list[dict[str, Any]], open_vocab: bool) -> dict[str, Any]:
+    """Draw the filter widgets; return keyword arguments for ``diagnose.filter_rows``."""
+    ss = st.session_state
+    top = st.columns([1.2, 2, 2, 1.3])
+    top[0].toggle("Failed queries only", **state.bind("flt_failed_only"))
+    outcomes = diagnose.OUTCOMES_OV if open_vocab else diagnose.OUTCOMES_GROUNDING
+    top[1].multiselect("Outcome", outcomes, **state.bind("flt_outcomes", outcomes))
+    top[2].multiselect("Failure tag", diagnose.TAGS, **state.bind("flt_failures", diagnose.TAGS))
+    top[3].text_input("Search text / id", **state.bind("flt_text"))
+    bottom = st.columns([2, 1, 1.3, 1.7])
+    categories = sorted({r["category"] for r in rows})
+    bottom[0].multiselect("Category", categories, **state.bind("flt_categories", categories))
+    polarities = ("all", "positive", "negative") if open_vocab else ("all",)
+    bottom[1].selectbox("Polarity", polarities, **state.bind("flt_polarity", polarities))
+    bottom[2].selectbox("Modality (for IoU range)", MODALITY_FILTERS,
+                        **state.bind("flt_modality", MODALITY_FILTERS))
+    ss["flt_iou"] = tuple(ss["flt_iou"])
+    bottom[3].slider("IoU range", 0.0, 1.0, step=0.05, **state.bind("flt_iou"))
+    return {"categories": ss["flt_categories"], "outcomes": ss["flt_outcomes"],
+            "failures": ss["flt_failures"], "polarity": ss["flt_polarity"],
+            "modality": ss["flt_modality"], "iou_range": tuple(ss["flt_iou"]),
+            "text": ss["flt_text"], "failed_only": ss["flt_failed_only"]}
+
+
+def resolve_selection(task: str, ids: list[str], all_ids: set[str]) -> str | None:
+    """The query to show: the stored one if it passes the filters, else the first shown."""
+    wanted = state.selected_query(task)
+    if wanted in ids:
+        return wanted
+    if wanted and wanted not in all_ids:
+        st.warning(f"Query `{wanted}` is not in the {state.TASK_LABELS[task]} task; "
+                   "showing the first query of the list instead.")
+    if not ids:
+        return None
+    state.select_query(task, ids[0])
+    return ids[0]
+
+
+def _on_table_select(task: str, ids: list[str]) -> None:
+    picked = st.session_state["qtable"].selection.rows
+    if picked and picked[0] < len(ids):
+        state.select_query(task, ids[picked[0]])
+
+
+def table(task: str, shown: list[dict[str, Any]], total: int) -> None:
+    ids = [r["query_id"] for r in shown]
+    st.caption(f"{len(shown):,} of {total:,} queries, worst first · click a row to view it")
+    st.dataframe(views.rows_frame(shown), hide_index=True, width="stretch", height=300,
+                 column_config=views.TABLE_CONFIG, on_select=partial(_on_table_select, task, ids),
+                 selection_mode="single-row", key="qtable")
+
+
+def _step(task: str, ids: list[str], current: str, delta: int) -> None:
+    i = ids.index(current)
+    state.select_query(task, ids[min(max(i + delta, 0), len(ids) - 1)])
+
+
+def _on_pick(task: str) -> None:
+    state.select_query(task, st.session_state["_w_query"])
+
+
+def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
+    """Selectbox of the shown queries (filtered order) with previous / next buttons."""
+    ids = [r["query_id"] for r in shown]
+    labels = {r["query_id"]: f"{r['query_id']} — {r['text'][:60]} [{r['failure']}]"
+              for r in shown}
+    i = ids.index(current)
+    cols = st.columns([1, 6, 1])
+    cols[0].button("◀ Previous", on_click=_step, args=(task, ids, current, -1),
+                   disabled=i == 0, width="stretch")
+    st.session_state["_w_query"] = current
+    cols[1].selectbox("Query", ids, key="_w_query", format_func=labels.get,
+                      on_change=_on_pick, args=(task,), label_visibility="collapsed")
+    cols[2].button("Next ▶", on_click=_step, args=(task, ids, current, 1),
+                   disabled=i == len(ids) - 1, width="stretch")
+    st.caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list")

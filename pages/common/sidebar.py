@@ -1,0 +1,134 @@
+"""The shared sidebar: data panel (paths or uploads) and evaluation options.
+
+Every page calls :func:`render` first; it initialises state, draws the panel,
+runs the (cached) evaluation and returns a :class:`Run`, or shows the
+validation report and returns ``None`` so the page can stop cleanly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from ovearth_core.io import BBOX_FORMATS
+from ovearth_core.types import MODALITIES
+
+from . import data, state, views
+
+IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a page needs: the evaluation, its options and where the images are."""
+
+    evaluation: data.Evaluation
+    options: data.Options
+    gt: data.FileKey
+    pred: data.FileKey
+    images_dir: Path
+    submission_name: str
+
+
+def _pick_submission() -> None:
+    st.session_state["pred_path"] = st.session_state["_w_pick"]
+    st.session_state["pred_upload"] = None
+
+
+def _on_upload(role: str) -> None:
+    """Store (or, when the user removed it, forget) an upload; callbacks only run on a
+    user's change, so the upload survives page switches, which reset the widget."""
+    file = st.session_state[f"_up_{role}"]
+    st.session_state[f"{role}_upload"] = None if file is None else (
+        file.name, str(data.save_upload(file.name, file.getvalue())))
+
+
+def _upload(role: str, label: str) -> None:
+    st.file_uploader(label, type="json", key=f"_up_{role}", on_change=_on_upload,
+                     args=(role,))
+    current = st.session_state[f"{role}_upload"]
+    if current is not None:
+        st.caption(f"Using the uploaded **{current[0]}** (not the path above).")
+        if st.button("Use the path instead", key=f"_clear_{role}"):
+            st.session_state[f"{role}_upload"] = None
+            st.rerun()
+
+
+def _data_panel() -> None:
+    ss = st.session_state
+    st.text_input("Ground truth JSON", **state.bind("gt_path"),
+                  help="Path (relative to the app folder or absolute).")
+    _upload("gt", "…or upload ground truth")
+    st.text_input("Images folder", **state.bind("images_dir"),
+                  help="image_path of every annotation is resolved inside this folder.")
+    found = state.submissions(ss["gt_path"])
+    if found:
+        ss["_w_pick"] = ss["pred_path"] if ss["pred_path"] in found else found[0]
+        st.selectbox("Submission", found, key="_w_pick", on_change=_pick_submission,
+                     format_func=lambda p: Path(p).stem)
+    st.text_input("Submission path", **state.bind("pred_path"))
+    _upload("pred", "…or upload a submission")
+
+
+def _options_panel() -> None:
+    st.radio("Task", state.TASKS, format_func=state.TASK_LABELS.get, horizontal=True,
+             **state.bind("task", state.TASKS))
+    st.toggle("Modalities from the submission (auto)", **state.bind("auto_modalities"),
+              help="Evaluate the modalities the submission has non-empty predictions for. "
+                   "Turn off to declare them, as official runs do.")
+    st.multiselect("Modalities", MODALITIES, disabled=st.session_state["auto_modalities"],
+                   **state.bind("modalities", MODALITIES))
+    st.select_slider("IoU threshold (box matching)", IOU_CHOICES,
+                     **state.bind("iou_threshold", IOU_CHOICES))
+    st.checkbox("Filter boxes by score", **state.bind("use_score_threshold"))
+    if st.session_state["use_score_threshold"]:
+        st.number_input("Score threshold", min_value=0.0, max_value=1.0, step=0.05,
+                        **state.bind("score_threshold"))
+    st.radio("Predicted bbox format", BBOX_FORMATS, horizontal=True,
+             **state.bind("bbox_format", BBOX_FORMATS))
+
+
+def current_options() -> data.Options:
+    ss = st.session_state
+    return data.Options(
+        task=ss["task"],
+        modalities=("auto",) if ss["auto_modalities"] else tuple(
+            m for m in MODALITIES if m in ss["modalities"]),
+        iou_threshold=float(ss["iou_threshold"]),
+        score_threshold=float(ss["score_threshold"]) if ss["use_score_threshold"] else None,
+        bbox_format=ss["bbox_format"])
+
+
+def render() -> Run | None:
+    """Draw the sidebar and evaluate; ``None`` (with the report shown) on bad input."""
+    state.init_state()
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("Data")
+        _data_panel()
+        st.subheader("Evaluation options")
+        _options_panel()
+        if st.button("Reload files", help="Forget cached results and read the files again."):
+            data.clear_caches()
+    gt_path = Path(ss["gt_upload"][1]) if ss["gt_upload"] else state.resolve(ss["gt_path"])
+    pred_path = Path(ss["pred_upload"][1]) if ss["pred_upload"] else state.resolve(ss["pred_path"])
+    options = current_options()
+    gt, pred = data.file_key(gt_path), data.file_key(pred_path)
+    try:
+        with st.spinner(f"Evaluating {pred_path.name} ({state.TASK_LABELS[options.task]})…"):
+            evaluation = data.evaluate(gt, pred, options)
+    except Exception as err:  # a bug in the evaluator must not end the app
+        st.error(f"The evaluator failed unexpectedly ({type(err).__name__}: {err}). Other "
+                 "files, tasks or options may still work; please report this with the files.")
+        return None
+    if evaluation.problems:
+        views.problems_report(evaluation.problems, gt_path, pred_path)
+        return None
+    images_dir = state.resolve(ss["images_dir"])
+    if not images_dir.is_dir():
+        st.warning(f"Images folder not found: {images_dir}. Overlays are drawn on blank canvases; "
+                   "set the folder in the sidebar.")
+    name = ss["pred_upload"][0] if ss["pred_upload"] else pred_path.name
+    return Run(evaluation, options, gt, pred, images_dir, name)

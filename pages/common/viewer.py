@@ -1,0 +1,81 @@
+"""The viewer of one query: overlay figure, thumbnail, query facts and metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core.viz import overlay
+
+from . import data, state, views
+from .sidebar import Run
+
+
+def _sample_and_row(run: Run, query_id: str) -> tuple[Any, dict[str, Any]]:
+    o = run.options
+    loaded = data.samples(run.gt, run.pred, o.task, o.modalities, o.score_threshold,
+                          o.bbox_format)
+    index = next(i for i, s in enumerate(loaded) if s.sample_id == query_id)
+    return loaded[index], run.evaluation.results["per_sample"][index]
+
+
+def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
+    out = []
+    seg = row["seg"]
+    if seg:
+        out.append({"modality": "mask", "IoU": views.fmt(seg["iou"]), "F1/Dice": views.fmt(
+            seg["dice"]), "P": views.fmt(seg["precision"]), "R": views.fmt(seg["recall"]),
+            "GT / pred": f"{seg['gt_area']:,} / {seg['pred_area']:,} px"})
+    for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+        e = row[key]
+        if e:
+            out.append({"modality": label, "IoU": views.fmt(e["mean_matched_iou"]),
+                        "F1/Dice": views.fmt(e["f1"]), "P": views.fmt(e["precision"]),
+                        "R": views.fmt(e["recall"]),
+                        "GT / pred": f"{e['num_gt']} / {e['num_pred']} (TP {e['tp']})"})
+    return pd.DataFrame(out)
+
+
+def _controls() -> None:
+    cols = st.columns([3, 1.3, 1.2, 1.2])
+    cols[0].multiselect("Layers", overlay.LAYERS, **state.bind("view_layers", overlay.LAYERS))
+    cols[1].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
+    cols[2].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    cols[3].selectbox("Open zoomed to", overlay.ZOOM_TARGETS,
+                      **state.bind("view_zoom", overlay.ZOOM_TARGETS))
+
+
+def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
+    sample, row = _sample_and_row(run, query_id)
+    stamp = data.image_stamp(run.images_dir, sample.image_path)
+    image = data.display_image(str(run.images_dir), sample.image_path, sample.width,
+                               sample.height, stamp)
+    ss = st.session_state
+    _controls()
+    region = overlay.zoom_region(sample, ss["view_zoom"])
+    left, right = st.columns([3, 1.25])
+    with left:
+        if image.notice:
+            st.info(image.notice, icon=":material/broken_image:")
+        fig = overlay.overlay_figure(image, sample, row, ss["view_layers"], ss["view_opacity"],
+                                     ss["view_pixel_mode"], region)
+        st.plotly_chart(fig, key="overlay", config={"scrollZoom": True})
+    with right:
+        st.markdown(f"### `{query_id}`")
+        st.markdown(f"**{sample.phrase}**")
+        st.markdown(f"Category: **{sample.category}** · {table_row['polarity']} query  \n"
+                    f"Outcome: **{table_row['outcome']}** · Failure: **{table_row['failure']}**")
+        if table_row["failure_detail"]:
+            st.caption(table_row["failure_detail"])
+        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
+        st.caption(f"Image `{sample.image_path}` · {sample.width} × {sample.height} px")
+        outlines = [(i["outline"], i["colour"])
+                    for key, oriented in (("bbox", False), ("oriented_bbox", True))
+                    for i in overlay.box_groups(sample, row[key], oriented) if row[key]]
+        st.image(overlay.thumbnail(image, region, outlines),
+                 caption="Full image with all boxes; yellow = the view it opened on", width=240)
+        st.caption("Boxes: green matched · red false positive · orange missed GT; "
+                   "GT solid, prediction dashed. Scroll or drag to zoom and pan; "
+                   "double-click resets the view.")

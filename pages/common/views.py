@@ -1,0 +1,78 @@
+"""Rendering helpers shared by the pages (validation report, metric cards, navigation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core.errors import MAX_REPORTED, Problem
+
+from . import state
+
+KEY_METRIC_LABELS = {
+    "mcc": "MCC", "positive_macro_precision": "Macro precision",
+    "positive_macro_recall": "Macro recall", "positive_macro_miou": "Macro mIoU",
+    "positive_micro_miou": "Micro mIoU", "positive_micro_precision": "Micro precision",
+    "positive_micro_recall": "Micro recall", "positive_micro_f1": "Micro F1",
+    "positive_mean_micro_f1@[0.5:0.95]": "F1@[.5:.95]",
+}
+OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true negatives",
+                 "FN": "false negatives", "hit": "hits (IoU ≥ 0.5)", "miss": "misses (IoU < 0.5)"}
+
+
+def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> None:
+    """The evaluator's validation report: what is wrong, where, and how to fix it."""
+    total = len(problems)
+    lines = [f"**The input could not be evaluated: {total} problem{'s' * (total != 1)} found.** "
+             "Fix the file or option named below (or choose other files in the sidebar); "
+             "the rest of the app keeps working."]
+    for p in problems[:MAX_REPORTED]:
+        where = f"`{Path(p.file).name}`" if p.file != "(options)" else "options"
+        qid = f", query `{p.query_id}`" if p.query_id else ""
+        lines.append(f"- {where}{qid}, field `{p.field}`: expected {p.expected}; "
+                     f"found {p.found}")
+    if total > MAX_REPORTED:
+        lines.append(f"- … and {total - MAX_REPORTED} more (full list below)")
+    st.error("\n".join(lines))
+    st.dataframe(pd.DataFrame([{"file": p.file, "query_id": p.query_id, "field": p.field,
+                                "expected": p.expected, "found": p.found} for p in problems]),
+                 hide_index=True, width="stretch")
+    st.caption(f"Ground truth: {gt_path} · Submission: {pred_path}")
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def metric_cards(title: str, metrics: dict[str, Any]) -> None:
+    """One row of st.metric cards for a modality's key metrics."""
+    st.markdown(f"**{title}**")
+    cols = st.columns(max(1, len(metrics)))
+    for col, (key, value) in zip(cols, metrics.items(), strict=True):
+        col.metric(KEY_METRIC_LABELS.get(key, key), fmt(value))
+
+
+def go_to_explorer(label: str, key: str, **filters: Any) -> None:
+    """A button that sets the explorer's filters and switches to the explorer page."""
+    if st.button(label, key=key, width="stretch"):
+        state.set_filters(**filters)
+        st.switch_page(state.EXPLORER_PAGE)
+
+
+def rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    columns = ["query_id", "text", "category", "polarity", "outcome", "failure", "seg_iou",
+               "bbox_f1", "obb_f1", "num_gt", "num_pred", "failure_detail"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+TABLE_CONFIG = {
+    "query_id": st.column_config.TextColumn("query"),
+    "text": st.column_config.TextColumn("text", width="medium"),
+    "seg_iou": st.column_config.NumberColumn("seg IoU", format="%.3f"),
+    "bbox_f1": st.column_config.NumberColumn("HBB F1", format="%.3f"),
+    "obb_f1": st.column_config.NumberColumn("OBB F1", format="%.3f"),
+    "failure_detail": st.column_config.TextColumn("detail"),
+}

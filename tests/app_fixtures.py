@@ -1,0 +1,144 @@
+"""A tiny OVEarth dataset written into a temporary folder, for the app and viz tests.
+
+Layout written by :func:`write_dataset` (paths relative to ``root``)::
+
+    ground_truth.json
+    images/rgb.png            64 x 48 RGB
+    images/sixteen.tif        64 x 48 single-band 16-bit
+    images/four_band.tif      64 x 48 4-band (RGBA) 8-bit
+    predictions/model_a.json  mostly right, with one failure of each kind
+    predictions/model_b.json  mostly wrong
+
+Annotation ``a4`` points at ``images/missing.png``, which is never written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from ovearth_core.masks import encode
+
+W, H = 64, 48
+
+
+@dataclass(frozen=True)
+class Dataset:
+    root: Path
+    gt: Path
+    images: Path
+    model_a: Path
+    model_b: Path
+
+
+def rect_mask(x1: int, y1: int, x2: int, y2: int) -> np.ndarray:
+    """A (H, W) 0/1 mask with the rectangle [x1, x2) x [y1, y2) set."""
+    m = np.zeros((H, W), dtype=np.uint8)
+    m[y1:y2, x1:x2] = 1
+    return m
+
+
+def _obb(x1: float, y1: float, x2: float, y2: float) -> list[list[float]]:
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+
+
+def _annotation(ann_id: str, image: str, category: str, box: tuple[int, int, int, int]) -> dict:
+    x1, y1, x2, y2 = box
+    return {
+        "id": ann_id, "image_path": image, "width": W, "height": H, "category_name": category,
+        "segmentation": encode(rect_mask(*box)),
+        "bbox": [[x1, y1, x2 - x1, y2 - y1]],
+        "oriented_bbox": [_obb(x1, y1, x2, y2)],
+    }
+
+
+def _pred(qid: str, box: tuple[int, int, int, int] | None, extra_boxes: int = 0,
+          score: float = 0.9) -> dict:
+    if box is None:
+        return {"query_id": qid, "segmentation": None, "bbox": [], "oriented_bbox": []}
+    boxes = [box] * (1 + extra_boxes)
+    return {
+        "query_id": qid,
+        "segmentation": encode(rect_mask(*box)),
+        "bbox": [{"bbox": list(b), "score": score} for b in boxes],
+        "oriented_bbox": [{"polygon": _obb(*b), "score": score} for b in boxes],
+    }
+
+
+GROUND_TRUTH = {
+    "annotations": [
+        _annotation("a1", "images/rgb.png", "storage tank", (10, 10, 20, 20)),
+        _annotation("a2", "images/sixteen.tif", "ship", (30, 20, 44, 30)),
+        _annotation("a3", "images/four_band.tif", "bridge", (5, 30, 25, 40)),
+        _annotation("a4", "images/missing.png", "storage tank", (40, 5, 50, 15)),
+    ],
+    "tasks": {
+        "open_vocabulary": [
+            {"query_id": "ov_000001", "ann_id": "a1", "type": "positive", "phrase": "storage tank"},
+            {"query_id": "ov_000002", "ann_id": "a1", "type": "negative", "phrase": "ship"},
+            {"query_id": "ov_000003", "ann_id": "a2", "type": "positive", "phrase": "ship"},
+            {"query_id": "ov_000004", "ann_id": "a2", "type": "negative", "phrase": "bridge"},
+            {"query_id": "ov_000005", "ann_id": "a3", "type": "positive", "phrase": "bridge"},
+            {"query_id": "ov_000006", "ann_id": "a4", "type": "positive", "phrase": "oil tank"},
+        ],
+        "referring": [
+            {"query_id": "ref_000001", "ann_id": "a1", "query": "the tank in the top left"},
+            {"query_id": "ref_000002", "ann_id": "a2", "query": "the ship near the bridge"},
+        ],
+        "reasoning": [
+            {"query_id": "rea_000001", "ann_id": "a3", "query": "structure for crossing water"},
+            {"query_id": "rea_000002", "ann_id": "a4", "query": "container for storing oil"},
+        ],
+    },
+}
+
+# model_a: ov_000001 ok; ov_000002 hallucination; ov_000003 poor localisation;
+# ov_000004 true negative; ov_000005 duplicates; ov_000006 miss.
+MODEL_A = {"tasks": {
+    "open_vocabulary": [
+        _pred("ov_000001", (10, 10, 20, 20)),
+        _pred("ov_000002", (50, 30, 60, 40)),
+        _pred("ov_000003", (36, 24, 50, 34)),
+        _pred("ov_000004", None),
+        _pred("ov_000005", (5, 30, 25, 40), extra_boxes=1),
+        _pred("ov_000006", None),
+    ],
+    "referring": [_pred("ref_000001", (10, 10, 20, 20)), _pred("ref_000002", (0, 0, 8, 8))],
+    "reasoning": [_pred("rea_000001", (5, 30, 25, 40)), _pred("rea_000002", (40, 5, 50, 15))],
+}}
+
+# model_b: everything on the wrong object.
+MODEL_B = {"tasks": {
+    "open_vocabulary": [_pred(q["query_id"], (0, 0, 6, 6))
+                        for q in GROUND_TRUTH["tasks"]["open_vocabulary"]],
+    "referring": [_pred("ref_000001", (0, 0, 6, 6))],
+    "reasoning": [],
+}}
+
+
+def write_images(images: Path) -> None:
+    images.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 255, (H, W, 3), dtype=np.uint8)
+    Image.fromarray(rgb).save(images / "rgb.png")
+    sixteen = (np.linspace(1000, 3000, W * H).reshape(H, W)).astype(np.uint16)
+    Image.fromarray(sixteen).save(images / "sixteen.tif")
+    four = rng.integers(0, 255, (H, W, 4), dtype=np.uint8)
+    Image.fromarray(four).save(images / "four_band.tif")
+
+
+def write_dataset(root: Path) -> Dataset:
+    """Write the tiny dataset under ``root`` and return its paths."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_images(root / "images")
+    (root / "predictions").mkdir(exist_ok=True)
+    gt = root / "ground_truth.json"
+    gt.write_text(json.dumps(GROUND_TRUTH))
+    a, b = root / "predictions" / "model_a.json", root / "predictions" / "model_b.json"
+    a.write_text(json.dumps(MODEL_A))
+    b.write_text(json.dumps(MODEL_B))
+    return Dataset(root, gt, root, a, b)

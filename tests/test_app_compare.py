@@ -1,0 +1,130 @@
+"""AppTest of the Compare page (pages/3_Compare.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from app_fixtures import Dataset, write_dataset
+from streamlit.testing.v1 import AppTest
+
+from ovearth_core.compare import Comparison, compare_results
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/3_Compare.py"
+ALL = ("segmentation", "bbox", "oriented_bbox")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> Iterator[None]:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture()
+def ds(tmp_path: Path) -> Dataset:
+    return write_dataset(tmp_path / "data")
+
+
+def _compare_page(ds: Dataset, **state: object) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["gt_path"] = str(ds.gt)
+    at.session_state["images_dir"] = str(ds.images)
+    at.session_state["pred_path"] = str(ds.model_a)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(PAGE)
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _same(shown: object, value: float | None) -> None:
+    """A table cell equals the core's value; null shows as NaN or None."""
+    if value is None:
+        assert shown is None or math.isnan(shown)
+    else:
+        assert shown == pytest.approx(value)
+
+
+def _expected(ds: Dataset, task: str) -> Comparison:
+    a, b = (evaluate_samples(load_samples(ds.gt, p, task, modalities=ALL), 0.5)
+            for p in (ds.model_a, ds.model_b))
+    return compare_results(a, b)
+
+
+def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None:
+    at = _compare_page(ds)
+    _ok(at)
+    assert at.selectbox(key="cmp_b_path").value.endswith("model_b.json")
+    expected = _expected(ds, "vocabulary")
+    table = at.dataframe[0].value
+    assert len(table) == len(expected.metrics) == 13
+    for (_, row), m in zip(table.iterrows(), expected.metrics, strict=True):
+        for column, value in (("A", m.a), ("B", m.b), ("Δ B − A", m.diff),
+                              ("CI low", m.ci_low), ("CI high", m.ci_high)):
+            _same(row[column], value)
+    agreement = at.dataframe[1].value
+    presence = agreement.iloc[0]
+    exp = expected.agreements[0]
+    assert presence["table"] == "presence"
+    assert (presence["only model_a right"], presence["only model_b right"]) == (exp.only_a,
+                                                                               exp.only_b)
+    assert presence["McNemar p"] == pytest.approx(exp.p_value)
+    downloads = at.get("download_button")
+    assert len(downloads) == 3  # two overlays and the report
+    assert len(at.get("image")) == 2
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
+    at = _compare_page(ds, task="referring")
+    _ok(at)
+    expected = _expected(ds, "referring")
+    assert len(at.dataframe[0].value) == len(expected.metrics) == 12
+    at.radio(key="cmp_modality").set_value("bbox").run()
+    _ok(at)
+    assert at.radio(key="cmp_modality").value == "bbox"
+
+
+def test_compare_page_reports_a_bad_submission_b(ds: Dataset) -> None:
+    # Sorted first among the other submissions, so it is B by default.
+    bad = ds.model_a.parent / "broken.json"
+    bad.write_text(json.dumps({"tasks": {"open_vocabulary": [{"query_id": "nope"}]}}))
+    at = _compare_page(ds)
+    assert at.selectbox(key="cmp_b_path").value.endswith("broken.json")
+    assert not at.exception
+    assert at.error and "could not be evaluated" in at.error[0].value
+    assert "nope" in at.error[0].value
+    assert not at.get("download_button")  # the page stopped before any comparison
+
+
+def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
+    # The sidebar's "auto" would read a masks-only B with masks only; the page evaluates
+    # B with A's modalities instead, so boxes B never gave count as misses.
+    doc = json.loads(ds.model_b.read_text())
+    for rows in doc["tasks"].values():
+        for row in rows:
+            row["bbox"], row["oriented_bbox"] = [], []
+    masks_only = ds.model_a.parent / "a_masks_only.json"  # sorted first: B by default
+    masks_only.write_text(json.dumps(doc))
+    at = _compare_page(ds, auto_modalities=True)
+    _ok(at)
+    assert at.selectbox(key="cmp_b_path").value.endswith("a_masks_only.json")
+    assert "modalities bbox, oriented_bbox, segmentation" in at.caption[0].value
+    table = at.dataframe[0].value
+    assert len(table) == 13
+    recall = table[(table["modality"] == "HBB") & (table["metric"] == "mi-recall")].iloc[0]
+    assert recall["B"] == 0.0 and recall["A"] > 0

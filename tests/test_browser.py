@@ -1,0 +1,202 @@
+"""Real browser tests: headless Chromium (Python playwright) against `streamlit run app.py`.
+
+The app code (app.py, pages/, .streamlit/) is copied next to a tiny dataset written as
+``assets/demo`` in a temporary folder, so the app opens on it with no arguments, as it
+opens on the bundled demo. Screenshots go to the test's tmp dir and /tmp/ovearth_shots/.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from app_fixtures import write_dataset
+from playwright.sync_api import Page, expect, sync_playwright
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOTS = Path("/tmp/ovearth_shots")
+IDLE = '[data-test-script-state="notRunning"]'
+MS = 120_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("app")
+    shutil.copy(REPO / "app.py", root / "app.py")
+    shutil.copytree(REPO / "pages", root / "pages",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / ".streamlit", root / ".streamlit")
+    write_dataset(root / "assets" / "demo")
+    return root
+
+
+class Server:
+    def __init__(self, app_dir: Path, log: Path):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port),
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=app_dir, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read() == b"ok":
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"streamlit did not become healthy: {log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+
+
+def _server(app_dir: Path, log: Path) -> Iterator[Server]:
+    server = Server(app_dir, log)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def server(app_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    yield from _server(app_dir, tmp_path / "server.log")
+
+
+@pytest.fixture()
+def fresh_server(app_dir: Path, tmp_path: Path) -> Iterator[Server]:
+    """Another server process, started for the test alone (nothing cached)."""
+    yield from _server(app_dir, tmp_path / "fresh_server.log")
+
+
+@pytest.fixture()
+def page() -> Iterator[Page]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 2400})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+            browser.close()
+
+
+def _settle(page: Page, text: str) -> None:
+    """Wait for ``text`` to appear and the script to finish its run."""
+    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
+    page.wait_for_selector(IDLE, timeout=MS)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+
+
+def _shoot(page: Page, tmp_path: Path, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(500)  # let plotly finish its layout transition
+    page.screenshot(path=str(tmp_path / name), full_page=True)
+    shutil.copy(tmp_path / name, SHOTS / name)
+
+
+def _viewer_shows(page: Page, query_id: str) -> None:
+    expect(page.locator("h3", has_text=query_id)).to_be_visible(timeout=MS)
+    overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image"))
+    expect(overlay.first).to_be_visible(timeout=MS)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_overview_cell_link_leads_to_query(server: Server, page: Page, tmp_path: Path) -> None:
+    page.goto(server.url)
+    _settle(page, "Presence confusion matrix")
+    expect(page.get_by_text("Key metrics", exact=True)).to_be_visible()
+    assert page.locator('[data-testid="stMetric"]').count() >= 8
+    assert page.locator(".js-plotly-plot").count() >= 4
+    _shoot(page, tmp_path, "overview.png")
+    page.get_by_role("button", name="Show 1 false positives →").click()
+    page.wait_for_url("**/Query_explorer**", timeout=MS)
+    _settle(page, "Viewer")
+    _viewer_shows(page, "ov_000002")
+    assert "q=ov_000002" in page.url and "task=vocabulary" in page.url
+    _shoot(page, tmp_path, "explorer_false_positive.png")
+    expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()  # the only FP query
+    page.goto(server.url)
+    _settle(page, "Presence confusion matrix")
+    page.get_by_role("button", name="Show 4 failed queries →").click()
+    page.wait_for_url("**/Query_explorer**", timeout=MS)
+    _settle(page, "Viewer")
+    _viewer_shows(page, "ov_000002")
+    page.get_by_role("button", name="Next ▶").click()
+    _settle(page, "Query 2 of 4")
+    _viewer_shows(page, "ov_000006")
+    assert "q=ov_000006" in page.url
+
+
+def test_deep_link_in_fresh_server(fresh_server: Server, page: Page, tmp_path: Path) -> None:
+    page.goto(f"{fresh_server.url}/Query_explorer?task=vocabulary&q=ov_000006")
+    _settle(page, "image file not found")
+    _viewer_shows(page, "ov_000006")
+    expect(page.get_by_text("blank 64 x 48 canvas").first).to_be_visible()
+    _shoot(page, tmp_path, "explorer_missing_image.png")
+    page.goto(f"{fresh_server.url}/Query_explorer?task=vocabulary&q=ov_000003")
+    _settle(page, "Viewer")
+    _viewer_shows(page, "ov_000003")
+    assert page.get_by_text("image file not found").count() == 0
+    _shoot(page, tmp_path, "explorer_tiff.png")
+    page.goto(f"{fresh_server.url}/Query_explorer?task=referring&q=ref_000002")
+    _settle(page, "Viewer")
+    _viewer_shows(page, "ref_000002")
+    expect(page.get_by_text("Outcome: miss", exact=False).first).to_be_visible()
+
+
+def test_uploaded_bad_ground_truth_shows_report(server: Server, page: Page,
+                                                tmp_path: Path) -> None:
+    bad = tmp_path / "uploaded_gt.json"
+    bad.write_text('{"annotations": [{"id": "a1", "image_path": "x.png", "width": 0}], '
+                   '"tasks": {}}')
+    page.goto(server.url)
+    _settle(page, "Presence confusion matrix")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    _settle(page, "could not be evaluated")
+    expect(page.get_by_text("annotations[0].width", exact=False).first).to_be_visible()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    _shoot(page, tmp_path, "bad_upload_report.png")
+    expect(page.get_by_text("uploaded_gt.json, field", exact=False).first).to_be_visible()
+    page.get_by_role("button", name="Remove uploaded_gt.json").click()
+    _settle(page, "Presence confusion matrix")
+    assert page.get_by_text("could not be evaluated").count() == 0
+    # an upload survives a page switch; "Use the path instead" drops it
+    again = tmp_path / "again.json"
+    again.write_text(bad.read_text())
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(again))
+    _settle(page, "could not be evaluated")
+    page.get_by_role("link", name="Query explorer").click()
+    page.wait_for_url("**/Query_explorer**", timeout=MS)
+    _settle(page, "again.json, field")
+    page.get_by_role("button", name="Use the path instead").first.click()
+    _settle(page, "Viewer")
+    _viewer_shows(page, "ov_000002")

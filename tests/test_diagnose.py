@@ -1,0 +1,157 @@
+"""Failure tags, outcomes, sorting and filtering of the explorer table (hand-worked cases)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_fixtures import write_dataset
+
+from ovearth_core import diagnose
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+
+ALL = "segmentation,bbox,oriented_bbox"
+
+
+def _det(num_gt: int, num_pred: int, matches: list[list[float]]) -> dict:
+    tp = len(matches)
+    return {"evaluated": num_gt > 0, "num_gt": num_gt, "num_pred": num_pred, "tp": tp,
+            "fp": num_pred - tp, "fn": num_gt - tp, "matches": matches}
+
+
+@pytest.mark.parametrize(("iou", "matches", "expected"), [
+    # (G, P) IoU matrix, matches at threshold 0.5, expected tag
+    (np.zeros((1, 0)), [], "miss"),
+    (np.array([[0.0, 0.005]]), [], "wrong object"),
+    (np.array([[0.3]]), [], "poor localisation"),
+    (np.array([[0.9, 0.8]]), [[0, 0, 0.9]], "duplicates"),
+    (np.array([[0.9], [0.2]]), [[0, 0, 0.9]], "poor localisation"),
+    (np.array([[0.9, 0.0]]), [[0, 0, 0.9]], "over-count"),
+    (np.array([[0.9], [0.0]]), [[0, 0, 0.9]], "under-count"),
+    (np.array([[0.9, 0.0], [0.0, 0.0]]), [[0, 0, 0.9]], "wrong object"),
+    (np.array([[0.9, 0.0], [0.0, 0.7]]), [[0, 0, 0.9], [1, 1, 0.7]], "ok"),
+])
+def test_det_tag_table(iou: np.ndarray, matches: list, expected: str) -> None:
+    entry = _det(iou.shape[0], iou.shape[1], matches)
+    assert diagnose.det_tag(entry, iou, 0.5) == expected
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    (None, None),
+    ({"evaluated": False}, None),
+    ({"evaluated": True, "pred_area": 0, "iou": 0.0}, "miss"),
+    ({"evaluated": True, "pred_area": 10, "iou": 0.0}, "wrong object"),
+    ({"evaluated": True, "pred_area": 10, "iou": 0.49}, "poor localisation"),
+    ({"evaluated": True, "pred_area": 10, "iou": 0.5}, "ok"),
+])
+def test_seg_tag_table(entry: dict | None, expected: str | None) -> None:
+    assert diagnose.seg_tag(entry, 0.5) == expected
+
+
+def test_det_tag_not_evaluated_is_none() -> None:
+    assert diagnose.det_tag(_det(0, 2, []), np.zeros((0, 2)), 0.5) is None
+    assert diagnose.det_tag(None, np.zeros((0, 0)), 0.5) is None
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory):
+    return write_dataset(tmp_path_factory.mktemp("diag"))
+
+
+def _rows(ds, pred: Path, task: str = "vocabulary", iou: float = 0.5) -> list[dict]:
+    samples = load_samples(ds.gt, pred, task, modalities=ALL)
+    return diagnose.query_rows(samples, evaluate_samples(samples, iou))
+
+
+def test_open_vocab_tags_and_outcomes(dataset) -> None:
+    rows = {r["query_id"]: r for r in _rows(dataset, dataset.model_a)}
+    expected = {  # from the comments in app_fixtures.MODEL_A
+        "ov_000001": ("TP", "ok"), "ov_000002": ("FP", "hallucination"),
+        "ov_000003": ("TP", "poor localisation"), "ov_000004": ("TN", "ok"),
+        "ov_000005": ("TP", "duplicates"), "ov_000006": ("FN", "miss"),
+    }
+    assert {q: (r["outcome"], r["failure"]) for q, r in rows.items()} == expected
+    # ov_000003: GT [30,44)x[20,30), prediction [36,50)x[24,34): 8*6 / (140+140-48)
+    assert rows["ov_000003"]["seg_iou"] == pytest.approx(48 / 232)
+    assert rows["ov_000003"]["bbox_iou"] == pytest.approx(48 / 232)
+    assert rows["ov_000005"]["bbox_f1"] == pytest.approx(2 / 3)
+    assert rows["ov_000002"]["seg_iou"] is None and rows["ov_000002"]["quality"] == 0.0
+    assert rows["ov_000006"]["bbox_iou"] == 0.0 and rows["ov_000006"]["seg_iou"] == 0.0
+
+
+def test_wrong_object_everywhere(dataset) -> None:
+    rows = _rows(dataset, dataset.model_b)
+    positives = [r for r in rows if r["polarity"] == "positive"]
+    assert {r["failure"] for r in positives} == {"wrong object"}
+    assert {r["failure"] for r in rows if r["polarity"] == "negative"} == {"hallucination"}
+
+
+def test_grounding_hit_and_miss(dataset) -> None:
+    rows = {r["query_id"]: r for r in _rows(dataset, dataset.model_a, "referring")}
+    assert rows["ref_000001"]["outcome"] == "hit"
+    assert rows["ref_000002"]["outcome"] == "miss"
+    assert rows["ref_000002"]["failure"] == "wrong object"
+
+
+def test_threshold_of_the_run_is_used(dataset) -> None:
+    # ov_000003 overlaps with IoU 0.207: poor localisation at 0.5, ok at 0.2
+    rows = {r["query_id"]: r for r in _rows(dataset, dataset.model_a, iou=0.2)}
+    assert rows["ov_000003"]["failure"] == "ok"
+
+
+def test_sorted_worst_first(dataset) -> None:
+    rows = _rows(dataset, dataset.model_a)
+    failed = [r["failure"] != "ok" for r in rows]
+    assert failed == sorted(failed, reverse=True)
+    qualities = [r["quality"] for r in rows if r["failure"] != "ok"]
+    assert qualities == sorted(qualities)
+    # the two ok queries (quality 1) come last, by id
+    assert [r["query_id"] for r in rows[-2:]] == ["ov_000001", "ov_000004"]
+
+
+def test_filters(dataset) -> None:
+    rows = _rows(dataset, dataset.model_a)
+    ids = lambda rs: sorted(r["query_id"] for r in rs)  # noqa: E731
+    assert ids(diagnose.filter_rows(rows, outcomes=["FP"])) == ["ov_000002"]
+    assert ids(diagnose.filter_rows(rows, failed_only=True)) == [
+        "ov_000002", "ov_000003", "ov_000005", "ov_000006"]
+    assert ids(diagnose.filter_rows(rows, categories=["ship"])) == ["ov_000003", "ov_000004"]
+    assert ids(diagnose.filter_rows(rows, text="OIL")) == ["ov_000006"]
+    assert ids(diagnose.filter_rows(rows, polarity="negative")) == ["ov_000002", "ov_000004"]
+    assert ids(diagnose.filter_rows(rows, modality="segmentation", iou_range=(0.1, 0.5))) == [
+        "ov_000003"]
+    assert ids(diagnose.filter_rows(rows, modality="bbox")) == [
+        "ov_000001", "ov_000003", "ov_000005", "ov_000006"]
+    assert ids(diagnose.filter_rows(rows, failures=["miss", "duplicates"])) == [
+        "ov_000005", "ov_000006"]
+    assert diagnose.filter_rows(rows, outcomes=["TN"], failed_only=True) == []
+    kept = diagnose.filter_rows(rows)
+    assert [r["query_id"] for r in kept] == [r["query_id"] for r in rows]
+
+
+def test_failure_counts_and_category_rows(dataset) -> None:
+    samples = load_samples(dataset.gt, dataset.model_a, "vocabulary", modalities=ALL)
+    results = evaluate_samples(samples, 0.5)
+    counts = diagnose.failure_counts(diagnose.query_rows(samples, results))
+    assert list(counts) == list(diagnose.TAGS)
+    assert counts["ok"] == 2 and counts["hallucination"] == 1 and sum(counts.values()) == 6
+    rows = diagnose.query_rows(samples, results)
+    assert diagnose.outcome_counts(rows, ("FN", "TP", "hit")) == {"FN": 1, "TP": 3, "hit": 0}
+    cats = diagnose.category_rows(results["per_category"])
+    by = {c["category"]: c for c in cats}
+    assert by["bridge"]["seg_miou"] == pytest.approx(1.0)
+    assert by["bridge"]["bbox_micro_f1"] == pytest.approx(2 / 3)
+    assert by["ship"]["false_positives"] == 0
+    metric = diagnose.primary_metric(cats)
+    assert metric == "seg_miou"
+    weakest = diagnose.weakest(cats, metric, n=2)
+    assert [w["category"] for w in weakest] == ["ship", "storage tank"]  # 0.207, (1 + 0) / 2
+
+
+def test_weakest_skips_null_metrics() -> None:
+    rows = [{"category": "a", "m": None}, {"category": "b", "m": 0.5},
+            {"category": "c", "m": 0.1}]
+    assert [r["category"] for r in diagnose.weakest(rows, "m")] == ["c", "b"]
+    assert diagnose.primary_metric([{"category": "a"}]) is None

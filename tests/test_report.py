@@ -1,0 +1,403 @@
+"""Tests of ovearth_core.report: self-contained HTML, numbers, paper tables, CLI errors."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+from PIL import Image
+from report_fixtures import build_dataset
+
+from ovearth_core import report_draw
+from ovearth_core.compare import compare_results
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+from ovearth_core.report import (
+    main,
+    paper_table_latex,
+    paper_table_markdown,
+    worst_queries,
+)
+from ovearth_core.viz.overlay import MASK_COLOURS, MATCHED
+
+ALL = "segmentation,bbox,oriented_bbox"
+TASKS = {"vocabulary": "open_vocabulary", "referring": "referring", "reasoning": "reasoning"}
+
+
+class _Collector(HTMLParser):
+    """Every tag with its attributes, and the text of each cell carrying data-metric."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.cells: list[tuple[dict[str, str | None], str]] = []
+        self._open: dict[str, str | None] | None = None
+        self._text: list[str] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "td" and "data-metric" in a:
+            self._open, self._text = a, []
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._open is not None:
+            self.cells.append((self._open, "".join(self._text).strip()))
+            self._open = None
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._text.append(data)
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def _parse(path: Path) -> _Collector:
+    parser = _Collector()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _evaluate(gt: Path, pred: Path, task: str, modalities: str = ALL) -> dict[str, Any]:
+    return evaluate_samples(load_samples(gt, pred, task, modalities=modalities), 0.5)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return build_dataset(tmp_path_factory.mktemp("data"), missing_images=(3,))
+
+
+@pytest.fixture(scope="module")
+def compare_report(dataset: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out") / "report.html"
+    rc = main(["--gt", str(dataset.gt), "--predictions", str(dataset.pred_a), "--compare",
+               str(dataset.pred_b), "--images", str(dataset.gt.parent), "--modalities", ALL,
+               "--out", str(out), "--resamples", "1000"])
+    assert rc == 0
+    return out
+
+
+def test_report_is_self_contained(compare_report: Path) -> None:
+    doc = _parse(compare_report)
+    for tag, attrs in doc.tags:
+        for key in ("src", "href", "data", "action", "poster"):
+            value = (attrs.get(key) or "").strip().lower()
+            assert not value.startswith(("http:", "https:", "//", "ftp:")), (tag, key, value)
+        if tag == "script":
+            assert "src" not in attrs
+        if tag == "link":
+            assert attrs.get("rel") != "stylesheet"
+        if tag == "img":
+            assert (attrs.get("src") or "").startswith("data:image/jpeg;base64,")
+        assert tag not in ("iframe", "object", "embed")
+    text = compare_report.read_text(encoding="utf-8")
+    assert "@import" not in text and "url(http" not in text
+    # plotly.js inlined exactly once; every figure only calls it.
+    bundles = [s for s in doc.scripts if len(s) > 1_000_000]
+    assert len(bundles) == 1
+    assert text.count("Plotly.newPlot") >= 10
+
+
+def test_report_metric_cells_match_evaluator(dataset: Any, compare_report: Path) -> None:
+    cells = _parse(compare_report).cells
+    expected_count = 0
+    for task, key in TASKS.items():
+        a = _evaluate(dataset.gt, dataset.pred_a, task)
+        b = _evaluate(dataset.gt, dataset.pred_b, task)
+        cmp = compare_results(a, b, n_resamples=1000)
+        for sub, res in (("A", a), ("B", b)):
+            for modality in ("presence", "seg", "bbox", "oriented_bbox"):
+                block = res["summary"].get(modality)
+                if block is None:
+                    continue
+                for metric, value in block["key_metrics"].items():
+                    found = [t for attrs, t in cells if attrs.get("data-task") == key
+                             and attrs.get("data-modality") == modality
+                             and attrs.get("data-metric") == metric
+                             and attrs.get("data-sub") == sub]
+                    assert found == ["–" if value is None else f"{value:.4f}"], (key, metric)
+                    expected_count += 1
+        for m in cmp.metrics:
+            found = [t for attrs, t in cells if attrs.get("data-task") == key
+                     and attrs.get("data-modality") == m.modality
+                     and attrs.get("data-metric") == m.metric and attrs.get("data-sub") == "diff"]
+            assert found == ["–" if m.diff is None else f"{m.diff:+.4f}"]
+            expected_count += 1
+    # 13 vocabulary metrics (MCC + 4 + 4 + 4) and 12 for each other task: A, B and diff.
+    assert expected_count == 3 * (13 + 12 + 12)
+    assert len(cells) == expected_count
+
+
+def test_report_sections_and_identity(dataset: Any, compare_report: Path) -> None:
+    text = compare_report.read_text(encoding="utf-8")
+    for path in (dataset.gt, dataset.pred_a, dataset.pred_b):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in text
+        assert path.name in text
+    for heading in ("Configuration and data identity", "Paper-style table", "Vocabulary task",
+                    "Referring task", "Reasoning task", "Presence confusion matrix",
+                    "McNemar", "Per-category results", "The 12 worst queries"):
+        assert heading in text
+    # Image 3 is missing: its queries are drawn on a blank canvas with a notice.
+    assert "image file not found: images/img_3.png" in text
+    assert "blank 96 x 80 canvas" in text
+
+
+def test_gallery_shows_worst_queries_with_overlays(dataset: Any, compare_report: Path) -> None:
+    doc = _parse(compare_report)
+    cards = [(a["data-gallery"], a["data-query"]) for tag, a in doc.tags
+             if tag == "div" and "data-query" in a]
+    a = _evaluate(dataset.gt, dataset.pred_a, "vocabulary")
+    worst = [a["per_sample"][i]["sample_id"] for i, _ in worst_queries(a, 12)]
+    assert [q for g, q in cards if g == "worst"][:12] == worst
+    # The biggest mask-IoU differences, B better first, then A better (3 each way).
+    b = _evaluate(dataset.gt, dataset.pred_b, "vocabulary")
+    diffs = compare_results(a, b, n_resamples=1000).query_diffs["seg"]
+    expected = ([d.sample_id for d in reversed(diffs) if d.diff > 0][:3]
+                + [d.sample_id for d in diffs if d.diff < 0][:3])
+    assert [q for g, q in cards if g == "diff"][:6] == expected
+    # Two overlays (A and B) per card.
+    images = [t for t in doc.tags if t[0] == "img"]
+    assert len(images) == 2 * len(cards)
+
+
+def test_worst_queries_ranking_by_hand(dataset: Any) -> None:
+    res = _evaluate(dataset.gt, dataset.pred_a, "vocabulary")
+    rows = res["per_sample"]
+    # A answers the negatives of even annotations (0, 2, 4): six hallucinations.
+    fp_negatives = [i for i, r in enumerate(rows) if r["negative"] and r["pred_present"]]
+    assert len(fp_negatives) == 6
+    everything = worst_queries(res, 100)
+    assert len(everything) == 12 + 6  # every positive, every hallucination, no correct negative
+    assert [i for i, _ in everything[12:]] == fp_negatives
+    scores = [s for _, s in everything[:12]]
+    assert scores == sorted(scores)
+    # A positive with all three modalities: mean of IoU, HBB F1 and OBB F1.
+    i, s = next((i, s) for i, s in everything if not rows[i]["negative"] and s > 0)
+    r = rows[i]
+    assert s == pytest.approx((r["seg"]["iou"] + r["bbox"]["f1"] + r["oriented_bbox"]["f1"]) / 3)
+    # Twelve cards: hallucinations get a third of them (4), positives the rest (8).
+    twelve = worst_queries(res, 12)
+    assert [i for i, _ in twelve] == [i for i, _ in everything[:8]] + fp_negatives[:4]
+    # With too few positives, hallucinations fill the remaining cards.
+    few = {"per_sample": [r for r in rows if r["negative"]] + [rows[0], rows[1]]}
+    picked = worst_queries(few, 6)
+    assert [few["per_sample"][i]["negative"] for i, _ in picked] == [False] * 2 + [True] * 4
+    assert worst_queries(res, 0) == []
+
+
+def _parse_markdown(text: str) -> tuple[list[str], dict[str, list[float | None]]]:
+    lines = [ln for ln in text.strip().splitlines()]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert re.fullmatch(r"\|:---\|(---:\|)+", lines[1])
+    rows = {}
+    for ln in lines[2:]:
+        cells = [c.strip().strip("*") for c in ln.strip().strip("|").split("|")]
+        rows[cells[0]] = [None if c == "–" else float(c) for c in cells[1:]]
+    return header, rows
+
+
+def _parse_latex(text: str) -> dict[str, list[float | None]]:
+    body = text.split(r"\midrule")[1].split(r"\bottomrule")[0]
+    rows = {}
+    for ln in body.strip().splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)&", ln.strip().removesuffix(r"\\"))]
+        values = [re.sub(r"\\textbf\{(.*)\}", r"\1", c) for c in cells[1:]]
+        rows[cells[0]] = [None if v == "--" else float(v) for v in values]
+    return rows
+
+
+def _expected_row(gt: Path, pred: Path, modalities: str) -> list[float | None]:
+    out: list[float | None] = []
+    for task in TASKS:
+        s = _evaluate(gt, pred, task, modalities)["summary"]
+        out.append(round(100 * s["seg"]["positive_macro_miou"], 2) if s["seg"] else None)
+        if task == "vocabulary":
+            mcc = s["presence"]["mcc"]
+            out.append(None if mcc is None else round(mcc, 2))
+        f1 = s["bbox"]["positive_micro_f1_by_iou"]["0.50"] if s["bbox"] else None
+        out.append(None if f1 is None else round(100 * f1, 2))
+    return out
+
+
+@pytest.mark.parametrize("modalities", [ALL, "segmentation"])
+def test_paper_tables_parse_to_evaluator_numbers(dataset: Any, modalities: str) -> None:
+    results = {}
+    for name, pred in (("model_A", dataset.pred_a), ("model&B", dataset.pred_b)):
+        results[name] = {key: _evaluate(dataset.gt, pred, task, modalities)
+                         for task, key in TASKS.items()}
+    markdown = paper_table_markdown(results)
+    latex = paper_table_latex(results)
+    header, md_rows = _parse_markdown(markdown)
+    assert header == ["Submission", "Vocabulary ma-IoU", "Vocabulary MCC",
+                      "Vocabulary mi-F1@0.5", "Referring ma-IoU", "Referring mi-F1@0.5",
+                      "Reasoning ma-IoU", "Reasoning mi-F1@0.5"]
+    tex_rows = _parse_latex(latex)
+    assert set(tex_rows) == {r"model\_A", r"model\&B"}
+    for name, pred in (("model_A", dataset.pred_a), ("model&B", dataset.pred_b)):
+        expected = _expected_row(dataset.gt, pred, modalities)
+        assert md_rows[name] == expected
+        assert tex_rows[name.replace("_", r"\_").replace("&", r"\&")] == expected
+    if modalities == "segmentation":
+        assert md_rows["model_A"][2] is None  # no boxes: mi-F1 column is a dash
+    # The best value of each column is bold (both formats), ties bold in both rows.
+    for col in range(7):
+        values = [r[col] for r in md_rows.values() if r[col] is not None]
+        if not values:
+            continue
+        best = f"{max(values):.2f}"
+        assert f"**{best}**" in markdown and rf"\textbf{{{best}}}" in latex
+    assert latex.startswith(r"\begin{tabular}{lccccccc}")
+    assert r"\cmidrule(lr){2-4} \cmidrule(lr){5-6} \cmidrule(lr){7-8}" in latex
+
+
+def test_single_submission_report_and_default_tasks(tmp_path: Path) -> None:
+    data = build_dataset(tmp_path / "d")
+    gt = orjson.loads(data.gt.read_bytes())
+    gt["tasks"]["referring"] = []
+    gt["tasks"]["reasoning"] = []
+    data.gt.write_bytes(orjson.dumps(gt))
+    out = tmp_path / "single.html"
+    assert main(["--gt", str(data.gt), "--predictions", str(data.pred_a), "--modalities",
+                 "segmentation", "--out", str(out), "--worst", "3"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Vocabulary task" in text and "Referring task" not in text
+    assert "McNemar" not in text and "The 3 worst queries" in text
+    doc = _parse(out)
+    assert sum(1 for t, _ in doc.tags if t == "img") == 3
+    assert "image file not found" not in text  # images default to the GT's folder
+    assert out.stat().st_mode & 0o044  # readable by others, unlike a bare mkstemp file
+
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ovearth_core.report", *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_cli_bad_prediction_exits_2_without_output(dataset: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({"tasks": {"open_vocabulary": [
+        {"query_id": "ov_999999", "segmentation": None}]}}))
+    out = tmp_path / "r.html"
+    proc = _run_cli("--gt", str(dataset.gt), "--predictions", str(dataset.pred_a),
+                    "--compare", str(bad), "--modalities", ALL, "--out", str(out))
+    assert proc.returncode == 2
+    assert "invalid input" in proc.stderr and "ov_999999" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [bad]  # no temporary file left either
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--modalities", "mask"], "--modalities"),
+    (["--modalities", ALL, "--iou-threshold", "1.5"], "--iou-threshold"),
+    (["--modalities", ALL, "--task", "caption"], "invalid choice"),
+    (["--modalities", ALL, "--resamples", "10"], "at least 1000"),
+])
+def test_cli_bad_options_exit_2(dataset: Any, tmp_path: Path, args: list[str],
+                                message: str) -> None:
+    out = tmp_path / "r.html"
+    rc_args = ["--gt", str(dataset.gt), "--predictions", str(dataset.pred_a), "--out",
+               str(out), *args]
+    assert _exit_code(rc_args) == 2
+    proc = _run_cli(*rc_args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def _exit_code(args: list[str]) -> int:
+    """main()'s return value, or the code of argparse's SystemExit."""
+    try:
+        return main(args)
+    except SystemExit as err:
+        return int(err.code or 0)
+
+
+def test_cli_missing_ground_truth_exits_2(tmp_path: Path) -> None:
+    proc = _run_cli("--gt", str(tmp_path / "nope.json"), "--predictions",
+                    str(tmp_path / "p.json"), "--modalities", ALL, "--out",
+                    str(tmp_path / "r.html"))
+    assert proc.returncode == 2
+    assert "nope.json" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_auto_modalities_read_b_with_a_modalities(dataset: Any, tmp_path: Path) -> None:
+    # With --modalities auto, a masks-only B is read with A's modalities (all three), so
+    # the boxes it never gave are misses, and the two submissions stay comparable.
+    doc = orjson.loads(dataset.pred_b.read_bytes())
+    for rows in doc["tasks"].values():
+        for row in rows:
+            row["bbox"], row["oriented_bbox"] = [], []
+    masks_only = tmp_path / "masks_only.json"
+    masks_only.write_bytes(orjson.dumps(doc))
+    out = tmp_path / "r.html"
+    assert main(["--gt", str(dataset.gt), "--predictions", str(dataset.pred_a), "--compare",
+                 str(masks_only), "--modalities", "auto", "--out", str(out),
+                 "--task", "referring", "--resamples", "1000"]) == 0
+    cells = {(a["data-modality"], a["data-metric"], a["data-sub"]): t
+             for a, t in _parse(out).cells}
+    assert cells[("bbox", "positive_micro_recall", "B")] == "0.0000"
+    assert cells[("bbox", "positive_micro_recall", "A")] == "1.0000"
+    assert cells[("seg", "positive_macro_miou", "B")] != "–"
+
+
+def test_report_on_ground_truth_without_queries(dataset: Any, tmp_path: Path) -> None:
+    gt = orjson.loads(dataset.gt.read_bytes())
+    gt["tasks"] = {"open_vocabulary": [], "referring": [], "reasoning": []}
+    empty_gt = tmp_path / "gt.json"
+    empty_gt.write_bytes(orjson.dumps(gt))
+    empty = tmp_path / "none.json"
+    empty.write_bytes(b'{"tasks": {}}')
+    out = tmp_path / "r.html"
+    assert main(["--gt", str(empty_gt), "--predictions", str(empty), "--compare", str(empty),
+                 "--modalities", "segmentation", "--out", str(out)]) == 0
+    cells = _parse(out).cells
+    # Every task is shown; with no query every metric is null, shown as a dash.
+    assert {a["data-task"] for a, _ in cells} == set(TASKS.values())
+    assert {t for _, t in cells} == {"–"}
+    assert "The 0 worst queries" in out.read_text(encoding="utf-8")
+
+
+def test_overlay_thumbnail_blends_masks_where_they_are(dataset: Any) -> None:
+    samples = load_samples(dataset.gt, dataset.pred_a, "referring", modalities=ALL)
+    result = evaluate_samples(samples, 0.5)
+    sample, row = samples[0], result["per_sample"][0]  # GT x 10..50, prediction x 14..54
+    display = report_draw.load_display(dataset.gt.parent, sample)
+    assert display.notice is None and display.scale == 1
+    thumb = np.asarray(report_draw.overlay_thumbnail(display, sample, row), dtype=float)
+    # The zoom region is the whole 96 x 80 image here: thumbnail pixel = original * factor.
+    factor = 256 / 96
+    assert thumb.shape[:2] == (round(80 * factor), 256)
+    image = np.asarray(Image.open(dataset.gt.parent / sample.image_path), dtype=float)
+    alpha = report_draw.MASK_OPACITY
+    gt_colour, pred_colour = (np.array(MASK_COLOURS[k], dtype=float)
+                              for k in ("GT mask", "predicted mask"))
+
+    def at(x: float, y: float) -> np.ndarray:
+        return thumb[int(y * factor), int(x * factor)]
+
+    np.testing.assert_allclose(at(12.5, 30.5), (1 - alpha) * image[30, 12] + alpha * gt_colour,
+                               atol=1)
+    np.testing.assert_allclose(at(52.5, 30.5),
+                               (1 - alpha) * image[30, 52] + alpha * pred_colour, atol=1)
+    both = (1 - alpha) * ((1 - alpha) * image[30, 30] + alpha * gt_colour) + alpha * pred_colour
+    np.testing.assert_allclose(at(30.5, 30.5), both, atol=1)
+    np.testing.assert_allclose(at(80.5, 70.5), image[70, 80], atol=0)
+    # Matched boxes are outlined in the "matched" green along the GT box's left edge.
+    assert tuple(at(10.0, 30.5)) == tuple(int(MATCHED[i:i + 2], 16) for i in (1, 3, 5))
