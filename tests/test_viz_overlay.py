@@ -168,3 +168,20 @@ def test_many_gt_boxes_are_not_labelled() -> None:
     fig = overlay.overlay_figure(_image(), s, row)
     assert [a.text for a in fig.layout.annotations] == ["HBB FP"]
     assert len(_outlines(fig)) == 16
+
+
+def test_mask_resampling_is_nearest_by_pixel_centre() -> None:
+    """Display masks sample the full-resolution mask at each display pixel's centre."""
+    from ovearth_core import masks as masks_mod
+    from ovearth_core.viz.overlay import _mask_at
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        h, w = (int(v) for v in rng.integers(30, 400, 2))
+        full = (rng.random((h, w)) < 0.3).astype(np.uint8)
+        shape = (int(rng.integers(10, h + 1)), int(rng.integers(10, w + 1)))
+        rle = masks_mod.encode(full)
+        rle["counts"] = rle["counts"].encode()
+        rows = np.floor((np.arange(shape[0]) + 0.5) * h / shape[0]).astype(int)
+        cols = np.floor((np.arange(shape[1]) + 0.5) * w / shape[1]).astype(int)
+        assert np.array_equal(_mask_at(rle, shape), full[rows][:, cols].astype(bool))

@@ -128,10 +128,13 @@ def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bo
     if rle is None:
         return np.zeros(shape, dtype=bool)
     full = masks.decode(rle)
-    if full.shape != shape:
-        full = np.asarray(Image.fromarray(full * 255).resize((shape[1], shape[0]),
-                                                             Image.Resampling.NEAREST)) > 0
-    return full.astype(bool)
+    if full.shape == shape:
+        return full.astype(bool)
+    # Nearest by pixel centres (as PIL's NEAREST). pycocotools decodes column-major, so
+    # gather through the transposed, C-ordered view instead of copying the whole mask.
+    rows = ((np.arange(shape[0]) + 0.5) * full.shape[0] / shape[0]).astype(np.intp)
+    cols = ((np.arange(shape[1]) + 0.5) * full.shape[1] / shape[1]).astype(np.intp)
+    return np.ascontiguousarray(full.T[cols][:, rows].T).astype(bool)
 
 
 def mask_layers(sample: Sample, shape: tuple[int, int], pixel_mode: bool,
