@@ -6,7 +6,7 @@ import streamlit as st
 
 from ovearth_core import diagnose
 from ovearth_core.viz import figures
-from pages.common import sidebar, state, views
+from pages.common import analysis_views, sidebar, state, views
 
 st.set_page_config(page_title="OVEarth Inspector · Overview", layout="wide")
 st.title("OVEarth Inspector — Overview")
@@ -66,6 +66,13 @@ if summary.get("bbox") or summary.get("oriented_bbox"):
     a.plotly_chart(figures.f1_vs_iou(summary), key="f1iou")
 if summary.get("seg"):
     b.plotly_chart(figures.precision_at(summary), key="prat")
+
+st.header("Operating point, AP and error attribution")
+if st.toggle("Show the score sweep, average precision and error attribution (computed on "
+             "demand: a few seconds on the full benchmark)", **state.bind("show_analysis")):
+    analysis_views.operating_point(run)
+    analysis_views.average_precision(run)
+    analysis_views.error_attribution(run)
 
 st.header("Per category")
 cat_rows = diagnose.category_rows(results["per_category"])

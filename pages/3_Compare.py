@@ -22,7 +22,7 @@ if run is None:
     st.stop()
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
                 options_b: data.Options) -> Comparison:
     return compare_results(data.evaluate(gt, a, options_a).results,
@@ -34,13 +34,17 @@ def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: d
 o = replace(run.options, modalities=tuple(run.evaluation.results["config"]["modalities"]))
 others = [p for p in state.submissions(st.session_state["gt_path"])
           if state.resolve(p) != Path(run.pred[0])]
+if not st.session_state.get("cmp_b_path") and others:
+    st.session_state["cmp_b_path"] = others[0]  # remembered across pages from here on
 b_text = st.selectbox("Submission B (type a path to use another file)", others,
-                      index=0 if others else None, accept_new_options=True, key="cmp_b_path",
+                      accept_new_options=True, key="cmp_b_path",
                       format_func=lambda p: Path(p).stem if p in others else p)
 if not b_text:
     st.info("Choose a second submission to compare with.")
     st.stop()
-b_path = state.resolve(b_text)
+b_path = state.confined(b_text, "Submission B")
+if b_path is None:
+    st.stop()
 b_key = data.file_key(b_path)
 evaluation_b = data.evaluate(run.gt, b_key, o)
 if evaluation_b.problems:

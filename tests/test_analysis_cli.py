@@ -1,4 +1,4 @@
-"""Command lines of the analysis (issue 8): ``python -m ovearth_core.analysis`` and ``.leaderboard``.
+"""Command lines of the analysis (issue 8): ``ovearth_core.analysis`` and ``.leaderboard``.
 
 The analysis command takes the evaluator's options unchanged (spec "Command-Line
 Interface") and adds a top-level ``analysis`` key; spec keys stay as they are.

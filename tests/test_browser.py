@@ -8,74 +8,22 @@ opens on the bundled demo. Screenshots go to the test's tmp dir and /tmp/ovearth
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
 from playwright.sync_api import Page, expect, sync_playwright
 
-REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SHOTS = Path("/tmp/ovearth_shots")
-IDLE = '[data-test-script-state="notRunning"]'
-MS = 120_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("app")
-    shutil.copy(REPO / "app.py", root / "app.py")
-    shutil.copytree(REPO / "pages", root / "pages",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / ".streamlit", root / ".streamlit")
+    root = copy_app(tmp_path_factory.mktemp("app"))
     write_dataset(root / "assets" / "demo")
     return root
-
-
-class Server:
-    def __init__(self, app_dir: Path, log: Path):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._log = log.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(self.port),
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=app_dir, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.read() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"streamlit did not become healthy: {log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
 
 
 def _server(app_dir: Path, log: Path) -> Iterator[Server]:

@@ -9,6 +9,7 @@ another query or filter never re-evaluates.
 from __future__ import annotations
 
 import hashlib
+import logging
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,12 @@ from ovearth_core import diagnose, io
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.types import SampleList
-from ovearth_core.viz.images import DisplayImage, load_display_image
+from ovearth_core.viz.images import (
+    DisplayImage,
+    ImagePathError,
+    load_display_image,
+    resolve_image_path,
+)
 
 UPLOAD_DIR = Path(tempfile.gettempdir()) / "ovearth_inspector_uploads"
 FileKey = tuple[str, int, int]
@@ -85,9 +91,13 @@ def samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
                            ground_truth=_ground_truth(gt))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+# cache_resource, not cache_data: one shared object per key, never copied. cache_data
+# unpickled ~1.6 MB of results and rows on every rerun of every page (~80 ms per query
+# switch). Callers treat the Evaluation as read-only.
+@st.cache_resource(show_spinner=False, max_entries=16)
 def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     """Evaluate a submission; bad input comes back as ``problems``, never raised."""
+    logging.getLogger("ovearth_inspector").info("evaluated %s %s %s", gt[0], pred[0], options)
     start = time.perf_counter()
     try:
         loaded = samples(gt, pred, options.task, options.modalities, options.score_threshold,
@@ -107,7 +117,12 @@ def display_image(images_dir: str, image_path: str, width: int, height: int,
 
 
 def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
-    _, mtime, size = file_key(images_dir / image_path)
+    """``(mtime, size)`` of an annotation's image; ``(-1, -1)`` when missing or escaping."""
+    try:
+        path = resolve_image_path(images_dir, image_path)
+    except ImagePathError:
+        return (-1, -1)
+    _, mtime, size = file_key(path)
     return (mtime, size)
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from ovearth_core.io import BBOX_FORMATS
 from ovearth_core.types import MODALITIES
 
-from . import data, state, views
+from . import analysis_data, data, state, views
 
 IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
 
@@ -112,8 +112,15 @@ def render() -> Run | None:
         _options_panel()
         if st.button("Reload files", help="Forget cached results and read the files again."):
             data.clear_caches()
-    gt_path = Path(ss["gt_upload"][1]) if ss["gt_upload"] else state.resolve(ss["gt_path"])
-    pred_path = Path(ss["pred_upload"][1]) if ss["pred_upload"] else state.resolve(ss["pred_path"])
+            analysis_data.clear()
+    # Typed paths are read only inside the data roots; uploads live in the app's own folder.
+    gt_path = Path(ss["gt_upload"][1]) if ss["gt_upload"] else state.confined(
+        ss["gt_path"], "Ground truth JSON")
+    pred_path = Path(ss["pred_upload"][1]) if ss["pred_upload"] else state.confined(
+        ss["pred_path"], "Submission path")
+    images_dir = state.confined(ss["images_dir"], "Images folder")
+    if gt_path is None or pred_path is None or images_dir is None:
+        return None
     options = current_options()
     gt, pred = data.file_key(gt_path), data.file_key(pred_path)
     try:
@@ -126,7 +133,6 @@ def render() -> Run | None:
     if evaluation.problems:
         views.problems_report(evaluation.problems, gt_path, pred_path)
         return None
-    images_dir = state.resolve(ss["images_dir"])
     if not images_dir.is_dir():
         st.warning(f"Images folder not found: {images_dir}. Overlays are drawn on blank canvases; "
                    "set the folder in the sidebar.")

@@ -8,12 +8,16 @@ when a page without that widget runs, the plain key survives page switches.
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from ovearth_core import paths
 from ovearth_core.types import TASK_KEYS
 
 APP_ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +26,14 @@ TASKS: tuple[str, ...] = tuple(TASK_KEYS)
 TASK_LABELS = {"vocabulary": "Open vocabulary", "referring": "Referring", "reasoning": "Reasoning"}
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
 OVERVIEW_PAGE = "app.py"
+# The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
+# goes to the server's stderr at INFO.
+LOG = logging.getLogger("ovearth_inspector")
+if not LOG.handlers:  # the module is imported once per server; a re-import must not double up
+    _handler = logging.StreamHandler()
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    LOG.addHandler(_handler)
+    LOG.setLevel(logging.INFO)
 
 FILTER_DEFAULTS: dict[str, Any] = {
     "flt_failed_only": False, "flt_outcomes": [], "flt_failures": [], "flt_categories": [],
@@ -41,8 +53,13 @@ def first_submission(gt_path: str) -> str:
 
 
 def submissions(gt_path: str) -> list[str]:
-    """Prediction files in the ``predictions/`` folder next to the ground-truth file."""
+    """Prediction files in the ``predictions/`` folder next to the ground-truth file
+    (none when that folder is outside the data roots: it is not even listed)."""
     folder = resolve(gt_path).parent / "predictions"
+    try:
+        paths.confine(folder, data_roots())
+    except paths.OutsideDataRootError:
+        return []
     if not folder.is_dir():
         return []
     out = []
@@ -60,6 +77,29 @@ def resolve(path: str) -> Path:
     return p if p.is_absolute() else APP_ROOT / p
 
 
+def data_roots() -> tuple[Path, ...]:
+    """The folders typed paths may point into (see :mod:`ovearth_core.paths`); read on
+    every call so that the command line and environment of this server decide."""
+    return paths.data_roots(sys.argv[1:], os.environ, Path.cwd(), [APP_ROOT / DEMO_DIR])
+
+
+def confined(path: str, label: str) -> Path | None:
+    """The resolved path typed in the field ``label``, or ``None`` (with an error shown on
+    the page) when it lies outside the data roots."""
+    try:
+        return paths.confine(resolve(path), data_roots())
+    except paths.OutsideDataRootError as err:
+        roots = ", ".join(_code(str(r)) for r in err.roots)
+        st.error(f"**{label}**: {_code(err.path)} is outside the data roots ({roots}), so it "
+                 f"was not read. {paths.HOW_TO_ALLOW}")
+        return None
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span: a typed path must not render as emphasis or math."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
 def defaults() -> dict[str, Any]:
     gt = str(DEMO_DIR / "ground_truth.json")
     return {
@@ -68,7 +108,7 @@ def defaults() -> dict[str, Any]:
         "task": "vocabulary", "auto_modalities": True,
         "modalities": ["segmentation", "bbox", "oriented_bbox"],
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
-        "bbox_format": "xyxy", "selected": {},
+        "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "show_analysis": False,
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS,
     }
 

@@ -1,0 +1,228 @@
+"""Plotly figures of the analysis blocks (score sweep, average precision, error attribution,
+leaderboard), and the small lookups the app shows next to them.
+
+Inputs are the JSON-ready dicts of :func:`ovearth_core.sweep.sweep_to_dict`,
+:func:`ovearth_core.ap.average_precision_report`,
+:func:`ovearth_core.attribution.error_attribution` and
+:func:`ovearth_core.leaderboard.leaderboard_report`. Undefined values (``None``) are gaps in
+lines and are left out of bars, never drawn as 0. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from .figures import COLOURS, MODALITY_LABELS
+
+BOX_MODALITIES = ("bbox", "oriented_bbox")
+# (sweep key, label, dash) of the lines drawn for each part of the sweep.
+DETECTION_SERIES = (("positive_micro_precision", "precision", "dot"),
+                    ("positive_micro_recall", "recall", "dash"),
+                    ("positive_micro_f1", "F1", "solid"))
+PRESENCE_SERIES = (("precision", "precision", "dot"), ("recall", "recall", "dash"),
+                   ("mcc", "MCC", "solid"))
+PRESENCE_COLOUR = "#7f3c8d"
+KIND_LABELS = {"hallucination": "hallucination", "miss": "miss", "localisation": "localisation",
+               "wrong_object": "wrong object", "count": "count", "duplicate": "duplicate"}
+ALL_KINDS_LABEL = "fix everything"
+ATTRIBUTION_METRIC_LABELS = {"presence_mcc": "presence MCC", "seg_macro_miou": "seg macro mIoU",
+                             "bbox_micro_f1": "HBB micro F1",
+                             "oriented_bbox_micro_f1": "OBB micro F1"}
+LEADERBOARD_METRIC_LABELS = {
+    "seg_macro_miou": "seg macro mIoU", "seg_micro_miou": "seg micro mIoU",
+    "bbox_micro_f1": "HBB micro F1", "bbox_mean_micro_f1": "HBB F1@[.5:.95]",
+    "oriented_bbox_micro_f1": "OBB micro F1", "presence_mcc": "presence MCC"}
+METRIC_COLOURS = {"presence_mcc": PRESENCE_COLOUR, "seg_macro_miou": COLOURS["seg"],
+                  "seg_micro_miou": "#19d3f3", "bbox_micro_f1": COLOURS["bbox"],
+                  "bbox_mean_micro_f1": "#b6e880",
+                  "oriented_bbox_micro_f1": COLOURS["oriented_bbox"]}
+_LAYOUT = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40}, "height": 360}
+
+
+def _layout(fig: go.Figure, title: str, **extra: Any) -> go.Figure:
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, **{**_LAYOUT, **extra})
+    return fig
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def sweep_point(sweep: dict[str, Any], index: int) -> dict[str, dict[str, float | None]]:
+    """Metrics at threshold ``sweep["thresholds"][index]``: ``{"bbox": {"precision": ...,
+    "recall": ..., "F1": ...}, "oriented_bbox": ..., "presence": {"precision", "recall",
+    "MCC"}}`` for the parts the sweep has."""
+    out: dict[str, dict[str, float | None]] = {}
+    for m in BOX_MODALITIES:
+        if sweep.get(m):
+            out[m] = {label: sweep[m][key][index] for key, label, _ in DETECTION_SERIES}
+    if sweep.get("presence"):
+        out["presence"] = {label: sweep["presence"][key][index]
+                           for key, label, _ in PRESENCE_SERIES}
+    return out
+
+
+def best_points(sweep: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's best-F1 (boxes) and best-MCC (presence) operating points, one row each:
+    ``part``, ``criterion``, ``threshold``, ``precision``, ``recall``, ``value``."""
+    rows = []
+    for m in BOX_MODALITIES:
+        best = (sweep.get(m) or {}).get("best_f1")
+        if best:
+            rows.append({"part": MODALITY_LABELS[m], "criterion": "best F1",
+                         "threshold": best["threshold"],
+                         "precision": best["positive_micro_precision"],
+                         "recall": best["positive_micro_recall"],
+                         "value": best["positive_micro_f1"]})
+    best = (sweep.get("presence") or {}).get("best_mcc")
+    if best:
+        rows.append({"part": "Presence", "criterion": "best MCC", "threshold": best["threshold"],
+                     "precision": best["precision"], "recall": best["recall"],
+                     "value": best["mcc"]})
+    return rows
+
+
+def sweep_figure(sweep: dict[str, Any], current: float | None = None) -> go.Figure:
+    """Precision, recall and F1 (boxes) or MCC (presence) against the score threshold.
+
+    Each best point of :func:`best_points` gets a marker and a dotted vertical line;
+    ``current`` (the chosen threshold) a solid grey one.
+    """
+    fig = go.Figure()
+    x = sweep["thresholds"]
+    parts = [(m, MODALITY_LABELS[m], COLOURS[m], DETECTION_SERIES) for m in BOX_MODALITIES
+             if sweep.get(m)]
+    if sweep.get("presence"):
+        parts.append(("presence", "Presence", PRESENCE_COLOUR, PRESENCE_SERIES))
+    for key, label, colour, series in parts:
+        for metric, name, dash in series:
+            fig.add_trace(go.Scatter(x=x, y=sweep[key][metric], mode="lines",
+                                     name=f"{label} {name}",
+                                     line={"color": colour, "dash": dash}))
+    colour_of = {"HBB": COLOURS["bbox"], "OBB": COLOURS["oriented_bbox"],
+                 "Presence": PRESENCE_COLOUR}
+    for row in best_points(sweep):
+        colour = colour_of[row["part"]]
+        fig.add_trace(go.Scatter(
+            x=[row["threshold"]], y=[row["value"]], mode="markers",
+            name=f"{row['part']} {row['criterion']} {_fmt(row['value'])} "
+                 f"@ {row['threshold']:.3f}",
+            marker={"color": colour, "size": 12, "symbol": "star",
+                    "line": {"color": "black", "width": 1}}))
+        fig.add_vline(x=row["threshold"], line={"color": colour, "dash": "dot", "width": 1})
+    if current is not None:
+        fig.add_vline(x=current, line={"color": "#555", "width": 2},
+                      annotation_text=f"T = {current:.3f}", annotation_position="top")
+    fig.update_xaxes(title="score threshold (boxes with score ≥ T kept)")
+    fig.update_yaxes(title="metric", range=[-0.05, 1.05])
+    return _layout(fig, "Metrics against the score threshold", height=520,
+                   legend={"orientation": "h", "y": -0.2, "x": 0})
+
+
+def ap_cards(report: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """``{"HBB": {"AP": ..., "AP 11-pt": ..., "AP@[.5:.95]": ...}, "OBB": ...}``: VOC
+    every-point and 11-point AP and COCO AP of an AP report (modalities without AP left
+    out)."""
+    out = {}
+    for m in BOX_MODALITIES:
+        entry = report.get(m)
+        if entry:
+            out[MODALITY_LABELS[m]] = {"AP": entry["ap_every_point"],
+                                       "AP 11-pt": entry["ap_11_point"],
+                                       "AP@[.5:.95]": entry["coco"]["ap@[0.5:0.95]"]}
+    return out
+
+
+def pr_figure(report: dict[str, Any]) -> go.Figure:
+    """Interpolated (101-point) precision against recall at the report's IoU threshold."""
+    fig = go.Figure()
+    for m in BOX_MODALITIES:
+        entry = report.get(m)
+        if not entry or entry["pr_curve"]["precision"] is None:
+            continue
+        fig.add_trace(go.Scatter(
+            x=entry["pr_curve"]["recall"], y=entry["pr_curve"]["precision"], mode="lines",
+            name=f"{MODALITY_LABELS[m]} (AP {_fmt(entry['ap_every_point'])})",
+            line={"color": COLOURS[m], "shape": "hv"}))
+    fig.update_xaxes(title="recall", range=[0, 1.02])
+    fig.update_yaxes(title="precision (interpolated)", range=[0, 1.05])
+    view = " · hard negatives as false positives" if report["hard_negatives"] else ""
+    return _layout(fig, f"Precision–recall, IoU ≥ {report['iou_threshold']:g}{view}")
+
+
+def attribution_rows(attribution: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per failure kind and a last ``fix everything`` row: ``kind``, ``errors``
+    (total count) and the rise of each defined key metric (``None`` where undefined)."""
+    base = attribution["base"]
+    metrics = [m for m in attribution["metrics"] if base[m] is not None]
+    rows = [{"kind": KIND_LABELS[r["kind"]], "errors": sum(r["counts"].values()),
+             **{m: r["delta"][m] for m in metrics}} for r in attribution["kinds"]]
+    top = attribution["oracle_all"]
+    rows.append({"kind": ALL_KINDS_LABEL, "errors": sum(r["errors"] for r in rows),
+                 **{m: None if top[m] is None else top[m] - base[m] for m in metrics}})
+    return rows
+
+
+def attribution_figure(attribution: dict[str, Any]) -> go.Figure:
+    """Horizontal bars: the rise of each key metric if only one kind of error were fixed,
+    and (last) if every error were fixed -- the bound on any improvement."""
+    rows = attribution_rows(attribution)
+    metrics = [m for m in attribution["metrics"] if attribution["base"][m] is not None]
+    fig = go.Figure()
+    for m in metrics:
+        shown = [r for r in rows if r[m] is not None]
+        fig.add_trace(go.Bar(y=[r["kind"] for r in shown], x=[r[m] for r in shown],
+                             orientation="h", name=ATTRIBUTION_METRIC_LABELS[m],
+                             marker_color=METRIC_COLOURS[m],
+                             text=[f"{r[m]:+.3f}" for r in shown], textposition="outside"))
+    fig.update_yaxes(autorange="reversed", categoryorder="array",
+                     categoryarray=[r["kind"] for r in rows])
+    values = [r[m] for r in rows for m in metrics if r[m] is not None]
+    low, high = min([0.0, *values]), max([0.0, *values])
+    pad = 0.18 * (high - low or 1.0)  # room for the value labels outside the bars
+    fig.update_xaxes(title="metric rise if only this kind were fixed",
+                     range=[low - (pad if low < 0 else 0), high + pad])
+    return _layout(fig, f"Error attribution (IoU ≥ {attribution['iou_threshold']:g})",
+                   barmode="group", height=max(360, 140 + 22 * len(rows) * max(1, len(metrics))),
+                   legend={"orientation": "h", "yanchor": "top", "y": -0.12, "x": 0},
+                   margin={**_LAYOUT["margin"], "b": 100})
+
+
+def stability_figure(stability: dict[str, dict[str, Any]], field: str,
+                     title: str, y_title: str) -> go.Figure:
+    """One line per metric of ``field`` (e.g. ``median_spearman``) against the subset size;
+    the median Spearman gets its interquartile range as error bars."""
+    fig = go.Figure()
+    for metric, block in stability.items():
+        sizes = [r for r in block["sizes"] if r[field] is not None]
+        error = None
+        if field == "median_spearman":
+            error = {"type": "data", "symmetric": False, "thickness": 1,
+                     "array": [r["q75_spearman"] - r[field] for r in sizes],
+                     "arrayminus": [r[field] - r["q25_spearman"] for r in sizes]}
+        fig.add_trace(go.Scatter(x=[r["size"] for r in sizes], y=[r[field] for r in sizes],
+                                 mode="lines+markers", error_y=error,
+                                 name=LEADERBOARD_METRIC_LABELS.get(metric, metric),
+                                 line={"color": METRIC_COLOURS.get(metric)}))
+    fig.update_xaxes(title="categories in the subset")
+    fig.update_yaxes(title=y_title, range=[-1.05 if field == "median_spearman" else 0, 1.05])
+    return _layout(fig, title)
+
+
+def rank_scatter(names: Sequence[str], mcc: Sequence[float | None],
+                 miou: Sequence[float | None], rho: float | None) -> go.Figure:
+    """Presence MCC against segmentation macro mIoU, one labelled point per model (models
+    with either undefined left out)."""
+    points = [(n, a, b) for n, a, b in zip(names, mcc, miou, strict=True)
+              if a is not None and b is not None]
+    fig = go.Figure(go.Scatter(x=[p[1] for p in points], y=[p[2] for p in points],
+                               mode="markers+text", text=[p[0] for p in points],
+                               textposition="top center", marker={"size": 11},
+                               cliponaxis=False, showlegend=False))
+    fig.update_xaxes(title="presence MCC")
+    fig.update_yaxes(title="seg macro mIoU")
+    return _layout(fig, f"MCC vs mIoU across models (Spearman ρ = {_fmt(rho)})",
+                   margin={"l": 60, "r": 90, "t": 50, "b": 40})

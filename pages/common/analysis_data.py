@@ -1,0 +1,144 @@
+"""Cached analyses of the app's pages: score sweep, average precision, error attribution and
+the folder leaderboard.
+
+Keys follow :mod:`pages.common.data`: file keys ``(path, mtime_ns, size)`` plus options.
+The sweep and AP read the samples loaded *without* a score threshold (every box), so their
+key drops the sidebar's threshold; moving the Overview's threshold slider only indexes the
+cached sweep. Attribution explains the run as evaluated, with the sidebar's threshold.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ovearth_core.ap import average_precision_report
+from ovearth_core.attribution import error_attribution
+from ovearth_core.leaderboard import leaderboard_report
+from ovearth_core.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from ovearth_core.types import MODALITIES, SampleList
+
+from . import data
+
+# Subset sizes of the stability analysis: the paper's (5, 20, 50, 100, 150) and smaller ones
+# so that a small folder (the demo has 25 categories) still gives a curve.
+STABILITY_SIZES = (2, 3, 5, 10, 15, 20, 30, 50, 75, 100, 150)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A JSON-ready analysis and the seconds it took when it was computed (not cached)."""
+
+    value: dict[str, Any]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Board:
+    """A folder leaderboard: the report, the models left out and why, and the timing."""
+
+    report: dict[str, Any]
+    skipped: list[tuple[str, str]]
+    seconds: float
+
+
+def _loaded(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> SampleList:
+    return data.samples(gt, pred, options.task, options.modalities, options.score_threshold,
+                        options.bbox_format)
+
+
+def every_box(options: data.Options) -> data.Options:
+    """The options with the score threshold dropped (the sweep's and AP's cache key)."""
+    return replace(options, score_threshold=None)
+
+
+def sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+    """:func:`sweep_to_dict` of the submission's samples loaded without a score threshold."""
+    return _sweep(gt, pred, every_box(options))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+    start = time.perf_counter()
+    value = sweep_to_dict(score_sweep(_loaded(gt, pred, options), options.iou_threshold))
+    return Timed(value, time.perf_counter() - start)
+
+
+def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                      hard_negatives: bool) -> Timed:
+    """:func:`average_precision_report` of every box (no score threshold)."""
+    return _average_precision(gt, pred, every_box(options), hard_negatives)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                       hard_negatives: bool) -> Timed:
+    start = time.perf_counter()
+    samples = _loaded(gt, pred, options)
+    value = average_precision_report(samples, options.iou_threshold, samples.modalities,
+                                     hard_negatives)
+    return Timed(value, time.perf_counter() - start)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def attribution(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+    """:func:`error_attribution` of the run as evaluated (sidebar's score threshold)."""
+    start = time.perf_counter()
+    value = error_attribution(_loaded(gt, pred, options), options.iou_threshold)
+    return Timed(value, time.perf_counter() - start)
+
+
+def has_boxes(modalities: tuple[str, ...]) -> bool:
+    return any(m in modalities for m in BOX_MODALITIES)
+
+
+def prediction_files(folder: Path) -> tuple[data.FileKey, ...]:
+    """File keys of ``folder/*.json``, sorted by name (empty when it is not a folder)."""
+    if not folder.is_dir():
+        return ()
+    return tuple(data.file_key(p) for p in sorted(folder.glob("*.json")))
+
+
+def leaderboard_options(options: data.Options) -> data.Options:
+    """Every submission is evaluated on the same declared modalities (all three when the
+    sidebar says auto: a missing field counts as an empty prediction) and every box."""
+    modalities = MODALITIES if options.modalities == ("auto",) else options.modalities
+    return replace(options, modalities=tuple(modalities), score_threshold=None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Options,
+                n_subsets: int, seed: int) -> Board:
+    """:func:`leaderboard_report` of the submissions ``preds`` on one task.
+
+    Submissions that fail validation or have no row for the task are left out (``skipped``
+    says why); each evaluation is the shared cached one of :func:`data.evaluate`.
+    """
+    start = time.perf_counter()
+    names, results, skipped = [], [], []
+    for pred in preds:
+        name = Path(pred[0]).stem
+        evaluation = data.evaluate(gt, pred, options)
+        if evaluation.problems:
+            skipped.append((name, f"{len(evaluation.problems)} validation problem(s)"))
+            continue
+        if not any(s.has_prediction_row for s in _loaded(gt, pred, options)):
+            skipped.append((name, "no prediction row for this task"))
+            continue
+        names.append(name)
+        results.append(evaluation.results)
+    report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
+                                seed=seed)
+    return Board(report, skipped, time.perf_counter() - start)
+
+
+def clear() -> None:
+    """Forget every cached analysis (tests)."""
+    _sweep.clear()
+    _average_precision.clear()
+    attribution.clear()
+    leaderboard.clear()

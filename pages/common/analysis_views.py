@@ -1,0 +1,155 @@
+"""Rendering of the analysis sections: the Overview's operating point, average precision
+and error attribution, and the Leaderboard page's table and charts."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core.viz import analysis_figures as af
+from ovearth_core.viz.figures import MODALITY_LABELS
+
+from . import analysis_data, views
+from .sidebar import Run
+
+PART_LABELS = {**MODALITY_LABELS, "presence": "Presence"}
+NUMBER = st.column_config.NumberColumn(format="%.3f")
+
+
+def _widget_key(name: str, run: Run) -> str:
+    """A widget key per submission and options (but the sidebar's score filter, which the
+    sweep ignores): another file starts from the defaults instead of carrying a value that
+    is not among the new options."""
+    key = (run.gt, run.pred, analysis_data.every_box(run.options))
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:10]
+    return f"{name}_{digest}"
+
+
+def _cards(title: str, values: dict[str, float | None]) -> None:
+    for col, (label, value) in zip(st.columns(len(values)), values.items(), strict=True):
+        col.metric(f"{title} {label}", views.fmt(value))
+
+
+def operating_point(run: Run) -> None:
+    """Score-threshold slider over the cached sweep, live metrics, chart and best points."""
+    st.header("Operating point")
+    timed = analysis_data.sweep(run.gt, run.pred, run.options)
+    sweep = timed.value
+    thresholds = sweep["thresholds"]
+    if not thresholds:
+        st.caption("No scored boxes in this submission: there is no score threshold to choose.")
+        return
+    index_of = {t: i for i, t in enumerate(thresholds)}
+    chosen = st.select_slider(
+        "Score threshold T (boxes with score ≥ T kept; every value is a score of the file)",
+        options=thresholds, value=thresholds[0], format_func=lambda t: f"{t:.3f}",
+        key=_widget_key("op_threshold", run))
+    unscored = sum(sweep["unscored_boxes"].values())
+    st.caption(f"Sweep of {len(thresholds)} thresholds, computed once in {timed.seconds:.2f} s "
+               f"from every box (the sidebar's score filter is ignored here)."
+               + (f" {unscored:,} boxes without a score are kept at every T." if unscored
+                  else ""))
+    left, right = st.columns([2, 3])
+    with left:
+        for part, values in af.sweep_point(sweep, index_of[chosen]).items():
+            _cards(PART_LABELS[part], values)
+        st.markdown("**Best operating points**")
+        st.dataframe(pd.DataFrame(af.best_points(sweep)), hide_index=True, width="stretch",
+                     column_config={k: NUMBER for k in ("threshold", "precision", "recall",
+                                                        "value")})
+    right.plotly_chart(af.sweep_figure(sweep, chosen), key="sweep_chart")
+
+
+def average_precision(run: Run) -> None:
+    """PR curves and AP cards (VOC every point / 11 points, COCO) of every box."""
+    if not analysis_data.has_boxes(tuple(run.evaluation.results["config"]["modalities"])):
+        return
+    st.header("Average precision")
+    if not analysis_data.sweep(run.gt, run.pred, run.options).value["thresholds"]:
+        st.caption("No scored boxes in this submission: detections cannot be ranked.")
+        return
+    hard = False
+    if run.options.task == "vocabulary":
+        hard = st.toggle("Hard-negative view: boxes on negative queries count as false "
+                         "positives", key="ap_hard_negatives")
+    timed = analysis_data.average_precision(run.gt, run.pred, run.options, hard)
+    report = timed.value
+    left, right = st.columns([2, 3])
+    with left:
+        for part, values in af.ap_cards(report).items():
+            _cards(part, values)
+        unscored = sum((report.get(m) or {}).get("num_unscored", 0) for m in af.BOX_MODALITIES)
+        if unscored:
+            st.warning(f"{unscored:,} boxes have no score: they rank first in file order, so "
+                       "AP depends on that order.")
+        st.caption(f"AP: VOC every point, AP 11-pt: VOC 2007, both at IoU ≥ "
+                   f"{report['iou_threshold']:g}; AP@[.5:.95]: COCO, 101 recall points. "
+                   f"Every box, computed in {timed.seconds:.2f} s.")
+    right.plotly_chart(af.pr_figure(report), key="pr_chart")
+
+
+def error_attribution(run: Run) -> None:
+    """Bars of the metric rise per fixed failure kind, and the table behind them."""
+    st.header("Error attribution")
+    timed = analysis_data.attribution(run.gt, run.pred, run.options)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(af.attribution_figure(timed.value), key="attribution_chart")
+    rows = af.attribution_rows(timed.value)
+    labels = {m: af.ATTRIBUTION_METRIC_LABELS[m] for m in rows[0] if m not in ("kind", "errors")}
+    right.dataframe(pd.DataFrame(rows).rename(columns=labels), hide_index=True,
+                    width="stretch", column_config={v: NUMBER for v in labels.values()})
+    right.caption("Each kind is fixed by an oracle alone, then the key metrics are recomputed "
+                  f"(TIDE-style); computed in {timed.seconds:.2f} s.")
+
+
+def leaderboard_frame(report: dict[str, Any], by: str) -> pd.DataFrame:
+    """Models with their key metrics, ordered and ranked by the metric ``by``."""
+    order = report["ranking"][by]
+    rows = [{"rank": order.index(name) + 1, "model": name,
+             **{af.LEADERBOARD_METRIC_LABELS[m]: values[i]
+                for m, values in report["metrics"].items()}}
+            for i, name in enumerate(report["models"])]
+    return pd.DataFrame(rows).sort_values("rank")
+
+
+def leaderboard_table(report: dict[str, Any]) -> None:
+    metrics = list(report["metrics"])
+    by = st.selectbox("Rank by", metrics, format_func=af.LEADERBOARD_METRIC_LABELS.get,
+                      key="lb_rank_by")
+    frame = leaderboard_frame(report, by)
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config={af.LEADERBOARD_METRIC_LABELS[m]: NUMBER for m in metrics})
+    st.caption("Click a column header to sort by it. Undefined metrics (empty cells) rank last.")
+
+
+def stability_charts(report: dict[str, Any]) -> None:
+    stability = report["stability"]
+    some = next(iter(stability.values()))
+    st.caption(f"{some['num_subsets']:,} random category subsets per size (seed "
+               f"{some['seed']}), {some['num_categories']} categories with data, top-k with "
+               f"k = {some['k']}.")
+    a, b = st.columns(2)
+    a.plotly_chart(af.stability_figure(stability, "median_spearman",
+                                       "Rank stability on category subsets",
+                                       "median Spearman ρ (IQR bars)"), key="lb_spearman")
+    b.plotly_chart(af.stability_figure(stability, "mean_top_k_recovery",
+                                       f"Top-{some['k']} recovery on category subsets",
+                                       "mean share of the full top-k"), key="lb_topk")
+
+
+def mcc_vs_miou(report: dict[str, Any]) -> None:
+    block = report["mcc_vs_miou"]
+    metrics = report["metrics"]
+    if block is None or "presence_mcc" not in metrics or "seg_macro_miou" not in metrics:
+        return
+    st.subheader("Presence MCC versus segmentation mIoU")
+    left, right = st.columns([1, 2])
+    left.metric("Spearman ρ (MCC vs mIoU)", views.fmt(block["spearman"]))
+    left.caption(f"Over {block['num_models']} models with both defined. A low ρ means that "
+                 "recognising absence and segmenting well are different skills.")
+    right.plotly_chart(af.rank_scatter(report["models"], metrics["presence_mcc"],
+                                       metrics["seg_macro_miou"], block["spearman"]),
+                       key="lb_scatter")

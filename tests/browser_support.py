@@ -1,0 +1,84 @@
+"""A real ``streamlit run app.py`` server and headless Chromium settings, shared by the
+browser tests and the load benchmark (``benchmarks/load.py``)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+IDLE = '[data-test-script-state="notRunning"]'
+MS = 120_000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def copy_app(root: Path) -> Path:
+    """Copy the app's code (app.py, pages/, .streamlit/) into ``root``; no data."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "app.py", root / "app.py")
+    shutil.copytree(REPO / "pages", root / "pages", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / ".streamlit", root / ".streamlit")
+    return root
+
+
+class Server:
+    """``streamlit run app.py`` in ``app_dir`` on a free local port, healthy on return.
+
+    ``script_args`` go after ``--`` (the app's own flags, e.g. ``--data-root``); the
+    combined stdout/stderr goes to ``log``.
+    """
+
+    def __init__(self, app_dir: Path, log: Path, script_args: Sequence[str] = ()):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log
+        self._log = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port),
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+             *(["--", *script_args] if script_args else [])],
+            cwd=app_dir, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {self.log_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read() == b"ok":
+                        return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not become healthy: {self.log_text()[-2000:]}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()

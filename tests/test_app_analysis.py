@@ -1,0 +1,252 @@
+"""AppTest of the analysis sections of the Overview (operating point, AP, error attribution)
+and of the Leaderboard page, on the bundled demo."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from ovearth_core import io as core_io
+from ovearth_core.ap import average_precision_report
+from ovearth_core.attribution import error_attribution
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+from ovearth_core.leaderboard import leaderboard_report
+from ovearth_core.sweep import score_sweep, sweep_to_dict
+from pages.common import analysis_data, data
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "app.py")
+LEADERBOARD = "pages/4_Leaderboard.py"
+DEMO = REPO / "assets" / "demo"
+GT = DEMO / "ground_truth.json"
+PERSONAS = ["box_detector", "cautious_segmenter", "strong_localiser", "weak_baseline"]
+SLIDER = "Score threshold T"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> Iterator[None]:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def _overview(persona: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["pred_path"] = f"assets/demo/predictions/{persona}.json"
+    at.session_state["show_analysis"] = True
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _slider(at: AppTest):
+    (slider,) = [s for s in at.select_slider if s.label.startswith(SLIDER)]
+    return slider
+
+
+def _f(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _expected_at(threshold: float) -> dict[str, str]:
+    """Operating-point cards computed by the evaluator after loading with the threshold."""
+    summary = evaluate_samples(load_samples(GT, DEMO / "predictions" / "box_detector.json",
+                                            "vocabulary", score_threshold=threshold,
+                                            modalities="auto"), 0.5)["summary"]
+    out = {}
+    for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+        out[f"{label} precision"] = _f(summary[key]["positive_micro_precision"])
+        out[f"{label} recall"] = _f(summary[key]["positive_micro_recall"])
+        out[f"{label} F1"] = _f(summary[key]["positive_micro_f1"])
+    presence = summary["presence"]
+    out.update({"Presence precision": _f(presence["precision"]),
+                "Presence recall": _f(presence["recall"]), "Presence MCC": _f(presence["mcc"])})
+    return out
+
+
+def _shown(at: AppTest, expected: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in _metrics(at).items() if k in expected}
+
+
+def test_slider_numbers_equal_the_evaluator_at_that_threshold() -> None:
+    at = _overview("box_detector")
+    _ok(at)
+    slider = _slider(at)
+    thresholds = slider.options
+    assert len(thresholds) == 101
+    first = _expected_at(float(thresholds[0]))
+    assert _shown(at, first) == first
+    seen = [first]
+    for i in (50, 90):
+        _slider(at).set_value(float(thresholds[i])).run()
+        _ok(at)
+        expected = _expected_at(float(thresholds[i]))
+        assert _shown(at, expected) == expected
+        seen.append(expected)
+    assert seen[0] != seen[1] != seen[2]  # the numbers do move with the slider
+
+
+def test_moving_the_slider_never_reloads_or_reevaluates(monkeypatch) -> None:
+    calls = {"load": 0, "evaluate": 0, "sweep": 0}
+
+    def counting(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(core_io, "load_samples", counting("load", core_io.load_samples))
+    monkeypatch.setattr(data, "evaluate_samples", counting("evaluate", data.evaluate_samples))
+    monkeypatch.setattr(analysis_data, "score_sweep",
+                        counting("sweep", analysis_data.score_sweep))
+    at = _overview("box_detector")
+    _ok(at)
+    after_first = dict(calls)
+    assert after_first["sweep"] == 1 and after_first["load"] >= 1
+    for i in (10, 60, 99):
+        _slider(at).set_value(float(_slider(at).options[i])).run()
+        _ok(at)
+    assert calls == after_first
+
+
+def test_sidebar_score_filter_neither_changes_nor_recomputes_the_sweep(monkeypatch) -> None:
+    calls = []
+    monkeypatch.setattr(analysis_data, "score_sweep",
+                        lambda *a, **k: calls.append(1) or score_sweep(*a, **k))
+    at = _overview("box_detector")
+    chosen = float(_slider(at).options[40])
+    _slider(at).set_value(chosen).run()
+    at.sidebar.checkbox(key="_w_use_score_threshold").set_value(True).run()
+    _ok(at)
+    assert calls == [1]
+    assert float(_slider(at).value) == chosen  # the slider keeps its place
+    expected = _expected_at(chosen)
+    assert _shown(at, expected) == expected
+    assert "Micro F1" in _metrics(at)  # the key metrics now follow the sidebar's filter
+
+
+def test_sweep_chart_marks_the_best_thresholds() -> None:
+    at = _overview("box_detector")
+    sweep = sweep_to_dict(score_sweep(load_samples(
+        GT, DEMO / "predictions" / "box_detector.json", "vocabulary", modalities="auto")))
+    (table,) = [d.value for d in at.dataframe if "criterion" in d.value.columns]
+    assert list(table["criterion"]) == ["best F1", "best F1", "best MCC"]
+    assert list(table["threshold"]) == [sweep["bbox"]["best_f1"]["threshold"],
+                                        sweep["oriented_bbox"]["best_f1"]["threshold"],
+                                        sweep["presence"]["best_mcc"]["threshold"]]
+    assert list(table["value"]) == [sweep["bbox"]["best_f1"]["positive_micro_f1"],
+                                    sweep["oriented_bbox"]["best_f1"]["positive_micro_f1"],
+                                    sweep["presence"]["best_mcc"]["mcc"]]
+
+
+def test_average_precision_cards_and_hard_negative_toggle() -> None:
+    at = _overview("box_detector")
+    samples = load_samples(GT, DEMO / "predictions" / "box_detector.json", "vocabulary",
+                           modalities="auto")
+    for hard in (False, True):
+        if hard:
+            at.toggle(key="ap_hard_negatives").set_value(True).run()
+        _ok(at)
+        report = average_precision_report(samples, 0.5, samples.modalities, hard)
+        shown = _metrics(at)
+        for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+            assert shown[f"{label} AP"] == _f(report[key]["ap_every_point"])
+            assert shown[f"{label} AP 11-pt"] == _f(report[key]["ap_11_point"])
+            assert shown[f"{label} AP@[.5:.95]"] == _f(report[key]["coco"]["ap@[0.5:0.95]"])
+    assert report["bbox"]["ap_every_point"] < average_precision_report(
+        samples, 0.5, samples.modalities, False)["bbox"]["ap_every_point"]
+
+
+def test_attribution_table_is_the_core_attribution() -> None:
+    at = _overview("box_detector")
+    expected = error_attribution(load_samples(GT, DEMO / "predictions" / "box_detector.json",
+                                              "vocabulary", modalities="auto"), 0.5)
+    (table,) = [d.value for d in at.dataframe if "kind" in d.value.columns]
+    assert list(table["kind"])[-1] == "fix everything"
+    by_kind = dict(zip(table["kind"], table["HBB micro F1"], strict=True))
+    assert by_kind["duplicate"] == pytest.approx(
+        next(r for r in expected["kinds"] if r["kind"] == "duplicate")["delta"]["bbox_micro_f1"])
+    assert by_kind["fix everything"] == pytest.approx(
+        expected["oracle_all"]["bbox_micro_f1"] - expected["base"]["bbox_micro_f1"])
+    assert len(at.get("plotly_chart")) >= 3
+
+
+def test_unscored_submission_hides_the_operating_point() -> None:
+    at = _overview("weak_baseline")
+    _ok(at)
+    assert not [s for s in at.select_slider if s.label.startswith(SLIDER)]
+    notes = [c.value for c in at.caption]
+    assert any(n.startswith("No scored boxes in this submission: there is no score") for n in
+               notes)
+    assert not any(label.startswith("HBB AP") for label in _metrics(at))
+    assert any("kind" in d.value.columns for d in at.dataframe)  # attribution still shown
+
+
+def _leaderboard(**state: object) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(LEADERBOARD)
+    return at.run()
+
+
+def _demo_report() -> dict:
+    names, results = [], []
+    for name in PERSONAS:
+        samples = load_samples(GT, DEMO / "predictions" / f"{name}.json", "vocabulary",
+                               modalities=("segmentation", "bbox", "oriented_bbox"))
+        names.append(name)
+        results.append(evaluate_samples(samples, 0.5))
+    return leaderboard_report(names, results, n_subsets=200)
+
+
+def test_leaderboard_ranks_the_four_demo_personas() -> None:
+    at = _leaderboard()
+    _ok(at)
+    expected = _demo_report()
+    table = at.dataframe[0].value
+    assert sorted(table["model"]) == PERSONAS
+    assert list(table["model"]) == expected["ranking"]["seg_macro_miou"]
+    assert list(table["rank"]) == [1, 2, 3, 4]
+    assert list(table["presence MCC"]) == pytest.approx(
+        [expected["metrics"]["presence_mcc"][PERSONAS.index(n)] for n in table["model"]])
+    at.selectbox(key="lb_rank_by").set_value("presence_mcc").run()
+    _ok(at)
+    assert list(at.dataframe[0].value["model"]) == expected["ranking"]["presence_mcc"]
+    assert _metrics(at)["Spearman ρ (MCC vs mIoU)"] == _f(expected["mcc_vs_miou"]["spearman"])
+    assert len(at.get("plotly_chart")) == 3  # Spearman, top-k recovery, MCC vs mIoU
+
+
+def test_leaderboard_stability_is_seeded_and_uses_at_least_200_subsets() -> None:
+    at = _leaderboard()
+    assert at.number_input(key="lb_subsets").min == 200
+    assert "1,000 random category subsets per size (seed 0)" in " ".join(
+        c.value for c in at.caption)
+    at.number_input(key="lb_subsets").set_value(200).run()
+    at.number_input(key="lb_seed").set_value(3).run()
+    _ok(at)
+    assert "200 random category subsets per size (seed 3)" in " ".join(
+        c.value for c in at.caption)
+
+
+def test_leaderboard_of_a_folder_without_submissions_says_so() -> None:
+    at = _leaderboard()
+    (folder,) = [t for t in at.text_input if t.label.startswith("Submissions folder")]
+    folder.set_value(str(DEMO / "images")).run()
+    assert not at.exception
+    assert any("No submissions" in i.value for i in at.info)
+    assert not at.dataframe
