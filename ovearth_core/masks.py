@@ -107,30 +107,37 @@ def compressed_totals(strings: Sequence[str]) -> dict[str, int]:
     strings = [t for t in dict.fromkeys(strings) if t and t.isascii()]
     if not strings:
         return {}
-    lens = np.fromiter((len(t) for t in strings), dtype=np.int64, count=len(strings))
-    # int32 is enough per character: a group has at most 6 characters, so shifts stay < 30.
-    c = np.frombuffer("".join(strings).encode("ascii"), dtype=np.uint8).astype(np.int32) - 48
-    ends_of_strings = np.cumsum(lens) - 1
-    sid = np.repeat(np.arange(len(strings)), lens)
-    bad = np.zeros(len(strings), dtype=bool)
-    bad[sid[(c < 0) | (c > 63)]] = True
-    more = (c & 0x20) != 0
-    bad[more[ends_of_strings]] = True
-    more[ends_of_strings] = False  # keep every value group inside its own string
-    ends = np.flatnonzero(~more)
+    n = len(strings)
+    lens = np.fromiter((len(t) for t in strings), dtype=np.int64, count=n)
+    string_ends = np.cumsum(lens) - 1
+    c = np.frombuffer("".join(strings).encode("ascii"), dtype=np.uint8)
+    bad = np.zeros(n, dtype=bool)
+    bad[np.searchsorted(string_ends, np.flatnonzero((c < 48) | (c > 111)))] = True
+    d = c - np.uint8(48)  # wraps for characters below '0', which are flagged above
+    more = (d & 0x20).astype(bool)
+    bad[more[string_ends]] = True
+    more[string_ends] = False  # keep every value group inside its own string
+    is_end = ~more
+    ends = np.flatnonzero(is_end)
+    groups_per_string = np.add.reduceat(is_end, string_ends - lens + 1, dtype=np.int64)
+    gsid = np.repeat(np.arange(n), groups_per_string)
+    low = (d & 0x1F).astype(np.int64)
+    vals = low[ends]
     starts = np.concatenate(([0], ends[:-1] + 1))
     lengths = ends - starts + 1
-    gsid = sid[ends]
-    bad[gsid[lengths > _MAX_CHARS_PER_VALUE]] = True
-    group_start = np.zeros(c.size, dtype=np.int32)
-    group_start[starts] = starts
-    k = np.arange(c.size, dtype=np.int32) - np.maximum.accumulate(group_start)
-    np.minimum(k, _MAX_CHARS_PER_VALUE - 1, out=k)
-    vals = np.add.reduceat((c & 0x1F) << (5 * k), starts).astype(np.int64)
-    negative = (c[ends] & 0x10) != 0
+    long = np.flatnonzero(lengths > 1)  # few: most deltas fit one character
+    if long.size:
+        bad[gsid[long[lengths[long] > _MAX_CHARS_PER_VALUE]]] = True
+        span = np.minimum(lengths[long], _MAX_CHARS_PER_VALUE)
+        acc = np.zeros(long.size, dtype=np.int64)
+        for j in range(_MAX_CHARS_PER_VALUE):
+            take = j < span
+            acc[take] |= low[starts[long[take]] + j] << (5 * j)
+        vals[long] = acc
+    negative = (d[ends] & 0x10).astype(bool)
     vals[negative] |= -(np.int64(1) << (5 * np.minimum(lengths[negative],
                                                        _MAX_CHARS_PER_VALUE)))
-    first = np.searchsorted(gsid, np.arange(len(strings)))
+    first = np.cumsum(groups_per_string) - groups_per_string
     m = np.arange(gsid.size) - first[gsid]
     runs = vals.copy()
     for chain in ((m % 2 == 1), (m >= 2) & (m % 2 == 0)):
@@ -174,6 +181,9 @@ def parse_rle(value: object,
             or min(size) < 0):
         raise FieldError(".size", "[height, width] with two non-negative integers", size)
     h, w = int(size[0]), int(size[1])
+    if max(h, w) > MAX_PIXELS:  # [0, 2**64] has no pixels, but no C size can hold it
+        raise FieldError(".size", f"a height and width of at most {MAX_PIXELS:,} each",
+                         f"<{h} x {w}>")
     if h * w > MAX_PIXELS:
         raise FieldError(".size", f"at most {MAX_PIXELS:,} pixels",
                          f"<{h} x {w} = {h * w:,} pixels>")
@@ -190,6 +200,8 @@ def parse_rle(value: object,
         if total != h * w:
             raise FieldError(".counts", f"run lengths summing to height*width = {h * w}",
                              f"<sum {total}>")
+        if h * w == 0:
+            return None, (h, w)
         rle = cocomask.frPyObjects({"size": [h, w], "counts": counts}, h, w)
     elif isinstance(counts, str):
         total = totals.get(counts) if totals is not None else None
@@ -205,7 +217,7 @@ def parse_rle(value: object,
         rle = {"size": [h, w], "counts": counts.encode("ascii")}
     else:
         raise FieldError(".counts", "a compressed RLE string or a list of run lengths", counts)
-    if area(rle) == 0:
+    if h * w == 0 or area(rle) == 0:
         return None, (h, w)
     return rle, (h, w)
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from ovearth_core.paths import ENV_VAR
+
+
+# CI (which sets CI=true) replays a fixed seed of every property test, so a gate cannot go
+# red by chance; local runs explore new examples on every run.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session", autouse=True)

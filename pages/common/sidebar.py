@@ -90,6 +90,18 @@ def _options_panel() -> None:
              **state.bind("bbox_format", BBOX_FORMATS))
 
 
+PAGES = (("app.py", "Overview"), ("pages/1_Query_explorer.py", "Query explorer"),
+         ("pages/3_Compare.py", "Compare"), ("pages/4_Leaderboard.py", "Leaderboard"))
+
+
+def _navigation() -> None:
+    """Page links with readable names (Streamlit's own list would call the overview "app";
+    it is hidden in .streamlit/config.toml). Query parameters are carried by state."""
+    for path, label in PAGES:
+        st.page_link(path, label=label)
+    st.divider()
+
+
 def current_options() -> data.Options:
     ss = st.session_state
     return data.Options(
@@ -106,6 +118,7 @@ def render() -> Run | None:
     state.init_state()
     ss = st.session_state
     with st.sidebar:
+        _navigation()
         st.subheader("Data")
         _data_panel()
         st.subheader("Evaluation options")
