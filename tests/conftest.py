@@ -10,7 +10,6 @@ from hypothesis import settings
 
 from ovearth_core.paths import ENV_VAR
 
-
 # CI (which sets CI=true) replays a fixed seed of every property test, so a gate cannot go
 # red by chance; local runs explore new examples on every run.
 settings.register_profile("ci", derandomize=True, deadline=None)
