@@ -119,3 +119,25 @@ def test_size_mismatch_is_resampled_with_notice(root: Path) -> None:
     assert shown.rgb.shape == (H, 2 * W, 3)
     assert "stretched" in shown.notice
     assert images.MAX_DECODE_PIXELS == Image.MAX_IMAGE_PIXELS
+
+
+def test_truncated_image_gives_notice_not_crash(root: Path) -> None:
+    """A file cut short mid-stream (an interrupted copy) is reported, never raised."""
+    source = root / "images" / "big.png"
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 255, (120, 160, 3), dtype=np.uint8)).save(source)
+    data = source.read_bytes()
+    (root / "images" / "cut.png").write_bytes(data[: len(data) // 2])
+    shown = load_display_image(root, "images/cut.png", 160, 120)
+    assert shown.rgb.shape == (120, 160, 3)
+    assert "could not be read" in shown.notice
+
+
+def test_decompression_bomb_is_refused_before_decoding(root: Path) -> None:
+    """A tiny file whose header declares a huge image: refused from the header alone."""
+    bomb = root / "images" / "bomb.png"
+    Image.new("1", (20_000, 20_000)).save(bomb, optimize=True)  # 400 M pixels, a few KB
+    assert bomb.stat().st_size < 200_000
+    shown = load_display_image(root, "images/bomb.png", 64, 48)
+    assert shown.rgb.shape == (48, 64, 3) and (shown.rgb == images.BLANK_GREY).all()
+    assert shown.notice
