@@ -24,3 +24,15 @@ def _tmp_is_a_data_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(ENV_VAR, str(tmp_path_factory.getbasetemp()))
         yield
+
+
+@pytest.fixture()
+def fresh_caches() -> Iterator[None]:
+    """Streamlit's caches are shared by every AppTest in the process: start and end empty."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()

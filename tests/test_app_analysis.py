@@ -3,11 +3,9 @@ and of the Leaderboard page, on the bundled demo."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import io as core_io
@@ -28,13 +26,7 @@ PERSONAS = ["box_detector", "cautious_segmenter", "strong_localiser", "weak_base
 SLIDER = "Score threshold T"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _overview(persona: str) -> AppTest:

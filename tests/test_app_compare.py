@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from app_fixtures import Dataset, write_dataset
 from streamlit.testing.v1 import AppTest
 
@@ -21,13 +19,7 @@ PAGE = "pages/3_Compare.py"
 ALL = ("segmentation", "bbox", "oriented_bbox")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 @pytest.fixture()

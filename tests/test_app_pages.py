@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from app_fixtures import Dataset, write_dataset
 from streamlit.testing.v1 import AppTest
 
@@ -16,13 +15,7 @@ EXPLORER = "pages/1_Query_explorer.py"
 TIMEOUT = 120
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 @pytest.fixture()

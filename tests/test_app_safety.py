@@ -7,11 +7,9 @@ import os
 import shutil
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from app_fixtures import Dataset, write_dataset
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
 from playwright.sync_api import expect, sync_playwright
@@ -25,13 +23,7 @@ APP = str(REPO / "app.py")
 DEMO = REPO / "assets" / "demo"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 @pytest.fixture()
