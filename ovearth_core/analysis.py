@@ -56,10 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--modalities``, ...) and ``--hard-negatives``. The sweep and AP need every box,
     so with ``--score-threshold`` the samples are loaded a second time without it.
     """
-    import sys
-
-    from .cli import EXIT_BAD_INPUT, build_parser, emit
-    from .errors import OVEarthInputError
+    from .cli import build_parser, run_and_emit
     from .evaluate import evaluate_samples
     from .io import load_samples
 
@@ -69,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
     args = parser.parse_args(argv)
-    try:
+
+    def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,
                                score_threshold=args.score_threshold,
                                bbox_format=args.bbox_format, modalities=args.modalities)
@@ -79,10 +77,9 @@ def main(argv: list[str] | None = None) -> int:
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
                                              hard_negatives=args.hard_negatives)
-    except OVEarthInputError as err:
-        print(f"{parser.prog}: invalid input\n{err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    return emit(result, args.output)
+        return result
+
+    return run_and_emit(parser.prog, compute, args.output)
 
 
 if __name__ == "__main__":

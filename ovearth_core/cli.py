@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", default="vocabulary",
                         choices=("vocabulary", "referring", "reasoning"))
     parser.add_argument("--output", default=None, help="output JSON path (default: stdout)")
+    add_evaluation_options(parser)
+    return parser
+
+
+def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    """The spec's evaluation options, shared by every command that evaluates."""
     parser.add_argument("--iou-threshold", type=float, default=0.5,
                         help="one-to-one bbox/oriented-bbox matching threshold (default 0.5)")
     parser.add_argument("--score-threshold", type=float, default=None,
@@ -36,7 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="prediction bbox format (default xyxy)")
     parser.add_argument("--modalities", required=True,
                         help="comma-separated: segmentation, bbox, oriented_bbox; or auto")
-    return parser
 
 
 def dump_json(result: dict[str, Any]) -> bytes:
@@ -66,15 +72,24 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
+
+    def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,
                                score_threshold=args.score_threshold,
                                bbox_format=args.bbox_format, modalities=args.modalities)
-        result = evaluate_samples(samples, args.iou_threshold)
+        return evaluate_samples(samples, args.iou_threshold)
+
+    return run_and_emit("ovearth-eval", compute, args.output)
+
+
+def run_and_emit(prog: str, compute: Callable[[], dict[str, Any]], output: str | None) -> int:
+    """Run ``compute``; bad input is a message and exit status 2, else the JSON is written."""
+    try:
+        result = compute()
     except OVEarthInputError as err:
-        print(f"ovearth-eval: invalid input\n{err}", file=sys.stderr)
+        print(f"{prog}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return emit(result, args.output)
+    return emit(result, output)
 
 
 def emit(result: dict[str, Any], output: str | None) -> int:

@@ -316,10 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
     """
     import argparse
-    import sys
 
-    from .cli import EXIT_BAD_INPUT, emit
-    from .errors import OVEarthInputError
+    from .cli import run_and_emit
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
                                      description="Rank the submissions of a benchmark folder.")
@@ -333,15 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
-    try:
-        report = folder_leaderboard(args.folder, tuple(args.task or ("vocabulary", "referring",
-                                                                      "reasoning")),
-                                    args.modalities, args.iou_threshold,
-                                    n_subsets=args.subsets, seed=args.seed)
-    except OVEarthInputError as err:
-        print(f"{parser.prog}: invalid input\n{err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    return emit(report, args.output)
+    tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
+    return run_and_emit(parser.prog, lambda: folder_leaderboard(
+        args.folder, tasks, args.modalities, args.iou_threshold, n_subsets=args.subsets,
+        seed=args.seed), args.output)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from . import __version__, report_draw
-from .cli import EXIT_BAD_INPUT, write_atomic
+from .cli import EXIT_BAD_INPUT, add_evaluation_options, write_atomic
 from .compare import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -627,11 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", action="append", choices=tuple(TASK_KEYS),
                         help="task to report; repeat for several (default: every task with "
                              "queries in the ground truth)")
-    parser.add_argument("--modalities", required=True,
-                        help="comma-separated: segmentation, bbox, oriented_bbox; or auto")
-    parser.add_argument("--iou-threshold", type=float, default=0.5)
-    parser.add_argument("--score-threshold", type=float, default=None)
-    parser.add_argument("--bbox-format", default="xyxy", choices=("xyxy", "xywh"))
+    add_evaluation_options(parser)
     parser.add_argument("--worst", type=int, default=WORST_DEFAULT,
                         help="queries in each task's gallery (default 12)")
     parser.add_argument("--name", action="append", default=None,

@@ -9,16 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.errors import MAX_REPORTED, Problem
+from ovearth_core.viz import figures
 
 from . import state
 
-KEY_METRIC_LABELS = {
-    "mcc": "MCC", "positive_macro_precision": "Macro precision",
-    "positive_macro_recall": "Macro recall", "positive_macro_miou": "Macro mIoU",
-    "positive_micro_miou": "Micro mIoU", "positive_micro_precision": "Micro precision",
-    "positive_micro_recall": "Micro recall", "positive_micro_f1": "Micro F1",
-    "positive_mean_micro_f1@[0.5:0.95]": "F1@[.5:.95]",
-}
+# The figures' metric names, capitalised for metric cards ("micro F1" -> "Micro F1").
+KEY_METRIC_LABELS = {k: v[:1].upper() + v[1:] for k, v in figures.METRIC_LABELS.items()}
 OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true negatives",
                  "FN": "false negatives", "hit": "hits (IoU ≥ 0.5)", "miss": "misses (IoU < 0.5)"}
 
