@@ -142,3 +142,26 @@ def write_dataset(root: Path) -> Dataset:
     a.write_text(json.dumps(MODEL_A))
     b.write_text(json.dumps(MODEL_B))
     return Dataset(root, gt, root, a, b)
+
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def app_on(ds: Dataset | None = None, timeout: float = 120, **state: object):
+    """An AppTest of the overview, pointed at ``ds`` (ground truth, images, model A)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if ds is not None:
+        at.session_state["gt_path"] = str(ds.gt)
+        at.session_state["images_dir"] = str(ds.images)
+        at.session_state["pred_path"] = str(ds.model_a)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at
+
+
+def assert_ok(at) -> None:
+    """No exception and no error element on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

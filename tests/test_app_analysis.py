@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from app_fixtures import assert_ok
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import io as core_io
@@ -34,11 +35,6 @@ def _overview(persona: str) -> AppTest:
     at.session_state["pred_path"] = f"assets/demo/predictions/{persona}.json"
     at.session_state["show_analysis"] = True
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -76,7 +72,7 @@ def _shown(at: AppTest, expected: dict[str, str]) -> dict[str, str]:
 
 def test_slider_numbers_equal_the_evaluator_at_that_threshold() -> None:
     at = _overview("box_detector")
-    _ok(at)
+    assert_ok(at)
     slider = _slider(at)
     thresholds = slider.options
     assert len(thresholds) == 101
@@ -85,7 +81,7 @@ def test_slider_numbers_equal_the_evaluator_at_that_threshold() -> None:
     seen = [first]
     for i in (50, 90):
         _slider(at).set_value(float(thresholds[i])).run()
-        _ok(at)
+        assert_ok(at)
         expected = _expected_at(float(thresholds[i]))
         assert _shown(at, expected) == expected
         seen.append(expected)
@@ -106,12 +102,12 @@ def test_moving_the_slider_never_reloads_or_reevaluates(monkeypatch) -> None:
     monkeypatch.setattr(analysis_data, "score_sweep",
                         counting("sweep", analysis_data.score_sweep))
     at = _overview("box_detector")
-    _ok(at)
+    assert_ok(at)
     after_first = dict(calls)
     assert after_first["sweep"] == 1 and after_first["load"] >= 1
     for i in (10, 60, 99):
         _slider(at).set_value(float(_slider(at).options[i])).run()
-        _ok(at)
+        assert_ok(at)
     assert calls == after_first
 
 
@@ -123,7 +119,7 @@ def test_sidebar_score_filter_neither_changes_nor_recomputes_the_sweep(monkeypat
     chosen = float(_slider(at).options[40])
     _slider(at).set_value(chosen).run()
     at.sidebar.checkbox(key="_w_use_score_threshold").set_value(True).run()
-    _ok(at)
+    assert_ok(at)
     assert calls == [1]
     assert float(_slider(at).value) == chosen  # the slider keeps its place
     expected = _expected_at(chosen)
@@ -152,7 +148,7 @@ def test_average_precision_cards_and_hard_negative_toggle() -> None:
     for hard in (False, True):
         if hard:
             at.toggle(key="ap_hard_negatives").set_value(True).run()
-        _ok(at)
+        assert_ok(at)
         report = average_precision_report(samples, 0.5, samples.modalities, hard)
         shown = _metrics(at)
         for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
@@ -179,7 +175,7 @@ def test_attribution_table_is_the_core_attribution() -> None:
 
 def test_unscored_submission_hides_the_operating_point() -> None:
     at = _overview("weak_baseline")
-    _ok(at)
+    assert_ok(at)
     assert not [s for s in at.select_slider if s.label.startswith(SLIDER)]
     notes = [c.value for c in at.caption]
     assert any(n.startswith("No scored boxes in this submission: there is no score") for n in
@@ -208,7 +204,7 @@ def _demo_report() -> dict:
 
 def test_leaderboard_ranks_the_four_demo_personas() -> None:
     at = _leaderboard()
-    _ok(at)
+    assert_ok(at)
     expected = _demo_report()
     table = at.dataframe[0].value
     assert sorted(table["model"]) == PERSONAS
@@ -217,7 +213,7 @@ def test_leaderboard_ranks_the_four_demo_personas() -> None:
     assert list(table["presence MCC"]) == pytest.approx(
         [expected["metrics"]["presence_mcc"][PERSONAS.index(n)] for n in table["model"]])
     at.selectbox(key="lb_rank_by").set_value("presence_mcc").run()
-    _ok(at)
+    assert_ok(at)
     assert list(at.dataframe[0].value["model"]) == expected["ranking"]["presence_mcc"]
     assert _metrics(at)["Spearman ρ (MCC vs mIoU)"] == _f(expected["mcc_vs_miou"]["spearman"])
     assert len(at.get("plotly_chart")) == 3  # Spearman, top-k recovery, MCC vs mIoU
@@ -230,7 +226,7 @@ def test_leaderboard_stability_is_seeded_and_uses_at_least_200_subsets() -> None
         c.value for c in at.caption)
     at.number_input(key="lb_subsets").set_value(200).run()
     at.number_input(key="lb_seed").set_value(3).run()
-    _ok(at)
+    assert_ok(at)
     assert "200 random category subsets per size (seed 3)" in " ".join(
         c.value for c in at.caption)
 

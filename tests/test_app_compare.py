@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.compare import Comparison, compare_results
@@ -28,19 +28,9 @@ def ds(tmp_path: Path) -> Dataset:
 
 
 def _compare_page(ds: Dataset, **state: object) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["gt_path"] = str(ds.gt)
-    at.session_state["images_dir"] = str(ds.images)
-    at.session_state["pred_path"] = str(ds.model_a)
-    for key, value in state.items():
-        at.session_state[key] = value
+    at = app_on(ds, **state)
     at.switch_page(PAGE)
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _same(shown: object, value: float | None) -> None:
@@ -59,7 +49,7 @@ def _expected(ds: Dataset, task: str) -> Comparison:
 
 def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None:
     at = _compare_page(ds)
-    _ok(at)
+    assert_ok(at)
     assert at.selectbox(key="cmp_b_path").value.endswith("model_b.json")
     expected = _expected(ds, "vocabulary")
     table = at.dataframe[0].value
@@ -83,11 +73,11 @@ def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None
 
 def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
     at = _compare_page(ds, task="referring")
-    _ok(at)
+    assert_ok(at)
     expected = _expected(ds, "referring")
     assert len(at.dataframe[0].value) == len(expected.metrics) == 12
     at.radio(key="cmp_modality").set_value("bbox").run()
-    _ok(at)
+    assert_ok(at)
     assert at.radio(key="cmp_modality").value == "bbox"
 
 
@@ -113,7 +103,7 @@ def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     masks_only = ds.model_a.parent / "a_masks_only.json"  # sorted first: B by default
     masks_only.write_text(json.dumps(doc))
     at = _compare_page(ds, auto_modalities=True)
-    _ok(at)
+    assert_ok(at)
     assert at.selectbox(key="cmp_b_path").value.endswith("a_masks_only.json")
     assert "modalities bbox, oriented_bbox, segmentation" in at.caption[0].value
     table = at.dataframe[0].value

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, write_dataset
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -24,24 +24,12 @@ def ds(tmp_path: Path) -> Dataset:
 
 
 def _app(ds: Dataset | None = None, **state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if ds is not None:
-        at.session_state["gt_path"] = str(ds.gt)
-        at.session_state["images_dir"] = str(ds.images)
-        at.session_state["pred_path"] = str(ds.model_a)
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at
+    return app_on(ds, TIMEOUT, **state)
 
 
 def _explorer(at: AppTest) -> AppTest:
     at.switch_page(EXPLORER)
     return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -54,7 +42,7 @@ def _buttons(at: AppTest) -> list[str]:
 
 def test_default_start_opens_the_bundled_demo() -> None:
     at = _app().run()
-    _ok(at)
+    assert_ok(at)
     assert at.session_state["gt_path"] == "assets/demo/ground_truth.json"
     assert at.session_state["images_dir"] == "assets/demo"
     assert at.session_state["pred_path"].startswith("assets/demo/predictions/")
@@ -64,7 +52,7 @@ def test_default_start_opens_the_bundled_demo() -> None:
 
 def test_overview_shows_metrics_matrix_and_category_table(ds: Dataset) -> None:
     at = _app(ds).run()
-    _ok(at)
+    assert_ok(at)
     metrics = _metrics(at)
     assert metrics["MCC"] == "0.250" and metrics["F1"] == "0.750"
     assert metrics["Macro mIoU"] == "0.552"
@@ -78,11 +66,11 @@ def test_overview_shows_metrics_matrix_and_category_table(ds: Dataset) -> None:
 def test_options_change_task_and_threshold(ds: Dataset) -> None:
     at = _app(ds).run()
     at.sidebar.radio(key="_w_task").set_value("referring").run()
-    _ok(at)
+    assert_ok(at)
     assert "Show 1 hits (IoU ≥ 0.5) →" in _buttons(at)
     assert "MCC" not in _metrics(at)
     at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.2).run()
-    _ok(at)
+    assert_ok(at)
     assert "IoU threshold 0.2" in at.caption[0].value
 
 
@@ -93,7 +81,7 @@ def test_bad_option_shows_report_and_sidebar_keeps_working(ds: Dataset) -> None:
     assert not at.exception
     assert "--modalities" in at.error[0].value and "expected" in at.error[0].value
     at.sidebar.multiselect(key="_w_modalities").set_value(["bbox"]).run()
-    _ok(at)
+    assert_ok(at)
     assert "Micro F1" in _metrics(at) and "Macro mIoU" not in _metrics(at)
 
 
@@ -104,11 +92,11 @@ def test_auto_modalities_follow_the_submission(ds: Dataset, tmp_path: Path) -> N
     boxes_only = tmp_path / "boxes_only.json"
     boxes_only.write_text(json.dumps(doc))
     at = _app(ds, pred_path=str(boxes_only)).run()
-    _ok(at)
+    assert_ok(at)
     assert "modalities bbox ·" in at.caption[0].value
     assert "Micro F1" in _metrics(at) and "Macro mIoU" not in _metrics(at)
     at.sidebar.toggle(key="_w_auto_modalities").set_value(False).run()
-    _ok(at)  # declared: the missing masks count as empty predictions
+    assert_ok(at)  # declared: the missing masks count as empty predictions
     assert _metrics(at)["Macro mIoU"] == "0.000"
 
 
@@ -127,7 +115,7 @@ def test_bad_ground_truth_shows_report_not_traceback(ds: Dataset, tmp_path: Path
     _explorer(at)
     assert not at.exception and at.error  # the explorer shows the same report
     at.sidebar.text_input(key="_w_gt_path").set_value(str(ds.gt)).run()
-    _ok(at)
+    assert_ok(at)
 
 
 def test_unreadable_files_show_report(ds: Dataset, tmp_path: Path) -> None:
@@ -148,13 +136,13 @@ def test_bad_prediction_row_names_the_query(ds: Dataset, tmp_path: Path) -> None
     assert not at.exception
     assert "ov_000001" in at.error[0].value and "x2 > x1" in at.error[0].value
     at.sidebar.radio(key="_w_task").set_value("reasoning").run()
-    _ok(at)  # other tasks of the same file still work
+    assert_ok(at)  # other tasks of the same file still work
 
 
 def test_unexpected_evaluator_error_is_a_message(ds: Dataset,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     at = _app(ds).run()
-    _ok(at)
+    assert_ok(at)
     data = sys.modules["pages.common.data"]  # imported by the run above
 
     def boom(*args, **kwargs):
@@ -166,13 +154,13 @@ def test_unexpected_evaluator_error_is_a_message(ds: Dataset,
     assert "RuntimeError: boom" in at.error[0].value
     monkeypatch.undo()
     at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.5).run()
-    _ok(at)
+    assert_ok(at)
 
 
 def test_confusion_cell_leads_to_explorer(ds: Dataset) -> None:
     at = _app(ds).run()
     next(b for b in at.button if b.label == "Show 1 false positives →").click().run()
-    _ok(at)
+    assert_ok(at)
     assert at.title[0].value == "Query explorer"
     assert at.session_state["flt_outcomes"] == ["FP"]
     assert at.selectbox(key="_w_query").value == "ov_000002"
@@ -181,7 +169,7 @@ def test_confusion_cell_leads_to_explorer(ds: Dataset) -> None:
 
 def test_explorer_filters_select_and_navigate(ds: Dataset) -> None:
     at = _explorer(_app(ds).run())
-    _ok(at)
+    assert_ok(at)
     table = at.dataframe[0].value
     assert list(table["query_id"][:4]) == ["ov_000002", "ov_000006", "ov_000003", "ov_000005"]
     at.toggle(key="_w_flt_failed_only").set_value(True).run()
@@ -189,7 +177,7 @@ def test_explorer_filters_select_and_navigate(ds: Dataset) -> None:
     at.multiselect(key="_w_flt_failures").set_value(["miss", "duplicates"]).run()
     assert list(at.dataframe[0].value["query_id"]) == ["ov_000006", "ov_000005"]
     at.selectbox(key="_w_query").set_value("ov_000005").run()
-    _ok(at)
+    assert_ok(at)
     assert at.query_params["q"] in ("ov_000005", ["ov_000005"])
     prev = next(b for b in at.button if b.label == "◀ Previous")
     prev.click().run()
@@ -200,25 +188,25 @@ def test_explorer_filters_select_and_navigate(ds: Dataset) -> None:
     at.text_input(key="_w_flt_text").set_value("no such thing").run()
     assert not at.exception and "No query matches" in at.info[0].value
     next(b for b in at.button if b.label == "Reset filters").click().run()
-    _ok(at)
+    assert_ok(at)
     assert len(at.dataframe[0].value) == 6
 
 
 def test_viewer_notices_for_missing_and_tiff_images(ds: Dataset) -> None:
     at = _app(ds, selected={"vocabulary": "ov_000006"})
     at = _explorer(at.run())
-    _ok(at)
+    assert_ok(at)
     notices = [i.value for i in at.info]
     assert any("image file not found" in n and "blank 64 x 48 canvas" in n for n in notices)
     at.selectbox(key="_w_query").set_value("ov_000003").run()  # a 16-bit TIFF
-    _ok(at)
+    assert_ok(at)
     assert not any("image" in i.value for i in at.info)
     assert "poor localisation" in " ".join(m.value for m in at.markdown)
     at.toggle(key="_w_view_pixel_mode").set_value(True).run()
     at.slider(key="_w_view_opacity").set_value(0.8).run()
     at.selectbox(key="_w_view_zoom").set_value("GT only").run()
     at.selectbox(key="_w_view_zoom").set_value("full image").run()
-    _ok(at)
+    assert_ok(at)
 
 
 def test_deep_link_opens_the_query(ds: Dataset) -> None:
@@ -226,7 +214,7 @@ def test_deep_link_opens_the_query(ds: Dataset) -> None:
     at.query_params["task"] = "referring"
     at.query_params["q"] = "ref_000002"
     at = _explorer(at.run())
-    _ok(at)
+    assert_ok(at)
     assert at.session_state["task"] == "referring"
     assert at.selectbox(key="_w_query").value == "ref_000002"
     assert "`ref_000002`" in " ".join(m.value for m in at.markdown)
@@ -247,6 +235,6 @@ def test_filters_survive_a_round_trip_through_the_overview(ds: Dataset) -> None:
     at.multiselect(key="_w_flt_outcomes").set_value(["FN"]).run()
     at.switch_page("app.py")
     at.run()
-    _ok(at)
+    assert_ok(at)
     at = _explorer(at)
     assert list(at.dataframe[0].value["query_id"]) == ["ov_000006"]

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, write_dataset
+from app_fixtures import Dataset, app_on, write_dataset
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
 from playwright.sync_api import expect, sync_playwright
 from streamlit.testing.v1 import AppTest
@@ -45,13 +45,7 @@ def outside(tmp_path: Path) -> Dataset:
 
 
 def _app(ds: Dataset, **state: object) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["gt_path"] = str(ds.gt)
-    at.session_state["images_dir"] = str(ds.images)
-    at.session_state["pred_path"] = str(ds.model_a)
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at
+    return app_on(ds, **state)
 
 
 def _refused(at: AppTest, label: str, typed: str, root: Path) -> None:
