@@ -6,12 +6,16 @@
 
 from .errors import OVEarthInputError
 from .evaluate import evaluate_open_vocab, evaluate_reasoning, evaluate_referring, evaluate_samples
+from .gcpause import gc_paused
+from .suite import evaluate_files
 
 __all__ = [
     "OVEarthInputError",
+    "evaluate_files",
     "evaluate_open_vocab",
     "evaluate_reasoning",
     "evaluate_referring",
     "evaluate_samples",
+    "gc_paused",
 ]
 __version__ = "0.1.0"

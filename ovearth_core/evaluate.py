@@ -9,6 +9,7 @@ from typing import Any
 
 from . import geometry, metrics
 from .errors import OVEarthInputError, Problem
+from .gcpause import gc_paused
 from .presence import presence_metrics, ratio
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
@@ -47,8 +48,7 @@ def _det_entries(samples: Sequence[Sample], modality: str,
     # IoUs below every threshold in use change no result: let the geometry skip them.
     ious = geometry.iou_matrices(gts, preds, oriented,
                                  min_iou=min(iou_threshold, IOU_THRESHOLDS[0]))
-    return [metrics.det_entry(iou, s.negative, iou_threshold)
-            for s, iou in zip(samples, ious, strict=True)]
+    return metrics.det_entries(ious, [s.negative for s in samples], iou_threshold)
 
 
 def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
@@ -111,6 +111,12 @@ def evaluate_samples(samples: SampleList, iou_threshold: float = 0.5,
         plus ``per_category``.
     """
     _check_threshold(iou_threshold)
+    with gc_paused():
+        return _evaluate(samples, iou_threshold, modalities)
+
+
+def _evaluate(samples: SampleList, iou_threshold: float,
+              modalities: Sequence[str] | None) -> dict[str, Any]:
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"

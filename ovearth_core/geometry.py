@@ -11,6 +11,10 @@ wide). Internally an axis-aligned box is ``[x1, y1, x2, y2]`` (arrays of shape
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -150,6 +154,179 @@ def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | N
     return parse_polygon(value), None
 
 
+# ------------------------------------------------------------------ batch parsing
+# The parsers above define what is valid, item by item. The batch versions below
+# check whole lists at once with numpy and hand every item they cannot vouch for
+# (wrong types, failed checks, sentinels aside) back to the item parser, so
+# they accept exactly what it accepts, with the same values and errors.
+
+_ABSENT = object()  # "no score key", as opposed to a score of null
+
+
+@dataclass(frozen=True)
+class ParsedBatch:
+    """Parsed items of one list: the kept geometries and the rejected items' errors.
+
+    ``values[k]`` (a box ``(4,)`` or a polygon ``(4, 2)``) came from item
+    ``index[k]``, with ``scores[k]`` (``nan`` without a score). Items that are the
+    ``[0, 0, 0, 0]`` sentinel are neither kept nor errors.
+    """
+
+    values: FloatArray
+    index: npt.NDArray[np.intp]
+    scores: FloatArray
+    errors: list[tuple[int, FieldError]]
+
+
+def parse_boxes(items: list[object], bbox_format: str) -> ParsedBatch:
+    """:func:`parse_box` over a list of predicted boxes, checked with numpy."""
+    return _parse_batch(items, (4,), "bbox", lambda v: parse_box(v, bbox_format),
+                        lambda a: _box_checks(a, bbox_format))
+
+
+def parse_obbs(items: list[object]) -> ParsedBatch:
+    """:func:`parse_obb` over a list of predicted oriented boxes, checked with numpy."""
+    return _parse_batch(items, (4, 2), "polygon", parse_obb, _polygon_checks)
+
+
+def parse_gt_boxes(items: list[object]) -> ParsedBatch:
+    """:func:`parse_gt_box` over a list of COCO ``[x, y, w, h]`` boxes (values xyxy)."""
+    return _parse_batch(items, (4,), None, lambda v: (parse_gt_box(v), None), _gt_box_checks)
+
+
+def parse_polygons(items: list[object]) -> ParsedBatch:
+    """:func:`parse_polygon` over a list of ground-truth polygons."""
+    return _parse_batch(items, (4, 2), None, lambda v: (parse_polygon(v), None), _polygon_checks)
+
+
+def _parse_batch(items: list[object], shape: tuple[int, ...], key: str | None,
+                 scalar: Callable[[object], tuple[Any, float | None]],
+                 checks: Callable[[FloatArray], tuple[FloatArray, npt.NDArray[np.bool_],
+                                                      npt.NDArray[np.bool_]]]) -> ParsedBatch:
+    n = len(items)
+    fast = _numbers(items, shape, key)
+    if fast is None:
+        values = np.zeros((n, *shape))
+        ok = np.zeros(n, dtype=bool)
+        skip = np.zeros(n, dtype=bool)
+        scores = np.full(n, math.nan)
+        recheck = np.ones(n, dtype=bool)
+    else:
+        coords, scores, score_ok = fast
+        values, ok, skip = checks(coords)
+        recheck = ~((ok | skip) & score_ok)
+        ok &= ~recheck
+        skip &= ~recheck
+    errors = []
+    for j in np.flatnonzero(recheck).tolist():
+        try:
+            geom, score = scalar(items[j])
+        except FieldError as err:
+            errors.append((j, err))
+            continue
+        if geom is None:
+            skip[j] = True
+            continue
+        values[j] = geom
+        ok[j] = True
+        scores[j] = math.nan if score is None else score
+    index = np.flatnonzero(ok)
+    return ParsedBatch(values[index], index, scores[index], errors)
+
+
+def _numbers(items: list[object], shape: tuple[int, ...], key: str | None
+             ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]] | None:
+    """Coordinates ``(N, *shape)`` and scores of items of one uniform, well-typed form.
+
+    ``None`` when the list mixes forms or holds anything but nested lists of
+    JSON numbers (the item parser then sorts it out); scores that are not finite
+    numbers are flagged in the returned mask rather than rejected here.
+    """
+    n = len(items)
+    kinds = set(map(type, items))
+    absent: list[object] = [_ABSENT]
+    if kinds == {dict} and key is not None:
+        try:
+            coords = [item[key] for item in items]  # type: ignore[index]
+        except KeyError:
+            return None
+        raw_scores = [item.get("score", _ABSENT) for item in items]  # type: ignore[attr-defined]
+    elif kinds <= {list}:
+        coords, raw_scores = items, absent * n
+    else:
+        return None
+    for size in shape:
+        if set(map(type, coords)) - {list} or set(map(len, coords)) - {size}:
+            return None
+        coords = list(chain.from_iterable(coords))
+    if set(map(type, coords)) - _NUMBER_TYPES:
+        return None
+    try:
+        arr = np.array(coords, dtype=np.float64).reshape(n, *shape)
+        scores = np.array([s if type(s) in _NUMBER_TYPES else math.nan for s in raw_scores],
+                          dtype=np.float64).reshape(n)
+    except OverflowError:  # integers beyond float range: the item parser reports them
+        return None
+    score_ok = np.array([s is _ABSENT or type(s) in _NUMBER_TYPES for s in raw_scores],
+                        dtype=bool).reshape(n)
+    absent_score = np.array([s is _ABSENT for s in raw_scores], dtype=bool).reshape(n)
+    score_ok &= absent_score | np.isfinite(scores)
+    return arr, scores, score_ok
+
+
+def _box_checks(a: FloatArray, bbox_format: str
+                ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """xyxy values, validity and sentinel masks of ``(N, 4)`` predicted boxes."""
+    x1, y1, c, d = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+    finite = np.isfinite(a).all(axis=1)
+    sentinel = finite & (a == 0).all(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if bbox_format == "xywh":
+            x2, y2 = x1 + c, y1 + d
+            ok = (c > 0) & (d > 0) & (x1 < x2) & (x2 < math.inf) & (y1 < y2) & (y2 < math.inf)
+            values = np.stack([x1, y1, x2, y2], axis=1)
+        else:
+            ok = (c > x1) & (d > y1) & np.isfinite(c - x1) & np.isfinite(d - y1)
+            values = a.copy()
+    return values, finite & ok & ~sentinel, sentinel
+
+
+def _gt_box_checks(a: FloatArray
+                   ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """xyxy values and validity of ``(N, 4)`` COCO ground-truth boxes (no sentinel)."""
+    x, y, w, h = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+    with np.errstate(over="ignore", invalid="ignore"):
+        x2, y2 = x + w, y + h
+        ok = (np.isfinite(a).all(axis=1) & (w > 0) & (h > 0) & (x < x2) & (x2 < math.inf)
+              & (y < y2) & (y2 < math.inf))
+    return np.stack([x, y, x2, y2], axis=1), ok, np.zeros(len(a), dtype=bool)
+
+
+def _polygon_checks(a: FloatArray
+                    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Validity of ``(N, 4, 2)`` polygons: :func:`parse_polygon`'s tests, same arithmetic."""
+    n = len(a)
+    finite = np.isfinite(a).all(axis=(1, 2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.abs(a).max(axis=(1, 2), initial=0.0)
+        scale[scale == 0] = 1.0
+        unit = a / scale[:, None, None]
+        positive = np.zeros(n, dtype=bool)
+        negative = np.zeros(n, dtype=bool)
+        area2 = np.zeros(n)
+        tol = 1e-12
+        for i in range(4):
+            ax, ay = unit[:, i, 0], unit[:, i, 1]
+            bx, by = unit[:, (i + 1) % 4, 0], unit[:, (i + 1) % 4, 1]
+            cx, cy = unit[:, (i + 2) % 4, 0], unit[:, (i + 2) % 4, 1]
+            cross = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
+            positive |= cross > tol
+            negative |= cross < -tol
+            area2 = area2 + (ax * by - bx * ay)
+        ok = finite & ~(positive & negative) & (np.abs(area2) > tol)
+    return a, ok, np.zeros(n, dtype=bool)
+
+
 def box_area(boxes: FloatArray) -> FloatArray:
     """Areas of ``(N, 4)`` xyxy boxes."""
     return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
@@ -261,11 +438,16 @@ def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
     cand = np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
     if cand.size == 0:
         return out
-    # One shapely geometry per box (not per pair), indexed per candidate pair.
-    gpoly, ppoly = shapely.polygons(gt), shapely.polygons(pred)
-    a, b = gpoly[gi[cand]], ppoly[pi[cand]]
+    # One shapely geometry per box that has a candidate pair (few of all boxes).
+    a, b = _polygons_at(gt, gi[cand]), _polygons_at(pred, pi[cand])
     inter = shapely.area(shapely.intersection(a, b))
     # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
     # the origin would otherwise get an IoU a hair above 1 with themselves.
     out[cand] = np.minimum(inter / (shapely.area(a) + shapely.area(b) - inter), 1.0)
     return out
+
+
+def _polygons_at(polys: FloatArray, index: npt.NDArray[np.int64]) -> npt.NDArray[np.object_]:
+    """shapely polygons of ``polys[index]``, each distinct box built once."""
+    unique, inverse = np.unique(index, return_inverse=True)
+    return shapely.polygons(polys[unique])[inverse]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import orjson
 
 from . import geometry, masks
 from .errors import OVEarthInputError, Problem, ProblemCollector
+from .gcpause import gc_paused
 from .masks import FieldError, Rle
 from .types import MODALITIES, TASK_KEYS, Sample, SampleList
 
@@ -60,10 +61,11 @@ class GroundTruth:
 class _Prediction:
     mask: Rle | None = None
     mask_size: tuple[int, int] = (0, 0)
-    boxes: list[tuple[float, float, float, float]] | None = None
-    box_scores: list[float] | None = None
-    obbs: list[tuple[tuple[float, float], ...]] | None = None
-    obb_scores: list[float] | None = None
+    # Kept boxes of each of the query's rows, in row order (non-empty arrays only).
+    boxes: list[np.ndarray] = field(default_factory=list)
+    box_scores: list[np.ndarray] = field(default_factory=list)
+    obbs: list[np.ndarray] = field(default_factory=list)
+    obb_scores: list[np.ndarray] = field(default_factory=list)
 
 
 def read_json(path: PathLike, role: str) -> Any:
@@ -75,7 +77,8 @@ def read_json(path: PathLike, role: str) -> Any:
         raise OVEarthInputError([Problem(name, "(file)", f"a readable {role} JSON file",
                                          err.strerror or type(err).__name__)]) from None
     try:
-        doc = orjson.loads(data)
+        with gc_paused():
+            doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
         raise OVEarthInputError([Problem(name, "(document)",
                                          "valid UTF-8 JSON (no NaN/Infinity, nesting under 1024)",
@@ -102,29 +105,54 @@ def _id(value: object) -> str | None:
 
 
 def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
-    """Validate a ground-truth document (all tasks) into typed annotations and queries."""
-    bad = ProblemCollector(name)
+    """Validate a ground-truth document (all tasks) into typed annotations and queries.
+
+    Annotations are walked once; their boxes and oriented boxes are then parsed
+    in one batch each, and problems are reported in document order.
+    """
+    found = _OrderedProblems(name)
     annotations: dict[str, Annotation] = {}
     broken: set[str] = set()  # ids of annotations already reported as invalid
     raw_anns = doc.get("annotations")
     if not isinstance(raw_anns, list):
-        bad.add("annotations", "a list of annotation objects", raw_anns if raw_anns is not None
-                else "<missing>")
+        found.add((0,), "annotations", "a list of annotation objects",
+                  raw_anns if raw_anns is not None else "<missing>")
         raw_anns = []
     totals = masks.compressed_totals(_string_counts(raw_anns))
+    pending: list[tuple[int, _AnnotationFields, str]] = []
+    columns = (_ListColumn("bbox"), _ListColumn("oriented_bbox"))
     for i, ann in enumerate(raw_anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
-            bad.add(where, "an annotation object", ann)
+            found.add((1, i), where, "an annotation object", ann)
             continue
-        parsed = _parse_annotation(ann, where, bad, totals)
-        if parsed is None:
-            broken.add(_id(ann.get("id")) or "")
+        fields = _parse_annotation(ann, where, found, (1, i), totals)
+        if fields is None:
+            broken.add("")
             continue
-        if parsed.id in annotations:
-            bad.add(f"{where}.id", "a unique annotation id", parsed.id)
+        pending.append((i, fields, _id(ann.get("id")) or ""))
+        for stage, column in enumerate(columns, start=1):
+            value = ann.get(column.field)
+            if value is None:
+                value = []
+            if not isinstance(value, list):
+                found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
+                column.add(i, None)
+            else:
+                column.add(i, value)
+    boxes = columns[0].parse(geometry.parse_gt_boxes, found, (4,))
+    obbs = columns[1].parse(geometry.parse_polygons, found, (4, 2))
+    for k, (i, fields, ann_id) in enumerate(pending):
+        if fields is _INVALID or boxes[k] is None or obbs[k] is None:
+            broken.add(ann_id)
             continue
-        annotations[parsed.id] = parsed
+        if fields.id in annotations:
+            found.add((1, i, 3), f"annotations[{i}].id", "a unique annotation id", fields.id)
+            continue
+        annotations[fields.id] = Annotation(fields.id, fields.image_path, fields.width,
+                                            fields.height, fields.category, fields.mask,
+                                            boxes[k], obbs[k])
+    bad = found.settle()
     raw_tasks = doc.get("tasks")
     tasks: dict[str, list[Query]] = {}
     if not isinstance(raw_tasks, dict):
@@ -144,6 +172,56 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
     return GroundTruth(annotations, tasks)
 
 
+@dataclass
+class _ListColumn:
+    """One geometry list field of every annotation, gathered for one batch parse."""
+
+    field: str
+    rows: list[int] = field(default_factory=list)
+    items: list[object] = field(default_factory=list)
+    counts: list[int | None] = field(default_factory=list)  # None: not a list
+
+    def add(self, row: int, value: list[object] | None) -> None:
+        self.rows.append(row)
+        self.counts.append(None if value is None else len(value))
+        if value is not None:
+            self.items.extend(value)
+
+    def parse(self, parse_batch: Any, found: _OrderedProblems, shape: tuple[int, ...]
+              ) -> list[np.ndarray | None]:
+        """Arrays per annotation (``None`` where invalid; its first bad item reported)."""
+        batch = parse_batch(self.items)
+        sizes = np.array([c or 0 for c in self.counts], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        owner = np.repeat(np.arange(sizes.size), sizes)
+        first_error: dict[int, tuple[int, FieldError]] = {}
+        for item, err in batch.errors:
+            first_error.setdefault(int(owner[item]), (item, err))
+        stage = 1 if self.field == "bbox" else 2
+        for k, (item, err) in first_error.items():
+            j = item - int(starts[k])
+            found.add((1, self.rows[k], stage), f"annotations[{self.rows[k]}].{self.field}[{j}]"
+                      f"{err.field}", err.expected, err.found)
+        bounds = np.searchsorted(batch.index, np.append(starts, sizes.sum()))
+        out: list[np.ndarray | None] = []
+        for k, count in enumerate(self.counts):
+            if count is None or k in first_error:
+                out.append(None)
+            else:
+                out.append(batch.values[bounds[k]:bounds[k + 1]].reshape(-1, *shape))
+        return out
+
+
+@dataclass(frozen=True)
+class _AnnotationFields:
+    id: str
+    image_path: str
+    width: int
+    height: int
+    category: str
+    mask: Rle | None
+
+
 def _string_counts(rows: object) -> list[str]:
     """Compressed RLE strings of the rows' ``segmentation`` fields (for batch checking)."""
     if not isinstance(rows, list):
@@ -156,61 +234,49 @@ def _string_counts(rows: object) -> list[str]:
     return out
 
 
-def _parse_annotation(ann: dict[str, Any], where: str, bad: ProblemCollector,
-                      totals: dict[str, int]) -> Annotation | None:
+def _parse_annotation(ann: dict[str, Any], where: str, found: _OrderedProblems,
+                      key: tuple[int, ...], totals: dict[str, int]
+                      ) -> _AnnotationFields | None:
+    """The scalar fields of one annotation, problems reported.
+
+    ``None`` without an id (nothing else is checked then); ``_INVALID`` when
+    another field is wrong (its box lists are still checked and reported).
+    """
     ann_id = _id(ann.get("id"))
     if ann_id is None:
-        bad.add(f"{where}.id", "a non-empty string id", ann.get("id", "<missing>"))
+        found.add(key, f"{where}.id", "a non-empty string id", ann.get("id", "<missing>"))
         return None
     ok = True
     image_path = ann.get("image_path")
     if not isinstance(image_path, str) or not image_path:
-        bad.add(f"{where}.image_path", "a non-empty string path",
-                ann.get("image_path", "<missing>"))
+        found.add(key, f"{where}.image_path", "a non-empty string path",
+                  ann.get("image_path", "<missing>"))
         ok = False
     width, height = _int_field(ann, "width"), _int_field(ann, "height")
-    for key, value in (("width", width), ("height", height)):
+    for name, value in (("width", width), ("height", height)):
         if value is None:
-            bad.add(f"{where}.{key}", "a positive integer", ann.get(key, "<missing>"))
+            found.add(key, f"{where}.{name}", "a positive integer", ann.get(name, "<missing>"))
             ok = False
     category = ann.get("category_name", "")
     if not isinstance(category, str):
-        bad.add(f"{where}.category_name", "a string", category)
+        found.add(key, f"{where}.category_name", "a string", category)
         ok = False
     mask = None
     try:
         mask, size = masks.parse_rle(ann.get("segmentation"), totals)
         if width and height and size != (0, 0) and size != (height, width):
-            bad.add(f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
-                    list(size))
+            found.add(key, f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
+                      list(size))
             ok = False
     except FieldError as err:
-        bad.add(f"{where}.segmentation{err.field}", err.expected, err.found)
+        found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found)
         ok = False
-    boxes = _parse_list(ann.get("bbox"), f"{where}.bbox", geometry.parse_gt_box, bad)
-    obbs = _parse_list(ann.get("oriented_bbox"), f"{where}.oriented_bbox",
-                       geometry.parse_polygon, bad)
-    if not ok or boxes is None or obbs is None:
-        return None
-    return Annotation(ann_id, image_path, width, height, category, mask,
-                      np.asarray(boxes, dtype=np.float64).reshape(-1, 4),
-                      np.asarray(obbs, dtype=np.float64).reshape(-1, 4, 2))
+    if not ok:
+        return _INVALID
+    return _AnnotationFields(ann_id, image_path, width, height, category, mask)  # type: ignore[arg-type]
 
 
-def _parse_list(value: object, where: str, parse: Any, bad: ProblemCollector) -> list[Any] | None:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        bad.add(where, "a list", value)
-        return None
-    out = []
-    for j, item in enumerate(value):
-        try:
-            out.append(parse(item))
-        except FieldError as err:
-            bad.add(f"{where}[{j}]{err.field}", err.expected, err.found)
-            return None
-    return out
+_INVALID = _AnnotationFields("", "", 0, 0, "", None)
 
 
 def _parse_query(row: object, key: str, where: str, annotations: dict[str, Annotation],
@@ -281,10 +347,56 @@ def _check_options(score_threshold: float | None, bbox_format: str) -> None:
         raise OVEarthInputError(problems)
 
 
+class _OrderedProblems:
+    """Problems gathered out of order (batched checks), reported in document order."""
+
+    def __init__(self, name: str):
+        self.bad = ProblemCollector(name)
+        self.keys: list[tuple[int, ...]] = []
+
+    def add(self, key: tuple[int, ...], field_: str, expected: str, found: object,
+            query_id: str | None = None) -> None:
+        self.keys.append(key)
+        self.bad.add(field_, expected, found, query_id)
+
+    def settle(self) -> ProblemCollector:
+        """Put the problems so far in document order; later ones are appended as added."""
+        order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
+        self.bad.problems = [self.bad.problems[k] for k in order]
+        self.keys = []
+        return self.bad
+
+    def raise_if_any(self) -> None:
+        self.settle().raise_if_any()
+
+
+@dataclass
+class _BoxColumn:
+    """One box field of every prediction row, gathered for one batch parse."""
+
+    field: str
+    rows: list[int] = field(default_factory=list)  # row index per contributing row
+    targets: list[_Prediction] = field(default_factory=list)
+    qids: list[str] = field(default_factory=list)
+    items: list[object] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+    def add(self, row: int, target: _Prediction, qid: str, value: list[object]) -> None:
+        self.rows.append(row)
+        self.targets.append(target)
+        self.qids.append(qid)
+        self.items.extend(value)
+        self.counts.append(len(value))
+
+
 def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: list[Query],
                       annotations: dict[str, Annotation], modalities: tuple[str, ...],
                       score_threshold: float | None, bbox_format: str) -> dict[str, _Prediction]:
-    """Validate the selected task's prediction rows, merging duplicates by query_id."""
+    """Validate the selected task's prediction rows, merging duplicates by query_id.
+
+    Rows are walked once; the box fields of all rows are then parsed in one batch
+    per field (:mod:`~ovearth_core.geometry`'s ``parse_boxes`` / ``parse_obbs``).
+    """
     bad = ProblemCollector(name)
     tasks = doc.get("tasks", {})
     if tasks is None:
@@ -298,92 +410,111 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
     if not isinstance(rows, list):
         bad.add(f"tasks.{task_key}", "a list of prediction rows", rows)
         bad.raise_if_any()
+    found = _OrderedProblems(name)
     by_id = {q.query_id: q for q in queries}
     preds: dict[str, _Prediction] = {}
     totals = masks.compressed_totals(_string_counts(rows)) if "segmentation" in modalities else {}
+    columns = {m: _BoxColumn(m) for m in ("bbox", "oriented_bbox") if m in modalities}
     for i, row in enumerate(rows):
-        where = f"tasks.{task_key}[{i}]"
         if not isinstance(row, dict):
-            bad.add(where, "a prediction row object", row)
+            found.add((i,), f"tasks.{task_key}[{i}]", "a prediction row object", row)
             continue
         qid = row.get("query_id")
         if not isinstance(qid, str):
-            bad.add(f"{where}.query_id", "a string query_id", row.get("query_id", "<missing>"))
+            found.add((i,), f"tasks.{task_key}[{i}].query_id", "a string query_id",
+                      row.get("query_id", "<missing>"))
             continue
         query = by_id.get(qid)
         if query is None:
-            bad.add(f"{where}.query_id", f"a query_id of the ground truth's {task_key} task",
-                    f"<unknown id {qid[:40]!r}{'...' if len(qid) > 40 else ''}>", qid[:40])
+            found.add((i,), f"tasks.{task_key}[{i}].query_id",
+                      f"a query_id of the ground truth's {task_key} task",
+                      f"<unknown id {qid[:40]!r}{'...' if len(qid) > 40 else ''}>", qid[:40])
             continue
-        ann = annotations[query.ann_id]
-        gt_size = (ann.height, ann.width)
-        pred = preds.setdefault(qid, _Prediction())
+        pred = preds.get(qid)
+        if pred is None:
+            pred = preds[qid] = _Prediction()
         if "segmentation" in modalities:
-            _merge_mask(pred, row.get("segmentation"), gt_size, where, qid, bad, totals)
-        if "bbox" in modalities:
-            _merge_boxes(pred, row.get("bbox"), "bbox", where, qid, bad, score_threshold,
-                         lambda v: geometry.parse_box(v, bbox_format))
-        if "oriented_bbox" in modalities:
-            _merge_boxes(pred, row.get("oriented_bbox"), "oriented_bbox", where, qid, bad,
-                         score_threshold, geometry.parse_obb)
-    bad.raise_if_any()
+            ann = annotations[query.ann_id]
+            _merge_mask(pred, row.get("segmentation"), (ann.height, ann.width),
+                        f"tasks.{task_key}[{i}]", qid, found, i, totals)
+        for stage, column in enumerate(columns.values(), start=2):
+            value = row.get(column.field)
+            if value is None:
+                continue
+            if not isinstance(value, list):
+                found.add((i, stage, -1), f"tasks.{task_key}[{i}].{column.field}",
+                          "a list of boxes ([] for none)", value, qid)
+                continue
+            column.add(i, pred, qid, value)
+    for stage, column in enumerate(columns.values(), start=2):
+        _apply_box_column(column, stage, f"tasks.{task_key}", found, score_threshold,
+                          bbox_format)
+    found.raise_if_any()
     return preds
 
 
 def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], where: str,
-                qid: str, bad: ProblemCollector, totals: dict[str, int]) -> None:
+                qid: str, found: _OrderedProblems, row: int, totals: dict[str, int]) -> None:
+    key = (row, 1)
     try:
         rle, size = masks.parse_rle(value, totals)
     except FieldError as err:
-        bad.add(f"{where}.segmentation{err.field}", err.expected, err.found, qid)
+        found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found, qid)
         return
     if size == (0, 0):
         return
     if size != gt_size:
-        bad.add(f"{where}.segmentation.size",
-                f"the ground-truth mask size [height, width] = {list(gt_size)} (or the [0, 0] "
-                "empty sentinel)", list(size), qid)
+        found.add(key, f"{where}.segmentation.size",
+                  f"the ground-truth mask size [height, width] = {list(gt_size)} (or the [0, 0] "
+                  "empty sentinel)", list(size), qid)
         return
     if pred.mask_size not in ((0, 0), size):
-        bad.add(f"{where}.segmentation.size",
-                f"the same size as this query_id's earlier row {list(pred.mask_size)}",
-                list(size), qid)
+        found.add(key, f"{where}.segmentation.size",
+                  f"the same size as this query_id's earlier row {list(pred.mask_size)}",
+                  list(size), qid)
         return
     pred.mask_size = size
     pred.mask = masks.union([pred.mask, rle])
 
 
-def _merge_boxes(pred: _Prediction, value: object, field: str, where: str, qid: str,
-                 bad: ProblemCollector, score_threshold: float | None, parse: Any) -> None:
-    if value is None:
+def _apply_box_column(column: _BoxColumn, stage: int, where: str, found: _OrderedProblems,
+                      score_threshold: float | None, bbox_format: str) -> None:
+    """Parse a column's boxes in one batch; report problems, file kept boxes per row."""
+    if not column.items:
         return
-    if not isinstance(value, list):
-        bad.add(f"{where}.{field}", "a list of boxes ([] for none)", value, qid)
-        return
-    kept, scores = [], []
-    for j, item in enumerate(value):
-        try:
-            geom, score = parse(item)
-        except FieldError as err:
-            bad.add(f"{where}.{field}[{j}]{err.field}", err.expected, err.found, qid)
-            continue
-        if geom is None:
-            continue
-        if score_threshold is not None:
-            if score is None:
-                bad.add(f"{where}.{field}[{j}].score",
-                        "a score on every box when --score-threshold is set", "<missing>", qid)
-                continue
-            if score < score_threshold:
-                continue
-        kept.append(geom)
-        scores.append(math.nan if score is None else score)
-    if field == "bbox":
-        pred.boxes = (pred.boxes or []) + kept
-        pred.box_scores = (pred.box_scores or []) + scores
+    if column.field == "bbox":
+        batch = geometry.parse_boxes(column.items, bbox_format)
     else:
-        pred.obbs = (pred.obbs or []) + kept
-        pred.obb_scores = (pred.obb_scores or []) + scores
+        batch = geometry.parse_obbs(column.items)
+    counts = np.asarray(column.counts)
+    starts = np.cumsum(counts) - counts
+    owner = np.repeat(np.arange(len(counts)), counts)  # contributing row of every item
+
+    def report(item: int, suffix: str, expected: str, found_value: object) -> None:
+        k = int(owner[item])
+        j = item - int(starts[k])
+        found.add((column.rows[k], stage, j), f"{where}[{column.rows[k]}].{column.field}[{j}]"
+                  f"{suffix}", expected, found_value, column.qids[k])
+
+    for item, err in batch.errors:
+        report(item, err.field, err.expected, err.found)
+    keep = np.ones(batch.index.size, dtype=bool)
+    if score_threshold is not None:
+        missing = np.isnan(batch.scores)
+        for item in batch.index[missing].tolist():
+            report(item, ".score", "a score on every box when --score-threshold is set",
+                   "<missing>")
+        keep = ~missing & (batch.scores >= score_threshold)
+    index = batch.index[keep]
+    values, scores = batch.values[keep], batch.scores[keep]
+    kept_owner = owner[index]
+    bounds = np.searchsorted(kept_owner, np.arange(len(counts) + 1))
+    boxes = column.field == "bbox"
+    for k in np.flatnonzero(np.diff(bounds)).tolist():
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        target = column.targets[k]
+        (target.boxes if boxes else target.obbs).append(values[lo:hi])
+        (target.box_scores if boxes else target.obb_scores).append(scores[lo:hi])
 
 
 def _infer_modalities(preds: dict[str, _Prediction], name: str) -> tuple[str, ...]:
@@ -417,6 +548,15 @@ def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
         ground_truth: an already parsed ground truth (skips reading ``gt_path``).
         predictions_doc: an already read prediction document (skips reading ``pred_path``).
     """
+    with gc_paused():
+        return _load_samples(gt_path, pred_path, task, score_threshold, bbox_format, modalities,
+                             ground_truth, predictions_doc)
+
+
+def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
+                  score_threshold: float | None, bbox_format: str, modalities: object,
+                  ground_truth: GroundTruth | None,
+                  predictions_doc: dict[str, Any] | None) -> SampleList:
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
         raise OVEarthInputError([Problem("(options)", "--task",
@@ -450,12 +590,16 @@ def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,
     if "segmentation" in modalities:
         sample.pred_mask = pred.mask
     if "bbox" in modalities and pred.boxes:
-        sample.pred_boxes = np.asarray(pred.boxes, dtype=np.float64)
-        sample.pred_box_scores = np.asarray(pred.box_scores, dtype=np.float64)
+        sample.pred_boxes = _joined(pred.boxes)
+        sample.pred_box_scores = _joined(pred.box_scores)
     if "oriented_bbox" in modalities and pred.obbs:
-        sample.pred_obbs = np.asarray(pred.obbs, dtype=np.float64)
-        sample.pred_obb_scores = np.asarray(pred.obb_scores, dtype=np.float64)
+        sample.pred_obbs = _joined(pred.obbs)
+        sample.pred_obb_scores = _joined(pred.obb_scores)
     return sample
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def load_open_vocab_samples(gt_path: PathLike, pred_path: PathLike,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import masks
 from .matching import match
@@ -86,6 +87,93 @@ def det_entry(iou: np.ndarray, negative: bool, iou_threshold: float) -> dict[str
         entry["recall"] = tp / n_gt
         entry["f1"] = 2 * tp / (n_pred + n_gt)
     return entry
+
+
+def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
+                iou_threshold: float) -> list[dict[str, Any]]:
+    """:func:`det_entry` of many queries at once (same entries, same order).
+
+    At each threshold, a query whose pairs at or above it share no box needs
+    no assignment: all those pairs match. This is decided for all queries at
+    once; only the (query, threshold) cases with a shared box are matched one
+    by one (:func:`~ovearth_core.matching.match`), reusing a matching found at
+    a lower threshold while all its pairs stay valid (the maximum size cannot
+    grow with the threshold).
+    """
+    n = len(ious)
+    n_gt = np.fromiter((m.shape[0] for m in ious), dtype=np.int64, count=n)
+    n_pred = np.fromiter((m.shape[1] for m in ious), dtype=np.int64, count=n)
+    negative = np.fromiter(negatives, dtype=bool, count=n)
+    active = ~negative & (n_gt > 0) & (n_pred > 0)  # evaluated, with predictions
+    sizes = np.where(active, n_gt * n_pred, 0)
+    flat = (np.concatenate([m.ravel() for m, a in zip(ious, active.tolist(), strict=True) if a])
+            if sizes.sum() else np.zeros(0))
+    owner = np.repeat(np.arange(n), sizes)
+    local = np.arange(flat.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    cand = np.flatnonzero(flat >= min(iou_threshold, IOU_THRESHOLDS[0]))
+    values, c_owner = flat[cand], owner[cand]
+    c_gt = (np.cumsum(n_gt) - n_gt)[c_owner] + local[cand] // n_pred[c_owner]
+    c_pred = (np.cumsum(n_pred) - n_pred)[c_owner] + local[cand] % n_pred[c_owner]
+
+    def level(t: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Pairs at or above ``t``, and the queries where two of them share a box."""
+        at = values >= t
+        shared = np.zeros(n, dtype=bool)
+        for box in (c_gt[at], c_pred[at]):
+            if box.size:
+                shared[c_owner[at][np.bincount(box)[box] > 1]] = True
+        return at, shared
+
+    tp_at = np.zeros((n, len(IOU_THRESHOLDS)), dtype=np.int64)
+    needs_match = np.zeros((n, len(IOU_THRESHOLDS)), dtype=bool)
+    for k, t in enumerate(IOU_THRESHOLDS):
+        at, needs_match[:, k] = level(t)
+        tp_at[:, k] = np.bincount(c_owner[at], minlength=n)
+    at, run_needs_match = level(iou_threshold)
+    run_pairs = np.flatnonzero(at)
+    bounds = np.searchsorted(c_owner[run_pairs], np.arange(n + 1)).tolist()
+    pair_g, pair_p = (local[cand] // n_pred[c_owner]).tolist(), (local[cand] % n_pred[c_owner]).tolist()
+    pair_iou = values.tolist()
+    for i in np.flatnonzero(needs_match.any(axis=1)).tolist():
+        tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i])
+    tp_lists = tp_at.tolist()
+    out = []
+    for i, iou in enumerate(ious):
+        if not active[i]:
+            out.append(det_entry(iou, bool(negative[i]), iou_threshold))
+            continue
+        if run_needs_match[i]:
+            gi, pi = match(iou, iou_threshold)
+            matched = iou[gi, pi]
+            matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, matched, strict=True)]
+        else:
+            rows = run_pairs[bounds[i]:bounds[i + 1]].tolist()
+            matches = [[pair_g[r], pair_p[r], pair_iou[r]] for r in rows]
+            matched = values[rows] if len(rows) > 1 else None
+        tp, g, p = len(matches), int(n_gt[i]), int(n_pred[i])
+        # numpy's own mean (its summation order), as det_entry has it
+        mean = (None if tp == 0 else matches[0][2] if tp == 1 else float(matched.mean()))
+        out.append({
+            "num_gt": g, "num_pred": p, "tp": tp, "fp": p - tp, "fn": g - tp,
+            "precision": tp / p, "recall": tp / g, "f1": 2 * tp / (p + g),
+            "mean_matched_iou": mean,
+            "gt_present": True, "pred_present": True, "evaluated": True,
+            "matches": matches, "tp_at": tp_lists[i],
+        })
+    return out
+
+
+def _tp_at_levels(iou: np.ndarray, counts: np.ndarray,
+                  needs_match: npt.NDArray[np.bool_]) -> np.ndarray:
+    """Complete ``counts`` (pairs per threshold) with matching sizes where boxes are shared."""
+    counts = counts.copy()
+    gi = pi = None
+    for k in np.flatnonzero(needs_match).tolist():
+        t = IOU_THRESHOLDS[k]
+        if gi is None or not (gi.size == 0 or bool((iou[gi, pi] >= t).all())):
+            gi, pi = match(iou, t)
+        counts[k] = gi.size
+    return counts
 
 
 def _tp_at_thresholds(iou: np.ndarray) -> list[int]:
