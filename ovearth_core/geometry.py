@@ -11,7 +11,10 @@ wide). Internally an axis-aligned box is ``[x1, y1, x2, y2]`` (arrays of shape
 from __future__ import annotations
 
 import math
+import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -385,34 +388,60 @@ def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
                  min_iou: float = 0.0) -> list[FloatArray]:
     """IoU matrices of many (GT, prediction) box sets at once, ``(G_i, P_i)`` each.
 
-    Every pair of every set is handled in one vectorised pass (no Python loop per
-    set). Oriented boxes are intersected exactly with one shapely call over the
-    candidate pairs: those whose IoU can reach ``min_iou`` by an upper bound from
-    their envelopes and areas. Pairs ruled out get 0, so pass as ``min_iou`` the
-    lowest threshold whose comparisons matter (values below it change no result).
+    Every pair of every set is handled in vectorised passes over chunks of about
+    ``_PAIRS_PER_CHUNK`` pairs (no Python loop per set; bounded temporaries, so
+    time grows linearly with the number of sets). Oriented boxes are intersected
+    exactly with shapely, in one call over the candidate pairs of all chunks:
+    those whose IoU can reach ``min_iou`` by an upper bound from their envelopes
+    and areas. Pairs ruled out get 0, so pass as ``min_iou`` the lowest threshold
+    whose comparisons matter (values below it change no result).
     """
     shapes = [(len(g), len(p)) for g, p in zip(gts, preds, strict=True)]
-    sizes = np.array([g * p for g, p in shapes], dtype=np.int64)
+    n_gt = np.array([g for g, _ in shapes], dtype=np.int64)
+    n_pred = np.array([p for _, p in shapes], dtype=np.int64)
+    sizes = n_gt * n_pred
     flat = np.zeros(int(sizes.sum()))
     if flat.size:
-        n_gt = np.array([g for g, _ in shapes], dtype=np.int64)
-        n_pred = np.array([p for _, p in shapes], dtype=np.int64)
-        owner = np.repeat(np.arange(len(shapes)), sizes)
-        local = np.arange(flat.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        gi = (np.cumsum(n_gt) - n_gt)[owner] + local // n_pred[owner]
-        pi = (np.cumsum(n_pred) - n_pred)[owner] + local % n_pred[owner]
         all_gt = np.concatenate([g for g in gts if len(g)])
         all_pred = np.concatenate([p for p in preds if len(p)])
+        gt_start, pred_start = np.cumsum(n_gt) - n_gt, np.cumsum(n_pred) - n_pred
+        pair_start = np.cumsum(sizes) - sizes
         if oriented:
-            flat[:] = _obb_pair_iou(all_gt, all_pred, gi, pi, min_iou)
-        else:
-            flat[:] = _box_pair_iou(all_gt[gi], all_pred[pi])
+            bounds = (envelope(all_gt), envelope(all_pred), polygon_area(all_gt),
+                      polygon_area(all_pred))
+            found: list[tuple[npt.NDArray[np.int64], ...]] = []
+        for lo, hi in _chunks(sizes):
+            part = sizes[lo:hi]
+            owner = np.repeat(np.arange(lo, hi), part)
+            local = np.arange(int(part.sum())) - np.repeat(np.cumsum(part) - part, part)
+            gi = gt_start[owner] + local // n_pred[owner]
+            pi = pred_start[owner] + local % n_pred[owner]
+            if oriented:
+                cand = _obb_candidates(gi, pi, min_iou, *bounds)
+                found.append((cand + pair_start[lo], gi[cand], pi[cand]))
+            else:
+                flat[pair_start[lo]:pair_start[lo] + part.sum()] = _box_pair_iou(all_gt[gi],
+                                                                                 all_pred[pi])
+        if oriented:
+            at, gi, pi = (np.concatenate(cols) for cols in zip(*found, strict=True))
+            flat[at] = _obb_pair_iou(all_gt, all_pred, gi, pi)
     out = []
     start = 0
-    for (g, p), size in zip(shapes, sizes, strict=True):
+    for (g, p), size in zip(shapes, sizes.tolist(), strict=True):
         out.append(flat[start:start + size].reshape(g, p))
-        start += int(size)
+        start += size
     return out
+
+
+_PAIRS_PER_CHUNK = 1 << 17
+
+
+def _chunks(sizes: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+    """Consecutive ranges of sets with about ``_PAIRS_PER_CHUNK`` pairs each (at least one set)."""
+    chunk = (np.cumsum(sizes) - 1) // _PAIRS_PER_CHUNK
+    edges = np.flatnonzero(np.diff(chunk)) + 1
+    cuts = [0, *edges.tolist(), len(sizes)]
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
 def _box_pair_iou(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -427,24 +456,47 @@ def _box_pair_intersection(a: FloatArray, b: FloatArray) -> FloatArray:
     return np.clip(w, 0, None) * np.clip(h, 0, None)
 
 
-def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
-                  pi: npt.NDArray[np.int64], min_iou: float) -> FloatArray:
-    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])`` that can reach ``min_iou``."""
-    out = np.zeros(gi.size)
-    area_g, area_p = polygon_area(gt), polygon_area(pred)
-    bound = np.minimum(_box_pair_intersection(envelope(gt)[gi], envelope(pred)[pi]),
+def _obb_candidates(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], min_iou: float,
+                    env_g: FloatArray, env_p: FloatArray, area_g: FloatArray,
+                    area_p: FloatArray) -> npt.NDArray[np.int64]:
+    """Positions of the oriented-box pairs ``(gi, pi)`` whose IoU can reach ``min_iou``."""
+    bound = np.minimum(_box_pair_intersection(env_g[gi], env_p[pi]),
                        np.minimum(area_g[gi], area_p[pi]))
     upper = bound / (area_g[gi] + area_p[pi] - bound)
-    cand = np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
-    if cand.size == 0:
-        return out
+    return np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
+
+
+def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
+                  pi: npt.NDArray[np.int64]) -> FloatArray:
+    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])``."""
+    if gi.size == 0:
+        return np.zeros(0)
     # One shapely geometry per box that has a candidate pair (few of all boxes).
-    a, b = _polygons_at(gt, gi[cand]), _polygons_at(pred, pi[cand])
-    inter = shapely.area(shapely.intersection(a, b))
+    a, b = _polygons_at(gt, gi), _polygons_at(pred, pi)
+    inter = _intersection_areas(a, b)
     # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
     # the origin would otherwise get an IoU a hair above 1 with themselves.
-    out[cand] = np.minimum(inter / (shapely.area(a) + shapely.area(b) - inter), 1.0)
-    return out
+    return np.minimum(inter / (shapely.area(a) + shapely.area(b) - inter), 1.0)
+
+
+_PAIRS_PER_THREAD = 2000
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _intersection_areas(a: npt.NDArray[np.object_], b: npt.NDArray[np.object_]) -> FloatArray:
+    """Areas of the pairwise intersections; GEOS releases the GIL, so large batches
+    are split over the CPU cores (same values: each pair is computed alike)."""
+    parts = min(os.cpu_count() or 1, 4, a.size // _PAIRS_PER_THREAD)
+    if parts < 2:
+        return shapely.area(shapely.intersection(a, b))
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ovearth-geos")
+    chunks = np.array_split(np.arange(a.size), parts)
+    return np.concatenate(list(_pool.map(
+        lambda idx: shapely.area(shapely.intersection(a[idx], b[idx])), chunks)))
 
 
 def _polygons_at(polys: FloatArray, index: npt.NDArray[np.int64]) -> npt.NDArray[np.object_]:

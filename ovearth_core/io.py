@@ -118,7 +118,7 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
         found.add((0,), "annotations", "a list of annotation objects",
                   raw_anns if raw_anns is not None else "<missing>")
         raw_anns = []
-    totals = masks.compressed_totals(_string_counts(raw_anns))
+    totals = masks.compressed_stats(_string_counts(raw_anns))
     pending: list[tuple[int, _AnnotationFields, str]] = []
     columns = (_ListColumn("bbox"), _ListColumn("oriented_bbox"))
     for i, ann in enumerate(raw_anns):
@@ -235,7 +235,7 @@ def _string_counts(rows: object) -> list[str]:
 
 
 def _parse_annotation(ann: dict[str, Any], where: str, found: _OrderedProblems,
-                      key: tuple[int, ...], totals: dict[str, int]
+                      key: tuple[int, ...], totals: dict[str, tuple[int, int]]
                       ) -> _AnnotationFields | None:
     """The scalar fields of one annotation, problems reported.
 
@@ -413,7 +413,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
     found = _OrderedProblems(name)
     by_id = {q.query_id: q for q in queries}
     preds: dict[str, _Prediction] = {}
-    totals = masks.compressed_totals(_string_counts(rows)) if "segmentation" in modalities else {}
+    totals = masks.compressed_stats(_string_counts(rows)) if "segmentation" in modalities else {}
     columns = {m: _BoxColumn(m) for m in ("bbox", "oriented_bbox") if m in modalities}
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
@@ -454,7 +454,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
 
 
 def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], where: str,
-                qid: str, found: _OrderedProblems, row: int, totals: dict[str, int]) -> None:
+                qid: str, found: _OrderedProblems, row: int, totals: dict[str, tuple[int, int]]) -> None:
     key = (row, 1)
     try:
         rle, size = masks.parse_rle(value, totals)

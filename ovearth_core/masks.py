@@ -96,75 +96,77 @@ def compressed_counts(counts: str) -> npt.NDArray[np.int64]:
     return runs
 
 
-def compressed_totals(strings: Sequence[str]) -> dict[str, int]:
-    """Sum of run lengths of many compressed strings at once, in one vectorised pass.
+def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Run-length sum and foreground area of many compressed strings, in one vectorised pass.
 
-    Returns ``{string: total}`` for the strings that decode to non-negative runs;
-    strings left out are invalid and get their precise error from
-    :func:`compressed_counts`. Same reading as :func:`compressed_counts`, with
-    value groups kept inside their string and the delta chains restarted per string.
+    Returns ``{string: (sum of runs, sum of odd runs)}`` for the strings that
+    decode to non-negative runs; strings left out are invalid and get their
+    precise error from :func:`compressed_counts`. Same reading as
+    :func:`compressed_counts`: value groups are kept inside their string and
+    the two delta chains (odd runs, even runs from the third on) restart per string.
     """
     strings = [t for t in dict.fromkeys(strings) if t and t.isascii()]
     if not strings:
         return {}
     n = len(strings)
-    lens = np.fromiter((len(t) for t in strings), dtype=np.int64, count=n)
+    lens = np.fromiter(map(len, strings), dtype=np.int64, count=n)
     string_ends = np.cumsum(lens) - 1
     c = np.frombuffer("".join(strings).encode("ascii"), dtype=np.uint8)
     bad = np.zeros(n, dtype=bool)
-    bad[np.searchsorted(string_ends, np.flatnonzero((c < 48) | (c > 111)))] = True
+    outside = (c < 48) | (c > 111)
+    if outside.any():
+        bad[np.searchsorted(string_ends, np.flatnonzero(outside))] = True
     d = c - np.uint8(48)  # wraps for characters below '0', which are flagged above
-    more = (d & 0x20).astype(bool)
-    bad[more[string_ends]] = True
+    more = d >= 32
+    bad[more[string_ends]] = True  # the last value of the string is truncated
     more[string_ends] = False  # keep every value group inside its own string
-    is_end = ~more
-    ends = np.flatnonzero(is_end)
-    groups_per_string = np.add.reduceat(is_end, string_ends - lens + 1, dtype=np.int64)
-    gsid = np.repeat(np.arange(n), groups_per_string)
-    low = (d & 0x1F).astype(np.int64)
-    vals = low[ends]
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts + 1
-    long = np.flatnonzero(lengths > 1)  # few: most deltas fit one character
+    ends = np.flatnonzero(~more)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    low = d[starts] & np.uint8(0x1F)
+    vals = (low ^ np.uint8(16)).astype(np.int64) - 16  # one-character values, sign-extended
+    long = np.flatnonzero(more[starts])  # few: most values fit one character
     if long.size:
-        bad[gsid[long[lengths[long] > _MAX_CHARS_PER_VALUE]]] = True
-        span = np.minimum(lengths[long], _MAX_CHARS_PER_VALUE)
-        acc = np.zeros(long.size, dtype=np.int64)
-        for j in range(_MAX_CHARS_PER_VALUE):
-            take = j < span
-            acc[take] |= low[starts[long[take]] + j] << (5 * j)
+        length = ends[long] - starts[long] + 1
+        acc = low[long].astype(np.int64)
+        for j in range(1, _MAX_CHARS_PER_VALUE):
+            take = np.flatnonzero(length > j)
+            acc[take] |= (d[starts[long[take]] + j] & 0x1F).astype(np.int64) << (5 * j)
+        sign = (d[ends[long]] & 0x10) != 0
+        acc[sign] -= np.int64(1) << (5 * np.minimum(length[sign], _MAX_CHARS_PER_VALUE))
         vals[long] = acc
-    negative = (d[ends] & 0x10).astype(bool)
-    vals[negative] |= -(np.int64(1) << (5 * np.minimum(lengths[negative],
-                                                       _MAX_CHARS_PER_VALUE)))
-    first = np.cumsum(groups_per_string) - groups_per_string
-    m = np.arange(gsid.size) - first[gsid]
-    runs = vals.copy()
-    for chain in ((m % 2 == 1), (m >= 2) & (m % 2 == 0)):
-        idx = np.flatnonzero(chain)
-        if idx.size == 0:
-            continue
-        csum = np.cumsum(vals[idx])
-        seg = gsid[idx]
-        seg_first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
-        offset = np.repeat(csum[seg_first] - vals[idx][seg_first],
-                           np.diff(np.concatenate((seg_first, [idx.size]))))
-        runs[idx] = csum - offset
+    firsts = np.searchsorted(ends, string_ends - lens + 1)  # first group of each string
+    marker = np.zeros(ends.size, dtype=np.int64)
+    marker[firsts[1:]] = 1
+    gsid = np.cumsum(marker)  # string of each group
+    if long.size:
+        bad[gsid[long[length > _MAX_CHARS_PER_VALUE]]] = True
+    m = np.arange(ends.size) - firsts[gsid]  # position of each group in its string
+    odd = (m & 1).astype(bool)
+    runs = vals
+    for chain in (odd, ~odd & (m >= 2)):
+        csum = np.cumsum(np.where(chain, vals, 0))
+        before = np.zeros(n, dtype=np.int64)
+        before[1:] = csum[firsts[1:] - 1]
+        runs = np.where(chain, csum - before[gsid], runs)
     bad[gsid[runs < 0]] = True
-    totals = np.add.reduceat(runs, first)  # every string is non-empty: one group at least
-    return {t: int(total) for t, total, b in zip(strings, totals, bad, strict=True) if not b}
+    totals = np.add.reduceat(runs, firsts).tolist()
+    areas = np.add.reduceat(np.where(odd, runs, 0), firsts).tolist()
+    return {t: (total, a) for t, total, a, b in zip(strings, totals, areas, bad.tolist(),
+                                                    strict=True) if not b}
 
 
-def parse_rle(value: object,
-              totals: dict[str, int] | None = None) -> tuple[Rle | None, tuple[int, int]]:
+def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
+              ) -> tuple[Rle | None, tuple[int, int]]:
     """Validate a JSON mask value and return ``(rle_or_None, (height, width))``.
 
     ``None`` is returned for every form of empty mask; the size is ``(0, 0)``
     for ``null`` and the sentinel, otherwise the declared size (also for an
     all-zero mask, so that size checks still apply to it).
 
-    ``totals`` may hold run-length sums from :func:`compressed_totals` to skip
-    decoding compressed strings one by one.
+    ``stats`` may hold run-length sums and areas from :func:`compressed_stats`
+    to skip decoding compressed strings one by one.
 
     Raises:
         FieldError: with the sub-field that is wrong.
@@ -204,17 +206,20 @@ def parse_rle(value: object,
             return None, (h, w)
         rle = cocomask.frPyObjects({"size": [h, w], "counts": counts}, h, w)
     elif isinstance(counts, str):
-        total = totals.get(counts) if totals is not None else None
-        if total is None:
+        known = stats.get(counts) if stats is not None else None
+        if known is None:
             runs = compressed_counts(counts)
             if (runs < 0).any():
                 raise FieldError(".counts", "non-negative run lengths",
                                  "<a negative run length>")
-            total = int(runs.sum())
+            known = int(runs.sum()), int(runs[1::2].sum())
+        total, foreground = known
         if total != h * w:
             raise FieldError(".counts", f"run lengths summing to height*width = {h * w}",
                              f"<sum {total}>")
-        rle = {"size": [h, w], "counts": counts.encode("ascii")}
+        if foreground == 0:
+            return None, (h, w)
+        return {"size": [h, w], "counts": counts.encode("ascii")}, (h, w)
     else:
         raise FieldError(".counts", "a compressed RLE string or a list of run lengths", counts)
     if h * w == 0 or area(rle) == 0:

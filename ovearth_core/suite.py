@@ -34,8 +34,12 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
     with gc_paused():
         gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
         doc = read_json(pred_path, "prediction")
-        return {task: evaluate_samples(
-                    load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                                 modalities, ground_truth=gt, predictions_doc=doc),
-                    iou_threshold)
-                for task in tasks}
+        results = {task: evaluate_samples(
+                       load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
+                                    modalities, ground_truth=gt, predictions_doc=doc),
+                       iou_threshold)
+                   for task in tasks}
+        # Free the documents while collection is paused: the first collection after
+        # the pause walks every object still alive (a million for a prediction file).
+        del gt, doc
+        return results

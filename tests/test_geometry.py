@@ -185,10 +185,14 @@ def test_obb_iou_properties(a: list[list[float]], b: list[list[float]]) -> None:
     assert ab == pytest.approx(refs.polygon_iou(a, b), abs=1e-9)
 
 
+@pytest.mark.parametrize("chunk", [1 << 17, 1, 5], ids=["one-chunk", "chunk-1", "chunk-5"])
 @pytest.mark.parametrize("oriented", [False, True], ids=["bbox", "oriented_bbox"])
-def test_iou_matrices_batch_against_reference(oriented: bool) -> None:
+def test_iou_matrices_batch_against_reference(oriented: bool, chunk: int,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The batched IoU of many (GT, prediction) sets, empty sets included, equals the scalar
-    references set by set."""
+    references set by set, however the pairs are split into chunks (and threads)."""
+    monkeypatch.setattr(geometry, "_PAIRS_PER_CHUNK", chunk)
+    monkeypatch.setattr(geometry, "_PAIRS_PER_THREAD", 2 if chunk == 1 else 2000)
     rng = np.random.default_rng(17 + oriented)
     gts, preds = [], []
     for _ in range(40):

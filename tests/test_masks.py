@@ -335,21 +335,27 @@ def test_round_trip_list_counts(mask: np.ndarray) -> None:
         assert masks.area(rle) == int(mask.sum())
 
 
-def test_compressed_totals_agree_with_one_by_one_decoding() -> None:
+def test_compressed_stats_agree_with_one_by_one_decoding() -> None:
     """The batch check (one vectorised pass over many strings) reads every string exactly
-    as the one-by-one reader: same totals for valid strings, rejection of the others."""
+    as the one-by-one reader: same totals and foreground areas for valid strings (areas
+    also as pycocotools counts them), rejection of the others."""
     rng = np.random.default_rng(11)
     alphabet = [chr(c) for c in range(40, 120)]  # below '0', the alphabet, above 'o'
     strings = ["".join(rng.choice(alphabet, int(rng.integers(1, 14)))) for _ in range(5000)]
+    sizes = {}
     for _ in range(300):  # and real encodings of random masks
         h, w = (int(v) for v in rng.integers(1, 80, 2))
-        strings.append(masks.encode((rng.random((h, w)) < rng.random()).astype(np.uint8))[
-            "counts"])
-    totals = masks.compressed_totals(strings)
+        text = masks.encode((rng.random((h, w)) < rng.random()).astype(np.uint8))["counts"]
+        strings.append(text)
+        sizes[text] = (h, w)
+    stats = masks.compressed_stats(strings)
     for text in set(strings):
         try:
             runs = masks.compressed_counts(text)
-            expected = int(runs.sum()) if (runs >= 0).all() else None
+            expected = ((int(runs.sum()), int(runs[1::2].sum())) if (runs >= 0).all()
+                        else None)
         except masks.FieldError:
             expected = None
-        assert totals.get(text) == expected, text
+        assert stats.get(text) == expected, text
+    for text, (h, w) in sizes.items():
+        assert stats[text][1] == masks.area({"size": [h, w], "counts": text.encode()})
