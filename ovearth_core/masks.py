@@ -8,9 +8,10 @@ of non-negative run lengths (uncompressed) or COCO's compressed string. Runs
 alternate background/foreground starting with background, over the image in
 column-major (Fortran) order, and must sum to ``height * width``.
 
-Inside the package a mask is a pycocotools RLE dict with ``bytes`` counts, or
-``None`` for an empty prediction (``null``, a missing field, an all-zero mask,
-or the ``{"size": [0, 0], "counts": []}`` sentinel).
+Inside the package a mask is a pycocotools RLE dict with ``bytes`` counts (and,
+once known, its foreground area under ``"_area"``), or ``None`` for an empty
+prediction (``null``, a missing field, an all-zero mask, or the
+``{"size": [0, 0], "counts": []}`` sentinel).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ MAX_PIXELS = 100_000_000
 _MAX_CHARS_PER_VALUE = 6
 
 Rle = dict[str, Any]
+_AREA = "_area"  # cached foreground pixel count inside a mask dict
 
 
 class FieldError(Exception):
@@ -219,7 +221,7 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
                              f"<sum {total}>")
         if foreground == 0:
             return None, (h, w)
-        return {"size": [h, w], "counts": counts.encode("ascii")}, (h, w)
+        return {"size": [h, w], "counts": counts.encode("ascii"), _AREA: foreground}, (h, w)
     else:
         raise FieldError(".counts", "a compressed RLE string or a list of run lengths", counts)
     if h * w == 0 or area(rle) == 0:
@@ -228,10 +230,17 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
 
 
 def area(rle: Rle | None) -> int:
-    """Foreground pixel count; 0 for ``None``."""
+    """Foreground pixel count; 0 for ``None``.
+
+    Remembered in the mask dict itself (pycocotools ignores the extra key), so a
+    ground-truth mask shared by many queries is measured once.
+    """
     if rle is None:
         return 0
-    return int(cocomask.area(rle))
+    known = rle.get(_AREA)
+    if known is None:
+        known = rle[_AREA] = int(cocomask.area(rle))
+    return known
 
 
 def intersection_area(a: Rle | None, b: Rle | None) -> int:

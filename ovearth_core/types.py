@@ -28,16 +28,26 @@ IOU_THRESHOLDS: tuple[float, ...] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85,
 PR_THRESHOLDS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+def _frozen(shape: tuple[int, ...]) -> npt.NDArray[np.float64]:
+    empty = np.zeros(shape)
+    empty.flags.writeable = False
+    return empty
+
+
+# Shared by every sample without boxes (read-only, so sharing them is safe).
+_NO_BOXES, _NO_POLYS, _NO_SCORES = _frozen((0, 4)), _frozen((0, 4, 2)), _frozen((0,))
+
+
 def _empty_boxes() -> npt.NDArray[np.float64]:
-    return np.zeros((0, 4))
+    return _NO_BOXES
 
 
 def _empty_polys() -> npt.NDArray[np.float64]:
-    return np.zeros((0, 4, 2))
+    return _NO_POLYS
 
 
 def _empty_scores() -> npt.NDArray[np.float64]:
-    return np.zeros(0)
+    return _NO_SCORES
 
 
 @dataclass
