@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from . import geometry, masks
+from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
@@ -110,48 +111,18 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
     Annotations are walked once; their boxes and oriented boxes are then parsed
     in one batch each, and problems are reported in document order.
     """
-    found = _OrderedProblems(name)
-    annotations: dict[str, Annotation] = {}
-    broken: set[str] = set()  # ids of annotations already reported as invalid
+    with gc_paused():
+        return _parse_ground_truth(doc, name)
+
+
+def _parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
+    found = OrderedProblems(name)
     raw_anns = doc.get("annotations")
     if not isinstance(raw_anns, list):
         found.add((0,), "annotations", "a list of annotation objects",
                   raw_anns if raw_anns is not None else "<missing>")
         raw_anns = []
-    totals = masks.compressed_stats(_string_counts(raw_anns))
-    pending: list[tuple[int, _AnnotationFields, str]] = []
-    columns = (_ListColumn("bbox"), _ListColumn("oriented_bbox"))
-    for i, ann in enumerate(raw_anns):
-        where = f"annotations[{i}]"
-        if not isinstance(ann, dict):
-            found.add((1, i), where, "an annotation object", ann)
-            continue
-        fields = _parse_annotation(ann, where, found, (1, i), totals)
-        if fields is None:
-            broken.add("")
-            continue
-        pending.append((i, fields, _id(ann.get("id")) or ""))
-        for stage, column in enumerate(columns, start=1):
-            value = ann.get(column.field)
-            if value is None:
-                value = []
-            if not isinstance(value, list):
-                found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
-                column.add(i, None)
-            else:
-                column.add(i, value)
-    boxes = columns[0].parse(geometry.parse_gt_boxes, found, (4,))
-    obbs = columns[1].parse(geometry.parse_polygons, found, (4, 2))
-    for k, (i, fields, ann_id) in enumerate(pending):
-        if fields is _INVALID or boxes[k] is None or obbs[k] is None:
-            broken.add(ann_id)
-            continue
-        if fields.id in annotations:
-            found.add((1, i, 3), f"annotations[{i}].id", "a unique annotation id", fields.id)
-            continue
-        annotations[fields.id] = Annotation(fields.id, fields.image_path, fields.width,
-                                            fields.height, fields.category, fields.mask,
-                                            boxes[k], obbs[k])
+    annotations, broken = _parse_annotations(raw_anns, found)
     bad = found.settle()
     raw_tasks = doc.get("tasks")
     tasks: dict[str, list[Query]] = {}
@@ -172,44 +143,68 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
     return GroundTruth(annotations, tasks)
 
 
-@dataclass
-class _ListColumn:
-    """One geometry list field of every annotation, gathered for one batch parse."""
-
-    field: str
-    rows: list[int] = field(default_factory=list)
-    items: list[object] = field(default_factory=list)
-    counts: list[int | None] = field(default_factory=list)  # None: not a list
-
-    def add(self, row: int, value: list[object] | None) -> None:
-        self.rows.append(row)
-        self.counts.append(None if value is None else len(value))
-        if value is not None:
-            self.items.extend(value)
-
-    def parse(self, parse_batch: Any, found: _OrderedProblems, shape: tuple[int, ...]
-              ) -> list[np.ndarray | None]:
-        """Arrays per annotation (``None`` where invalid; its first bad item reported)."""
-        batch = parse_batch(self.items)
-        sizes = np.array([c or 0 for c in self.counts], dtype=np.int64)
-        starts = np.cumsum(sizes) - sizes
-        owner = np.repeat(np.arange(sizes.size), sizes)
-        first_error: dict[int, tuple[int, FieldError]] = {}
-        for item, err in batch.errors:
-            first_error.setdefault(int(owner[item]), (item, err))
-        stage = 1 if self.field == "bbox" else 2
-        for k, (item, err) in first_error.items():
-            j = item - int(starts[k])
-            found.add((1, self.rows[k], stage), f"annotations[{self.rows[k]}].{self.field}[{j}]"
-                      f"{err.field}", err.expected, err.found)
-        bounds = np.searchsorted(batch.index, np.append(starts, sizes.sum()))
-        out: list[np.ndarray | None] = []
-        for k, count in enumerate(self.counts):
-            if count is None or k in first_error:
-                out.append(None)
+def _parse_annotations(raw_anns: list[object], found: OrderedProblems
+                       ) -> tuple[dict[str, Annotation], set[str]]:
+    """Valid annotations by id, and the ids of those reported invalid."""
+    stats = masks.compressed_stats(_string_counts(raw_anns))
+    pending: list[tuple[int, _AnnotationFields, str]] = []
+    columns = {"bbox": ListColumn("bbox"), "oriented_bbox": ListColumn("oriented_bbox")}
+    for i, ann in enumerate(raw_anns):
+        where = f"annotations[{i}]"
+        if not isinstance(ann, dict):
+            found.add((1, i), where, "an annotation object", ann)
+            continue
+        fields = _parse_annotation(ann, where, found, (1, i), stats)
+        if fields is None:  # no id: nothing else is checked
+            pending.append((i, _INVALID, ""))
+            continue
+        pending.append((i, fields, _id(ann.get("id")) or ""))
+        for stage, column in enumerate(columns.values(), start=1):
+            value = ann.get(column.field)
+            if value is None:
+                value = []
+            if isinstance(value, list):
+                column.add(i, value, tag=len(pending) - 1)
             else:
-                out.append(batch.values[bounds[k]:bounds[k + 1]].reshape(-1, *shape))
-        return out
+                found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
+                pending[-1] = (i, _INVALID, pending[-1][2])
+    boxes = _gt_arrays(columns["bbox"], geometry.parse_gt_boxes, 1, len(pending), found)
+    obbs = _gt_arrays(columns["oriented_bbox"], geometry.parse_polygons, 2, len(pending), found)
+    annotations: dict[str, Annotation] = {}
+    broken: set[str] = set()
+    for k, (i, fields, ann_id) in enumerate(pending):
+        if fields is _INVALID or boxes[k] is None or obbs[k] is None:
+            broken.add(ann_id)
+        elif fields.id in annotations:
+            found.add((1, i, 3), f"annotations[{i}].id", "a unique annotation id", fields.id)
+        else:
+            annotations[fields.id] = Annotation(fields.id, fields.image_path, fields.width,
+                                                fields.height, fields.category, fields.mask,
+                                                boxes[k], obbs[k])
+    return annotations, broken
+
+
+def _gt_arrays(column: ListColumn, parse_batch: Any, stage: int, n: int,
+               found: OrderedProblems) -> list[np.ndarray | None]:
+    """Per pending annotation: its parsed list, or ``None`` (first bad item reported)."""
+    batch = column.parse(parse_batch)
+    shape = batch.values.shape[1:]
+    out: list[np.ndarray | None] = [None] * n
+    for tag in column.tags:
+        out[tag] = np.zeros((0, *shape))
+    failed: set[int] = set()
+    for item, err in batch.errors:
+        slot, j = column.locate(item)
+        if slot not in failed:
+            failed.add(slot)
+            row = column.rows[slot]
+            found.add((1, row, stage), f"annotations[{row}].{column.field}[{j}]{err.field}",
+                      err.expected, err.found)
+            out[column.tags[slot]] = None
+    for slot, lo, hi in column.spans(batch.index):
+        if slot not in failed:
+            out[column.tags[slot]] = batch.values[lo:hi]
+    return out
 
 
 @dataclass(frozen=True)
@@ -234,8 +229,8 @@ def _string_counts(rows: object) -> list[str]:
     return out
 
 
-def _parse_annotation(ann: dict[str, Any], where: str, found: _OrderedProblems,
-                      key: tuple[int, ...], totals: dict[str, tuple[int, int]]
+def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
+                      key: tuple[int, ...], stats: dict[str, tuple[int, int]]
                       ) -> _AnnotationFields | None:
     """The scalar fields of one annotation, problems reported.
 
@@ -263,7 +258,7 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: _OrderedProblems,
         ok = False
     mask = None
     try:
-        mask, size = masks.parse_rle(ann.get("segmentation"), totals)
+        mask, size = masks.parse_rle(ann.get("segmentation"), stats)
         if width and height and size != (0, 0) and size != (height, width):
             found.add(key, f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
                       list(size))
@@ -347,48 +342,6 @@ def _check_options(score_threshold: float | None, bbox_format: str) -> None:
         raise OVEarthInputError(problems)
 
 
-class _OrderedProblems:
-    """Problems gathered out of order (batched checks), reported in document order."""
-
-    def __init__(self, name: str):
-        self.bad = ProblemCollector(name)
-        self.keys: list[tuple[int, ...]] = []
-
-    def add(self, key: tuple[int, ...], field_: str, expected: str, found: object,
-            query_id: str | None = None) -> None:
-        self.keys.append(key)
-        self.bad.add(field_, expected, found, query_id)
-
-    def settle(self) -> ProblemCollector:
-        """Put the problems so far in document order; later ones are appended as added."""
-        order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
-        self.bad.problems = [self.bad.problems[k] for k in order]
-        self.keys = []
-        return self.bad
-
-    def raise_if_any(self) -> None:
-        self.settle().raise_if_any()
-
-
-@dataclass
-class _BoxColumn:
-    """One box field of every prediction row, gathered for one batch parse."""
-
-    field: str
-    rows: list[int] = field(default_factory=list)  # row index per contributing row
-    targets: list[_Prediction] = field(default_factory=list)
-    qids: list[str] = field(default_factory=list)
-    items: list[object] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
-
-    def add(self, row: int, target: _Prediction, qid: str, value: list[object]) -> None:
-        self.rows.append(row)
-        self.targets.append(target)
-        self.qids.append(qid)
-        self.items.extend(value)
-        self.counts.append(len(value))
-
-
 def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: list[Query],
                       annotations: dict[str, Annotation], modalities: tuple[str, ...],
                       score_threshold: float | None, bbox_format: str) -> dict[str, _Prediction]:
@@ -410,11 +363,11 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
     if not isinstance(rows, list):
         bad.add(f"tasks.{task_key}", "a list of prediction rows", rows)
         bad.raise_if_any()
-    found = _OrderedProblems(name)
+    found = OrderedProblems(name)
     by_id = {q.query_id: q for q in queries}
     preds: dict[str, _Prediction] = {}
-    totals = masks.compressed_stats(_string_counts(rows)) if "segmentation" in modalities else {}
-    columns = {m: _BoxColumn(m) for m in ("bbox", "oriented_bbox") if m in modalities}
+    stats = masks.compressed_stats(_string_counts(rows)) if "segmentation" in modalities else {}
+    columns = {m: ListColumn(m) for m in ("bbox", "oriented_bbox") if m in modalities}
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             found.add((i,), f"tasks.{task_key}[{i}]", "a prediction row object", row)
@@ -436,7 +389,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
         if "segmentation" in modalities:
             ann = annotations[query.ann_id]
             _merge_mask(pred, row.get("segmentation"), (ann.height, ann.width),
-                        f"tasks.{task_key}[{i}]", qid, found, i, totals)
+                        f"tasks.{task_key}[{i}]", qid, found, i, stats)
         for stage, column in enumerate(columns.values(), start=2):
             value = row.get(column.field)
             if value is None:
@@ -445,19 +398,19 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
                 found.add((i, stage, -1), f"tasks.{task_key}[{i}].{column.field}",
                           "a list of boxes ([] for none)", value, qid)
                 continue
-            column.add(i, pred, qid, value)
+            column.add(i, value, tag=(qid, pred))
     for stage, column in enumerate(columns.values(), start=2):
-        _apply_box_column(column, stage, f"tasks.{task_key}", found, score_threshold,
-                          bbox_format)
+        _file_boxes(column, stage, f"tasks.{task_key}", found, score_threshold, bbox_format)
     found.raise_if_any()
     return preds
 
 
 def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], where: str,
-                qid: str, found: _OrderedProblems, row: int, totals: dict[str, tuple[int, int]]) -> None:
+                qid: str, found: OrderedProblems, row: int,
+                stats: dict[str, tuple[int, int]]) -> None:
     key = (row, 1)
     try:
-        rle, size = masks.parse_rle(value, totals)
+        rle, size = masks.parse_rle(value, stats)
     except FieldError as err:
         found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found, qid)
         return
@@ -477,24 +430,19 @@ def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], wher
     pred.mask = masks.union([pred.mask, rle])
 
 
-def _apply_box_column(column: _BoxColumn, stage: int, where: str, found: _OrderedProblems,
-                      score_threshold: float | None, bbox_format: str) -> None:
+def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProblems,
+                score_threshold: float | None, bbox_format: str) -> None:
     """Parse a column's boxes in one batch; report problems, file kept boxes per row."""
-    if not column.items:
-        return
     if column.field == "bbox":
-        batch = geometry.parse_boxes(column.items, bbox_format)
+        batch = column.parse(lambda items: geometry.parse_boxes(items, bbox_format))
     else:
-        batch = geometry.parse_obbs(column.items)
-    counts = np.asarray(column.counts)
-    starts = np.cumsum(counts) - counts
-    owner = np.repeat(np.arange(len(counts)), counts)  # contributing row of every item
+        batch = column.parse(geometry.parse_obbs)
 
     def report(item: int, suffix: str, expected: str, found_value: object) -> None:
-        k = int(owner[item])
-        j = item - int(starts[k])
-        found.add((column.rows[k], stage, j), f"{where}[{column.rows[k]}].{column.field}[{j}]"
-                  f"{suffix}", expected, found_value, column.qids[k])
+        slot, j = column.locate(item)
+        row = column.rows[slot]
+        found.add((row, stage, j), f"{where}[{row}].{column.field}[{j}]{suffix}", expected,
+                  found_value, column.tags[slot][0])
 
     for item, err in batch.errors:
         report(item, err.field, err.expected, err.found)
@@ -505,14 +453,10 @@ def _apply_box_column(column: _BoxColumn, stage: int, where: str, found: _Ordere
             report(item, ".score", "a score on every box when --score-threshold is set",
                    "<missing>")
         keep = ~missing & (batch.scores >= score_threshold)
-    index = batch.index[keep]
     values, scores = batch.values[keep], batch.scores[keep]
-    kept_owner = owner[index]
-    bounds = np.searchsorted(kept_owner, np.arange(len(counts) + 1))
     boxes = column.field == "bbox"
-    for k in np.flatnonzero(np.diff(bounds)).tolist():
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        target = column.targets[k]
+    for slot, lo, hi in column.spans(batch.index[keep]):
+        target = column.tags[slot][1]
         (target.boxes if boxes else target.obbs).append(values[lo:hi])
         (target.box_scores if boxes else target.obb_scores).append(scores[lo:hi])
 

@@ -132,7 +132,8 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
     at, run_needs_match = level(iou_threshold)
     run_pairs = np.flatnonzero(at)
     bounds = np.searchsorted(c_owner[run_pairs], np.arange(n + 1)).tolist()
-    pair_g, pair_p = (local[cand] // n_pred[c_owner]).tolist(), (local[cand] % n_pred[c_owner]).tolist()
+    pair_g = (local[cand] // n_pred[c_owner]).tolist()
+    pair_p = (local[cand] % n_pred[c_owner]).tolist()
     pair_iou = values.tolist()
     for i in np.flatnonzero(needs_match.any(axis=1)).tolist():
         tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i])
