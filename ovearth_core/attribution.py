@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import masks, metrics
+from . import geometry, masks, metrics
 from .evaluate import evaluate_samples
 from .matching import match
 from .presence import presence_metrics
@@ -78,13 +78,18 @@ class Fix:
 
 
 def classify_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64], modality: str,
-                   iou_threshold: float, background_iou: float = 0.0) -> list[Fix]:
-    """Errors of one evaluated positive query in one box modality (see the module doc)."""
+                   iou_threshold: float, background_iou: float = 0.0,
+                   iou: npt.NDArray[np.float64] | None = None) -> list[Fix]:
+    """Errors of one evaluated positive query in one box modality (see the module doc).
+
+    ``iou``: the exact ``(G, P)`` IoU matrix of ``gt`` and ``pred`` when already known.
+    """
     if len(gt) == 0:
         return []
     if len(pred) == 0:
         return [Fix("miss", modality, "fill")]
-    iou = iou_matrix(gt, pred, modality)
+    if iou is None:
+        iou = iou_matrix(gt, pred, modality)
     gi, pi = match(iou, iou_threshold)
     free_gt = np.setdiff1d(np.arange(len(gt)), gi)
     free_pred = np.setdiff1d(np.arange(len(pred)), pi)
@@ -133,8 +138,12 @@ def _has_prediction(sample: Sample, modalities: Sequence[str]) -> bool:
 
 
 def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: float,
-                    background_iou: float = 0.0, open_vocab: bool = True) -> list[Fix]:
-    """Every error of one query over the enabled modalities."""
+                    background_iou: float = 0.0, open_vocab: bool = True,
+                    ious: dict[str, npt.NDArray[np.float64]] | None = None) -> list[Fix]:
+    """Every error of one query over the enabled modalities.
+
+    ``ious``: exact IoU matrices of the query's box modalities, when already known.
+    """
     if sample.negative:
         if open_vocab and _has_prediction(sample, modalities):
             return [Fix("hallucination", "presence", "clear")]
@@ -143,8 +152,22 @@ def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: fl
     for m in BOX_MODALITIES:
         if m in modalities:
             gt, pred, _ = box_fields(sample, m)
-            fixes += classify_boxes(gt, pred, m, iou_threshold, background_iou)
+            fixes += classify_boxes(gt, pred, m, iou_threshold, background_iou,
+                                    None if ious is None else ious[m])
     return fixes
+
+
+def classify_samples(samples: Sequence[Sample], modalities: Sequence[str], iou_threshold: float,
+                     background_iou: float = 0.0, open_vocab: bool = True) -> list[list[Fix]]:
+    """:func:`classify_sample` of every query, box IoUs computed in one batch per modality."""
+    box_mods = [m for m in BOX_MODALITIES if m in modalities]
+    batched = {m: geometry.iou_matrices([box_fields(s, m)[0] for s in samples],
+                                        [box_fields(s, m)[1] for s in samples],
+                                        oriented=m == "oriented_bbox")
+               for m in box_mods}
+    return [classify_sample(s, modalities, iou_threshold, background_iou, open_vocab,
+                            {m: batched[m][i] for m in box_mods})
+            for i, s in enumerate(samples)]
 
 
 def _fix_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64],
@@ -215,8 +238,7 @@ def error_attribution(samples: SampleList, iou_threshold: float = 0.5,
     """
     mods = tuple(samples.modalities)
     open_vocab = samples.task == "open_vocabulary"
-    fixes = [classify_sample(s, mods, iou_threshold, background_iou, open_vocab)
-             for s in samples]
+    fixes = classify_samples(samples, mods, iou_threshold, background_iou, open_vocab)
     base_rows = evaluate_samples(samples, iou_threshold)["per_sample"]
     base = _key_metrics(samples, base_rows, mods, open_vocab)
 
