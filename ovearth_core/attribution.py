@@ -15,14 +15,14 @@ Kinds and their oracle fixes:
     A positive query with usable GT in a modality and an empty prediction there. Fix: predict
     the GT. (A positive query empty in every modality is a presence miss.)
 ``localisation``
-    Boxes: an unmatched box overlapping (IoU above ``background_iou``) an unmatched GT box but
-    below the IoU threshold; boxes and GT are paired one-to-one (most pairs, then largest IoU).
-    Masks: a mask overlapping the GT with IoU below 1 (masks have no threshold). Fix: snap the
-    box / mask to its GT.
+    Boxes: an unmatched box overlapping (IoU >= ``background_iou`` and > 0) an unmatched GT
+    box but below the IoU threshold; boxes and GT are paired one-to-one (most pairs, then
+    largest IoU). Masks: a mask overlapping the GT with IoU below 1 (masks have no
+    threshold). Fix: snap the box / mask to its GT.
 ``wrong_object``
     Boxes: an unmatched box overlapping no GT box, paired with an unmatched GT box that has no
     localisation pair (the model put a box on something else instead). Masks: a non-empty
-    mask with no pixel of the GT. Fix: move the box / mask onto its GT.
+    mask not overlapping the GT. Fix: move the box / mask onto its GT.
 ``count``
     Boxes only: the remainder after that pairing. Over-count: a box overlapping no GT with no
     unfound GT left to pair with. Under-count: an unmatched GT box without a localisation pair,
@@ -32,8 +32,10 @@ Kinds and their oracle fixes:
     already claimed by a localisation pair). Fix: remove it.
 
 Boxes are first matched one-to-one at the IoU threshold exactly as the evaluator does;
-matched boxes are never errors. With ``background_iou = 0`` "overlapping" means any positive
-IoU (TIDE uses 0.1). Only queries the evaluator evaluates carry box or mask errors; boxes on
+matched boxes are never errors. "Overlapping" means IoU >= ``background_iou`` and > 0; the
+default is the explorer's rule (``OVERLAP_EPS`` = 0.01), so a query tagged "wrong object"
+there has its errors counted as ``wrong_object`` here (TIDE uses 0.1; 0 means any positive
+IoU). Only queries the evaluator evaluates carry box or mask errors; boxes on
 negative queries affect presence only (as in the evaluator).
 """
 
@@ -52,7 +54,7 @@ from .evaluate import evaluate_samples
 from .matching import match
 from .presence import presence_metrics
 from .sweep import BOX_MODALITIES, box_fields, iou_matrix
-from .types import OUTPUT_KEYS, Sample, SampleList
+from .types import OUTPUT_KEYS, OVERLAP_EPS, Sample, SampleList
 
 KINDS = ("hallucination", "miss", "localisation", "wrong_object", "count", "duplicate")
 METRICS = ("presence_mcc", "seg_macro_miou", "bbox_micro_f1", "oriented_bbox_micro_f1")
@@ -78,7 +80,7 @@ class Fix:
 
 
 def classify_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64], modality: str,
-                   iou_threshold: float, background_iou: float = 0.0,
+                   iou_threshold: float, background_iou: float = OVERLAP_EPS,
                    iou: npt.NDArray[np.float64] | None = None) -> list[Fix]:
     """Errors of one evaluated positive query in one box modality (see the module doc).
 
@@ -97,11 +99,11 @@ def classify_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64], m
     on_matched = (iou[np.ix_(gi, free_pred)] >= iou_threshold).any(axis=0)
     candidates = free_pred[~on_matched]
     sub = iou[np.ix_(free_gt, candidates)]
-    lg, lp = match(np.where(sub > background_iou, sub, 0.0), _ANY_OVERLAP)
+    lg, lp = match(np.where(_overlapping(sub, background_iou), sub, 0.0), _ANY_OVERLAP)
     fixes = [Fix("localisation", modality, "snap", int(candidates[p]), int(free_gt[g]))
              for g, p in zip(lg, lp, strict=True)]
     taken_pred = set(candidates[lp].tolist())
-    overlaps = (iou > background_iou).any(axis=0)
+    overlaps = _overlapping(iou, background_iou).any(axis=0)
     stray = [int(p) for p in free_pred if p not in taken_pred and not overlaps[p]]
     fixes += [Fix("duplicate", modality, "remove", int(p)) for p in free_pred
               if p not in taken_pred and overlaps[p]]
@@ -115,7 +117,11 @@ def classify_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64], m
     return fixes
 
 
-def classify_mask(sample: Sample) -> list[Fix]:
+def _overlapping(iou: npt.NDArray[np.float64], background_iou: float) -> npt.NDArray[np.bool_]:
+    return (iou >= background_iou) & (iou > 0)
+
+
+def classify_mask(sample: Sample, background_iou: float = OVERLAP_EPS) -> list[Fix]:
     """Segmentation error of one positive query (none when IoU is 1 or GT is unusable)."""
     gt_area = masks.area(sample.gt_mask)
     if sample.negative or gt_area == 0:
@@ -124,9 +130,10 @@ def classify_mask(sample: Sample) -> list[Fix]:
     if pred_area == 0:
         return [Fix("miss", "segmentation", "fill")]
     inter = masks.intersection_area(sample.gt_mask, sample.pred_mask)
-    if inter == 0:
+    union = gt_area + pred_area - inter
+    if inter == 0 or inter / union < background_iou:
         return [Fix("wrong_object", "segmentation", "fill")]
-    if inter < gt_area + pred_area - inter:
+    if inter < union:
         return [Fix("localisation", "segmentation", "fill")]
     return []
 
@@ -138,7 +145,7 @@ def _has_prediction(sample: Sample, modalities: Sequence[str]) -> bool:
 
 
 def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: float,
-                    background_iou: float = 0.0, open_vocab: bool = True,
+                    background_iou: float = OVERLAP_EPS, open_vocab: bool = True,
                     ious: dict[str, npt.NDArray[np.float64]] | None = None) -> list[Fix]:
     """Every error of one query over the enabled modalities.
 
@@ -148,7 +155,7 @@ def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: fl
         if open_vocab and _has_prediction(sample, modalities):
             return [Fix("hallucination", "presence", "clear")]
         return []
-    fixes = classify_mask(sample) if "segmentation" in modalities else []
+    fixes = classify_mask(sample, background_iou) if "segmentation" in modalities else []
     for m in BOX_MODALITIES:
         if m in modalities:
             gt, pred, _ = box_fields(sample, m)
@@ -158,7 +165,8 @@ def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: fl
 
 
 def classify_samples(samples: Sequence[Sample], modalities: Sequence[str], iou_threshold: float,
-                     background_iou: float = 0.0, open_vocab: bool = True) -> list[list[Fix]]:
+                     background_iou: float = OVERLAP_EPS, open_vocab: bool = True
+                     ) -> list[list[Fix]]:
     """:func:`classify_sample` of every query, box IoUs computed in one batch per modality."""
     box_mods = [m for m in BOX_MODALITIES if m in modalities]
     batched = {m: geometry.iou_matrices([box_fields(s, m)[0] for s in samples],
@@ -228,7 +236,7 @@ def _delta(after: float | None, before: float | None) -> float | None:
 
 
 def error_attribution(samples: SampleList, iou_threshold: float = 0.5,
-                      background_iou: float = 0.0) -> dict[str, Any]:
+                      background_iou: float = OVERLAP_EPS) -> dict[str, Any]:
     """Table of metric rises when only one kind of error is fixed.
 
     Returns a JSON-ready dict: ``base`` and ``oracle_all`` (every error fixed) key metrics,

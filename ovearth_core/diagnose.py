@@ -35,9 +35,8 @@ from typing import Any
 import numpy as np
 
 from . import geometry
-from .types import Sample
+from .types import OVERLAP_EPS, Sample
 
-OVERLAP_EPS = 0.01
 HIT_IOU = 0.5
 TAGS: tuple[str, ...] = ("hallucination", "miss", "wrong object", "poor localisation",
                          "duplicates", "over-count", "under-count", "ok")

@@ -26,6 +26,9 @@ OUTPUT_KEYS: dict[str, str] = {
 # IoU thresholds 0.50, 0.55, ..., 0.95 written as exact decimal literals (no float drift).
 IOU_THRESHOLDS: tuple[float, ...] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 PR_THRESHOLDS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
+# A prediction "overlaps" a target when their IoU is at least this (and above 0): the
+# explorer's failure tags and the error attribution share this rule.
+OVERLAP_EPS = 0.01
 
 
 def _frozen(shape: tuple[int, ...]) -> npt.NDArray[np.float64]:

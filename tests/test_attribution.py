@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from analysis_fixtures import make_ground_truth, make_predictions, sample, sample_list, write_pair
 
+from ovearth_core import diagnose
 from ovearth_core.attribution import (
     KINDS,
     METRICS,
@@ -17,6 +18,7 @@ from ovearth_core.attribution import (
     classify_sample,
     error_attribution,
 )
+from ovearth_core.geometry import box_iou_matrix
 from ovearth_core.io import load_samples
 from ovearth_core.metrics import det_entry
 from ovearth_core.sweep import iou_matrix
@@ -97,9 +99,31 @@ def test_localisation_pairs_are_one_to_one() -> None:
 
 
 def test_background_iou_moves_small_overlaps_to_wrong_object() -> None:
-    gt, pred = np.array([G]), np.array([[58, 18, 78, 38]], dtype=float)
-    assert classify_boxes(gt, pred, "bbox", 0.5)[0].kind == "localisation"
-    assert classify_boxes(gt, pred, "bbox", 0.5, background_iou=0.1)[0].kind == "wrong_object"
+    gt = np.array([G])
+    barely = np.array([[58, 18, 78, 38]], dtype=float)  # IoU 0.0056 with G
+    assert classify_boxes(gt, barely, "bbox", 0.5, background_iou=0.0)[0].kind == "localisation"
+    assert classify_boxes(gt, barely, "bbox", 0.5)[0].kind == "wrong_object"  # default 0.01
+    some = np.array([[55, 14, 75, 34]], dtype=float)  # IoU 0.043 with G
+    assert classify_boxes(gt, some, "bbox", 0.5)[0].kind == "localisation"
+    assert classify_boxes(gt, some, "bbox", 0.5, background_iou=0.1)[0].kind == "wrong_object"
+
+
+@pytest.mark.parametrize(("pred", "tag", "kind"), [
+    ([58, 18, 78, 38], "wrong object", "wrong_object"),       # IoU 0.0056
+    ([59.5, 19.5, 79.5, 39.5], "wrong object", "wrong_object"),  # IoU 0.0003
+    ([55, 14, 75, 34], "poor localisation", "localisation"),  # IoU 0.043
+    ([44, 6, 64, 22], "poor localisation", "localisation"),   # IoU 0.54 < 0.75
+    ([100, 100, 120, 116], "wrong object", "wrong_object"),   # no overlap
+])
+def test_explorer_tag_and_attribution_agree_on_overlap(pred: list[float], tag: str,
+                                                        kind: str) -> None:
+    """The explorer's failure tag (diagnose) and the attribution's error kind use one
+    overlap rule (IoU >= OVERLAP_EPS), so a query never reads "wrong object" in one and
+    "localisation" in the other."""
+    gt, boxes = np.array([G]), np.array([pred], dtype=float)
+    iou = box_iou_matrix(gt, boxes)
+    assert diagnose.det_tag(det_entry(iou, False, 0.75), iou, 0.75) == tag
+    assert [f.kind for f in classify_boxes(gt, boxes, "bbox", 0.75)] == [kind]
 
 
 @pytest.fixture(scope="module")
