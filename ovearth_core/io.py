@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
-from .types import MODALITIES, TASK_KEYS, Sample, SampleList
+from .types import EMPTY_BOXES, EMPTY_POLYS, MODALITIES, TASK_KEYS, Sample, SampleList
 
 BBOX_FORMATS = ("xyxy", "xywh")
 PathLike = str | os.PathLike[str]
@@ -147,7 +147,7 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
                        ) -> tuple[dict[str, Annotation], set[str]]:
     """Valid annotations by id, and the ids of those reported invalid."""
     stats = masks.compressed_stats(_string_counts(raw_anns))
-    pending: list[tuple[int, _AnnotationFields, str]] = []
+    pending: list[tuple[int, Annotation, str]] = []
     columns = {"bbox": ListColumn("bbox"), "oriented_bbox": ListColumn("oriented_bbox")}
     for i, ann in enumerate(raw_anns):
         where = f"annotations[{i}]"
@@ -178,9 +178,7 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
         elif fields.id in annotations:
             found.add((1, i, 3), f"annotations[{i}].id", "a unique annotation id", fields.id)
         else:
-            annotations[fields.id] = Annotation(fields.id, fields.image_path, fields.width,
-                                                fields.height, fields.category, fields.mask,
-                                                boxes[k], obbs[k])
+            annotations[fields.id] = replace(fields, boxes=boxes[k], obbs=obbs[k])
     return annotations, broken
 
 
@@ -207,16 +205,6 @@ def _gt_arrays(column: ListColumn, parse_batch: Any, stage: int, n: int,
     return out
 
 
-@dataclass(frozen=True)
-class _AnnotationFields:
-    id: str
-    image_path: str
-    width: int
-    height: int
-    category: str
-    mask: Rle | None
-
-
 def _string_counts(rows: object) -> list[str]:
     """Compressed RLE strings of the rows' ``segmentation`` fields (for batch checking)."""
     if not isinstance(rows, list):
@@ -231,8 +219,8 @@ def _string_counts(rows: object) -> list[str]:
 
 def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
                       key: tuple[int, ...], stats: dict[str, tuple[int, int]]
-                      ) -> _AnnotationFields | None:
-    """The scalar fields of one annotation, problems reported.
+                      ) -> Annotation | None:
+    """The scalar fields of one annotation (no boxes yet), problems reported.
 
     ``None`` without an id (nothing else is checked then); ``_INVALID`` when
     another field is wrong (its box lists are still checked and reported).
@@ -268,10 +256,11 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
         ok = False
     if not ok:
         return _INVALID
-    return _AnnotationFields(ann_id, image_path, width, height, category, mask)  # type: ignore[arg-type]
+    return Annotation(ann_id, image_path, width, height, category, mask,  # type: ignore[arg-type]
+                      EMPTY_BOXES, EMPTY_POLYS)
 
 
-_INVALID = _AnnotationFields("", "", 0, 0, "", None)
+_INVALID = Annotation("", "", 0, 0, "", None, EMPTY_BOXES, EMPTY_POLYS)
 
 
 def _parse_query(row: object, key: str, where: str, annotations: dict[str, Annotation],

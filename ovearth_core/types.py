@@ -38,19 +38,19 @@ def _frozen(shape: tuple[int, ...]) -> npt.NDArray[np.float64]:
 
 
 # Shared by every sample without boxes (read-only, so sharing them is safe).
-_NO_BOXES, _NO_POLYS, _NO_SCORES = _frozen((0, 4)), _frozen((0, 4, 2)), _frozen((0,))
+EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES = _frozen((0, 4)), _frozen((0, 4, 2)), _frozen((0,))
 
 
 def _empty_boxes() -> npt.NDArray[np.float64]:
-    return _NO_BOXES
+    return EMPTY_BOXES
 
 
 def _empty_polys() -> npt.NDArray[np.float64]:
-    return _NO_POLYS
+    return EMPTY_POLYS
 
 
 def _empty_scores() -> npt.NDArray[np.float64]:
-    return _NO_SCORES
+    return EMPTY_SCORES
 
 
 @dataclass
