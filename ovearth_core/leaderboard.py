@@ -29,6 +29,7 @@ import numpy.typing as npt
 from scipy.stats import rankdata
 
 from .evaluate import evaluate_samples
+from .gcpause import gc_paused
 from .io import load_samples, parse_ground_truth, read_json
 from .types import IOU_THRESHOLDS
 
@@ -264,14 +265,15 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
     without any row for the task."""
     folder = Path(folder)
     gt_path = folder / "ground_truth.json"
-    gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
     names, results = [], []
-    for path in sorted(Path(pred_dir or folder / "predictions").glob("*.json")):
-        samples = load_samples(gt_path, path, task, modalities=modalities, ground_truth=gt)
-        if not any(s.has_prediction_row for s in samples):
-            continue
-        names.append(path.stem)
-        results.append(evaluate_samples(samples, iou_threshold))
+    with gc_paused():
+        gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+        for path in sorted(Path(pred_dir or folder / "predictions").glob("*.json")):
+            samples = load_samples(gt_path, path, task, modalities=modalities, ground_truth=gt)
+            if not any(s.has_prediction_row for s in samples):
+                continue
+            names.append(path.stem)
+            results.append(evaluate_samples(samples, iou_threshold))
     return names, results
 
 

@@ -41,6 +41,7 @@ from .compare import (
 )
 from .errors import OVEarthInputError
 from .evaluate import evaluate_samples
+from .gcpause import gc_paused
 from .io import GroundTruth, parse_ground_truth, parse_modalities, read_json
 from .io import load_samples as load_task
 from .report_template import LEGEND, page
@@ -216,16 +217,18 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     subs: list[Submission] = []
     for label, pred in zip(labels, predictions, strict=True):
         pred_file = Path(pred)
-        doc = read_json(pred_file, "prediction")
         sub = Submission(label, pred_file, sha256_file(pred_file))
-        for key in task_keys:
-            # With "auto", B is read with the modalities resolved for A, so rows pair up.
-            mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
-                    else modalities)
-            samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
-                                mods, ground_truth=gt, predictions_doc=doc)
-            sub.samples[key] = samples
-            sub.results[key] = evaluate_samples(samples, iou_threshold)
+        with gc_paused():  # the document is freed before collection resumes
+            doc = read_json(pred_file, "prediction")
+            for key in task_keys:
+                # With "auto", B is read with the modalities resolved for A, so rows pair up.
+                mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
+                        else modalities)
+                samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
+                                    mods, ground_truth=gt, predictions_doc=doc)
+                sub.samples[key] = samples
+                sub.results[key] = evaluate_samples(samples, iou_threshold)
+            del doc
         subs.append(sub)
     evaluated = time.perf_counter()
     comparisons = {}
