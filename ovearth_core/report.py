@@ -489,20 +489,21 @@ def _cards(data: ReportData, task: str, chosen: Sequence[tuple[int, str]],
     cards, missing = [], 0
     for index, score in chosen:
         figures_html = []
-        display = report_draw.load_display(data.images, subs[0].samples[task][index])
         region = report_draw.shared_region([sub.samples[task][index] for sub in subs])
+        pixels, image_notice = report_draw.load_view(data.images, subs[0].samples[task][index],
+                                                     region)
         for sub in subs:
             row = sub.results[task]["per_sample"][index]
-            thumb = report_draw.overlay_thumbnail(display, sub.samples[task][index], row,
+            thumb = report_draw.overlay_thumbnail(pixels, sub.samples[task][index], row,
                                                   region=region)
             figures_html.append(
                 f"<figure><figcaption>{_e(sub.name)}</figcaption>"
                 f"<img alt=\"{_e(row['sample_id'])} {_e(sub.name)}\" "
                 f"src=\"{report_draw.jpeg_data_uri(thumb)}\">{_row_metrics(row)}</figure>")
-        missing += display.notice is not None
+        missing += image_notice is not None
         row = subs[0].results[task]["per_sample"][index]
         kind = "negative" if row["negative"] else "positive"
-        notice = f"<div class=\"notice\">{_e(display.notice)}</div>" if display.notice else ""
+        notice = f"<div class=\"notice\">{_e(image_notice)}</div>" if image_notice else ""
         cards.append(
             f"<div class=\"card{' pair' if len(subs) > 1 else ''}\" data-gallery=\"{gallery}\" "
             f"data-query=\"{_e(row['sample_id'])}\"><div class=\"q\">{_e(row['sample_id'])} · "

@@ -28,7 +28,14 @@ from PIL import Image, ImageDraw
 from . import masks
 from .compare import Comparison, QueryDiff
 from .types import Sample
-from .viz.images import DisplayImage, load_display_image
+from .viz.images import (
+    DetailImage,
+    DisplayImage,
+    detail_crop,
+    display_from_source,
+    load_display_image,
+    load_source_rgb,
+)
 from .viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
 
 THUMB_SIDE = 256
@@ -57,15 +64,17 @@ def _dashed(draw: ImageDraw.ImageDraw, points: npt.NDArray[np.float64], colour: 
 
 
 def _blend_masks(rgb: npt.NDArray[np.uint8], sample: Sample, left: int, top: int,
-                 factor: float, scale: float) -> npt.NDArray[np.uint8]:
-    """Blend both masks into a thumbnail ``(h, w, 3)`` of the display crop at ``(left, top)``.
+                 factor: float, scale: float,
+                 origin: tuple[int, int] = (0, 0)) -> npt.NDArray[np.uint8]:
+    """Blend both masks into a thumbnail ``(h, w, 3)`` of the crop at ``(left, top)`` of
+    pixels at ``scale`` whose top-left is original pixel ``origin``.
 
     Each thumbnail pixel takes the mask value of the original pixel under its centre
     (nearest), so only thumbnail-sized arrays are blended, whatever the image size.
     """
     out = rgb.astype(np.float32)
-    xs = ((left + (np.arange(rgb.shape[1]) + 0.5) / factor) / scale).astype(np.intp)
-    ys = ((top + (np.arange(rgb.shape[0]) + 0.5) / factor) / scale).astype(np.intp)
+    xs = ((left + (np.arange(rgb.shape[1]) + 0.5) / factor) / scale + origin[0]).astype(np.intp)
+    ys = ((top + (np.arange(rgb.shape[0]) + 0.5) / factor) / scale + origin[1]).astype(np.intp)
     xs, ys = xs.clip(0, sample.width - 1), ys.clip(0, sample.height - 1)
     for name, rle in (("GT mask", sample.gt_mask), ("predicted mask", sample.pred_mask)):
         if rle is None:
@@ -81,6 +90,23 @@ def load_display(images_root: str | Path, sample: Sample) -> DisplayImage:
     return load_display_image(images_root, sample.image_path, sample.width, sample.height)
 
 
+def load_view(images_root: str | Path, sample: Sample,
+              region: Region) -> tuple[DisplayImage | DetailImage, str | None]:
+    """Pixels to draw ``region`` of the sample's image from, and the notice if any.
+
+    The full-resolution window of the region when the file is readable and the window
+    small enough (crisp thumbnails of small objects in large images, without resizing
+    the whole image), else the display image or the blank canvas of
+    :func:`load_display`. Never raises.
+    """
+    source = load_source_rgb(images_root, sample.image_path, sample.width, sample.height)
+    if source is not None:
+        detail = detail_crop(source, region, pad=0.0)
+        return (detail if detail is not None else display_from_source(source)), None
+    display = load_display(images_root, sample)
+    return display, display.notice
+
+
 def shared_region(samples: Sequence[Sample]) -> Region:
     """One view for the same query of several submissions: the union of their zoom regions."""
     regions = np.array([zoom_region(s) for s in samples])
@@ -88,33 +114,40 @@ def shared_region(samples: Sequence[Sample]) -> Region:
             float(regions[:, 2].max()), float(regions[:, 3].max()))
 
 
-def overlay_thumbnail(display: DisplayImage, sample: Sample, row: dict[str, Any],
+def overlay_thumbnail(display: DisplayImage | DetailImage, sample: Sample, row: dict[str, Any],
                       max_side: int = THUMB_SIDE, region: Region | None = None) -> Image.Image:
     """The query's zoom region with GT and prediction drawn, at most ``max_side`` pixels.
 
     Args:
-        display: from :func:`load_display` (its ``notice`` says when it is a blank canvas).
+        display: from :func:`load_display` (its ``notice`` says when it is a blank canvas),
+            or a full-resolution window covering the region (:func:`load_view`).
         sample: the query's geometry.
         row: the query's ``per_sample`` result row (box entries give the match status).
         region: ``(x0, y0, x1, y1)`` in original pixels; default ``zoom_region(sample)``.
     """
     x0, y0, x1, y1 = region or zoom_region(sample)
-    s = display.scale
+    if isinstance(display, DetailImage):
+        s, origin = 1.0, (display.left, display.top)
+    else:
+        s, origin = display.scale, (0, 0)
+    x0, x1, y0, y1 = x0 - origin[0], x1 - origin[0], y0 - origin[1], y1 - origin[1]
     h, w = display.rgb.shape[:2]
-    left, top = min(w - 1, int(math.floor(x0 * s))), min(h - 1, int(math.floor(y0 * s)))
+    left = min(w - 1, max(0, int(math.floor(x0 * s))))
+    top = min(h - 1, max(0, int(math.floor(y0 * s))))
     right = min(w, max(left + 1, int(math.ceil(x1 * s))))
     bottom = min(h, max(top + 1, int(math.ceil(y1 * s))))
     factor = min(MAX_UPSCALE, max_side / max(right - left, bottom - top))
     size = (max(1, round((right - left) * factor)), max(1, round((bottom - top) * factor)))
     base = Image.fromarray(display.rgb[top:bottom, left:right]).resize(
         size, Image.Resampling.NEAREST if factor > 1 else Image.Resampling.BILINEAR)
-    thumb = Image.fromarray(_blend_masks(np.asarray(base), sample, left, top, factor, s))
+    thumb = Image.fromarray(_blend_masks(np.asarray(base), sample, left, top, factor, s,
+                                         origin))
     draw = ImageDraw.Draw(thumb)
     for key, oriented in (("bbox", False), ("oriented_bbox", True)):
         if row.get(key) is None:
             continue
         for item in box_groups(sample, row[key], oriented):
-            pts = (item["outline"] * s - np.array([left, top])) * factor
+            pts = ((item["outline"] - np.array(origin)) * s - np.array([left, top])) * factor
             if item["role"] == "GT":
                 draw.line([tuple(p) for p in pts], fill=item["colour"], width=3)
             else:

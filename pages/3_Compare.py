@@ -104,14 +104,15 @@ if keys:
             pair.append((loaded[index], data.evaluate(run.gt, pred, opts).results[
                 "per_sample"][index]))
         first = pair[0][0]
-        display = data.display_image(str(run.images_dir), first.image_path, first.width,
-                                     first.height, data.image_stamp(run.images_dir,
-                                                                    first.image_path))
+        image_args = (str(run.images_dir), first.image_path, first.width, first.height,
+                      data.image_stamp(run.images_dir, first.image_path))
+        display = data.display_image(*image_args)
         region = report_draw.shared_region([sample for sample, _ in pair])
+        pixels = data.detail_image(*image_args, region) or display
         if display.notice:
             st.caption(display.notice)
         for col, name, (sample, row) in zip(st.columns(2), names, pair, strict=True):
-            image = report_draw.overlay_thumbnail(display, sample, row, max_side=480,
+            image = report_draw.overlay_thumbnail(pixels, sample, row, max_side=480,
                                                   region=region)
             col.image(image, caption=f"{name} · {query_id}")
             buf = io.BytesIO()

@@ -5,10 +5,15 @@ for display: more than 8 bits (``I;16``, ``I``, ``F``) or floats are stretched
 per band between the 2nd and 98th percentiles; grey becomes RGB; four or more
 bands keep the first three. Failures never raise: :func:`load_display_image`
 returns a blank canvas of the annotation's size and a notice saying why.
+
+Images larger than ``DISPLAY_MAX_SIDE`` are drawn downscaled; so that zooming
+onto a small object still shows its real pixels, :func:`detail_crop` cuts a
+full-resolution window around the view from :func:`load_source_rgb`.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +24,9 @@ from PIL import Image
 
 MAX_DECODE_PIXELS = 100_000_000
 DISPLAY_MAX_SIDE = 2048
+# A full-resolution window is cut only up to this size (larger views are zoomed out enough
+# for the downscaled image, and a bigger window would slow every page that shows it).
+DETAIL_MAX_PIXELS = 1_500_000
 BLANK_GREY = 40
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
 
@@ -43,6 +51,16 @@ class DisplayImage:
     width: int
     height: int
     notice: str | None = None
+
+
+@dataclass(frozen=True)
+class DetailImage:
+    """Full-resolution pixels of a window of the image: ``rgb`` ``(h, w, 3)`` uint8 whose
+    top-left pixel is original pixel ``(left, top)``."""
+
+    rgb: RGB8
+    left: int
+    top: int
 
 
 def resolve_image_path(images_root: str | Path, relative: str) -> Path:
@@ -99,8 +117,9 @@ def _stretch_band(band: npt.NDArray[np.generic]) -> RGB8:
     return (np.clip(scaled, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
-def read_rgb8(path: str | Path, max_side: int = DISPLAY_MAX_SIDE) -> tuple[RGB8, float]:
-    """Decode an image file to 8-bit RGB, downscaled so its longer side is <= ``max_side``.
+def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tuple[RGB8, float]:
+    """Decode an image file to 8-bit RGB, downscaled so its longer side is <= ``max_side``
+    (``None``: full resolution).
 
     Returns ``(rgb, scale)``. Raises ``OSError``/``ValueError`` (incl. Pillow's
     ``DecompressionBombError``) for unreadable or too large files.
@@ -111,7 +130,7 @@ def read_rgb8(path: str | Path, max_side: int = DISPLAY_MAX_SIDE) -> tuple[RGB8,
             w, h = img.size
             if w * h > MAX_DECODE_PIXELS:
                 raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap")
-            scale = min(1.0, max_side / max(w, h))
+            scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
             if img.format == "JPEG" and scale < 1:
                 img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
             img.load()
@@ -125,11 +144,61 @@ def read_rgb8(path: str | Path, max_side: int = DISPLAY_MAX_SIDE) -> tuple[RGB8,
     return rgb, scale
 
 
+def display_shape(width: int, height: int,
+                  max_side: int = DISPLAY_MAX_SIDE) -> tuple[tuple[int, int], float]:
+    """``((rows, cols), scale)`` of the display image of a ``width`` x ``height`` image."""
+    scale = min(1.0, max_side / max(width, height, 1))
+    return (max(1, round(height * scale)), max(1, round(width * scale))), scale
+
+
 def blank_canvas(width: int, height: int, max_side: int = DISPLAY_MAX_SIDE) -> tuple[RGB8, float]:
     """A dark grey canvas for an image of ``width`` x ``height``, downscaled like images."""
-    scale = min(1.0, max_side / max(width, height, 1))
-    size = (max(1, round(height * scale)), max(1, round(width * scale)), 3)
-    return np.full(size, BLANK_GREY, dtype=np.uint8), scale
+    shape, scale = display_shape(width, height, max_side)
+    return np.full((*shape, 3), BLANK_GREY, dtype=np.uint8), scale
+
+
+def load_source_rgb(images_root: str | Path, relative: str, width: int,
+                    height: int) -> RGB8 | None:
+    """The annotation's image at full resolution, ``(height, width, 3)`` uint8.
+
+    ``None`` when it cannot be read or is not ``width`` x ``height``:
+    :func:`load_display_image` then gives the blank canvas or the resampled image
+    with its notice, and there is no full-resolution detail.
+    """
+    try:
+        rgb, _ = read_rgb8(resolve_image_path(images_root, relative), max_side=None)
+    except (ImagePathError, OSError, ValueError, Image.DecompressionBombError,
+            Image.DecompressionBombWarning):
+        return None
+    return rgb if rgb.shape[:2] == (height, width) else None
+
+
+def display_from_source(rgb: RGB8, max_side: int = DISPLAY_MAX_SIDE) -> DisplayImage:
+    """The display image of a full-resolution image (downscaled as :func:`read_rgb8` does)."""
+    height, width = rgb.shape[:2]
+    shape, scale = display_shape(width, height, max_side)
+    if shape != (height, width):
+        rgb = np.asarray(Image.fromarray(rgb).resize((shape[1], shape[0]),
+                                                     Image.Resampling.BILINEAR))
+    return DisplayImage(rgb, scale, width, height)
+
+
+def detail_crop(rgb: RGB8, region: tuple[float, float, float, float], pad: float = 0.5,
+                max_pixels: int = DETAIL_MAX_PIXELS) -> DetailImage | None:
+    """A full-resolution window of ``rgb`` around ``region`` (original pixels ``x0, y0, x1,
+    y1``), grown by ``pad`` of its size on each side when that fits ``max_pixels``.
+
+    ``None`` when even the bare region has more than ``max_pixels``.
+    """
+    x0, y0, x1, y1 = region
+    h, w = rgb.shape[:2]
+    for grow in (pad, 0.0):
+        dx, dy = (x1 - x0) * grow, (y1 - y0) * grow
+        left, top = max(0, math.floor(x0 - dx)), max(0, math.floor(y0 - dy))
+        right, bottom = min(w, math.ceil(x1 + dx)), min(h, math.ceil(y1 + dy))
+        if right > left and bottom > top and (right - left) * (bottom - top) <= max_pixels:
+            return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), left, top)
+    return None
 
 
 def load_display_image(images_root: str | Path, relative: str, width: int, height: int,

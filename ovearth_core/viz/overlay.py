@@ -23,7 +23,7 @@ from PIL import Image, ImageDraw
 
 from .. import masks
 from ..types import Sample
-from .images import DisplayImage
+from .images import DetailImage, DisplayImage
 
 Region = tuple[float, float, float, float]  # x0, y0, x1, y1
 RGB8 = npt.NDArray[np.uint8]
@@ -125,9 +125,18 @@ def match_status(n_gt: int, n_pred: int,
 
 def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bool_]:
     """Decode a mask and resample it (nearest) to a display ``(h, w)``."""
-    if rle is None:
+    return _fit(None if rle is None else masks.decode(rle), shape)
+
+
+def _fit(full: npt.NDArray[np.uint8] | None, shape: tuple[int, int],
+         window: tuple[int, int] | None = None) -> npt.NDArray[np.bool_]:
+    """A decoded full-resolution mask as a boolean ``shape`` array: the window whose
+    top-left is ``window = (top, left)``, or else the whole mask resampled (nearest)."""
+    if full is None:
         return np.zeros(shape, dtype=bool)
-    full = masks.decode(rle)
+    if window is not None:
+        top, left = window
+        return full[top:top + shape[0], left:left + shape[1]].astype(bool)
     if full.shape == shape:
         return full.astype(bool)
     # Nearest by pixel centres (as PIL's NEAREST). pycocotools decodes column-major, so
@@ -137,25 +146,51 @@ def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bo
     return np.ascontiguousarray(full.T[cols][:, rows].T).astype(bool)
 
 
+Decoded = tuple[npt.NDArray[np.uint8] | None, npt.NDArray[np.uint8] | None]
+
+
+def decode_masks(sample: Sample) -> Decoded:
+    """The GT and predicted masks decoded at full resolution (``None`` when empty)."""
+    return tuple(None if rle is None else masks.decode(rle)  # type: ignore[return-value]
+                 for rle in (sample.gt_mask, sample.pred_mask))
+
+
 def mask_layers(sample: Sample, shape: tuple[int, int], pixel_mode: bool,
-                layers: Collection[str]) -> list[tuple[str, npt.NDArray[np.bool_]]]:
-    """The coloured mask layers to paint, as ``(name in MASK_COLOURS, boolean (h, w))``."""
+                layers: Collection[str], window: tuple[int, int] | None = None,
+                decoded: Decoded | None = None) -> list[tuple[str, npt.NDArray[np.bool_]]]:
+    """The coloured mask layers to paint, as ``(name in MASK_COLOURS, boolean (h, w))``:
+    the whole image resampled to ``shape``, or the full-resolution ``window`` (top, left)."""
+    gt_full, pred_full = decoded if decoded is not None else decode_masks(sample)
     if pixel_mode:
-        gt, pred = _mask_at(sample.gt_mask, shape), _mask_at(sample.pred_mask, shape)
+        gt, pred = _fit(gt_full, shape, window), _fit(pred_full, shape, window)
         return [("TP pixels", gt & pred), ("FP pixels", pred & ~gt), ("FN pixels", gt & ~pred)]
-    return [(name, _mask_at(rle, shape))
-            for name, rle in (("GT mask", sample.gt_mask), ("predicted mask", sample.pred_mask))
+    return [(name, _fit(full, shape, window))
+            for name, full in (("GT mask", gt_full), ("predicted mask", pred_full))
             if name in layers]
 
 
-def compose(image: DisplayImage, sample: Sample, layers: Collection[str] = LAYERS,
-            opacity: float = 0.45, pixel_mode: bool = False) -> RGB8:
-    """The display image with the mask layers alpha-blended in, ``(h, w, 3)`` uint8."""
-    out = image.rgb.astype(np.float32)
-    for name, mask in mask_layers(sample, image.rgb.shape[:2], pixel_mode, layers):
+def _blend(rgb: RGB8, layers: list[tuple[str, npt.NDArray[np.bool_]]], opacity: float) -> RGB8:
+    out = rgb.astype(np.float32)
+    for name, mask in layers:
         colour = np.array(MASK_COLOURS[name], dtype=np.float32)
         out[mask] = (1 - opacity) * out[mask] + opacity * colour
     return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def compose(image: DisplayImage, sample: Sample, layers: Collection[str] = LAYERS,
+            opacity: float = 0.45, pixel_mode: bool = False,
+            decoded: Decoded | None = None) -> RGB8:
+    """The display image with the mask layers alpha-blended in, ``(h, w, 3)`` uint8."""
+    return _blend(image.rgb, mask_layers(sample, image.rgb.shape[:2], pixel_mode, layers,
+                                         decoded=decoded), opacity)
+
+
+def compose_detail(detail: DetailImage, sample: Sample, layers: Collection[str] = LAYERS,
+                   opacity: float = 0.45, pixel_mode: bool = False,
+                   decoded: Decoded | None = None) -> RGB8:
+    """A full-resolution window with the mask layers blended in at full resolution."""
+    return _blend(detail.rgb, mask_layers(sample, detail.rgb.shape[:2], pixel_mode, layers,
+                                          (detail.top, detail.left), decoded), opacity)
 
 
 def _outline(geom: npt.NDArray[np.float64], oriented: bool) -> npt.NDArray[np.float64]:
@@ -204,7 +239,7 @@ def _image_uri(rgb: RGB8) -> str:
 def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                    layers: Collection[str] = LAYERS, opacity: float = 0.45,
                    pixel_mode: bool = False, region: Region | None = None,
-                   height: int = 560) -> go.Figure:
+                   height: int = 560, detail: DetailImage | None = None) -> go.Figure:
     """A zoomable plotly figure of the query: image + masks raster, box outlines on top.
 
     Args:
@@ -214,12 +249,20 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             give the matches).
         layers: names from ``LAYERS`` to show.
         region: initial view in original pixels (default: the whole image).
+        detail: a full-resolution window (:func:`~.images.detail_crop`) drawn over the
+            downscaled image, so that zooming in shows real pixels there.
     """
     fig = go.Figure()
-    raster = compose(image, sample, layers, opacity, pixel_mode)
+    decoded = decode_masks(sample)
+    raster = compose(image, sample, layers, opacity, pixel_mode, decoded)
     step = 1.0 / image.scale
     fig.add_trace(go.Image(source=_image_uri(raster), x0=step / 2, y0=step / 2, dx=step, dy=step,
                            hoverinfo="skip", name="image"))
+    if detail is not None:
+        fig.add_trace(go.Image(source=_image_uri(compose_detail(detail, sample, layers, opacity,
+                                                                pixel_mode, decoded)),
+                               x0=detail.left + 0.5, y0=detail.top + 0.5, dx=1, dy=1,
+                               hoverinfo="skip", name="full resolution"))
     for name in (("TP pixels", "FP pixels", "FN pixels") if pixel_mode else
                  [n for n in ("GT mask", "predicted mask") if n in layers]):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,

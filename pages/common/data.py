@@ -23,9 +23,14 @@ from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.types import SampleList
 from ovearth_core.viz.images import (
+    RGB8,
+    DetailImage,
     DisplayImage,
     ImagePathError,
+    detail_crop,
+    display_from_source,
     load_display_image,
+    load_source_rgb,
     resolve_image_path,
 )
 
@@ -109,11 +114,37 @@ def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     return Evaluation(results, rows, seconds=time.perf_counter() - start)
 
 
+# Full-resolution pixels are kept for the last two images only (a 5200 x 5200 image is
+# 81 MB): enough to switch between the queries of one image without decoding again.
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _source_image(images_dir: str, image_path: str, width: int, height: int,
+                  stamp: tuple[int, int]) -> RGB8 | None:
+    return load_source_rgb(images_dir, image_path, width, height)
+
+
 @st.cache_resource(show_spinner=False, max_entries=24)
 def display_image(images_dir: str, image_path: str, width: int, height: int,
                   stamp: tuple[int, int]) -> DisplayImage:
-    """The display image of an annotation; ``stamp`` (mtime, size) invalidates edits."""
-    return load_display_image(images_dir, image_path, width, height)
+    """The display image of an annotation; ``stamp`` (mtime, size) invalidates edits.
+
+    Decoded once at full resolution (kept by ``_source_image`` for detail windows);
+    unreadable or mis-sized files take the notice path of ``load_display_image``.
+    """
+    source = _source_image(images_dir, image_path, width, height, stamp)
+    if source is None:
+        return load_display_image(images_dir, image_path, width, height)
+    return display_from_source(source)
+
+
+@st.cache_resource(show_spinner=False, max_entries=24)
+def detail_image(images_dir: str, image_path: str, width: int, height: int,
+                 stamp: tuple[int, int], region: tuple[float, float, float, float]
+                 ) -> DetailImage | None:
+    """Full-resolution window around ``region`` when the display image is downscaled."""
+    if display_image(images_dir, image_path, width, height, stamp).scale >= 1:
+        return None
+    source = _source_image(images_dir, image_path, width, height, stamp)
+    return None if source is None else detail_crop(source, region)
 
 
 def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
@@ -131,4 +162,6 @@ def clear_caches() -> None:
     _ground_truth.clear()
     samples.clear()
     evaluate.clear()
+    _source_image.clear()
     display_image.clear()
+    detail_image.clear()

@@ -55,13 +55,20 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
     ss = st.session_state
     _controls()
     region = overlay.zoom_region(sample, ss["view_zoom"])
+    detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
+                               sample.height, stamp, region)
     left, right = st.columns([3, 1.25])
     with left:
         if image.notice:
             st.info(image.notice, icon=":material/broken_image:")
         fig = overlay.overlay_figure(image, sample, row, ss["view_layers"], ss["view_opacity"],
-                                     ss["view_pixel_mode"], region)
+                                     ss["view_pixel_mode"], region, detail=detail)
         st.plotly_chart(fig, key="overlay", config={"scrollZoom": True})
+        if detail is not None:
+            h, w = detail.rgb.shape[:2]
+            st.caption(f"Full resolution around the target ({w} × {h} px); the rest of the "
+                       f"{sample.width} × {sample.height} image is shown at "
+                       f"{image.scale:.0%}.")
     with right:
         st.markdown(f"### `{query_id}`")
         st.markdown(f"**{sample.phrase}**")
