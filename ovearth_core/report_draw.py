@@ -28,14 +28,7 @@ from PIL import Image, ImageDraw
 from . import masks
 from .compare import Comparison, QueryDiff
 from .types import Sample
-from .viz.images import (
-    DetailImage,
-    DisplayImage,
-    detail_crop,
-    display_from_source,
-    load_display_image,
-    load_source_rgb,
-)
+from .viz.images import DetailImage, DisplayImage, load_display_image, load_region
 from .viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
 
 THUMB_SIDE = 256
@@ -90,19 +83,20 @@ def load_display(images_root: str | Path, sample: Sample) -> DisplayImage:
     return load_display_image(images_root, sample.image_path, sample.width, sample.height)
 
 
-def load_view(images_root: str | Path, sample: Sample,
-              region: Region) -> tuple[DisplayImage | DetailImage, str | None]:
+def load_view(images_root: str | Path, sample: Sample, region: Region,
+              max_side: int = THUMB_SIDE) -> tuple[DisplayImage | DetailImage, str | None]:
     """Pixels to draw ``region`` of the sample's image from, and the notice if any.
 
-    The full-resolution window of the region when the file is readable and the window
-    small enough (crisp thumbnails of small objects in large images, without resizing
-    the whole image), else the display image or the blank canvas of
+    The window of the region with enough pixels for a ``max_side`` thumbnail (up to the
+    original pixels: crisp small objects in large images; JPEGs decoded reduced when
+    the region is large), else the display image or the blank canvas of
     :func:`load_display`. Never raises.
     """
-    source = load_source_rgb(images_root, sample.image_path, sample.width, sample.height)
-    if source is not None:
-        detail = detail_crop(source, region, pad=0.0)
-        return (detail if detail is not None else display_from_source(source)), None
+    x0, y0, x1, y1 = region
+    detail = load_region(images_root, sample.image_path, sample.width, sample.height, region,
+                         max_side / max(x1 - x0, y1 - y0, 1e-9))
+    if detail is not None:
+        return detail, None
     display = load_display(images_root, sample)
     return display, display.notice
 
@@ -127,7 +121,7 @@ def overlay_thumbnail(display: DisplayImage | DetailImage, sample: Sample, row: 
     """
     x0, y0, x1, y1 = region or zoom_region(sample)
     if isinstance(display, DetailImage):
-        s, origin = 1.0, (display.left, display.top)
+        s, origin = display.scale, (display.left, display.top)
     else:
         s, origin = display.scale, (0, 0)
     x0, x1, y0, y1 = x0 - origin[0], x1 - origin[0], y0 - origin[1], y1 - origin[1]

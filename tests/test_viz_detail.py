@@ -161,3 +161,31 @@ def test_load_view_prefers_the_window(tmp_path: Path) -> None:
     blank, notice = report_draw.load_view(tmp_path, _sample(image_path="images/none.png"),
                                           (10.0, 10.0, 50.0, 50.0))
     assert isinstance(blank, images.DisplayImage) and "not found" in (notice or "")
+
+
+def test_load_region_decodes_jpeg_reduced_when_enough(tmp_path: Path) -> None:
+    """A large region for a small thumbnail needs fewer pixels: the JPEG is decoded at a
+    reduced scale (at least the one asked for); PNGs keep their full resolution."""
+    w, h = 1600, 1200
+    yy, xx = np.mgrid[0:h, 0:w]
+    smooth = np.stack([xx * 255 // w, yy * 255 // h, (xx + yy) * 255 // (w + h)],
+                      axis=2).astype(np.uint8)
+    (tmp_path / "images").mkdir()
+    Image.fromarray(smooth).save(tmp_path / "images" / "big.jpg", quality=95)
+    Image.fromarray(smooth).save(tmp_path / "images" / "big.png")
+    region = (200.0, 100.0, 1200.0, 1100.0)
+    reduced = images.load_region(tmp_path, "images/big.jpg", w, h, region, scale=0.25)
+    assert reduced is not None and 0.25 <= reduced.scale < 1
+    pixel = 1 / reduced.scale
+    assert abs(reduced.left - 200) < pixel and abs(reduced.top - 100) < pixel
+    rows, cols = reduced.rgb.shape[:2]
+    assert abs(rows - 1000 * reduced.scale) <= 2 and abs(cols - 1000 * reduced.scale) <= 2
+    # Pixel (r, c) shows the original around its centre.
+    r, c = rows // 3, cols // 2
+    x = int(reduced.left + (c + 0.5) / reduced.scale)
+    y = int(reduced.top + (r + 0.5) / reduced.scale)
+    assert np.abs(reduced.rgb[r, c].astype(int) - smooth[y, x]).max() <= 6
+    full = images.load_region(tmp_path, "images/big.png", w, h, region, scale=0.25)
+    assert full is not None and full.scale == 1.0
+    np.testing.assert_array_equal(full.rgb, smooth[100:1100, 200:1200])
+    assert images.load_region(tmp_path, "images/big.png", w + 1, h, region) is None

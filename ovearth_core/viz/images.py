@@ -55,12 +55,14 @@ class DisplayImage:
 
 @dataclass(frozen=True)
 class DetailImage:
-    """Full-resolution pixels of a window of the image: ``rgb`` ``(h, w, 3)`` uint8 whose
-    top-left pixel is original pixel ``(left, top)``."""
+    """Pixels of a window of the image: ``rgb`` ``(h, w, 3)`` uint8 at ``scale`` pixels per
+    original pixel, whose top-left corner is at original ``(left, top)``; pixel ``(r, c)``
+    covers original ``x`` from ``left + c / scale`` to ``left + (c + 1) / scale``."""
 
     rgb: RGB8
-    left: int
-    top: int
+    left: float
+    top: float
+    scale: float = 1.0
 
 
 def resolve_image_path(images_root: str | Path, relative: str) -> Path:
@@ -124,24 +126,55 @@ def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tupl
     Returns ``(rgb, scale)``. Raises ``OSError``/``ValueError`` (incl. Pillow's
     ``DecompressionBombError``) for unreadable or too large files.
     """
+    with Image.open(path) as img:
+        w, h = img.size
+    scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
+    rgb, (w, h) = _decode(path, scale)
+    if scale < 1:
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.BILINEAR))
+        scale = size[0] / w
+    return rgb, scale
+
+
+def _decode(path: str | Path, scale: float) -> tuple[RGB8, tuple[int, int]]:
+    """8-bit RGB of the file with at least ``scale`` pixels per original pixel (JPEGs are
+    decoded reduced when that is enough), and the original ``(width, height)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         with Image.open(path) as img:
             w, h = img.size
             if w * h > MAX_DECODE_PIXELS:
                 raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap")
-            scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
             if img.format == "JPEG" and scale < 1:
                 img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
             img.load()
             if img.mode in ("P", "PA", "LA", "RGBA", "CMYK", "YCbCr", "1"):
                 img = img.convert("RGB")
-            rgb = stretch_to_rgb8(np.asarray(img))
-    if scale < 1:
-        size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.BILINEAR))
-        scale = size[0] / w
-    return rgb, scale
+            return stretch_to_rgb8(np.asarray(img)), (w, h)
+
+
+def load_region(images_root: str | Path, relative: str, width: int, height: int,
+                region: tuple[float, float, float, float], scale: float = 1.0
+                ) -> DetailImage | None:
+    """The window of ``region`` (original pixels) with at least ``scale`` pixels per
+    original pixel: a reduced JPEG decode when that is enough, else full resolution.
+
+    ``None`` as :func:`load_source_rgb` (unreadable, or not ``width`` x ``height``).
+    """
+    try:
+        rgb, size = _decode(resolve_image_path(images_root, relative), min(1.0, scale))
+    except (ImagePathError, OSError, ValueError, Image.DecompressionBombError,
+            Image.DecompressionBombWarning):
+        return None
+    if size != (width, height):
+        return None
+    s = rgb.shape[1] / width
+    x0, y0, x1, y1 = region
+    left, top = max(0, math.floor(x0 * s)), max(0, math.floor(y0 * s))
+    right = min(rgb.shape[1], max(left + 1, math.ceil(x1 * s)))
+    bottom = min(rgb.shape[0], max(top + 1, math.ceil(y1 * s)))
+    return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), left / s, top / s, s)
 
 
 def display_shape(width: int, height: int,

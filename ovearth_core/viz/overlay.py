@@ -129,14 +129,16 @@ def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bo
 
 
 def _fit(full: npt.NDArray[np.uint8] | None, shape: tuple[int, int],
-         window: tuple[int, int] | None = None) -> npt.NDArray[np.bool_]:
-    """A decoded full-resolution mask as a boolean ``shape`` array: the window whose
-    top-left is ``window = (top, left)``, or else the whole mask resampled (nearest)."""
+         window: DetailImage | None = None) -> npt.NDArray[np.bool_]:
+    """A decoded full-resolution mask as a boolean ``shape`` array: on the pixel grid of
+    ``window``, or else the whole mask resampled (nearest by pixel centres)."""
     if full is None:
         return np.zeros(shape, dtype=bool)
     if window is not None:
-        top, left = window
-        return full[top:top + shape[0], left:left + shape[1]].astype(bool)
+        rows = np.floor(window.top + (np.arange(shape[0]) + 0.5) / window.scale).astype(np.intp)
+        cols = np.floor(window.left + (np.arange(shape[1]) + 0.5) / window.scale).astype(np.intp)
+        rows, cols = rows.clip(0, full.shape[0] - 1), cols.clip(0, full.shape[1] - 1)
+        return full[np.ix_(rows, cols)].astype(bool)
     if full.shape == shape:
         return full.astype(bool)
     # Nearest by pixel centres (as PIL's NEAREST). pycocotools decodes column-major, so
@@ -156,10 +158,10 @@ def decode_masks(sample: Sample) -> Decoded:
 
 
 def mask_layers(sample: Sample, shape: tuple[int, int], pixel_mode: bool,
-                layers: Collection[str], window: tuple[int, int] | None = None,
+                layers: Collection[str], window: DetailImage | None = None,
                 decoded: Decoded | None = None) -> list[tuple[str, npt.NDArray[np.bool_]]]:
     """The coloured mask layers to paint, as ``(name in MASK_COLOURS, boolean (h, w))``:
-    the whole image resampled to ``shape``, or the full-resolution ``window`` (top, left)."""
+    the whole image resampled to ``shape``, or on the pixel grid of ``window``."""
     gt_full, pred_full = decoded if decoded is not None else decode_masks(sample)
     if pixel_mode:
         gt, pred = _fit(gt_full, shape, window), _fit(pred_full, shape, window)
@@ -188,9 +190,9 @@ def compose(image: DisplayImage, sample: Sample, layers: Collection[str] = LAYER
 def compose_detail(detail: DetailImage, sample: Sample, layers: Collection[str] = LAYERS,
                    opacity: float = 0.45, pixel_mode: bool = False,
                    decoded: Decoded | None = None) -> RGB8:
-    """A full-resolution window with the mask layers blended in at full resolution."""
+    """A window of the image with the mask layers blended in on its pixel grid."""
     return _blend(detail.rgb, mask_layers(sample, detail.rgb.shape[:2], pixel_mode, layers,
-                                          (detail.top, detail.left), decoded), opacity)
+                                          detail, decoded), opacity)
 
 
 def _outline(geom: npt.NDArray[np.float64], oriented: bool) -> npt.NDArray[np.float64]:
@@ -261,7 +263,9 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     if detail is not None:
         fig.add_trace(go.Image(source=_image_uri(compose_detail(detail, sample, layers, opacity,
                                                                 pixel_mode, decoded)),
-                               x0=detail.left + 0.5, y0=detail.top + 0.5, dx=1, dy=1,
+                               x0=detail.left + 0.5 / detail.scale,
+                               y0=detail.top + 0.5 / detail.scale,
+                               dx=1 / detail.scale, dy=1 / detail.scale,
                                hoverinfo="skip", name="full resolution"))
     for name in (("TP pixels", "FP pixels", "FN pixels") if pixel_mode else
                  [n for n in ("GT mask", "predicted mask") if n in layers]):
