@@ -173,7 +173,6 @@ def test_many_gt_boxes_are_not_labelled() -> None:
 def test_mask_resampling_is_nearest_by_pixel_centre() -> None:
     """Display masks sample the full-resolution mask at each display pixel's centre."""
     from ovearth_core import masks as masks_mod
-    from ovearth_core.viz.overlay import _mask_at
 
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -184,4 +183,7 @@ def test_mask_resampling_is_nearest_by_pixel_centre() -> None:
         rle["counts"] = rle["counts"].encode()
         rows = np.floor((np.arange(shape[0]) + 0.5) * h / shape[0]).astype(int)
         cols = np.floor((np.arange(shape[1]) + 0.5) * w / shape[1]).astype(int)
-        assert np.array_equal(_mask_at(rle, shape), full[rows][:, cols].astype(bool))
+        sample = _sample(width=w, height=h, gt_mask=rle)
+        (name, shown), = overlay.mask_layers(sample, shape, False, ["GT mask"])
+        assert name == "GT mask"
+        assert np.array_equal(shown, full[rows][:, cols].astype(bool))

@@ -123,11 +123,6 @@ def match_status(n_gt: int, n_pred: int,
     return gt_status, pred_status, gt_iou, pred_iou
 
 
-def _mask_at(rle: masks.Rle | None, shape: tuple[int, int]) -> npt.NDArray[np.bool_]:
-    """Decode a mask and resample it (nearest) to a display ``(h, w)``."""
-    return _fit(None if rle is None else masks.decode(rle), shape)
-
-
 def _fit(full: npt.NDArray[np.uint8] | None, shape: tuple[int, int],
          window: DetailImage | None = None) -> npt.NDArray[np.bool_]:
     """A decoded full-resolution mask as a boolean ``shape`` array: on the pixel grid of
