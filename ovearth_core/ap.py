@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .sweep import BOX_MODALITIES, box_fields, iou_matrix, score_key
+from .geometry import iou_matrices
+from .sweep import BOX_MODALITIES, box_fields, score_key
 from .types import IOU_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
@@ -92,25 +93,23 @@ def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
     """Compute each query's IoU matrix once and rank all detections by confidence."""
     if legacy_pixel and modality != "bbox":
         raise ValueError("legacy_pixel applies to axis-aligned boxes (modality 'bbox') only")
-    ious: list[FloatArray] = []
+    chosen = [s for s in samples
+              if (include_negatives if s.negative else len(box_fields(s, modality)[0]) > 0)]
+    pairs = [box_fields(s, modality)[:2] for s in chosen]
+    if legacy_pixel:
+        ious = [legacy_box_iou_matrix(gt, pred) for gt, pred in pairs]
+    else:  # exact IoU of every pair, all queries in one batch
+        ious = iou_matrices([gt for gt, _ in pairs], [pred for _, pred in pairs],
+                            oriented=modality == "oriented_bbox")
     queries, boxes, scores = [], [], []
     num_gt = 0
-    for s in samples:
-        gt, pred, sc = box_fields(s, modality)
-        if s.negative:
-            if not include_negatives:
-                continue
-        elif len(gt) == 0:
-            continue
+    for q, s in enumerate(chosen):
+        gt, _, sc = box_fields(s, modality)
         key = score_key(sc)
         keep = np.argsort(-key, kind="stable")
         if max_detections is not None:
             keep = keep[:max_detections]
-        iou = (legacy_box_iou_matrix(gt, pred) if legacy_pixel
-               else iou_matrix(gt, pred, modality)) if len(pred) else np.zeros((len(gt), 0))
         num_gt += len(gt)
-        q = len(ious)
-        ious.append(iou)
         keep = np.sort(keep)
         queries.append(np.full(keep.size, q, dtype=np.int64))
         boxes.append(keep.astype(np.int64))
