@@ -169,19 +169,19 @@ def detection_sweep(samples: Sequence[Sample], modality: str, iou_threshold: flo
     d_pred: list[IntArray] = []
     base_tp = np.zeros(len(ious), dtype=np.int64)
     base_pred = 0
-    n_gt = n_eval = 0
-    for s in samples:
-        gt, pred, scores = box_fields(s, modality)
-        if s.negative or len(gt) == 0:
-            continue
-        n_eval += 1
-        n_gt += len(gt)
-        if len(pred) == 0:
-            continue
-        key = score_key(scores)
-        order = np.argsort(-key, kind="stable")
-        key = key[order]
-        iou = iou_matrix(gt, pred[order], modality)
+    evaluated = [box_fields(s, modality) for s in samples
+                 if not s.negative and len(box_fields(s, modality)[0])]
+    n_eval, n_gt = len(evaluated), sum(len(gt) for gt, _, _ in evaluated)
+    ranked = []  # (gt, predictions best first, their score keys)
+    for gt, pred, scores in evaluated:
+        if len(pred):
+            key = score_key(scores)
+            order = np.argsort(-key, kind="stable")
+            ranked.append((gt, pred[order], key[order]))
+    # Exact where it matters: IoUs below every threshold in use compare alike as 0.
+    matrices = geometry.iou_matrices([gt for gt, _, _ in ranked], [p for _, p, _ in ranked],
+                                     oriented=modality == "oriented_bbox", min_iou=min(ious))
+    for (_, _, key), iou in zip(ranked, matrices, strict=True):
         prefix = np.stack([prefix_match_counts(iou >= t) for t in ious], axis=1)  # (P, K)
         # Last position of each run of equal scores: the kept set is a prefix ending there.
         last = np.flatnonzero(np.append(key[1:] != key[:-1], True))
