@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,31 @@ class Ranked:
     box: npt.NDArray[np.int64]
     score: FloatArray
     num_gt: int
+
+    @cached_property
+    def rows_by_query(self) -> list[npt.NDArray[np.int64]]:
+        """Ranked positions of each query's detections, best first."""
+        order = np.argsort(self.query, kind="stable")
+        bounds = np.searchsorted(self.query[order], np.arange(len(self.ious) + 1))
+        return [order[bounds[q]:bounds[q + 1]] for q in range(len(self.ious))]
+
+    @cached_property
+    def overlapping(self) -> tuple[npt.NDArray[np.int64], ...]:
+        """``(row, gt, query, iou)`` of every ranked detection and GT box with IoU > 0
+        (GT ids numbered across queries)."""
+        rows_, gts, queries, values = [], [], [], []
+        offset = 0
+        for q, (iou, rows) in enumerate(zip(self.ious, self.rows_by_query, strict=True)):
+            if iou.shape[0] and rows.size:
+                g, k = np.nonzero(iou[:, self.box[rows]] > 0)
+                rows_.append(rows[k])
+                gts.append(g + offset)
+                queries.append(np.full(g.size, q))
+                values.append(iou[g, self.box[rows[k]]])
+            offset += iou.shape[0]
+        if not rows_:
+            return tuple(np.zeros(0, dtype=np.int64) for _ in range(3)) + (np.zeros(0),)
+        return tuple(np.concatenate(a) for a in (rows_, gts, queries, values))
 
 
 @dataclass(frozen=True)
@@ -122,18 +148,11 @@ def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
                   num_gt=num_gt)
 
 
-def _rows_by_query(ranked: Ranked) -> list[npt.NDArray[np.int64]]:
-    """Ranked positions of each query's detections, best first."""
-    order = np.argsort(ranked.query, kind="stable")
-    bounds = np.searchsorted(ranked.query[order], np.arange(len(ranked.ious) + 1))
-    return [order[bounds[q]:bounds[q + 1]] for q in range(len(ranked.ious))]
-
-
 def _voc_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
     d = ranked.query.size
     best_gt = np.full(d, -1, dtype=np.int64)
     best_iou = np.zeros(d)
-    for iou, rows in zip(ranked.ious, _rows_by_query(ranked), strict=True):
+    for iou, rows in zip(ranked.ious, ranked.rows_by_query, strict=True):
         if iou.shape[0] == 0 or rows.size == 0:
             continue
         cols = iou[:, ranked.box[rows]]
@@ -150,10 +169,21 @@ def _voc_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
 
 
 def _coco_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
+    """COCO's greedy matching: in rank order, each detection takes the free GT of highest IoU.
+
+    Where no two pairs at or above the threshold share a detection or a GT, that is just
+    "has such a pair" (decided for all queries at once); the other queries are walked.
+    """
     tp = np.zeros(ranked.query.size, dtype=bool)
-    for iou, rows in zip(ranked.ious, _rows_by_query(ranked), strict=True):
-        if iou.shape[0] == 0 or rows.size == 0:
-            continue
+    row, gt, query, value = ranked.overlapping
+    at = value >= threshold
+    shared = np.zeros(len(ranked.ious), dtype=bool)
+    for ids in (row[at], gt[at]):
+        shared[query[at][np.bincount(ids)[ids] > 1]] = True
+    simple = at & ~shared[query]
+    tp[row[simple]] = True
+    for q in np.flatnonzero(shared).tolist():
+        iou, rows = ranked.ious[q], ranked.rows_by_query[q]
         free = np.ones(iou.shape[0], dtype=bool)
         for r in rows:
             col = np.where(free, iou[:, ranked.box[r]], -1.0)
