@@ -95,6 +95,23 @@ def bench_in_process(gt: Path, pred: Path, repeats: int) -> float:
     return shared
 
 
+def bench_analysis(gt: Path, pred: Path) -> None:
+    """The Overview's analysis sections (no target; they are opt-in in the app)."""
+    from ovearth_core.ap import average_precision_report
+    from ovearth_core.attribution import error_attribution
+    from ovearth_core.sweep import score_sweep
+
+    print("\n== Analysis of one task (vocabulary, auto modalities; no target) ==")
+    samples = load_samples(gt, pred, "vocabulary", modalities="auto")
+    for label, work in (
+            ("score sweep", lambda: score_sweep(samples, 0.5)),
+            ("AP report (VOC + COCO)",
+             lambda: average_precision_report(samples, 0.5, samples.modalities, False)),
+            ("error attribution", lambda: error_attribution(samples, 0.5))):
+        _, median = _median_run(work, 3)
+        print(f"  {label:<24} {median:6.3f} s  (median of 3)")
+
+
 def bench_baseline(gt: Path, pred: Path) -> None:
     print("\n== Baseline: masks decoded to numpy, boxes matched in plain Python "
           "(target: segmentation >= 50x) ==")
@@ -204,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     gt, pred = data / "ground_truth.json", prediction_file(data)
     print(f"data: {gt} and {pred.name}  (machine: {os.cpu_count()} cores)")
     bench_in_process(gt, pred, repeats=3 if args.quick else 7)
+    bench_analysis(gt, pred)
     bench_baseline(gt, pred)
     bench_cli(gt, pred)
     bench_scaling(gt, pred, (1, 2, 5) if args.quick else (1, 2, 5, 10))
