@@ -135,8 +135,9 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
     pair_g = (local[cand] // n_pred[c_owner]).tolist()
     pair_p = (local[cand] % n_pred[c_owner]).tolist()
     pair_iou = values.tolist()
+    fresh: dict[int, dict[float, tuple[np.ndarray, np.ndarray]]] = {}
     for i in np.flatnonzero(needs_match.any(axis=1)).tolist():
-        tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i])
+        tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i], fresh.setdefault(i, {}))
     tp_lists = tp_at.tolist()
     out = []
     for i, iou in enumerate(ious):
@@ -144,7 +145,8 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
             out.append(det_entry(iou, bool(negative[i]), iou_threshold))
             continue
         if run_needs_match[i]:
-            gi, pi = match(iou, iou_threshold)
+            known = fresh.get(i, {}).get(iou_threshold)
+            gi, pi = known if known is not None else match(iou, iou_threshold)
             matched = iou[gi, pi]
             matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, matched, strict=True)]
         else:
@@ -164,15 +166,19 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
     return out
 
 
-def _tp_at_levels(iou: np.ndarray, counts: np.ndarray,
-                  needs_match: npt.NDArray[np.bool_]) -> np.ndarray:
-    """Complete ``counts`` (pairs per threshold) with matching sizes where boxes are shared."""
+def _tp_at_levels(iou: np.ndarray, counts: np.ndarray, needs_match: npt.NDArray[np.bool_],
+                  fresh: dict[float, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Complete ``counts`` (pairs per threshold) with matching sizes where boxes are shared.
+
+    Matchings computed here (not reused from a lower threshold) go into ``fresh`` by
+    threshold: they are ``match(iou, t)`` exactly.
+    """
     counts = counts.copy()
     gi = pi = None
     for k in np.flatnonzero(needs_match).tolist():
         t = IOU_THRESHOLDS[k]
         if gi is None or not (gi.size == 0 or bool((iou[gi, pi] >= t).all())):
-            gi, pi = match(iou, t)
+            gi, pi = fresh[t] = match(iou, t)
         counts[k] = gi.size
     return counts
 
