@@ -165,3 +165,26 @@ def assert_ok(at) -> None:
     """No exception and no error element on the page."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def write_large_image_dataset(root: Path) -> Dataset:
+    """One 12 x 8 car (query ``ref_1``) on a 2600 x 1800 image, downscaled for display;
+    laid out like the demo folder (``ground_truth.json``, ``predictions/model.json``)."""
+    (root / "images").mkdir(parents=True)
+    w, h = 2600, 1800
+    stripes = np.zeros((h, w, 3), dtype=np.uint8)
+    stripes[:, ::2] = 255  # one-pixel stripes: only full resolution shows them
+    Image.fromarray(stripes).save(root / "images" / "big.png")
+    box = [2000.0, 1500.0, 12.0, 8.0]
+    corners = [[2000.0, 1500.0], [2012.0, 1500.0], [2012.0, 1508.0], [2000.0, 1508.0]]
+    gt = {"annotations": [{"id": "1", "image_path": "images/big.png", "width": w, "height": h,
+                           "category_name": "car", "segmentation": None, "bbox": [box],
+                           "oriented_bbox": [corners]}],
+          "tasks": {"referring": [{"query_id": "ref_1", "ann_id": "1", "query": "the car"}]}}
+    pred = {"tasks": {"referring": [{"query_id": "ref_1", "bbox": [[2001, 1501, 2013, 1509]],
+                                     "oriented_bbox": [corners]}]}}
+    (root / "predictions").mkdir()
+    gt_path, pred_path = root / "ground_truth.json", root / "predictions" / "model.json"
+    gt_path.write_text(json.dumps(gt))
+    pred_path.write_text(json.dumps(pred))
+    return Dataset(root, gt_path, root, pred_path, pred_path)

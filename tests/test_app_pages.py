@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, write_dataset, write_large_image_dataset
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -240,33 +240,10 @@ def test_filters_survive_a_round_trip_through_the_overview(ds: Dataset) -> None:
     assert list(at.dataframe[0].value["query_id"]) == ["ov_000006"]
 
 
-def _large_image_dataset(root: Path) -> Dataset:
-    """One small car on a 2600 x 1800 image (downscaled for display)."""
-    import numpy as np
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    w, h = 2600, 1800
-    stripes = np.zeros((h, w, 3), dtype=np.uint8)
-    stripes[:, ::2] = 255  # one-pixel stripes: only full resolution shows them
-    Image.fromarray(stripes).save(root / "images" / "big.png")
-    box = [2000.0, 1500.0, 12.0, 8.0]
-    corners = [[2000.0, 1500.0], [2012.0, 1500.0], [2012.0, 1508.0], [2000.0, 1508.0]]
-    gt = {"annotations": [{"id": "1", "image_path": "images/big.png", "width": w, "height": h,
-                           "category_name": "car", "segmentation": None, "bbox": [box],
-                           "oriented_bbox": [corners]}],
-          "tasks": {"referring": [{"query_id": "ref_1", "ann_id": "1", "query": "the car"}]}}
-    pred = {"tasks": {"referring": [{"query_id": "ref_1", "bbox": [[2001, 1501, 2013, 1509]],
-                                     "oriented_bbox": [corners]}]}}
-    (root / "gt.json").write_text(json.dumps(gt))
-    (root / "pred.json").write_text(json.dumps(pred))
-    return Dataset(root, root / "gt.json", root, root / "pred.json", root / "pred.json")
-
-
 def test_viewer_shows_small_objects_of_large_images_at_full_resolution(tmp_path: Path) -> None:
     """A 2600-pixel image is displayed at 79 %; the view around the 12 x 8 car comes from
     the original pixels (a second image layer at 1 original pixel per step)."""
-    ds = _large_image_dataset(tmp_path / "big")
+    ds = write_large_image_dataset(tmp_path / "big")
     at = _explorer(_app(ds, task="referring").run())
     assert_ok(at)
     captions = " ".join(c.value for c in at.caption)

@@ -11,9 +11,11 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
-from app_fixtures import write_dataset
+from app_fixtures import write_dataset, write_large_image_dataset
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
+from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
 SHOTS = Path("/tmp/ovearth_shots")
@@ -148,3 +150,29 @@ def test_uploaded_bad_ground_truth_shows_report(server: Server, page: Page,
     page.get_by_role("button", name="Use the path instead").first.click()
     _settle(page, "Viewer")
     _viewer_shows(page, "ov_000002")
+
+
+def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
+        tmp_path_factory: pytest.TempPathFactory, page: Page, tmp_path: Path) -> None:
+    """A 12 x 8 car on a 2600-px image of one-pixel stripes: the viewer's second image layer
+    holds the original pixels around it, so zooming in shows the stripes (the downscaled
+    image at 79 % blurs them to grey)."""
+    root = copy_app(tmp_path_factory.mktemp("big_app"))
+    write_large_image_dataset(root / "assets" / "demo")
+    for server in _server(root, tmp_path / "server.log"):
+        page.goto(f"{server.url}/Query_explorer?task=referring&q=ref_1")
+        _settle(page, "Full resolution around the target")
+        _viewer_shows(page, "ref_1")
+        overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image")).first
+        expect(overlay.locator("image")).to_have_count(2, timeout=MS)
+        page.wait_for_timeout(800)
+        shot = tmp_path / "overlay.png"
+        overlay.screenshot(path=str(shot))
+        _shoot(page, tmp_path, "explorer_full_resolution.png")
+        grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
+        # The view opens on about 100 x 100 original pixels: each stripe is a few screen
+        # pixels wide and black and white alternate across the plot. The downscaled image
+        # alone blurs them to an even grey (a box outline adds a handful of edges only).
+        row = grey[grey.shape[0] // 3]
+        edges = np.count_nonzero(np.abs(np.diff(row)) > 100)
+        assert edges >= 30, edges
