@@ -236,8 +236,12 @@ def _delta(after: float | None, before: float | None) -> float | None:
 
 
 def error_attribution(samples: SampleList, iou_threshold: float = 0.5,
-                      background_iou: float = OVERLAP_EPS) -> dict[str, Any]:
+                      background_iou: float = OVERLAP_EPS,
+                      evaluated: dict[str, Any] | None = None) -> dict[str, Any]:
     """Table of metric rises when only one kind of error is fixed.
+
+    ``evaluated``: :func:`~ovearth_core.evaluate.evaluate_samples` of these very samples
+    at ``iou_threshold`` when the caller has it (saves evaluating them again).
 
     Returns a JSON-ready dict: ``base`` and ``oracle_all`` (every error fixed) key metrics,
     and ``kinds``: one row per kind with ``counts`` (errors per modality; boxes for box
@@ -247,7 +251,9 @@ def error_attribution(samples: SampleList, iou_threshold: float = 0.5,
     mods = tuple(samples.modalities)
     open_vocab = samples.task == "open_vocabulary"
     fixes = classify_samples(samples, mods, iou_threshold, background_iou, open_vocab)
-    base_rows = evaluate_samples(samples, iou_threshold)["per_sample"]
+    if evaluated is None or evaluated["config"]["iou_threshold"] != iou_threshold:
+        evaluated = evaluate_samples(samples, iou_threshold)
+    base_rows = evaluated["per_sample"]
     base = _key_metrics(samples, base_rows, mods, open_vocab)
 
     def fixed_metrics(kinds: Sequence[str]) -> dict[str, float | None]:

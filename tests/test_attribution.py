@@ -18,6 +18,7 @@ from ovearth_core.attribution import (
     classify_sample,
     error_attribution,
 )
+from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.geometry import box_iou_matrix
 from ovearth_core.io import load_samples
 from ovearth_core.metrics import det_entry
@@ -175,3 +176,13 @@ def test_hallucination_fix_clears_every_modality() -> None:
     fixed = apply_fixes(s, classify_sample(s, ALL, 0.5))
     assert fixed.pred_mask is None and len(fixed.pred_boxes) == 0 and len(fixed.pred_obbs) == 0
     assert len(s.pred_boxes) == 1  # the input is untouched
+
+
+@pytest.mark.parametrize("task", ["vocabulary", "referring"])
+def test_given_evaluation_changes_nothing(noisy: tuple[Path, Path], task: str) -> None:
+    """Passing the run's own evaluation (as the app does) skips re-evaluating the base; the
+    table is the same. One at another IoU threshold is not used."""
+    samples = load_samples(*noisy, task, modalities=",".join(ALL))
+    expected = error_attribution(samples, 0.5)
+    assert error_attribution(samples, 0.5, evaluated=evaluate_samples(samples, 0.5)) == expected
+    assert error_attribution(samples, 0.5, evaluated=evaluate_samples(samples, 0.3)) == expected

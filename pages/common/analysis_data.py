@@ -88,7 +88,8 @@ def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Optio
 def attribution(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
     """:func:`error_attribution` of the run as evaluated (sidebar's score threshold)."""
     start = time.perf_counter()
-    value = error_attribution(_loaded(gt, pred, options), options.iou_threshold)
+    value = error_attribution(_loaded(gt, pred, options), options.iou_threshold,
+                              evaluated=data.evaluate(gt, pred, options).results)
     return Timed(value, time.perf_counter() - start)
 
 
