@@ -207,19 +207,28 @@ def _parse_batch(items: list[object], shape: tuple[int, ...], key: str | None,
                  checks: Callable[[FloatArray], tuple[FloatArray, npt.NDArray[np.bool_],
                                                       npt.NDArray[np.bool_]]]) -> ParsedBatch:
     n = len(items)
-    fast = _numbers(items, shape, key)
-    if fast is None:
-        values = np.zeros((n, *shape))
-        ok = np.zeros(n, dtype=bool)
-        skip = np.zeros(n, dtype=bool)
-        scores = np.full(n, math.nan)
-        recheck = np.ones(n, dtype=bool)
-    else:
-        coords, scores, score_ok = fast
-        values, ok, skip = checks(coords)
-        recheck = ~((ok | skip) & score_ok)
-        ok &= ~recheck
-        skip &= ~recheck
+    values = np.zeros((n, *shape))
+    ok = np.zeros(n, dtype=bool)
+    skip = np.zeros(n, dtype=bool)
+    scores = np.full(n, math.nan)
+    # Each form (objects, shorthand lists) is checked in its own batch; anything else, and
+    # every item a batch cannot vouch for, goes to the item parser.
+    kinds = list(map(type, items))
+    forms = set(kinds)
+    for form in (dict, list):
+        if form not in forms:
+            continue
+        where = (np.arange(n) if len(forms) == 1
+                 else np.array([j for j, kind in enumerate(kinds) if kind is form]))
+        fast = _numbers(items if len(forms) == 1 else [items[j] for j in where], shape, key)
+        if fast is None:
+            continue
+        coords, found_scores, score_ok = fast
+        found_values, found_ok, found_skip = checks(coords)
+        trusted = (found_ok | found_skip) & score_ok
+        values[where], scores[where] = found_values, found_scores
+        ok[where], skip[where] = found_ok & trusted, found_skip & trusted
+    recheck = ~(ok | skip)
     errors = []
     for j in np.flatnonzero(recheck).tolist():
         try:
