@@ -23,14 +23,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ovearth-eval",
         description="Evaluate an OVEarth-Bench submission for one task.")
-    parser.add_argument("--gt", required=True, help="ground-truth JSON path")
-    parser.add_argument("--prediction", "--predictions", dest="predictions", required=True,
-                        help="prediction JSON path")
+    add_input_options(parser)
     parser.add_argument("--task", default="vocabulary",
                         choices=("vocabulary", "referring", "reasoning"))
     parser.add_argument("--output", default=None, help="output JSON path (default: stdout)")
     add_evaluation_options(parser)
     return parser
+
+
+def add_input_options(parser: argparse.ArgumentParser,
+                      prediction_help: str = "prediction JSON path") -> None:
+    """The spec's ``--gt`` and ``--prediction`` (alias ``--predictions``) options."""
+    parser.add_argument("--gt", required=True, help="ground-truth JSON path")
+    parser.add_argument("--prediction", "--predictions", dest="predictions", required=True,
+                        help=prediction_help)
 
 
 def add_evaluation_options(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from . import __version__, report_draw
-from .cli import EXIT_BAD_INPUT, add_evaluation_options, write_atomic
+from .cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, write_atomic
 from .compare import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -620,9 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ovearth_core.report",
         description="Write a self-contained HTML report of one submission, or compare two.")
-    parser.add_argument("--gt", required=True, help="ground-truth JSON path")
-    parser.add_argument("--prediction", "--predictions", dest="predictions", required=True,
-                        help="prediction JSON path (submission A)")
+    add_input_options(parser, "prediction JSON path (submission A)")
     parser.add_argument("--compare", default=None, help="second prediction JSON (submission B)")
     parser.add_argument("--images", default=None,
                         help="folder that image_path values are relative to "
