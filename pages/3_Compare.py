@@ -32,8 +32,8 @@ def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: d
 # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
 # per-query rows pair up; A keeps the sidebar's options (its cached evaluation).
 o = replace(run.options, modalities=tuple(run.evaluation.results["config"]["modalities"]))
-others = [p for p in state.submissions(st.session_state["gt_path"])
-          if state.resolve(p) != Path(run.pred[0])]
+others = [p for p in state.submissions(st.session_state["gt_path"])  # symlinks resolved
+          if state.resolve(p).resolve() != Path(run.pred[0]).resolve()]
 if not st.session_state.get("cmp_b_path") and others:
     st.session_state["cmp_b_path"] = others[0]  # remembered across pages from here on
 b_text = st.selectbox("Submission B (type a path to use another file)", others,

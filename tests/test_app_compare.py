@@ -71,6 +71,21 @@ def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None
     assert len(at.get("plotly_chart")) == 3
 
 
+def test_compare_page_never_defaults_to_a_itself_through_a_symlink(ds: Dataset,
+                                                                    tmp_path: Path) -> None:
+    """Data reached through a symlinked folder: B still defaults to another submission, not
+    to A under its other name (A vs A would show nothing but zeros)."""
+    link = tmp_path / "linked"
+    link.symlink_to(ds.root, target_is_directory=True)
+    at = app_on(None, gt_path=str(link / "ground_truth.json"), images_dir=str(link),
+                pred_path=str(link / "predictions" / "model_a.json"))
+    at.switch_page(PAGE)
+    at.run()
+    assert_ok(at)
+    assert at.selectbox(key="cmp_b_path").options == ["model_b"]
+    assert at.selectbox(key="cmp_b_path").value.endswith("model_b.json")
+
+
 def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
     at = _compare_page(ds, task="referring")
     assert_ok(at)
