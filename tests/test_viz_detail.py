@@ -189,3 +189,16 @@ def test_load_region_decodes_jpeg_reduced_when_enough(tmp_path: Path) -> None:
     assert full is not None and full.scale == 1.0
     np.testing.assert_array_equal(full.rgb, smooth[100:1100, 200:1200])
     assert images.load_region(tmp_path, "images/big.png", w + 1, h, region) is None
+
+
+def test_decodes_reduced_only_for_jpeg(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    rgb = np.zeros((20, 30, 3), dtype=np.uint8)
+    Image.fromarray(rgb).save(tmp_path / "images" / "a.jpg")
+    Image.fromarray(rgb).save(tmp_path / "images" / "a.png")
+    (tmp_path / "images" / "broken.jpg").write_bytes(b"not an image")
+    assert images.decodes_reduced(tmp_path, "images/a.jpg")
+    assert not images.decodes_reduced(tmp_path, "images/a.png")
+    assert not images.decodes_reduced(tmp_path, "images/broken.jpg")
+    assert not images.decodes_reduced(tmp_path, "images/missing.jpg")
+    assert not images.decodes_reduced(tmp_path, "../a.jpg")

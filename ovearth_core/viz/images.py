@@ -132,9 +132,19 @@ def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tupl
     rgb, (w, h) = _decode(path, scale)
     if scale < 1:
         size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.BILINEAR))
+        rgb = _resized(rgb, size)
         scale = size[0] / w
     return rgb, scale
+
+
+def _resized(rgb: RGB8, size: tuple[int, int]) -> RGB8:
+    """``rgb`` resampled (bilinear) to ``size = (columns, rows)``.
+
+    ``reducing_gap=1``: large reductions first shrink by an integer factor (box filter),
+    half the time of one bilinear pass over a 5200-pixel image for the same look.
+    """
+    return np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.BILINEAR,
+                                                  reducing_gap=1.0))
 
 
 def _decode(path: str | Path, scale: float) -> tuple[RGB8, tuple[int, int]]:
@@ -190,6 +200,16 @@ def blank_canvas(width: int, height: int, max_side: int = DISPLAY_MAX_SIDE) -> t
     return np.full((*shape, 3), BLANK_GREY, dtype=np.uint8), scale
 
 
+def decodes_reduced(images_root: str | Path, relative: str) -> bool:
+    """Whether the image is a JPEG, which Pillow can decode at 1/2, 1/4 or 1/8 scale
+    (``False`` when it cannot be opened)."""
+    try:
+        with Image.open(resolve_image_path(images_root, relative)) as img:
+            return img.format == "JPEG"
+    except (ImagePathError, OSError, ValueError, Image.DecompressionBombError):
+        return False
+
+
 def load_source_rgb(images_root: str | Path, relative: str, width: int,
                     height: int) -> RGB8 | None:
     """The annotation's image at full resolution, ``(height, width, 3)`` uint8.
@@ -211,8 +231,7 @@ def display_from_source(rgb: RGB8, max_side: int = DISPLAY_MAX_SIDE) -> DisplayI
     height, width = rgb.shape[:2]
     shape, scale = display_shape(width, height, max_side)
     if shape != (height, width):
-        rgb = np.asarray(Image.fromarray(rgb).resize((shape[1], shape[0]),
-                                                     Image.Resampling.BILINEAR))
+        rgb = _resized(rgb, (shape[1], shape[0]))
     return DisplayImage(rgb, scale, width, height)
 
 
@@ -258,8 +277,7 @@ def load_display_image(images_root: str | Path, relative: str, width: int, heigh
         if abs(rgb.shape[1] / rgb.shape[0] - width / height) > 0.01:
             notice = (f"image {relative} is not {width} x {height} as the annotation says; "
                       "it is stretched to that size")
-        rgb = np.asarray(Image.fromarray(rgb).resize((target.shape[1], target.shape[0]),
-                                                     Image.Resampling.BILINEAR))
+        rgb = _resized(rgb, (target.shape[1], target.shape[0]))
     return DisplayImage(rgb, scale, width, height, notice)
 
 

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import tempfile
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,12 @@ from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.types import SampleList
 from ovearth_core.viz.images import (
+    DISPLAY_MAX_SIDE,
     RGB8,
     DetailImage,
     DisplayImage,
     ImagePathError,
+    decodes_reduced,
     detail_crop,
     display_from_source,
     load_display_image,
@@ -115,11 +118,16 @@ def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
 
 
 # Full-resolution pixels are kept for the last two images only (a 5200 x 5200 image is
-# 81 MB): enough to switch between the queries of one image without decoding again.
+# 81 MB): enough to switch between the queries of one image without decoding again. They
+# are decoded on a worker thread (Pillow releases the GIL while decoding), so that a large
+# JPEG's reduced display decode runs at the same time: 0.25 s instead of 0.45 s.
+_DECODER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ovearth-decode")
+
+
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _source_image(images_dir: str, image_path: str, width: int, height: int,
-                  stamp: tuple[int, int]) -> RGB8 | None:
-    return load_source_rgb(images_dir, image_path, width, height)
+                  stamp: tuple[int, int]) -> Future[RGB8 | None]:
+    return _DECODER.submit(load_source_rgb, images_dir, image_path, width, height)
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -127,13 +135,17 @@ def display_image(images_dir: str, image_path: str, width: int, height: int,
                   stamp: tuple[int, int]) -> DisplayImage:
     """The display image of an annotation; ``stamp`` (mtime, size) invalidates edits.
 
-    Decoded once at full resolution (kept by ``_source_image`` for detail windows);
-    unreadable or mis-sized files take the notice path of ``load_display_image``.
+    Large JPEGs: a reduced decode, while the full resolution decodes beside it for the
+    detail window. Other images: derived from the full-resolution decode (one decode).
+    Unreadable or mis-sized files take the notice path of ``load_display_image``.
     """
     source = _source_image(images_dir, image_path, width, height, stamp)
-    if source is None:
+    if max(width, height) > DISPLAY_MAX_SIDE and decodes_reduced(images_dir, image_path):
         return load_display_image(images_dir, image_path, width, height)
-    return display_from_source(source)
+    rgb = source.result()
+    if rgb is None:
+        return load_display_image(images_dir, image_path, width, height)
+    return display_from_source(rgb)
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -143,7 +155,7 @@ def detail_image(images_dir: str, image_path: str, width: int, height: int,
     """Full-resolution window around ``region`` when the display image is downscaled."""
     if display_image(images_dir, image_path, width, height, stamp).scale >= 1:
         return None
-    source = _source_image(images_dir, image_path, width, height, stamp)
+    source = _source_image(images_dir, image_path, width, height, stamp).result()
     return None if source is None else detail_crop(source, region)
 
 
