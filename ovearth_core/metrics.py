@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,28 +66,75 @@ def det_entry(iou: np.ndarray, negative: bool, iou_threshold: float) -> dict[str
     """
     n_gt, n_pred = iou.shape
     evaluated = not negative and n_gt > 0
-    if evaluated and n_pred:
-        gi, pi = match(iou, iou_threshold)
-        pair_iou = iou[gi, pi]
-        tp_at = _tp_at_thresholds(iou)
-        matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, pair_iou, strict=True)]
-    else:
-        pair_iou = np.zeros(0)
-        tp_at = [0] * len(IOU_THRESHOLDS)
-        matches = []
+    if not (evaluated and n_pred):
+        return _entry(n_gt, n_pred, evaluated, [], None, [0] * len(IOU_THRESHOLDS))
+    gi, pi = match(iou, iou_threshold)
+    return _matched_entry(iou, gi, pi, _tp_at_thresholds(iou))
+
+
+def _matched_entry(iou: np.ndarray, gi: np.ndarray, pi: np.ndarray,
+                   tp_at: list[int]) -> dict[str, Any]:
+    """Entry of an evaluated query with predictions, from its matched pairs ``(gi, pi)``."""
+    pair_iou = iou[gi, pi]
+    matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, pair_iou, strict=True)]
+    mean = float(pair_iou.mean()) if len(matches) else None
+    return _entry(iou.shape[0], iou.shape[1], True, matches, mean, tp_at)
+
+
+def _entry(n_gt: int, n_pred: int, evaluated: bool, matches: list[list[Any]],
+           mean_matched_iou: float | None, tp_at: list[int]) -> dict[str, Any]:
+    """The detection entry (every key, in output order)."""
     tp = len(matches)
-    entry: dict[str, Any] = {
+    return {
         "num_gt": n_gt, "num_pred": n_pred, "tp": tp, "fp": n_pred - tp, "fn": n_gt - tp,
-        "precision": None, "recall": None, "f1": None,
-        "mean_matched_iou": float(pair_iou.mean()) if tp else None,
+        "precision": (tp / n_pred if n_pred else 0.0) if evaluated else None,
+        "recall": tp / n_gt if evaluated else None,
+        "f1": 2 * tp / (n_pred + n_gt) if evaluated else None,
+        "mean_matched_iou": mean_matched_iou,
         "gt_present": n_gt > 0, "pred_present": n_pred > 0, "evaluated": evaluated,
         "matches": matches, "tp_at": tp_at,
     }
-    if evaluated:
-        entry["precision"] = tp / n_pred if n_pred else 0.0
-        entry["recall"] = tp / n_gt
-        entry["f1"] = 2 * tp / (n_pred + n_gt)
-    return entry
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The candidate (GT, prediction) pairs of many queries, IoU at or above a floor.
+
+    All arrays ``(C,)``: the pair's IoU, query, GT and prediction index within the query,
+    and GT and prediction ids unique across queries.
+    """
+
+    iou: npt.NDArray[np.float64]
+    query: npt.NDArray[np.intp]
+    gt: npt.NDArray[np.intp]
+    pred: npt.NDArray[np.intp]
+    gt_id: npt.NDArray[np.intp]
+    pred_id: npt.NDArray[np.intp]
+
+    @classmethod
+    def of(cls, ious: Sequence[np.ndarray], use: npt.NDArray[np.bool_],
+           floor: float) -> _Pairs:
+        """Pairs of the queries where ``use`` is set, with IoU >= ``floor``."""
+        n_gt = np.fromiter((m.shape[0] for m in ious), dtype=np.intp, count=len(ious))
+        n_pred = np.fromiter((m.shape[1] for m in ious), dtype=np.intp, count=len(ious))
+        sizes = np.where(use, n_gt * n_pred, 0)
+        flat = (np.concatenate([m.ravel() for m, u in zip(ious, use.tolist(), strict=True)
+                                if u]) if sizes.sum() else np.zeros(0))
+        keep = np.flatnonzero(flat >= floor)
+        query = np.repeat(np.arange(len(ious)), sizes)[keep]
+        local = keep - (np.cumsum(sizes) - sizes)[query]
+        gt, pred = local // n_pred[query], local % n_pred[query]
+        return cls(flat[keep], query, gt, pred, (np.cumsum(n_gt) - n_gt)[query] + gt,
+                   (np.cumsum(n_pred) - n_pred)[query] + pred)
+
+    def at(self, t: float, n: int) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Pairs at or above ``t``, and the ``n`` queries where two of them share a box."""
+        at = self.iou >= t
+        shared = np.zeros(n, dtype=bool)
+        for box in (self.gt_id[at], self.pred_id[at]):
+            if box.size:
+                shared[self.query[at][np.bincount(box)[box] > 1]] = True
+        return at, shared
 
 
 def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
@@ -101,43 +149,21 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
     grow with the threshold).
     """
     n = len(ious)
-    n_gt = np.fromiter((m.shape[0] for m in ious), dtype=np.int64, count=n)
-    n_pred = np.fromiter((m.shape[1] for m in ious), dtype=np.int64, count=n)
     negative = np.fromiter(negatives, dtype=bool, count=n)
-    active = ~negative & (n_gt > 0) & (n_pred > 0)  # evaluated, with predictions
-    sizes = np.where(active, n_gt * n_pred, 0)
-    flat = (np.concatenate([m.ravel() for m, a in zip(ious, active.tolist(), strict=True) if a])
-            if sizes.sum() else np.zeros(0))
-    owner = np.repeat(np.arange(n), sizes)
-    local = np.arange(flat.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    cand = np.flatnonzero(flat >= min(iou_threshold, IOU_THRESHOLDS[0]))
-    values, c_owner = flat[cand], owner[cand]
-    c_gt = (np.cumsum(n_gt) - n_gt)[c_owner] + local[cand] // n_pred[c_owner]
-    c_pred = (np.cumsum(n_pred) - n_pred)[c_owner] + local[cand] % n_pred[c_owner]
-
-    def level(t: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-        """Pairs at or above ``t``, and the queries where two of them share a box."""
-        at = values >= t
-        shared = np.zeros(n, dtype=bool)
-        for box in (c_gt[at], c_pred[at]):
-            if box.size:
-                shared[c_owner[at][np.bincount(box)[box] > 1]] = True
-        return at, shared
-
+    active = np.array([not neg and min(m.shape) > 0  # evaluated, with predictions
+                       for m, neg in zip(ious, negative.tolist(), strict=True)], dtype=bool)
+    pairs = _Pairs.of(ious, active, min(iou_threshold, IOU_THRESHOLDS[0]))
     tp_at = np.zeros((n, len(IOU_THRESHOLDS)), dtype=np.int64)
     needs_match = np.zeros((n, len(IOU_THRESHOLDS)), dtype=bool)
     for k, t in enumerate(IOU_THRESHOLDS):
-        at, needs_match[:, k] = level(t)
-        tp_at[:, k] = np.bincount(c_owner[at], minlength=n)
-    at, run_needs_match = level(iou_threshold)
-    run_pairs = np.flatnonzero(at)
-    bounds = np.searchsorted(c_owner[run_pairs], np.arange(n + 1)).tolist()
-    pair_g = (local[cand] // n_pred[c_owner]).tolist()
-    pair_p = (local[cand] % n_pred[c_owner]).tolist()
-    pair_iou = values.tolist()
+        at, needs_match[:, k] = pairs.at(t, n)
+        tp_at[:, k] = np.bincount(pairs.query[at], minlength=n)
     fresh: dict[int, dict[float, tuple[np.ndarray, np.ndarray]]] = {}
     for i in np.flatnonzero(needs_match.any(axis=1)).tolist():
         tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i], fresh.setdefault(i, {}))
+    at, run_needs_match = pairs.at(iou_threshold, n)
+    run = np.flatnonzero(at)
+    bounds = np.searchsorted(pairs.query[run], np.arange(n + 1)).tolist()
     tp_lists = tp_at.tolist()
     out = []
     for i, iou in enumerate(ious):
@@ -147,22 +173,10 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
         if run_needs_match[i]:
             known = fresh.get(i, {}).get(iou_threshold)
             gi, pi = known if known is not None else match(iou, iou_threshold)
-            matched = iou[gi, pi]
-            matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, matched, strict=True)]
-        else:
-            rows = run_pairs[bounds[i]:bounds[i + 1]].tolist()
-            matches = [[pair_g[r], pair_p[r], pair_iou[r]] for r in rows]
-            matched = values[rows] if len(rows) > 1 else None
-        tp, g, p = len(matches), int(n_gt[i]), int(n_pred[i])
-        # numpy's own mean (its summation order), as det_entry has it
-        mean = (None if tp == 0 else matches[0][2] if tp == 1 else float(matched.mean()))
-        out.append({
-            "num_gt": g, "num_pred": p, "tp": tp, "fp": p - tp, "fn": g - tp,
-            "precision": tp / p, "recall": tp / g, "f1": 2 * tp / (p + g),
-            "mean_matched_iou": mean,
-            "gt_present": True, "pred_present": True, "evaluated": True,
-            "matches": matches, "tp_at": tp_lists[i],
-        })
+        else:  # every pair at or above the threshold matches
+            rows = run[bounds[i]:bounds[i + 1]]
+            gi, pi = pairs.gt[rows], pairs.pred[rows]
+        out.append(_matched_entry(iou, gi, pi, tp_lists[i]))
     return out
 
 
