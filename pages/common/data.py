@@ -153,7 +153,7 @@ def detail_image(images_dir: str, image_path: str, width: int, height: int,
                  stamp: tuple[int, int], region: tuple[float, float, float, float]
                  ) -> DetailImage | None:
     """Full-resolution window around ``region`` when the display image is downscaled."""
-    if display_image(images_dir, image_path, width, height, stamp).scale >= 1:
+    if max(width, height) <= DISPLAY_MAX_SIDE:  # the display image is the original
         return None
     source = _source_image(images_dir, image_path, width, height, stamp).result()
     return None if source is None else detail_crop(source, region)
