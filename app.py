@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ovearth_core import diagnose
+from ovearth_core.analysis import diagnose
 from ovearth_core.viz import figures
 from pages.common import analysis_views, sidebar, state, views
 

@@ -97,9 +97,9 @@ def bench_in_process(gt: Path, pred: Path, repeats: int) -> float:
 
 def bench_analysis(gt: Path, pred: Path) -> None:
     """The Overview's analysis sections (no target; they are opt-in in the app)."""
-    from ovearth_core.ap import average_precision_report
-    from ovearth_core.attribution import error_attribution
-    from ovearth_core.sweep import score_sweep
+    from ovearth_core.analysis.ap import average_precision_report
+    from ovearth_core.analysis.attribution import error_attribution
+    from ovearth_core.analysis.sweep import score_sweep
 
     print("\n== Analysis of one task (vocabulary, auto modalities; no target) ==")
     samples = load_samples(gt, pred, "vocabulary", modalities="auto")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ovearth_core import diagnose
+from ovearth_core.analysis import diagnose
 from pages.common import explorer, sidebar, state, viewer
 
 st.set_page_config(page_title="OVEarth Inspector · Query explorer",

@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ovearth_core import report, report_draw
-from ovearth_core.compare import Comparison, compare_results
+from ovearth_core import report
+from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.errors import OVEarthInputError
+from ovearth_core.report import draw as report_draw
 from pages.common import data, sidebar, state, views
 
 st.set_page_config(page_title="OVEarth Inspector · Compare", layout="wide")

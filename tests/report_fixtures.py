@@ -132,7 +132,7 @@ def synthetic_result(iou: npt.ArrayLike, pred_present: npt.ArrayLike | None = No
     Every positive query is evaluated with IoU ``iou[i]`` (intersection ``100·iou``,
     union 100, precision = recall = IoU). With ``negative`` given the task is open
     vocabulary and presence counts are filled in from ``pred_present``. Summary values
-    are computed here with plain numpy, independently of :mod:`ovearth_core.compare`.
+    are computed here with plain numpy, independently of :mod:`ovearth_core.analysis.compare`.
     """
     ious = np.asarray(iou, dtype=np.float64)
     n = ious.size

@@ -15,7 +15,7 @@ from analysis_fixtures import sample, sample_list
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from ovearth_core.ap import (
+from ovearth_core.analysis.ap import (
     PRCurve,
     ap_11_point,
     ap_101_point,

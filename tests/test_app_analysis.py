@@ -10,12 +10,12 @@ from app_fixtures import assert_ok
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import io as core_io
-from ovearth_core.ap import average_precision_report
-from ovearth_core.attribution import error_attribution
+from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.analysis.attribution import error_attribution
+from ovearth_core.analysis.leaderboard import leaderboard_report
+from ovearth_core.analysis.sweep import score_sweep, sweep_to_dict
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
-from ovearth_core.leaderboard import leaderboard_report
-from ovearth_core.sweep import score_sweep, sweep_to_dict
 from pages.common import analysis_data, data
 
 REPO = Path(__file__).resolve().parents[1]

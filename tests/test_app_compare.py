@@ -10,7 +10,7 @@ import pytest
 from app_fixtures import Dataset, app_on, assert_ok, write_dataset
 from streamlit.testing.v1 import AppTest
 
-from ovearth_core.compare import Comparison, compare_results
+from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from analysis_fixtures import make_ground_truth, make_predictions, sample, sample_list, write_pair
 
-from ovearth_core import diagnose
-from ovearth_core.attribution import (
+from ovearth_core.analysis import diagnose
+from ovearth_core.analysis.attribution import (
     KINDS,
     METRICS,
     apply_fixes,
@@ -18,11 +18,11 @@ from ovearth_core.attribution import (
     classify_sample,
     error_attribution,
 )
+from ovearth_core.analysis.sweep import iou_matrix
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.geometry import box_iou_matrix
 from ovearth_core.io import load_samples
 from ovearth_core.metrics import det_entry
-from ovearth_core.sweep import iou_matrix
 from ovearth_core.types import Sample
 
 ALL = ("segmentation", "bbox", "oriented_bbox")

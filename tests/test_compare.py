@@ -1,4 +1,4 @@
-"""Tests of ovearth_core.compare: McNemar, paired bootstrap, agreement, per-query diffs."""
+"""Tests of ovearth_core.analysis.compare: McNemar, paired bootstrap, agreement, per-query diffs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from report_fixtures import build_dataset, synthetic_result
 
 from ovearth_core import OVEarthInputError
-from ovearth_core.compare import (
+from ovearth_core.analysis.compare import (
     agreement,
     compare_results,
     mcnemar_exact,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from app_fixtures import write_dataset
 
-from ovearth_core import diagnose
+from ovearth_core.analysis import diagnose
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 

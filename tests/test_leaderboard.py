@@ -12,9 +12,7 @@ import pytest
 from analysis_fixtures import make_ground_truth, make_predictions
 from scipy.stats import spearmanr
 
-from ovearth_core.evaluate import evaluate_samples
-from ovearth_core.io import load_samples
-from ovearth_core.leaderboard import (
+from ovearth_core.analysis.leaderboard import (
     METRICS,
     available_metrics,
     category_stats,
@@ -28,6 +26,8 @@ from ovearth_core.leaderboard import (
     spearman_rows,
     subset_stability,
 )
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
 from ovearth_core.types import SampleList
 
 MODS = "segmentation,bbox,oriented_bbox"

@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 from report_fixtures import build_dataset
 
-from ovearth_core import report_draw
-from ovearth_core.compare import compare_results
+from ovearth_core.analysis.compare import compare_results
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.report import draw as report_draw
 from ovearth_core.report import (
     main,
     paper_table_latex,

@@ -19,10 +19,7 @@ from analysis_fixtures import (
 )
 
 from ovearth_core.analysis import analysis_report
-from ovearth_core.evaluate import evaluate_samples
-from ovearth_core.io import load_samples
-from ovearth_core.matching import match
-from ovearth_core.sweep import (
+from ovearth_core.analysis.sweep import (
     COCO_F1_KEY,
     best_index,
     default_thresholds,
@@ -30,6 +27,9 @@ from ovearth_core.sweep import (
     score_sweep,
     sweep_to_dict,
 )
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
+from ovearth_core.matching import match
 from ovearth_core.types import Sample
 
 MODS = "segmentation,bbox,oriented_bbox"

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ovearth_core.ap import RECALL_101, average_precision_report
+from ovearth_core.analysis.ap import RECALL_101, average_precision_report
+from ovearth_core.analysis.sweep import score_sweep, sweep_to_dict
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
-from ovearth_core.sweep import score_sweep, sweep_to_dict
 from ovearth_core.types import SampleList
 from ovearth_core.viz import analysis_figures as af
 

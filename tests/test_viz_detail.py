@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ovearth_core import report_draw
 from ovearth_core.masks import decode, parse_rle
 from ovearth_core.masks import encode as encode_json
+from ovearth_core.report import draw as report_draw
 from ovearth_core.types import Sample
 from ovearth_core.viz import images, overlay
 

@@ -56,8 +56,12 @@ def save_image(rgb: npt.NDArray[np.uint8], path: Path, fmt: str, jpeg_quality: i
     elif fmt == "tif":
         img.save(path, "TIFF", **_TIFF)
     elif fmt == "tif16":
-        grey = rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
-        Image.fromarray((grey * 16.0).astype(np.uint16)).save(path, "TIFF", **_TIFF)
+        # Integer luma (ITU-R 601 weights in thousandths): a float dot product's last bit
+        # depends on the CPU's BLAS kernel, and the committed demo must be the same bytes
+        # everywhere. 255 * 1000 * 16 // 1000 = 4080 fits the 12-bit range.
+        weights = np.array([299, 587, 114], dtype=np.int64)
+        grey = (rgb.astype(np.int64) @ weights) * 16 // 1000
+        Image.fromarray(grey.astype(np.uint16)).save(path, "TIFF", **_TIFF)
     elif fmt == "tif4":
         img.convert("RGBA").save(path, "TIFF", **_TIFF)
     else:

@@ -1,11 +1,11 @@
 """Plotly figures of the analysis blocks (score sweep, average precision, error attribution,
 leaderboard), and the small lookups the app shows next to them.
 
-Inputs are the JSON-ready dicts of :func:`ovearth_core.sweep.sweep_to_dict`,
-:func:`ovearth_core.ap.average_precision_report`,
-:func:`ovearth_core.attribution.error_attribution` and
-:func:`ovearth_core.leaderboard.leaderboard_report`. Undefined values (``None``) are gaps in
-lines and are left out of bars, never drawn as 0. No Streamlit here.
+Inputs are the JSON-ready dicts of :func:`ovearth_core.analysis.sweep.sweep_to_dict`,
+:func:`ovearth_core.analysis.ap.average_precision_report`,
+:func:`ovearth_core.analysis.attribution.error_attribution` and
+:func:`ovearth_core.analysis.leaderboard.leaderboard_report`. Undefined values (``None``) are
+gaps in lines and are left out of bars, never drawn as 0. No Streamlit here.
 """
 
 from __future__ import annotations

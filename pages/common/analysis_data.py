@@ -16,10 +16,10 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core.ap import average_precision_report
-from ovearth_core.attribution import error_attribution
-from ovearth_core.leaderboard import leaderboard_report
-from ovearth_core.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.analysis.attribution import error_attribution
+from ovearth_core.analysis.leaderboard import leaderboard_report
+from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 from ovearth_core.types import MODALITIES, SampleList
 
 from . import data

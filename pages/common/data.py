@@ -19,7 +19,8 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core import diagnose, io
+from ovearth_core import io
+from ovearth_core.analysis import diagnose
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.types import SampleList

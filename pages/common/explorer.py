@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core import diagnose
+from ovearth_core.analysis import diagnose
 
 from . import state, views
 

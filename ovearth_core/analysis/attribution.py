@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import geometry, masks, metrics
-from .evaluate import evaluate_samples
-from .matching import match
-from .presence import presence_metrics
+from .. import geometry, masks, metrics
+from ..evaluate import evaluate_samples
+from ..matching import match
+from ..presence import presence_metrics
+from ..types import OUTPUT_KEYS, OVERLAP_EPS, Sample, SampleList
 from .sweep import BOX_MODALITIES, box_fields, iou_matrix
-from .types import OUTPUT_KEYS, OVERLAP_EPS, Sample, SampleList
 
 KINDS = ("hallucination", "miss", "localisation", "wrong_object", "count", "duplicate")
 METRICS = ("presence_mcc", "seg_macro_miou", "bbox_micro_f1", "oriented_bbox_micro_f1")

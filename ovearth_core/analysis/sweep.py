@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import geometry, masks
-from .types import IOU_THRESHOLDS, Sample
+from .. import geometry, masks
+from ..types import IOU_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

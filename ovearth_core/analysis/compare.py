@@ -36,8 +36,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import binomtest
 
-from .errors import OVEarthInputError, Problem
-from .types import IOU_THRESHOLDS
+from ..errors import OVEarthInputError, Problem
+from ..types import IOU_THRESHOLDS
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_RESAMPLES = 2000

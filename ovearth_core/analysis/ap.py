@@ -3,8 +3,8 @@
 Detections of every evaluated positive query (usable GT in the modality) are ranked by
 confidence over all queries; ties keep query order, then box order (a stable sort, as the
 PASCAL VOC devkit and COCOeval do). Boxes without a score count as score ``+inf`` (ranked
-first), as in :mod:`ovearth_core.sweep`. Optionally (``include_negatives``, the hard-negative
-view of OVDEval) every box predicted on a negative query joins the ranking as a false
+first), as in :mod:`ovearth_core.analysis.sweep`. Optionally (``include_negatives``, the
+hard-negative view of OVDEval) every box predicted on a negative query joins the ranking as a false
 positive.
 
 Matching, per query, in ranking order:
@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .geometry import iou_matrices
+from ..geometry import iou_matrices
+from ..types import IOU_THRESHOLDS, Sample
 from .sweep import BOX_MODALITIES, box_fields, score_key
-from .types import IOU_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
 RECALL_101 = np.linspace(0.0, 1.0, 101)

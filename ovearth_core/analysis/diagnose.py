@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from . import geometry
-from .types import OVERLAP_EPS, Sample
+from .. import geometry
+from ..types import OVERLAP_EPS, Sample
 
 HIT_IOU = 0.5
 TAGS: tuple[str, ...] = ("hallucination", "miss", "wrong object", "poor localisation",

@@ -8,7 +8,7 @@ box outlines drawn with Pillow (GT solid, predictions dashed; green matched, red
 positive, orange missed) and a JPEG ``data:`` URI. Coordinates are original image
 pixels; a display image may be downscaled by its ``scale``.
 
-The comparison figures (A vs B) take a :class:`~ovearth_core.compare.Comparison`.
+The comparison figures (A vs B) take a :class:`~ovearth_core.analysis.compare.Comparison`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ import numpy.typing as npt
 import plotly.graph_objects as go
 from PIL import Image, ImageDraw
 
-from . import masks
-from .compare import Comparison, QueryDiff
-from .types import Sample
-from .viz.images import DetailImage, DisplayImage, load_display_image, load_region
-from .viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
+from .. import masks
+from ..analysis.compare import Comparison, QueryDiff
+from ..types import Sample
+from ..viz.images import DetailImage, DisplayImage, load_display_image, load_region
+from ..viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
 
 THUMB_SIDE = 256
 MAX_UPSCALE = 6.0

@@ -1,0 +1,157 @@
+"""Loading, evaluating and comparing the submissions of a report (no HTML here)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..analysis.compare import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Comparison,
+    compare_results,
+    query_score,
+)
+from ..evaluate import evaluate_samples
+from ..gcpause import gc_paused
+from ..io import GroundTruth, parse_ground_truth, parse_modalities, read_json
+from ..io import load_samples as load_task
+from ..types import TASK_KEYS, SampleList
+
+TASK_NAMES = {"open_vocabulary": "Vocabulary", "referring": "Referring", "reasoning": "Reasoning"}
+
+
+CLI_TASK = {v: k for k, v in TASK_KEYS.items()}
+
+
+WORST_DEFAULT = 12
+
+
+@dataclass
+class Submission:
+    name: str
+    path: Path
+    sha256: str
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # task key -> result
+    samples: dict[str, SampleList] = field(default_factory=dict)
+
+
+@dataclass
+class ReportData:
+    gt_path: Path
+    gt_sha256: str
+    images: Path
+    tasks: list[str]
+    options: dict[str, Any]
+    submissions: list[Submission]
+    comparisons: dict[str, Comparison]
+    worst: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_tasks(gt: GroundTruth) -> list[str]:
+    """Task keys with at least one query in the ground truth (all three if none has)."""
+    present = [key for key in TASK_NAMES if gt.tasks.get(key)]
+    return present or list(TASK_NAMES)
+
+
+def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
+                      modalities: object, images: str | Path | None = None,
+                      tasks: Sequence[str] | None = None, iou_threshold: float = 0.5,
+                      score_threshold: float | None = None, bbox_format: str = "xyxy",
+                      worst: int = WORST_DEFAULT, names: Sequence[str] | None = None,
+                      n_resamples: int = DEFAULT_RESAMPLES,
+                      seed: int = DEFAULT_SEED) -> ReportData:
+    """Load, evaluate and (with two prediction files) compare every selected task.
+
+    With ``modalities="auto"`` the first submission's inferred modalities are used for
+    the second as well (per task), as comparing needs the same modalities.
+
+    Raises:
+        OVEarthInputError: for invalid files or options (the evaluator's validation).
+    """
+    started = time.perf_counter()
+    gt_file = Path(gt_path)
+    gt = parse_ground_truth(read_json(gt_file, "ground-truth"), str(gt_file))
+    task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
+                 else default_tasks(gt))
+    labels = list(names) if names else _default_names([Path(p) for p in predictions])
+    auto = parse_modalities(modalities) is None
+    subs: list[Submission] = []
+    for label, pred in zip(labels, predictions, strict=True):
+        pred_file = Path(pred)
+        sub = Submission(label, pred_file, sha256_file(pred_file))
+        with gc_paused():  # the document is freed before collection resumes
+            doc = read_json(pred_file, "prediction")
+            for key in task_keys:
+                # With "auto", B is read with the modalities resolved for A, so rows pair up.
+                mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
+                        else modalities)
+                samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
+                                    mods, ground_truth=gt, predictions_doc=doc)
+                sub.samples[key] = samples
+                sub.results[key] = evaluate_samples(samples, iou_threshold)
+            del doc
+        subs.append(sub)
+    evaluated = time.perf_counter()
+    comparisons = {}
+    if len(subs) == 2:
+        comparisons = {key: compare_results(subs[0].results[key], subs[1].results[key],
+                                            n_resamples=n_resamples, seed=seed)
+                       for key in task_keys}
+    options = {"tasks": [CLI_TASK[k] for k in task_keys],
+               "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
+               "iou_threshold": iou_threshold, "score_threshold": score_threshold,
+               "bbox_format": bbox_format, "bootstrap_resamples": n_resamples,
+               "bootstrap_seed": seed}
+    return ReportData(gt_file, sha256_file(gt_file),
+                      Path(images) if images is not None else gt_file.parent,
+                      task_keys, options, subs, comparisons, worst,
+                      {"load_evaluate_s": evaluated - started,
+                       "compare_s": time.perf_counter() - evaluated})
+
+
+def _default_names(paths: Sequence[Path]) -> list[str]:
+    names = [p.stem for p in paths]
+    if len(names) == 2 and names[0] == names[1]:
+        names = [f"{names[0]} (A)", f"{names[1]} (B)"]
+    return names
+
+
+def worst_queries(result: dict[str, Any], n: int) -> list[tuple[int, float]]:
+    """Indices into ``per_sample`` of the ``n`` worst queries, with their score.
+
+    A positive query scores the mean of its per-modality scores (mask IoU, box F1)
+    over the modalities it is evaluated in (queries evaluated in none are skipped).
+    A negative query with any prediction (a hallucination) scores 0; a correctly
+    empty one is skipped. So that both kinds of failure show, hallucinations get at
+    most a third of the ``n`` slots while there are enough positives (more when there
+    are not). Positives come first, worst first; ties go by ground-truth order.
+    """
+    positives, negatives = [], []
+    for i, row in enumerate(result["per_sample"]):
+        if row["negative"]:
+            if row["pred_present"]:
+                negatives.append((0.0, i))
+            continue
+        values = [v for key in ("seg", "bbox", "oriented_bbox")
+                  if (v := query_score(row, key)) is not None]
+        if values:
+            positives.append((sum(values) / len(values), i))
+    positives.sort()
+    k_neg = min(len(negatives), n // 3 if positives else n)
+    k_pos = min(len(positives), n - k_neg)
+    k_neg = min(len(negatives), n - k_pos)
+    return [(i, s) for s, i in positives[:k_pos] + negatives[:k_neg]]

@@ -1,0 +1,74 @@
+"""The report's command line (``python -m ovearth_core.report``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, write_atomic
+from ..errors import OVEarthInputError
+from ..types import TASK_KEYS
+from .build import WORST_DEFAULT, build_report_data
+from .html import render_html
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m ovearth_core.report",
+        description="Write a self-contained HTML report of one submission, or compare two.")
+    add_input_options(parser, "prediction JSON path (submission A)")
+    parser.add_argument("--compare", default=None, help="second prediction JSON (submission B)")
+    parser.add_argument("--images", default=None,
+                        help="folder that image_path values are relative to "
+                             "(default: the ground truth's folder)")
+    parser.add_argument("--out", required=True, help="HTML path (written atomically)")
+    parser.add_argument("--task", action="append", choices=tuple(TASK_KEYS),
+                        help="task to report; repeat for several (default: every task with "
+                             "queries in the ground truth)")
+    add_evaluation_options(parser)
+    parser.add_argument("--worst", type=int, default=WORST_DEFAULT,
+                        help="queries in each task's gallery (default 12)")
+    parser.add_argument("--name", action="append", default=None,
+                        help="display name of A, then of B (default: file names)")
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                        help="bootstrap resamples (default 2000, at least 1000)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.worst < 0:
+        parser.error("--worst must be at least 0")
+    if args.resamples < 1000:
+        parser.error("--resamples must be at least 1000")
+    preds = [args.predictions] + ([args.compare] if args.compare else [])
+    if args.name is not None and len(args.name) != len(preds):
+        parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
+    started = time.perf_counter()
+    try:
+        data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
+                                 args.iou_threshold, args.score_threshold, args.bbox_format,
+                                 args.worst, args.name, args.resamples, args.seed)
+    except OVEarthInputError as err:
+        print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    rendered = time.perf_counter()
+    document = render_html(data).encode("utf-8")
+    render_s = time.perf_counter() - rendered
+    written = time.perf_counter()
+    try:
+        write_atomic(args.out, document)
+    except OSError as err:
+        print(f"ovearth-report: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    t = data.timings
+    print(f"ovearth-report: wrote {args.out} ({len(document) / 1e6:.1f} MB) in "
+          f"{time.perf_counter() - started:.1f} s (load+evaluate {t['load_evaluate_s']:.1f} s, "
+          f"compare {t['compare_s']:.1f} s, render {render_s:.1f} s, "
+          f"write {time.perf_counter() - written:.2f} s)", file=sys.stderr)
+    return 0
+

@@ -1,0 +1,326 @@
+"""The report document: one HTML page from :class:`~ovearth_core.report.build.ReportData`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from .. import __version__
+from ..analysis.compare import Comparison, category_values
+from ..viz import figures
+from . import draw as report_draw
+from .build import TASK_NAMES, ReportData, worst_queries
+from .tables import (
+    _cell,
+    _e,
+    _signed,
+    _table,
+    _td,
+    fmt,
+    paper_table_html,
+    paper_table_latex,
+    paper_table_markdown,
+)
+from .template import LEGEND, page
+
+TOP_DIFFS = 10
+
+
+DIFF_CARDS = 3  # overlay cards of the biggest differences, each way
+
+
+class _Figures:
+    """Renders plotly figures to ``<div>`` snippets (plotly.js is inlined once in the head)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, fig: go.Figure) -> str:
+        self.count += 1
+        return "<div>" + pio.to_html(fig, full_html=False, include_plotlyjs=False,
+                                     config={"displaylogo": False, "responsive": True},
+                                     div_id=f"fig{self.count}") + "</div>"
+
+
+def _config_section(data: ReportData) -> str:
+    rows = [[_td("ground truth", "l"), _td(data.gt_path.name, "l"), _td(data.gt_sha256, "l")]]
+    for tag, sub in zip("AB", data.submissions, strict=False):
+        rows.append([_td(f"submission {tag}: {sub.name}", "l"), _td(sub.path.name, "l"),
+                     _td(sub.sha256, "l")])
+    identity = _table(["input", "file", "SHA-256"], rows, left=3)
+    opts = [[_td(k, "l"), _td("none" if v is None else
+                              ", ".join(v) if isinstance(v, list) else v, "l")]
+            for k, v in data.options.items()]
+    opts.append([_td("images", "l"), _td(str(data.images), "l")])
+    opts.append([_td("ovearth_core", "l"), _td(__version__, "l")])
+    return ('<h2 id="config">Configuration and data identity</h2>' + identity
+            + _table(["option", "value"], opts, left=2))
+
+
+def _key_metric_table(data: ReportData, task: str) -> str:
+    subs = data.submissions
+    cmp = data.comparisons.get(task)
+    header = ["modality", "metric"] + [s.name for s in subs]
+    if cmp:
+        header += ["Δ B − A", f"{cmp.confidence:.0%} CI", "resamples used"]
+    rows = []
+    summary = subs[0].results[task]["summary"]
+    for modality in ("presence", "seg", "bbox", "oriented_bbox"):
+        block = summary.get(modality)
+        if block is None:
+            continue
+        for metric in block["key_metrics"]:
+            row = [_td(report_draw.MODALITY_LABELS[modality], "l"),
+                   _td(report_draw.METRIC_LABELS.get(metric, metric), "l")]
+            for tag, sub in zip("AB", subs, strict=False):
+                value = sub.results[task]["summary"][modality][metric]
+                row.append(_cell(value, task=task, modality=modality, metric=metric, sub=tag))
+            if cmp:
+                m = cmp.metric(modality, metric)
+                excludes_zero = m.ci_low is not None and (m.ci_low > 0 or m.ci_high < 0)
+                cls = ("pos" if (m.diff or 0) > 0 else "neg" if (m.diff or 0) < 0 else "")
+                cls += " sig" if excludes_zero else ""
+                ci = ("–" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]")
+                row += [f'<td class="{cls.strip()}" data-task="{task}" data-modality='
+                        f'"{modality}" data-metric="{_e(metric)}" data-sub="diff">'
+                        f"{_signed(m.diff)}</td>", _td(ci), _td(m.n_valid)]
+            rows.append(row)
+    counts = [f"{summary['num_samples']} queries", f"{summary['num_positive']} positive"]
+    if "num_negative" in summary:
+        counts.append(f"{summary['num_negative']} negative")
+    for key in ("seg", "bbox", "oriented_bbox"):
+        if summary.get(key):
+            counts.append(f"{summary[key]['num_samples_evaluated']} evaluated for "
+                          f"{report_draw.MODALITY_LABELS[key]}")
+    note = ("<p class=\"sub\">Bold Δ: the interval excludes 0.</p>" if cmp else "")
+    return (f"<p class=\"sub\">{_e(', '.join(counts))}</p>"
+            + _table(header, rows, left=2) + note)
+
+
+def _confusion_tables(data: ReportData, task: str) -> str:
+    parts = []
+    for sub in data.submissions:
+        p = sub.results[task]["summary"].get("presence")
+        if p is None:
+            return ""
+        rows = [[_td("GT present (positive)", "l"), _td(p["tp"]), _td(p["fn"])],
+                [_td("GT absent (negative)", "l"), _td(p["fp"]), _td(p["tn"])]]
+        parts.append(f"<div><b>{_e(sub.name)}</b> · accuracy {fmt(p['accuracy'])} · "
+                     f"FPR {fmt(p['fpr'])} · MCC {fmt(p['mcc'])}"
+                     + _table(["", "predicted present", "predicted absent"], rows) + "</div>")
+    return "<h3>Presence confusion matrix</h3><div class=\"figs\">" + "".join(parts) + "</div>"
+
+
+def _comparison_section(data: ReportData, task: str, cmp: Comparison, fig: _Figures) -> str:
+    names = [s.name for s in data.submissions]
+    out = ["<h3>Agreement (per-query correctness) and McNemar's exact test</h3>"]
+    rows = []
+    for ag in cmp.agreements:
+        rows.append([_td(ag.name, "l"), _td(ag.both_right), _td(ag.only_a), _td(ag.only_b),
+                     _td(ag.both_wrong), _td(f"{ag.p_value:.4g}")])
+    out.append(_table(["table", "both right", f"only {names[0]} right",
+                       f"only {names[1]} right", "both wrong", "McNemar p (exact)"], rows))
+    for ag in cmp.agreements:
+        if ag.name == "presence" and (ag.only_a_ids or ag.only_b_ids):
+            out.append(f"<p class=\"sub\">Presence flips — right only in {_e(names[0])}: "
+                       f"{_e(', '.join(ag.only_a_ids[:40]) or 'none')}"
+                       f"{' …' if len(ag.only_a_ids) > 40 else ''}; right only in "
+                       f"{_e(names[1])}: {_e(', '.join(ag.only_b_ids[:40]) or 'none')}"
+                       f"{' …' if len(ag.only_b_ids) > 40 else ''}</p>")
+    figs = [fig(report_draw.comparison_bars(cmp, names)),
+            fig(report_draw.difference_forest(cmp, names))]
+    for key, diffs in cmp.query_diffs.items():
+        if diffs:
+            figs.append(fig(report_draw.query_scatter(diffs, key, names)))
+    out.append("<div class=\"figs\">" + "".join(figs) + "</div>")
+    for key, diffs in cmp.query_diffs.items():
+        score = "IoU" if key == "seg" else "F1"
+        label = report_draw.MODALITY_LABELS[key]
+        better_b = [d for d in reversed(diffs) if d.diff > 0][:TOP_DIFFS]
+        better_a = [d for d in diffs if d.diff < 0][:TOP_DIFFS]
+        for title, chosen in ((f"{names[1]} better than {names[0]}", better_b),
+                              (f"{names[0]} better than {names[1]}", better_a)):
+            rows = [[_td(d.sample_id, "l"), _td(d.phrase, "l"), _td(d.category, "l"),
+                     _td(fmt(d.a, 3)), _td(fmt(d.b, 3)), _td(_signed(d.diff))] for d in chosen]
+            out.append(f"<h3>Biggest per-query {label} {score} differences: {_e(title)}</h3>"
+                       + (_table(["query", "text", "category", names[0], names[1], "Δ B − A"],
+                                 rows, left=3) if rows else "<p class=\"sub\">none</p>"))
+    return "".join(out)
+
+
+def _category_table(data: ReportData, task: str) -> str:
+    cmp = data.comparisons.get(task)
+    if cmp:
+        names = sorted({n for c in cmp.categories for n in c.values})
+        header = ["category", "queries"] + [f"{n} {s}" for n in names for s in ("A", "B", "Δ")]
+        ordered = sorted(cmp.categories, key=lambda c: (
+            min((v[2] for v in c.values.values() if v[2] is not None), default=0.0),
+            c.category))
+        rows = []
+        for c in ordered:
+            row = [_td(c.category, "l"), _td(c.num_queries)]
+            for n in names:
+                a, b, d = c.values.get(n, (None, None, None))
+                row += [_td(fmt(a, 3)), _td(fmt(b, 3)), _td(_signed(d))]
+            rows.append(row)
+        title = "sorted by the largest drop of B against A first"
+    else:
+        cats = data.submissions[0].results[task]["per_category"]
+        values = [(c, category_values(c)) for c in cats]
+        names = sorted({n for _, v in values for n in v})
+        header = ["category", "queries", "positive", "negative"] + names
+        values.sort(key=lambda cv: (min((x for x in cv[1].values() if x is not None),
+                                        default=2.0), cv[0]["category"]))
+        rows = [[_td(c["category"], "l"), _td(c["num_queries"]), _td(c["num_positive"]),
+                 _td(c["num_negative"])] + [_td(fmt(v.get(n), 3)) for n in names]
+                for c, v in values]
+        title = "weakest first"
+    return (f"<h3>Per-category results ({title})</h3><div class=\"scroll\">"
+            + _table(header, rows) + "</div>")
+
+
+def _row_metrics(row: dict[str, Any]) -> str:
+    parts = []
+    if row["negative"]:
+        parts.append("negative query: " + ("predicted something (false positive)"
+                                           if row["pred_present"] else "correctly empty"))
+    seg = row.get("seg")
+    if seg and seg["evaluated"]:
+        parts.append(f"mask IoU {seg['iou']:.3f} · P {seg['precision']:.3f} · "
+                     f"R {seg['recall']:.3f}")
+    for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+        e = row.get(key)
+        if e and e["evaluated"]:
+            parts.append(f"{label} F1 {e['f1']:.3f} (TP {e['tp']}, FP {e['fp']}, FN {e['fn']})")
+    return "<br>".join(_e(p) for p in parts)
+
+
+def _cards(data: ReportData, task: str, chosen: Sequence[tuple[int, str]],
+           gallery: str) -> tuple[str, int]:
+    """Overlay cards of the queries at ``per_sample`` indices, each with a score text.
+
+    Every submission's overlay of a query shows the same crop. Returns the cards'
+    HTML and how many of them fell back to a blank canvas.
+    """
+    subs = data.submissions
+    cards, missing = [], 0
+    for index, score in chosen:
+        figures_html = []
+        region = report_draw.shared_region([sub.samples[task][index] for sub in subs])
+        pixels, image_notice = report_draw.load_view(data.images, subs[0].samples[task][index],
+                                                     region)
+        for sub in subs:
+            row = sub.results[task]["per_sample"][index]
+            thumb = report_draw.overlay_thumbnail(pixels, sub.samples[task][index], row,
+                                                  region=region)
+            figures_html.append(
+                f"<figure><figcaption>{_e(sub.name)}</figcaption>"
+                f"<img alt=\"{_e(row['sample_id'])} {_e(sub.name)}\" "
+                f"src=\"{report_draw.jpeg_data_uri(thumb)}\">{_row_metrics(row)}</figure>")
+        missing += image_notice is not None
+        row = subs[0].results[task]["per_sample"][index]
+        kind = "negative" if row["negative"] else "positive"
+        notice = f"<div class=\"notice\">{_e(image_notice)}</div>" if image_notice else ""
+        cards.append(
+            f"<div class=\"card{' pair' if len(subs) > 1 else ''}\" data-gallery=\"{gallery}\" "
+            f"data-query=\"{_e(row['sample_id'])}\"><div class=\"q\">{_e(row['sample_id'])} · "
+            f"“{_e(row['phrase'])}”</div><div>{_e(row['category'])} · {kind} · "
+            f"{_e(score)} · image {_e(row['image_path'])}</div>{notice}"
+            f"<div class=\"imgs\">{''.join(figures_html)}</div></div>")
+    return "<div class=\"grid\">" + "".join(cards) + "</div>", missing
+
+
+def _gallery(data: ReportData, task: str) -> str:
+    chosen = worst_queries(data.submissions[0].results[task], data.worst)
+    cards, missing = _cards(data, task, [(i, f"score {s:.3f}") for i, s in chosen], "worst")
+    head = (f"<h3>The {len(chosen)} worst queries of {_e(data.submissions[0].name)}</h3>"
+            "<p class=\"sub\">Positive queries by score (mean of mask IoU and box F1 over "
+            "the query's evaluated modalities), worst first; then negative queries with a "
+            "prediction (score 0), at most a third of the cards while positives last. "
+            "Every card shows the same crop for each submission.</p>" + LEGEND)
+    if missing:
+        head += (f"<div class=\"notice\">{missing} of {len(chosen)} queries have no readable "
+                 "image: their overlays are drawn on a blank canvas.</div>")
+    return head + cards
+
+
+def _difference_cards(data: ReportData, task: str, cmp: Comparison) -> str:
+    """Overlays of the biggest per-query differences of the first modality (each way)."""
+    key = next((k for k, v in cmp.query_diffs.items() if v), None)
+    if key is None or not DIFF_CARDS:
+        return ""
+    diffs = cmp.query_diffs[key]
+    index = {r["sample_id"]: i for i, r in enumerate(data.submissions[0].results[task]
+                                                      ["per_sample"])}
+    picked = ([d for d in reversed(diffs) if d.diff > 0][:DIFF_CARDS]
+              + [d for d in diffs if d.diff < 0][:DIFF_CARDS])
+    score = "IoU" if key == "seg" else "F1"
+    label = report_draw.MODALITY_LABELS[key]
+    cards, _ = _cards(data, task, [(index[d.sample_id], f"{label} {score} Δ B − A "
+                                    f"{d.diff:+.3f}") for d in picked], "diff")
+    return (f"<h3>Biggest per-query {label} {score} differences, drawn</h3>"
+            + LEGEND + cards)
+
+
+def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
+    first = data.submissions[0].results[task]
+    out = [f"<h2 id=\"{task}\">{TASK_NAMES[task]} task</h2>",
+           "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task)]
+    summary = first["summary"]
+    figs = []
+    if summary.get("presence"):
+        figs.append(fig(figures.confusion_matrix(summary["presence"])))
+    figs.append(fig(figures.key_metric_bars(summary)))
+    if summary.get("bbox") or summary.get("oriented_bbox"):
+        figs.append(fig(figures.f1_vs_iou(summary)))
+    if summary.get("seg"):
+        figs.append(fig(figures.precision_at(summary)))
+    out.append(f"<h3>Charts ({_e(data.submissions[0].name)})</h3>"
+               "<div class=\"figs\">" + "".join(figs) + "</div>")
+    if task in data.comparisons:
+        out.append(_comparison_section(data, task, data.comparisons[task], fig))
+        out.append(_difference_cards(data, task, data.comparisons[task]))
+    out.append(_category_table(data, task))
+    out.append(_gallery(data, task))
+    return "".join(out)
+
+
+def render_html(data: ReportData) -> str:
+    """The complete, self-contained report document."""
+    names = [s.name for s in data.submissions]
+    title = "OVEarth-Bench report: " + " vs ".join(names)
+    fig = _Figures()
+    results = {s.name: s.results for s in data.submissions}
+    markdown, latex = paper_table_markdown(results), paper_table_latex(results)
+    nav = "".join(f"<a href=\"#{t}\">{TASK_NAMES[t]}</a>" for t in data.tasks)
+    body = [f"<h1>{_e(title)}</h1>",
+            f"<p class=\"sub\">Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC} by "
+            f"ovearth_core {__version__}. Differences are B − A with B = "
+            f"{_e(names[-1])}.</p>" if len(names) > 1 else
+            f"<p class=\"sub\">Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC} by "
+            f"ovearth_core {__version__}.</p>",
+            f"<nav><a href=\"#config\">Configuration</a><a href=\"#paper\">Paper table</a>"
+            f"{nav}</nav>", _config_section(data),
+            "<h2 id=\"paper\">Paper-style table (Table 2 shape)</h2>",
+            paper_table_html(results),
+            "<details><summary>Markdown</summary><pre id=\"paper-markdown\">"
+            f"{_e(markdown)}</pre></details><details><summary>LaTeX</summary>"
+            f"<pre id=\"paper-latex\">{_e(latex)}</pre></details>"]
+    body += [_task_section(data, task, fig) for task in data.tasks]
+    body.append(_footer(data))
+    return page(_e(title), get_plotlyjs(), "\n".join(body))
+
+
+def _footer(data: ReportData) -> str:
+    if not data.comparisons:
+        return ""
+    text = ("Intervals: paired percentile bootstrap over queries (the same resample for both "
+            f"submissions), {data.options['bootstrap_resamples']} resamples, seed "
+            f"{data.options['bootstrap_seed']}; a resample in which a metric is undefined is "
+            "left out. McNemar: two-sided exact binomial test on the discordant queries.")
+    return f"<footer>{_e(text)}</footer>"
