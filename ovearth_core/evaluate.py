@@ -9,8 +9,9 @@ from typing import Any
 
 from . import geometry, metrics
 from .errors import OVEarthInputError, Problem
+from .formulas import ratio
 from .gcpause import gc_paused
-from .presence import presence_metrics, ratio
+from .presence import presence_metrics
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
 

@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import masks
+from .formulas import f1_score, ratio
 from .matching import match
-from .presence import ratio
 from .types import IOU_THRESHOLDS, PR_THRESHOLDS, Sample
 
 SEG_KEY_METRICS = ("positive_macro_precision", "positive_macro_recall", "positive_macro_miou",
@@ -89,7 +89,7 @@ def _entry(n_gt: int, n_pred: int, evaluated: bool, matches: list[list[Any]],
         "num_gt": n_gt, "num_pred": n_pred, "tp": tp, "fp": n_pred - tp, "fn": n_gt - tp,
         "precision": (tp / n_pred if n_pred else 0.0) if evaluated else None,
         "recall": tp / n_gt if evaluated else None,
-        "f1": 2 * tp / (n_pred + n_gt) if evaluated else None,
+        "f1": f1_score(tp, n_pred - tp, n_gt - tp) if evaluated else None,
         "mean_matched_iou": mean_matched_iou,
         "gt_present": n_gt > 0, "pred_present": n_pred > 0, "evaluated": evaluated,
         "matches": matches, "tp_at": tp_at,
@@ -256,7 +256,7 @@ def _grouped_mean(pairs: Sequence[tuple[str, float]]) -> float | None:
 
 def micro_prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
     """Micro precision, recall and F1 from summed counts (null on zero denominators)."""
-    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(2 * tp, 2 * tp + fp + fn)
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), f1_score(tp, fp, fn)
 
 
 def det_summary(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ import numpy.typing as npt
 from scipy.stats import binomtest
 
 from ..errors import OVEarthInputError, Problem
-from ..types import IOU_THRESHOLDS
+from . import additive
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_RESAMPLES = 2000
@@ -45,7 +45,7 @@ DEFAULT_SEED = 0
 CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
 _CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
-DET_KEYS = ("bbox", "oriented_bbox")
+DET_KEYS = additive.BOX_KEYS
 HIT_NAMES = {"seg": "mask", "bbox": "HBB", "oriented_bbox": "OBB"}
 
 
@@ -127,93 +127,15 @@ class Comparison:
         raise KeyError(f"{modality}.{metric}")
 
 
-# --- per-query contributions and metric reductions -------------------------------------------
+# --- bootstrap --------------------------------------------------------------------------------
 
 Reducer = Callable[[FloatArray], FloatArray]
 
 
-def _div(num: FloatArray, den: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den != 0, num / np.where(den != 0, den, 1.0), np.nan)
-
-
-def _mcc(s: FloatArray) -> FloatArray:
-    tp, fp, tn, fn = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
-    den = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-    return _div(tp * tn - fp * fn, np.sqrt(den))
-
-
-def _presence_columns(rows: Sequence[dict[str, Any]]) -> FloatArray:
-    gt = np.array([r["gt_present"] for r in rows], dtype=bool)
-    pred = np.array([r["pred_present"] for r in rows], dtype=bool)
-    return np.stack([gt & pred, ~gt & pred, ~gt & ~pred, gt & ~pred], axis=1).astype(np.float64)
-
-
-def _seg_columns(rows: Sequence[dict[str, Any]]) -> FloatArray:
-    out = np.zeros((len(rows), 6))
-    for i, r in enumerate(rows):
-        e = r["seg"]
-        if e["evaluated"]:
-            out[i] = (1.0, e["iou"], e["precision"], e["recall"], e["intersection"], e["union"])
-    return out
-
-
-def _det_columns(rows: Sequence[dict[str, Any]], key: str) -> FloatArray:
-    out = np.zeros((len(rows), 3 + len(IOU_THRESHOLDS)))
-    for i, r in enumerate(rows):
-        e = r[key]
-        if e["evaluated"]:
-            out[i, :3] = (e["tp"], e["num_pred"], e["num_gt"])
-            out[i, 3:] = e["tp_at"]
-    return out
-
-
-def _mean_f1(s: FloatArray) -> FloatArray:
-    return _div(2 * s[:, 3:].mean(axis=1), s[:, 1] + s[:, 2])
-
-
-_SEG_REDUCERS: dict[str, Reducer] = {
-    "positive_macro_precision": lambda s: _div(s[:, 2], s[:, 0]),
-    "positive_macro_recall": lambda s: _div(s[:, 3], s[:, 0]),
-    "positive_macro_miou": lambda s: _div(s[:, 1], s[:, 0]),
-    "positive_micro_miou": lambda s: _div(s[:, 4], s[:, 5]),
-}
-_DET_REDUCERS: dict[str, Reducer] = {
-    "positive_micro_precision": lambda s: _div(s[:, 0], s[:, 1]),
-    "positive_micro_recall": lambda s: _div(s[:, 0], s[:, 2]),
-    "positive_micro_f1": lambda s: _div(2 * s[:, 0], s[:, 1] + s[:, 2]),
-    "positive_mean_micro_f1@[0.5:0.95]": _mean_f1,
-}
-
-
-def _modality_specs(result: dict[str, Any]) -> list[tuple[str, Callable[..., FloatArray],
-                                                          dict[str, Reducer]]]:
-    """(summary key, column builder, reducers) for every modality present in ``result``."""
-    summary = result["summary"]
-    specs: list[tuple[str, Callable[..., FloatArray], dict[str, Reducer]]] = []
-    if summary.get("presence") is not None:
-        specs.append(("presence", _presence_columns, {"mcc": _mcc}))
-    if summary.get("seg") is not None:
-        specs.append(("seg", _seg_columns, _SEG_REDUCERS))
-    for key in DET_KEYS:
-        if summary.get(key) is not None:
-            specs.append((key, lambda rows, k=key: _det_columns(rows, k), _DET_REDUCERS))
-    return specs
-
-
 def recompute_key_metrics(result: dict[str, Any]) -> dict[tuple[str, str], float | None]:
-    """Key metrics recomputed from per-query contributions (the bootstrap's reducers).
-
-    Equal to the evaluator's ``summary`` values; the tests use this to pin the
-    reducers to the evaluator.
-    """
-    out: dict[tuple[str, str], float | None] = {}
-    for modality, columns, reducers in _modality_specs(result):
-        sums = columns(result["per_sample"]).sum(axis=0, keepdims=True)
-        for metric, reducer in reducers.items():
-            value = float(reducer(sums)[0])
-            out[(modality, metric)] = value if np.isfinite(value) else None
-    return out
+    """Key metrics recomputed from per-query pieces (the bootstrap's reducers,
+    :mod:`.additive`); equal to the evaluator's ``summary`` values."""
+    return additive.recompute(result)
 
 
 def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> FloatArray:
@@ -342,15 +264,13 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
     """
     check_comparable(a, b)
     rows_a, rows_b = a["per_sample"], b["per_sample"]
-    specs = _modality_specs(a)
+    specs = additive.metrics_of(a)
     blocks: list[FloatArray] = []
     parts: list[tuple[int, list[Reducer]]] = []
-    names: list[tuple[str, str]] = []
-    for modality, columns, reducers in specs:
-        x_a, x_b = columns(rows_a), columns(rows_b)
-        blocks += [x_a, x_b]
-        parts.append((x_a.shape[1], list(reducers.values())))
-        names += [(modality, metric) for metric in reducers]
+    for spec in specs:
+        blocks += [spec.matrix(rows_a), spec.matrix(rows_b)]
+        parts.append((spec.size, [spec.value]))
+    names = [(spec.modality, spec.metric) for spec in specs]
     n = len(rows_a)
     dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed)
              if blocks and n else [np.full(n_resamples, np.nan) for _ in names])

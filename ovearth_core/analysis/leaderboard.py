@@ -19,8 +19,7 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,97 +28,25 @@ import numpy.typing as npt
 from scipy.stats import rankdata
 
 from ..evaluate import evaluate_samples
+from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, read_json
-from ..types import IOU_THRESHOLDS
+from . import additive
 
 FloatArray = npt.NDArray[np.float64]
 Row = dict[str, Any]
 SUBSET_SIZES = (5, 20, 50, 100, 150)
 
 
-def _div(num: FloatArray, den: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den == 0, np.nan, num / np.where(den == 0, 1, den))
-
-
-def _f1(c: FloatArray) -> FloatArray:
-    tp, fp, fn = c[..., 0], c[..., 1], c[..., 2]
-    return _div(2 * tp, 2 * tp + fp + fn)
-
-
-def _mcc(c: FloatArray) -> FloatArray:
-    tp, fp, tn, fn = (c[..., i] for i in range(4))
-    den = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-    return _div(tp * tn - fp * fn, np.sqrt(den))
-
-
-def _mean_f1(c: FloatArray) -> FloatArray:
-    n = len(IOU_THRESHOLDS)
-    tp, n_pred, n_gt = c[..., :n], c[..., n:n + 1], c[..., n + 1:n + 2]
-    return _div(2 * tp, n_pred + n_gt).mean(axis=-1)
-
-
-def _det(key: str, row: Row) -> tuple[float, ...] | None:
-    e = row.get(key)
-    return None if e is None or not e["evaluated"] else (e["tp"], e["fp"], e["fn"])
-
-
-def _det_at(key: str, row: Row) -> tuple[float, ...] | None:
-    e = row.get(key)
-    return None if e is None or not e["evaluated"] else (*e["tp_at"], e["num_pred"],
-                                                         e["num_gt"])
-
-
-def _seg(row: Row, micro: bool) -> tuple[float, ...] | None:
-    e = row.get("seg")
-    if e is None or not e["evaluated"]:
-        return None
-    return (e["intersection"], e["union"]) if micro else (e["iou"], 1.0)
-
-
-def _presence(row: Row) -> tuple[float, ...]:
-    g, p = row["gt_present"], row["pred_present"]
-    return (g and p, p and not g, not g and not p, g and not p)
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric as a function of per-category additive components.
-
-    ``components`` maps an evaluator per-sample row to its contribution (``None``: the row
-    does not count); ``value`` maps summed components ``(..., K)`` to the metric ``(...)``;
-    ``summary_path`` locates the same number in the evaluator's ``summary``.
-    """
-
-    name: str
-    size: int
-    components: Callable[[Row], tuple[float, ...] | None]
-    value: Callable[[FloatArray], FloatArray]
-    summary_path: tuple[str, str]
-    open_vocab_only: bool = False
-
-
-METRICS: dict[str, MetricSpec] = {m.name: m for m in (
-    MetricSpec("seg_macro_miou", 2, lambda r: _seg(r, False),
-               lambda c: _div(c[..., 0], c[..., 1]), ("seg", "positive_macro_miou")),
-    MetricSpec("seg_micro_miou", 2, lambda r: _seg(r, True),
-               lambda c: _div(c[..., 0], c[..., 1]), ("seg", "positive_micro_miou")),
-    MetricSpec("bbox_micro_f1", 3, lambda r: _det("bbox", r), _f1,
-               ("bbox", "positive_micro_f1")),
-    MetricSpec("bbox_mean_micro_f1", len(IOU_THRESHOLDS) + 2, lambda r: _det_at("bbox", r),
-               _mean_f1, ("bbox", "positive_mean_micro_f1@[0.5:0.95]")),
-    MetricSpec("oriented_bbox_micro_f1", 3, lambda r: _det("oriented_bbox", r), _f1,
-               ("oriented_bbox", "positive_micro_f1")),
-    MetricSpec("presence_mcc", 4, _presence, _mcc, ("presence", "mcc"), open_vocab_only=True),
-)}
+# The ranked metrics, in output order: entries of the shared registry (:mod:`.additive`).
+METRICS: dict[str, additive.AdditiveMetric] = {n: additive.METRICS[n] for n in (
+    "seg_macro_miou", "seg_micro_miou", "bbox_micro_f1", "bbox_mean_micro_f1",
+    "oriented_bbox_micro_f1", "presence_mcc")}
 
 
 def available_metrics(result: dict[str, Any]) -> list[str]:
     """Metrics an evaluator result supports (its task and enabled modalities)."""
-    summary = result["summary"]
-    return [name for name, spec in METRICS.items()
-            if summary.get(spec.summary_path[0]) is not None]
+    return [m.name for m in additive.metrics_of(result, list(METRICS))]
 
 
 def category_stats(results: Sequence[dict[str, Any]], metric: str,
@@ -135,7 +62,7 @@ def category_stats(results: Sequence[dict[str, Any]], metric: str,
     for m, res in enumerate(results):
         cats, rows = [], []
         for r in res["per_sample"]:
-            comp = spec.components(r)
+            comp = spec.pieces(r)
             if comp is not None:
                 cats.append(index[r["category"]])
                 rows.append(comp)
@@ -160,7 +87,7 @@ def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
     da = ra - ra.mean()
     db = rb - rb.mean(axis=1, keepdims=True)
     den = np.sqrt((da ** 2).sum() * (db ** 2).sum(axis=1))
-    return _div(db @ da, den)
+    return ratio_array(db @ da, den)
 
 
 def spearman(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

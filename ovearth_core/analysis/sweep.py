@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import geometry, masks
+from ..formulas import f1_array, f1_from_pr_array, mcc_array, ratio_array
 from ..types import IOU_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
@@ -155,11 +156,6 @@ def _step_sum(levels: FloatArray, deltas: npt.NDArray[np.int64], base: npt.NDArr
     return base + suffix[np.searchsorted(lv, thresholds, side="left")]
 
 
-def _ratio(num: npt.NDArray[Any], den: npt.NDArray[Any]) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den == 0, np.nan, num / np.where(den == 0, 1, den))
-
-
 def detection_sweep(samples: Sequence[Sample], modality: str, iou_threshold: float,
                     thresholds: FloatArray) -> DetectionSweep:
     """Micro detection metrics of one box modality at each threshold."""
@@ -202,9 +198,9 @@ def detection_sweep(samples: Sequence[Sample], modality: str, iou_threshold: flo
                        np.int64(base_pred), thresholds)
     tp, tp_at = tp_all[:, 0], tp_all[:, 1:]
     fp, fn = n_pred - tp, n_gt - tp
-    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    f1 = _ratio(2 * tp, 2 * tp + fp + fn)
-    f1_at = _ratio(2 * tp_at, 2 * tp_at + (n_pred[:, None] - tp_at) + (n_gt - tp_at))
+    precision, recall = ratio_array(tp, tp + fp), ratio_array(tp, tp + fn)
+    f1 = f1_array(tp, fp, fn)
+    f1_at = f1_array(tp_at, n_pred[:, None] - tp_at, n_gt - tp_at)
     mean_f1 = f1_at.mean(axis=1) if len(IOU_THRESHOLDS) else np.full(len(tp), np.nan)
     return DetectionSweep(tp=tp, fp=fp, fn=fn, tp_at=tp_at, precision=precision, recall=recall,
                           f1=f1, mean_f1=mean_f1, num_evaluated=n_eval)
@@ -233,14 +229,9 @@ def presence_sweep(samples: Sequence[Sample], modalities: Sequence[str],
     tp = (pos.size - np.searchsorted(pos, thresholds, side="left")).astype(np.int64)
     fp = (neg.size - np.searchsorted(neg, thresholds, side="left")).astype(np.int64)
     fn, tn = pos.size - tp, neg.size - fp
-    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f1 = np.where(precision + recall == 0, 0.0,
-                      2 * precision * recall / (precision + recall))
-        den = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).astype(np.float64)
-        mcc = np.where(den == 0, np.nan, (tp * tn - fp * fn) / np.sqrt(den))
+    precision, recall = ratio_array(tp, tp + fp), ratio_array(tp, tp + fn)
     return PresenceSweep(tp=tp, fp=fp, tn=tn, fn=fn, precision=precision, recall=recall,
-                         f1=f1, mcc=mcc)
+                         f1=f1_from_pr_array(precision, recall), mcc=mcc_array(tp, fp, tn, fn))
 
 
 def score_sweep(samples: Sequence[Sample], iou_threshold: float = 0.5,
