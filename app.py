@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ovearth_core.analysis import diagnose
+from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.viz import figures
 from pages.common import analysis_views, sidebar, state, views
 
@@ -29,9 +30,9 @@ if open_vocab:
     views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
                                     "FPR (negatives)": presence["fpr"],
                                     "Negative accuracy": summary["negative_accuracy"]})
-for key, label in figures.MODALITY_LABELS.items():
+for key in ("seg", "bbox", "oriented_bbox"):
     if summary.get(key):
-        views.metric_cards(label, summary[key]["key_metrics"])
+        views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"])
 
 left, right = st.columns(2)
 with left:

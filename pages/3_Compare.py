@@ -13,6 +13,7 @@ import streamlit as st
 from ovearth_core import report
 from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.errors import OVEarthInputError
+from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
 from pages.common import data, sidebar, state, views
 
@@ -66,8 +67,8 @@ st.caption(f"**A** = {names[0]} · **B** = {names[1]} · {state.TASK_LABELS[o.ta
 
 st.header("Key metrics")
 st.dataframe(pd.DataFrame([{
-    "modality": report_draw.MODALITY_LABELS[m.modality],
-    "metric": report_draw.METRIC_LABELS.get(m.metric, m.metric), "A": m.a, "B": m.b,
+    "modality": MODALITY_LABELS[m.modality],
+    "metric": METRIC_LABELS.get(m.metric, m.metric), "A": m.a, "B": m.b,
     "Δ B − A": m.diff, "CI low": m.ci_low, "CI high": m.ci_high} for m in cmp.metrics]),
     hide_index=True, width="stretch",
     column_config={c: st.column_config.NumberColumn(format="%.4f")
@@ -86,7 +87,7 @@ st.header("Per-query differences")
 keys = [k for k, v in cmp.query_diffs.items() if v]
 if keys:
     key = st.radio("Modality", keys, horizontal=True, key="cmp_modality",
-                   format_func=report_draw.MODALITY_LABELS.get)
+                   format_func=MODALITY_LABELS.get)
     diffs = cmp.query_diffs[key]
     left, right = st.columns([2, 3])
     left.plotly_chart(report_draw.query_scatter(diffs, key, names), key="cmp_scatter")

@@ -210,7 +210,7 @@ def test_leaderboard_ranks_the_four_demo_personas() -> None:
     assert sorted(table["model"]) == PERSONAS
     assert list(table["model"]) == expected["ranking"]["seg_macro_miou"]
     assert list(table["rank"]) == [1, 2, 3, 4]
-    assert list(table["presence MCC"]) == pytest.approx(
+    assert list(table["Presence MCC"]) == pytest.approx(
         [expected["metrics"]["presence_mcc"][PERSONAS.index(n)] for n in table["model"]])
     at.selectbox(key="lb_rank_by").set_value("presence_mcc").run()
     assert_ok(at)

@@ -123,5 +123,5 @@ def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     assert "modalities bbox, oriented_bbox, segmentation" in at.caption[0].value
     table = at.dataframe[0].value
     assert len(table) == 13
-    recall = table[(table["modality"] == "HBB") & (table["metric"] == "mi-recall")].iloc[0]
+    recall = table[(table["modality"] == "HBB") & (table["metric"] == "micro recall")].iloc[0]
     assert recall["B"] == 0.0 and recall["A"] > 0

@@ -216,7 +216,7 @@ def test_compare_on_evaluated_fixture(results: dict[str, tuple[Any, Any]]) -> No
     by_id = {r["sample_id"]: r for r in b["per_sample"]}
     for d in diffs:
         assert d.b == by_id[d.sample_id]["seg"]["iou"]
-    seg_cats = {c.category: c.values["mask mIoU"] for c in cmp.categories}
+    seg_cats = {c.category: c.values["Segmentation mIoU"] for c in cmp.categories}
     cat_a = {c["category"]: c["seg"]["miou"] for c in a["per_category"]}
     cat_b = {c["category"]: c["seg"]["miou"] for c in b["per_category"]}
     for name, (va, vb, dv) in seg_cats.items():

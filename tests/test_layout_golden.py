@@ -7,7 +7,10 @@ against the current code.
 
 JSON outputs may gain keys (later issues add metrics; the spec's keys are never renamed or
 dropped): every key of the expected file must be there with the same value, lists element by
-element. HTML reports are compared whole.
+element. HTML reports are compared whole; their expected files were rewritten once, when
+display names moved to one table (ovearth_core.labels): the normalised diff against the flat
+layout's reports was only labels ("mask"/"ma-IoU" -> "Segmentation"/"macro mIoU", "Vocabulary"
+-> "Open vocabulary") and the per-category columns, which are sorted by those labels.
 """
 
 from __future__ import annotations

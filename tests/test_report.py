@@ -148,7 +148,7 @@ def test_report_sections_and_identity(dataset: Any, compare_report: Path) -> Non
     for path in (dataset.gt, dataset.pred_a, dataset.pred_b):
         assert hashlib.sha256(path.read_bytes()).hexdigest() in text
         assert path.name in text
-    for heading in ("Configuration and data identity", "Paper-style table", "Vocabulary task",
+    for heading in ("Configuration and data identity", "Paper-style table", "Open vocabulary task",
                     "Referring task", "Reasoning task", "Presence confusion matrix",
                     "McNemar", "Per-category results", "The 12 worst queries"):
         assert heading in text
@@ -243,8 +243,8 @@ def test_paper_tables_parse_to_evaluator_numbers(dataset: Any, modalities: str) 
     markdown = paper_table_markdown(results)
     latex = paper_table_latex(results)
     header, md_rows = _parse_markdown(markdown)
-    assert header == ["Submission", "Vocabulary ma-IoU", "Vocabulary MCC",
-                      "Vocabulary mi-F1@0.5", "Referring ma-IoU", "Referring mi-F1@0.5",
+    assert header == ["Submission", "Open vocabulary ma-IoU", "Open vocabulary MCC",
+                      "Open vocabulary mi-F1@0.5", "Referring ma-IoU", "Referring mi-F1@0.5",
                       "Reasoning ma-IoU", "Reasoning mi-F1@0.5"]
     tex_rows = _parse_latex(latex)
     assert set(tex_rows) == {r"model\_A", r"model\&B"}
@@ -275,7 +275,7 @@ def test_single_submission_report_and_default_tasks(tmp_path: Path) -> None:
     assert main(["--gt", str(data.gt), "--predictions", str(data.pred_a), "--modalities",
                  "segmentation", "--out", str(out), "--worst", "3"]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "Vocabulary task" in text and "Referring task" not in text
+    assert "Open vocabulary task" in text and "Referring task" not in text
     assert "McNemar" not in text and "The 3 worst queries" in text
     doc = _parse(out)
     assert sum(1 for t, _ in doc.tags if t == "img") == 3

@@ -151,7 +151,7 @@ ATTRIBUTION = {
 
 def test_attribution_bars_are_the_deltas_and_the_bound() -> None:
     fig = af.attribution_figure(ATTRIBUTION)
-    assert [t.name for t in fig.data] == ["presence MCC", "HBB micro F1"]
+    assert [t.name for t in fig.data] == ["Presence MCC", "HBB micro F1"]
     mcc, f1 = fig.data
     assert list(mcc.y) == ["hallucination", "fix everything"]  # undefined delta: no bar
     assert list(mcc.x) == [0.5, 0.75]

@@ -36,7 +36,7 @@ def test_key_metric_bars_skip_null_and_disabled() -> None:
     fig = figures.key_metric_bars(SUMMARY)
     assert [t.name for t in fig.data] == ["Segmentation", "HBB"]
     hbb = fig.data[1]
-    assert list(hbb.x) == ["micro precision", "micro recall", "F1@[.5:.95]"]
+    assert list(hbb.x) == ["micro precision", "micro recall", "micro F1@[.5:.95]"]
     assert list(hbb.y) == [0.8, 0.5, 0.4]
 
 

@@ -37,6 +37,7 @@ import numpy.typing as npt
 from scipy.stats import binomtest
 
 from ..errors import OVEarthInputError, Problem
+from ..labels import MODALITY_LABELS, metric_label
 from . import additive
 
 FloatArray = npt.NDArray[np.float64]
@@ -46,7 +47,6 @@ CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
 _CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
 DET_KEYS = additive.BOX_KEYS
-HIT_NAMES = {"seg": "mask", "bbox": "HBB", "oriented_bbox": "OBB"}
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,8 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         query_diffs[key] = diffs
         score = "IoU" if key == "seg" else "F1"
         agreements.append(agreement(
-            f"{HIT_NAMES[key]} hit ({score} ≥ {hit_threshold:g})", [d.sample_id for d in diffs],
+            f"{MODALITY_LABELS[key]} hit ({score} ≥ {hit_threshold:g})",
+            [d.sample_id for d in diffs],
             [d.a >= hit_threshold for d in diffs], [d.b >= hit_threshold for d in diffs]))
     return Comparison(
         task=a["task"], num_queries=n, n_resamples=n_resamples, seed=seed,
@@ -319,12 +320,12 @@ def category_values(entry: dict[str, Any]) -> dict[str, float | None]:
     """Headline numbers of one ``per_category`` entry (absent modalities left out)."""
     out: dict[str, float | None] = {}
     if entry.get("presence") is not None:
-        out["presence accuracy"] = entry["presence"]["accuracy"]
+        out[metric_label("presence", "accuracy")] = entry["presence"]["accuracy"]
     if entry.get("seg") is not None:
-        out["mask mIoU"] = entry["seg"]["miou"]
+        out[metric_label("seg", "miou")] = entry["seg"]["miou"]
     for key in DET_KEYS:
         if entry.get(key) is not None:
-            out[f"{HIT_NAMES[key]} micro F1"] = entry[key]["micro_f1"]
+            out[metric_label(key, "micro_f1")] = entry[key]["micro_f1"]
     return out
 
 

@@ -20,10 +20,8 @@ from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_modalities, read_json
 from ..io import load_samples as load_task
+from ..labels import TASK_LABELS
 from ..types import TASK_KEYS, SampleList
-
-TASK_NAMES = {"open_vocabulary": "Vocabulary", "referring": "Referring", "reasoning": "Reasoning"}
-
 
 CLI_TASK = {v: k for k, v in TASK_KEYS.items()}
 
@@ -63,8 +61,8 @@ def sha256_file(path: Path) -> str:
 
 def default_tasks(gt: GroundTruth) -> list[str]:
     """Task keys with at least one query in the ground truth (all three if none has)."""
-    present = [key for key in TASK_NAMES if gt.tasks.get(key)]
-    return present or list(TASK_NAMES)
+    present = [key for key in TASK_LABELS if gt.tasks.get(key)]
+    return present or list(TASK_LABELS)
 
 
 def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],

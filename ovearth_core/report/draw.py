@@ -27,6 +27,7 @@ from PIL import Image, ImageDraw
 
 from .. import masks
 from ..analysis.compare import Comparison, QueryDiff
+from ..labels import MODALITY_LABELS, metric_label
 from ..types import Sample
 from ..viz.images import DetailImage, DisplayImage, load_display_image, load_region
 from ..viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
@@ -34,14 +35,6 @@ from ..viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
 THUMB_SIDE = 256
 MAX_UPSCALE = 6.0
 MASK_OPACITY = 0.45
-METRIC_LABELS = {
-    "mcc": "MCC",
-    "positive_macro_precision": "ma-precision", "positive_macro_recall": "ma-recall",
-    "positive_macro_miou": "ma-IoU", "positive_micro_miou": "mi-IoU",
-    "positive_micro_precision": "mi-precision", "positive_micro_recall": "mi-recall",
-    "positive_micro_f1": "mi-F1", "positive_mean_micro_f1@[0.5:0.95]": "mi-F1@[.5:.95]",
-}
-MODALITY_LABELS = {"presence": "presence", "seg": "mask", "bbox": "HBB", "oriented_bbox": "OBB"}
 COLOURS = ("#636efa", "#ef553b")
 
 
@@ -160,10 +153,6 @@ def _layout(fig: go.Figure, title: str, height: int = 340, **extra: Any) -> go.F
     fig.update_layout(title={"text": title, "font": {"size": 15}}, height=height,
                       margin={"l": 50, "r": 20, "t": 45, "b": 50}, **extra)
     return fig
-
-
-def metric_label(modality: str, metric: str) -> str:
-    return f"{MODALITY_LABELS.get(modality, modality)} {METRIC_LABELS.get(metric, metric)}"
 
 
 def comparison_bars(cmp: Comparison, names: Sequence[str]) -> go.Figure:

@@ -12,9 +12,10 @@ from plotly.offline import get_plotlyjs
 
 from .. import __version__
 from ..analysis.compare import Comparison, category_values
+from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS
 from ..viz import figures
 from . import draw as report_draw
-from .build import TASK_NAMES, ReportData, worst_queries
+from .build import ReportData, worst_queries
 from .tables import (
     _cell,
     _e,
@@ -75,8 +76,8 @@ def _key_metric_table(data: ReportData, task: str) -> str:
         if block is None:
             continue
         for metric in block["key_metrics"]:
-            row = [_td(report_draw.MODALITY_LABELS[modality], "l"),
-                   _td(report_draw.METRIC_LABELS.get(metric, metric), "l")]
+            row = [_td(MODALITY_LABELS[modality], "l"),
+                   _td(METRIC_LABELS.get(metric, metric), "l")]
             for tag, sub in zip("AB", subs, strict=False):
                 value = sub.results[task]["summary"][modality][metric]
                 row.append(_cell(value, task=task, modality=modality, metric=metric, sub=tag))
@@ -96,7 +97,7 @@ def _key_metric_table(data: ReportData, task: str) -> str:
     for key in ("seg", "bbox", "oriented_bbox"):
         if summary.get(key):
             counts.append(f"{summary[key]['num_samples_evaluated']} evaluated for "
-                          f"{report_draw.MODALITY_LABELS[key]}")
+                          f"{MODALITY_LABELS[key]}")
     note = ("<p class=\"sub\">Bold Δ: the interval excludes 0.</p>" if cmp else "")
     return (f"<p class=\"sub\">{_e(', '.join(counts))}</p>"
             + _table(header, rows, left=2) + note)
@@ -140,7 +141,7 @@ def _comparison_section(data: ReportData, task: str, cmp: Comparison, fig: _Figu
     out.append("<div class=\"figs\">" + "".join(figs) + "</div>")
     for key, diffs in cmp.query_diffs.items():
         score = "IoU" if key == "seg" else "F1"
-        label = report_draw.MODALITY_LABELS[key]
+        label = MODALITY_LABELS[key]
         better_b = [d for d in reversed(diffs) if d.diff > 0][:TOP_DIFFS]
         better_a = [d for d in diffs if d.diff < 0][:TOP_DIFFS]
         for title, chosen in ((f"{names[1]} better than {names[0]}", better_b),
@@ -260,7 +261,7 @@ def _difference_cards(data: ReportData, task: str, cmp: Comparison) -> str:
     picked = ([d for d in reversed(diffs) if d.diff > 0][:DIFF_CARDS]
               + [d for d in diffs if d.diff < 0][:DIFF_CARDS])
     score = "IoU" if key == "seg" else "F1"
-    label = report_draw.MODALITY_LABELS[key]
+    label = MODALITY_LABELS[key]
     cards, _ = _cards(data, task, [(index[d.sample_id], f"{label} {score} Δ B − A "
                                     f"{d.diff:+.3f}") for d in picked], "diff")
     return (f"<h3>Biggest per-query {label} {score} differences, drawn</h3>"
@@ -269,7 +270,7 @@ def _difference_cards(data: ReportData, task: str, cmp: Comparison) -> str:
 
 def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     first = data.submissions[0].results[task]
-    out = [f"<h2 id=\"{task}\">{TASK_NAMES[task]} task</h2>",
+    out = [f"<h2 id=\"{task}\">{TASK_LABELS[task]} task</h2>",
            "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task)]
     summary = first["summary"]
     figs = []
@@ -297,7 +298,7 @@ def render_html(data: ReportData) -> str:
     fig = _Figures()
     results = {s.name: s.results for s in data.submissions}
     markdown, latex = paper_table_markdown(results), paper_table_latex(results)
-    nav = "".join(f"<a href=\"#{t}\">{TASK_NAMES[t]}</a>" for t in data.tasks)
+    nav = "".join(f"<a href=\"#{t}\">{TASK_LABELS[t]}</a>" for t in data.tasks)
     body = [f"<h1>{_e(title)}</h1>",
             f"<p class=\"sub\">Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC} by "
             f"ovearth_core {__version__}. Differences are B − A with B = "

@@ -7,7 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .build import TASK_NAMES
+from ..labels import TASK_LABELS
 
 
 def _e(value: object) -> str:
@@ -90,7 +90,7 @@ def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) ->
     of each column in bold, ``–`` where a value is null or the modality was not run.
     """
     tasks, rows = _paper_grid(results)
-    header = ["Submission"] + [f"{TASK_NAMES[t]} {label}" for t in tasks
+    header = ["Submission"] + [f"{TASK_LABELS[t]} {label}" for t in tasks
                                for label, *_ in PAPER_COLUMNS[t]]
     lines = ["| " + " | ".join(header) + " |",
              "|:---|" + "---:|" * (len(header) - 1)]
@@ -116,7 +116,7 @@ def paper_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> st
     widths = [len(PAPER_COLUMNS[t]) for t in tasks]
     lines = [r"\begin{tabular}{l" + "".join("c" * w for w in widths) + "}", r"\toprule"]
     lines.append("Submission & " + " & ".join(
-        rf"\multicolumn{{{w}}}{{c}}{{{TASK_NAMES[t]}}}" for t, w in zip(tasks, widths,
+        rf"\multicolumn{{{w}}}{{c}}{{{TASK_LABELS[t]}}}" for t, w in zip(tasks, widths,
                                                                           strict=True)) + r" \\")
     start, rules = 2, []
     for w in widths:
@@ -139,7 +139,7 @@ def paper_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> st
 
 def paper_table_html(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:
     tasks, rows = _paper_grid(results)
-    header = ["submission"] + [f"{TASK_NAMES[t]} {label}" for t in tasks
+    header = ["submission"] + [f"{TASK_LABELS[t]} {label}" for t in tasks
                                for label, *_ in PAPER_COLUMNS[t]]
     body = [[_td(name, "l")] + [_td(fmt(v, 2)) for v in values] for name, values in rows]
     return (_table(header, body) + "<p class=\"sub\">ma-IoU: macro mask IoU over positive "

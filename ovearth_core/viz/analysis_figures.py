@@ -15,7 +15,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .figures import COLOURS, MODALITY_LABELS
+from ..analysis import additive
+from ..labels import MODALITY_LABELS, metric_label
+from .figures import COLOURS
 
 BOX_MODALITIES = ("bbox", "oriented_bbox")
 # (sweep key, label, dash) of the lines drawn for each part of the sweep.
@@ -28,13 +30,11 @@ PRESENCE_COLOUR = "#7f3c8d"
 KIND_LABELS = {"hallucination": "hallucination", "miss": "miss", "localisation": "localisation",
                "wrong_object": "wrong object", "count": "count", "duplicate": "duplicate"}
 ALL_KINDS_LABEL = "fix everything"
-ATTRIBUTION_METRIC_LABELS = {"presence_mcc": "presence MCC", "seg_macro_miou": "seg macro mIoU",
-                             "bbox_micro_f1": "HBB micro F1",
-                             "oriented_bbox_micro_f1": "OBB micro F1"}
-LEADERBOARD_METRIC_LABELS = {
-    "seg_macro_miou": "seg macro mIoU", "seg_micro_miou": "seg micro mIoU",
-    "bbox_micro_f1": "HBB micro F1", "bbox_mean_micro_f1": "HBB F1@[.5:.95]",
-    "oriented_bbox_micro_f1": "OBB micro F1", "presence_mcc": "presence MCC"}
+# Leaderboard and attribution metrics are entries of the additive registry; their names are
+# the labels table's (modality, metric) names.
+LEADERBOARD_METRIC_LABELS = {name: metric_label(m.modality, m.metric)
+                             for name, m in additive.METRICS.items()}
+ATTRIBUTION_METRIC_LABELS = LEADERBOARD_METRIC_LABELS
 METRIC_COLOURS = {"presence_mcc": PRESENCE_COLOUR, "seg_macro_miou": COLOURS["seg"],
                   "seg_micro_miou": "#19d3f3", "bbox_micro_f1": COLOURS["bbox"],
                   "bbox_mean_micro_f1": "#b6e880",

@@ -12,17 +12,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..labels import METRIC_LABELS, MODALITY_LABELS
 from ..types import IOU_THRESHOLDS, PR_THRESHOLDS
 
-MODALITY_LABELS = {"seg": "Segmentation", "bbox": "HBB", "oriented_bbox": "OBB"}
 IOU_COLUMNS = {"seg": "seg_iou", "bbox": "bbox_iou", "oriented_bbox": "obb_iou"}
-METRIC_LABELS = {
-    "positive_macro_precision": "macro precision", "positive_macro_recall": "macro recall",
-    "positive_macro_miou": "macro mIoU", "positive_micro_miou": "micro mIoU",
-    "positive_micro_precision": "micro precision", "positive_micro_recall": "micro recall",
-    "positive_micro_f1": "micro F1", "positive_mean_micro_f1@[0.5:0.95]": "F1@[.5:.95]",
-    "mcc": "MCC",
-}
 COLOURS = {"seg": "#636efa", "bbox": "#00a884", "oriented_bbox": "#ef553b"}
 _LAYOUT = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40}, "height": 320}
 
@@ -66,7 +59,8 @@ def _pct(rate: float | None) -> str:
 def key_metric_bars(summary: dict[str, Any]) -> go.Figure:
     """Key metrics of every enabled modality, one bar group per modality."""
     fig = go.Figure()
-    for key, label in MODALITY_LABELS.items():
+    for key in ("seg", "bbox", "oriented_bbox"):
+        label = MODALITY_LABELS[key]
         block = summary.get(key)
         if not block:
             continue

@@ -9,13 +9,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.viz import analysis_figures as af
-from ovearth_core.viz.figures import MODALITY_LABELS
 
 from . import analysis_data, views
 from .sidebar import Run
 
-PART_LABELS = {**MODALITY_LABELS, "presence": "Presence"}
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 
 
@@ -55,7 +54,7 @@ def operating_point(run: Run) -> None:
     left, right = st.columns([2, 3])
     with left:
         for part, values in af.sweep_point(sweep, index_of[chosen]).items():
-            _cards(PART_LABELS[part], values)
+            _cards(MODALITY_LABELS[part], values)
         st.markdown("**Best operating points**")
         st.dataframe(pd.DataFrame(af.best_points(sweep)), hide_index=True, width="stretch",
                      column_config={k: NUMBER for k in ("threshold", "precision", "recall",

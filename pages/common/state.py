@@ -17,13 +17,13 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core import paths
+from ovearth_core import labels, paths
 from ovearth_core.types import TASK_KEYS
 
 APP_ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = Path("assets") / "demo"
 TASKS: tuple[str, ...] = tuple(TASK_KEYS)
-TASK_LABELS = {"vocabulary": "Open vocabulary", "referring": "Referring", "reasoning": "Reasoning"}
+TASK_LABELS = {cli: labels.TASK_LABELS[key] for cli, key in TASK_KEYS.items()}
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
 OVERVIEW_PAGE = "app.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)

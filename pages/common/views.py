@@ -9,12 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.errors import MAX_REPORTED, Problem
-from ovearth_core.viz import figures
+from ovearth_core.labels import METRIC_LABELS
 
 from . import state
 
-# The figures' metric names, capitalised for metric cards ("micro F1" -> "Micro F1").
-KEY_METRIC_LABELS = {k: v[:1].upper() + v[1:] for k, v in figures.METRIC_LABELS.items()}
+# The labels table's metric names, capitalised for metric cards ("micro F1" -> "Micro F1").
+KEY_METRIC_LABELS = {k: v[:1].upper() + v[1:] for k, v in METRIC_LABELS.items()}
 OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true negatives",
                  "FN": "false negatives", "hit": "hits (IoU ≥ 0.5)", "miss": "misses (IoU < 0.5)"}
 
