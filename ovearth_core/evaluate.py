@@ -12,6 +12,7 @@ from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
 from .presence import presence_metrics
+from .run import BoxFacts, Run
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
 
@@ -41,14 +42,17 @@ def _per_sample(sample: Sample, modalities: Sequence[str],
     return row
 
 
-def _det_entries(samples: Sequence[Sample], modality: str,
-                 iou_threshold: float) -> list[dict[str, Any]]:
+def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
+                 facts: dict[str, list[BoxFacts]] | None = None) -> list[dict[str, Any]]:
     oriented = modality == "oriented_bbox"
     gts = [s.gt_obbs if oriented else s.gt_boxes for s in samples]
     preds = [s.pred_obbs if oriented else s.pred_boxes for s in samples]
-    # IoUs below every threshold in use change no result: let the geometry skip them.
-    ious = geometry.iou_matrices(gts, preds, oriented,
-                                 min_iou=min(iou_threshold, IOU_THRESHOLDS[0]))
+    # IoUs below every threshold in use change no result: let the geometry skip them,
+    # unless the facts are kept (they need every overlapping pair's exact IoU).
+    min_iou = 0.0 if facts is not None else min(iou_threshold, IOU_THRESHOLDS[0])
+    ious = geometry.iou_matrices(gts, preds, oriented, min_iou=min_iou)
+    if facts is not None:
+        facts[modality] = [BoxFacts.of(iou, iou_threshold) for iou in ious]
     return metrics.det_entries(ious, [s.negative for s in samples], iou_threshold)
 
 
@@ -116,12 +120,23 @@ def evaluate_samples(samples: SampleList, iou_threshold: float = 0.5,
         return _evaluate(samples, iou_threshold, modalities)
 
 
-def _evaluate(samples: SampleList, iou_threshold: float,
-              modalities: Sequence[str] | None) -> dict[str, Any]:
+def evaluate_run(samples: SampleList, iou_threshold: float = 0.5) -> Run:
+    """:func:`evaluate_samples`, plus what later stages reuse (:class:`~ovearth_core.run.Run`):
+    the samples and, per box modality and query, the :class:`~ovearth_core.run.BoxFacts`.
+    ``run.results`` equals ``evaluate_samples(samples, iou_threshold)``."""
+    _check_threshold(iou_threshold)
+    facts: dict[str, list[BoxFacts]] = {}
+    with gc_paused():
+        results = _evaluate(samples, iou_threshold, None, facts)
+    return Run(results, samples, facts)
+
+
+def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[str] | None,
+              facts: dict[str, list[BoxFacts]] | None = None) -> dict[str, Any]:
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"
-    det = {m: _det_entries(samples, m, iou_threshold) for m in ("bbox", "oriented_bbox")
+    det = {m: _det_entries(samples, m, iou_threshold, facts) for m in ("bbox", "oriented_bbox")
            if m in mods}
     rows = [_per_sample(s, mods, {m: entries[i] for m, entries in det.items()})
             for i, s in enumerate(samples)]

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core import report
-from ovearth_core.analysis.compare import Comparison, compare_results
+from ovearth_core.analysis.compare import Comparison, biggest_differences, compare_results
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
@@ -91,8 +91,7 @@ if keys:
     diffs = cmp.query_diffs[key]
     left, right = st.columns([2, 3])
     left.plotly_chart(report_draw.query_scatter(diffs, key, names), key="cmp_scatter")
-    extremes = [d for d in reversed(diffs) if d.diff > 0][:10] + \
-        [d for d in diffs if d.diff < 0][:10]
+    extremes = [d for side in biggest_differences(diffs, 10) for d in side]
     right.dataframe(pd.DataFrame([{"query": d.sample_id, "text": d.phrase,
                                    "category": d.category, "A": d.a, "B": d.b, "Δ": d.diff}
                                   for d in extremes]), hide_index=True, width="stretch")

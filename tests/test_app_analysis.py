@@ -98,7 +98,7 @@ def test_moving_the_slider_never_reloads_or_reevaluates(monkeypatch) -> None:
         return wrapper
 
     monkeypatch.setattr(core_io, "load_samples", counting("load", core_io.load_samples))
-    monkeypatch.setattr(data, "evaluate_samples", counting("evaluate", data.evaluate_samples))
+    monkeypatch.setattr(data, "evaluate_run", counting("evaluate", data.evaluate_run))
     monkeypatch.setattr(analysis_data, "score_sweep",
                         counting("sweep", analysis_data.score_sweep))
     at = _overview("box_detector")

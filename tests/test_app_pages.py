@@ -148,7 +148,7 @@ def test_unexpected_evaluator_error_is_a_message(ds: Dataset,
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(data, "evaluate_samples", boom)
+    monkeypatch.setattr(data, "evaluate_run", boom)
     at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.7).run()
     assert not at.exception
     assert "RuntimeError: boom" in at.error[0].value

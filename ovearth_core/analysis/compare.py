@@ -217,6 +217,16 @@ def agreement(name: str, ids: Sequence[str], right_a: npt.ArrayLike,
         only_b_ids=tuple(ids[i] for i in np.flatnonzero(only_b)))
 
 
+def biggest_differences(diffs: Sequence[QueryDiff], n: int,
+                        ) -> tuple[list[QueryDiff], list[QueryDiff]]:
+    """The ``n`` biggest wins of B (largest B − A first) and of A (most negative first).
+
+    ``diffs`` sorted by difference ascending, as in :attr:`Comparison.query_diffs`; ties
+    (0) are neither.
+    """
+    return [d for d in reversed(diffs) if d.diff > 0][:n], [d for d in diffs if d.diff < 0][:n]
+
+
 def query_score(row: dict[str, Any], key: str) -> float | None:
     """Per-query score of a modality: IoU for ``seg``, F1 for boxes; None if not evaluated."""
     entry = row[key]

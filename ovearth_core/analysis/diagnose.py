@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry
+from ..run import BoxFacts, Run
 from ..types import OVERLAP_EPS, Sample
 
 HIT_IOU = 0.5
@@ -44,11 +45,6 @@ OUTCOMES_OV: tuple[str, ...] = ("TP", "FP", "TN", "FN")
 OUTCOMES_GROUNDING: tuple[str, ...] = ("hit", "miss")
 # Modality -> (per-sample key, short column prefix)
 _MODS = (("segmentation", "seg"), ("bbox", "bbox"), ("oriented_bbox", "obb"))
-TABLE_COLUMNS: tuple[str, ...] = (
-    "query_id", "text", "category", "polarity", "outcome", "failure", "failure_detail",
-    "seg_iou", "bbox_f1", "obb_f1", "bbox_iou", "obb_iou", "num_gt", "num_pred", "quality",
-    "image_path",
-)
 
 
 def seg_tag(entry: dict[str, Any] | None, threshold: float) -> str | None:
@@ -64,22 +60,25 @@ def seg_tag(entry: dict[str, Any] | None, threshold: float) -> str | None:
     return "ok"
 
 
-def det_tag(entry: dict[str, Any] | None, iou: np.ndarray, threshold: float) -> str | None:
-    """Tag of a detection entry given the ``(G, P)`` IoU matrix of all its GT/pred pairs."""
+def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
+            threshold: float) -> str | None:
+    """Tag of a detection entry given the query's :class:`~ovearth_core.run.BoxFacts` (or
+    the exact ``(G, P)`` IoU matrix of all its GT/pred pairs, from which they are taken)."""
     if entry is None or not entry["evaluated"]:
         return None
+    facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold)
     n_gt, n_pred = entry["num_gt"], entry["num_pred"]
     if n_pred == 0:
         return "miss"
-    if iou.max() < OVERLAP_EPS:
+    if facts.best_iou < OVERLAP_EPS:
         return "wrong object"
     if entry["tp"] == 0:
         return "poor localisation"
-    if ((iou >= threshold).sum(axis=1) >= 2).any() and entry["fp"] > 0:
+    if facts.duplicated and entry["fp"] > 0:
         return "duplicates"
     matched_gt = {m[0] for m in entry["matches"]}
     unmatched_gt = [g for g in range(n_gt) if g not in matched_gt]
-    if unmatched_gt and (iou[unmatched_gt] >= OVERLAP_EPS).any():
+    if unmatched_gt and (facts.gt_best_iou[unmatched_gt] >= OVERLAP_EPS).any():
         return "poor localisation"
     if n_pred > n_gt:
         return "over-count"
@@ -95,13 +94,8 @@ def _worst(tags: Iterable[str | None]) -> str:
     return min(present, key=TAGS.index) if present else "ok"
 
 
-def _best(iou: np.ndarray) -> float:
-    """Best IoU of any GT/pred pair; 0 when there is no prediction."""
-    return float(iou.max()) if iou.size else 0.0
-
-
 def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab: bool,
-              box_iou: np.ndarray, obb_iou: np.ndarray) -> dict[str, Any]:
+              box_iou: BoxFacts, obb_iou: BoxFacts) -> dict[str, Any]:
     """One table row for a query.
 
     Args:
@@ -109,7 +103,7 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
         row: its per-sample result row.
         threshold: the run's IoU threshold.
         open_vocab: whether outcomes are presence cells (else hit/miss).
-        box_iou, obb_iou: ``(G, P)`` IoU matrices of all its GT/predicted boxes.
+        box_iou, obb_iou: the box facts of its HBBs and OBBs.
     """
     seg, bbox, obb = row["seg"], row["bbox"], row["oriented_bbox"]
     if sample.negative:
@@ -121,8 +115,8 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
         tags = set(per_mod.values())
         detail = ", ".join(f"{k}: {v}" for k, v in per_mod.items() if v not in (None, "ok"))
     seg_iou = seg["iou"] if seg else None
-    bbox_best = _best(box_iou) if bbox and bbox["evaluated"] else None
-    obb_best = _best(obb_iou) if obb and obb["evaluated"] else None
+    bbox_best = box_iou.best_iou if bbox and bbox["evaluated"] else None
+    obb_best = obb_iou.best_iou if obb and obb["evaluated"] else None
     if open_vocab:
         outcome = ("TP" if row["pred_present"] else "FN") if row["gt_present"] else (
             "FP" if row["pred_present"] else "TN")
@@ -154,23 +148,40 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
     }
 
 
-def query_rows(samples: Sequence[Sample], results: dict[str, Any]) -> list[dict[str, Any]]:
+def query_rows(samples: Sequence[Sample] | Run, results: dict[str, Any] | None = None,
+               ) -> list[dict[str, Any]]:
     """The explorer table: one row per query, sorted worst first (failed, low quality, id).
 
     Args:
-        samples: the evaluated samples, in the order of ``results["per_sample"]``.
-        results: the output of :func:`ovearth_core.evaluate.evaluate_samples`.
+        samples: a :class:`~ovearth_core.run.Run` (its kept box facts are used), or the
+            evaluated samples, in the order of ``results["per_sample"]`` (the box facts are
+            then computed here from exact IoU matrices).
+        results: the output of :func:`ovearth_core.evaluate.evaluate_samples` (with samples).
     """
-    threshold = results["config"]["iou_threshold"]
-    open_vocab = results["task"] == "open_vocabulary"
-    box_ious = geometry.iou_matrices([s.gt_boxes for s in samples],
-                                     [s.pred_boxes for s in samples], False)
-    obb_ious = geometry.iou_matrices([s.gt_obbs for s in samples],
-                                     [s.pred_obbs for s in samples], True)
-    rows = [query_row(s, r, threshold, open_vocab, b, o)
-            for s, r, b, o in zip(samples, results["per_sample"], box_ious, obb_ious,
-                                  strict=True)]
+    if isinstance(samples, Run):
+        run = samples
+    elif results is None:
+        raise TypeError("query_rows(samples, results): results are needed with samples")
+    else:
+        run = Run(results, samples, _exact_facts(samples, results["config"]["iou_threshold"]))
+    threshold = run.config.iou_threshold
+    open_vocab = run.config.task == "open_vocabulary"
+    none = BoxFacts.of(np.zeros((0, 0)), threshold)
+    rows = [query_row(s, r, threshold, open_vocab, run.facts("bbox", i) or none,
+                      run.facts("oriented_bbox", i) or none)
+            for i, (s, r) in enumerate(zip(run.samples, run.per_sample, strict=True))]
     return sort_worst_first(rows)
+
+
+def _exact_facts(samples: Sequence[Sample], threshold: float) -> dict[str, list[BoxFacts]]:
+    out = {}
+    for key in ("bbox", "oriented_bbox"):
+        oriented = key == "oriented_bbox"
+        ious = geometry.iou_matrices([s.gt_obbs if oriented else s.gt_boxes for s in samples],
+                                     [s.pred_obbs if oriented else s.pred_boxes for s in samples],
+                                     oriented)
+        out[key] = [BoxFacts.of(iou, threshold) for iou in ious]
+    return out
 
 
 def sort_worst_first(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from .. import __version__
-from ..analysis.compare import Comparison, category_values
+from ..analysis.compare import Comparison, biggest_differences, category_values
 from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS
 from ..viz import figures
 from . import draw as report_draw
@@ -142,8 +142,7 @@ def _comparison_section(data: ReportData, task: str, cmp: Comparison, fig: _Figu
     for key, diffs in cmp.query_diffs.items():
         score = "IoU" if key == "seg" else "F1"
         label = MODALITY_LABELS[key]
-        better_b = [d for d in reversed(diffs) if d.diff > 0][:TOP_DIFFS]
-        better_a = [d for d in diffs if d.diff < 0][:TOP_DIFFS]
+        better_b, better_a = biggest_differences(diffs, TOP_DIFFS)
         for title, chosen in ((f"{names[1]} better than {names[0]}", better_b),
                               (f"{names[0]} better than {names[1]}", better_a)):
             rows = [[_td(d.sample_id, "l"), _td(d.phrase, "l"), _td(d.category, "l"),
@@ -258,8 +257,7 @@ def _difference_cards(data: ReportData, task: str, cmp: Comparison) -> str:
     diffs = cmp.query_diffs[key]
     index = {r["sample_id"]: i for i, r in enumerate(data.submissions[0].results[task]
                                                       ["per_sample"])}
-    picked = ([d for d in reversed(diffs) if d.diff > 0][:DIFF_CARDS]
-              + [d for d in diffs if d.diff < 0][:DIFF_CARDS])
+    picked = [d for side in biggest_differences(diffs, DIFF_CARDS) for d in side]
     score = "IoU" if key == "seg" else "F1"
     label = MODALITY_LABELS[key]
     cards, _ = _cards(data, task, [(index[d.sample_id], f"{label} {score} Δ B − A "

@@ -7,7 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..labels import TASK_LABELS
+from ..labels import PAPER_METRIC_LABELS, TASK_LABELS
 
 
 def _e(value: object) -> str:
@@ -39,14 +39,13 @@ def _td(text: object, cls: str = "") -> str:
 
 
 # Table 2 of the paper: (column label, summary key, metric, percent?) per task.
+_MA_IOU = (PAPER_METRIC_LABELS["positive_macro_miou"], "seg", "positive_macro_miou", True)
+_MCC = (PAPER_METRIC_LABELS["mcc"], "presence", "mcc", False)
+_MI_F1 = (f"{PAPER_METRIC_LABELS['positive_micro_f1']}@0.5", "bbox", "0.50", True)
 PAPER_COLUMNS: dict[str, list[tuple[str, str, str, bool]]] = {
-    "open_vocabulary": [("ma-IoU", "seg", "positive_macro_miou", True),
-                        ("MCC", "presence", "mcc", False),
-                        ("mi-F1@0.5", "bbox", "0.50", True)],
-    "referring": [("ma-IoU", "seg", "positive_macro_miou", True),
-                  ("mi-F1@0.5", "bbox", "0.50", True)],
-    "reasoning": [("ma-IoU", "seg", "positive_macro_miou", True),
-                  ("mi-F1@0.5", "bbox", "0.50", True)],
+    "open_vocabulary": [_MA_IOU, _MCC, _MI_F1],
+    "referring": [_MA_IOU, _MI_F1],
+    "reasoning": [_MA_IOU, _MI_F1],
 }
 
 
@@ -82,6 +81,20 @@ def _best(rows: Sequence[tuple[str, list[float | None]]], col: int) -> float | N
     return max(values) if len(rows) > 1 and values else None
 
 
+def _paper_cells(rows: Sequence[tuple[str, list[float | None]]], empty: str, bold: str,
+                 ) -> list[tuple[str, list[str]]]:
+    """The cells of the Markdown and LaTeX tables: two decimals, ``empty`` for a null, the
+    best of each column (with several submissions) through the ``bold`` format."""
+    out = []
+    for name, values in rows:
+        cells = []
+        for col, v in enumerate(values):
+            text = empty if v is None else f"{v:.2f}"
+            cells.append(bold.format(text) if v is not None and v == _best(rows, col) else text)
+        out.append((name, cells))
+    return out
+
+
 def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:
     """Table 2 as Markdown: rows = submissions, columns = per task ma-IoU / MCC / mi-F1@0.5.
 
@@ -94,11 +107,7 @@ def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) ->
                                for label, *_ in PAPER_COLUMNS[t]]
     lines = ["| " + " | ".join(header) + " |",
              "|:---|" + "---:|" * (len(header) - 1)]
-    for name, values in rows:
-        cells = []
-        for col, v in enumerate(values):
-            text = "–" if v is None else f"{v:.2f}"
-            cells.append(f"**{text}**" if v is not None and v == _best(rows, col) else text)
+    for name, cells in _paper_cells(rows, "–", "**{}**"):
         lines.append("| " + " | ".join([name.replace("|", "\\|")] + cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -126,12 +135,7 @@ def paper_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> st
     lines.append(" & " + " & ".join(label for t in tasks
                                     for label, *_ in PAPER_COLUMNS[t]) + r" \\")
     lines.append(r"\midrule")
-    for name, values in rows:
-        cells = []
-        for col, v in enumerate(values):
-            text = "--" if v is None else f"{v:.2f}"
-            cells.append(rf"\textbf{{{text}}}" if v is not None and v == _best(rows, col)
-                         else text)
+    for name, cells in _paper_cells(rows, "--", r"\textbf{{{}}}"):
         lines.append(" & ".join([_latex_escape(name)] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"

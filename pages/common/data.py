@@ -22,7 +22,8 @@ import streamlit as st
 from ovearth_core import io
 from ovearth_core.analysis import diagnose
 from ovearth_core.errors import OVEarthInputError, Problem
-from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.evaluate import evaluate_run
+from ovearth_core.run import Run
 from ovearth_core.types import SampleList
 from ovearth_core.viz.images import (
     DISPLAY_MAX_SIDE,
@@ -59,6 +60,7 @@ class Evaluation:
     rows: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    run: Run | None = None
 
 
 def file_key(path: Path) -> FileKey:
@@ -111,11 +113,11 @@ def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     try:
         loaded = samples(gt, pred, options.task, options.modalities, options.score_threshold,
                          options.bbox_format)
-        results = evaluate_samples(loaded, options.iou_threshold)
+        run = evaluate_run(loaded, options.iou_threshold)
     except OVEarthInputError as err:
         return Evaluation(problems=err.problems)
-    rows = diagnose.query_rows(loaded, results)
-    return Evaluation(results, rows, seconds=time.perf_counter() - start)
+    rows = diagnose.query_rows(run)  # the run's kept box facts: no IoU computed again
+    return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run)
 
 
 # Full-resolution pixels are kept for the last two images only (a 5200 x 5200 image is

@@ -25,7 +25,6 @@ DEMO_DIR = Path("assets") / "demo"
 TASKS: tuple[str, ...] = tuple(TASK_KEYS)
 TASK_LABELS = {cli: labels.TASK_LABELS[key] for cli, key in TASK_KEYS.items()}
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
-OVERVIEW_PAGE = "app.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
 # goes to the server's stderr at INFO.
 LOG = logging.getLogger("ovearth_inspector")

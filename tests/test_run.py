@@ -1,0 +1,69 @@
+"""evaluate_run (ovearth_core.run): the same results as evaluate_samples, and box facts equal
+to what exact IoU matrices say, so the explorer's failure tags need no second IoU pass.
+
+References: the results of ``evaluate_samples`` (the spec's output), and IoU matrices computed
+here pair by pair with shapely (OBB) and by formula (HBB), independently of the batch paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import shapely
+
+from ovearth_core.analysis import diagnose
+from ovearth_core.evaluate import evaluate_run, evaluate_samples
+from ovearth_core.io import load_samples
+
+DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"
+ALL = "segmentation,bbox,oriented_bbox"
+
+
+def _hbb_iou(a: np.ndarray, b: np.ndarray) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = w * h
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def _obb_iou(a: np.ndarray, b: np.ndarray) -> float:
+    pa, pb = shapely.Polygon(a), shapely.Polygon(b)
+    inter = pa.intersection(pb).area
+    return inter / (pa.area + pb.area - inter)
+
+
+@pytest.mark.parametrize("persona", ["box_detector", "strong_localiser", "weak_baseline"])
+@pytest.mark.parametrize("task", ["vocabulary", "referring", "reasoning"])
+@pytest.mark.parametrize("threshold", [0.5, 0.3])
+def test_run_equals_evaluate_samples_and_its_table(persona: str, task: str,
+                                                   threshold: float) -> None:
+    samples = load_samples(DEMO / "ground_truth.json", DEMO / "predictions" / f"{persona}.json",
+                           task, modalities=ALL)
+    run = evaluate_run(samples, threshold)
+    results = evaluate_samples(samples, threshold)
+    assert run.results == results
+    assert run.config.iou_threshold == threshold and run.config.task == results["task"]
+    assert diagnose.query_rows(run) == diagnose.query_rows(samples, results)
+
+
+def test_box_facts_equal_pairwise_ious() -> None:
+    samples = load_samples(DEMO / "ground_truth.json", DEMO / "predictions" / "box_detector.json",
+                           "vocabulary", modalities=ALL)
+    run = evaluate_run(samples, 0.5)
+    checked = 0
+    for i, s in enumerate(samples):
+        for key, gt, pred, iou in (("bbox", s.gt_boxes, s.pred_boxes, _hbb_iou),
+                                   ("oriented_bbox", s.gt_obbs, s.pred_obbs, _obb_iou)):
+            facts = run.facts(key, i)
+            matrix = np.array([[iou(g, p) for p in pred] for g in gt]).reshape(len(gt),
+                                                                                len(pred))
+            want_best = float(matrix.max()) if matrix.size else 0.0
+            assert facts.best_iou == pytest.approx(want_best, abs=1e-9)
+            want_gt = matrix.max(axis=1) if matrix.size else np.zeros(len(gt))
+            np.testing.assert_allclose(facts.gt_best_iou, want_gt, atol=1e-9)
+            assert facts.duplicated == bool(((matrix >= 0.5).sum(axis=1) >= 2).any()) \
+                if matrix.size else not facts.duplicated
+            checked += matrix.size > 0
+    assert checked > 20
