@@ -95,7 +95,14 @@ def run_and_emit(prog: str, compute: Callable[[], dict[str, Any]], output: str |
     except OVEarthInputError as err:
         print(f"{prog}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    print_warnings(prog, result)
     return emit(result, output)
+
+
+def print_warnings(prog: str, result: dict[str, Any]) -> None:
+    """The result's coverage warnings on stderr, one line each (the exit status is kept)."""
+    for w in result.get("warnings", ()):
+        print(f"{prog}: warning: {w['message']}", file=sys.stderr)
 
 
 def emit(result: dict[str, Any], output: str | None) -> int:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from . import geometry, metrics
+from . import coverage, geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
@@ -159,12 +159,16 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
         "score_threshold": getattr(samples, "score_threshold", None),
         "bbox_format": getattr(samples, "bbox_format", "xyxy"),
     }
+    cov = coverage.coverage(samples, mods, getattr(samples, "submitted", None),
+                            getattr(samples, "unknown_task_keys", ()))
     return {
         "task": task,
         "config": config,
         "summary": summary,
         "per_sample": rows,
         "per_category": _per_category(samples, rows, open_vocab),
+        "coverage": cov,
+        "warnings": coverage.warnings(cov, task),
     }
 
 

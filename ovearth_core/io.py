@@ -450,13 +450,18 @@ def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProble
         (target.box_scores if boxes else target.obb_scores).append(scores[lo:hi])
 
 
-def _infer_modalities(preds: dict[str, _Prediction], name: str) -> tuple[str, ...]:
+def _submitted_modalities(preds: dict[str, _Prediction]) -> tuple[str, ...]:
+    """Modalities with at least one non-empty prediction (the rule of ``auto``)."""
     found = {
         "segmentation": any(p.mask is not None for p in preds.values()),
         "bbox": any(p.boxes for p in preds.values()),
         "oriented_bbox": any(p.obbs for p in preds.values()),
     }
-    chosen = tuple(m for m in MODALITIES if found[m])
+    return tuple(m for m in MODALITIES if found[m])
+
+
+def _infer_modalities(submitted: tuple[str, ...], name: str) -> tuple[str, ...]:
+    chosen = submitted
     if not chosen:
         raise OVEarthInputError([Problem(name, "--modalities auto",
                                          "at least one non-empty prediction to infer modalities "
@@ -501,12 +506,17 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     queries = gt.tasks[task_key]
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
                               chosen or MODALITIES, score_threshold, bbox_format)
+    submitted = _submitted_modalities(preds)
     if chosen is None:
-        chosen = _infer_modalities(preds, str(pred_path))
+        chosen = _infer_modalities(submitted, str(pred_path))
     samples = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), chosen)
                for q in queries]
+    tasks = doc.get("tasks")
+    unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
+        tasks, dict) else ()
     return SampleList(samples, task=task_key, modalities=chosen,
-                      score_threshold=score_threshold, bbox_format=bbox_format)
+                      score_threshold=score_threshold, bbox_format=bbox_format,
+                      submitted=submitted, unknown_task_keys=unknown)
 
 
 def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,

@@ -86,9 +86,15 @@ class SampleList(list[Sample]):
     """The samples of one task, in ground-truth order, with the load options."""
 
     def __init__(self, samples: list[Sample], *, task: str, modalities: tuple[str, ...],
-                 score_threshold: float | None, bbox_format: str):
+                 score_threshold: float | None, bbox_format: str,
+                 submitted: tuple[str, ...] | None = None,
+                 unknown_task_keys: tuple[str, ...] = ()):
         super().__init__(samples)
         self.task = task
         self.modalities = modalities
         self.score_threshold = score_threshold
         self.bbox_format = bbox_format
+        # What the prediction file holds for this task (ovearth_core.coverage); None: unknown
+        # (samples built by hand), so every enabled modality counts as submitted.
+        self.submitted = submitted
+        self.unknown_task_keys = unknown_task_keys
