@@ -18,11 +18,10 @@ if run is None:
 results, rows = run.evaluation.results, run.evaluation.rows
 summary, task = results["summary"], run.options.task
 open_vocab = task == "vocabulary"
-state.sync_url(task=task)
-st.caption(f"**{state.TASK_LABELS[task]}** · submission **{run.submission_name}** · "
-           f"{summary['num_samples']:,} queries ({summary['num_positive']:,} positive) · "
-           f"modalities {', '.join(results['config']['modalities'])} · IoU threshold "
-           f"{run.options.iou_threshold:g} · evaluated in {run.evaluation.seconds:.1f} s")
+state.sync_url()
+views.evaluated_caption(run, f"{summary['num_samples']:,} queries "
+                             f"({summary['num_positive']:,} positive) · evaluated in "
+                             f"{run.evaluation.seconds:.1f} s")
 
 st.header("Key metrics")
 if open_vocab:
@@ -30,9 +29,11 @@ if open_vocab:
     views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
                                     "FPR (negatives)": presence["fpr"],
                                     "Negative accuracy": summary["negative_accuracy"]})
-for key in ("seg", "bbox", "oriented_bbox"):
+for key, modality in (("seg", "segmentation"), ("bbox", "bbox"),
+                      ("oriented_bbox", "oriented_bbox")):
     if summary.get(key):
-        views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"])
+        views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"],
+                           submitted=modality not in run.not_submitted)
 
 left, right = st.columns(2)
 with left:

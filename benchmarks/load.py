@@ -97,14 +97,15 @@ def sessions_for(gt: Path, submissions: list[str]) -> list[Session]:
     q = tasks["open_vocabulary"][0]["query_id"]
     default, other, third = submissions[0], submissions[-1], submissions[1]
     return [
-        Session("overview", "/", ("Presence confusion matrix", f"submission {default}.json")),
+        Session("overview", "/",
+                ("Presence confusion matrix", f"predictions/{default}.json · sha256")),
         Session("explorer deep link", f"/Query_explorer?task=vocabulary&q={q}",
                 ("Viewer", "Query explorer"), query=q),
         Session("compare", "/Compare", (f"B = {third}", "Agreement and McNemar"),
                 pick_label="Submission B", pick=third),
         Session("referring overview", "/?task=referring", ("Hits and misses",)),
         Session("other submission", "/?task=vocabulary",
-                (f"submission {other}.json", "Presence confusion matrix"),
+                (f"predictions/{other}.json · sha256", "Presence confusion matrix"),
                 pick_label="Submission", pick=other),
     ]
 

@@ -1,8 +1,9 @@
 """Data roots: the folders a user-typed path may point into.
 
 The app reads typed paths (ground truth, submission, images folder) only inside
-its data roots: every ``--data-root DIR`` given after ``--`` on the command
-line (``streamlit run app.py -- --data-root DIR``) and every entry of the
+its data roots: every ``--data DIR`` and ``--data-root DIR`` given after ``--`` on
+the command line (``streamlit run app.py -- --data DIR``; the first ``--data`` is the
+benchmark folder the app opens on) and every entry of the
 ``OVEARTH_DATA_ROOT`` environment variable (``os.pathsep``-separated); with
 neither, the working directory. The bundled demo folder is always allowed.
 A path is inside a root when it *resolves* (symlinks followed, ``..``
@@ -19,6 +20,7 @@ from pathlib import Path
 
 ENV_VAR = "OVEARTH_DATA_ROOT"
 FLAG = "--data-root"
+DATA_FLAG = "--data"
 HOW_TO_ALLOW = (f"To allow another folder, start the app with `streamlit run app.py -- {FLAG} "
                 f"DIR` (repeatable) or set {ENV_VAR}.")
 
@@ -47,6 +49,7 @@ def data_roots(argv: Sequence[str], environ: dict[str, str] | os._Environ[str], 
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument(FLAG, action="append", default=[])
     given = [r for r in parser.parse_known_args(list(argv))[0].data_root if r.strip()]
+    given += dataset_args(argv)
     given += [r for r in environ.get(ENV_VAR, "").split(os.pathsep) if r.strip()]
     roots = [Path(r.strip()).expanduser() for r in given] or [cwd]
     out: list[Path] = []
@@ -55,6 +58,17 @@ def data_roots(argv: Sequence[str], environ: dict[str, str] | os._Environ[str], 
         if resolved not in out:
             out.append(resolved)
     return tuple(out)
+
+
+def dataset_args(argv: Sequence[str]) -> list[str]:
+    """The ``--data DIR`` values of ``argv``, in order (each is also a data root).
+
+    >>> dataset_args(["--data", "/bench", "--data-root", "/x", "--data", "/other"])
+    ['/bench', '/other']
+    """
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument(DATA_FLAG, action="append", default=[])
+    return [d.strip() for d in parser.parse_known_args(list(argv))[0].data if d.strip()]
 
 
 def confine(path: str | Path, roots: Sequence[Path]) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ovearth_core.analysis import diagnose
-from pages.common import explorer, sidebar, state, viewer
+from pages.common import explorer, sidebar, state, viewer, views
 
 st.set_page_config(page_title="OVEarth Inspector · Query explorer",
                    layout="wide")
@@ -15,6 +15,7 @@ if run is None:
     st.stop()
 
 task, rows = run.options.task, run.evaluation.rows
+views.evaluated_caption(run)
 with st.expander("Filters", expanded=True):
     chosen = explorer.filters(rows, open_vocab=task == "vocabulary")
     if st.button("Reset filters"):
@@ -25,10 +26,10 @@ ids = [r["query_id"] for r in shown]
 query_id = explorer.resolve_selection(task, ids, {r["query_id"] for r in rows})
 explorer.table(task, shown, len(rows))
 if query_id is None:
-    state.sync_url(task=task)
+    state.sync_url()
     st.info("No query matches the filters. Loosen them, or press “Reset filters”.")
     st.stop()
-state.sync_url(task=task, q=query_id)
+state.sync_url(q=query_id, zoom=st.session_state["view_zoom"])
 st.subheader("Viewer")
 explorer.navigator(task, shown, query_id)
 viewer.render(run, query_id, shown[ids.index(query_id)])

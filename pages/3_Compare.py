@@ -1,9 +1,9 @@
 """Compare two submissions (A = the sidebar's, B chosen here): metrics with CIs, agreement,
-per-query and per-category differences, overlays, and the HTML report as a download."""
+flipped presence, per-query and per-category differences, overlays side by side, and the
+HTML report as a download."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,11 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core import report
-from ovearth_core.analysis.compare import Comparison, biggest_differences, compare_results
+from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.errors import OVEarthInputError
-from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
+from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
-from pages.common import data, sidebar, state, views
+from pages.common import compare_views, data, sidebar, state, views
 
 st.set_page_config(page_title="OVEarth Inspector · Compare", layout="wide")
 run = sidebar.render()
@@ -33,14 +33,8 @@ def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: d
 
 # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
 # per-query rows pair up; A keeps the sidebar's options (its cached evaluation).
-o = replace(run.options, modalities=tuple(run.evaluation.results["config"]["modalities"]))
-others = [p for p in state.submissions(st.session_state["gt_path"])  # symlinks resolved
-          if state.resolve(p).resolve() != Path(run.pred[0]).resolve()]
-if not st.session_state.get("cmp_b_path") and others:
-    st.session_state["cmp_b_path"] = others[0]  # remembered across pages from here on
-b_text = st.selectbox("Submission B (type a path to use another file)", others,
-                      accept_new_options=True, key="cmp_b_path",
-                      format_func=lambda p: Path(p).stem if p in others else p)
+o = replace(run.options, modalities=tuple(run.config["modalities"]))
+b_text = compare_views.choose_b(run)
 if not b_text:
     st.info("Choose a second submission to compare with.")
     st.stop()
@@ -59,68 +53,47 @@ with st.spinner("Bootstrapping…"):
         views.problems_report(err.problems, Path(run.gt[0]), b_path)
         st.stop()
 names = [Path(run.submission_name).stem, b_path.stem]
-state.sync_url(task=o.task)
-st.caption(f"**A** = {names[0]} · **B** = {names[1]} · {state.TASK_LABELS[o.task]} · "
-           f"modalities {', '.join(o.modalities)} · {cmp.num_queries:,} queries · "
-           f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
-           f"({cmp.n_resamples:,} resamples, seed {cmp.seed})")
+state.sync_url(b=b_text)
+views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
+                             f"({state.code(b_text)} · sha256 {data.digest(b_key)[:12]})")
+views.coverage_warnings(evaluation_b.results)
+st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
+           f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_queries:,} "
+           "queries · — : not submitted (no difference or interval)")
 
 st.header("Key metrics")
-st.dataframe(pd.DataFrame([{
-    "modality": MODALITY_LABELS[m.modality],
-    "metric": METRIC_LABELS.get(m.metric, m.metric), "A": m.a, "B": m.b,
-    "Δ B − A": m.diff, "CI low": m.ci_low, "CI high": m.ci_high} for m in cmp.metrics]),
-    hide_index=True, width="stretch",
-    column_config={c: st.column_config.NumberColumn(format="%.4f")
-                   for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, width="stretch",
+             column_config={c: st.column_config.NumberColumn(format="%.4f")
+                            for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
 left, right = st.columns(2)
 left.plotly_chart(report_draw.comparison_bars(cmp, names), key="cmp_bars")
 right.plotly_chart(report_draw.difference_forest(cmp, names), key="cmp_forest")
 
 st.header("Agreement and McNemar's exact test")
-st.dataframe(pd.DataFrame([{
-    "table": ag.name, "both right": ag.both_right, f"only {names[0]} right": ag.only_a,
-    f"only {names[1]} right": ag.only_b, "both wrong": ag.both_wrong,
-    "McNemar p": ag.p_value} for ag in cmp.agreements]), hide_index=True, width="stretch")
+st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, width="stretch",
+             column_config=compare_views.AGREEMENT_CONFIG)
+st.subheader("Flipped presence")
+flipped = compare_views.flipped_presence(cmp, names)
 
 st.header("Per-query differences")
 keys = [k for k, v in cmp.query_diffs.items() if v]
+candidates = list(flipped)
 if keys:
-    key = st.radio("Modality", keys, horizontal=True, key="cmp_modality",
-                   format_func=MODALITY_LABELS.get)
-    diffs = cmp.query_diffs[key]
+    key = st.radio("Modality", keys, horizontal=True, format_func=MODALITY_LABELS.get,
+                   **state.bind("cmp_modality", keys))
+    diffs = sorted(cmp.query_diffs[key], key=lambda d: (-abs(d.diff), d.sample_id))
     left, right = st.columns([2, 3])
-    left.plotly_chart(report_draw.query_scatter(diffs, key, names), key="cmp_scatter")
-    extremes = [d for side in biggest_differences(diffs, 10) for d in side]
-    right.dataframe(pd.DataFrame([{"query": d.sample_id, "text": d.phrase,
-                                   "category": d.category, "A": d.a, "B": d.b, "Δ": d.diff}
-                                  for d in extremes]), hide_index=True, width="stretch")
-    if extremes:
-        query_id = st.selectbox("Overlay of", [d.sample_id for d in extremes], key="cmp_query")
-        pair = []
-        for pred, opts in ((run.pred, run.options), (b_key, o)):
-            loaded = data.samples(run.gt, pred, o.task, opts.modalities, o.score_threshold,
-                                  o.bbox_format)
-            index = next(i for i, s in enumerate(loaded) if s.sample_id == query_id)
-            pair.append((loaded[index], data.evaluate(run.gt, pred, opts).results[
-                "per_sample"][index]))
-        first = pair[0][0]
-        image_args = (str(run.images_dir), first.image_path, first.width, first.height,
-                      data.image_stamp(run.images_dir, first.image_path))
-        display = data.display_image(*image_args)
-        region = report_draw.shared_region([sample for sample, _ in pair])
-        pixels = data.detail_image(*image_args, region) or display
-        if display.notice:
-            st.caption(display.notice)
-        for col, name, (sample, row) in zip(st.columns(2), names, pair, strict=True):
-            image = report_draw.overlay_thumbnail(pixels, sample, row, max_side=480,
-                                                  region=region)
-            col.image(image, caption=f"{name} · {query_id}")
-            buf = io.BytesIO()
-            image.save(buf, format="PNG")
-            col.download_button(f"Download {name} overlay (PNG)", buf.getvalue(),
-                                file_name=f"{query_id}_{name}.png", mime="image/png",
-                                key=f"dl_{name}")
+    left.plotly_chart(report_draw.query_scatter(cmp.query_diffs[key], key, names),
+                      key="cmp_scatter")
+    right.dataframe(compare_views.diffs_frame(diffs), hide_index=True, width="stretch",
+                    height=380, column_config={"explorer": compare_views.LINK})
+    right.caption("Every query, largest difference first")
+    candidates = [d.sample_id for d in diffs] + [q for q in flipped
+                                                 if q not in {d.sample_id for d in diffs}]
+if candidates:
+    query_id = st.selectbox("Overlays side by side of", candidates,
+                            **state.bind("cmp_query", candidates))
+    compare_views.overlays(run, b_key, o, names, query_id)
 
 st.header("Per category")
 st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,

@@ -39,6 +39,7 @@ options = analysis_data.leaderboard_options(run.options)
 with st.spinner(f"Ranking {len(preds)} submissions…"):
     board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed))
 report = board.report
+state.sync_url()
 st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "
            f"{len(report['models'])} of {len(preds)} submissions ranked on modalities "
            f"{', '.join(options.modalities)}, every box (no score filter), IoU threshold "

@@ -58,16 +58,20 @@ def test_analysis_cli_bad_input_exits_2_without_output(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("task", ["vocabulary", "reasoning"])
 def test_leaderboard_cli_ranks_every_persona(task: str) -> None:
-    proc = _run("ovearth_core.analysis.leaderboard", str(DEMO), "--task", task, "--subsets", "50")
+    proc = _run("ovearth_core.leaderboard", str(DEMO), "--task", task, "--subsets", "50")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)[task]
     personas = sorted(p.stem for p in (DEMO / "predictions").glob("*.json"))
     assert sorted(report["models"]) == personas
     values = dict(zip(report["models"], report["metrics"]["seg_macro_miou"], strict=True))
-    assert report["ranking"]["seg_macro_miou"] == sorted(values, key=lambda m: -values[m])
+    # A persona without masks (box_detector) is not submitted there: null, ranked last.
+    assert values["box_detector"] is None
+    assert report["not_submitted"]["seg_macro_miou"] == ["box_detector"]
+    assert report["ranking"]["seg_macro_miou"] == sorted(
+        values, key=lambda m: (values[m] is None, -(values[m] or 0.0)))
 
 
 def test_leaderboard_cli_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
-    proc = _run("ovearth_core.analysis.leaderboard", str(tmp_path / "nowhere"))
+    proc = _run("ovearth_core.leaderboard", str(tmp_path / "nowhere"))
     assert proc.returncode == 2
     assert "ground_truth.json" in proc.stderr and "Traceback" not in proc.stderr

@@ -50,7 +50,7 @@ def _expected(ds: Dataset, task: str) -> Comparison:
 def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None:
     at = _compare_page(ds)
     assert_ok(at)
-    assert at.selectbox(key="cmp_b_path").value.endswith("model_b.json")
+    assert at.selectbox(key="_w_cmp_b_path").value.endswith("model_b.json")
     expected = _expected(ds, "vocabulary")
     table = at.dataframe[0].value
     assert len(table) == len(expected.metrics) == 13
@@ -82,8 +82,8 @@ def test_compare_page_never_defaults_to_a_itself_through_a_symlink(ds: Dataset,
     at.switch_page(PAGE)
     at.run()
     assert_ok(at)
-    assert at.selectbox(key="cmp_b_path").options == ["model_b"]
-    assert at.selectbox(key="cmp_b_path").value.endswith("model_b.json")
+    assert at.selectbox(key="_w_cmp_b_path").options == ["model_b"]
+    assert at.selectbox(key="_w_cmp_b_path").value.endswith("model_b.json")
 
 
 def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
@@ -91,9 +91,9 @@ def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
     assert_ok(at)
     expected = _expected(ds, "referring")
     assert len(at.dataframe[0].value) == len(expected.metrics) == 12
-    at.radio(key="cmp_modality").set_value("bbox").run()
+    at.radio(key="_w_cmp_modality").set_value("bbox").run()
     assert_ok(at)
-    assert at.radio(key="cmp_modality").value == "bbox"
+    assert at.radio(key="_w_cmp_modality").value == "bbox"
 
 
 def test_compare_page_reports_a_bad_submission_b(ds: Dataset) -> None:
@@ -101,7 +101,7 @@ def test_compare_page_reports_a_bad_submission_b(ds: Dataset) -> None:
     bad = ds.model_a.parent / "broken.json"
     bad.write_text(json.dumps({"tasks": {"open_vocabulary": [{"query_id": "nope"}]}}))
     at = _compare_page(ds)
-    assert at.selectbox(key="cmp_b_path").value.endswith("broken.json")
+    assert at.selectbox(key="_w_cmp_b_path").value.endswith("broken.json")
     assert not at.exception
     assert at.error and "could not be evaluated" in at.error[0].value
     assert "nope" in at.error[0].value
@@ -110,7 +110,8 @@ def test_compare_page_reports_a_bad_submission_b(ds: Dataset) -> None:
 
 def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     # The sidebar's "auto" would read a masks-only B with masks only; the page evaluates
-    # B with A's modalities instead, so boxes B never gave count as misses.
+    # B with A's modalities instead, so the rows pair up; the boxes B never gave are "not
+    # submitted" (issue 13): no value, no difference, never an empty submission's 0.
     doc = json.loads(ds.model_b.read_text())
     for rows in doc["tasks"].values():
         for row in rows:
@@ -119,9 +120,9 @@ def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     masks_only.write_text(json.dumps(doc))
     at = _compare_page(ds, auto_modalities=True)
     assert_ok(at)
-    assert at.selectbox(key="cmp_b_path").value.endswith("a_masks_only.json")
+    assert at.selectbox(key="_w_cmp_b_path").value.endswith("a_masks_only.json")
     assert "modalities bbox, oriented_bbox, segmentation" in at.caption[0].value
     table = at.dataframe[0].value
     assert len(table) == 13
     recall = table[(table["modality"] == "HBB") & (table["metric"] == "micro recall")].iloc[0]
-    assert recall["B"] == 0.0 and recall["A"] > 0
+    assert recall["B"] != recall["B"] and recall["A"] > 0  # NaN: not submitted

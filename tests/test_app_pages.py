@@ -96,8 +96,8 @@ def test_auto_modalities_follow_the_submission(ds: Dataset, tmp_path: Path) -> N
     assert "modalities bbox ·" in at.caption[0].value
     assert "Micro F1" in _metrics(at) and "Macro mIoU" not in _metrics(at)
     at.sidebar.toggle(key="_w_auto_modalities").set_value(False).run()
-    assert_ok(at)  # declared: the missing masks count as empty predictions
-    assert _metrics(at)["Macro mIoU"] == "0.000"
+    assert_ok(at)  # declared: the masks it never gave are "not submitted" (issue 13), not 0
+    assert _metrics(at)["Macro mIoU"] == "—"
 
 
 def test_bad_ground_truth_shows_report_not_traceback(ds: Dataset, tmp_path: Path) -> None:

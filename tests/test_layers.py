@@ -21,7 +21,7 @@ PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
 RANK = {"analysis": 1, "synth": 1, "viz": 2, "report": 3}
 # Pure commands kept at their documented names; nothing imports them.
-ENTRY_SHIMS = {"ovearth_core.analysis.leaderboard"}
+ENTRY_SHIMS = {"ovearth_core.leaderboard"}
 
 
 def _module_name(path: Path) -> str:

@@ -10,7 +10,10 @@ dropped): every key of the expected file must be there with the same value, list
 element. HTML reports are compared whole; their expected files were rewritten once, when
 display names moved to one table (ovearth_core.labels): the normalised diff against the flat
 layout's reports was only labels ("mask"/"ma-IoU" -> "Segmentation"/"macro mIoU", "Vocabulary"
--> "Open vocabulary") and the per-category columns, which are sorted by those labels.
+-> "Open vocabulary") and the per-category columns, which are sorted by those labels. They,
+and the leaderboard's, were rewritten again for "not submitted is not zero" (issue 13): the
+diff was a "–" (null) for every modality a submission does not contain, with no interval,
+per-query difference or correlation for it, and the coverage warnings above each task.
 """
 
 from __future__ import annotations

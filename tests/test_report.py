@@ -338,8 +338,9 @@ def test_cli_missing_ground_truth_exits_2(tmp_path: Path) -> None:
 
 
 def test_auto_modalities_read_b_with_a_modalities(dataset: Any, tmp_path: Path) -> None:
-    # With --modalities auto, a masks-only B is read with A's modalities (all three), so
-    # the boxes it never gave are misses, and the two submissions stay comparable.
+    # With --modalities auto, a masks-only B is read with A's modalities (all three), so the
+    # two submissions stay comparable; the boxes it never gave are "not submitted" (issue
+    # 13): shown as "–" with a warning, never as an empty submission's 0.
     doc = orjson.loads(dataset.pred_b.read_bytes())
     for rows in doc["tasks"].values():
         for row in rows:
@@ -352,9 +353,11 @@ def test_auto_modalities_read_b_with_a_modalities(dataset: Any, tmp_path: Path) 
                  "--task", "referring", "--resamples", "1000"]) == 0
     cells = {(a["data-modality"], a["data-metric"], a["data-sub"]): t
              for a, t in _parse(out).cells}
-    assert cells[("bbox", "positive_micro_recall", "B")] == "0.0000"
+    assert cells[("bbox", "positive_micro_recall", "B")] == "–"
+    assert cells[("bbox", "positive_micro_recall", "diff")] == "–"
     assert cells[("bbox", "positive_micro_recall", "A")] == "1.0000"
     assert cells[("seg", "positive_macro_miou", "B")] != "–"
+    assert "masks_only: the submission has no non-empty bbox prediction" in out.read_text()
 
 
 def test_report_on_ground_truth_without_queries(dataset: Any, tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from scipy.stats import binomtest
 
 from ..errors import OVEarthInputError, Problem
 from ..labels import MODALITY_LABELS, metric_label
+from ..types import OUTPUT_KEYS
 from . import additive
 
 FloatArray = npt.NDArray[np.float64]
@@ -274,22 +275,30 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
     """
     check_comparable(a, b)
     rows_a, rows_b = a["per_sample"], b["per_sample"]
-    specs = additive.metrics_of(a)
+    # A modality one side does not contain at all is "not submitted" there: its values are
+    # None (shown as —) and it gets no difference, interval or per-query comparison.
+    missing = not_submitted(a) | not_submitted(b)
+    specs = [m for m in additive.metrics_of(a) if m.modality not in missing]
     blocks: list[FloatArray] = []
     parts: list[tuple[int, list[Reducer]]] = []
     for spec in specs:
         blocks += [spec.matrix(rows_a), spec.matrix(rows_b)]
         parts.append((spec.size, [spec.value]))
     names = [(spec.modality, spec.metric) for spec in specs]
+    bootstrapped = set(names)
     n = len(rows_a)
     dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed)
              if blocks and n else [np.full(n_resamples, np.nan) for _ in names])
+    by_name = dict(zip(names, dists, strict=True))
     metrics = []
-    for (modality, metric), dist in zip(names, dists, strict=True):
-        va = a["summary"][modality].get(metric)
-        vb = b["summary"][modality].get(metric)
+    for spec in additive.metrics_of(a):
+        modality, metric = spec.modality, spec.metric
+        va = None if modality in not_submitted(a) else a["summary"][modality].get(metric)
+        vb = None if modality in not_submitted(b) else b["summary"][modality].get(metric)
         diff = None if va is None or vb is None else vb - va
-        low, high, n_valid = _interval(dist, confidence) if diff is not None else (None, None, 0)
+        low, high, n_valid = (_interval(by_name[(modality, metric)], confidence)
+                              if diff is not None and (modality, metric) in bootstrapped
+                              else (None, None, 0))
         metrics.append(MetricDiff(modality, metric, va, vb, diff, low, high, n_valid))
     ids = [r["sample_id"] for r in rows_a]
     agreements = []
@@ -300,7 +309,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
             [r["pred_present"] == r["gt_present"] for r in rows_b]))
     query_diffs: dict[str, list[QueryDiff]] = {}
     for key in ("seg", *DET_KEYS):
-        if a["summary"].get(key) is None:
+        if a["summary"].get(key) is None or key in missing:
             continue
         diffs = [QueryDiff(ra["sample_id"], ra["phrase"], ra.get("category", ""), sa, sb, sb - sa)
                  for ra, rb in zip(rows_a, rows_b, strict=True)
@@ -320,6 +329,13 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         presence_b=_counts(b["summary"].get("presence")),
         agreements=agreements, query_diffs=query_diffs,
         categories=category_diffs(a.get("per_category", []), b.get("per_category", [])))
+
+
+def not_submitted(result: dict[str, Any]) -> set[str]:
+    """Summary keys (``seg``, ``bbox``, ``oriented_bbox``) of the modalities the result's
+    submission does not contain (``coverage.not_submitted_modalities``)."""
+    names = result.get("coverage", {}).get("not_submitted_modalities", ())
+    return {OUTPUT_KEYS[m] for m in names}
 
 
 def _counts(presence: dict[str, Any] | None) -> dict[str, int] | None:

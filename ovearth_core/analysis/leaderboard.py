@@ -32,6 +32,7 @@ from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, read_json
 from . import additive
+from .compare import not_submitted
 
 FloatArray = npt.NDArray[np.float64]
 Row = dict[str, Any]
@@ -154,19 +155,34 @@ def _json_float(v: float) -> float | None:
     return None if np.isnan(v) else float(v)
 
 
+def submits(result: dict[str, Any], metric: str) -> bool:
+    """Whether the result's submission contains the metric's modality (coverage)."""
+    return METRICS[metric].modality not in not_submitted(result)
+
+
 def rank_table(names: Sequence[str], results: Sequence[dict[str, Any]],
                metrics: Sequence[str] | None = None) -> dict[str, Any]:
-    """Key metrics of each model (evaluator summary values) and the ranking by each."""
+    """Key metrics of each model (evaluator summary values) and the ranking by each.
+
+    A model that does not submit a metric's modality gets ``None`` there (not its
+    empty-submission zero) and ranks after every model that does; ``not_submitted``
+    lists them per metric.
+    """
     metrics = list(metrics or available_metrics(results[0]))
     table: dict[str, list[float | None]] = {}
     ranking: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
     for metric in metrics:
         a, b = METRICS[metric].summary_path
-        vals = [res["summary"][a][b] if res["summary"].get(a) else None for res in results]
+        vals = [res["summary"][a][b] if res["summary"].get(a) and submits(res, metric)
+                else None for res in results]
         table[metric] = vals
+        missing[metric] = [n for n, res in zip(names, results, strict=True)
+                           if not submits(res, metric)]
         arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
         ranking[metric] = [names[i] for i in top_k(arr, len(names))]
-    return {"models": list(names), "metrics": table, "ranking": ranking}
+    return {"models": list(names), "metrics": table, "ranking": ranking,
+            "not_submitted": missing}
 
 
 def mcc_vs_miou(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -174,6 +190,8 @@ def mcc_vs_miou(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     over the models where both are defined."""
     mcc, miou = [], []
     for res in results:
+        if not (submits(res, "presence_mcc") and submits(res, "seg_macro_miou")):
+            continue
         s = res["summary"]
         m = (s.get("presence") or {}).get("mcc")
         i = (s.get("seg") or {}).get("positive_macro_miou")
@@ -217,7 +235,11 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     metrics = list(stability_metrics or available_metrics(results[0]))
     out["stability"] = {}
     for metric in metrics:
-        _, stats = category_stats(results, metric)
+        # Models that do not submit the metric's modality are left out of its correlations.
+        kept = [r for r in results if submits(r, metric)]
+        if len(kept) < 2:
+            continue
+        _, stats = category_stats(kept, metric)
         out["stability"][metric] = subset_stability(stats, metric, sizes, n_subsets, seed, k)
     out["mcc_vs_miou"] = (mcc_vs_miou(results) if results[0]["task"] == "open_vocabulary"
                           else None)

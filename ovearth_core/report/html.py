@@ -11,7 +11,12 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from .. import __version__
-from ..analysis.compare import Comparison, biggest_differences, category_values
+from ..analysis.compare import (
+    Comparison,
+    biggest_differences,
+    category_values,
+    not_submitted,
+)
 from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS
 from ..viz import figures
 from . import draw as report_draw
@@ -79,7 +84,8 @@ def _key_metric_table(data: ReportData, task: str) -> str:
             row = [_td(MODALITY_LABELS[modality], "l"),
                    _td(METRIC_LABELS.get(metric, metric), "l")]
             for tag, sub in zip("AB", subs, strict=False):
-                value = sub.results[task]["summary"][modality][metric]
+                value = (None if modality in not_submitted(sub.results[task])
+                         else sub.results[task]["summary"][modality][metric])
                 row.append(_cell(value, task=task, modality=modality, metric=metric, sub=tag))
             if cmp:
                 m = cmp.metric(modality, metric)
@@ -98,7 +104,9 @@ def _key_metric_table(data: ReportData, task: str) -> str:
         if summary.get(key):
             counts.append(f"{summary[key]['num_samples_evaluated']} evaluated for "
                           f"{MODALITY_LABELS[key]}")
-    note = ("<p class=\"sub\">Bold Δ: the interval excludes 0.</p>" if cmp else "")
+    note = ("<p class=\"sub\">Bold Δ: the interval excludes 0. – : not submitted or "
+            "undefined (no difference or interval).</p>" if cmp else
+            "<p class=\"sub\">– : not submitted or undefined.</p>")
     return (f"<p class=\"sub\">{_e(', '.join(counts))}</p>"
             + _table(header, rows, left=2) + note)
 
@@ -266,9 +274,16 @@ def _difference_cards(data: ReportData, task: str, cmp: Comparison) -> str:
             + LEGEND + cards)
 
 
+def _warnings(data: ReportData, task: str) -> str:
+    """Each submission's coverage warnings (missing rows, unknown task keys, modalities not
+    submitted), above its numbers."""
+    return "".join(f"<div class=\"notice\">{_e(sub.name)}: {_e(w['message'])}</div>"
+                   for sub in data.submissions for w in sub.results[task].get("warnings", ()))
+
+
 def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     first = data.submissions[0].results[task]
-    out = [f"<h2 id=\"{task}\">{TASK_LABELS[task]} task</h2>",
+    out = [f"<h2 id=\"{task}\">{TASK_LABELS[task]} task</h2>", _warnings(data, task),
            "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task)]
     summary = first["summary"]
     figs = []

@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.compare import not_submitted
 from ..labels import PAPER_METRIC_LABELS, TASK_LABELS
 
 
@@ -50,11 +51,13 @@ PAPER_COLUMNS: dict[str, list[tuple[str, str, str, bool]]] = {
 
 
 def paper_values(result: dict[str, Any], task: str) -> list[float | None]:
-    """The task's Table 2 numbers: ma-IoU and mi-F1@0.5 in percent, MCC as is."""
+    """The task's Table 2 numbers: ma-IoU and mi-F1@0.5 in percent, MCC as is; ``None`` for
+    a modality not run or not submitted (the submission has none of it)."""
     out: list[float | None] = []
+    missing = not_submitted(result)
     for _, key, metric, percent in PAPER_COLUMNS[task]:
         block = result["summary"].get(key)
-        if block is None:
+        if block is None or key in missing:
             out.append(None)
             continue
         value = (block["positive_micro_f1_by_iou"].get(metric) if key == "bbox"

@@ -121,7 +121,12 @@ def leaderboard_table(report: dict[str, Any]) -> None:
     frame = leaderboard_frame(report, by)
     st.dataframe(frame, hide_index=True, width="stretch",
                  column_config={af.LEADERBOARD_METRIC_LABELS[m]: NUMBER for m in metrics})
-    st.caption("Click a column header to sort by it. Undefined metrics (empty cells) rank last.")
+    st.caption("Click a column header to sort by it. Empty cells are undefined or not "
+               "submitted; both rank last.")
+    for metric, names in report.get("not_submitted", {}).items():
+        if names:
+            st.caption(f"{af.LEADERBOARD_METRIC_LABELS[metric]}: not submitted by "
+                       f"{', '.join(names)} (ranked last, left out of the correlations).")
 
 
 def stability_charts(report: dict[str, Any]) -> None:

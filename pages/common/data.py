@@ -89,6 +89,16 @@ def save_upload(name: str, data: bytes) -> Path:
     return target
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def digest(key: FileKey) -> str:
+    """SHA-256 of a file (keyed by path, mtime and size: read once per version)."""
+    h = hashlib.sha256()
+    with open(key[0], "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _ground_truth(key: FileKey) -> io.GroundTruth:
     return io.parse_ground_truth(io.read_json(key[0], "ground-truth"), key[0])

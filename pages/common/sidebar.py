@@ -17,7 +17,8 @@ from ovearth_core.types import MODALITIES
 
 from . import analysis_data, data, state, views
 
-IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
+IOU_CHOICES = state.IOU_CHOICES
+UPLOADED = "(uploaded file)"
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,23 @@ class Run:
     pred: data.FileKey
     images_dir: Path
     submission_name: str
+    gt_label: str  # the evaluated files as the captions name them: path and SHA-256 prefix
+    pred_label: str
+
+    @property
+    def config(self) -> dict[str, object]:
+        """The options the evaluator actually ran with (``results["config"]``)."""
+        return self.evaluation.results["config"]
+
+    @property
+    def not_submitted(self) -> list[str]:
+        return self.evaluation.results["coverage"]["not_submitted_modalities"]
 
 
 def _pick_submission() -> None:
-    st.session_state["pred_path"] = st.session_state["_w_pick"]
-    st.session_state["pred_upload"] = None
+    picked = st.session_state["_w_pick"]
+    if picked != UPLOADED:
+        state.set_submission(picked)
 
 
 def _on_upload(role: str) -> None:
@@ -58,17 +71,23 @@ def _upload(role: str, label: str) -> None:
 
 def _data_panel() -> None:
     ss = st.session_state
-    st.text_input("Ground truth JSON", **state.bind("gt_path"),
-                  help="Path (relative to the app folder or absolute).")
+    st.text_input("Ground truth JSON", **state.bind("gt_path", then=state.set_ground_truth),
+                  help="Path (relative to the app folder or absolute). Its folder's images "
+                       "and predictions/*.json come with it.")
     _upload("gt", "…or upload ground truth")
     st.text_input("Images folder", **state.bind("images_dir"),
                   help="image_path of every annotation is resolved inside this folder.")
+    # The dropdown always shows the file evaluated: a typed path outside predictions/ and
+    # an upload are options of their own, never hidden behind the first listed file.
     found = state.submissions(ss["gt_path"])
-    if found:
-        ss["_w_pick"] = ss["pred_path"] if ss["pred_path"] in found else found[0]
-        st.selectbox("Submission", found, key="_w_pick", on_change=_pick_submission,
-                     format_func=lambda p: Path(p).stem)
-    st.text_input("Submission path", **state.bind("pred_path"))
+    current = UPLOADED if ss["pred_upload"] else ss["pred_path"]
+    options = found + [p for p in (current,) if p and p not in found]
+    if options:
+        ss["_w_pick"] = current if current in options else options[0]
+        st.selectbox("Submission", options, key="_w_pick", on_change=_pick_submission,
+                     format_func=lambda p: p if p == UPLOADED else Path(p).stem
+                     if p in found else f"{Path(p).name} (typed path)")
+    st.text_input("Submission path", **state.bind("pred_path", then=state.set_submission))
     _upload("pred", "…or upload a submission")
 
 
@@ -117,6 +136,9 @@ def render() -> Run | None:
     """Draw the sidebar and evaluate; ``None`` (with the report shown) on bad input."""
     state.init_state()
     ss = st.session_state
+    if state.link_error():
+        # The linked dataset cannot be opened: say so on every page, show no numbers.
+        st.error(state.link_error())
     with st.sidebar:
         _navigation()
         st.subheader("Data")
@@ -126,13 +148,21 @@ def render() -> Run | None:
         if st.button("Reload files", help="Forget cached results and read the files again."):
             data.clear_caches()
             analysis_data.clear()
+    if state.link_error():
+        return None
     # Typed paths are read only inside the data roots; uploads live in the app's own folder.
     gt_path = Path(ss["gt_upload"][1]) if ss["gt_upload"] else state.confined(
         ss["gt_path"], "Ground truth JSON")
+    images_dir = state.confined(ss["images_dir"], "Images folder")
+    if gt_path is None or images_dir is None:
+        return None
+    if not ss["pred_upload"] and not ss["pred_path"].strip():
+        st.info(f"No submission found in {Path(ss['gt_path']).parent / 'predictions'}: type "
+                "a submission path or upload one in the sidebar.")
+        return None
     pred_path = Path(ss["pred_upload"][1]) if ss["pred_upload"] else state.confined(
         ss["pred_path"], "Submission path")
-    images_dir = state.confined(ss["images_dir"], "Images folder")
-    if gt_path is None or pred_path is None or images_dir is None:
+    if pred_path is None:
         return None
     options = current_options()
     gt, pred = data.file_key(gt_path), data.file_key(pred_path)
@@ -150,4 +180,10 @@ def render() -> Run | None:
         st.warning(f"Images folder not found: {images_dir}. Overlays are drawn on blank canvases; "
                    "set the folder in the sidebar.")
     name = ss["pred_upload"][0] if ss["pred_upload"] else pred_path.name
-    return Run(evaluation, options, gt, pred, images_dir, name)
+    gt_name = ss["gt_upload"][0] if ss["gt_upload"] else ss["gt_path"]
+    run = Run(evaluation, options, gt, pred, images_dir, name,
+              gt_label=f"{gt_name} · sha256 {data.digest(gt)[:12]}",
+              pred_label=f"{name if ss['pred_upload'] else ss['pred_path']} · sha256 "
+                         f"{data.digest(pred)[:12]}")
+    views.coverage_warnings(evaluation.results)
+    return run

@@ -1,9 +1,25 @@
-"""The one place that initialises session state, plus URL and widget-state helpers.
+"""The one place that holds session state: defaults, the dataset, the URL, widget binding.
 
 Persistent values live under plain keys (``task``, ``gt_path``, ``flt_outcomes``...).
 Widgets use a shadow key (``_w_<name>``) filled from the plain key before each
 render and copied back in ``on_change``: Streamlit deletes a widget's own key
 when a page without that widget runs, the plain key survives page switches.
+No page binds a widget to a plain key directly.
+
+**The dataset** is one explicit thing: a benchmark folder (``ground_truth.json``, the
+images under it, ``predictions/*.json``), or ground truth, images folder and submission
+given separately. Changing the ground truth re-derives the images folder and the
+submission (:func:`set_ground_truth`); the submission evaluated is always the one named
+in the sidebar and in each page's caption.
+
+**The URL** (:func:`link_params`, applied once per session by :func:`init_state`)
+reproduces a view on a fresh server: ``data`` (benchmark folder), or ``gt`` and
+``images``; ``sub`` (submission: its name in ``predictions/``, or a path); ``b`` (Compare's
+B); ``task``; ``mods`` (comma list; absent: auto), ``iou``, ``score``, ``fmt``; explorer
+filters ``failed``, ``outcome``, ``tag``, ``cat``, ``pol``, ``mod``, ``iou_lo``,
+``iou_hi``, ``text``; ``q`` (query) and ``zoom``. Paths are relative to the app folder or
+absolute, and must lie in the data roots. A dataset in a link that is missing or outside
+the roots is an error on every page (:func:`link_error`), never the demo in its place.
 """
 
 from __future__ import annotations
@@ -11,19 +27,23 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from ovearth_core import labels, paths
-from ovearth_core.types import TASK_KEYS
+from ovearth_core.types import MODALITIES, TASK_KEYS
+from ovearth_core.viz.overlay import ZOOM_TARGETS
 
 APP_ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = Path("assets") / "demo"
 TASKS: tuple[str, ...] = tuple(TASK_KEYS)
 TASK_LABELS = {cli: labels.TASK_LABELS[key] for cli, key in TASK_KEYS.items()}
+GT_NAME = "ground_truth.json"
+IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
+BBOX_FORMATS = ("xyxy", "xywh")
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
 # goes to the server's stderr at INFO.
@@ -46,9 +66,10 @@ VIEWER_DEFAULTS: dict[str, Any] = {
 
 
 def first_submission(gt_path: str) -> str:
-    """The first ``predictions/*.json`` next to the ground truth, relative to APP_ROOT."""
+    """The first ``predictions/*.json`` next to the ground truth, relative to APP_ROOT
+    (``""`` when there is none: the sidebar then asks for one, nothing is evaluated)."""
     found = submissions(gt_path)
-    return found[0] if found else str(Path(gt_path).parent / "predictions" / "model.json")
+    return found[0] if found else ""
 
 
 def submissions(gt_path: str) -> list[str]:
@@ -88,26 +109,39 @@ def confined(path: str, label: str) -> Path | None:
     try:
         return paths.confine(resolve(path), data_roots())
     except paths.OutsideDataRootError as err:
-        roots = ", ".join(_code(str(r)) for r in err.roots)
-        st.error(f"**{label}**: {_code(err.path)} is outside the data roots ({roots}), so it "
+        roots = ", ".join(code(str(r)) for r in err.roots)
+        st.error(f"**{label}**: {code(err.path)} is outside the data roots ({roots}), so it "
                  f"was not read. {paths.HOW_TO_ALLOW}")
         return None
 
 
-def _code(text: str) -> str:
+def code(text: str) -> str:
     """``text`` as a Markdown code span: a typed path must not render as emphasis or math."""
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
+def default_dataset() -> str:
+    """The folder the app opens on: the first ``--data DIR`` of the command line, else
+    the bundled demo."""
+    given = paths.dataset_args(sys.argv[1:])
+    return given[0] if given else str(DEMO_DIR)
+
+
+def dataset_paths(folder: str) -> dict[str, str]:
+    """Ground truth, images folder and first submission of a benchmark folder."""
+    gt = str(Path(folder) / GT_NAME)
+    return {"gt_path": gt, "images_dir": folder, "pred_path": first_submission(gt)}
+
+
 def defaults() -> dict[str, Any]:
-    gt = str(DEMO_DIR / "ground_truth.json")
     return {
-        "gt_path": gt, "images_dir": str(DEMO_DIR), "pred_path": first_submission(gt),
-        "gt_upload": None, "pred_upload": None,
+        **dataset_paths(default_dataset()),
+        "gt_upload": None, "pred_upload": None, "_link_error": None,
         "task": "vocabulary", "auto_modalities": True,
         "modalities": ["segmentation", "bbox", "oriented_bbox"],
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
-        "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "show_analysis": False,
+        "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
+        "cmp_query": "", "show_analysis": False,
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS,
     }
 
@@ -121,26 +155,194 @@ def init_state() -> None:
     if ss.get("_url_applied"):
         return
     ss["_url_applied"] = True
-    params = st.query_params
-    task = params.get("task")
-    if task in TASKS:
-        ss["task"] = task
-    q = params.get("q")
-    if q:
-        ss["selected"] = {**ss["selected"], ss["task"]: q}
+    apply_link(dict(st.query_params))
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.relative_to(APP_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _linked_file(text: str, folder: str | None) -> str:
+    """A link's ``sub`` / ``b``: a name in ``<folder>/predictions`` or a path."""
+    if folder and "/" not in text and not text.endswith(".json"):
+        return str(Path(folder) / "predictions" / f"{text}.json")
+    return text
+
+
+def apply_link(params: dict[str, str]) -> None:
+    """Set the session from a link's parameters (see the module docstring)."""
+    ss = st.session_state
+    folder, gt = params.get("data"), params.get("gt")
+    if folder or gt:
+        gt = gt or str(Path(folder) / GT_NAME)
+        problem = _link_problem(gt, "ground truth")
+        if problem:
+            ss["_link_error"] = problem
+            return
+        images = params.get("images") or folder or str(Path(gt).parent)
+        ss.update(gt_path=gt, images_dir=images, pred_path=first_submission(gt),
+                  gt_upload=None, pred_upload=None, selected={}, cmp_b_path="")
+    sub = params.get("sub")
+    base = folder or str(Path(ss["gt_path"]).parent)
+    if sub:
+        ss["pred_path"] = _linked_file(sub, base)
+        problem = _link_problem(ss["pred_path"], "submission")
+        if problem:
+            ss["_link_error"] = problem
+            return
+    if params.get("b"):
+        ss["cmp_b_path"] = _linked_file(params["b"], base)
+    _apply_options(params)
+    _apply_filters(params)
+
+
+def _link_problem(path: str, what: str) -> str | None:
+    """Why a linked file cannot be opened (``None`` when it can)."""
+    try:
+        resolved = paths.confine(resolve(path), data_roots())
+    except paths.OutsideDataRootError:
+        return (f"The link names the {what} {path}, which is outside this server's data "
+                f"roots, so it was not opened. {paths.HOW_TO_ALLOW}")
+    if not resolved.is_file():
+        return (f"The link names the {what} {path}, which does not exist on this server. "
+                "Open the app without the link, or start it with that data.")
+    return None
+
+
+def _apply_options(params: dict[str, str]) -> None:
+    ss = st.session_state
+    if params.get("task") in TASKS:
+        ss["task"] = params["task"]
+    mods = [m for m in params.get("mods", "").split(",") if m in MODALITIES]
+    if mods:
+        ss.update(auto_modalities=False, modalities=mods)
+    iou = _float(params.get("iou"))
+    if iou is not None and round(iou, 2) in IOU_CHOICES:
+        ss["iou_threshold"] = round(iou, 2)
+    score = _float(params.get("score"))
+    if score is not None and 0.0 <= score <= 1.0:
+        ss.update(use_score_threshold=True, score_threshold=score)
+    if params.get("fmt") in BBOX_FORMATS:
+        ss["bbox_format"] = params["fmt"]
+
+
+def _apply_filters(params: dict[str, str]) -> None:
+    ss = st.session_state
     if params.get("failed") in ("1", "true"):
         ss["flt_failed_only"] = True
+    for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
+                      ("cat", "flt_categories")):
+        if params.get(key):
+            ss[name] = [v for v in params[key].split(",") if v]
+    if params.get("pol") in ("positive", "negative"):
+        ss["flt_polarity"] = params["pol"]
+    if params.get("mod") in ("segmentation", "bbox", "oriented_bbox"):
+        ss["flt_modality"] = params["mod"]
+    lo, hi = _float(params.get("iou_lo")), _float(params.get("iou_hi"))
+    if lo is not None or hi is not None:
+        ss["flt_iou"] = (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
+    if params.get("text"):
+        ss["flt_text"] = params["text"]
+    if params.get("q"):
+        ss["selected"] = {**ss["selected"], ss["task"]: params["q"]}
+    if params.get("zoom") in ZOOM_TARGETS:
+        ss["view_zoom"] = params["zoom"]
 
 
-def _copy_back(name: str) -> None:
-    st.session_state[name] = st.session_state[f"_w_{name}"]
+def _float(text: str | None) -> float | None:
+    try:
+        return None if text is None else float(text)
+    except ValueError:
+        return None
 
 
-def bind(name: str, options: Sequence[Any] | None = None) -> dict[str, Any]:
+def link_error() -> str | None:
+    """The problem with the link this session was opened with, if any."""
+    return st.session_state.get("_link_error")
+
+
+def link_params(**page: str) -> dict[str, str]:
+    """The URL parameters that reproduce the current view (plus the page's own)."""
+    ss = st.session_state
+    out: dict[str, str] = {}
+    gt, images = Path(ss["gt_path"]), ss["images_dir"]
+    folder = _display_path(resolve(str(gt.parent))) if gt.name == GT_NAME else None
+    if folder and resolve(images) == resolve(folder):
+        out["data"] = folder
+    else:
+        out.update(gt=ss["gt_path"], images=images)
+    pred = Path(ss["pred_path"])
+    in_folder = resolve(str(pred.parent)) == resolve(str(gt.parent / "predictions"))
+    if ss["pred_path"]:
+        out["sub"] = pred.stem if in_folder else ss["pred_path"]
+    out["task"] = ss["task"]
+    if not ss["auto_modalities"]:
+        out["mods"] = ",".join(m for m in MODALITIES if m in ss["modalities"])
+    if ss["iou_threshold"] != 0.5:
+        out["iou"] = f"{ss['iou_threshold']:g}"
+    if ss["use_score_threshold"]:
+        out["score"] = f"{ss['score_threshold']:g}"
+    if ss["bbox_format"] != "xyxy":
+        out["fmt"] = ss["bbox_format"]
+    if ss["flt_failed_only"]:
+        out["failed"] = "1"
+    for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
+                      ("cat", "flt_categories")):
+        if ss[name]:
+            out[key] = ",".join(ss[name])
+    if ss["flt_polarity"] != "all":
+        out["pol"] = ss["flt_polarity"]
+    if ss["flt_modality"] != "any":
+        out["mod"] = ss["flt_modality"]
+    lo, hi = ss["flt_iou"]
+    if (lo, hi) != (0.0, 1.0):
+        out.update(iou_lo=f"{lo:g}", iou_hi=f"{hi:g}")
+    if ss["flt_text"]:
+        out["text"] = ss["flt_text"]
+    return {**out, **page}
+
+
+def view_url(**page: str) -> str:
+    """The absolute URL of the explorer view described by :func:`link_params` (relative
+    when the browser's address is unknown, as under AppTest)."""
+    from urllib.parse import urlencode
+
+    base = (st.context.url or "").split("?")[0]
+    root = base.rsplit("/", 1)[0] + "/" if base else ""
+    return f"{root}Query_explorer?{urlencode(link_params(**page))}"
+
+
+def set_ground_truth(gt_path: str) -> None:
+    """A new ground truth: its folder's images and first submission come with it (and
+    nothing chosen for the previous dataset survives: B, selected queries, uploads)."""
+    ss = st.session_state
+    folder = str(Path(gt_path).parent)
+    ss.update(gt_path=gt_path, images_dir=folder, pred_path=first_submission(gt_path),
+              gt_upload=None, pred_upload=None, selected={}, cmp_b_path="", _link_error=None)
+
+
+def set_submission(pred_path: str) -> None:
+    st.session_state.update(pred_path=pred_path, pred_upload=None, _link_error=None)
+
+
+def _copy_back(name: str, then: Callable[[Any], None] | None = None) -> None:
+    value = st.session_state[f"_w_{name}"]
+    if then is None:
+        st.session_state[name] = value
+    else:
+        then(value)
+
+
+def bind(name: str, options: Sequence[Any] | None = None,
+         then: Callable[[Any], None] | None = None) -> dict[str, Any]:
     """Widget kwargs (``key``, ``on_change``) bound to the persistent key ``name``.
 
     With ``options``, the stored value is first restricted to them (a list value
-    keeps its valid items; a scalar falls back to the first option).
+    keeps its valid items; a scalar falls back to the first option). With ``then``, a
+    user's change calls ``then(new value)`` instead of storing it (it stores what it must).
     """
     ss = st.session_state
     value = ss[name]
@@ -151,7 +353,7 @@ def bind(name: str, options: Sequence[Any] | None = None) -> dict[str, Any]:
             value = options[0] if options else None
         ss[name] = value
     ss[f"_w_{name}"] = value
-    return {"key": f"_w_{name}", "on_change": _copy_back, "args": (name,)}
+    return {"key": f"_w_{name}", "on_change": _copy_back, "args": (name, then)}
 
 
 def set_filters(**values: Any) -> None:
@@ -170,7 +372,9 @@ def select_query(task: str, query_id: str) -> None:
     st.session_state["selected"] = {**st.session_state["selected"], task: query_id}
 
 
-def sync_url(**params: str) -> None:
-    """Make the URL's query string exactly ``params`` (only when it differs)."""
+def sync_url(**page: str) -> None:
+    """Make the URL reproduce the current view: :func:`link_params` plus ``page``'s own
+    parameters (only written when it differs)."""
+    params = link_params(**page)
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)

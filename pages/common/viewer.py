@@ -70,13 +70,22 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                        f"{sample.width} × {sample.height} image is shown at "
                        f"{image.scale:.0%}.")
     with right:
-        st.markdown(f"### `{query_id}`")
-        st.markdown(f"**{sample.phrase}**")
-        st.markdown(f"Category: **{sample.category}** · {table_row['polarity']} query  \n"
-                    f"Outcome: **{table_row['outcome']}** · Failure: **{table_row['failure']}**")
+        st.markdown(f"### {state.code(query_id)}")
+        st.markdown(f"**{views.md_text(sample.phrase)}**")
+        st.markdown(f"Category: **{views.md_text(sample.category)}** · {table_row['polarity']} "
+                    f"query  \nOutcome: **{table_row['outcome']}** · Failure: "
+                    f"**{table_row['failure']}**")
         if table_row["failure_detail"]:
             st.caption(table_row["failure_detail"])
         st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
+        scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
+                  (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
+                  if table_row[col] is not None]
+        st.caption("Scores: " + (" · ".join(scores) if scores else
+                                 "— (negative query: no score, only presence)"))
+        st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
+        st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
+                wrap_lines=True)
         st.caption(f"Image `{sample.image_path}` · {sample.width} × {sample.height} px")
         outlines = [(i["outline"], i["colour"])
                     for key, oriented in (("bbox", False), ("oriented_bbox", True))

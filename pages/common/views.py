@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.errors import MAX_REPORTED, Problem
-from ovearth_core.labels import METRIC_LABELS
+from ovearth_core.labels import METRIC_LABELS, NOT_SUBMITTED
 
 from . import state
 
@@ -17,6 +17,35 @@ from . import state
 KEY_METRIC_LABELS = {k: v[:1].upper() + v[1:] for k, v in METRIC_LABELS.items()}
 OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true negatives",
                  "FN": "false negatives", "hit": "hits (IoU ≥ 0.5)", "miss": "misses (IoU < 0.5)"}
+
+
+_MD_SPECIAL = "\\`*_{}[]<>()#+-.!|~$"
+
+
+def md_text(text: str) -> str:
+    """User-supplied text (phrases, categories, ids) shown as text in Markdown: every
+    character Markdown would act on is escaped, so a phrase cannot become a link."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+
+
+def coverage_warnings(results: dict[str, Any]) -> None:
+    """The evaluator's coverage warnings (missing rows, unknown task keys, modalities not
+    submitted), shown beside the numbers, as text (they quote ids from the files)."""
+    for w in results.get("warnings", ()):
+        st.warning(w["message"], icon="⚠️")
+
+
+def evaluated_caption(run: Any, extra: str = "") -> None:
+    """Which files were evaluated, with which options (``results["config"]``, not the
+    widgets): every page's first line."""
+    c = run.config
+    mods = ", ".join(c["modalities"])
+    score = "none" if c["score_threshold"] is None else f"{c['score_threshold']:g}"
+    st.caption(f"Ground truth {state.code(run.gt_label)} · submission "
+               f"{state.code(run.pred_label)} · "
+               f"{state.TASK_LABELS[run.options.task]} · modalities {mods} · IoU threshold "
+               f"{c['iou_threshold']:g} · score threshold {score} · {c['bbox_format']}"
+               + (f" · {extra}" if extra else ""))
 
 
 def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> None:
@@ -43,12 +72,15 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def metric_cards(title: str, metrics: dict[str, Any]) -> None:
-    """One row of st.metric cards for a modality's key metrics."""
-    st.markdown(f"**{title}**")
+def metric_cards(title: str, metrics: dict[str, Any], submitted: bool = True) -> None:
+    """One row of st.metric cards for a modality's key metrics; a modality the submission
+    does not contain shows "—" (not submitted), never its empty-submission zeros."""
+    st.markdown(f"**{title}**" + ("" if submitted else " · not submitted"))
     cols = st.columns(max(1, len(metrics)))
     for col, (key, value) in zip(cols, metrics.items(), strict=True):
-        col.metric(KEY_METRIC_LABELS.get(key, key), fmt(value))
+        col.metric(KEY_METRIC_LABELS.get(key, key), fmt(value) if submitted else NOT_SUBMITTED,
+                   help=None if submitted else "The submission has no prediction of this "
+                   "modality for this task; its metrics would be an empty submission's.")
 
 
 def go_to_explorer(label: str, key: str, **filters: Any) -> None:

@@ -1,0 +1,110 @@
+"""Compare page pieces: B's chooser, tables with explorer links, side-by-side overlays."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core.analysis.compare import Comparison
+from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
+from ovearth_core.report import draw as report_draw
+
+from . import data, state
+from .sidebar import Run
+
+EXPLORER_URL = "Query_explorer"
+LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="small")
+
+
+def choose_b(run: Run) -> str:
+    """Submission B's path as typed or picked (kept across pages; never A itself)."""
+    ss = st.session_state
+    others = [p for p in state.submissions(ss["gt_path"])  # symlinks resolved
+              if state.resolve(p).resolve() != Path(run.pred[0]).resolve()]
+    if not ss["cmp_b_path"] and others:
+        ss["cmp_b_path"] = others[0]
+    options = others + [p for p in (ss["cmp_b_path"],) if p and p not in others]
+    st.selectbox("Submission B (type a path to use another file)", options,
+                 accept_new_options=True, format_func=lambda p: Path(p).stem if p in others
+                 else p, **state.bind("cmp_b_path"))
+    return ss["cmp_b_path"]
+
+
+def explorer_link(query_id: str) -> str:
+    """A link that opens ``query_id`` in the explorer with this session's dataset and A."""
+    return f"{EXPLORER_URL}?{urlencode(state.link_params(q=query_id))}"
+
+
+def metrics_frame(cmp: Comparison) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "modality": MODALITY_LABELS[m.modality],
+        "metric": METRIC_LABELS.get(m.metric, m.metric), "A": m.a, "B": m.b,
+        "Δ B − A": m.diff, "CI low": m.ci_low, "CI high": m.ci_high} for m in cmp.metrics])
+
+
+def agreement_frame(cmp: Comparison, names: list[str]) -> pd.DataFrame:
+    """Agreement tables; McNemar p in scientific notation (it is often below 1e-4)."""
+    return pd.DataFrame([{
+        "table": ag.name, "both right": ag.both_right, f"only {names[0]} right": ag.only_a,
+        f"only {names[1]} right": ag.only_b, "both wrong": ag.both_wrong,
+        "McNemar p": ag.p_value} for ag in cmp.agreements])
+
+
+AGREEMENT_CONFIG = {"McNemar p": st.column_config.NumberColumn(format="%.3e")}
+
+
+def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
+    """Queries where A and B disagree on presence (one right, one wrong), with links."""
+    ag = next((ag for ag in cmp.agreements if ag.name == "presence"), None)
+    if ag is None:
+        return []
+    rows = [{"query": q, "right": names[0], "explorer": explorer_link(q)} for q in ag.only_a_ids]
+    rows += [{"query": q, "right": names[1], "explorer": explorer_link(q)}
+             for q in ag.only_b_ids]
+    st.caption(f"{len(ag.only_a_ids)} queries right only in {names[0]}, "
+               f"{len(ag.only_b_ids)} right only in {names[1]}")
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                     column_config={"explorer": LINK}, height=min(300, 36 + 35 * len(rows)))
+    return [r["query"] for r in rows]
+
+
+def diffs_frame(diffs: list[Any]) -> pd.DataFrame:
+    return pd.DataFrame([{"query": d.sample_id, "text": d.phrase, "category": d.category,
+                          "A": d.a, "B": d.b, "Δ": d.diff,
+                          "explorer": explorer_link(d.sample_id)} for d in diffs])
+
+
+def overlays(run: Run, b_key: data.FileKey, options_b: data.Options, names: list[str],
+             query_id: str) -> None:
+    """A's and B's overlays of one query, side by side (same crop), with PNG downloads."""
+    o = run.options
+    pair = []
+    for pred, opts in ((run.pred, o), (b_key, options_b)):
+        loaded = data.samples(run.gt, pred, o.task, opts.modalities, o.score_threshold,
+                              o.bbox_format)
+        index = next(i for i, s in enumerate(loaded) if s.sample_id == query_id)
+        pair.append((loaded[index], data.evaluate(run.gt, pred, opts).results[
+            "per_sample"][index]))
+    first = pair[0][0]
+    image_args = (str(run.images_dir), first.image_path, first.width, first.height,
+                  data.image_stamp(run.images_dir, first.image_path))
+    display = data.display_image(*image_args)
+    region = report_draw.shared_region([sample for sample, _ in pair])
+    pixels = data.detail_image(*image_args, region) or display
+    if display.notice:
+        st.caption(display.notice)
+    st.markdown(f"[Open {state.code(query_id)} in the explorer ↗]({explorer_link(query_id)})")
+    for col, name, (sample, row) in zip(st.columns(2), names, pair, strict=True):
+        image = report_draw.overlay_thumbnail(pixels, sample, row, max_side=480, region=region)
+        col.image(image, caption=f"{name} · {query_id}")
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        col.download_button(f"Download {name} overlay (PNG)", buf.getvalue(),
+                            file_name=f"{query_id}_{name}.png", mime="image/png",
+                            key=f"dl_{name}")

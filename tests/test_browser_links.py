@@ -1,0 +1,120 @@
+"""A link copied from the explorer reproduces the view on a restarted server (issue 13).
+
+In Chromium: open the app, type another benchmark's ground truth (not the demo: its
+categories and submissions differ, so a fallback to the demo cannot pass), move to the
+second query of the explorer, copy the viewer's link, stop the server, start a new one, open
+the link in a fresh browser context, and check the same query, category and scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from app_fixtures import write_dataset
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
+from playwright.sync_api import Page, expect, sync_playwright
+
+SHOTS = Path("/tmp/ovearth_shots")
+
+
+def _other_benchmark(root: Path) -> Path:
+    """The app tests' tiny dataset with renamed categories and phrases."""
+    ds = write_dataset(root)
+    gt = json.loads(ds.gt.read_text())
+    for ann in gt["annotations"]:
+        ann["category_name"] = "harbour " + ann["category_name"]
+    for q in gt["tasks"]["open_vocabulary"]:
+        q["phrase"] = "harbour " + q["phrase"]
+    ds.gt.write_text(json.dumps(gt))
+    ds.model_a.rename(ds.root / "predictions" / "zz_model.json")  # not first: sub must travel
+    return ds.gt
+
+
+def _settle(page: Page, text: str) -> None:
+    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
+    page.wait_for_selector(IDLE, timeout=MS)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+
+
+def _view(page: Page) -> dict[str, str]:
+    """The viewer's query id, category line and scores line, as the user reads them."""
+    right = page.locator('[data-testid="stMarkdownContainer"]')
+    header = page.locator("h3").filter(has_text=re.compile(r"ov_\d+")).first.inner_text()
+    category = right.filter(has_text="Category:").first.inner_text()
+    scores = page.get_by_text("Scores:", exact=False).first.inner_text()
+    return {"query": header.strip(), "category": category.strip(), "scores": scores.strip()}
+
+
+def _shoot(page: Page, tmp_path: Path, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(tmp_path / name), full_page=True)
+    shutil.copy(tmp_path / name, SHOTS / name)
+
+
+def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -> None:
+    app_dir = copy_app(tmp_path / "app")
+    write_dataset(app_dir / "assets" / "demo")
+    gt = _other_benchmark(tmp_path / "data" / "harbour_bench")
+    args = ["--data-root", str(tmp_path / "data")]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        server = Server(app_dir, tmp_path / "first.log", args)
+        try:
+            page = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
+            page.goto(f"{server.url}/Query_explorer")
+            _settle(page, "Viewer")
+            field = page.get_by_role("textbox", name="Ground truth JSON")
+            field.fill(str(gt))
+            field.press("Enter")
+            _settle(page, "harbour_bench/predictions/model_b.json")
+            # Not the folder's first submission, so the link must carry it.
+            page.get_by_role("combobox", name="Submission").click()
+            page.get_by_role("option", name="zz_model").click()
+            _settle(page, "harbour_bench/predictions/zz_model.json")
+            # The query in view stays ov_000001 (5th of 6 for this submission): step back
+            # once, so the link's query is not the one a fresh session would open on.
+            page.get_by_role("button", name="◀ Previous").click()
+            _settle(page, "Query 4 of 6")
+            before = _view(page)
+            link = page.locator('[data-testid="stCode"]').filter(
+                has_text="Query_explorer?").first.inner_text().strip()
+            _shoot(page, tmp_path, "link_before.png")
+        finally:
+            server.stop()
+        assert "harbour" in before["category"] and "zz_model" in link
+        server = Server(app_dir, tmp_path / "second.log", args)
+        try:
+            fresh = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
+            fresh.goto(re.sub(r"^http://127\.0\.0\.1:\d+", server.url, link))
+            _settle(fresh, "Viewer")
+            after = _view(fresh)
+            _shoot(fresh, tmp_path, "link_after.png")
+            assert fresh.locator('[data-testid="stException"]').count() == 0
+        finally:
+            server.stop()
+            browser.close()
+    assert after == before
+
+
+@pytest.mark.parametrize("data", ["/etc", "no/such/bench"])
+def test_a_link_to_a_forbidden_or_missing_dataset_is_an_error_not_the_demo(
+        tmp_path: Path, data: str) -> None:
+    app_dir = copy_app(tmp_path / "app")
+    write_dataset(app_dir / "assets" / "demo")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        server = Server(app_dir, tmp_path / "server.log")
+        try:
+            page = browser.new_page()
+            page.goto(f"{server.url}/Query_explorer?data={data}&q=ov_000003")
+            _settle(page, "The link names the ground truth")
+            assert page.locator("h3", has_text="ov_000003").count() == 0
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            server.stop()
+            browser.close()
