@@ -278,3 +278,59 @@ def bbox_of(rle: Rle | None) -> tuple[float, float, float, float] | None:
         return None
     x, y, w, h = (float(v) for v in cocomask.toBbox(rle))
     return x, y, w, h
+
+
+def to_json(rle: Rle) -> dict[str, Any]:
+    """A mask as JSON: ``{"size": [h, w], "counts": <compressed str>}``."""
+    counts = rle["counts"]
+    return {"size": [int(rle["size"][0]), int(rle["size"][1])],
+            "counts": counts.decode("ascii") if isinstance(counts, bytes) else counts}
+
+
+def from_polygons(polygons: Sequence[Sequence[float]], height: int, width: int) -> Rle | None:
+    """Rasterise COCO polygons (each ``[x1, y1, x2, y2, ...]``, at least three vertices,
+    continuous pixel coordinates) as pycocotools does: their pixel union, ``None`` when empty.
+    """
+    if not polygons:
+        return None
+    rle = cocomask.merge(cocomask.frPyObjects([list(map(float, p)) for p in polygons],
+                                             height, width))
+    return rle if area(rle) else None
+
+
+def run_lengths(rle: Rle) -> npt.NDArray[np.int64]:
+    """Run lengths of a mask (column-major, background first)."""
+    counts = rle["counts"]
+    if isinstance(counts, list):
+        return np.asarray(counts, dtype=np.int64)
+    return compressed_counts(counts.decode("ascii") if isinstance(counts, bytes) else counts)
+
+
+def hull_points(rle: Rle) -> npt.NDArray[np.float64]:
+    """Corner points ``(K, 2)`` of a mask's pixels whose convex hull is the mask's hull.
+
+    Pixel ``(x, y)`` covers ``[x, x + 1) x [y, y + 1)``. Each foreground run (column-major)
+    covers the rest of its first column, whole columns, and the start of its last column;
+    the corners of those at most three rectangles are enough, so no pixel is decoded.
+    """
+    h = int(rle["size"][0])
+    runs = run_lengths(rle)
+    ends = np.cumsum(runs)
+    start, stop = (ends - runs)[1::2], ends[1::2]  # foreground runs: [start, stop)
+    keep = stop > start
+    start, stop = start[keep], stop[keep] - 1  # first and last pixel of each run
+    x0, y0, x1, y1 = start // h, start % h, stop // h, stop % h
+    one = x0 == x1
+    # (left, top, right, bottom) of the rectangles: single-column runs; the first and last
+    # columns and the full columns between of the others.
+    rects = [np.stack([x0[one], y0[one], x0[one] + 1, y1[one] + 1], axis=1)]
+    many = ~one
+    rects.append(np.stack([x0[many], y0[many], x0[many] + 1, np.full(many.sum(), h)], axis=1))
+    rects.append(np.stack([x1[many], np.zeros(many.sum(), np.int64), x1[many] + 1,
+                           y1[many] + 1], axis=1))
+    full = many & (x1 - x0 > 1)
+    rects.append(np.stack([x0[full] + 1, np.zeros(full.sum(), np.int64), x1[full],
+                           np.full(full.sum(), h)], axis=1))
+    r = np.concatenate(rects).astype(np.float64)
+    corners = np.stack([r[:, [0, 1]], r[:, [2, 1]], r[:, [2, 3]], r[:, [0, 3]]], axis=1)
+    return corners.reshape(-1, 2)
