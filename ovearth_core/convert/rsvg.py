@@ -268,7 +268,9 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
             except FieldError as err:
                 bad.add(path, f"{where}.score", err.expected, err.found, query_id=qid)
                 continue
-        out[qid] = {"bbox": list(box) if box else None, "score": score}
+        out[qid] = {"bbox": list(box) if box else None}
+        if score is not None:
+            out[qid]["score"] = score
     return out
 
 
