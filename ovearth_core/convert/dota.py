@@ -111,7 +111,7 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     out = []
     objects_seen = False
     for n, raw in enumerate(lines, start=1):
-        line = raw.strip()
+        line = raw.strip().lstrip("\ufeff")
         if not line:
             continue
         header = _HEADER.match(line)
