@@ -108,8 +108,22 @@ def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
     the two delta chains (odd runs, even runs from the third on) restart per string.
     """
     strings = [t for t in dict.fromkeys(strings) if t and t.isascii()]
-    if not strings:
-        return {}
+    out: dict[str, tuple[int, int]] = {}
+    # In slices of about _STATS_CHARS characters: the temporaries take some 40 bytes per
+    # character, which would be gigabytes for a land-cover benchmark's masks at once.
+    start, size = 0, 0
+    for end, text in enumerate(strings, start=1):
+        size += len(text)
+        if size >= _STATS_CHARS or end == len(strings):
+            out.update(_compressed_stats(strings[start:end]))
+            start, size = end, 0
+    return out
+
+
+_STATS_CHARS = 1 << 22
+
+
+def _compressed_stats(strings: list[str]) -> dict[str, tuple[int, int]]:
     n = len(strings)
     lens = np.fromiter(map(len, strings), dtype=np.int64, count=n)
     string_ends = np.cumsum(lens) - 1
@@ -267,7 +281,9 @@ def decode(rle: Rle) -> npt.NDArray[np.uint8]:
 
 def encode(mask: npt.ArrayLike) -> Rle:
     """Encode a 2-D 0/1 array as a JSON-ready RLE with a compressed ``str`` counts."""
-    arr = np.asfortranarray(np.asarray(mask, dtype=np.uint8))
+    arr = np.asarray(mask)
+    arr = arr.view(np.uint8) if arr.dtype == np.bool_ else arr.astype(np.uint8, copy=False)
+    arr = np.asfortranarray(arr)
     rle = cocomask.encode(arr)
     return {"size": [int(arr.shape[0]), int(arr.shape[1])], "counts": rle["counts"].decode("ascii")}
 
@@ -331,6 +347,18 @@ def hull_points(rle: Rle) -> npt.NDArray[np.float64]:
     full = many & (x1 - x0 > 1)
     rects.append(np.stack([x0[full] + 1, np.zeros(full.sum(), np.int64), x1[full],
                            np.full(full.sum(), h)], axis=1))
-    r = np.concatenate(rects).astype(np.float64)
-    corners = np.stack([r[:, [0, 1]], r[:, [2, 1]], r[:, [2, 3]], r[:, [0, 3]]], axis=1)
-    return corners.reshape(-1, 2)
+    r = np.concatenate(rects)
+    # A rectangle's corners lie on its two vertical edges; on each vertical line x only the
+    # highest and lowest points can be on the hull.
+    xs = np.concatenate([r[:, 0], r[:, 2]])
+    top = np.concatenate([r[:, 1], r[:, 1]])
+    bottom = np.concatenate([r[:, 3], r[:, 3]])
+    lo, hi = int(xs.min()), int(xs.max())
+    ymin = np.full(hi - lo + 1, np.iinfo(np.int64).max)
+    ymax = np.full(hi - lo + 1, -1)
+    np.minimum.at(ymin, xs - lo, top)
+    np.maximum.at(ymax, xs - lo, bottom)
+    used = np.flatnonzero(ymax >= 0)
+    x = (used + lo).astype(np.float64)
+    return np.concatenate([np.stack([x, ymin[used]], axis=1),
+                           np.stack([x, ymax[used]], axis=1)]).astype(np.float64)

@@ -360,6 +360,11 @@ def test_compressed_stats_agree_with_one_by_one_decoding() -> None:
         assert stats.get(text) == expected, text
     for text, (h, w) in sizes.items():
         assert stats[text][1] == masks.area({"size": [h, w], "counts": text.encode()})
+    # Computed in slices (bounded memory): the same statistics whatever the slice size.
+    for chars in (1, 7, 1000):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(masks, "_STATS_CHARS", chars)
+            assert masks.compressed_stats(strings) == stats
 
 
 # ------------------------------------------------------------------ converter helpers (issue 16)

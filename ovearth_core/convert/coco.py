@@ -88,7 +88,7 @@ class Instance:
     box: tuple[float, float, float, float] | None
     xywh: list[float] | None
     mask: Rle | None
-    obb: np.ndarray | None
+    obb: list[list[float]] | None  # four [x, y] vertices, JSON-ready
     crowd: bool = False
     score: float | None = None
 
@@ -114,8 +114,11 @@ def _where(kind: str, i: int, obj: dict[str, Any]) -> str:
 
 
 def read_instances(path: PathLike, images_dir: PathLike | None,
-                   show_progress: bool = False) -> CocoSet:
+                   show_progress: bool = False, masks_too: bool = True) -> CocoSet:
     """Read and validate a COCO instances file (and, with ``images_dir``, its image files).
+
+    ``masks_too=False`` leaves ``segmentation`` unread (a to-coco export's oriented boxes
+    repeat theirs as polygons).
 
     Raises:
         OVEarthInputError: every problem found, each with file, entry and id, field,
@@ -155,7 +158,8 @@ def read_instances(path: PathLike, images_dir: PathLike | None,
             continue
         if key is None:
             continue
-        inst = _instance(ann, where, path, images[key[0]], bad, need_box=True)
+        inst = _instance(ann, where, path, images[key[0]], bad, need_box=True,
+                         masks_too=masks_too)
         if inst is not None:
             inst.crowd = bool(crowd)
             pending.append((key, inst, ann))
@@ -264,19 +268,24 @@ def _image_category(obj: dict[str, Any], where: str, path: Path,
 
 
 def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad: Problems,
-              need_box: bool) -> Instance | None:
+              need_box: bool, masks_too: bool = True) -> Instance | None:
     """Validate the geometry of one annotation or result (problems added; ``None`` if bad)."""
     ok = True
     box = xywh = None
     if "bbox" in obj or need_box:
-        try:
-            box = geometry.parse_gt_box(obj.get("bbox", "<missing>"))
-            xywh = [float(v) for v in obj["bbox"]]
-        except FieldError as err:
-            bad.add(path, f"{where}.bbox", err.expected, err.found)
-            ok = False
+        value = obj.get("bbox", "<missing>")
+        box = _fast_box(value)
+        if box is not None:
+            xywh = value
+        else:
+            try:
+                box = geometry.parse_gt_box(value)
+                xywh = [float(v) for v in value]
+            except FieldError as err:
+                bad.add(path, f"{where}.bbox", err.expected, err.found)
+                ok = False
     mask = None
-    seg = obj.get("segmentation")
+    seg = obj.get("segmentation") if masks_too else None
     if seg is not None and seg != []:
         try:
             mask = _mask_of(seg, image)
@@ -286,7 +295,7 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
     obb = None
     if obj.get("oriented_bbox") is not None:
         try:
-            obb = np.array(geometry.parse_polygon(obj["oriented_bbox"]))
+            obb = [list(v) for v in geometry.parse_polygon(obj["oriented_bbox"])]
         except FieldError as err:
             bad.add(path, f"{where}.oriented_bbox", err.expected, err.found)
             ok = False
@@ -294,6 +303,25 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
         bad.add(path, f"{where}", "a bbox or a segmentation", "<neither>")
         ok = False
     return Instance(box, xywh, mask, obb) if ok else None
+
+
+_NUMBERS = (int, float)
+
+
+def _fast_box(value: object) -> tuple[float, float, float, float] | None:
+    """:func:`~ovearth_core.geometry.parse_gt_box` for the usual well-formed box (``None``
+    for anything else, which the full parser then explains)."""
+    if type(value) is not list or len(value) != 4:
+        return None
+    x, y, w, h = value
+    if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(w) in _NUMBERS
+            and type(h) in _NUMBERS):
+        return None
+    x2, y2 = x + w, y + h
+    if w > 0 and h > 0 and x < x2 < math.inf and y < y2 < math.inf and x > -math.inf \
+            and y > -math.inf:
+        return float(x), float(y), float(x2), float(y2)
+    return None
 
 
 def _mask_of(seg: object, image: CocoImage) -> Rle | None:
@@ -316,17 +344,17 @@ def _fill_obbs(instances: Sequence[Instance]) -> None:
     """Oriented box of each instance without one: its mask's minimum-area rectangle, else
     its box as a rectangle."""
     need = [inst for inst in instances if inst.obb is None and inst.mask is not None]
-    rects = geometry.min_area_rects([masks.hull_points(inst.mask) for inst in need])
+    rects = geometry.min_area_rects([masks.hull_points(inst.mask) for inst in need]).tolist()
     for inst, rect in zip(need, rects, strict=True):
         inst.obb = rect
     for inst in instances:
         if inst.obb is None and inst.box is not None:
             x1, y1, x2, y2 = inst.box
-            inst.obb = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]])
+            inst.obb = [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
 
 
-def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False
-                 ) -> dict[tuple[int, int], list[Instance]]:
+def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False,
+                 masks_too: bool = True) -> dict[tuple[int, int], list[Instance]]:
     """Read and validate a COCO results file against ``coco``: instances by (image, cat),
     in file order. A result with a mask and no box gets the mask's envelope (as
     pycocotools' ``loadRes`` does)."""
@@ -347,7 +375,8 @@ def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False
             continue
         if key is None:
             continue
-        inst = _instance(row, where, path, coco.images[key[0]], bad, need_box=False)
+        inst = _instance(row, where, path, coco.images[key[0]], bad, need_box=False,
+                         masks_too=masks_too)
         if inst is None:
             continue
         if inst.box is None:
@@ -487,11 +516,11 @@ def _add_group(bench: Benchmark, ann_id: str, image_path: str, img: CocoImage, n
     extra = {}
     if crowd:
         extra = {"ignore_bbox": [inst.xywh for inst in crowd],
-                 "ignore_oriented_bbox": [inst.obb.tolist() for inst in crowd]}  # type: ignore
+                 "ignore_oriented_bbox": [inst.obb for inst in crowd]}
     bench.add_annotation(ann_id, image_path, img.width, img.height, name,
                          masks.to_json(union) if union is not None else None,
-                         [inst.xywh for inst in targets],
-                         [inst.obb.tolist() for inst in targets], **extra)  # type: ignore
+                         [inst.xywh for inst in targets], [inst.obb for inst in targets],
+                         **extra)
 
 
 def _submission_rows(groups: dict[tuple[int, int], list[Instance]],
@@ -505,7 +534,7 @@ def _submission_rows(groups: dict[tuple[int, int], list[Instance]],
             qid, "phrase", coco.categories[key[1]],
             masks.to_json(mask) if mask is not None else None,
             [_scored(_xyxy(d), d.score) for d in found],
-            [{"polygon": d.obb.tolist(), "score": d.score} for d in found]))  # type: ignore
+            [{"polygon": d.obb, "score": d.score} for d in found]))
     dropped = sum(len(v) for k, v in groups.items() if k not in queries)
     return rows, dropped
 
@@ -613,9 +642,9 @@ def _export_targets(s: Sample, image_id: int, cat: int,
                 {"image_id": image_id, "category_id": cat, "bbox": [x1, y1, x2 - x1, y2 - y1],
                  "area": (x2 - x1) * (y2 - y1), "iscrowd": crowd})
     for polys, crowd in ((s.gt_obbs, 0), (s.gt_ignore_obbs, 1)):
-        for poly in polys:
+        for fields in _obb_fields(polys):
             files["obb"]["annotations"].append({"image_id": image_id, "category_id": cat,
-                                                "iscrowd": crowd, **_obb_fields(poly)})
+                                                "iscrowd": crowd, **fields})
     if s.gt_mask is not None:
         x, y, w, h = masks.bbox_of(s.gt_mask)  # type: ignore[misc]
         files["segm"]["annotations"].append(
@@ -628,11 +657,15 @@ def _export_targets(s: Sample, image_id: int, cat: int,
         evaluated["oriented_bbox"].append(image_id)
 
 
-def _obb_fields(poly: np.ndarray) -> dict[str, Any]:
-    x1, y1 = poly.min(axis=0).tolist()
-    x2, y2 = poly.max(axis=0).tolist()
-    return {"bbox": [x1, y1, x2 - x1, y2 - y1], "segmentation": [poly.ravel().tolist()],
-            "area": float(geometry.polygon_area(poly[None])[0]), "oriented_bbox": poly.tolist()}
+def _obb_fields(polys: np.ndarray) -> list[dict[str, Any]]:
+    """COCO fields of ``(N, 4, 2)`` oriented boxes: envelope, polygon, area, exact vertices."""
+    if len(polys) == 0:
+        return []
+    lo, hi = polys.min(axis=1), polys.max(axis=1)
+    boxes = np.concatenate([lo, hi - lo], axis=1).tolist()
+    areas = geometry.polygon_area(polys).tolist()
+    return [{"bbox": b, "segmentation": [sum(p, [])], "area": a, "oriented_bbox": p}
+            for b, a, p in zip(boxes, areas, polys.tolist(), strict=True)]
 
 
 def _export_predictions(s: Sample, image_id: int, cat: int,
@@ -644,11 +677,12 @@ def _export_predictions(s: Sample, image_id: int, cat: int,
         files["bbox"]["results"].append(
             {"image_id": image_id, "category_id": cat, "bbox": [x1, y1, x2 - x1, y2 - y1],
              "score": 1.0 if math.isnan(score) else score})
-    for poly, score in zip(s.pred_obbs, s.pred_obb_scores.tolist(), strict=True):
+    for fields, score in zip(_obb_fields(s.pred_obbs), s.pred_obb_scores.tolist(),
+                             strict=True):
         unscored += math.isnan(score)
         files["obb"]["results"].append({"image_id": image_id, "category_id": cat,
                                         "score": 1.0 if math.isnan(score) else score,
-                                        **_obb_fields(poly)})
+                                        **fields})
     if s.pred_mask is not None:
         files["segm"]["results"].append({"image_id": image_id, "category_id": cat,
                                          "segmentation": masks.to_json(s.pred_mask),
@@ -681,9 +715,11 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
                    rows if not isinstance(rows, list) else doc.get("task"))
     folder = mapping.parent
     sets = {kind: read_instances(folder / f"instances_{kind}.json",
-                                 images if kind == "bbox" else None, show_progress)
+                                 images if kind == "bbox" else None, show_progress,
+                                 masks_too=kind == "segm")
             for kind in ("bbox", "segm", "obb")}
-    results = {kind: read_results(folder / f"results_{kind}.json", sets[kind], show_progress)
+    results = {kind: read_results(folder / f"results_{kind}.json", sets[kind], show_progress,
+                                  masks_too=kind == "segm")
                for kind in ("bbox", "segm", "obb")}
     by_image = {kind: _by_image(groups) for kind, groups in
                 [(k, s.groups) for k, s in sets.items()]}
@@ -748,12 +784,12 @@ def _add_export_annotation(bench: Benchmark, ann_id: str, fields: dict[str, Any]
     extra = {}
     if any(b.crowd for b in boxes) or any(o.crowd for o in obbs):
         extra = {"ignore_bbox": [b.xywh for b in boxes if b.crowd],
-                 "ignore_oriented_bbox": [o.obb.tolist() for o in obbs if o.crowd]}  # type: ignore
+                 "ignore_oriented_bbox": [o.obb for o in obbs if o.crowd]}
     bench.add_annotation(ann_id, fields["image_path"], img.width, img.height,
                          fields["category_name"],
                          masks.to_json(union) if union is not None else None,
                          [b.xywh for b in boxes if not b.crowd],
-                         [o.obb.tolist() for o in obbs if not o.crowd], **extra)  # type: ignore
+                         [o.obb for o in obbs if not o.crowd], **extra)
 
 
 def _export_prediction_row(fields: dict[str, Any], results: Any, image_id: int,
@@ -765,8 +801,7 @@ def _export_prediction_row(fields: dict[str, Any], results: Any, image_id: int,
     return prediction_row(fields["query_id"], text_key, fields["text"],
                           masks.to_json(mask) if mask is not None else None,
                           [_scored(_xyxy(d), d.score) for d in of("bbox")],
-                          [{"polygon": d.obb.tolist(), "score": d.score}  # type: ignore
-                           for d in of("obb")])
+                          [{"polygon": d.obb, "score": d.score} for d in of("obb")])
 
 
 __all__ = ["from_coco", "from_coco_export", "read_instances", "read_results", "to_coco",

@@ -239,8 +239,9 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     for folder in results:
         detections[_submission_name(folder)] = _read_results(Path(folder), quads, sizes, bad,
                                                              show_progress)
-    boxes, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
+    arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
+    boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
                    | {d.category for found in detections.values() for d in found})
     bench = Benchmark(command)
@@ -314,14 +315,21 @@ def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
     return out
 
 
-def _envelope_xywh(poly: np.ndarray) -> list[float]:
-    x1, y1 = poly.min(axis=0).tolist()
-    x2, y2 = poly.max(axis=0).tolist()
-    return [x1, y1, x2 - x1, y2 - y1]
+@dataclass(frozen=True)
+class Boxes:
+    """The normalised oriented boxes and their COCO ``[x, y, w, h]`` envelopes, as lists."""
+
+    obb: list[list[list[float]]]
+    xywh: list[list[float]]
+
+
+def _envelopes(quads: np.ndarray) -> list[list[float]]:
+    lo, hi = quads.min(axis=1), quads.max(axis=1)
+    return np.concatenate([lo, hi - lo], axis=1).tolist()
 
 
 def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[int, int],
-                    cat: str, group: list[DotaObject], boxes: np.ndarray,
+                    cat: str, group: list[DotaObject], boxes: Boxes,
                     difficult: str) -> None:
     ignore = [o for o in group if o.difficult and difficult == "ignore"]
     targets = [o for o in group if not (o.difficult and difficult == "ignore")]
@@ -329,15 +337,15 @@ def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[
     if group and difficult == "target":
         extra["difficult"] = [int(o.difficult) for o in targets]
     if ignore:
-        extra["ignore_bbox"] = [_envelope_xywh(boxes[o.index]) for o in ignore]
-        extra["ignore_oriented_bbox"] = [boxes[o.index].tolist() for o in ignore]
+        extra["ignore_bbox"] = [boxes.xywh[o.index] for o in ignore]
+        extra["ignore_oriented_bbox"] = [boxes.obb[o.index] for o in ignore]
     bench.add_annotation(ann_id, image_path, size[0], size[1], cat, None,
-                         [_envelope_xywh(boxes[o.index]) for o in targets],
-                         [boxes[o.index].tolist() for o in targets], **extra)
+                         [boxes.xywh[o.index] for o in targets],
+                         [boxes.obb[o.index] for o in targets], **extra)
 
 
 def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
-                boxes: np.ndarray) -> tuple[dict[str, list[dict[str, Any]]], int]:
+                boxes: Boxes) -> tuple[dict[str, list[dict[str, Any]]], int]:
     per_query: dict[tuple[str, str], list[Detection]] = defaultdict(list)
     dropped = 0
     for d in found:
@@ -350,10 +358,10 @@ def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
         dets = per_query.get(key, [])
         hbb = []
         for d in dets:
-            x, y, w, h = _envelope_xywh(boxes[d.index])
+            x, y, w, h = boxes.xywh[d.index]
             hbb.append({"bbox": [x, y, x + w, y + h], "score": d.score})
         rows.append(prediction_row(qid, "phrase", phrase_of(key[1]), None, hbb,
-                                   [{"polygon": boxes[d.index].tolist(), "score": d.score}
+                                   [{"polygon": boxes.obb[d.index], "score": d.score}
                                     for d in dets]))
     return {"open_vocabulary": rows}, dropped
 

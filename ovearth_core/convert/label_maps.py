@@ -77,7 +77,7 @@ def read_classes(path: Path) -> dict[int, str]:
     return out
 
 
-def read_label_map(path: Path, bad: Problems) -> npt.NDArray[np.int64] | None:
+def read_label_map(path: Path, bad: Problems) -> npt.NDArray[Any] | None:
     """The ``(height, width)`` class indices of a single-band label image, or ``None``."""
     try:
         with Image.open(path) as img:
@@ -85,7 +85,8 @@ def read_label_map(path: Path, bad: Problems) -> npt.NDArray[np.int64] | None:
                 bad.add(path, "(image mode)", "a single-band class-index image (L, P, I;16, I)",
                         f"<mode {img.mode}>")
                 return None
-            return np.asarray(img).astype(np.int64)
+            labels = np.asarray(img)
+            return labels.astype(np.int64) if labels.dtype.kind not in "ui" else labels
     except (OSError, Image.DecompressionBombError) as err:
         bad.add(path, "(file)", "a readable label image", f"<{err}>")
         return None
@@ -109,7 +110,7 @@ def _label_files(folder: Path, bad: Problems, role: str) -> dict[str, Path]:
 
 def _check_values(labels: npt.NDArray[np.int64], path: Path, classes: dict[int, str],
                   ignore: int | None, bad: Problems) -> bool:
-    values, counts = np.unique(labels, return_counts=True)
+    values, counts = _value_counts(labels)
     allowed = set(classes) | ({ignore} if ignore is not None else set())
     wrong = [(int(v), int(c)) for v, c in zip(values, counts, strict=True) if int(v) not in allowed]
     if wrong:
@@ -225,9 +226,17 @@ def _prediction(path: Path | None, expected: Path, gt: npt.NDArray[np.int64],
     return pred
 
 
-def _class_masks(labels: npt.NDArray[np.int64], vocab: dict[int, str]
-                 ) -> dict[int, dict[str, Any]]:
+def _value_counts(labels: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """Distinct label values and their pixel counts (a bincount for small label values)."""
+    if labels.dtype.kind == "u" and labels.dtype.itemsize <= 2:
+        counts = np.bincount(labels.ravel())
+        values = np.flatnonzero(counts)
+        return values, counts[values]
+    return np.unique(labels, return_counts=True)
+
+
+def _class_masks(labels: npt.NDArray[Any], vocab: dict[int, str]) -> dict[int, dict[str, Any]]:
     """The JSON RLE of each class present in ``labels``."""
-    fortran = np.asfortranarray(labels)
-    present = set(np.unique(labels).tolist())
+    fortran = np.asfortranarray(labels)  # once: RLE runs down the columns
+    present = set(_value_counts(labels)[0].tolist())
     return {k: masks.encode(fortran == k) for k in vocab if k in present}
