@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from convert_helpers import DATA, DEMO, run_cli
+from convert_helpers import DATA, DEMO, ROOT, run_cli
 from PIL import Image
 
 from ovearth_core.convert import __main__ as cli
@@ -366,3 +368,23 @@ def test_progress_lines_appear_on_slow_inputs_only(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(common.time, "monotonic", lambda: 0.0)
     assert list(common.progress(range(20), "reading", True, stream=quiet)) == list(range(20))
     assert quiet.getvalue() == ""
+
+
+def test_a_converted_folder_is_a_benchmark_folder(tmp_path: Path) -> None:
+    """Tools that take a benchmark folder (here the leaderboard) read a converted one."""
+    results = tmp_path / "results"
+    for name in ("model_a", "model_b"):
+        shutil.copytree(DATA / "dota" / "results" / "model_a", results / name)
+    (results / "model_b" / "Task1_ship.txt").write_text("P0001 0.7 70 50 90 50 90 60 70 60\n")
+    out = tmp_path / "bench"
+    assert cli.main(["from-dota", "--labels", str(DATA / "dota" / "labelTxt"), "--images",
+                     str(DATA / "dota" / "images"), "--results", str(results / "model_a"),
+                     "--results", str(results / "model_b"), "--out", str(out), "--quiet"]) == 0
+    proc = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(out), "--task",
+                           "vocabulary", "--modalities", "bbox", "--subsets", "5"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    board = json.loads(proc.stdout)["vocabulary"]
+    assert board["models"] == ["model_a", "model_b"]
+    # model_b drops the P0002 ship false positive: F1 6/7 against 0.75.
+    assert board["metrics"]["bbox_micro_f1"] == pytest.approx([0.75, 6 / 7])

@@ -45,7 +45,6 @@ import numpy as np
 import orjson
 
 from .. import geometry, masks
-from ..errors import OVEarthInputError
 from ..io import load_samples
 from ..masks import FieldError, Rle
 from ..types import MODALITIES, TASK_KEYS, Sample
@@ -108,9 +107,11 @@ def _is_int(value: object) -> bool:
 
 
 def _where(kind: str, i: int, obj: dict[str, Any]) -> str:
+    """``annotations[3] (id 17)``: the entry's position and, when it has one, its id."""
     ident = obj.get("id")
-    return f"{kind}[{i}] (id {ident})" if _is_int(ident) or isinstance(ident, str) else \
-        f"{kind}[{i}]"
+    if _is_int(ident) or isinstance(ident, str):
+        return f"{kind}[{i}] (id {ident})"
+    return f"{kind}[{i}]"
 
 
 def read_instances(path: PathLike, images_dir: PathLike | None,
@@ -804,5 +805,4 @@ def _export_prediction_row(fields: dict[str, Any], results: Any, image_id: int,
                           [{"polygon": d.obb, "score": d.score} for d in of("obb")])
 
 
-__all__ = ["from_coco", "from_coco_export", "read_instances", "read_results", "to_coco",
-           "OVEarthInputError"]
+__all__ = ["from_coco", "from_coco_export", "read_instances", "read_results", "to_coco"]

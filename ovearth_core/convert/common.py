@@ -111,6 +111,9 @@ def relative_path(name: object) -> str | None:
 def image_size(path: Path) -> tuple[int, int]:
     """``(width, height)`` from an image file's header (no pixels decoded).
 
+    Pillow's decompression-bomb limit is lifted while the header is read (it is process-wide:
+    do not read images in other threads meanwhile).
+
     Raises:
         OSError: when the file is missing or not an image Pillow can read.
     """
@@ -347,10 +350,8 @@ def progress(items: Iterable[Any], label: str, enabled: bool, total: int | None 
     for done, item in enumerate(items, start=1):
         yield item
         now = time.monotonic()
-        if now - start < PROGRESS_AFTER and done < total:
+        if now - start < PROGRESS_AFTER:
             continue
-        if now - start < PROGRESS_AFTER and shown < 0:
-            break  # finished before the delay: say nothing
         tenth = 10 * done // total
         if tty and (now - last >= 0.1 or done == total):
             last = now

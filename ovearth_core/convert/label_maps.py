@@ -149,12 +149,12 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
     bad = Problems()
     gt_files = _label_files(Path(gt), bad, "--gt")
     by_stem = images_by_stem(Path(images), bad)
-    pred_dirs = {}
+    pred_dirs: dict[str, tuple[Path, dict[str, Path]]] = {}
     for folder in map(Path, predictions):
         name = folder.resolve().name
         if name in pred_dirs or relative_path(f"{name}.json") is None:
             raise fail("(options)", "--pred", "folders with distinct names", name)
-        pred_dirs[name] = _label_files(folder, bad, "--pred")
+        pred_dirs[name] = folder, _label_files(folder, bad, "--pred")
     bad.raise_if_any()
     bench = Benchmark(command)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in pred_dirs}
@@ -185,9 +185,9 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
             bench.add_annotation(ann_id, image_path, size[0], size[1], name, rle)
             bench.add_query("open_vocabulary", qid, ann_id, phrase_of(name),
                             negative=rle is None)
-        for sub, files in pred_dirs.items():
-            pred = _prediction(files.get(stem), Path(predictions[list(pred_dirs).index(sub)])
-                               / path.name, labels, names, ignore_index, bad)
+        for sub, (folder, files) in pred_dirs.items():
+            pred = _prediction(files.get(stem), folder / path.name, labels, names,
+                               ignore_index, bad)
             if pred is None:
                 continue
             pred_masks = _class_masks(pred, vocab)
