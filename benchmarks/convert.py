@@ -63,7 +63,7 @@ def _split(total: int, parts: int, rng: np.random.Generator) -> np.ndarray:
     """``parts`` non-negative counts summing to ``total``, heavy-tailed like real scenes."""
     weights = rng.lognormal(0, 1.2, parts)
     counts = np.floor(weights / weights.sum() * total).astype(int)
-    counts[rng.choice(parts, total - counts.sum(), replace=True)] += 1
+    np.add.at(counts, rng.choice(parts, total - counts.sum(), replace=True), 1)
     return counts
 
 
@@ -176,7 +176,7 @@ def make_rsvg(root: Path, images: int, expressions: int, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     for sub in ("Annotations", "JPEGImages"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    counts = np.maximum(_split(expressions - images, images, rng), 0) + 1
+    counts = _split(expressions - images, images, rng) + 1
     preds = []
     names = ["vehicle", "ship", "storagetank", "bridge", "airplane", "harbor", "windmill"]
     for i, n in enumerate(counts.tolist()):

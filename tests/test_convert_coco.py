@@ -93,7 +93,8 @@ def test_sample_ships_crowd_is_an_ignore_region_whose_pixels_stay_in_the_mask(
     mask = masks.decode(masks.parse_rle(ship["segmentation"])[0])
     assert int(mask.sum()) == 60 + 48 - 16 + 96
     assert mask[18:26, 20:32].all() and mask[4:10, 4:14].all()
-    # Oriented boxes: minimum-area rectangles of the rasterised polygons (axis-aligned here).
+    # Oriented boxes: minimum-area rectangles of the polygons (axis-aligned here) and of the
+    # crowd's RLE pixels.
     assert [sorted(map(tuple, o)) for o in ship["oriented_bbox"]] == [
         [(4, 4), (4, 10), (14, 4), (14, 10)], [(10, 6), (10, 12), (18, 6), (18, 12)]]
     assert sorted(map(tuple, ship["ignore_oriented_bbox"][0])) == [
@@ -139,6 +140,18 @@ def test_sample_evaluates_as_worked_by_hand(sample_bench: Path) -> None:
     # the 0.6 box inside the crowd region is a false positive here (the spec's metrics know
     # no crowd), as is the tank's 0.1 corner box; the ship in 2 is missed.
     assert (res["bbox"]["tp"], res["bbox"]["fp"], res["bbox"]["fn"]) == (4, 2, 1)
+
+
+def test_obb_of_a_polygon_is_the_rectangle_of_its_vertices(tmp_path: Path) -> None:
+    doc = _doc(SAMPLE / "instances.json")
+    rotated = [[10.5, 2.0], [18.5, 8.0], [14.0, 14.0], [6.0, 8.0]]  # a rectangle, 10 x 7.5
+    doc["annotations"][0]["segmentation"] = [sum(rotated, [])]
+    doc["annotations"][0]["bbox"] = [6.0, 2.0, 12.5, 12.0]
+    (tmp_path / "i.json").write_text(json.dumps(doc))
+    from_coco(tmp_path / "i.json", SAMPLE / "images", tmp_path / "b", negatives=0)
+    ship = {a["id"]: a for a in _doc(tmp_path / "b" / "ground_truth.json")["annotations"]}["1_2"]
+    got = sorted(map(tuple, np.round(ship["oriented_bbox"][0], 9)))
+    assert got == sorted(map(tuple, rotated))
 
 
 @pytest.mark.parametrize(("negatives", "expected"), [

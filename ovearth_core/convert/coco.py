@@ -13,7 +13,8 @@ string). Results are a list of ``{"image_id", "category_id", "score"}`` with a `
 From COCO, every (image, category present) is a positive open-vocabulary query whose phrase is
 the category name; its annotation holds the boxes of the category's non-crowd instances, the
 union of all its instance masks as the mask, and one oriented box per instance (the given
-``oriented_bbox``, else the minimum-area rectangle of the instance mask, else the box itself).
+``oriented_bbox``, else the minimum-area rectangle of the instance's polygons or of its RLE
+mask's pixels, else the box itself).
 Crowd instances (``iscrowd: 1``) are what COCOeval makes of them: not targets, but *ignore
 regions* (``ignore_bbox`` / ``ignore_oriented_bbox``), so the COCO-style AP ignores detections
 inside them as COCOeval does; their pixels stay in the mask. Absent categories become negative
@@ -90,6 +91,7 @@ class Instance:
     obb: list[list[float]] | None  # four [x, y] vertices, JSON-ready
     crowd: bool = False
     score: float | None = None
+    outline: np.ndarray | None = None  # (K, 2) vertices of polygon segmentations
 
 
 @dataclass
@@ -285,11 +287,13 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
             except FieldError as err:
                 bad.add(path, f"{where}.bbox", err.expected, err.found)
                 ok = False
-    mask = None
+    mask = outline = None
     seg = obj.get("segmentation") if masks_too else None
     if seg is not None and seg != []:
         try:
             mask = _mask_of(seg, image)
+            if isinstance(seg, list) and mask is not None:
+                outline = np.array([v for poly in seg for v in poly], dtype=np.float64)
         except FieldError as err:
             bad.add(path, f"{where}.segmentation{err.field}", err.expected, err.found)
             ok = False
@@ -303,7 +307,10 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
     if ok and box is None and mask is None:
         bad.add(path, f"{where}", "a bbox or a segmentation", "<neither>")
         ok = False
-    return Instance(box, xywh, mask, obb) if ok else None
+    if not ok:
+        return None
+    return Instance(box, xywh, mask, obb,
+                    outline=outline.reshape(-1, 2) if outline is not None else None)
 
 
 _NUMBERS = (int, float)
@@ -342,10 +349,12 @@ def _mask_of(seg: object, image: CocoImage) -> Rle | None:
 
 
 def _fill_obbs(instances: Sequence[Instance]) -> None:
-    """Oriented box of each instance without one: its mask's minimum-area rectangle, else
-    its box as a rectangle."""
+    """Oriented box of each instance without one: the minimum-area rectangle of its
+    polygons (their vertices), or of its RLE mask's pixels, else its box as a rectangle."""
     need = [inst for inst in instances if inst.obb is None and inst.mask is not None]
-    rects = geometry.min_area_rects([masks.hull_points(inst.mask) for inst in need]).tolist()
+    rects = geometry.min_area_rects([inst.outline if inst.outline is not None
+                                     else masks.hull_points(inst.mask) for inst in need]
+                                    ).tolist()
     for inst, rect in zip(need, rects, strict=True):
         inst.obb = rect
     for inst in instances:
@@ -549,7 +558,7 @@ def _coco_notes(coco: CocoSet, lvis: bool, negatives: int | str | None, seed: in
              "crowd annotations are ignore regions (ignore_bbox / ignore_oriented_bbox), their "
              "pixels part of the mask",
              "oriented boxes: the given oriented_bbox, else the minimum-area rectangle of the "
-             "instance mask, else the box itself"]
+             "instance's polygons or RLE mask, else the box itself"]
     if lvis:
         notes.append("negative queries: the images' LVIS neg_category_ids")
     elif negatives in (None, "all"):
