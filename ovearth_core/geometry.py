@@ -554,8 +554,11 @@ def min_area_rects(point_sets: list[FloatArray]) -> FloatArray:
     empty = np.array(sizes) == 0
     rects = np.full(len(point_sets), None, dtype=object)
     if not empty.all():
-        rects[~empty] = shapely.oriented_envelope(shapely.multipoints(
-            points, indices=np.repeat(np.arange(int((~empty).sum())), np.array(sizes)[~empty])))
+        # Collinear sets divide by zero inside GEOS (their rows become nan below).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rects[~empty] = shapely.oriented_envelope(shapely.multipoints(
+                points, indices=np.repeat(np.arange(int((~empty).sum())),
+                                          np.array(sizes)[~empty])))
     is_poly = shapely.get_type_id(rects) == shapely.GeometryType.POLYGON  # None gives -1
     if is_poly.any():
         rings = shapely.get_coordinates(shapely.get_exterior_ring(rects[is_poly]))
