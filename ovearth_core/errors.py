@@ -22,9 +22,12 @@ class Problem:
     expected: str
     found: str
     query_id: str | None = None
+    line: int | None = None  # 1-based, for text inputs (the converters' sources)
 
     def __str__(self) -> str:
         where = f"{self.file}"
+        if self.line is not None:
+            where += f", line {self.line}"
         if self.query_id is not None:
             where += f", query_id {self.query_id}"
         return f"{where}, field {self.field}: expected {self.expected}, found {self.found}"

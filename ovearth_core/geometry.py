@@ -370,6 +370,27 @@ def envelope(polys: FloatArray) -> FloatArray:
     return np.concatenate([polys.min(axis=1), polys.max(axis=1)], axis=1)
 
 
+def coverage_matrix(regions: FloatArray, dets: FloatArray, oriented: bool) -> FloatArray:
+    """Share of each detection's area inside each region, ``(R, P)``: COCO's crowd "IoU".
+
+    ``regions`` and ``dets`` are xyxy boxes ``(N, 4)`` or, with ``oriented``, polygons
+    ``(N, 4, 2)``. COCOeval scores a detection against a crowd region by
+    intersection / detection area; oriented boxes are intersected exactly (shapely).
+    """
+    if len(regions) == 0 or len(dets) == 0:
+        return np.zeros((len(regions), len(dets)))
+    if oriented:
+        reg, det = shapely.polygons(regions), shapely.polygons(dets)
+        inter = shapely.area(shapely.intersection(reg[:, None], det[None, :]))
+        return np.minimum(inter / shapely.area(det)[None, :], 1.0)
+    w = (np.minimum(regions[:, None, 2], dets[None, :, 2])
+         - np.maximum(regions[:, None, 0], dets[None, :, 0]))
+    h = (np.minimum(regions[:, None, 3], dets[None, :, 3])
+         - np.maximum(regions[:, None, 1], dets[None, :, 1]))
+    inter = np.clip(w, 0, None) * np.clip(h, 0, None)
+    return inter / box_area(dets)[None, :]
+
+
 def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     """Exact polygon IoU of every GT oriented box with every predicted one, ``(G, P)``.
 
@@ -512,3 +533,99 @@ def _polygons_at(polys: FloatArray, index: npt.NDArray[np.int64]) -> npt.NDArray
     """shapely polygons of ``polys[index]``, each distinct box built once."""
     unique, inverse = np.unique(index, return_inverse=True)
     return shapely.polygons(polys[unique])[inverse]
+
+
+# ------------------------------------------------------------------ conversion helpers
+
+
+def min_area_rects(point_sets: list[FloatArray]) -> FloatArray:
+    """Minimum-area rotated rectangles ``(N, 4, 2)`` of point sets (each ``(K, 2)``).
+
+    Vertices follow the rectangle's boundary (shapely's exterior ring, closing vertex
+    dropped). A set whose points are collinear has no rectangle of positive area: its row
+    is ``nan``.
+    """
+    out = np.full((len(point_sets), 4, 2), np.nan)
+    if not point_sets:
+        return out
+    sizes = [len(p) for p in point_sets]
+    points = np.concatenate([np.asarray(p, dtype=np.float64).reshape(-1, 2)
+                             for p in point_sets])
+    empty = np.array(sizes) == 0
+    rects = np.full(len(point_sets), None, dtype=object)
+    if not empty.all():
+        # Collinear sets divide by zero inside GEOS (their rows become nan below).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rects[~empty] = shapely.oriented_envelope(shapely.multipoints(
+                points, indices=np.repeat(np.arange(int((~empty).sum())),
+                                          np.array(sizes)[~empty])))
+    is_poly = shapely.get_type_id(rects) == shapely.GeometryType.POLYGON  # None gives -1
+    if is_poly.any():
+        rings = shapely.get_coordinates(shapely.get_exterior_ring(rects[is_poly]))
+        sizes = shapely.get_num_coordinates(rects[is_poly])
+        if (sizes == 5).all():
+            out[is_poly] = rings.reshape(-1, 5, 2)[:, :4]
+        else:  # GEOS may keep a collinear vertex: fall back to one at a time
+            for k, rect in zip(np.flatnonzero(is_poly), rects[is_poly], strict=True):
+                out[k] = _four_corners(rect)
+    bad = ~np.isfinite(out).all(axis=(1, 2))
+    bad[~bad] = polygon_area(out[~bad]) <= 0
+    out[bad] = np.nan
+    return out
+
+
+def _four_corners(rect: Any) -> FloatArray:
+    ring = shapely.get_coordinates(shapely.get_exterior_ring(rect))[:-1]
+    if len(ring) == 4:
+        return ring
+    simple = shapely.get_coordinates(shapely.get_exterior_ring(
+        shapely.simplify(rect, 0.0)))[:-1]
+    return simple if len(simple) == 4 else np.full((4, 2), np.nan)
+
+
+# Outcome of :func:`boundary_order` per quadrilateral.
+QUAD_KEPT, QUAD_REORDERED, QUAD_RECTIFIED, QUAD_DEGENERATE = 0, 1, 2, 3
+
+
+def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]:
+    """Make quadrilaterals ``(N, 4, 2)`` valid oriented boxes, changing as little as possible.
+
+    Returns the boxes and an outcome per box: ``QUAD_KEPT`` (already convex in boundary
+    order, unchanged), ``QUAD_REORDERED`` (self-crossing vertex order: vertices sorted by angle
+    around their centroid, clockwise on screen, the first vertex kept first),
+    ``QUAD_RECTIFIED`` (not convex in any order: its minimum-area rectangle) or
+    ``QUAD_DEGENERATE`` (no positive area; its row is ``nan``).
+    """
+    quads = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
+    out = quads.copy()
+    status = np.zeros(len(quads), dtype=np.int8)
+    _, ok, _ = _polygon_checks(quads)
+    todo = np.flatnonzero(~ok)
+    if todo.size == 0:
+        return out, status
+    sub = quads[todo]
+    centre = sub.mean(axis=1, keepdims=True)
+    angle = np.arctan2(sub[..., 1] - centre[..., 1], sub[..., 0] - centre[..., 0])
+    # Angles relative to the first vertex, so the sort keeps it first.
+    rel = np.mod(angle - angle[:, :1], 2 * np.pi)
+    order = np.argsort(rel, axis=1, kind="stable")
+    sorted_quads = np.take_along_axis(sub, order[..., None], axis=1)
+    _, sorted_ok, _ = _polygon_checks(sorted_quads)
+    out[todo[sorted_ok]] = sorted_quads[sorted_ok]
+    status[todo[sorted_ok]] = QUAD_REORDERED
+    rest = todo[~sorted_ok]
+    if rest.size:
+        rects = min_area_rects(list(quads[rest]))
+        finite = np.isfinite(rects).all(axis=(1, 2))
+        if finite.any():
+            _, rect_ok, _ = _polygon_checks(rects[finite])
+            finite[finite] = rect_ok
+        out[rest] = rects
+        status[rest] = np.where(finite, QUAD_RECTIFIED, QUAD_DEGENERATE)
+        out[rest[~finite]] = np.nan
+    return out, status
+
+
+def valid_polygons(polys: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, convex, area > 0)."""
+    return _polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2))[1]

@@ -42,6 +42,9 @@ class Annotation:
     mask: Rle | None
     boxes: np.ndarray  # (N, 4) xyxy
     obbs: np.ndarray  # (N, 4, 2)
+    # Ignore regions (COCO crowd): only the COCO-style AP reads them.
+    ignore_boxes: np.ndarray = field(default_factory=lambda: EMPTY_BOXES)  # (R, 4) xyxy
+    ignore_obbs: np.ndarray = field(default_factory=lambda: EMPTY_POLYS)  # (R, 4, 2)
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
     """Valid annotations by id, and the ids of those reported invalid."""
     stats = masks.compressed_stats(_string_counts(raw_anns))
     pending: list[tuple[int, Annotation, str]] = []
-    columns = {"bbox": ListColumn("bbox"), "oriented_bbox": ListColumn("oriented_bbox")}
+    columns = {name: ListColumn(name) for name in GT_BOX_FIELDS}
     for i, ann in enumerate(raw_anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
@@ -168,18 +171,29 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
             else:
                 found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
                 pending[-1] = (i, _INVALID, pending[-1][2])
-    boxes = _gt_arrays(columns["bbox"], geometry.parse_gt_boxes, 1, len(pending), found)
-    obbs = _gt_arrays(columns["oriented_bbox"], geometry.parse_polygons, 2, len(pending), found)
+    parsed = {name: _gt_arrays(column, _GT_PARSERS[name], stage, len(pending), found)
+              for stage, (name, column) in enumerate(columns.items(), start=1)}
     annotations: dict[str, Annotation] = {}
     broken: set[str] = set()
     for k, (i, fields, ann_id) in enumerate(pending):
-        if fields is _INVALID or boxes[k] is None or obbs[k] is None:
+        arrays = [parsed[name][k] for name in GT_BOX_FIELDS]
+        if fields is _INVALID or any(a is None for a in arrays):
             broken.add(ann_id)
         elif fields.id in annotations:
-            found.add((1, i, 3), f"annotations[{i}].id", "a unique annotation id", fields.id)
+            found.add((1, i, len(GT_BOX_FIELDS) + 1), f"annotations[{i}].id",
+                      "a unique annotation id", fields.id)
         else:
-            annotations[fields.id] = replace(fields, boxes=boxes[k], obbs=obbs[k])
+            boxes, obbs, ignore_boxes, ignore_obbs = arrays
+            annotations[fields.id] = replace(fields, boxes=boxes, obbs=obbs,
+                                             ignore_boxes=ignore_boxes, ignore_obbs=ignore_obbs)
     return annotations, broken
+
+
+# Box lists of a ground-truth annotation, in checking order; the ignore_* lists are optional.
+GT_BOX_FIELDS = ("bbox", "oriented_bbox", "ignore_bbox", "ignore_oriented_bbox")
+_GT_PARSERS = {"bbox": geometry.parse_gt_boxes, "oriented_bbox": geometry.parse_polygons,
+               "ignore_bbox": geometry.parse_gt_boxes,
+               "ignore_oriented_bbox": geometry.parse_polygons}
 
 
 def _gt_arrays(column: ListColumn, parse_batch: Any, stage: int, n: int,
@@ -528,6 +542,8 @@ def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,
         sample.gt_mask = ann.mask
         sample.gt_boxes = ann.boxes
         sample.gt_obbs = ann.obbs
+        sample.gt_ignore_boxes = ann.ignore_boxes
+        sample.gt_ignore_obbs = ann.ignore_obbs
     if pred is None:
         return sample
     if "segmentation" in modalities:

@@ -108,8 +108,22 @@ def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
     the two delta chains (odd runs, even runs from the third on) restart per string.
     """
     strings = [t for t in dict.fromkeys(strings) if t and t.isascii()]
-    if not strings:
-        return {}
+    out: dict[str, tuple[int, int]] = {}
+    # In slices of about _STATS_CHARS characters: the temporaries take some 40 bytes per
+    # character, which would be gigabytes for a land-cover benchmark's masks at once.
+    start, size = 0, 0
+    for end, text in enumerate(strings, start=1):
+        size += len(text)
+        if size >= _STATS_CHARS or end == len(strings):
+            out.update(_compressed_stats(strings[start:end]))
+            start, size = end, 0
+    return out
+
+
+_STATS_CHARS = 1 << 22
+
+
+def _compressed_stats(strings: list[str]) -> dict[str, tuple[int, int]]:
     n = len(strings)
     lens = np.fromiter(map(len, strings), dtype=np.int64, count=n)
     string_ends = np.cumsum(lens) - 1
@@ -267,7 +281,9 @@ def decode(rle: Rle) -> npt.NDArray[np.uint8]:
 
 def encode(mask: npt.ArrayLike) -> Rle:
     """Encode a 2-D 0/1 array as a JSON-ready RLE with a compressed ``str`` counts."""
-    arr = np.asfortranarray(np.asarray(mask, dtype=np.uint8))
+    arr = np.asarray(mask)
+    arr = arr.view(np.uint8) if arr.dtype == np.bool_ else arr.astype(np.uint8, copy=False)
+    arr = np.asfortranarray(arr)
     rle = cocomask.encode(arr)
     return {"size": [int(arr.shape[0]), int(arr.shape[1])], "counts": rle["counts"].decode("ascii")}
 
@@ -278,3 +294,71 @@ def bbox_of(rle: Rle | None) -> tuple[float, float, float, float] | None:
         return None
     x, y, w, h = (float(v) for v in cocomask.toBbox(rle))
     return x, y, w, h
+
+
+def to_json(rle: Rle) -> dict[str, Any]:
+    """A mask as JSON: ``{"size": [h, w], "counts": <compressed str>}``."""
+    counts = rle["counts"]
+    return {"size": [int(rle["size"][0]), int(rle["size"][1])],
+            "counts": counts.decode("ascii") if isinstance(counts, bytes) else counts}
+
+
+def from_polygons(polygons: Sequence[Sequence[float]], height: int, width: int) -> Rle | None:
+    """Rasterise COCO polygons (each ``[x1, y1, x2, y2, ...]``, at least three vertices,
+    continuous pixel coordinates) as pycocotools does: their pixel union, ``None`` when empty.
+    """
+    if not polygons:
+        return None
+    rle = cocomask.merge(cocomask.frPyObjects([list(map(float, p)) for p in polygons],
+                                             height, width))
+    return rle if area(rle) else None
+
+
+def run_lengths(rle: Rle) -> npt.NDArray[np.int64]:
+    """Run lengths of a mask (column-major, background first)."""
+    counts = rle["counts"]
+    if isinstance(counts, list):
+        return np.asarray(counts, dtype=np.int64)
+    return compressed_counts(counts.decode("ascii") if isinstance(counts, bytes) else counts)
+
+
+def hull_points(rle: Rle) -> npt.NDArray[np.float64]:
+    """Corner points ``(K, 2)`` of a mask's pixels whose convex hull is the mask's hull.
+
+    Pixel ``(x, y)`` covers ``[x, x + 1) x [y, y + 1)``. Each foreground run (column-major)
+    covers the rest of its first column, whole columns, and the start of its last column;
+    the corners of those at most three rectangles are enough, so no pixel is decoded.
+    """
+    h = int(rle["size"][0])
+    runs = run_lengths(rle)
+    ends = np.cumsum(runs)
+    start, stop = (ends - runs)[1::2], ends[1::2]  # foreground runs: [start, stop)
+    keep = stop > start
+    start, stop = start[keep], stop[keep] - 1  # first and last pixel of each run
+    x0, y0, x1, y1 = start // h, start % h, stop // h, stop % h
+    one = x0 == x1
+    # (left, top, right, bottom) of the rectangles: single-column runs; the first and last
+    # columns and the full columns between of the others.
+    rects = [np.stack([x0[one], y0[one], x0[one] + 1, y1[one] + 1], axis=1)]
+    many = ~one
+    rects.append(np.stack([x0[many], y0[many], x0[many] + 1, np.full(many.sum(), h)], axis=1))
+    rects.append(np.stack([x1[many], np.zeros(many.sum(), np.int64), x1[many] + 1,
+                           y1[many] + 1], axis=1))
+    full = many & (x1 - x0 > 1)
+    rects.append(np.stack([x0[full] + 1, np.zeros(full.sum(), np.int64), x1[full],
+                           np.full(full.sum(), h)], axis=1))
+    r = np.concatenate(rects)
+    # A rectangle's corners lie on its two vertical edges; on each vertical line x only the
+    # highest and lowest points can be on the hull.
+    xs = np.concatenate([r[:, 0], r[:, 2]])
+    top = np.concatenate([r[:, 1], r[:, 1]])
+    bottom = np.concatenate([r[:, 3], r[:, 3]])
+    lo, hi = int(xs.min()), int(xs.max())
+    ymin = np.full(hi - lo + 1, np.iinfo(np.int64).max)
+    ymax = np.full(hi - lo + 1, -1)
+    np.minimum.at(ymin, xs - lo, top)
+    np.maximum.at(ymax, xs - lo, bottom)
+    used = np.flatnonzero(ymax >= 0)
+    x = (used + lo).astype(np.float64)
+    return np.concatenate([np.stack([x, ymin[used]], axis=1),
+                           np.stack([x, ymax[used]], axis=1)]).astype(np.float64)

@@ -80,6 +80,10 @@ class Sample:
     pred_obbs: npt.NDArray[np.float64] = field(default_factory=_empty_polys)
     pred_obb_scores: npt.NDArray[np.float64] = field(default_factory=_empty_scores)
     has_prediction_row: bool = False
+    # Ignore regions of the target (COCO crowd): xyxy (R, 4) and (R, 4, 2). Only the
+    # COCO-style AP reads them; the spec's metrics see them as background.
+    gt_ignore_boxes: npt.NDArray[np.float64] = field(default_factory=_empty_boxes)
+    gt_ignore_obbs: npt.NDArray[np.float64] = field(default_factory=_empty_polys)
 
 
 class SampleList(list[Sample]):

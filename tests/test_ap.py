@@ -124,10 +124,11 @@ def _cocoeval_ap(samples: list[Sample], include_negatives: bool) -> np.ndarray:
         if s.negative and not include_negatives:
             continue
         images.append({"id": i})
-        for b in s.gt_boxes:
-            w, h = b[2] - b[0], b[3] - b[1]
-            anns.append({"id": len(anns) + 1, "image_id": i, "category_id": 1,
-                         "bbox": [b[0], b[1], w, h], "area": w * h, "iscrowd": 0})
+        for boxes, crowd in ((s.gt_boxes, 0), (s.gt_ignore_boxes, 1)):
+            for b in boxes:
+                w, h = b[2] - b[0], b[3] - b[1]
+                anns.append({"id": len(anns) + 1, "image_id": i, "category_id": 1,
+                             "bbox": [b[0], b[1], w, h], "area": w * h, "iscrowd": crowd})
         for b, sc in zip(s.pred_boxes, s.pred_box_scores, strict=True):
             dets.append({"image_id": i, "category_id": 1, "score": float(sc),
                          "bbox": [b[0], b[1], b[2] - b[0], b[3] - b[1]]})
@@ -151,6 +152,61 @@ def test_coco_style_ap_equals_cocoeval(seed: int, include_negatives: bool) -> No
     ref = _cocoeval_ap(samples, include_negatives)
     assert list(ours["ap_by_iou"].values()) == pytest.approx(ref.tolist(), abs=1e-9)
     assert ours["ap@[0.5:0.95]"] == pytest.approx(float(ref.mean()), abs=1e-9)
+
+
+def _with_ignore_regions(samples: list[Sample], seed: int) -> list[Sample]:
+    """Add crowd regions to some positive queries, and detections inside (and half inside)
+    them, including queries whose only ground truth is a crowd region."""
+    rng = np.random.default_rng(seed + 100)
+    for k, s in enumerate(samples):
+        if s.negative or rng.random() < 0.4:
+            continue
+        x, y = rng.uniform(0, 60, 2)
+        region = np.array([[x, y, x + rng.uniform(15, 30), y + rng.uniform(15, 30)]])
+        s.gt_ignore_boxes = region
+        if k % 4 == 0:
+            s.gt_boxes = s.gt_boxes[:0]
+        w, h = region[0, 2] - x, region[0, 3] - y
+        inside = [[x + a * w, y + b * h, x + a * w + w / 3, y + b * h + h / 3]
+                  for a, b in rng.uniform(0, 0.6, (3, 2))]
+        half = [[x - w / 4, y, x + w / 4, y + h / 4]]  # coverage 0.5
+        s.pred_boxes = np.concatenate([s.pred_boxes.reshape(-1, 4), inside, half])
+        s.pred_box_scores = np.concatenate([s.pred_box_scores, rng.random(4).round(3)])
+    return samples
+
+
+@pytest.mark.parametrize("include_negatives", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_coco_style_ap_with_ignore_regions_equals_cocoeval_with_crowd(
+        seed: int, include_negatives: bool) -> None:
+    samples = _with_ignore_regions(_random_samples(seed), seed)
+    assert any(len(s.gt_ignore_boxes) and not len(s.gt_boxes) for s in samples)
+    ours = coco_average_precision(samples, "bbox", include_negatives)
+    ref = _cocoeval_ap(samples, include_negatives)
+    assert list(ours["ap_by_iou"].values()) == pytest.approx(ref.tolist(), abs=1e-9)
+
+
+def test_ignore_regions_hand_worked() -> None:
+    """One target A and a crowd region C. Ranked: 0.9 on A (TP), 0.8 inside C (ignored),
+    0.7 half inside C (ignored at IoU 0.5, a false positive above), 0.6 on A again (A is
+    taken: a false positive, not ignored as it lies outside C)."""
+    s = sample("q", [[0, 0, 10, 10]], [[0, 0, 10, 10], [22, 2, 28, 8], [15, 0, 25, 10],
+                                       [0, 0, 10, 10]], [0.9, 0.8, 0.7, 0.6])
+    s.gt_ignore_boxes = np.array([[20.0, 0.0, 40.0, 20.0]])
+    by_iou = coco_average_precision([s], "bbox")["ap_by_iou"]
+    # One GT found first: precision 1 at every recall level, whatever follows.
+    assert set(by_iou.values()) == {1.0}
+    voc = voc_average_precision([s], "bbox", 0.5)  # VOC sees the region as background
+    assert (voc["num_tp"], voc["num_detections"]) == (1, 4)
+    # A crowd-only query has no target: alone, AP is undefined (COCOeval: -1); beside the
+    # first one, its detections outside the region are false positives.
+    crowd = sample("r", [], [[22, 2, 28, 8], [50, 50, 60, 60]], [0.95, 0.85])
+    crowd.gt_ignore_boxes = s.gt_ignore_boxes
+    assert math.isnan(coco_average_precision([crowd], "bbox")["ap@[0.5:0.95]"])
+    # Ranked 0.95 ignored, 0.9 TP, 0.85 FP, ...: precision 1 at recall 1 still.
+    assert set(coco_average_precision([s, crowd], "bbox")["ap_by_iou"].values()) == {1.0}
+    crowd.pred_box_scores = np.array([0.95, 0.99])  # the FP now ranks first: precision 1/2
+    assert set(coco_average_precision([s, crowd], "bbox")["ap_by_iou"].values()) == {0.5}
 
 
 def test_hard_negatives_only_add_false_positives() -> None:

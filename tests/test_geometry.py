@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import refs
+import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -410,3 +411,79 @@ def test_parse_gt_box(value: list[float], ok: bool) -> None:
     else:
         with pytest.raises(FieldError):
             geometry.parse_gt_box(value)
+
+
+# ------------------------------------------------------------------ converter helpers (issue 16)
+
+
+def test_min_area_rects_of_point_sets() -> None:
+    square = np.array([[0, 0], [2, 0], [2, 2], [0, 2], [1, 1]], float)
+    diamond = np.array([[5, 0], [10, 5], [5, 10], [0, 5]], float)
+    line = np.array([[0, 0], [1, 1], [2, 2]], float)
+    rects = geometry.min_area_rects([square, diamond, line, np.zeros((0, 2))])
+    assert geometry.polygon_area(rects[:2]).tolist() == pytest.approx([4.0, 50.0])
+    assert geometry.valid_polygons(rects[:2]).all()
+    assert np.isnan(rects[2:]).all()  # collinear and empty point sets have no rectangle
+    assert geometry.min_area_rects([]).shape == (0, 4, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-50, 50), st.floats(-50, 50)), min_size=3, max_size=12))
+def test_min_area_rect_covers_its_points_with_the_least_area_of_its_hull_edges(
+        points: list[tuple[float, float]]) -> None:
+    pts = np.array(points)
+    (rect,) = geometry.min_area_rects([pts])
+    hull = shapely.convex_hull(shapely.multipoints(pts))
+    if hull.area < 1e-6:
+        return
+    poly = shapely.Polygon(rect)
+    assert poly.buffer(1e-6 * (1 + np.abs(pts).max())).covers(hull)
+    # The minimum-area rectangle has a side on a hull edge: check every edge's rectangle.
+    ring = np.array(hull.exterior.coords)
+    best = math.inf
+    for a, b in zip(ring[:-1], ring[1:], strict=True):
+        if np.linalg.norm(b - a) == 0:
+            continue
+        d = (b - a) / np.linalg.norm(b - a)
+        n = np.array([-d[1], d[0]])
+        u, v = pts @ d, pts @ n
+        best = min(best, (u.max() - u.min()) * (v.max() - v.min()))
+    assert poly.area == pytest.approx(best, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize(("quad", "status", "expected"), [
+    ([[0, 0], [4, 0], [4, 2], [0, 2]], geometry.QUAD_KEPT, [[0, 0], [4, 0], [4, 2], [0, 2]]),
+    ([[0, 0], [0, 2], [4, 2], [4, 0]], geometry.QUAD_KEPT, [[0, 0], [0, 2], [4, 2], [4, 0]]),
+    ([[0, 0], [4, 2], [4, 0], [0, 2]], geometry.QUAD_REORDERED,
+     [[0, 0], [4, 0], [4, 2], [0, 2]]),
+    ([[4, 2], [0, 0], [4, 0], [0, 2]], geometry.QUAD_REORDERED,
+     [[4, 2], [0, 2], [0, 0], [4, 0]]),
+    ([[0, 0], [4, 0], [1, 1], [0, 4]], geometry.QUAD_RECTIFIED, None),
+    ([[0, 0], [1, 1], [2, 2], [3, 3]], geometry.QUAD_DEGENERATE, None),
+    ([[1, 1], [1, 1], [1, 1], [1, 1]], geometry.QUAD_DEGENERATE, None),
+])
+def test_boundary_order_table(quad: list[list[float]], status: int,
+                              expected: list[list[float]] | None) -> None:
+    (box,), (found,) = geometry.boundary_order(np.array([quad], float))
+    assert found == status
+    if expected is not None:
+        assert box.tolist() == expected
+    elif status == geometry.QUAD_RECTIFIED:
+        # (1, 1) lies inside the triangle of the others: the triangle's rectangle, 4 x 4.
+        assert geometry.polygon_area(box[None])[0] == pytest.approx(16.0)
+    else:
+        assert np.isnan(box).all()
+
+
+@pytest.mark.parametrize("oriented", [False, True])
+def test_coverage_matrix_is_the_share_of_each_detection_inside_each_region(
+        oriented: bool) -> None:
+    regions = np.array([[0, 0, 10, 10], [20, 20, 30, 30]], float)
+    dets = np.array([[5, 5, 15, 15], [2, 2, 4, 4], [40, 40, 41, 41]], float)
+    if oriented:
+        to_poly = lambda b: [[b[0], b[1]], [b[2], b[1]], [b[2], b[3]], [b[0], b[3]]]  # noqa: E731
+        regions = np.array([to_poly(b) for b in regions])
+        dets = np.array([to_poly(b) for b in dets])
+    got = geometry.coverage_matrix(regions, dets, oriented)
+    assert got.ravel().tolist() == pytest.approx([0.25, 1.0, 0.0, 0.0, 0.0, 0.0])
+    assert geometry.coverage_matrix(regions[:0], dets, oriented).shape == (0, 3)

@@ -1,6 +1,7 @@
 """The package's layers (issue 12): evaluator <- analysis <- viz <- report <- app.
 
-The evaluator is the flat top of ``ovearth_core``; ``analysis`` may import it; ``viz`` both;
+The evaluator is the flat top of ``ovearth_core``; ``analysis`` and ``convert`` (the format
+converters, issue 16) may import it; ``viz`` the evaluator and analysis;
 ``report`` all three (it draws with viz); ``synth`` only itself; nothing in ``ovearth_core``
 imports the app, and the evaluator and the analyses import neither plotly nor streamlit.
 Checked on the source (every import statement, including ones inside functions) and in a
@@ -19,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
-RANK = {"analysis": 1, "synth": 1, "viz": 2, "report": 3}
+RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3}
 # Pure commands kept at their documented names; nothing imports them.
 ENTRY_SHIMS = {"ovearth_core.leaderboard"}
 

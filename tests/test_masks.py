@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import refs
+import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -359,3 +360,52 @@ def test_compressed_stats_agree_with_one_by_one_decoding() -> None:
         assert stats.get(text) == expected, text
     for text, (h, w) in sizes.items():
         assert stats[text][1] == masks.area({"size": [h, w], "counts": text.encode()})
+    # Computed in slices (bounded memory): the same statistics whatever the slice size.
+    for chars in (1, 7, 1000):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(masks, "_STATS_CHARS", chars)
+            assert masks.compressed_stats(strings) == stats
+
+
+# ------------------------------------------------------------------ converter helpers (issue 16)
+
+
+def _pixel_corners(mask: np.ndarray) -> np.ndarray:
+    """Brute force: the four corners of every foreground pixel, as ``(x, y)``."""
+    ys, xs = np.nonzero(mask)
+    return np.concatenate([np.stack([xs + dx, ys + dy], axis=1)
+                           for dx in (0, 1) for dy in (0, 1)]).astype(float)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.uint8, st.tuples(st.integers(1, 9), st.integers(1, 9)),
+              elements=st.integers(0, 1)))
+def test_hull_points_span_the_same_hull_as_every_pixel_corner(mask: np.ndarray) -> None:
+    rle = masks.parse_rle(masks.encode(mask))[0]
+    if rle is None:
+        return
+    ours = masks.hull_points(rle)
+    brute = _pixel_corners(mask)
+    assert set(map(tuple, ours)) <= set(map(tuple, brute))
+    assert shapely.equals(shapely.convex_hull(shapely.multipoints(ours)),
+                          shapely.convex_hull(shapely.multipoints(brute)))
+
+
+def test_from_polygons_matches_pycocotools_and_empty_is_none() -> None:
+    poly = [[1.0, 1.0, 7.0, 1.0, 7.0, 5.0], [0.0, 6.0, 3.0, 6.0, 3.0, 9.0]]
+    ours = masks.from_polygons(poly, 10, 8)
+    ref = cocomask.merge(cocomask.frPyObjects(poly, 10, 8))
+    assert (masks.decode(ours) == cocomask.decode(ref)).all()
+    assert masks.from_polygons([], 10, 8) is None
+    assert masks.from_polygons([[20.0, 20.0, 30.0, 20.0, 30.0, 30.0]], 10, 8) is None
+
+
+def test_to_json_and_run_lengths() -> None:
+    mask = np.zeros((3, 4), np.uint8)
+    mask[1, 1:3] = 1
+    rle = masks.parse_rle(masks.encode(mask))[0]
+    doc = masks.to_json(rle)
+    assert doc["size"] == [3, 4] and isinstance(doc["counts"], str)
+    assert masks.run_lengths(rle).tolist() == refs.runs_of(mask)
+    assert masks.run_lengths({"size": [3, 4], "counts": [4, 1, 2, 1, 4]}).tolist() == [
+        4, 1, 2, 1, 4]

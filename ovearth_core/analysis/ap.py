@@ -13,7 +13,12 @@ Matching, per query, in ranking order:
   highest IoU in its query reaches the threshold and is not yet taken; otherwise (also when
   that GT is taken) a false positive.
 * ``"coco"`` (COCOeval): a detection takes the not-yet-taken GT of highest IoU among those
-  reaching the threshold; COCO keeps the ``max_detections`` best boxes of each query.
+  reaching the threshold; COCO keeps the ``max_detections`` best boxes of each query. A
+  detection left unmatched that lies in an *ignore region* of its query (a COCO crowd region:
+  ``Sample.gt_ignore_boxes`` / ``gt_ignore_obbs``) by at least the threshold, measured as COCO
+  does (intersection / detection area), is ignored: neither true nor false positive. A positive
+  query with ignore regions but no target box still takes part, as COCOeval scores a
+  crowd-only image. VOC matching sees ignore regions as background.
 
 Interpolations of the precision/recall curve (precision made non-increasing from the right):
 
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import geometry
 from ..geometry import iou_matrices
 from ..types import IOU_THRESHOLDS, Sample
 from .sweep import BOX_MODALITIES, box_fields, score_key
@@ -61,6 +67,8 @@ class Ranked:
     box: npt.NDArray[np.int64]
     score: FloatArray
     num_gt: int
+    # (R_q, P_q) share of each predicted box inside each ignore region of query q.
+    cover: list[FloatArray] | None = None
 
     @cached_property
     def rows_by_query(self) -> list[npt.NDArray[np.int64]]:
@@ -120,13 +128,19 @@ def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
     if legacy_pixel and modality != "bbox":
         raise ValueError("legacy_pixel applies to axis-aligned boxes (modality 'bbox') only")
     chosen = [s for s in samples
-              if (include_negatives if s.negative else len(box_fields(s, modality)[0]) > 0)]
+              if (include_negatives if s.negative
+                  else len(box_fields(s, modality)[0]) + len(_ignore_regions(s, modality)) > 0)]
     pairs = [box_fields(s, modality)[:2] for s in chosen]
+    oriented = modality == "oriented_bbox"
+    cover = None
+    if any(len(_ignore_regions(s, modality)) for s in chosen):
+        cover = [geometry.coverage_matrix(_ignore_regions(s, modality), pred, oriented)
+                 for s, (_, pred) in zip(chosen, pairs, strict=True)]
     if legacy_pixel:
         ious = [legacy_box_iou_matrix(gt, pred) for gt, pred in pairs]
     else:  # exact IoU of every pair, all queries in one batch
         ious = iou_matrices([gt for gt, _ in pairs], [pred for _, pred in pairs],
-                            oriented=modality == "oriented_bbox")
+                            oriented=oriented)
     queries, boxes, scores = [], [], []
     num_gt = 0
     for q, s in enumerate(chosen):
@@ -145,7 +159,24 @@ def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
     score = np.concatenate(scores) if scores else np.zeros(0)
     order = np.argsort(-score, kind="stable")
     return Ranked(ious=ious, query=query[order], box=box[order], score=score[order],
-                  num_gt=num_gt)
+                  num_gt=num_gt, cover=cover)
+
+
+def _ignore_regions(sample: Sample, modality: str) -> FloatArray:
+    return sample.gt_ignore_obbs if modality == "oriented_bbox" else sample.gt_ignore_boxes
+
+
+def _coco_ignored(ranked: Ranked, threshold: float, tp: npt.NDArray[np.bool_]
+                  ) -> npt.NDArray[np.bool_]:
+    """Detections COCOeval ignores: unmatched, and inside an ignore region by >= threshold."""
+    ignored = np.zeros(tp.size, dtype=bool)
+    if ranked.cover is None:
+        return ignored
+    for cover, rows in zip(ranked.cover, ranked.rows_by_query, strict=True):
+        if cover.shape[0] and rows.size:
+            inside = cover[:, ranked.box[rows]].max(axis=0) >= threshold
+            ignored[rows] = inside & ~tp[rows]
+    return ignored
 
 
 def _voc_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
@@ -198,11 +229,18 @@ def pr_curve(ranked: Ranked, threshold: float, matching: str = "voc") -> PRCurve
     """Match ranked detections at ``threshold`` and accumulate precision and recall."""
     if matching not in ("voc", "coco"):
         raise ValueError(f"matching must be 'voc' or 'coco', got {matching!r}")
-    tp = _voc_tp(ranked, threshold) if matching == "voc" else _coco_tp(ranked, threshold)
+    if matching == "voc":
+        tp, score = _voc_tp(ranked, threshold), ranked.score
+    else:
+        tp = _coco_tp(ranked, threshold)
+        # Ignored detections leave the ranking (COCOeval keeps them as points that repeat
+        # the previous precision and recall, which changes no interpolated value).
+        keep = ~_coco_ignored(ranked, threshold, tp)
+        tp, score = tp[keep], ranked.score[keep]
     ctp = np.cumsum(tp)
     n = np.arange(1, tp.size + 1)
     recall = ctp / ranked.num_gt if ranked.num_gt else np.full(tp.size, np.nan)
-    return PRCurve(score=ranked.score, tp=tp, precision=ctp / n, recall=recall,
+    return PRCurve(score=score, tp=tp, precision=ctp / n, recall=recall,
                    num_gt=ranked.num_gt)
 
 

@@ -1,0 +1,168 @@
+"""``python -m ovearth_core.convert``: bring your own data (and take ours to COCO tools).
+
+Subcommands: ``from-coco``, ``from-dota``, ``from-rsvg``, ``from-label-maps`` write an OVEarth
+benchmark folder (ground_truth.json, images/, predictions/<name>.json); ``to-coco`` writes
+COCO instances and results files of one task and one submission. Bad input exits with status 2
+and lists the problems (file, line or id, field, expected, found); nothing is written then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..cli import EXIT_BAD_INPUT
+from ..errors import OVEarthInputError, Problem
+from . import coco, dota, label_maps, rsvg
+from .common import Problems, read_text_lines
+
+PROG = "python -m ovearth_core.convert"
+
+
+def _negatives(value: str) -> int | str:
+    if value == "all":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected 'all' or a non-negative integer") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("expected 'all' or a non-negative integer")
+    return n
+
+
+def _common(p: argparse.ArgumentParser, images_help: str) -> None:
+    p.add_argument("--images", required=True, help=images_help)
+    p.add_argument("--out", required=True, help="benchmark folder to write (new or empty)")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out even when it is a non-empty folder")
+    p.add_argument("--link", action="store_true",
+                   help="hard-link the images instead of copying them (copies across file "
+                   "systems)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("from-coco", help="COCO instances (+ results) to a benchmark")
+    p.add_argument("--instances", help="COCO instances JSON (ground truth)")
+    p.add_argument("--results", action="append", default=[], metavar="RES.json",
+                   help="COCO results JSON (repeatable); each becomes predictions/<stem>.json")
+    p.add_argument("--negatives", type=_negatives, default=None, metavar="N|all",
+                   help="negative queries per image: all absent categories or N sampled "
+                   "(default: LVIS neg_category_ids when present, else all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
+    p.add_argument("--mask-score-threshold", type=float, default=0.5,
+                   help="result masks scoring at least this are unioned per query (0.5)")
+    p.add_argument("--mapping", help="rebuild a to-coco export exactly from its mapping.json "
+                   "(instances and results are read beside it)")
+    _common(p, "folder the images' file_name paths are relative to")
+
+    p = sub.add_parser("from-dota", help="DOTA labelTxt (+ Task1 results) to a benchmark")
+    p.add_argument("--labels", required=True, help="folder of <image>.txt label files")
+    p.add_argument("--results", action="append", default=[], metavar="DIR",
+                   help="folder of Task1_<class>.txt files (repeatable; named after the folder)")
+    p.add_argument("--negatives", type=_negatives, default="all", metavar="N|all",
+                   help="negative queries per image (default all absent classes)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
+    p.add_argument("--classes", help="file of extra class names, one per line")
+    p.add_argument("--difficult", choices=("target", "ignore"), default="target",
+                   help="difficult objects: targets (flagged; default) or ignore regions")
+    _common(p, "folder of the images (<image>.png, any image suffix)")
+
+    p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
+    p.add_argument("--annotations", required=True, help="folder of DIOR-RSVG .xml files")
+    p.add_argument("--predictions", action="append", default=[], metavar="PRED.json",
+                   help="RSVG prediction file (repeatable): [{image, object, bbox}, ...]")
+    _common(p, "folder of the images")
+
+    p = sub.add_parser("from-label-maps", help="class-index PNGs to per-image class queries")
+    p.add_argument("--gt", required=True, help="folder of ground-truth label maps")
+    p.add_argument("--classes", required=True, help="classes file: '<index> <name>' or "
+                   "'<name>' per line")
+    p.add_argument("--pred", action="append", default=[], metavar="DIR",
+                   help="folder of predicted label maps (repeatable; named after the folder)")
+    p.add_argument("--ignore-index", type=int, default=None,
+                   help="label value of no class (e.g. 0 for LoveDA, 255 for VOC)")
+    _common(p, "folder of the images (same stems as the label maps)")
+
+    p = sub.add_parser("to-coco", help="one task and one submission as COCO files")
+    p.add_argument("--gt", required=True, help="ground_truth.json")
+    p.add_argument("--prediction", "--predictions", dest="predictions", required=True,
+                   help="prediction JSON")
+    p.add_argument("--task", default="vocabulary", choices=("vocabulary", "referring",
+                                                            "reasoning"))
+    p.add_argument("--out", required=True, help="folder to write (new or empty)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    return parser
+
+
+def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    show = not getattr(args, "quiet", True)
+    common = {"force": args.force, "command": command}
+    if args.command == "to-coco":
+        return coco.to_coco(args.gt, args.predictions, args.task, args.out, force=args.force)
+    common.update(link=args.link, show_progress=show)
+    if args.command == "from-coco":
+        if args.mapping:
+            return coco.from_coco_export(args.mapping, args.images, args.out, **common)
+        if not args.instances:
+            raise OVEarthInputError([_option_problem("--instances", "a COCO instances JSON "
+                                                     "(or --mapping)")])
+        return coco.from_coco(args.instances, args.images, args.out, args.results,
+                              args.negatives, args.seed, args.mask_score_threshold, **common)
+    if args.command == "from-dota":
+        classes: list[str] = []
+        if args.classes:
+            bad = Problems()
+            lines = read_text_lines(Path(args.classes), bad, "classes file")
+            bad.raise_if_any()
+            classes = [line.strip() for line in lines or [] if line.strip()]
+        return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
+                              args.seed, classes, args.difficult, **common)
+    if args.command == "from-rsvg":
+        return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
+                              **common)
+    return label_maps.from_label_maps(args.gt, args.classes, args.images, args.out, args.pred,
+                                      args.ignore_index, **common)
+
+
+def _option_problem(option: str, expected: str) -> Problem:
+    return Problem("(options)", option, expected, "nothing")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    command = " ".join([PROG, *map(shlex.quote, argv)])
+    try:
+        summary = _run(args, command)
+    except OVEarthInputError as err:
+        print(f"{PROG} {args.command}: invalid input\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        print(f"{PROG} {args.command}: cannot write {args.out}: {err.strerror or err}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(_summary_line(args, summary))
+    return 0
+
+
+def _summary_line(args: argparse.Namespace, summary: dict[str, Any]) -> str:
+    if args.command == "to-coco":
+        return (f"wrote {args.out}: {len(summary['queries'])} queries as COCO images "
+                f"(instances_*.json, results_*.json, mapping.json)")
+    ov = summary["open_vocabulary"]
+    return (f"wrote {args.out}: {summary['images']} images, {summary['annotations']} "
+            f"annotations, open-vocabulary {ov['positive']} positive / {ov['negative']} "
+            f"negative, referring {summary['referring']}, submissions: "
+            f"{', '.join(summary['submissions']) or 'none'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

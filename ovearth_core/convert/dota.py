@@ -1,0 +1,393 @@
+"""DOTA ``labelTxt`` annotations and Task1 results to an OVEarth benchmark (``from-dota``).
+
+DOTA format (v1.0, v1.5 and v2.0 alike; captain-whu.github.io/DOTA): one UTF-8 text file per
+image, named after it (``P0001.txt`` for ``P0001.png``), with optional header lines
+``imagesource:<text>`` and ``gsd:<number or null>`` before the objects, then one object per
+line::
+
+    x1 y1 x2 y2 x3 y3 x4 y4 category difficult
+
+four vertices in absolute pixels (clockwise as annotated, starting at the object's "head"),
+a category name without spaces and ``difficult`` 0 or 1. Task1 (oriented) results are one
+file per category, ``Task1_<category>.txt``, one detection per line::
+
+    image_name score x1 y1 x2 y2 x3 y3 x4 y4
+
+Each (image, category present) becomes a positive open-vocabulary query (phrase: the category
+with ``-`` and ``_`` as spaces); its annotation holds the objects as oriented boxes, their
+envelopes as boxes, no mask. Vertex order is normalised to what the evaluator accepts
+(:func:`~ovearth_core.geometry.boundary_order`): convex quadrilaterals are kept as given;
+self-crossing orders are re-sorted around the centroid keeping the first vertex; the rare
+concave ones become their minimum-area rectangles; zero-area ones are errors. ``difficult``
+objects are kept as targets, flagged in the annotation's ``difficult`` list (parallel to
+``bbox`` and ``oriented_bbox``), or with ``difficult="ignore"`` made ignore regions (the
+COCO-style AP then ignores detections inside them). Absent categories become negative
+queries (all, or N per image).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import geometry
+from .common import (
+    Benchmark,
+    PathLike,
+    Problems,
+    check_target,
+    fail,
+    image_size,
+    images_by_stem,
+    phrase_of,
+    prediction_row,
+    progress,
+    read_text_lines,
+    relative_path,
+    write_benchmark,
+)
+
+_HEADER = re.compile(r"^(imagesource|gsd)\s*:(.*)$", re.IGNORECASE)
+_CLASS = re.compile(r"^[^\s]+$")
+QUAD_FIELDS = "x1 y1 x2 y2 x3 y3 x4 y4"
+_NOTES = {
+    geometry.QUAD_REORDERED: "self-crossing vertex orders re-sorted",
+    geometry.QUAD_RECTIFIED: "concave quadrilaterals replaced by their minimum-area rectangles",
+}
+
+
+@dataclass
+class Quads:
+    """Quadrilaterals read from text lines, with where each came from."""
+
+    points: list[list[float]]  # 8 numbers each
+    files: list[Path]
+    lines: list[int]
+
+    def add(self, values: list[float], file: Path, line: int) -> None:
+        self.points.append(values)
+        self.files.append(file)
+        self.lines.append(line)
+
+
+@dataclass
+class DotaObject:
+    image: str
+    category: str
+    difficult: bool
+    index: int  # into the normalised quadrilaterals
+
+
+@dataclass
+class Detection:
+    image: str
+    category: str
+    score: float
+    index: int
+
+
+def _number(token: str) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
+                      ) -> list[tuple[str, bool, int]]:
+    """Objects of one ``labelTxt`` file: ``(category, difficult, quad index)`` each.
+
+    Problems (with the line number) go to ``bad``; the quadrilaterals to ``quads``.
+    """
+    out = []
+    objects_seen = False
+    for n, raw in enumerate(lines, start=1):
+        line = raw.strip().lstrip("\ufeff")
+        if not line:
+            continue
+        header = _HEADER.match(line)
+        if header and not objects_seen:
+            key, value = header.group(1).lower(), header.group(2).strip()
+            if key == "gsd" and value.lower() not in ("null", "none", "") and (
+                    _number(value) is None or _number(value) <= 0):  # type: ignore[operator]
+                bad.add(path, "gsd", "a positive number or null", value, line=n)
+            continue
+        objects_seen = True
+        tokens = line.split()
+        if len(tokens) != 10:
+            bad.add(path, "(object)", f"10 fields: {QUAD_FIELDS} category difficult",
+                    f"<{len(tokens)} fields: {line[:60]!r}>", line=n)
+            continue
+        values = [_number(t) for t in tokens[:8]]
+        wrong = [name for name, v in zip(QUAD_FIELDS.split(), values, strict=True) if v is None]
+        if wrong:
+            bad.add(path, wrong[0], "a finite number", tokens[QUAD_FIELDS.split().index(
+                wrong[0])], line=n)
+            continue
+        if _number(tokens[8]) is not None:
+            bad.add(path, "category", "a category name (not a number)", tokens[8], line=n)
+            continue
+        if tokens[9] not in ("0", "1"):
+            bad.add(path, "difficult", "0 or 1", tokens[9], line=n)
+            continue
+        out.append((tokens[8], tokens[9] == "1", len(quads.points)))
+        quads.add(values, path, n)  # type: ignore[arg-type]
+    return out
+
+
+def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
+                      ) -> list[tuple[str, float, int]]:
+    """Detections of one ``Task1_<category>.txt`` file: ``(image, score, quad index)``."""
+    out = []
+    for n, raw in enumerate(lines, start=1):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        if len(tokens) != 10:
+            bad.add(path, "(detection)", f"10 fields: image_name score {QUAD_FIELDS}",
+                    f"<{len(tokens)} fields: {raw.strip()[:60]!r}>", line=n)
+            continue
+        score = _number(tokens[1])
+        if score is None:
+            bad.add(path, "score", "a finite number", tokens[1], line=n)
+            continue
+        values = [_number(t) for t in tokens[2:]]
+        wrong = [name for name, v in zip(QUAD_FIELDS.split(), values, strict=True) if v is None]
+        if wrong:
+            bad.add(path, wrong[0], "a finite number",
+                    tokens[2 + QUAD_FIELDS.split().index(wrong[0])], line=n)
+            continue
+        out.append((tokens[0], score, len(quads.points)))
+        quads.add(values, path, n)  # type: ignore[arg-type]
+    return out
+
+
+def normalise(quads: Quads, bad: Problems) -> tuple[np.ndarray, dict[int, int]]:
+    """Valid oriented boxes ``(N, 4, 2)`` of all quadrilaterals read, and how many of each
+    outcome of :func:`~ovearth_core.geometry.boundary_order`; zero-area ones are problems."""
+    pts = np.array(quads.points, dtype=np.float64).reshape(-1, 4, 2)
+    boxes, status = geometry.boundary_order(pts)
+    for k in np.flatnonzero(status == geometry.QUAD_DEGENERATE).tolist():
+        bad.add(quads.files[k], QUAD_FIELDS, "a quadrilateral with positive area",
+                quads.points[k], line=quads.lines[k])
+    counts = {int(s): int(n) for s, n in zip(*np.unique(status, return_counts=True),
+                                             strict=True)}
+    return boxes, counts
+
+
+def from_dota(labels: PathLike, images: PathLike, out: PathLike,
+              results: Sequence[PathLike] = (), negatives: int | str = "all", seed: int = 0,
+              classes: Sequence[str] = (), difficult: str = "target", force: bool = False,
+              link: bool = False, show_progress: bool = False,
+              command: str = "ovearth_core.convert.from_dota(...)") -> dict[str, Any]:
+    """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
+
+    Args:
+        labels: the folder of ``<image>.txt`` label files (one per image).
+        images: the folder holding ``<image>.png`` (any common image suffix).
+        out: the benchmark folder to write.
+        results: folders of ``Task1_<category>.txt`` files; each becomes a submission named
+            after its folder.
+        negatives: negative queries per image: ``"all"`` absent categories or N (seeded).
+        seed: seed of the negative sampling.
+        classes: extra category names of the vocabulary (beyond those in the files).
+        difficult: ``"target"`` (kept as targets and flagged) or ``"ignore"`` (ignore regions).
+        force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+
+    Returns:
+        The counts of what was written (also in ``out/README.md``).
+    """
+    check_target(out, force)
+    if difficult not in ("target", "ignore"):
+        raise fail("(options)", "--difficult", "target or ignore", difficult)
+    negatives = _negatives(negatives)
+    labels, images = Path(labels), Path(images)
+    bad = Problems()
+    if not labels.is_dir():
+        raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
+    files = sorted(p for p in labels.iterdir() if p.suffix == ".txt")
+    if not files:
+        raise fail(labels, "--labels", "<image>.txt label files", "<none>")
+    by_stem = images_by_stem(images, bad)
+    bad.raise_if_any()
+    quads = Quads([], [], [])
+    objects: list[DotaObject] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    for path in progress(files, "reading labels", show_progress):
+        image = by_stem.get(path.stem)
+        if image is None:
+            bad.add(path, "(image)", f"an image {path.stem}.<png|jpg|tif|...> in {images}",
+                    "<missing>")
+            continue
+        try:
+            sizes[path.stem] = image_size(image)
+        except OSError as err:
+            bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
+        lines = read_text_lines(path, bad, "DOTA label file")
+        for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
+            objects.append(DotaObject(path.stem, cat, hard, k))
+    detections = {}
+    for folder in results:
+        detections[_submission_name(folder)] = _read_results(Path(folder), quads, sizes, bad,
+                                                             show_progress)
+    arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
+    bad.raise_if_any()
+    boxes = Boxes(arrays.tolist(), _envelopes(arrays))
+    vocab = sorted({o.category for o in objects} | set(classes)
+                   | {d.category for found in detections.values() for d in found})
+    bench = Benchmark(command)
+    present: dict[tuple[str, str], list[DotaObject]] = defaultdict(list)
+    for obj in objects:
+        present[(obj.image, obj.category)].append(obj)
+    queries: dict[tuple[str, str], str] = {}
+    for stem in sorted(sizes):
+        image_path = f"images/{by_stem[stem].name}"
+        bench.images[image_path] = by_stem[stem]
+        here = {c for c in vocab if (stem, c) in present}
+        absent = [c for c in vocab if c not in here]
+        if negatives != "all":
+            rng = random.Random(f"{seed}:{stem}")
+            absent = sorted(rng.sample(absent, min(int(negatives), len(absent))))
+        for cat in sorted(here | set(absent)):
+            group = present.get((stem, cat), [])
+            ann_id, qid = f"{stem}_{cat}", f"ov_{stem}_{cat}"
+            _add_annotation(bench, ann_id, image_path, sizes[stem], cat, group, boxes,
+                            difficult)
+            bench.add_query("open_vocabulary", qid, ann_id, phrase_of(cat),
+                            negative=not group)
+            queries[(stem, cat)] = qid
+    dropped = {}
+    for name, found in detections.items():
+        bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
+    bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
+    write_benchmark(bench, out, force, link, show_progress)
+    return {**bench.counts(), "vertex_order": {_label(k): v for k, v in outcome.items()},
+            "dropped_results": dropped}
+
+
+def _negatives(value: int | str) -> int | str:
+    if value == "all":
+        return value
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise fail("(options)", "--negatives", "all or a non-negative integer", value)
+    return value
+
+
+def _submission_name(folder: PathLike) -> str:
+    name = Path(folder).resolve().name
+    if relative_path(f"{name}.json") is None:
+        raise fail("(options)", "--results", "a folder whose name can name a submission", name)
+    return name
+
+
+def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
+                  bad: Problems, show: bool) -> list[Detection]:
+    if not folder.is_dir():
+        bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
+        return []
+    files = sorted(folder.glob("Task1_*.txt"))
+    if not files:
+        bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
+    out = []
+    for path in progress(files, f"reading {folder.name}", show):
+        cat = path.stem[len("Task1_"):]
+        if not cat:
+            bad.add(path, "(file name)", "Task1_<category>.txt", path.name)
+            continue
+        lines = read_text_lines(path, bad, "DOTA Task1 result file")
+        for image, score, k in parse_task1_lines(lines or [], path, quads, bad):
+            if image not in sizes:
+                bad.add(path, "image_name", "the name of an image with a label file",
+                        image, line=quads.lines[k])
+                continue
+            out.append(Detection(image, cat, score, k))
+    return out
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """The normalised oriented boxes and their COCO ``[x, y, w, h]`` envelopes, as lists."""
+
+    obb: list[list[list[float]]]
+    xywh: list[list[float]]
+
+
+def _envelopes(quads: np.ndarray) -> list[list[float]]:
+    lo, hi = quads.min(axis=1), quads.max(axis=1)
+    return np.concatenate([lo, hi - lo], axis=1).tolist()
+
+
+def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[int, int],
+                    cat: str, group: list[DotaObject], boxes: Boxes,
+                    difficult: str) -> None:
+    ignore = [o for o in group if o.difficult and difficult == "ignore"]
+    targets = [o for o in group if not (o.difficult and difficult == "ignore")]
+    extra: dict[str, Any] = {}
+    if group and difficult == "target":
+        extra["difficult"] = [int(o.difficult) for o in targets]
+    if ignore:
+        extra["ignore_bbox"] = [boxes.xywh[o.index] for o in ignore]
+        extra["ignore_oriented_bbox"] = [boxes.obb[o.index] for o in ignore]
+    bench.add_annotation(ann_id, image_path, size[0], size[1], cat, None,
+                         [boxes.xywh[o.index] for o in targets],
+                         [boxes.obb[o.index] for o in targets], **extra)
+
+
+def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
+                boxes: Boxes) -> tuple[dict[str, list[dict[str, Any]]], int]:
+    per_query: dict[tuple[str, str], list[Detection]] = defaultdict(list)
+    dropped = 0
+    for d in found:
+        if (d.image, d.category) in queries:
+            per_query[(d.image, d.category)].append(d)
+        else:
+            dropped += 1
+    rows = []
+    for key, qid in queries.items():
+        dets = per_query.get(key, [])
+        hbb = []
+        for d in dets:
+            x, y, w, h = boxes.xywh[d.index]
+            hbb.append({"bbox": [x, y, x + w, y + h], "score": d.score})
+        rows.append(prediction_row(qid, "phrase", phrase_of(key[1]), None, hbb,
+                                   [{"polygon": boxes.obb[d.index], "score": d.score}
+                                    for d in dets]))
+    return {"open_vocabulary": rows}, dropped
+
+
+def _label(outcome: int) -> str:
+    return {geometry.QUAD_KEPT: "kept", geometry.QUAD_REORDERED: "reordered",
+            geometry.QUAD_RECTIFIED: "rectified"}.get(outcome, "degenerate")
+
+
+def _notes(files: list[Path], objects: list[DotaObject], vocab: list[str],
+           outcome: dict[int, int], negatives: int | str, seed: int, difficult: str,
+           dropped: dict[str, int]) -> list[str]:
+    hard = sum(o.difficult for o in objects)
+    notes = [f"source: {len(files)} DOTA label files, {len(objects)} objects ({hard} difficult), "
+             f"{len(vocab)} categories: {', '.join(vocab)}",
+             "each (image, category present) is a positive query; boxes are the envelopes of "
+             "the oriented boxes; no masks",
+             ("difficult objects are targets like any other, flagged in the annotation's "
+              "difficult list" if difficult == "target" else
+              "difficult objects are ignore regions (ignore_bbox / ignore_oriented_bbox)"),
+             ("negative queries: every category absent from the image" if negatives == "all"
+              else f"negative queries: {negatives} absent categories per image, seed {seed}")]
+    for status, text in _NOTES.items():
+        if outcome.get(status):
+            notes.append(f"{outcome[status]} quadrilaterals: {text}")
+    for name, n in dropped.items():
+        notes.append(f"predictions/{name}.json: {n} detections on (image, category) pairs "
+                     "that are no query were left out")
+    return notes

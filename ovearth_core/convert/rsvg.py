@@ -1,0 +1,332 @@
+"""DIOR-RSVG annotations (VOC-style XML with a description per object) to referring queries.
+
+DIOR-RSVG format (Zhan et al., "RSVG: Exploring Data and Models for Visual Grounding on
+Remote Sensing Data", 2023; PASCAL VOC XML): one XML file per image::
+
+    <annotation>
+      <filename>00001.jpg</filename>
+      <size><width>800</width><height>800</height><depth>3</depth></size>
+      <object>
+        <name>vehicle</name>
+        <bndbox><xmin>10</xmin><ymin>20</ymin><xmax>40</xmax><ymax>60</ymax></bndbox>
+        <description>the gray vehicle on the left</description>
+      </object>
+      ...
+    </annotation>
+
+Each ``<object>`` becomes a referring query (its ``<description>``) with an annotation of its
+own (category ``<name>``, one box; no mask, no oriented box). Box corners are read as
+continuous coordinates (a box from ``xmin`` to ``xmax`` is ``xmax - xmin`` wide, as the
+evaluator measures; the old VOC ``+ 1`` is not applied). Query ids are
+``ref_<xml stem>_<object index>`` (0-based, in file order).
+
+A prediction file (RSVG models predict one box per expression; there is no standard file, so
+this is ours) is a JSON list of ``{"image": <xml stem>, "object": <index>, "bbox": [x1, y1,
+x2, y2]}`` with an optional ``"score"``; it becomes a referring submission.
+
+XML is parsed with expat into an ``xml.etree`` tree; documents declaring a DOCTYPE or any
+entity are refused (no entity expansion, no external resources).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.parsers import expat
+
+from .. import geometry
+from ..masks import FieldError
+from .common import (
+    Benchmark,
+    PathLike,
+    Problems,
+    check_target,
+    fail,
+    image_size,
+    images_by_stem,
+    load_json,
+    prediction_row,
+    progress,
+    relative_path,
+    write_benchmark,
+)
+
+
+class XmlRefused(ValueError):
+    """A construct we do not parse (DOCTYPE, entities)."""
+
+
+def parse_xml(data: bytes) -> tuple[ET.Element, dict[int, int]]:
+    """Parse XML without DTDs or entities: the root and each element's line (by ``id``).
+
+    Raises:
+        XmlRefused: on a DOCTYPE, an entity declaration or an external entity reference.
+        expat.ExpatError: on malformed XML (``lineno`` says where).
+    """
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+    lines: dict[int, int] = {}
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        elem = builder.start(tag, attrs)
+        lines[id(elem)] = parser.CurrentLineNumber
+
+    def refuse(what: str) -> Any:
+        def handler(*_: object) -> None:
+            raise XmlRefused(f"{what} at line {parser.CurrentLineNumber} (DTDs and entities are "
+                             "not accepted)")
+        return handler
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.StartDoctypeDeclHandler = refuse("a DOCTYPE")
+    parser.EntityDeclHandler = refuse("an entity declaration")
+    parser.ExternalEntityRefHandler = refuse("an external entity")
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.Parse(data, True)
+    return builder.close(), lines
+
+
+@dataclass
+class RsvgObject:
+    category: str
+    box: tuple[float, float, float, float]  # xyxy
+    description: str
+
+
+@dataclass
+class RsvgImage:
+    stem: str
+    image: Path
+    width: int
+    height: int
+    objects: list[RsvgObject]
+
+
+def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Problems
+                    ) -> RsvgImage | None:
+    """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
+    try:
+        data = path.read_bytes()
+        root, lines = parse_xml(data)
+    except OSError as err:
+        bad.add(path, "(file)", "a readable XML file", f"<{err.strerror or err}>")
+        return None
+    except XmlRefused as err:
+        bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
+        return None
+    except expat.ExpatError as err:
+        bad.add(path, "(document)", "well-formed XML", f"<{expat.ErrorString(err.code)}>",
+                line=err.lineno)
+        return None
+
+    def line(elem: ET.Element) -> int:
+        return lines.get(id(elem), 1)
+
+    if root.tag != "annotation":
+        bad.add(path, "<annotation>", "an <annotation> root element", f"<<{root.tag}>>",
+                line=line(root))
+        return None
+    before = len(bad)
+    image = _image_of(root, path, images, folder, bad, line)
+    size = _declared_size(root, path, bad, line)
+    objects = []
+    for k, obj in enumerate(root.findall("object")):
+        found = _object(obj, k, path, bad, line)
+        if found is not None:
+            objects.append(found)
+    if not root.findall("object"):
+        bad.add(path, "<object>", "at least one <object> with a <description>", "<none>",
+                line=line(root))
+    if image is None or len(bad) > before:
+        return None
+    try:
+        width, height = image_size(image)
+    except OSError as err:
+        bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
+        return None
+    if size is not None and size != (width, height):
+        bad.add(path, "<size>", f"the size of {image.name}: {width} x {height}",
+                f"<{size[0]} x {size[1]}>", line=line(root.find("size")))  # type: ignore
+        return None
+    return RsvgImage(path.stem, image, width, height, objects)
+
+
+def _text(elem: ET.Element | None) -> str | None:
+    if elem is None:
+        return None
+    return " ".join("".join(elem.itertext()).split())
+
+
+def _image_of(root: ET.Element, path: Path, images: dict[str, Path], folder: Path,
+              bad: Problems, line: Any) -> Path | None:
+    name = _text(root.find("filename"))
+    if name:
+        rel = relative_path(name)
+        if rel is None or not (folder / rel).is_file():
+            bad.add(path, "<filename>", f"an image file in {folder}", name,
+                    line=line(root.find("filename")))
+            return None
+        return folder / rel
+    if path.stem not in images:
+        bad.add(path, "(image)", f"an image {path.stem}.<jpg|png|...> in {folder}", "<missing>")
+        return None
+    return images[path.stem]
+
+
+def _declared_size(root: ET.Element, path: Path, bad: Problems, line: Any
+                   ) -> tuple[int, int] | None:
+    size = root.find("size")
+    if size is None:
+        return None
+    dims = []
+    for key in ("width", "height"):
+        text = _text(size.find(key))
+        if text is None or not text.isdigit() or int(text) <= 0:
+            bad.add(path, f"<size><{key}>", "a positive integer", text or "<missing>",
+                    line=line(size))
+            return None
+        dims.append(int(text))
+    return dims[0], dims[1]
+
+
+def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
+            ) -> RsvgObject | None:
+    where = f"<object> {k}"
+    name = _text(obj.find("name"))
+    description = _text(obj.find("description"))
+    box = obj.find("bndbox")
+    ok = True
+    if not name:
+        bad.add(path, f"{where} <name>", "a non-empty category name", name or "<missing>",
+                line=line(obj))
+        ok = False
+    if not description:
+        bad.add(path, f"{where} <description>", "a non-empty referring expression",
+                description or "<missing>", line=line(obj))
+        ok = False
+    if box is None:
+        bad.add(path, f"{where} <bndbox>", "<xmin> <ymin> <xmax> <ymax>", "<missing>",
+                line=line(obj))
+        return None
+    values = []
+    for key in ("xmin", "ymin", "xmax", "ymax"):
+        text = _text(box.find(key))
+        try:
+            value = float(text) if text is not None else math.nan
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            bad.add(path, f"{where} <bndbox><{key}>", "a finite number", text or "<missing>",
+                    line=line(box))
+            return None
+        values.append(value)
+    x1, y1, x2, y2 = values
+    if not (x2 > x1 and y2 > y1):
+        bad.add(path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin", values,
+                line=line(box))
+        return None
+    if not ok:
+        return None
+    return RsvgObject(name, (x1, y1, x2, y2), description)  # type: ignore[arg-type]
+
+
+def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problems
+                     ) -> dict[str, dict[str, Any]]:
+    """An RSVG prediction file: the box (and score) of each query by query id."""
+    rows = load_json(path, "RSVG prediction", list)
+    out: dict[str, dict[str, Any]] = {}
+    for i, row in enumerate(rows):
+        where = f"[{i}]"
+        if not isinstance(row, dict):
+            bad.add(path, where, "{\"image\": <xml stem>, \"object\": <index>, \"bbox\": "
+                    "[x1, y1, x2, y2]}", row)
+            continue
+        key = (row.get("image"), row.get("object"))
+        qid = known.get(key) if isinstance(key[0], str) and isinstance(key[1], int) else None
+        if qid is None:
+            bad.add(path, f"{where}.image/object", "the xml stem and 0-based object index of "
+                    "an annotated expression", [row.get("image"), row.get("object")])
+            continue
+        if qid in out:
+            bad.add(path, f"{where}.image/object", "one box per expression", list(key),
+                    query_id=qid)
+            continue
+        try:
+            box, score = geometry.parse_box(row.get("bbox", "<missing>"), "xyxy")
+        except FieldError as err:
+            bad.add(path, f"{where}.bbox{err.field}", err.expected, err.found, query_id=qid)
+            continue
+        if "score" in row:
+            try:
+                score = geometry.parse_score(row["score"])
+            except FieldError as err:
+                bad.add(path, f"{where}.score", err.expected, err.found, query_id=qid)
+                continue
+        out[qid] = {"bbox": list(box) if box else None}
+        if score is not None:
+            out[qid]["score"] = score
+    return out
+
+
+def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
+              predictions: Sequence[PathLike] = (), force: bool = False, link: bool = False,
+              show_progress: bool = False,
+              command: str = "ovearth_core.convert.from_rsvg(...)") -> dict[str, Any]:
+    """Convert DIOR-RSVG XML annotations (and prediction files) into a referring benchmark.
+
+    Args:
+        annotations: the folder of XML files (``Annotations/``).
+        images: the folder of images (``JPEGImages/``).
+        out: the benchmark folder to write.
+        predictions: RSVG prediction files; each becomes ``predictions/<file stem>.json``.
+        force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+    """
+    check_target(out, force)
+    annotations, images = Path(annotations), Path(images)
+    if not annotations.is_dir():
+        raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
+                   "<not a folder>")
+    files = sorted(annotations.glob("*.xml"))
+    if not files:
+        raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")
+    bad = Problems()
+    by_stem = images_by_stem(images, bad)
+    bad.raise_if_any()
+    parsed = [read_annotation(path, by_stem, images, bad)
+              for path in progress(files, "reading annotations", show_progress)]
+    bad.raise_if_any()
+    bench = Benchmark(command)
+    known: dict[tuple[str, int], str] = {}
+    for entry in (e for e in parsed if e is not None):  # all are: problems were raised
+        image_path = f"images/{entry.image.relative_to(images).as_posix()}"
+        bench.images[image_path] = entry.image
+        for k, obj in enumerate(entry.objects):
+            ann_id, qid = f"{entry.stem}_{k}", f"ref_{entry.stem}_{k}"
+            x1, y1, x2, y2 = obj.box
+            bench.add_annotation(ann_id, image_path, entry.width, entry.height, obj.category,
+                                 None, [[x1, y1, x2 - x1, y2 - y1]], [])
+            bench.add_query("referring", qid, ann_id, obj.description)
+            known[(entry.stem, k)] = qid
+    names = [Path(p).stem for p in predictions]
+    for path, name in zip(predictions, names, strict=True):
+        if names.count(name) > 1 or relative_path(f"{name}.json") is None:
+            raise fail("(options)", "--predictions", "files with distinct names", name)
+        boxes = read_predictions(Path(path), known, bad)
+        texts = {row["query_id"]: row["query"] for row in bench.tasks["referring"]}
+        bench.submissions[name] = {"referring": [
+            prediction_row(qid, "query", texts[qid], None,
+                           [boxes[qid]] if qid in boxes and boxes[qid]["bbox"] else [])
+            for qid in texts]}
+    bad.raise_if_any()
+    bench.notes += [f"source: {len(files)} DIOR-RSVG XML files, "
+                    f"{len(bench.tasks['referring'])} expressions",
+                    "each <object> is a referring query with its own annotation (one box, "
+                    "continuous coordinates, no +1); query ids ref_<xml stem>_<object index>"]
+    write_benchmark(bench, out, force, link, show_progress)
+    return bench.counts()
