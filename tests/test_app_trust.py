@@ -205,4 +205,5 @@ def test_user_text_is_shown_as_text_in_the_viewer(ds: Dataset) -> None:
     at.run()
     assert_ok(at)
     shown = [m.value for m in at.markdown if "CLICK" in m.value]
-    assert shown and all("](https" not in v for v in shown)
+    # Both brackets escaped: Markdown renders them as text, so no link exists.
+    assert shown and all("\\[CLICK-ME\\](https" in v for v in shown)

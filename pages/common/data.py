@@ -8,8 +8,11 @@ another query or filter never re-evaluates.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
+import os
+import shutil
 import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,7 +42,11 @@ from ovearth_core.viz.images import (
     resolve_image_path,
 )
 
-UPLOAD_DIR = Path(tempfile.gettempdir()) / "ovearth_inspector_uploads"
+# One folder per server process, removed at exit: instances never share uploads.
+UPLOAD_DIR = Path(tempfile.mkdtemp(prefix="ovearth_uploads_"))
+atexit.register(shutil.rmtree, UPLOAD_DIR, ignore_errors=True)
+UPLOAD_KEEP_SECONDS = 24 * 3600
+UPLOAD_KEEP_BYTES = 2 * 1024 ** 3
 FileKey = tuple[str, int, int]
 
 
@@ -76,17 +83,42 @@ def save_upload(name: str, data: bytes) -> Path:
     """Store uploaded bytes under their SHA-256 (same content, same path and cache key).
 
     The file keeps the uploaded name (inside a folder named by the digest) so that
-    validation reports name the file the user knows.
+    validation reports name the file the user knows. Each server process has its own
+    folder (removed when it exits); every write goes to a unique temporary file renamed
+    into place, so two sessions uploading the same file at once never see partial bytes;
+    the folder is pruned to :data:`UPLOAD_KEEP_BYTES` and :data:`UPLOAD_KEEP_SECONDS`.
     """
     digest = hashlib.sha256(data).hexdigest()
     safe = Path(name).name or "upload.json"
     target = UPLOAD_DIR / digest / safe
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
-        tmp = target.with_suffix(".part")
-        tmp.write_bytes(data)
-        tmp.replace(target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)  # atomic; a concurrent writer of the same bytes is harmless
+    prune_uploads(keep=target)
     return target
+
+
+def prune_uploads(keep: Path | None = None, now: float | None = None) -> None:
+    """Remove uploads older than the age cap, then the oldest while over the size cap."""
+    now = time.time() if now is None else now
+    files = []
+    for f in UPLOAD_DIR.glob("*/*"):
+        try:
+            st_ = f.stat()
+        except OSError:
+            continue
+        files.append((st_.st_mtime, st_.st_size, f))
+    files.sort()
+    total = sum(size for _, size, _ in files)
+    for mtime, size, f in files:
+        if f == keep:
+            continue
+        if now - mtime > UPLOAD_KEEP_SECONDS or total > UPLOAD_KEEP_BYTES:
+            f.unlink(missing_ok=True)
+            total -= size
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -44,7 +44,7 @@ def resolve_selection(task: str, ids: list[str], all_ids: set[str]) -> str | Non
     if wanted in ids:
         return wanted
     if wanted and wanted not in all_ids:
-        st.warning(f"Query `{wanted}` is not in the {state.TASK_LABELS[task]} task; "
+        st.warning(f"Query {state.code(wanted)} is not in the {state.TASK_LABELS[task]} task; "
                    "showing the first query of the list instead.")
     if not ids:
         return None

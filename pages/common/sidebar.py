@@ -170,8 +170,7 @@ def render() -> Run | None:
         with st.spinner(f"Evaluating {pred_path.name} ({state.TASK_LABELS[options.task]})…"):
             evaluation = data.evaluate(gt, pred, options)
     except Exception as err:  # a bug in the evaluator must not end the app
-        st.error(f"The evaluator failed unexpectedly ({type(err).__name__}: {err}). Other "
-                 "files, tasks or options may still work; please report this with the files.")
+        views.unexpected_error(err, "The evaluator failed unexpectedly")
         return None
     if evaluation.problems:
         views.problems_report(evaluation.problems, gt_path, pred_path)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -116,8 +117,14 @@ def confined(path: str, label: str) -> Path | None:
 
 
 def code(text: str) -> str:
-    """``text`` as a Markdown code span: a typed path must not render as emphasis or math."""
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
+    """``text`` as a Markdown code span: a typed path or an id from a file must not render as
+    emphasis, math or a link. The fence is longer than any run of backticks inside, so the
+    text cannot close it; newlines become spaces (a code span is one line)."""
+    text = str(text).replace("\n", " ").replace("\r", " ")
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or runs else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def default_dataset() -> str:

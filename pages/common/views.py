@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,25 @@ OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true ne
                  "FN": "false negatives", "hit": "hits (IoU ≥ 0.5)", "miss": "misses (IoU < 0.5)"}
 
 
-_MD_SPECIAL = "\\`*_{}[]<>()#+-.!|~$"
+# What makes Markdown act on plain text here: code, emphasis, links and images, HTML, math,
+# strike-through, tables (intraword "_" is never emphasis, so ids stay readable).
+_MD_SPECIAL = "\\`*[]<$~|"
 
 
 def md_text(text: str) -> str:
     """User-supplied text (phrases, categories, ids) shown as text in Markdown: every
     character Markdown would act on is escaped, so a phrase cannot become a link."""
     return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+
+
+def unexpected_error(err: Exception, what: str) -> None:
+    """A short message with a reference to quote, never a traceback; the traceback goes to
+    the server's log under the same reference."""
+    ref = uuid.uuid4().hex[:8]
+    state.LOG.error("unexpected error %s: %s", ref, what, exc_info=err)
+    st.error(f"{what} ({type(err).__name__}: {md_text(str(err))[:300]}). Other files, tasks "
+             f"or options may still work. Please report reference **{ref}** (the server's log "
+             "has the details) with the files.")
 
 
 def coverage_warnings(results: dict[str, Any]) -> None:
@@ -55,10 +68,11 @@ def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> 
              "Fix the file or option named below (or choose other files in the sidebar); "
              "the rest of the app keeps working."]
     for p in problems[:MAX_REPORTED]:
-        where = f"`{Path(p.file).name}`" if p.file != "(options)" else "options"
-        qid = f", query `{p.query_id}`" if p.query_id else ""
-        lines.append(f"- {where}{qid}, field `{p.field}`: expected {p.expected}; "
-                     f"found {p.found}")
+        # Everything here may come from the files: shown as text, never as Markdown.
+        where = state.code(Path(p.file).name) if p.file != "(options)" else "options"
+        qid = f", query {state.code(p.query_id)}" if p.query_id else ""
+        lines.append(f"- {where}{qid}, field {state.code(p.field)}: expected "
+                     f"{md_text(p.expected)}; found {md_text(p.found)}")
     if total > MAX_REPORTED:
         lines.append(f"- … and {total - MAX_REPORTED} more (full list below)")
     st.error("\n".join(lines))
