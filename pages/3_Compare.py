@@ -56,10 +56,10 @@ names = [Path(run.submission_name).stem, b_path.stem]
 state.sync_url(b=b_text)
 views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
                              f"({state.code(b_text)} · sha256 {data.digest(b_key)[:12]})")
-views.coverage_warnings(evaluation_b.results)
+views.coverage_warnings(evaluation_b.results, f"B ({names[1]})")
 st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
            f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_queries:,} "
-           "queries · — : not submitted (no difference or interval)")
+           "queries · None: not submitted or undefined (no difference or interval)")
 
 st.header("Key metrics")
 st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, width="stretch",

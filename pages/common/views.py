@@ -41,11 +41,12 @@ def unexpected_error(err: Exception, what: str) -> None:
              "has the details) with the files.")
 
 
-def coverage_warnings(results: dict[str, Any]) -> None:
+def coverage_warnings(results: dict[str, Any], who: str = "") -> None:
     """The evaluator's coverage warnings (missing rows, unknown task keys, modalities not
-    submitted), shown beside the numbers, as text (they quote ids from the files)."""
+    submitted), shown beside the numbers, as text (they quote ids from the files);
+    ``who`` names the submission when a page shows two."""
     for w in results.get("warnings", ()):
-        st.warning(w["message"], icon="⚠️")
+        st.warning((f"{who}: " if who else "") + md_text(w["message"]), icon="⚠️")
 
 
 def evaluated_caption(run: Any, extra: str = "") -> None:
