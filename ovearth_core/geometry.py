@@ -27,11 +27,12 @@ from .masks import FieldError
 
 FloatArray = npt.NDArray[np.float64]
 BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
-# IoU multiplies and adds coordinates (areas, their sums, cross products): within +-1e150
-# every such value (at most about 8e300) is a finite double, so no IoU overflows. Larger
+# IoU multiplies coordinates: areas and cross products two at a time, GEOS's polygon
+# intersection up to three (its overlay fails from about 5e102, the cube root of the largest
+# double). Within +-1e100 every such product is a finite double, so no IoU overflows; larger
 # coordinates are a validation problem, not a RuntimeWarning and an IoU of nan.
-MAX_COORDINATE = 1e150
-IN_RANGE = "coordinates within ±1e150 (absolute pixels; larger ones overflow box areas)"
+MAX_COORDINATE = 1e100
+IN_RANGE = "coordinates within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 _NUMBER_TYPES = {int, float}  # exact types: JSON booleans (bool) are not numbers here
 
 
@@ -78,7 +79,7 @@ def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, floa
         # x2 > a also rejects widths lost to rounding (1e20 + 1).
         if c <= 0 or d <= 0 or not (a < x2 <= MAX_COORDINATE and b < y2 <= MAX_COORDINATE):
             raise FieldError(prefix, "positive width and height, with x + width and y + height "
-                             "within ±1e150 and greater than x and y (--bbox-format xywh)",
+                             "within ±1e100 and greater than x and y (--bbox-format xywh)",
                              coords)
         return (a, b, x2, y2), score
     if c <= a or d <= b or not (math.isfinite(c - a) and math.isfinite(d - b)):
@@ -102,7 +103,7 @@ def parse_gt_box(value: object) -> tuple[float, float, float, float]:
     x2, y2 = x + w, y + h
     if w <= 0 or h <= 0 or not (x < x2 <= MAX_COORDINATE and y < y2 <= MAX_COORDINATE):
         raise FieldError("", "positive width and height, with x + width and y + height "
-                         "within ±1e150 and greater than x and y", value)
+                         "within ±1e100 and greater than x and y", value)
     return x, y, x2, y2
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 
 from .errors import Problem
@@ -24,7 +23,6 @@ EXPECTED = ("a finite JSON number (NaN, Infinity and numbers beyond the double r
             "to catch them, or leave the value out)")
 MAX_LOCATED = 1000  # problems kept (the count covers all)
 _MAX_INT_DIGITS = 309  # a longer integer literal cannot be a finite double
-_ROW = re.compile(r"^tasks\.[^.\[]+\[\d+\]$")  # a query or prediction row
 
 
 @dataclass(frozen=True)
@@ -32,6 +30,9 @@ class _Literal:
     """A number literal that is not a finite double, as written in the file."""
 
     text: str
+
+
+_WALKED = {dict, list, _Literal}  # plain numbers, strings and null are skipped
 
 
 def _constant(text: str) -> _Literal:
@@ -61,24 +62,27 @@ def locate_non_finite(data: bytes, name: str) -> tuple[list[Problem], int]:
         return [], 0
     problems: list[Problem] = []
     total = 0
-    # Depth-first in document order, without recursion (JSON may nest 1,000 deep).
-    stack: list[tuple[object, str, str | None]] = [(doc, "", None)]
+    # Depth-first in document order, without recursion (JSON may nest 1,000 deep). ``level``
+    # finds the rows: 0 the document, 1 its "tasks" object, 2 a task's list, 3 a row.
+    stack: list[tuple[object, str, str | None, int]] = [(doc, "", None, 0)]
     while stack:
-        value, where, query_id = stack.pop()
+        value, where, query_id, level = stack.pop()
         if isinstance(value, _Literal):
             total += 1
             if len(problems) < MAX_LOCATED:
                 problems.append(Problem(name, where or "(document)", EXPECTED,
                                         _found(value.text), query_id))
         elif isinstance(value, dict):
-            qid = value.get("query_id")
-            if isinstance(qid, str) and _ROW.match(where):
-                query_id = qid
+            if level == 3 and isinstance(value.get("query_id"), str):
+                query_id = value["query_id"]
             prefix = f"{where}." if where else ""
-            stack.extend((v, f"{prefix}{k}", query_id) for k, v in reversed(value.items()))
+            stack.extend((v, f"{prefix}{k}", query_id,
+                          1 if level == 0 and k == "tasks" else 2 if level == 1 else -1)
+                         for k, v in reversed(value.items()) if type(v) in _WALKED)
         elif isinstance(value, list):
-            stack.extend((v, f"{where}[{i}]", query_id)
-                         for i, v in reversed(list(enumerate(value))))
+            child = 3 if level == 2 else -1
+            stack.extend((v, f"{where}[{i}]", query_id, child)
+                         for i, v in reversed(list(enumerate(value))) if type(v) in _WALKED)
     return problems, total
 
 
