@@ -90,7 +90,7 @@ def size_text(n: int) -> str:
 
 
 def _cap_text(cap: int) -> str:
-    return f"{cap / _MB:g} MB"
+    return f"{cap / _MB:.3g} MB"
 
 
 def check_input_stat(path: PathLike, st: os.stat_result, max_bytes: int | None = None) -> None:

@@ -129,7 +129,7 @@ def test_refusal_says_what_and_where(tree: Path) -> None:
     assert refusal(root / "missing.json", [root]) == ("a readable file",
                                                        "No such file or directory")
     expected, found = refusal(root / "big.json", [root], max_bytes=1000)
-    assert expected.startswith("a file of at most 0.000953674 MB") and "2,000 bytes" in found
+    assert expected.startswith("a file of at most 0.000954 MB") and "2,000 bytes" in found
     with pytest.raises(InputRefused):
         check_input(root / "pipe.json", [root])
     with pytest.raises(OutsideDataRootError) as info:
