@@ -72,15 +72,24 @@ class _Prediction:
 def read_json(path: PathLike, role: str, max_bytes: int | None = None) -> Any:
     """Read a UTF-8 JSON document; the top level must be an object.
 
-    The file must be a regular file of at most ``max_bytes`` (default
-    :func:`~ovearth_core.files.max_input_bytes`, 200 MB); anything else (a named pipe, a
-    device, a folder, a larger file) is a problem reported without reading it or waiting
-    for it. NaN, Infinity and out-of-range numbers are located field by field
-    (:mod:`~ovearth_core.nonfinite`).
+    :func:`read_input` then :func:`parse_json`: the file must be a regular file of at
+    most ``max_bytes`` (a named pipe, a device, a folder or a larger file is a problem
+    reported without reading it or waiting for it); NaN, Infinity and out-of-range
+    numbers are located field by field (:mod:`~ovearth_core.nonfinite`).
+    """
+    return parse_json(read_input(path, role, max_bytes), str(path))
+
+
+def read_input(path: PathLike, role: str, max_bytes: int | None = None) -> bytes:
+    """The bytes of an input file (``role``: "prediction", "ground-truth"...), read with
+    :func:`~ovearth_core.files.read_bounded` (regular files of at most ``max_bytes``,
+    default :func:`~ovearth_core.files.max_input_bytes`, 200 MB; never waits).
+
+    Raises :class:`OVEarthInputError` naming the file for anything else.
     """
     name = str(path)
     try:
-        data = files.read_bounded(path, max_bytes)
+        return files.read_bounded(path, max_bytes)
     except files.InputRefused as err:
         raise OVEarthInputError([Problem(name, "(file)", f"a {role} JSON file: {err.expected}",
                                          err.found)]) from None
@@ -88,6 +97,10 @@ def read_json(path: PathLike, role: str, max_bytes: int | None = None) -> Any:
         found = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise OVEarthInputError([Problem(name, "(file)", f"a readable {role} JSON file",
                                          found or type(err).__name__)]) from None
+
+
+def parse_json(data: bytes, name: str) -> Any:
+    """Parse the bytes of file ``name`` as a UTF-8 JSON object (see :func:`read_json`)."""
     try:
         with gc_paused():
             doc = orjson.loads(data)
