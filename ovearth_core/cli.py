@@ -112,7 +112,8 @@ def emit(prog: str, data: bytes, output: str | os.PathLike[str] | None,
 
 
 def _cannot_write(prog: str, output: str | os.PathLike[str] | None, err: Exception) -> int:
-    name = "standard output" if output is None or os.fspath(output) == "-" else os.fspath(output)
+    name = "standard output" if output is None or os.fspath(output) == "-" else (
+        os.fspath(output) or "''")
     if isinstance(err, OutputRefused):
         reason = f"it is {err.found}; expected {err.expected}"
     else:

@@ -178,12 +178,18 @@ def _refuse_kind(path: str, st: os.stat_result) -> None:
                                   "device or - (standard output)", kind(mode))
 
 
+def _refuse_empty(text: str) -> None:
+    if not text:
+        raise OutputRefused(text, "a file path or - (standard output)", "an empty path")
+
+
 def check_output(path: PathLike | None, inputs: Iterable[PathLike] = ()) -> None:
     """Raise :class:`OutputRefused` now if :func:`write_output` would refuse ``path``
     (so a command can refuse before its work, not after); ``OSError`` as ``stat``."""
     if path is None or os.fspath(path) == "-":
         return
     text = os.fspath(path)
+    _refuse_empty(text)
     fd = _fd_alias(text)
     try:
         st = os.fstat(fd) if fd is not None else os.stat(text)
@@ -209,6 +215,7 @@ def write_output(path: PathLike | None, data: bytes, *, inputs: Iterable[PathLik
         sys.stdout.buffer.flush()
         return "-"
     text = os.fspath(path)
+    _refuse_empty(text)
     fd = _fd_alias(text)
     if fd is not None:
         sys.stdout.flush()
@@ -222,14 +229,14 @@ def write_output(path: PathLike | None, data: bytes, *, inputs: Iterable[PathLik
     if st is not None:
         _refuse_kind(text, st)
         _refuse_inputs(text, st, inputs)
-        if not stat.S_ISREG(st.st_mode):
-            _stream(text, data, inputs, notify)
-            return text
     target = text
     if os.path.islink(text):
         target = os.path.realpath(text)
         notify(f"note: {text} is a symbolic link; writing its target {target}")
-    _replace(target, data, st, notify)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _stream(text, data, inputs, notify)
+    else:
+        _replace(target, data, st, notify)
     return target
 
 

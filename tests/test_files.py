@@ -202,8 +202,8 @@ def test_a_terminal_through_a_symlink_is_written_to(ds: Dataset, tmp_path: Path)
     device receives the bytes, the link stays, and the note says where they went."""
     master, slave = os.openpty()
     tty.setraw(slave)
-    link = tmp_path / "terminal"
-    link.symlink_to(os.ttyname(slave))
+    link, device = tmp_path / "terminal", os.ttyname(slave)
+    link.symlink_to(device)
     received: list[bytes] = []
 
     def drain() -> None:
@@ -228,6 +228,7 @@ def test_a_terminal_through_a_symlink_is_written_to(ds: Dataset, tmp_path: Path)
     assert proc.returncode == 0, proc.stderr.decode()
     assert link.is_symlink()
     assert orjson.loads(b"".join(received))["task"] == "open_vocabulary"
+    assert f"{link} is a symbolic link; writing its target {device}" in proc.stderr.decode()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -501,3 +502,71 @@ def test_read_json_names_the_role_and_the_kind(tmp_path: Path, fifo: Path) -> No
     assert (problem.file, problem.field) == (str(fifo), "(file)")
     assert problem.expected == "a ground-truth JSON file: a regular file"
     assert problem.found == "a named pipe (FIFO)"
+
+
+# ---------------------------------------------------------------- more special cases
+
+
+def _special(tmp_path: Path, name: str) -> str:
+    """Make the output or input named ``name`` in ``tmp_path``; the path to pass."""
+    path = tmp_path / name
+    if name == "loop":
+        path.symlink_to("loop")
+    elif name == "under-a-file":
+        (tmp_path / "afile").write_text("x")
+        return str(tmp_path / "afile" / "out.json")
+    elif name == "link-to-folder":
+        path.symlink_to(tmp_path)
+    elif name == "link-into-missing-folder":
+        path.symlink_to(tmp_path / "missing" / "out.json")
+    elif name == "full-device":
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    elif name == "empty":
+        return ""
+    elif name == "trailing-slash":
+        return f"{path}/"
+    return str(path)
+
+
+@pytest.mark.parametrize(("name", "message", "root_only"), [
+    ("empty", "cannot write '': it is an empty path", False),
+    ("loop", "Too many levels of symbolic links", False),
+    ("under-a-file", "Not a directory", False),
+    ("trailing-slash", "No such file or directory", False),
+    ("link-to-folder", "it is a folder", False),
+    ("link-into-missing-folder", "No such file or directory", False),
+    ("full-device", "No space left on device", True),  # our own /dev/full
+])
+def test_more_outputs_that_cannot_be_written(ds: Dataset, tmp_path: Path, name: str,
+                                             message: str, root_only: bool) -> None:
+    if root_only and os.geteuid() != 0:
+        pytest.skip("os.mknod needs root")
+    proc = run(commands(ds, _special(tmp_path, name))["evaluator"])
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in stderr
+    assert message in stderr and "cannot write" in stderr
+
+
+@pytest.mark.parametrize(("kind", "found"), [
+    ("socket", "found a socket"), ("block device", "found a block device"),
+    ("loop", "found Too many levels of symbolic links"), ("standard input", "found a named pipe"),
+])
+def test_more_inputs_that_are_refused(ds: Dataset, tmp_path: Path, kind: str, found: str) -> None:
+    path = tmp_path / "in.json"
+    stdin = None
+    if kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+    elif kind == "block device":
+        if os.geteuid() != 0:
+            pytest.skip("os.mknod needs root")
+        os.mknod(path, stat.S_IFBLK | 0o600, UNUSED_BLOCK_DEVICE)
+    elif kind == "loop":
+        path.symlink_to("in.json")
+    else:
+        path, stdin = Path("/dev/stdin"), subprocess.PIPE  # `--predictions <(...)` is the same
+    proc = run([PY, "-m", "ovearth_core", "--gt", str(ds.gt), "--predictions", str(path),
+                "--modalities", "bbox"], timeout=60, stdin=stdin)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in stderr
+    assert f"{path}, field (file)" in stderr and found in stderr
