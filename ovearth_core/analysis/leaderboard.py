@@ -2,8 +2,10 @@
 
 Layout read by :func:`evaluate_folder`: ``<folder>/ground_truth.json`` and
 ``<folder>/predictions/<model>.json`` (one file per model, any subset of the three task
-lists). A model whose file has no row for a task is left out of that task's ranking (the
-paper ranks 49 models on vocabulary but 32 on referring).
+lists), every file checked by :func:`folder_files` before any is read (inside the folder or
+the given roots, a regular file within the input cap). A model whose file has no row for a
+task is left out of that task's ranking (the paper ranks 49 models on vocabulary but 32 on
+referring).
 
 Every ranked metric is a function of per-category additive components (e.g. summed IoU and
 query count for the macro mIoU, TP/FP/FN for micro F1, the 2x2 table for MCC). Per-model
