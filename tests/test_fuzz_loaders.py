@@ -420,7 +420,7 @@ def test_extreme_coordinates_never_warn(boxes: list[list[float]], polys: list[li
     """Coordinates up to ±1e100 (and, spoiled, one beyond, up to 1.7e308) in predictions and
     ground truth: a validation problem, or IoUs in [0, 1] computed (with the analyses)
     without any RuntimeWarning."""
-    gt_doc = ld_gt()
+    gt_doc = copy.deepcopy(ld_gt())  # its polygons are shared module constants
     if gt_box is not None:
         gt_doc["annotations"][0]["bbox"] = [_as_xywh(gt_box)]
     if gt_poly is not None:
