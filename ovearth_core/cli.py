@@ -1,19 +1,22 @@
-"""Command line: ``ovearth-eval`` / ``python -m ovearth_core`` (the spec's options, exactly)."""
+"""Command line: ``ovearth-eval`` / ``python -m ovearth_core`` (the spec's options, exactly).
+
+Every command writes its output with :func:`~ovearth_core.files.write_output` (re-exported
+here): atomic for files, streamed to pipes and devices, never over an input.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-import tempfile
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
 
 from .errors import OVEarthInputError
 from .evaluate import evaluate_samples
+from .files import OutputRefused, check_output, write_output
 from .io import load_samples
 
 EXIT_BAD_INPUT = 2
@@ -56,26 +59,6 @@ def dump_json(result: dict[str, Any]) -> bytes:
     return orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=target.parent if str(target.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600 files; give the result the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
@@ -85,18 +68,27 @@ def main(argv: list[str] | None = None) -> int:
                                bbox_format=args.bbox_format, modalities=args.modalities)
         return evaluate_samples(samples, args.iou_threshold)
 
-    return run_and_emit("ovearth-eval", compute, args.output)
+    return run_and_emit("ovearth-eval", compute, args.output, (args.gt, args.predictions))
 
 
-def run_and_emit(prog: str, compute: Callable[[], dict[str, Any]], output: str | None) -> int:
-    """Run ``compute``; bad input is a message and exit status 2, else the JSON is written."""
+def run_and_emit(prog: str, compute: Callable[[], dict[str, Any]], output: str | None,
+                 inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
+    """Run ``compute`` and write its JSON to ``output`` (stdout when ``None`` or ``-``).
+
+    An output that :func:`write_output` would refuse is refused before computing; bad
+    input is a message and exit status 2; nothing is written unless all went well.
+    """
+    inputs = list(inputs)
+    refused = output_refused(prog, output, inputs)
+    if refused:
+        return refused
     try:
         result = compute()
     except OVEarthInputError as err:
         print(f"{prog}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print_warnings(prog, result)
-    return emit(result, output)
+    return emit(prog, dump_json(result), output, inputs)
 
 
 def print_warnings(prog: str, result: dict[str, Any]) -> None:
@@ -105,18 +97,41 @@ def print_warnings(prog: str, result: dict[str, Any]) -> None:
         print(f"{prog}: warning: {w['message']}", file=sys.stderr)
 
 
-def emit(result: dict[str, Any], output: str | None) -> int:
-    """Write results to ``output`` atomically (or stdout); the exit status."""
-    data = dump_json(result)
-    if output is None:
-        sys.stdout.buffer.write(data)
-        return 0
+def output_refused(prog: str, output: str | os.PathLike[str] | None,
+                   inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
+    """0 when ``output`` may be written, else the message printed and exit status 2."""
     try:
-        write_atomic(output, data)
-    except OSError as err:
-        print(f"cannot write {output}: {err.strerror or err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        check_output(output, inputs)
+    except (OutputRefused, OSError) as err:
+        return _cannot_write(prog, output, err)
     return 0
+
+
+def emit(prog: str, data: bytes, output: str | os.PathLike[str] | None,
+         inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
+    """:func:`~ovearth_core.files.write_output`; the exit status (2 with a message when it
+    cannot)."""
+    try:
+        write_output(output, data, inputs=inputs)
+    except (OutputRefused, OSError) as err:
+        return _cannot_write(prog, output, err)
+    return 0
+
+
+def _cannot_write(prog: str, output: str | os.PathLike[str] | None, err: Exception) -> int:
+    name = "standard output" if output is None or os.fspath(output) == "-" else (
+        os.fspath(output) or "''")
+    if isinstance(err, OutputRefused):
+        reason = f"it is {err.found}; expected {err.expected}"
+    else:
+        reason = (err.strerror if isinstance(err, OSError) else None) or str(err)
+    print(f"{prog}: cannot write {name}: {reason}", file=sys.stderr)
+    if isinstance(err, BrokenPipeError) and name == "standard output":
+        # The reader left (``| head``): stop Python's exit-time flush from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BAD_INPUT
 
 
 def main_exit() -> None:

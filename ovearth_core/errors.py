@@ -36,17 +36,19 @@ class Problem:
 class OVEarthInputError(ValueError):
     """Raised for invalid ground truth, predictions or options.
 
-    ``problems`` holds every problem found (not only the ones in the message).
+    ``problems`` holds every problem found (not only the ones in the message), or the
+    first of them when ``total`` (the count found) is larger.
     """
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], total: int | None = None):
         self.problems = list(problems)
-        super().__init__(format_problems(self.problems))
+        self.total = max(len(self.problems), total or 0)
+        super().__init__(format_problems(self.problems, self.total))
 
 
-def format_problems(problems: list[Problem]) -> str:
+def format_problems(problems: list[Problem], total: int | None = None) -> str:
     """Render problems as a message: a count line, then up to MAX_REPORTED lines."""
-    total = len(problems)
+    total = max(len(problems), total or 0)
     head = f"{total} problem{'s' if total != 1 else ''} found in the input"
     if total > MAX_REPORTED:
         head += f" (showing the first {MAX_REPORTED})"

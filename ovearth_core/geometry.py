@@ -27,6 +27,12 @@ from .masks import FieldError
 
 FloatArray = npt.NDArray[np.float64]
 BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
+# IoU multiplies coordinates: areas and cross products two at a time, GEOS's polygon
+# intersection up to three (its overlay fails from about 5e102, the cube root of the largest
+# double). Within +-1e100 every such product is a finite double, so no IoU overflows; larger
+# coordinates are a validation problem, not a RuntimeWarning and an IoU of nan.
+MAX_COORDINATE = 1e100
+IN_RANGE = "coordinates within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 _NUMBER_TYPES = {int, float}  # exact types: JSON booleans (bool) are not numbers here
 
 
@@ -64,14 +70,17 @@ def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, floa
     if not set(map(type, coords)) <= _NUMBER_TYPES or not all(map(math.isfinite, coords)):
         raise FieldError(prefix, "four finite numbers", coords)
     a, b, c, d = float(coords[0]), float(coords[1]), float(coords[2]), float(coords[3])
+    if not max(abs(a), abs(b), abs(c), abs(d)) <= MAX_COORDINATE:
+        raise FieldError(prefix, f"four {IN_RANGE}", coords)
     if (a, b, c, d) == BOX_SENTINEL:
         return None, score
     if bbox_format == "xywh":
         x2, y2 = a + c, b + d
-        # x2 > a also rejects widths lost to rounding (1e20 + 1) and overflow to inf.
-        if c <= 0 or d <= 0 or not (a < x2 < math.inf and b < y2 < math.inf):
+        # x2 > a also rejects widths lost to rounding (1e20 + 1).
+        if c <= 0 or d <= 0 or not (a < x2 <= MAX_COORDINATE and b < y2 <= MAX_COORDINATE):
             raise FieldError(prefix, "positive width and height, with x + width and y + height "
-                             "finite and greater than x and y (--bbox-format xywh)", coords)
+                             "within ±1e100 and greater than x and y (--bbox-format xywh)",
+                             coords)
         return (a, b, x2, y2), score
     if c <= a or d <= b or not (math.isfinite(c - a) and math.isfinite(d - b)):
         raise FieldError(prefix, "x2 > x1 and y2 > y1, with a finite width and height "
@@ -89,10 +98,12 @@ def parse_gt_box(value: object) -> tuple[float, float, float, float]:
             or not all(_finite_number(v) for v in value)):
         raise FieldError("", "a COCO box [x, y, width, height] of four finite numbers", value)
     x, y, w, h = (float(v) for v in value)
+    if not max(abs(x), abs(y), abs(w), abs(h)) <= MAX_COORDINATE:
+        raise FieldError("", f"a COCO box [x, y, width, height] of four {IN_RANGE}", value)
     x2, y2 = x + w, y + h
-    if w <= 0 or h <= 0 or not (x < x2 < math.inf and y < y2 < math.inf):
+    if w <= 0 or h <= 0 or not (x < x2 <= MAX_COORDINATE and y < y2 <= MAX_COORDINATE):
         raise FieldError("", "positive width and height, with x + width and y + height "
-                         "finite and greater than x and y", value)
+                         "within ±1e100 and greater than x and y", value)
     return x, y, x2, y2
 
 
@@ -126,6 +137,8 @@ def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
         raise FieldError("", "vertices of two finite numbers [x, y]", value)
     # Tests run on coordinates divided by their scale, so huge values cannot overflow.
     scale = max(abs(c) for p in pts for c in p) or 1.0
+    if not scale <= MAX_COORDINATE:
+        raise FieldError("", f"vertices of two {IN_RANGE}", value)
     unit = [(x / scale, y / scale) for x, y in pts]
     tol = 1e-12
     positive = negative = False
@@ -290,12 +303,13 @@ def _box_checks(a: FloatArray, bbox_format: str
                 ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """xyxy values, validity and sentinel masks of ``(N, 4)`` predicted boxes."""
     x1, y1, c, d = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
-    finite = np.isfinite(a).all(axis=1)
+    finite = (np.abs(a) <= MAX_COORDINATE).all(axis=1)  # nan compares false
     sentinel = finite & (a == 0).all(axis=1)
     with np.errstate(over="ignore", invalid="ignore"):
         if bbox_format == "xywh":
             x2, y2 = x1 + c, y1 + d
-            ok = (c > 0) & (d > 0) & (x1 < x2) & (x2 < math.inf) & (y1 < y2) & (y2 < math.inf)
+            ok = ((c > 0) & (d > 0) & (x1 < x2) & (x2 <= MAX_COORDINATE) & (y1 < y2)
+                  & (y2 <= MAX_COORDINATE))
             values = np.stack([x1, y1, x2, y2], axis=1)
         else:
             ok = (c > x1) & (d > y1) & np.isfinite(c - x1) & np.isfinite(d - y1)
@@ -309,8 +323,8 @@ def _gt_box_checks(a: FloatArray
     x, y, w, h = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
     with np.errstate(over="ignore", invalid="ignore"):
         x2, y2 = x + w, y + h
-        ok = (np.isfinite(a).all(axis=1) & (w > 0) & (h > 0) & (x < x2) & (x2 < math.inf)
-              & (y < y2) & (y2 < math.inf))
+        ok = ((np.abs(a) <= MAX_COORDINATE).all(axis=1) & (w > 0) & (h > 0) & (x < x2)
+              & (x2 <= MAX_COORDINATE) & (y < y2) & (y2 <= MAX_COORDINATE))
     return np.stack([x, y, x2, y2], axis=1), ok, np.zeros(len(a), dtype=bool)
 
 
@@ -318,7 +332,7 @@ def _polygon_checks(a: FloatArray
                     ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Validity of ``(N, 4, 2)`` polygons: :func:`parse_polygon`'s tests, same arithmetic."""
     n = len(a)
-    finite = np.isfinite(a).all(axis=(1, 2))
+    finite = (np.abs(a) <= MAX_COORDINATE).all(axis=(1, 2))  # nan compares false
     with np.errstate(over="ignore", invalid="ignore"):
         scale = np.abs(a).max(axis=(1, 2), initial=0.0)
         scale[scale == 0] = 1.0

@@ -13,17 +13,17 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
-from . import geometry, masks
+from . import files, geometry, masks
 from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
+from .nonfinite import locate_non_finite
 from .types import EMPTY_BOXES, EMPTY_POLYS, MODALITIES, TASK_KEYS, Sample, SampleList
 
 BBOX_FORMATS = ("xyxy", "xywh")
@@ -72,25 +72,65 @@ class _Prediction:
     obb_scores: list[np.ndarray] = field(default_factory=list)
 
 
-def read_json(path: PathLike, role: str) -> Any:
-    """Read a UTF-8 JSON document; the top level must be an object."""
+def read_json(path: PathLike, role: str, max_bytes: int | None = None) -> Any:
+    """Read a UTF-8 JSON document; the top level must be an object.
+
+    :func:`read_input` then :func:`parse_json`: the file must be a regular file of at
+    most ``max_bytes`` (a named pipe, a device, a folder or a larger file is a problem
+    reported without reading it or waiting for it); NaN, Infinity and out-of-range
+    numbers are located field by field (:mod:`~ovearth_core.nonfinite`).
+    """
+    return parse_json(read_input(path, role, max_bytes), str(path))
+
+
+def read_input(path: PathLike, role: str, max_bytes: int | None = None) -> bytes:
+    """The bytes of an input file (``role``: "prediction", "ground-truth"...), read with
+    :func:`~ovearth_core.files.read_bounded` (regular files of at most ``max_bytes``,
+    default :func:`~ovearth_core.files.max_input_bytes`, 200 MB; never waits).
+
+    Raises :class:`OVEarthInputError` naming the file for anything else.
+    """
     name = str(path)
     try:
-        data = Path(path).read_bytes()
-    except OSError as err:
+        return files.read_bounded(path, max_bytes)
+    except files.InputRefused as err:
+        raise OVEarthInputError([Problem(name, "(file)", f"a {role} JSON file: {err.expected}",
+                                         err.found)]) from None
+    except (OSError, ValueError) as err:  # ValueError: a path with a NUL byte
+        found = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise OVEarthInputError([Problem(name, "(file)", f"a readable {role} JSON file",
-                                         err.strerror or type(err).__name__)]) from None
+                                         found or type(err).__name__)]) from None
+
+
+def parse_json(data: bytes, name: str) -> Any:
+    """Parse the bytes of file ``name`` as a UTF-8 JSON object (see :func:`read_json`)."""
     try:
         with gc_paused():
             doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
+        located, total = locate_non_finite(data, name)
+        if located:
+            raise OVEarthInputError(located, total) from None
         raise OVEarthInputError([Problem(name, "(document)",
                                          "valid UTF-8 JSON (no NaN/Infinity, nesting under 1024)",
-                                         str(err))]) from None
+                                         _parse_error(err, data))]) from None
     if not isinstance(doc, dict):
         raise OVEarthInputError([Problem(name, "(document)", "a JSON object at the top level",
                                          f"a JSON {type(doc).__name__}")])
     return doc
+
+
+def _parse_error(err: orjson.JSONDecodeError, data: bytes, context: int = 30) -> str:
+    """orjson's message, with the text around the offending character (a one-line file's
+    "column 5,000,123" alone does not help)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return str(err)
+    if not text or not 0 <= err.pos <= len(text):
+        return str(err)
+    lo, hi = max(0, err.pos - context), min(len(text), err.pos + context)
+    return f"{err}, near {'...' if lo else ''}{text[lo:hi]!r}{'...' if hi < len(text) else ''}"
 
 
 def _int_field(obj: dict[str, Any], key: str) -> int | None:

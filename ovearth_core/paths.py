@@ -9,6 +9,11 @@ neither, the working directory. The bundled demo folder is always allowed.
 A path is inside a root when it *resolves* (symlinks followed, ``..``
 collapsed) to the root or below it, so ``..`` escapes and symlinks pointing
 elsewhere are refused like any absolute path outside.
+
+An input *file* (:func:`check_input`, :func:`inputs_in`) must also be a regular
+file within the size cap of :mod:`ovearth_core.files` (no pipe, device, socket or
+folder), checked with ``stat``, which never blocks; the read itself
+(:func:`ovearth_core.files.read_bounded`) checks again on the open file.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from .files import InputRefused, check_input_stat
 
 ENV_VAR = "OVEARTH_DATA_ROOT"
 FLAG = "--data-root"
@@ -28,8 +35,8 @@ HOW_TO_ALLOW = (f"To allow another folder, start the app with `streamlit run app
 class OutsideDataRootError(ValueError):
     """A path that resolves outside every data root (it is not read)."""
 
-    def __init__(self, path: str | Path, roots: Sequence[Path]):
-        self.path, self.roots = str(path), tuple(roots)
+    def __init__(self, path: str | Path, roots: Sequence[Path], resolved: Path | None = None):
+        self.path, self.roots, self.resolved = str(path), tuple(roots), resolved
         super().__init__(f"{self.path} is outside the data roots "
                          f"({', '.join(map(str, self.roots))}), so it was not read. "
                          f"{HOW_TO_ALLOW}")
@@ -83,5 +90,35 @@ def confine(path: str | Path, roots: Sequence[Path]) -> Path:
     except (OSError, RuntimeError, ValueError):
         raise OutsideDataRootError(path, roots) from None
     if not resolved.is_absolute() or not any(resolved.is_relative_to(r) for r in roots):
-        raise OutsideDataRootError(path, roots)
+        raise OutsideDataRootError(path, roots, resolved)
     return resolved
+
+
+def check_input(path: str | Path, roots: Sequence[Path], max_bytes: int | None = None) -> Path:
+    """``path`` resolved, if it is a regular file of at most ``max_bytes`` inside ``roots``.
+
+    Raises :class:`OutsideDataRootError` (see :func:`confine`) or
+    :class:`~ovearth_core.files.InputRefused` (missing, not a regular file, too large).
+    """
+    resolved = confine(path, roots)
+    try:
+        st = resolved.stat()
+    except OSError as err:
+        raise InputRefused(path, "a readable file", err.strerror or type(err).__name__) from None
+    check_input_stat(path, st, max_bytes)
+    return resolved
+
+
+def refusal(path: str | Path, roots: Sequence[Path],
+            max_bytes: int | None = None) -> tuple[str, str] | None:
+    """Why :func:`check_input` refuses ``path``, as ``(expected, found)``; ``None`` when
+    it accepts it."""
+    try:
+        check_input(path, roots, max_bytes)
+    except OutsideDataRootError as err:
+        found = "a path that cannot be resolved" if err.resolved is None else \
+            f"a path that resolves to {err.resolved}"
+        return f"a file inside {', '.join(map(str, err.roots))} (links may not leave it)", found
+    except InputRefused as err:
+        return err.expected, err.found
+    return None

@@ -1,12 +1,17 @@
-"""What a user feeds the app: typed paths stay in the data roots, data folders are never
-written, and the server's safety settings (local address, no statistics, upload cap)."""
+"""What a user feeds the app: typed paths stay in the data roots, are regular files within
+the upload cap (a named pipe or device of our own is refused without waiting), data folders
+are never written, and the server's safety settings (local address, no statistics, upload
+cap)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,7 @@ from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
 from playwright.sync_api import expect, sync_playwright
 from streamlit.testing.v1 import AppTest
 
+from ovearth_core.files import MAX_INPUT_MB_VAR
 from ovearth_core.paths import ENV_VAR
 from ovearth_core.viz.images import load_display_image
 
@@ -138,6 +144,113 @@ def test_image_paths_stay_in_the_images_folder(tmp_path: Path) -> None:
         shown = load_display_image(ds.root, image_path, 64, 48)
         assert why in shown.notice and shown.rgb.max() == shown.rgb.min()  # blank canvas
     assert load_display_image(ds.root, "images/rgb.png", 64, 48).notice is None
+
+
+@pytest.fixture()
+def fifo(root: Path) -> Iterator[Path]:
+    """A named pipe inside the data root that no one ever writes to."""
+    path = root / "pipe.json"
+    os.mkfifo(path)
+    yield path
+    try:  # a reader still waiting (as the previous code did) gets its end of file
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def _report(at: AppTest) -> str:
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1, [e.value for e in at.error]
+    return at.error[0].value
+
+
+@pytest.mark.parametrize("field", ["gt_path", "pred_path"])
+def test_a_named_pipe_typed_in_the_sidebar_is_refused_at_once(ds: Dataset, fifo: Path,
+                                                              field: str) -> None:
+    """It hung the page forever, with the cyclic GC of the whole server paused."""
+    at = app_on(ds, timeout=60, **{field: str(fifo)}).run()
+    report = _report(at)
+    assert f"`{fifo.name}`, field `(file)`" in report and "found a named pipe (FIFO)" in report
+    assert "a regular file" in report
+    at.sidebar.text_input(key=f"_w_{field}").set_value(
+        str(ds.gt if field == "gt_path" else ds.model_a)).run()
+    assert not at.exception and not at.error and at.metric
+
+
+def test_a_typed_file_over_the_upload_cap_is_not_read(ds: Dataset, root: Path) -> None:
+    """A 1.5 GB file was read whole (server 0.2 -> 3.2 GB, 44 s); the cap is the upload
+    cap (sparse: it costs nothing here)."""
+    big = root / "big.json"
+    with big.open("wb") as handle:
+        handle.truncate(1_500_000_000)
+    report = _report(app_on(ds, timeout=60, pred_path=str(big)).run())
+    assert "`big.json`, field `(file)`" in report and "a file of at most 200 MB" in report
+    assert "1.4 GB (1,500,000,000 bytes)" in report
+
+
+def test_the_cap_follows_the_environment(ds: Dataset, root: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    padded = root / "padded.json"
+    padded.write_text(ds.model_a.read_text() + " " * 20_000)
+    monkeypatch.setenv(MAX_INPUT_MB_VAR, "0.01")
+    report = _report(app_on(ds, timeout=60, pred_path=str(padded)).run())
+    assert "a file of at most 0.01 MB" in report and MAX_INPUT_MB_VAR in report
+
+
+def test_an_image_path_with_a_nul_byte_is_a_notice(ds: Dataset, root: Path) -> None:
+    """The file-stamp helper raised ``ValueError: embedded null byte`` (an exception box)."""
+    doc = json.loads(ds.gt.read_text())
+    doc["annotations"][0]["image_path"] = "images/rgb\u0000.png".encode().decode(
+        "unicode_escape")
+    gt = root / "nul_gt.json"
+    gt.write_text(json.dumps(doc))
+    at = app_on(ds, timeout=60, gt_path=str(gt), selected={"vocabulary": "ov_000001"}).run()
+    at.switch_page("pages/1_Query_explorer.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("contains a NUL byte" in i.value for i in at.info)
+    assert at.get("plotly_chart")
+
+
+def test_a_named_pipe_as_an_image_is_a_notice(ds: Dataset) -> None:
+    """An image that is a pipe blocked the decoder thread (and the page) forever."""
+    image = ds.images / "images" / "rgb.png"
+    image.unlink()
+    os.mkfifo(image)
+    try:
+        at = app_on(ds, timeout=60, selected={"vocabulary": "ov_000001"}).run()
+        at.switch_page("pages/1_Query_explorer.py").run()
+    finally:
+        try:
+            os.close(os.open(image, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("named pipe" in i.value and "blank 64 x 48 canvas" in i.value for i in at.info)
+
+
+def test_the_leaderboard_checks_each_file_like_a_typed_path(ds: Dataset, outside: Dataset,
+                                                           fifo: Path) -> None:
+    """The folder's files followed links out of the data roots (ranking a file the sidebar
+    refuses, reading /etc/passwd) and a link to a zero device ended in a MemoryError."""
+    preds = ds.root / "predictions"
+    (preds / "passwd.json").symlink_to("/etc/passwd")
+    (preds / "outside.json").symlink_to(outside.model_b)
+    (preds / "pipe.json").symlink_to(fifo)
+    if os.geteuid() == 0:
+        os.mknod(preds / "zero.json", stat.S_IFCHR | 0o444, os.makedev(1, 5))
+    at = app_on(ds, timeout=60)
+    at.switch_page("pages/4_Leaderboard.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert sorted(at.dataframe[0].value["model"]) == ["model_a", "model_b"]
+    warnings = {w.value.split("`")[1]: w.value for w in at.warning}
+    assert set(warnings) == {"passwd", "outside", "pipe"} | (
+        {"zero"} if os.geteuid() == 0 else set())
+    assert "found a path that resolves to /etc/passwd" in warnings["passwd"] or \
+        "resolves to /usr" in warnings["passwd"]
+    assert f"resolves to {outside.model_b}" in warnings["outside"]
+    assert "found a named pipe (FIFO)" in warnings["pipe"]
+    if os.geteuid() == 0:
+        assert "found a character device" in warnings["zero"]
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:

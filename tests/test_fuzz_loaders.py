@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -21,10 +22,11 @@ import orjson
 import pytest
 import shapely
 from docs_helpers import ld_gt, ld_pred, ld_runs
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as cocomask
 
+from ovearth_core.analysis import analysis_report
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.geometry import parse_box, parse_obb, parse_polygon
@@ -40,6 +42,7 @@ EXAMPLES = {
     "box": 1500,
     "polygon": 1500,
     "polygon_exact": 1500,
+    "extreme_coordinates": 1000,
 }
 
 
@@ -343,3 +346,113 @@ def test_parse_polygon_huge_finite_square(scale: float) -> None:
         assert err.expected
     else:
         assert poly == tuple((x, y) for x, y in square)
+
+
+# --- coordinates near and beyond the range whose areas stay finite (issue 18) ---------------
+
+in_range = st.one_of(
+    st.integers(-50, 50), st.floats(-1e3, 1e3),
+    st.sampled_from([1e100, -1e100, 9.999999999999999e99, 5e99, -7e99, 2.0**332, 10**100]),
+    st.builds(lambda m, e: m * 10.0 ** e, st.floats(-1, 1), st.integers(0, 100)))
+beyond = st.sampled_from([1.0000000000000002e100, 1e101, 1e200, 1.7e308, -1.7e308, 5e102,
+                          2**340, 10**101])
+
+
+def _ordered_box(values: tuple[float, float, float, float]) -> list[float]:
+    x1, x2 = sorted(values[:2])
+    y1, y2 = sorted(values[2:])
+    return [x1, y1, x2, y2]
+
+
+def _scaled(exponent: int, mantissas: list[float]) -> tuple[float, ...]:
+    return tuple(m * 10.0 ** exponent for m in mantissas)
+
+
+# One magnitude per box (mixed ones mostly make slivers that the validator refuses).
+mantissas = st.integers(-1000, 1000).map(lambda k: k / 1000)
+extreme_boxes = st.one_of(
+    st.tuples(in_range, in_range, in_range, in_range),
+    *[st.builds(_scaled, st.integers(0, 100), st.lists(mantissas, min_size=4, max_size=4))] * 3,
+).map(_ordered_box).filter(lambda b: b[0] < b[2] and b[1] < b[3])
+
+
+def _axis_polygon(box: list[float]) -> list[list[float]]:
+    x1, y1, x2, y2 = box
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+
+
+def _diamond(box: list[float]) -> list[list[float]]:
+    x1, y1, x2, y2 = box
+    cx, cy = x1 / 2 + x2 / 2, y1 / 2 + y2 / 2
+    return [[cx, y1], [x2, cy], [cx, y2], [x1, cy]]
+
+
+extreme_polygons = st.one_of(
+    *[extreme_boxes.map(_axis_polygon), extreme_boxes.map(_diamond)] * 3,
+    st.builds(lambda e, m: [list(_scaled(e, m[i:i + 2])) for i in range(0, 8, 2)],
+              st.integers(0, 100), st.lists(mantissas, min_size=8, max_size=8)))
+
+
+def _as_xywh(box: list[float]) -> list[float]:
+    x1, y1, x2, y2 = box
+    return [x1, y1, x2 - x1, y2 - y1]
+
+
+def _spoil(doc: Any, slot: int, value: float) -> None:
+    """Replace the ``slot``-th number (mod the count) of ``doc``'s box lists by ``value``."""
+    numbers = [(parent, key) for parent, key in _slots(doc)
+               if type(parent[key]) in (int, float) and not isinstance(parent, dict)]
+    parent, key = numbers[slot % len(numbers)]
+    parent[key] = value
+
+
+@_fuzz("extreme_coordinates")
+@given(boxes=st.lists(extreme_boxes, min_size=1, max_size=3),
+       polys=st.lists(extreme_polygons, min_size=1, max_size=3),
+       gt_box=st.one_of(st.none(), extreme_boxes), gt_poly=st.one_of(st.none(), extreme_polygons),
+       bbox_format=formats, scored=st.booleans(),
+       spoil=st.one_of(st.none(), st.tuples(st.booleans(), st.integers(0, 100), beyond)))
+def test_extreme_coordinates_never_warn(boxes: list[list[float]], polys: list[list[list[float]]],
+                                        gt_box: list[float] | None,
+                                        gt_poly: list[list[float]] | None, bbox_format: str,
+                                        scored: bool, spoil: tuple[bool, int, float] | None
+                                        ) -> None:
+    """Coordinates up to ±1e100 (and, spoiled, one beyond, up to 1.7e308) in predictions and
+    ground truth: a validation problem, or IoUs in [0, 1] computed (with the analyses)
+    without any RuntimeWarning."""
+    gt_doc = copy.deepcopy(ld_gt())  # its polygons are shared module constants
+    if gt_box is not None:
+        gt_doc["annotations"][0]["bbox"] = [_as_xywh(gt_box)]
+    if gt_poly is not None:
+        gt_doc["annotations"][0]["oriented_bbox"] = [gt_poly]
+    if bbox_format == "xywh":
+        boxes = [_as_xywh(b) for b in boxes]
+    pred = {"query_id": "ov1",
+            "bbox": [{"bbox": b, "score": 0.5 + i / 10} if scored else b
+                     for i, b in enumerate(boxes)],
+            "oriented_bbox": [{"polygon": p, "score": 0.9} if scored else p for p in polys]}
+    doc = {"tasks": {"open_vocabulary": [pred, {"query_id": "ov2", "bbox": copy.deepcopy(
+        pred["bbox"])}]}}
+    if spoil is not None:
+        in_gt, slot, value = spoil
+        _spoil(gt_doc["annotations"][0] if in_gt else doc, slot, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            gt = parse_ground_truth(gt_doc, "gt.json")
+            samples = load_samples("gt.json", "pred.json", "vocabulary", bbox_format=bbox_format,
+                                   modalities="bbox,oriented_bbox", ground_truth=gt,
+                                   predictions_doc=doc)
+        except OVEarthInputError as err:
+            _check_error(err)
+            event("refused (spoiled)" if spoil else "refused")
+            return
+        event("evaluated (spoiled)" if spoil else "evaluated")
+        result = evaluate_samples(samples, 0.5)
+        analysis_report(samples, 0.5, hard_negatives=True)
+    for row in result["per_sample"]:
+        for key in ("bbox", "oriented_bbox"):
+            for _, _, iou in row[key]["matches"]:
+                assert 0.0 <= iou <= 1.0
+            if row[key]["mean_matched_iou"] is not None:
+                assert 0.0 <= row[key]["mean_matched_iou"] <= 1.0

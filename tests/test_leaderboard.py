@@ -1,15 +1,23 @@
 """Leaderboard: Spearman by formula and scipy, subset metrics by matrix product equal the
-evaluator on the subset, stability end cases, folder evaluation."""
+evaluator on the subset, stability end cases, folder evaluation, and a folder's files
+checked like typed paths (links out, pipes and devices of our own are refused unread)."""
 
 from __future__ import annotations
 
 import json
+import os
+import resource
+import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from analysis_fixtures import make_ground_truth, make_predictions
+from app_fixtures import Dataset, write_dataset
 from scipy.stats import spearmanr
 
 from ovearth_core.analysis.leaderboard import (
@@ -17,6 +25,7 @@ from ovearth_core.analysis.leaderboard import (
     available_metrics,
     category_stats,
     evaluate_folder,
+    folder_files,
     folder_leaderboard,
     leaderboard_report,
     mcc_vs_miou,
@@ -26,6 +35,7 @@ from ovearth_core.analysis.leaderboard import (
     spearman_rows,
     subset_stability,
 )
+from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 from ovearth_core.types import SampleList
@@ -178,3 +188,70 @@ def test_folder_leaderboard_covers_each_task(folder: Path) -> None:
     assert out["referring"]["mcc_vs_miou"] is None
     assert out["reasoning"]["models"] == []  # no reasoning queries in this ground truth
     assert out["vocabulary"]["stability"]["bbox_micro_f1"]["num_subsets"] == 200
+
+
+# --- the folder's files are checked like typed paths (issue 18) ----------------------------
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 1024 ** 3, 3 * 1024 ** 3))
+
+
+@pytest.fixture()
+def hostile(tmp_path: Path) -> Dataset:
+    """A benchmark folder whose predictions/ also holds a link to /etc/passwd, a link to a
+    valid submission outside the folder, a named pipe and (as root) a zero device."""
+    ds = write_dataset(tmp_path / "bench")
+    elsewhere = write_dataset(tmp_path / "elsewhere")
+    preds = ds.root / "predictions"
+    (preds / "passwd.json").symlink_to("/etc/passwd")
+    (preds / "outside.json").symlink_to(elsewhere.model_b)
+    (preds / "inside.json").symlink_to(ds.model_a)  # stays in the folder: fine
+    os.mkfifo(preds / "pipe.json")
+    if os.geteuid() == 0:
+        os.mknod(preds / "zero.json", stat.S_IFCHR | 0o444, os.makedev(1, 5))
+    return ds
+
+
+def test_folder_files_refuse_links_out_pipes_and_devices(hostile: Dataset) -> None:
+    preds = hostile.root / "predictions"
+    with pytest.raises(OVEarthInputError) as info:
+        evaluate_folder(hostile.root, "vocabulary", modalities="bbox")
+    found = {Path(p.file).name: (p.field, p.expected, p.found) for p in info.value.problems}
+    inside = f"a file inside {hostile.root} (links may not leave it)"
+    expected = {
+        "passwd.json": ("(file)", inside,
+                        f"a path that resolves to {Path('/etc/passwd').resolve()}"),
+        "outside.json": ("(file)", inside,
+                         f"a path that resolves to {preds.parents[1] / 'elsewhere' / 'predictions' / 'model_b.json'}"),  # noqa: E501
+        "pipe.json": ("(file)", "a regular file", "a named pipe (FIFO)"),
+    }
+    if os.geteuid() == 0:
+        expected["zero.json"] = ("(file)", "a regular file", "a character device")
+    assert found == expected
+
+
+def test_folder_files_with_other_roots(hostile: Dataset, tmp_path: Path) -> None:
+    preds = hostile.root / "predictions"
+    for name in ("passwd.json", "pipe.json", "zero.json"):
+        (preds / name).unlink(missing_ok=True)
+    gt, files = folder_files(hostile.root, roots=[tmp_path])  # the outside link is in a root
+    assert gt == hostile.root / "ground_truth.json"
+    assert [p.name for p in files] == ["inside.json", "model_a.json", "model_b.json",
+                                       "outside.json"]
+    names, _ = evaluate_folder(hostile.root, "vocabulary", modalities="bbox", roots=[tmp_path])
+    assert names == ["inside", "model_a", "model_b", "outside"]
+
+
+def test_the_leaderboard_command_refuses_them_with_a_message(hostile: Dataset) -> None:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(hostile.root),
+                           "--task", "vocabulary"], capture_output=True, text=True, timeout=120,
+                          check=False, preexec_fn=_limit_memory)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    for name in ("passwd.json", "outside.json", "pipe.json"):
+        assert f"predictions/{name}, field (file)" in proc.stderr
+    assert "resolves to /etc/passwd" in proc.stderr or "resolves to /usr/" in proc.stderr
+    assert "root:" not in proc.stderr  # nothing of the file was read
+    assert time.perf_counter() - started < 60

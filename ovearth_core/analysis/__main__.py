@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                                              hard_negatives=args.hard_negatives)
         return result
 
-    return run_and_emit(parser.prog, compute, args.output)
+    return run_and_emit(parser.prog, compute, args.output, (args.gt, args.predictions))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 Layout read by :func:`evaluate_folder`: ``<folder>/ground_truth.json`` and
 ``<folder>/predictions/<model>.json`` (one file per model, any subset of the three task
-lists). A model whose file has no row for a task is left out of that task's ranking (the
-paper ranks 49 models on vocabulary but 32 on referring).
+lists), every file checked by :func:`folder_files` before any is read (inside the folder or
+the given roots, a regular file within the input cap). A model whose file has no row for a
+task is left out of that task's ranking (the paper ranks 49 models on vocabulary but 32 on
+referring).
 
 Every ranked metric is a function of per-category additive components (e.g. summed IoU and
 query count for the macro mIoU, TP/FP/FN for micro F1, the 2x2 table for MCC). Per-model
@@ -27,10 +29,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
+from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, read_json
+from ..paths import refusal
 from . import additive
 from .compare import not_submitted
 
@@ -202,18 +206,36 @@ def mcc_vs_miou(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"spearman": _json_float(rho), "num_models": len(mcc)}
 
 
+def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
+                 roots: Sequence[Path] | None = None) -> tuple[Path, list[Path]]:
+    """``(ground truth, sorted prediction files)`` of a benchmark folder, every one checked
+    like a typed path of the app (:func:`~ovearth_core.paths.check_input`): inside
+    ``roots`` (default: the folder itself, so a symbolic link may not leave it), a regular
+    file, within the input size cap. Raises :class:`OVEarthInputError` naming every file
+    refused; none is read."""
+    folder = Path(folder)
+    roots = tuple(roots) if roots else (folder.resolve(),)
+    gt_path = folder / "ground_truth.json"
+    preds = sorted(Path(pred_dir or folder / "predictions").glob("*.json"))
+    problems = [Problem(str(path), "(file)", *why) for path in (gt_path, *preds)
+                if (why := refusal(path, roots)) is not None]
+    if problems:
+        raise OVEarthInputError(problems)
+    return gt_path, preds
+
+
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
+                    roots: Sequence[Path] | None = None,
                     ) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (ground truth parsed
-    once). Returns ``(model names, evaluator results)``, sorted by name, leaving out models
-    without any row for the task."""
-    folder = Path(folder)
-    gt_path = folder / "ground_truth.json"
+    once; files checked by :func:`folder_files`). Returns ``(model names, evaluator
+    results)``, sorted by name, leaving out models without any row for the task."""
+    gt_path, preds = folder_files(folder, pred_dir, roots)
     names, results = [], []
     with gc_paused():
         gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
-        for path in sorted(Path(pred_dir or folder / "predictions").glob("*.json")):
+        for path in preds:
             samples = load_samples(gt_path, path, task, modalities=modalities, ground_truth=gt)
             if not any(s.has_prediction_row for s in samples):
                 continue
@@ -283,9 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
     tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
+    folder = Path(args.folder)
+    inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
     return run_and_emit(parser.prog, lambda: folder_leaderboard(
         args.folder, tasks, args.modalities, args.iou_threshold, n_subsets=args.subsets,
-        seed=args.seed), args.output)
+        seed=args.seed), args.output, inputs)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from ..analysis.compare import (
 )
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
-from ..io import GroundTruth, parse_ground_truth, parse_modalities, read_json
+from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
 from ..io import load_samples as load_task
 from ..labels import TASK_LABELS
 from ..types import TASK_KEYS, SampleList
@@ -51,14 +51,6 @@ class ReportData:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def default_tasks(gt: GroundTruth) -> list[str]:
     """Task keys with at least one query in the ground truth (all three if none has)."""
     present = [key for key in TASK_LABELS if gt.tasks.get(key)]
@@ -82,7 +74,12 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     """
     started = time.perf_counter()
     gt_file = Path(gt_path)
-    gt = parse_ground_truth(read_json(gt_file, "ground-truth"), str(gt_file))
+    # Each file is read once (a regular file within the input cap, never a pipe): the digest
+    # in the report is of the very bytes evaluated.
+    data = read_input(gt_file, "ground-truth")
+    gt_sha256 = hashlib.sha256(data).hexdigest()
+    gt = parse_ground_truth(parse_json(data, str(gt_file)), str(gt_file))
+    del data
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
@@ -90,9 +87,11 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     subs: list[Submission] = []
     for label, pred in zip(labels, predictions, strict=True):
         pred_file = Path(pred)
-        sub = Submission(label, pred_file, sha256_file(pred_file))
+        data = read_input(pred_file, "prediction")
+        sub = Submission(label, pred_file, hashlib.sha256(data).hexdigest())
         with gc_paused():  # the document is freed before collection resumes
-            doc = read_json(pred_file, "prediction")
+            doc = parse_json(data, str(pred_file))
+            del data
             for key in task_keys:
                 # With "auto", B is read with the modalities resolved for A, so rows pair up.
                 mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
@@ -114,7 +113,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,
                "bbox_format": bbox_format, "bootstrap_resamples": n_resamples,
                "bootstrap_seed": seed}
-    return ReportData(gt_file, sha256_file(gt_file),
+    return ReportData(gt_file, gt_sha256,
                       Path(images) if images is not None else gt_file.parent,
                       task_keys, options, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,

@@ -7,7 +7,7 @@ import sys
 import time
 
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
-from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, write_atomic
+from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..types import TASK_KEYS
 from .build import WORST_DEFAULT, build_report_data
@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--images", default=None,
                         help="folder that image_path values are relative to "
                              "(default: the ground truth's folder)")
-    parser.add_argument("--out", required=True, help="HTML path (written atomically)")
+    parser.add_argument("--out", required=True,
+                        help="HTML path (written atomically; - or a pipe is streamed)")
     parser.add_argument("--task", action="append", choices=tuple(TASK_KEYS),
                         help="task to report; repeat for several (default: every task with "
                              "queries in the ground truth)")
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
+    refused = output_refused("ovearth-report", args.out, [args.gt, *preds])
+    if refused:
+        return refused
     started = time.perf_counter()
     try:
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
@@ -60,10 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     document = render_html(data).encode("utf-8")
     render_s = time.perf_counter() - rendered
     written = time.perf_counter()
-    try:
-        write_atomic(args.out, document)
-    except OSError as err:
-        print(f"ovearth-report: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
+    if emit("ovearth-report", document, args.out, [args.gt, *preds]):
         return EXIT_BAD_INPUT
     t = data.timings
     print(f"ovearth-report: wrote {args.out} ({len(document) / 1e6:.1f} MB) in "

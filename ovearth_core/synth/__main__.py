@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..files import OutputRefused
 from .plan import SCALES
 from .writer import generate
 
@@ -24,8 +25,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the JSON files only (identical to a run with images)")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     args = parser.parse_args(argv)
-    times = generate(args.scale, args.out, seed=args.seed, images=not args.no_images,
-                     workers=args.workers)
+    try:
+        times = generate(args.scale, args.out, seed=args.seed, images=not args.no_images,
+                         workers=args.workers)
+    except OutputRefused as err:
+        print(f"{parser.prog}: cannot write {err.path}: it is {err.found}; expected "
+              f"{err.expected}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"{parser.prog}: cannot write {err.filename or args.out}: {err.strerror or err}",
+              file=sys.stderr)
+        return 2
     summary = ", ".join(f"{k} {v:.1f}s" for k, v in times.items())
     print(f"wrote {args.scale} benchmark to {args.out} ({summary})", file=sys.stderr)
     return 0

@@ -9,11 +9,13 @@ Output layout under ``DIR``::
 
 Every byte depends only on (scale, seed): JSON keys keep insertion order, floats are rounded
 before dumping, there are no timestamps, and each image has its own random stream, so the
-images do not depend on the order (or process) in which they are drawn.
+images do not depend on the order (or process) in which they are drawn. Every file is
+written with :func:`ovearth_core.files.write_output` (atomically, as every command writes).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import shutil
@@ -26,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from ..files import write_output
 from .groundtruth import GroundTruth, build_ground_truth
 from .personas import PERSONAS, submission
 from .plan import SCALES, ScaleSpec
@@ -38,7 +41,7 @@ def dump_json(obj: Any, path: Path, indent: int | None) -> None:
     """Write JSON deterministically (UTF-8, insertion-ordered keys, trailing newline)."""
     seps = (",", ": ") if indent is not None else (",", ":")
     text = json.dumps(obj, ensure_ascii=False, indent=indent, separators=seps, allow_nan=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_output(path, (text + "\n").encode("utf-8"))
 
 
 def save_image(rgb: npt.NDArray[np.uint8], path: Path, fmt: str, jpeg_quality: int) -> None:
@@ -49,23 +52,25 @@ def save_image(rgb: npt.NDArray[np.uint8], path: Path, fmt: str, jpeg_quality: i
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     img = Image.fromarray(rgb, "RGB")
+    buf = io.BytesIO()
     if fmt == "jpg":
-        img.save(path, "JPEG", quality=jpeg_quality)
+        img.save(buf, "JPEG", quality=jpeg_quality)
     elif fmt == "png":
-        img.save(path, "PNG", compress_level=3)
+        img.save(buf, "PNG", compress_level=3)
     elif fmt == "tif":
-        img.save(path, "TIFF", **_TIFF)
+        img.save(buf, "TIFF", **_TIFF)
     elif fmt == "tif16":
         # Integer luma (ITU-R 601 weights in thousandths): a float dot product's last bit
         # depends on the CPU's BLAS kernel, and the committed demo must be the same bytes
         # everywhere. 255 * 1000 * 16 // 1000 = 4080 fits the 12-bit range.
         weights = np.array([299, 587, 114], dtype=np.int64)
         grey = (rgb.astype(np.int64) @ weights) * 16 // 1000
-        Image.fromarray(grey.astype(np.uint16)).save(path, "TIFF", **_TIFF)
+        Image.fromarray(grey.astype(np.uint16)).save(buf, "TIFF", **_TIFF)
     elif fmt == "tif4":
-        img.convert("RGBA").save(path, "TIFF", **_TIFF)
+        img.convert("RGBA").save(buf, "TIFF", **_TIFF)
     else:
         raise ValueError(f"unknown image format {fmt!r}")
+    write_output(path, buf.getvalue())
 
 
 # The benchmark being written. Worker processes are forked after it is set, so they inherit
@@ -133,7 +138,7 @@ def generate(spec: ScaleSpec | str, out: Path | str, seed: int = 0, images: bool
     times["ground_truth"] = time.perf_counter() - t0
     out.mkdir(parents=True, exist_ok=True)
     dump_json(gt.doc, out / "ground_truth.json", indent=1)
-    (out / "README.md").write_text(_readme(spec, seed, gt), encoding="utf-8")
+    write_output(out / "README.md", _readme(spec, seed, gt).encode("utf-8"))
     _STATE.update(gt=gt, seed=seed, out=out, quality=spec.jpeg_quality)
     pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
             if workers > 1 else None)

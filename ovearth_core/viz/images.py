@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,12 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from ..files import open_input
+
 MAX_DECODE_PIXELS = 100_000_000
+# No image within the pixel cap needs more (four 64-bit bands); the input cap of JSON files
+# (200 MB) would refuse large multi-band GeoTIFFs.
+MAX_IMAGE_BYTES = 4 * 1024 ** 3
 DISPLAY_MAX_SIDE = 2048
 # A full-resolution window is cut only up to this size (larger views are zoomed out enough
 # for the downscaled image, and a bigger window would slow every page that shows it).
@@ -69,9 +76,12 @@ def resolve_image_path(images_root: str | Path, relative: str) -> Path:
     """Resolve ``relative`` inside ``images_root``; reject escapes.
 
     Raises:
-        ImagePathError: for an absolute path, a ``..`` component, or a path that
-            (through symlinks) resolves outside the folder.
+        ImagePathError: for an absolute path, a ``..`` component, a NUL byte (no file
+            system allows one), or a path that (through symlinks) resolves outside the
+            folder.
     """
+    if "\0" in relative:
+        raise ImagePathError(f"image path {relative!r} contains a NUL byte")
     parts = relative.replace("\\", "/").split("/")
     if not relative or Path(relative).is_absolute() or relative.startswith(("/", "\\")) \
             or (len(relative) > 1 and relative[1] == ":"):
@@ -84,6 +94,15 @@ def resolve_image_path(images_root: str | Path, relative: str) -> Path:
     if not target.is_relative_to(root):
         raise ImagePathError(f"image path {relative!r} resolves outside the images folder")
     return target
+
+
+@contextmanager
+def _open_image(path: str | Path) -> Iterator[Image.Image]:
+    """Pillow's lazy image of a regular file. A named pipe or device in the images folder
+    would block the decode forever: it is refused (``InputRefused``, a ``ValueError``)
+    without waiting, like any unreadable file."""
+    with open_input(path, MAX_IMAGE_BYTES) as handle, Image.open(handle) as img:
+        yield img
 
 
 def stretch_to_rgb8(array: npt.NDArray[np.generic]) -> RGB8:
@@ -126,7 +145,7 @@ def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tupl
     Returns ``(rgb, scale)``. Raises ``OSError``/``ValueError`` (incl. Pillow's
     ``DecompressionBombError``) for unreadable or too large files.
     """
-    with Image.open(path) as img:
+    with _open_image(path) as img:
         w, h = img.size
     scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
     rgb, (w, h) = _decode(path, scale)
@@ -152,7 +171,7 @@ def _decode(path: str | Path, scale: float) -> tuple[RGB8, tuple[int, int]]:
     decoded reduced when that is enough), and the original ``(width, height)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
-        with Image.open(path) as img:
+        with _open_image(path) as img:
             w, h = img.size
             if w * h > MAX_DECODE_PIXELS:
                 raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap")
@@ -204,7 +223,7 @@ def decodes_reduced(images_root: str | Path, relative: str) -> bool:
     """Whether the image is a JPEG, which Pillow can decode at 1/2, 1/4 or 1/8 scale
     (``False`` when it cannot be opened)."""
     try:
-        with Image.open(resolve_image_path(images_root, relative)) as img:
+        with _open_image(resolve_image_path(images_root, relative)) as img:
             return img.format == "JPEG"
     except (ImagePathError, OSError, ValueError, Image.DecompressionBombError):
         return False
@@ -263,7 +282,7 @@ def load_display_image(images_root: str | Path, relative: str, width: int, heigh
     """
     try:
         path = resolve_image_path(images_root, relative)
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"image file not found: {relative} (in {images_root})")
         rgb, _ = read_rgb8(path, max_side)
     except (ImagePathError, FileNotFoundError) as err:

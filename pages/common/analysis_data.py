@@ -20,9 +20,10 @@ from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.leaderboard import leaderboard_report
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
 
-from . import data
+from . import data, state
 
 # Subset sizes of the stability analysis: the paper's (5, 20, 50, 100, 150) and smaller ones
 # so that a small folder (the demo has 25 categories) still gives a curve.
@@ -116,13 +117,20 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
                 n_subsets: int, seed: int) -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
-    Submissions that fail validation or have no row for the task are left out (``skipped``
-    says why); each evaluation is the shared cached one of :func:`data.evaluate`.
+    Files a typed path could not name (a link out of the data roots, a pipe, a device, a
+    file over the size cap), submissions that fail validation and those without a row for
+    the task are left out (``skipped`` says why); each evaluation is the shared cached one
+    of :func:`data.evaluate`.
     """
     start = time.perf_counter()
     names, results, skipped = [], [], []
     for pred in preds:
         name = Path(pred[0]).stem
+        refused = refusal(pred[0], state.data_roots())
+        if refused is not None:
+            expected, found = refused
+            skipped.append((name, f"expected {expected}, found {found}"))
+            continue
         evaluation = data.evaluate(gt, pred, options)
         if evaluation.problems:
             skipped.append((name, f"{len(evaluation.problems)} validation problem(s)"))

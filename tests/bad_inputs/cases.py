@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from docs_helpers import LD_MASK_A1, LD_POLY_A1, ld_compressed, ld_copy, ld_gt, ld_pred, ld_runs
 
 DELETE = object()
@@ -97,18 +98,56 @@ CASES: list[BadCase] = [
     BadCase("pred-trailing-comma", "pred", "(document)", "JSON",
             pred=b'{"tasks": {"open_vocabulary": [],}}'),
     BadCase("pred-single-quotes", "pred", "(document)", "JSON", pred=b"{'tasks': {}}"),
-    BadCase("pred-nan-token", "pred", "(document)", "NaN",
+    # NaN, Infinity and 1e400, as json.dump writes them by default: located like any other
+    # non-finite value (issue 18), not as "line 1 column 191".
+    BadCase("pred-nan-token", "pred", f"{OV0}.bbox[0][0]", "finite JSON number", "ov1",
             pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
                  b'"bbox": [[NaN, 1, 4, 3]]}]}}', cli=True),
-    BadCase("pred-infinity-token", "pred", "(document)", "Infinity",
+    BadCase("pred-infinity-token", "pred", f"{OV0}.bbox[0].score", "finite JSON number", "ov1",
             pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
-                 b'"bbox": [{"bbox": [1, 1, 4, 3], "score": Infinity}]}]}}'),
-    BadCase("pred-minus-infinity-token", "pred", "(document)", "Infinity",
+                 b'"bbox": [{"bbox": [1, 1, 4, 3], "score": Infinity}]}]}}', cli=True),
+    BadCase("pred-minus-infinity-token", "pred", f"{OV0}.bbox[0][0]", "finite JSON number",
+            "ov1", pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
+                        b'"bbox": [[-Infinity, 1, 4, 3]]}]}}'),
+    BadCase("pred-number-overflows-double", "pred", f"{OV0}.bbox[0][0]", "finite JSON number",
+            "ov1", pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
+                        b'"bbox": [[1e400, 1, 4, 3]]}]}}', cli=True),
+    BadCase("pred-negative-number-overflows-double", "pred", f"{OV0}.oriented_bbox[0][1][0]",
+            "finite JSON number", "ov1",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "oriented_bbox": '
+                 b'[[[0, 0], [-2.5E+999, 0], [4, 4], [0, 4]]]}]}}'),
+    BadCase("pred-integer-overflows-double", "pred", f"{OV0}.segmentation.size[0]",
+            "finite JSON number", "ov1",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "segmentation": '
+                 b'{"size": [' + b"9" * 400 + b', 6], "counts": [24]}}]}}'),
+    BadCase("pred-nan-in-segmentation-counts", "pred", f"{OV0}.segmentation.counts[1]",
+            "finite JSON number", "ov1",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "segmentation": '
+                 b'{"size": [4, 6], "counts": [7, NaN, 10]}}]}}'),
+    BadCase("pred-nan-in-ignored-field", "pred", f"{OV0}.debug.loss", "finite JSON number",
+            "ov1", pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "debug": '
+                        b'{"loss": NaN}}]}}'),
+    BadCase("pred-nan-outside-rows", "pred", "meta.scores[0]", "finite JSON number",
+            pred=b'{"meta": {"scores": [NaN]}, "tasks": {}}'),
+    BadCase("pred-nan-in-second-row", "pred", "tasks.open_vocabulary[1].bbox[0].score",
+            "finite JSON number", "ov3",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "bbox": []}, '
+                 b'{"query_id": "ov3", "bbox": [{"bbox": [0, 0, 2, 1], "score": NaN}]}]}}'),
+    BadCase("pred-nan-and-infinity-every-one", "pred", f"{OV0}.bbox[0][0]",
+            "finite JSON number", "ov1", count=3,
             pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
-                 b'"bbox": [[-Infinity, 1, 4, 3]]}]}}'),
-    BadCase("pred-number-overflows-double", "pred", "(document)", "JSON",
-            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", '
-                 b'"bbox": [[1e400, 1, 4, 3]]}]}}'),
+                 b'"bbox": [[NaN, 1, 4, 3], {"bbox": [1, 1, 4, 3], "score": -Infinity}], '
+                 b'"oriented_bbox": [[[0, 0], [1e999, 0], [4, 4], [0, 4]]]}]}}'),
+    BadCase("pred-nan-as-top-level", "pred", "(document)", "finite JSON number", pred=b"NaN"),
+    BadCase("pred-nan-token-and-syntax-error", "pred", "(document)", "valid UTF-8 JSON",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "bbox": [[NaN,, 1]]}]}}'),
+    BadCase("pred-nan-lowercase", "pred", "(document)", "valid UTF-8 JSON",
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "bbox": [[nan, 1]]}]}}'),
+    BadCase("gt-nan-token", "gt", "annotations[0].bbox[0][2]", "finite JSON number", spec=S_GT,
+            gt=orjson.dumps(ld_gt()).replace(b"[[1,1,3,2]]", b"[[1,1,NaN,2]]"), cli=True),
+    BadCase("gt-infinity-in-query", "gt", "tasks.referring[0].ann_id", "finite JSON number",
+            "ref1", S_GT, gt=orjson.dumps(gt_set(("tasks", "referring", 0, "ann_id"), 7))
+            .replace(b'"ann_id":7', b'"ann_id":Infinity')),
     BadCase("pred-non-utf8", "pred", "(document)", "UTF-8",
             pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov\xff1"}]}}', cli=True),
     BadCase("pred-utf16", "pred", "(document)", "UTF-8",
@@ -310,8 +349,23 @@ CASES: list[BadCase] = [
             S_BOX, bbox_format="xywh", pred=ov(row(bbox=[[1e20, 0, 1, 1]]))),
     BadCase("bbox-xywh-width-underflows", "pred", f"{OV0}.bbox[0]", "positive width", "ov1",
             S_BOX, bbox_format="xywh", pred=ov(row(bbox=[[1, 0, 1e-320, 1]]))),
-    BadCase("bbox-xywh-corner-overflows", "pred", f"{OV0}.bbox[0]", "width", "ov1", S_BOX,
-            bbox_format="xywh", pred=ov(row(bbox=[[1e308, 0, 1e308, 1]]))),
+    BadCase("bbox-xywh-corner-overflows", "pred", f"{OV0}.bbox[0]", "within ±1e100", "ov1",
+            S_BOX, bbox_format="xywh", pred=ov(row(bbox=[[1e308, 0, 1e308, 1]]))),
+    # Coordinates whose areas would overflow (issue 18): a problem, not a RuntimeWarning.
+    BadCase("bbox-coordinates-overflow-area", "pred", f"{OV0}.bbox[0]", "within ±1e100", "ov1",
+            S_BOX, pred=ov(row(bbox=[[0, 0, 1.7e308, 1.7e308]])), cli=True),
+    BadCase("bbox-coordinate-just-beyond-range", "pred", f"{OV0}.bbox[0]", "within ±1e100",
+            "ov1", S_BOX, pred=ov(row(bbox=[[-1.0000001e100, 0, 4, 3]]))),
+    BadCase("bbox-object-coordinates-overflow-area", "pred", f"{OV0}.bbox[0].bbox",
+            "within ±1e100", "ov1", S_BOX,
+            pred=ov(row(bbox=[{"bbox": [1, 1, 1e200, 1e200], "score": 0.5}]))),
+    BadCase("bbox-xywh-corner-beyond-range", "pred", f"{OV0}.bbox[0]",
+            "x + width and y + height within ±1e100", "ov1", S_BOX, bbox_format="xywh",
+            pred=ov(row(bbox=[[1e100, 0, 1e100, 1]]))),
+    BadCase("bbox-integer-coordinates-overflow-area", "pred", f"{OV0}.bbox[0]",
+            "within ±1e100", "ov1", S_BOX,
+            pred=b'{"tasks": {"open_vocabulary": [{"query_id": "ov1", "bbox": [[0, 0, 1'
+                 + b"0" * 200 + b', 4]]}]}}'),
     BadCase("bbox-score-string", "pred", f"{OV0}.bbox[0].score", "finite number", "ov1",
             S_SCORE, pred=ov(row(bbox=[{"bbox": [1, 1, 4, 3], "score": "0.9"}])), cli=True),
     BadCase("bbox-score-boolean", "pred", f"{OV0}.bbox[0].score", "finite number", "ov1",
@@ -352,6 +406,14 @@ CASES: list[BadCase] = [
     BadCase("obb-vertex-nan-api", "pred", f"{OV0}.oriented_bbox[0]", "two finite numbers",
             "ov1", S_OBB,
             api_pred=ov(row(oriented_bbox=[[[0, 0], [float("nan"), 0], [4, 4], [0, 4]]]))),
+    BadCase("obb-coordinates-overflow-area", "pred", f"{OV0}.oriented_bbox[0]",
+            "within ±1e100", "ov1", S_OBB,
+            pred=ov(row(oriented_bbox=[[[0, 0], [1.7e308, 0], [1.7e308, 1.7e308],
+                                        [0, 1.7e308]]])), cli=True),
+    BadCase("obb-object-coordinates-overflow-area", "pred", f"{OV0}.oriented_bbox[0].polygon",
+            "within ±1e100", "ov1", S_OBB,
+            pred=ov(row(oriented_bbox=[{"polygon": [[-1e160, -1e160], [1e160, -1e160],
+                                                    [1e160, 1e160], [-1e160, 1e160]]}]))),
     BadCase("obb-bow-tie", "pred", f"{OV0}.oriented_bbox[0]", "not self-crossing", "ov1",
             S_OBB, pred=ov(row(oriented_bbox=[[[0, 0], [4, 4], [4, 0], [0, 4]]])), cli=True),
     BadCase("obb-bow-tie-object", "pred", f"{OV0}.oriented_bbox[0].polygon", "convex", "ov1",
@@ -414,6 +476,14 @@ CASES: list[BadCase] = [
             spec=S_GT, gt=gt_set((*A3, "bbox"), [[1, 1, 0, 2]]), cli=True),
     BadCase("gt-bbox-width-vanishes", "gt", f"{A3F}.bbox[0]", "positive width", spec=S_GT,
             gt=gt_set((*A3, "bbox"), [[1e20, 1, 1, 2]])),
+    BadCase("gt-bbox-coordinates-overflow-area", "gt", f"{A3F}.bbox[0]", "within ±1e100",
+            spec=S_GT, gt=gt_set((*A3, "bbox"), [[0, 0, 1.7e308, 1.7e308]]), cli=True),
+    BadCase("gt-bbox-corner-beyond-range", "gt", f"{A3F}.bbox[0]",
+            "x + width and y + height within ±1e100", spec=S_GT,
+            gt=gt_set((*A3, "bbox"), [[1e100, 0, 1e100, 1]])),
+    BadCase("gt-obb-coordinates-overflow-area", "gt", f"{A3F}.oriented_bbox[0]",
+            "within ±1e100", spec=S_GT,
+            gt=gt_set((*A3, "oriented_bbox"), [[[0, 0], [1e300, 0], [1e300, 1e300], [0, 1e300]]])),
     BadCase("gt-bbox-three-numbers", "gt", f"{A3F}.bbox[0]", "four finite numbers", spec=S_GT,
             gt=gt_set((*A3, "bbox"), [[1, 1, 2]])),
     BadCase("gt-bbox-not-list", "gt", f"{A3F}.bbox", "a list", spec=S_GT,
