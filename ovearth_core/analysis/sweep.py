@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import geometry, masks
-from ..formulas import f1_array, f1_from_pr_array, mcc_array, ratio_array
 from ..field_metrics import box_fields
+from ..formulas import f1_array, f1_from_pr_array, mcc_array, ratio_array
 from ..types import IOU_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
