@@ -1,19 +1,21 @@
-"""Average precision of scored boxes over positive queries (all queries form one class).
+"""Average precision of scored boxes: VOC and COCO, pooled over all queries and per category.
 
-Detections of every evaluated positive query (usable GT in the modality) are ranked by
-confidence over all queries; ties keep query order, then box order (a stable sort, as the
-PASCAL VOC devkit and COCOeval do). Boxes without a score count as score ``+inf`` (ranked
-first), as in :mod:`ovearth_core.analysis.sweep`. Optionally (``include_negatives``, the
-hard-negative view of OVDEval) every box predicted on a negative query joins the ranking as a false
-positive.
+Detections (:mod:`ovearth_core.analysis.ranking`) of every evaluated positive query (usable
+GT in the modality) are ranked by confidence over all queries; ties keep query order, then
+box order (a stable sort, as COCOeval and the PASCAL VOC Matlab devkit do). Boxes without
+a score count as score ``+inf`` (ranked first). Optionally (``include_negatives``, the
+hard-negative view of OVDEval) every box predicted on a negative query joins the pooled
+ranking as a false positive; per-category numbers never include negative queries (a
+negative query's annotation is another object, so it has no category of its own).
 
 Matching, per query, in ranking order:
 
 * ``"voc"`` (PASCAL VOC, Padilla's toolkit): a detection is a true positive when the GT of
-  highest IoU in its query reaches the threshold and is not yet taken; otherwise (also when
-  that GT is taken) a false positive.
-* ``"coco"`` (COCOeval): a detection takes the not-yet-taken GT of highest IoU among those
-  reaching the threshold; COCO keeps the ``max_detections`` best boxes of each query.
+  highest IoU in its query (the first of equal ones) reaches the threshold and is not yet
+  taken; otherwise (also when that GT is taken) a false positive.
+* ``"coco"`` (COCOeval, :mod:`ovearth_core.analysis.coco`): a detection takes the
+  not-yet-taken GT of highest IoU among those reaching the threshold, the last of equal
+  ones; COCO keeps the ``max_detections`` best boxes of each query.
 
 Interpolations of the precision/recall curve (precision made non-increasing from the right):
 
@@ -22,9 +24,11 @@ Interpolations of the precision/recall curve (precision made non-increasing from
   exactly 0.3 counts at 0.3 -- the devkit's ``arange(0, 1.1, 0.1)`` gives 0.30000000000000004);
 * 101 points (COCO): its mean at ``linspace(0, 1, 101)``, 0 beyond the highest recall.
 
-Coordinates are continuous (a box from x1 to x2 is x2 - x1 wide) unless ``legacy_pixel``
-asks for the old VOC convention (x2 - x1 + 1, axis-aligned boxes only). With no usable GT the
-AP is undefined (``nan``; ``None`` in JSON); with GT but no detection it is 0.
+``convention="devkit"`` (and the ``voc_devkit`` block) reproduces DOTA_devkit's ``voc_eval``
+instead: IoU > t, the devkit's 11 levels and sort, +1 pixel widths for axis-aligned boxes.
+
+With no usable GT the AP is undefined (``nan``; ``None`` in JSON); with GT but no detection
+it is 0.
 """
 
 from __future__ import annotations
