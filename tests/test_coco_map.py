@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 from typing import Any
 
@@ -24,7 +25,6 @@ from pycocotools.cocoeval import COCOeval
 from ovearth_core.analysis.ap import (
     average_precision_report,
     coco_average_precision,
-    score_ties,
     voc_average_precision,
     voc_devkit_report,
 )
@@ -393,12 +393,79 @@ def test_devkit_and_exact_conventions_differ_where_they_should() -> None:
 # ------------------------------------------------------------------ score ties
 
 
-def test_score_tie_warning() -> None:
-    assert score_ties(np.array([0.9, 0.8, 0.7]))["warning"] is None
-    ties = score_ties(np.array([0.5, 0.5, 0.5, 0.9, np.inf, np.inf, 0.1, 0.2, 0.3, 0.4]))
-    assert (ties["num_tied"], ties["largest_group"], ties["share_tied"]) == (5, 3, 0.5)
-    assert "5 of 10 detections" in ties["warning"]
-    assert score_ties(np.zeros(0))["share_tied"] is None
+def _voc_ap_in_order(samples: list[Sample], order: list[tuple[int, int]], t: float) -> float:
+    """VOC every-point AP of the detections ``(query, box)`` in the given order: the first
+    GT of highest IoU, a TP when IoU >= t and not yet taken (written out)."""
+    taken: set[tuple[int, int]] = set()
+    tp = []
+    for q, k in order:
+        s = samples[q]
+        ious = [refs.box_iou(g, s.pred_boxes[k]) for g in s.gt_boxes]
+        g = int(np.argmax(ious))
+        tp.append(ious[g] >= t and (q, g) not in taken)
+        if tp[-1]:
+            taken.add((q, g))
+    ctp = np.cumsum(tp)
+    rec = ctp / sum(len(s.gt_boxes) for s in samples)
+    prec = ctp / np.arange(1, len(tp) + 1)
+    mrec, mpre = np.concatenate(([0.], rec, [1.])), np.concatenate(([0.], prec, [0.]))
+    for i in range(mpre.size - 1, 0, -1):
+        mpre[i - 1] = max(mpre[i - 1], mpre[i])
+    i = np.where(mrec[1:] != mrec[:-1])[0]
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+def test_score_tie_range_is_the_range_over_every_order() -> None:
+    # Two groups of equal scores (0.9 x 3, 0.5 x 3) with duplicates on one GT box.
+    samples = [sample("a", [[0, 0, 10, 10], [20, 0, 30, 10]],
+                      [[0, 0, 10, 10], [1, 0, 11, 10], [40, 0, 50, 10]], [0.9, 0.9, 0.5]),
+               sample("b", [[0, 0, 10, 10]], [[0, 0, 10, 10], [30, 30, 40, 40], [0, 1, 10, 11]],
+                      [0.9, 0.5, 0.5])]
+    dets = [(q, k, float(sc)) for q, s in enumerate(samples)
+            for k, sc in enumerate(s.pred_box_scores)]
+    groups = [[(q, k) for q, k, sc in dets if sc == v] for v in (0.9, 0.5)]
+    values = [_voc_ap_in_order(samples, list(first) + list(second), 0.5)
+              for first in itertools.permutations(groups[0])
+              for second in itertools.permutations(groups[1])]
+    assert max(values) > min(values)
+    ties = average_precision_report(sample_list(samples), 0.5, ("bbox",))["bbox"]["score_ties"]
+    assert ties["voc_ap_every_point_range"] == pytest.approx([min(values), max(values)])
+    assert (ties["num_tied"], ties["largest_group"], ties["share_tied"]) == (6, 3, 1.0)
+    assert f"[{min(values):.4f}, {max(values):.4f}]" in ties["warning"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_score_tie_range_on_random_queries(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    samples = []
+    for i in range(3):
+        gt = [[float(x), 0.0, float(x) + 10, 10.0] for x in rng.choice(60, 2, replace=False)]
+        pred = [[g[0] + float(rng.integers(-4, 5)), 0.0, g[2] + float(rng.integers(-4, 5)),
+                 10.0] for g in gt for _ in range(int(rng.integers(0, 3)))]
+        scores = rng.choice([0.9, 0.5, 0.2], len(pred)).tolist()
+        samples.append(sample(f"q{i}", gt, pred, scores))
+    dets = [(q, k, sc) for q, s in enumerate(samples) for k, sc in enumerate(s.pred_box_scores)]
+    groups = [[(q, k) for q, k, sc in dets if sc == v] for v in (0.9, 0.5, 0.2)]
+    if not dets or math.prod(math.factorial(len(g)) for g in groups) > 5000:
+        pytest.skip("too many orders to enumerate")
+    values = [_voc_ap_in_order(samples, [d for part in parts for d in part], 0.5)
+              for parts in itertools.product(*(itertools.permutations(g) for g in groups))]
+    ties = average_precision_report(sample_list(samples), 0.5, ("bbox",))["bbox"]["score_ties"]
+    assert ties["voc_ap_every_point_range"] == pytest.approx([min(values), max(values)],
+                                                            abs=1e-12)
+
+
+def test_score_tie_warning_threshold() -> None:
+    distinct = [sample("a", [[0, 0, 10, 10]], [[0, 0, 10, 10], [5, 5, 9, 9]], [0.9, 0.8])]
+    report = average_precision_report(sample_list(distinct), 0.5, ("bbox",))
+    assert report["bbox"]["score_ties"]["warning"] is None
+    # One tie among ten scored boxes: 2 of 10 tied, at the 10 % threshold.
+    boxes = [[10.0 * i, 0, 10.0 * i + 8, 8] for i in range(10)]
+    scores = [0.1 * i for i in range(9)] + [0.0]
+    report = average_precision_report(sample_list([sample("b", boxes, boxes, scores)]), 0.5,
+                                      ("bbox",))
+    assert report["bbox"]["score_ties"]["share_tied"] == 0.2
+    assert report["bbox"]["score_ties"]["warning"] is not None
 
 
 def test_report_carries_map_devkit_and_ties() -> None:

@@ -46,6 +46,7 @@ from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 RECALL_11 = np.arange(11) / 10
 # The 11 levels of DOTA_devkit's and the Python VOC devkits' voc_ap: np.arange(0., 1.1, 0.1)
 # (0.30000000000000004, 0.6000000000000001, 0.7000000000000001 among them).
@@ -66,25 +67,31 @@ class PRCurve:
     num_gt: int
 
 
-def _voc_tp(ranked: Ranked, threshold: float, strict: bool = False) -> npt.NDArray[np.bool_]:
-    """VOC matching: the best GT of each detection's query (the first of equal ones) at
-    IoU >= ``threshold`` (``> threshold`` when ``strict``, as the devkits test it), taken by
-    the first detection in rank order that hits it."""
+def _voc_hits(ranked: Ranked, threshold: float, strict: bool = False
+              ) -> tuple[npt.NDArray[np.bool_], IntArray]:
+    """Each detection's best GT (the first of equal IoUs; ids numbered across queries) and
+    whether it reaches IoU >= ``threshold`` (``> threshold`` when ``strict``, as the devkits
+    test it)."""
     d = ranked.query.size
     best_gt = np.full(d, -1, dtype=np.int64)
     best_iou = np.zeros(d)
-    for iou, rows in zip(ranked.ious, ranked.rows_by_query, strict=True):
+    for q, (iou, rows) in enumerate(zip(ranked.ious, ranked.rows_by_query, strict=True)):
         if iou.shape[0] == 0 or rows.size == 0:
             continue
         cols = iou[:, ranked.box[rows]]
-        best_gt[rows] = np.argmax(cols, axis=0)
-        best_iou[rows] = cols[best_gt[rows], np.arange(rows.size)]
-    hit = (best_iou > threshold) if strict else (best_iou >= threshold)
-    tp = np.zeros(d, dtype=bool)
-    # The first (best-ranked) hit on each (query, GT) takes it; later ones are false positives.
+        local = np.argmax(cols, axis=0)
+        best_iou[rows] = cols[local, np.arange(rows.size)]
+        best_gt[rows] = ranked.gt_start[q] + local
+    return ((best_iou > threshold) if strict else (best_iou >= threshold)), best_gt
+
+
+def _voc_tp(ranked: Ranked, threshold: float, strict: bool = False) -> npt.NDArray[np.bool_]:
+    """VOC matching: a detection whose best GT it hits (:func:`_voc_hits`) is a true
+    positive when it is the first in rank order to hit that GT."""
+    hit, best_gt = _voc_hits(ranked, threshold, strict)
+    tp = np.zeros(hit.size, dtype=bool)
     idx = np.flatnonzero(hit)
-    pairs = np.stack([ranked.query[idx], best_gt[idx]], axis=1)
-    _, first = np.unique(pairs, axis=0, return_index=True)
+    _, first = np.unique(best_gt[idx], return_index=True)
     tp[idx[first]] = True
     return tp
 
@@ -99,11 +106,7 @@ def pr_curve(ranked: Ranked, threshold: float, matching: str = "voc") -> PRCurve
 
 
 def _curve(ranked: Ranked, tp: npt.NDArray[np.bool_]) -> PRCurve:
-    ctp = np.cumsum(tp)
-    n = np.arange(1, tp.size + 1)
-    recall = ctp / ranked.num_gt if ranked.num_gt else np.full(tp.size, np.nan)
-    return PRCurve(score=ranked.score, tp=tp, precision=ctp / n, recall=recall,
-                   num_gt=ranked.num_gt)
+    return _curve_of(ranked.score, tp, ranked.num_gt)
 
 
 def precision_envelope(precision: FloatArray) -> FloatArray:
@@ -239,21 +242,55 @@ def coco_ap_from_ranked(ranked: Ranked) -> dict[str, Any]:
             "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size), **summary}
 
 
-def score_ties(score: FloatArray) -> dict[str, Any]:
+def score_ties(ranked: Ranked, iou_threshold: float) -> dict[str, Any]:
     """How many ranked detections share their score with another one (``+inf``, no score,
-    included), the largest such group, and a warning when they are
-    :data:`TIE_WARNING_SHARE` or more of all: AP then depends on the order of tied
-    detections (ours is COCOeval's: query order, then box order)."""
-    _, counts = np.unique(score, return_counts=True)
+    included), the largest such group, and the range of the VOC every-point AP at
+    ``iou_threshold`` over every order of tied detections.
+
+    The range is exact. Whatever the order, a group of equal scores holds the same
+    detections that miss (IoU below the threshold, or a GT taken by a higher group) and,
+    per GT first hit in the group, one true positive and its duplicates. The best order
+    puts the true positives first; the worst puts the misses first, then each true positive
+    followed by its duplicates, the GT with the most duplicates first (every true positive
+    then sits as late as it can). A warning when tied detections are
+    :data:`TIE_WARNING_SHARE` or more of all: AP then depends on their order (ours is
+    COCOeval's: query order, then box order).
+    """
+    score = ranked.score
+    _, start, counts = np.unique(-score, return_index=True, return_counts=True)
     tied = int(counts[counts > 1].sum())
     share = tied / score.size if score.size else None
-    warning = (f"{tied:,} of {score.size:,} detections ({share:.0%}) share their score with "
-               "another one: AP depends on the order of tied detections (ranked as COCOeval "
-               "ranks them: query order, then box order)"
-               if share is not None and share >= TIE_WARNING_SHARE else None)
+    group = np.repeat(np.arange(counts.size), counts)
+    hit, best_gt = _voc_hits(ranked, iou_threshold)
+    first_group = np.full(max(ranked.gt_area.size, 1), counts.size)
+    np.minimum.at(first_group, best_gt[hit], group[hit])
+    member = hit & (first_group[np.maximum(best_gt, 0)] == group)
+    best = np.zeros(score.size, dtype=bool)
+    worst = np.zeros(score.size, dtype=bool)
+    for g in np.flatnonzero(np.bincount(group[member], minlength=counts.size)).tolist():
+        blocks = np.sort(np.unique(best_gt[member & (group == g)], return_counts=True)[1])[::-1]
+        misses = counts[g] - int(blocks.sum())
+        best[start[g]:start[g] + blocks.size] = True
+        worst[start[g] + misses + np.cumsum(blocks) - blocks] = True
+    lo, hi = (ap_every_point(_curve_of(score, tp, ranked.num_gt)) for tp in (worst, best))
+    warning = None
+    if share is not None and share >= TIE_WARNING_SHARE:
+        warning = (f"{tied:,} of {score.size:,} detections ({share:.0%}) share their score "
+                   "with another one: AP depends on their order (here COCOeval's: query "
+                   "order, then box order)")
+        if ranked.num_gt:
+            warning += (f"; over all orders, VOC every-point AP at IoU {iou_threshold:g} lies "
+                        f"in [{lo:.4f}, {hi:.4f}]")
     return {"num_detections": int(score.size), "num_tied": tied,
             "largest_group": int(counts.max(initial=0)), "share_tied": share,
-            "warning": warning}
+            "voc_ap_every_point_range": [lo, hi], "warning": warning}
+
+
+def _curve_of(score: FloatArray, tp: npt.NDArray[np.bool_], num_gt: int) -> PRCurve:
+    ctp = np.cumsum(tp)
+    n = np.arange(1, tp.size + 1)
+    recall = ctp / num_gt if num_gt else np.full(tp.size, np.nan)
+    return PRCurve(score=score, tp=tp, precision=ctp / n, recall=recall, num_gt=num_gt)
 
 
 def _none_if_nan(value: Any) -> Any:
@@ -288,7 +325,7 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
         entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=COCO_MAX_DETECTIONS))
         entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold, include_negatives,
                                                 None if m == "bbox" else cands)
-        entry["score_ties"] = score_ties(ranked.score)
+        entry["score_ties"] = score_ties(ranked, iou_threshold)
         entry["pr_curve"] = {
             "recall": RECALL_101.tolist(),
             "precision": (interpolated_precision(curve, RECALL_101).tolist()
