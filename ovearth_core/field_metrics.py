@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from .formulas import f1_from_pr, ratio
 from .types import PR_THRESHOLDS, Sample
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 # AI-TOD's bins of sqrt(area): name and lower edge in pixels (the next bin's edge is the upper).
 SIZE_BINS: tuple[tuple[str, float], ...] = (
     ("very_tiny", 0.0), ("tiny", 8.0), ("small", 16.0), ("medium", 32.0), ("large", 96.0))
@@ -60,54 +62,96 @@ def box_fields(sample: Sample, modality: str) -> tuple[FloatArray, FloatArray, F
     return sample.gt_obbs, sample.pred_obbs, sample.pred_obb_scores
 
 
-def top1_overlaps(samples: Sequence[Sample], modality: str, evaluated: Sequence[bool],
-                  ious: Sequence[FloatArray], floor: float
-                  ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """IoU, intersection and union ``(N,)`` of each sample's top-1 box and its best GT box.
+@dataclass(frozen=True)
+class EvaluatedBoxes:
+    """The boxes of the evaluated queries of one modality, flattened query by query.
+
+    ``where`` ``(E,)``: the samples' positions; ``fields``: their ``(gt, pred, scores)``;
+    ``gt_area`` / ``pred_area``: every box's area; ``gt_start`` / ``pred_start`` ``(E,)``:
+    each query's first box in those arrays.
+    """
+
+    where: IntArray
+    fields: list[tuple[FloatArray, FloatArray, FloatArray]]
+    gt_area: FloatArray
+    pred_area: FloatArray
+    gt_start: IntArray
+    pred_start: IntArray
+
+    @classmethod
+    def of(cls, samples: Sequence[Sample], modality: str, evaluated: Sequence[bool]
+           ) -> EvaluatedBoxes:
+        oriented = modality == "oriented_bbox"
+        where = np.flatnonzero(np.asarray(evaluated, dtype=bool))
+        fields = [box_fields(samples[i], modality) for i in where.tolist()]
+        shape = (4, 2) if oriented else (4,)
+
+        def flat(k: int) -> tuple[FloatArray, IntArray]:
+            counts = np.array([len(f[k]) for f in fields], dtype=np.int64)
+            boxes = (np.concatenate([f[k].reshape(-1, *shape) for f in fields]) if fields
+                     else np.zeros((0, *shape)))
+            return geometry.areas(boxes, oriented), np.cumsum(counts) - counts
+
+        (gt_area, gt_start), (pred_area, pred_start) = flat(0), flat(1)
+        return cls(where, fields, gt_area, pred_area, gt_start, pred_start)
+
+    @property
+    def num_gt(self) -> IntArray:
+        return np.diff(np.append(self.gt_start, self.gt_area.size))
+
+    @property
+    def num_pred(self) -> IntArray:
+        return np.diff(np.append(self.pred_start, self.pred_area.size))
+
+
+def top1_overlaps(boxes: EvaluatedBoxes, n: int, ious: Sequence[FloatArray], floor: float,
+                  oriented: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """IoU, intersection and union ``(n,)`` of each sample's top-1 box and its best GT box.
 
     ``ious`` are the evaluation's ``(G, P)`` IoU matrices, exact wherever the IoU can
     reach ``floor`` (:func:`~ovearth_core.geometry.iou_matrices`). Where the top-1 box's
     best entry reaches ``floor`` it is the best GT box; otherwise
     :func:`~ovearth_core.geometry.best_matches` finds it. ``nan`` IoU (and zero areas)
-    where the sample is not
-    ``evaluated``; IoU 0, I = 0 and U = the largest GT box area for an evaluated sample
-    without predictions.
+    where the sample is not evaluated; IoU 0, I = 0 and U = the largest GT box area for an
+    evaluated sample without predictions.
     """
-    oriented = modality == "oriented_bbox"
-    n = len(samples)
     iou, inter, union = np.full(n, np.nan), np.zeros(n), np.zeros(n)
-    known, unknown = [], []  # (sample, GT, top-1, IoU) read off the matrices; (sample, top-1)
-    for i, s in enumerate(samples):
-        if not evaluated[i]:
-            continue
-        gt, pred, scores = box_fields(s, modality)
-        if len(pred) == 0:
-            iou[i] = 0.0
-            union[i] = float(geometry.areas(gt, oriented).max())
-            continue
-        top = int(np.argmax(np.where(np.isnan(scores), np.inf, scores)))
-        best = int(np.argmax(ious[i][:, top]))
-        if ious[i][best, top] >= floor or not oriented:
-            known.append((i, best, top, float(ious[i][best, top])))
+    where, fields = boxes.where, boxes.fields
+    if where.size == 0:
+        return iou, inter, union
+    n_pred = boxes.num_pred
+    empty = n_pred == 0
+    iou[where[empty]] = 0.0
+    union[where[empty]] = np.maximum.reduceat(boxes.gt_area, boxes.gt_start)[empty]
+    # Top-1 box of each query: the highest score, +inf without one, the first of equal ones.
+    owner = np.repeat(np.arange(where.size), n_pred)
+    scores = np.concatenate([sc for _, _, sc in fields])
+    order = np.lexsort((np.arange(owner.size), -np.where(np.isnan(scores), np.inf, scores),
+                        owner))
+    has = np.flatnonzero(~empty)
+    top = np.full(where.size, -1)
+    top[has] = order[np.searchsorted(owner[order], has)] - boxes.pred_start[has]
+    best = np.zeros(where.size, dtype=np.int64)
+    value = np.zeros(where.size)
+    unknown = []
+    for k in has.tolist():
+        column = ious[where[k]][:, top[k]]
+        g = int(np.argmax(column))
+        if column[g] >= floor or not oriented:
+            best[k], value[k] = g, column[g]
         else:
-            unknown.append((i, top))
-    rows = known
+            unknown.append(k)
     if unknown:
-        best, value = geometry.best_matches(
-            [box_fields(samples[i], modality)[0] for i, _ in unknown],
-            np.stack([box_fields(samples[i], modality)[1][t] for i, t in unknown]), oriented)
-        rows = rows + [(i, int(g), t, v) for (i, t), g, v in zip(
-            unknown, best.tolist(), value.tolist(), strict=True)]
-    if rows:
-        at = np.array([i for i, *_ in rows])
-        iou[at] = [v for *_, v in rows]
-        gt_area = geometry.areas(np.stack([box_fields(samples[i], modality)[0][g]
-                                           for i, g, _, _ in rows]), oriented)
-        top_area = geometry.areas(np.stack([box_fields(samples[i], modality)[1][t]
-                                            for i, _, t, _ in rows]), oriented)
-        # I / (A + B - I) = IoU, so U = (A + B) / (1 + IoU) and I = IoU * U.
-        union[at] = (gt_area + top_area) / (1 + iou[at])
-        inter[at] = iou[at] * union[at]
+        found, found_iou = geometry.best_matches(
+            [fields[k][0] for k in unknown],
+            np.stack([fields[k][1][top[k]] for k in unknown]), oriented)
+        best[unknown], value[unknown] = found, found_iou
+    at = where[has]
+    iou[at] = value[has]
+    # I / (A + B - I) = IoU, so U = (A + B) / (1 + IoU) and I = IoU * U.
+    union[at] = (boxes.gt_area[boxes.gt_start[has] + best[has]]
+                 + boxes.pred_area[boxes.pred_start[has] + top[has]]) / (1 + iou[at])
+    inter[at] = iou[at] * union[at]
     return iou, inter, union
 
 
@@ -142,31 +186,23 @@ def counting_summary(num_gt: npt.NDArray[np.int64], num_pred: npt.NDArray[np.int
     return out
 
 
-def size_summary(samples: Sequence[Sample], entries: Sequence[dict[str, Any]],
-                 modality: str) -> dict[str, dict[str, Any]]:
-    """Recall, precision and F1 per AI-TOD size bin over evaluated queries."""
-    oriented = modality == "oriented_bbox"
-    rows = [(s, e) for s, e in zip(samples, entries, strict=True) if e["evaluated"]]
-    gt_boxes, pred_boxes, gt_hit, pred_hit = [], [], [], []
-    for s, e in rows:
-        gt, pred, _ = box_fields(s, modality)
-        gt_boxes.append(gt)
-        pred_boxes.append(pred)
-        hit_g, hit_p = np.zeros(len(gt), dtype=bool), np.zeros(len(pred), dtype=bool)
-        for g, p, _ in e["matches"]:
-            hit_g[g] = hit_p[p] = True
-        gt_hit.append(hit_g)
-        pred_hit.append(hit_p)
-    shape = (4, 2) if oriented else (4,)
+def size_summary(boxes: EvaluatedBoxes, entries: Sequence[dict[str, Any]]
+                 ) -> dict[str, dict[str, Any]]:
+    """Recall, precision and F1 per AI-TOD size bin over evaluated queries (``entries``:
+    every sample's, matched pairs at the run's threshold)."""
+    gt_hit = np.zeros(boxes.gt_area.size, dtype=bool)
+    pred_hit = np.zeros(boxes.pred_area.size, dtype=bool)
+    pairs = [(g0 + g, p0 + p) for i, g0, p0 in zip(boxes.where.tolist(), boxes.gt_start.tolist(),
+                                                   boxes.pred_start.tolist(), strict=True)
+             for g, p, _ in entries[i]["matches"]]
+    if pairs:
+        g, p = np.array(pairs).T
+        gt_hit[g] = pred_hit[p] = True
     k = len(SIZE_BINS)
-    bins = []
-    for boxes, hits in ((gt_boxes, gt_hit), (pred_boxes, pred_hit)):
-        flat = np.concatenate([b.reshape(-1, *shape) for b in boxes]) if boxes else np.zeros(
-            (0, *shape))
-        which = size_bin(geometry.areas(flat, oriented))
-        hit = np.concatenate(hits) if hits else np.zeros(0, dtype=bool)
-        bins.append((np.bincount(which, minlength=k), np.bincount(which[hit], minlength=k)))
-    (n_gt, tp), (n_pred, matched) = bins
+    (n_gt, tp), (n_pred, matched) = (
+        (np.bincount(which, minlength=k), np.bincount(which[hit], minlength=k))
+        for which, hit in ((size_bin(boxes.gt_area), gt_hit),
+                           (size_bin(boxes.pred_area), pred_hit)))
     out = {}
     for j, (name, _) in enumerate(SIZE_BINS):
         recall = ratio(int(tp[j]), int(n_gt[j]))
@@ -184,17 +220,17 @@ def box_field_metrics(samples: Sequence[Sample], entries: Sequence[dict[str, Any
     """Per-sample top-1 IoU (``nan`` where not evaluated) and the ``grounding``,
     ``counting`` and ``by_size`` summaries of one box modality (``ious`` and ``floor``:
     see :func:`top1_overlaps`)."""
-    evaluated = [e["evaluated"] for e in entries]
-    iou, inter, union = top1_overlaps(samples, modality, evaluated, ious, floor)
-    where = np.flatnonzero(evaluated)
-    num_gt = np.array([entries[i]["num_gt"] for i in where], dtype=np.int64)
-    num_pred = np.array([entries[i]["num_pred"] for i in where], dtype=np.int64)
+    boxes = EvaluatedBoxes.of(samples, modality, [e["evaluated"] for e in entries])
+    iou, inter, union = top1_overlaps(boxes, len(samples), ious, floor,
+                                      modality == "oriented_bbox")
+    where = boxes.where
+    num_gt, num_pred = boxes.num_gt, boxes.num_pred
     negatives = (np.array([e["num_pred"] for s, e in zip(samples, entries, strict=True)
                            if s.negative], dtype=np.int64) if open_vocab else None)
     return iou, {
         "grounding": grounding_summary(iou[where], inter[where], union[where], num_gt),
         "counting": counting_summary(num_gt, num_pred, negatives),
-        "by_size": size_summary(samples, entries, modality),
+        "by_size": size_summary(boxes, entries),
     }
 
 
