@@ -87,9 +87,9 @@ class EvaluatedBoxes:
         shape = (4, 2) if oriented else (4,)
 
         def flat(k: int) -> tuple[FloatArray, IntArray]:
-            counts = np.array([len(f[k]) for f in fields], dtype=np.int64)
-            boxes = (np.concatenate([f[k].reshape(-1, *shape) for f in fields]) if fields
-                     else np.zeros((0, *shape)))
+            parts = [f[k] for f in fields]
+            counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+            boxes = np.concatenate(parts) if parts else np.zeros((0, *shape))
             return geometry.areas(boxes, oriented), np.cumsum(counts) - counts
 
         (gt_area, gt_start), (pred_area, pred_start) = flat(0), flat(1)

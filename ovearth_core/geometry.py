@@ -550,8 +550,12 @@ def _pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
 
 def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
                   pi: npt.NDArray[np.int64]) -> FloatArray:
-    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])``."""
-    return _pair_iou(gt, pred, gi, pi, oriented=True)
+    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])`` (candidates: their
+    envelopes overlap)."""
+    if gi.size == 0:
+        return np.zeros(0)
+    inter, union = _polygon_overlaps(gt, pred, gi, pi)
+    return np.minimum(inter / union, 1.0)
 
 
 def pair_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
@@ -571,13 +575,19 @@ def pair_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
     union = areas(gt[gi], True) + areas(pred[pi], True)
     touch = np.flatnonzero(_box_pair_intersection(envelope(gt[gi]), envelope(pred[pi])) > 0)
     if touch.size:
-        # One shapely geometry per box that has a candidate pair (few of all boxes).
-        a, b = _polygons_at(gt, gi[touch]), _polygons_at(pred, pi[touch])
-        inter[touch] = _intersection_areas(a, b)
-        # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
-        # the origin would otherwise get an IoU a hair above 1 with themselves.
-        union[touch] = shapely.area(a) + shapely.area(b) - inter[touch]
+        inter[touch], union[touch] = _polygon_overlaps(gt, pred, gi[touch], pi[touch])
     return inter, union
+
+
+def _polygon_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
+                      pi: npt.NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+    """Exact intersection and union areas of the oriented-box pairs ``(gt[gi], pred[pi])``."""
+    # One shapely geometry per box that has a candidate pair (few of all boxes).
+    a, b = _polygons_at(gt, gi), _polygons_at(pred, pi)
+    inter = _intersection_areas(a, b)
+    # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
+    # the origin would otherwise get an IoU a hair above 1 with themselves.
+    return inter, shapely.area(a) + shapely.area(b) - inter
 
 
 def areas(boxes: FloatArray, oriented: bool) -> FloatArray:
