@@ -70,6 +70,9 @@ def cocoeval(samples: list[Sample], oriented: bool = False, area_ranges: Any = N
             if oriented:
                 ann["poly"] = [tuple(p) for p in g]
             anns.append(ann)
+        for b in ([] if oriented else s.gt_ignore_boxes):  # crowd regions, after the boxes
+            anns.append({"id": len(anns) + 1, "image_id": i, "category_id": cat, "iscrowd": 1,
+                         "bbox": _xywh(b), "area": (b[2] - b[0]) * (b[3] - b[1])})
         preds = s.pred_obbs if oriented else s.pred_boxes
         scores = s.pred_obb_scores if oriented else s.pred_box_scores
         for p, b, sc in zip(preds, s.pred_boxes, scores, strict=True):
@@ -186,6 +189,29 @@ def test_map_sizes_and_recall_equal_cocoeval(seed: int, hard: bool) -> None:
     sizes = {s.category for s in samples}
     assert len(sizes) > 1
     _check_against_cocoeval(samples, oriented=False, hard=hard)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_map_sizes_and_recall_with_crowd_regions_equal_cocoeval(seed: int) -> None:
+    # Ignore regions (COCO crowds) with detections inside, half inside and around them, in
+    # queries with targets of every size and in crowd-only queries.
+    rng = np.random.default_rng(seed + 300)
+    samples = random_queries(300 + seed)
+    for k, s in enumerate(samples):
+        if s.negative or rng.random() < 0.4:
+            continue
+        x, y = (float(v) for v in rng.integers(0, 200, 2))
+        w, h = (float(v) for v in rng.integers(10, 120, 2))
+        s.gt_ignore_boxes = np.array([[x, y, x + w, y + h]])
+        if k % 4 == 0:
+            s.gt_boxes = s.gt_boxes[:0]
+        inside = [[x + a * w, y + b * h, x + a * w + w / 3, y + b * h + h / 3]
+                  for a, b in rng.uniform(0, 0.6, (3, 2)).round(1)]
+        s.pred_boxes = np.concatenate([s.pred_boxes.reshape(-1, 4), inside,
+                                       [[x - w / 4, y, x + w / 4, y + h / 4]]])
+        s.pred_box_scores = np.concatenate([s.pred_box_scores, rng.random(4).round(2)])
+    assert any(len(s.gt_ignore_boxes) and not len(s.gt_boxes) for s in samples)
+    _check_against_cocoeval(samples, oriented=False, hard=False)
 
 
 @pytest.mark.parametrize("seed", range(3))

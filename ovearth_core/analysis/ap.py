@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..types import IOU_THRESHOLDS, Sample
-from .coco import COCO_RANGES, Matcher, coco_eval, coco_summary
+from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher, coco_eval, coco_summary
 from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
 from .sweep import BOX_MODALITIES
 
@@ -100,9 +100,13 @@ def pr_curve(ranked: Ranked, threshold: float, matching: str = "voc") -> PRCurve
     """Match ranked detections at ``threshold`` and accumulate precision and recall."""
     if matching not in ("voc", "coco"):
         raise ValueError(f"matching must be 'voc' or 'coco', got {matching!r}")
-    tp = (_voc_tp(ranked, threshold) if matching == "voc"
-          else Matcher(ranked).match(threshold) >= 0)
-    return _curve(ranked, tp)
+    if matching == "voc":
+        return _curve(ranked, _voc_tp(ranked, threshold))
+    matched = Matcher(ranked).match(threshold)
+    # Detections in an ignore region leave the ranking (COCOeval keeps them as points that
+    # repeat the previous precision and recall, which changes no interpolated value).
+    keep = matched != IN_IGNORE_REGION
+    return _curve_of(ranked.score[keep], matched[keep] >= 0, ranked.num_gt)
 
 
 def _curve(ranked: Ranked, tp: npt.NDArray[np.bool_]) -> PRCurve:

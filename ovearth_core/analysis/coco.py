@@ -59,18 +59,27 @@ AI_TOD_RANGES = tuple(AreaRange(name, lo * lo, (SIZE_BINS[k + 1][1] ** 2 if k + 
                       for k, (name, lo) in enumerate(SIZE_BINS))
 
 
+IN_IGNORE_REGION = -2  # "matched" to an ignore region (a COCO crowd): the detection is ignored
+
+
 class Matcher:
     """COCOeval's greedy matching of :class:`Ranked` detections, at any threshold and range.
 
-    Where no two pairs at or above the threshold share a detection or a GT box, every
-    such pair matches whatever the range (decided for all queries at once). The other
-    queries are walked detection by detection; a range needs its own walk only for the
-    queries whose GT boxes are partly inside it.
+    A query's ignore regions (COCO crowds) come after its GT boxes, count as ignored GT
+    boxes scored by coverage (intersection / detection area) and are never taken: a
+    detection that ends on one is ignored. Where no two pairs at or above the threshold
+    share a detection or a GT box, every such pair matches whatever the range (decided for
+    all queries at once). The other queries are walked detection by detection; a range
+    needs its own walk only for the queries with a GT box outside it (and a box inside it
+    or an ignore region, which the walk ranks differently).
     """
 
     def __init__(self, ranked: Ranked) -> None:
         self.ranked = ranked
         self.row, self.gt, self.query, self.value = ranked.overlapping
+        self.crowd_row, _, self.crowd_query, self.crowd_value = ranked.covering
+        self.has_crowd = np.zeros(len(ranked.ious), dtype=bool)
+        self.has_crowd[self.crowd_query] = True
         self._walked: dict[float, tuple[npt.NDArray[np.bool_], IntArray]] = {}
 
     def _base(self, t: float) -> tuple[npt.NDArray[np.bool_], IntArray]:
@@ -78,20 +87,26 @@ class Matcher:
         if t not in self._walked:
             r = self.ranked
             matched = np.full(r.query.size, -1, dtype=np.int64)
-            at = self.value >= t
+            at, crowd = self.value >= t, self.crowd_value >= t
             shared = np.zeros(len(r.ious), dtype=bool)
-            for ids in (self.row[at], self.gt[at]):
+            # A detection with two candidates (GT boxes or regions), or a GT box with two.
+            rows = np.concatenate([self.row[at], self.crowd_row[crowd]])
+            queries = np.concatenate([self.query[at], self.crowd_query[crowd]])
+            for ids, owners in ((rows, queries), (self.gt[at], self.query[at])):
                 if ids.size:
-                    shared[self.query[at][np.bincount(ids)[ids] > 1]] = True
+                    shared[owners[np.bincount(ids)[ids] > 1]] = True
             simple = at & ~shared[self.query]
             matched[self.row[simple]] = self.gt[simple]
+            in_region = crowd & ~shared[self.crowd_query]
+            matched[self.crowd_row[in_region]] = IN_IGNORE_REGION
             for q in np.flatnonzero(shared).tolist():
                 self._walk(q, t, None, matched)
             self._walked[t] = (shared, matched)
         return self._walked[t]
 
     def match(self, t: float, gt_ignored: npt.NDArray[np.bool_] | None = None) -> IntArray:
-        """GT box id (numbered across queries) taken by each ranked detection, or -1."""
+        """GT box id (numbered across queries) taken by each ranked detection,
+        :data:`IN_IGNORE_REGION`, or -1."""
         shared, matched = self._base(t)
         if gt_ignored is None:
             return matched
@@ -99,7 +114,7 @@ class Matcher:
         matched = matched.copy()
         for q in np.flatnonzero(shared).tolist():
             ig = gt_ignored[r.gt_start[q]:r.gt_start[q] + r.ious[q].shape[0]]
-            if ig.any() and not ig.all():
+            if ig.any() and (not ig.all() or self.has_crowd[q]):
                 self._walk(q, t, ig, matched)
         return matched
 
@@ -108,24 +123,31 @@ class Matcher:
         """COCOeval's loop over one query's detections (few pairs: plain Python)."""
         r = self.ranked
         rows = r.rows_by_query[q]
-        cols = r.ious[q][:, r.box[rows]].T  # (detections in rank order, GT boxes)
+        n_gt = r.ious[q].shape[0]
+        cols = r.ious[q][:, r.box[rows]]
+        if r.cover is not None and r.cover[q].shape[0]:
+            cols = np.concatenate([cols, r.cover[q][:, r.box[rows]]])
+        cols = cols.T  # (detections in rank order, GT boxes then ignore regions)
         det, gt = np.nonzero(cols >= t)
         candidates: list[list[tuple[int, float]]] = [[] for _ in range(rows.size)]
         for d, g, v in zip(det.tolist(), gt.tolist(), cols[det, gt].tolist(), strict=True):
             candidates[d].append((g, v))
-        inside = [True] * cols.shape[1] if ignored is None else (~ignored).tolist()
+        inside = ([True] * n_gt if ignored is None else (~ignored).tolist())
+        inside += [False] * (cols.shape[1] - n_gt)
         free = [True] * cols.shape[1]
         start = int(r.gt_start[q])
         for d, pairs in zip(rows.tolist(), candidates, strict=True):
             best, best_iou, best_inside = -1, -1.0, False
             for g, v in pairs:
-                # A GT box inside the range beats one outside; then the higher IoU, the
-                # later box on ties (COCOeval's "<" test).
+                # A GT box inside the range beats one outside (and an ignore region); then
+                # the higher IoU, the later box on ties (COCOeval's "<" test).
                 if free[g] and (best < 0 or (inside[g] and not best_inside)
                                 or (inside[g] == best_inside and v >= best_iou)):
                     best, best_iou, best_inside = g, v, inside[g]
             if best < 0:
                 matched[d] = -1
+            elif best >= n_gt:
+                matched[d] = IN_IGNORE_REGION  # regions are never taken
             else:
                 free[best] = False
                 matched[d] = start + best
@@ -189,8 +211,9 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
         for k, t in enumerate(IOU_THRESHOLDS):
             m = matcher.match(t, ignored)
             hit = m >= 0
-            tp = hit & gt_in[np.where(hit, m, 0)]
-            keep = np.where(hit, tp, det_in)
+            tp = np.zeros(hit.size, dtype=bool)
+            tp[hit] = gt_in[m[hit]]
+            keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
             ap[a, k] = _per_category_ap(tp, keep, det_cat, num_gt[a])
             if a == 0:
                 with np.errstate(divide="ignore", invalid="ignore"):

@@ -9,7 +9,10 @@ devkits' ``np.argsort(-confidence)`` does (numpy's default, unstable sort, whose
 tied scores depends on the numpy build and CPU, as the devkits' does).
 
 Coordinates are continuous (a box from x1 to x2 is x2 - x1 wide) unless ``legacy_pixel``
-asks for the old VOC convention (x2 - x1 + 1, axis-aligned boxes only).
+asks for the old VOC convention (x2 - x1 + 1, axis-aligned boxes only). Ignore regions (COCO
+crowds, ``Sample.gt_ignore_boxes`` / ``gt_ignore_obbs``) are kept as each detection's share
+inside each region (``cover``, intersection / detection area, as COCOeval measures a crowd);
+only the COCO matching uses them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..field_metrics import box_fields
-from ..geometry import areas, iou_matrices
+from ..geometry import areas, coverage_matrix, iou_matrices
 from ..types import Sample
 from .sweep import score_key
 
@@ -50,6 +53,8 @@ class Ranked:
     negative: npt.NDArray[np.bool_]
     gt_area: FloatArray
     det_area: FloatArray
+    # (R_q, P_q) share of each predicted box inside each ignore region of query q.
+    cover: list[FloatArray] | None = None
 
     @cached_property
     def rows_by_query(self) -> list[IntArray]:
@@ -77,19 +82,36 @@ class Ranked:
     def overlapping(self) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
         """``(row, gt, query, iou)`` of every ranked detection and GT box with IoU > 0
         (GT ids numbered across queries)."""
-        rows_, gts, queries, values = [], [], [], []
-        for q, (iou, rows) in enumerate(zip(self.ious, self.rows_by_query, strict=True)):
-            if iou.shape[0] and rows.size:
-                g, k = np.nonzero(iou[:, self.box[rows]] > 0)
-                rows_.append(rows[k])
-                gts.append(g + self.gt_start[q])
-                queries.append(np.full(g.size, q))
-                values.append(iou[g, self.box[rows[k]]])
-        if not rows_:
+        return _pairs(self.ious, self.rows_by_query, self.box, self.gt_start)
+
+    @cached_property
+    def covering(self) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+        """``(row, region, query, cover)`` of every ranked detection inside an ignore region
+        (cover > 0; region ids numbered across queries)."""
+        if self.cover is None:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, np.zeros(0)
-        row, gt, query, value = (np.concatenate(a) for a in (rows_, gts, queries, values))
-        return row, gt, query, value
+        counts = np.array([c.shape[0] for c in self.cover], dtype=np.int64)
+        return _pairs(self.cover, self.rows_by_query, self.box, np.cumsum(counts) - counts)
+
+
+def _pairs(matrices: list[FloatArray], rows_by_query: list[IntArray], box: IntArray,
+           start: IntArray) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """``(row, column id, query, value)`` of the positive entries of each query's ``(C, P)``
+    matrix at its ranked detections (column ids numbered across queries from ``start``)."""
+    rows_, cols, queries, values = [], [], [], []
+    for q, (m, rows) in enumerate(zip(matrices, rows_by_query, strict=True)):
+        if m.shape[0] and rows.size:
+            c, k = np.nonzero(m[:, box[rows]] > 0)
+            rows_.append(rows[k])
+            cols.append(c + start[q])
+            queries.append(np.full(c.size, q))
+            values.append(m[c, box[rows[k]]])
+    if not rows_:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros(0)
+    row, col, query, value = (np.concatenate(a) for a in (rows_, cols, queries, values))
+    return row, col, query, value
 
 
 def legacy_box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
@@ -120,6 +142,7 @@ class Candidates:
     gt_area: list[FloatArray]
     categories: tuple[str, ...]
     negative: npt.NDArray[np.bool_]
+    cover: list[FloatArray] | None = None
 
     def ranked(self, order: str = "stable", queries: Sequence[int] | None = None,
                max_detections: int | None = None) -> Ranked:
@@ -149,6 +172,7 @@ class Candidates:
                       num_gt=int(self.num_gt[chosen].sum()),
                       categories=tuple(self.categories[q] for q in pick),
                       negative=self.negative[chosen],
+                      cover=None if self.cover is None else [self.cover[q] for q in pick],
                       gt_area=(np.concatenate([self.gt_area[q] for q in pick]) if pick
                                else np.zeros(0)),
                       det_area=self.det_area[rank])
@@ -160,9 +184,16 @@ def candidates(samples: Sequence[Sample], modality: str = "bbox",
     if legacy_pixel and modality != "bbox":
         raise ValueError("legacy_pixel applies to axis-aligned boxes (modality 'bbox') only")
     oriented = modality == "oriented_bbox"
+    # A positive query with ignore regions but no target box still takes part, as COCOeval
+    # scores a crowd-only image.
     chosen = [s for s in samples
-              if (include_negatives if s.negative else len(box_fields(s, modality)[0]) > 0)]
+              if (include_negatives if s.negative
+                  else len(box_fields(s, modality)[0]) + len(ignore_regions(s, modality)) > 0)]
     fields = [box_fields(s, modality) for s in chosen]
+    cover = None
+    if any(len(ignore_regions(s, modality)) for s in chosen):
+        cover = [coverage_matrix(ignore_regions(s, modality), pred, oriented)
+                 for s, (_, pred, _) in zip(chosen, fields, strict=True)]
     if legacy_pixel:
         ious = [legacy_box_iou_matrix(gt, pred) for gt, pred, _ in fields]
     else:  # exact IoU of every pair, all queries in one batch
@@ -182,7 +213,12 @@ def candidates(samples: Sequence[Sample], modality: str = "bbox",
                       det_area=areas(all_pred, oriented), num_gt=num_gt,
                       gt_area=np.split(gt_area, np.cumsum(num_gt)[:-1]) if gts else [],
                       categories=tuple(s.category for s in chosen),
-                      negative=np.array([s.negative for s in chosen], dtype=bool))
+                      negative=np.array([s.negative for s in chosen], dtype=bool), cover=cover)
+
+
+def ignore_regions(sample: Sample, modality: str) -> FloatArray:
+    """The sample's ignore regions (COCO crowds) of a box modality."""
+    return sample.gt_ignore_obbs if modality == "oriented_bbox" else sample.gt_ignore_boxes
 
 
 def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
