@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from . import coverage, geometry, metrics
+from . import coverage, field_metrics, geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
@@ -43,7 +43,9 @@ def _per_sample(sample: Sample, modalities: Sequence[str],
 
 
 def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
-                 facts: dict[str, list[BoxFacts]] | None = None) -> list[dict[str, Any]]:
+                 open_vocab: bool, facts: dict[str, list[BoxFacts]] | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-sample entries (with ``top1_iou``) and the field-metric summary keys."""
     oriented = modality == "oriented_bbox"
     gts = [s.gt_obbs if oriented else s.gt_boxes for s in samples]
     preds = [s.pred_obbs if oriented else s.pred_boxes for s in samples]
@@ -53,7 +55,12 @@ def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
     ious = geometry.iou_matrices(gts, preds, oriented, min_iou=min_iou)
     if facts is not None:
         facts[modality] = [BoxFacts.of(iou, iou_threshold) for iou in ious]
-    return metrics.det_entries(ious, [s.negative for s in samples], iou_threshold)
+    entries = metrics.det_entries(ious, [s.negative for s in samples], iou_threshold)
+    top1, extra = field_metrics.box_field_metrics(samples, entries, modality, open_vocab,
+                                                  ious, min_iou)
+    for entry, value in zip(entries, top1.tolist(), strict=True):
+        entry["top1_iou"] = None if math.isnan(value) else value
+    return entries, extra
 
 
 def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
@@ -78,6 +85,7 @@ def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
         entry["seg"] = None if members[0][1]["seg"] is None else {
             "num_evaluated": len(seg),
             "miou": metrics._mean([e["iou"] for e in seg]),
+            "cum_iou": field_metrics.cum_iou(seg),
         }
         for key in ("bbox", "oriented_bbox"):
             if members[0][1][key] is None:
@@ -136,9 +144,9 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"
-    det = {m: _det_entries(samples, m, iou_threshold, facts) for m in ("bbox", "oriented_bbox")
-           if m in mods}
-    rows = [_per_sample(s, mods, {m: entries[i] for m, entries in det.items()})
+    det = {m: _det_entries(samples, m, iou_threshold, open_vocab, facts)
+           for m in ("bbox", "oriented_bbox") if m in mods}
+    rows = [_per_sample(s, mods, {m: entries[i] for m, (entries, _) in det.items()})
             for i, s in enumerate(samples)]
     positives = [s for s in samples if not s.negative]
     summary: dict[str, Any] = {"num_samples": len(samples), "num_positive": len(positives)}
@@ -149,10 +157,16 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
         summary["negative_accuracy"] = ratio(counts["tn"], num_negative)
         summary["negative_false_positive_rate"] = ratio(counts["fp"], num_negative)
         summary["presence"] = presence_metrics(**counts)
-    summary["seg"] = (metrics.seg_summary(samples, [r["seg"] for r in rows])
-                      if "segmentation" in mods else None)
+    if "segmentation" in mods:
+        seg_entries = [r["seg"] for r in rows]
+        summary["seg"] = _with_keys(metrics.seg_summary(samples, seg_entries),
+                                    field_metrics.seg_field_metrics(samples, seg_entries,
+                                                                    open_vocab))
+    else:
+        summary["seg"] = None
     for key in ("bbox", "oriented_bbox"):
-        summary[key] = metrics.det_summary([r[key] for r in rows]) if key in mods else None
+        summary[key] = (_with_keys(metrics.det_summary(det[key][0]), det[key][1])
+                        if key in mods else None)
     config: dict[str, Any] = {
         "iou_threshold": iou_threshold,
         "modalities": sorted(mods),
@@ -170,6 +184,12 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
         "coverage": cov,
         "warnings": coverage.warnings(cov, task),
     }
+
+
+def _with_keys(summary: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with the ``extra`` keys added before its ``key_metrics``."""
+    key_metrics = summary.pop("key_metrics")
+    return {**summary, **extra, "key_metrics": key_metrics}
 
 
 def _evaluate_task(samples: SampleList, task: str, iou_threshold: float) -> dict[str, Any]:

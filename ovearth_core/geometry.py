@@ -504,23 +504,113 @@ def _obb_candidates(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], min_io
                     env_g: FloatArray, env_p: FloatArray, area_g: FloatArray,
                     area_p: FloatArray) -> npt.NDArray[np.int64]:
     """Positions of the oriented-box pairs ``(gi, pi)`` whose IoU can reach ``min_iou``."""
+    bound, upper = _obb_upper_bound(gi, pi, env_g, env_p, area_g, area_p)
+    return np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
+
+
+def _obb_upper_bound(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], env_g: FloatArray,
+                     env_p: FloatArray, area_g: FloatArray, area_p: FloatArray
+                     ) -> tuple[FloatArray, FloatArray]:
+    """A bound on the intersection of each pair (envelopes' overlap, smaller area) and the
+    IoU bound it gives."""
     bound = np.minimum(_box_pair_intersection(env_g[gi], env_p[pi]),
                        np.minimum(area_g[gi], area_p[pi]))
-    upper = bound / (area_g[gi] + area_p[pi] - bound)
-    return np.flatnonzero((bound > 0) & (upper >= min_iou - 1e-9))
+    return bound, bound / (area_g[gi] + area_p[pi] - bound)
+
+
+def best_matches(gts: list[FloatArray], boxes: FloatArray, oriented: bool
+                 ) -> tuple[npt.NDArray[np.intp], FloatArray]:
+    """For each box ``boxes[q]``, the first GT box of ``gts[q]`` (non-empty) with the highest
+    IoU, and that IoU (arrays ``(Q,)``).
+
+    Oriented pairs are intersected only where an upper bound from envelopes and areas
+    can reach the best IoU found: first the pair of highest bound of each box, then
+    every pair whose bound reaches that pair's IoU.
+    """
+    counts = np.array([len(g) for g in gts], dtype=np.intp)
+    owner = np.repeat(np.arange(len(gts)), counts)
+    flat = np.concatenate(gts) if gts else np.zeros((0, *boxes.shape[1:]))
+    gi = np.arange(owner.size)
+    iou = np.full(owner.size, -1.0)
+    if oriented:
+        bound, upper = _obb_upper_bound(gi, owner, envelope(flat), envelope(boxes),
+                                        polygon_area(flat), polygon_area(boxes))
+        upper = np.where(bound > 0, upper, 0.0)
+        first = _first_max_per_owner(upper, owner, len(gts))
+        iou[first] = _pair_iou(flat, boxes, first, owner[first], True)
+        rest = np.flatnonzero((upper >= iou[first][owner] - 1e-9) & (bound > 0))
+        rest = rest[iou[rest] < 0]
+        iou[rest] = _pair_iou(flat, boxes, rest, owner[rest], True)
+        iou = np.maximum(iou, 0.0)  # never intersected: IoU 0
+    else:
+        iou = _pair_iou(flat, boxes, gi, owner, False)
+    best = _first_max_per_owner(iou, owner, len(gts))
+    starts = np.cumsum(counts) - counts
+    return best - starts, iou[best]
+
+
+def _first_max_per_owner(values: FloatArray, owner: npt.NDArray[np.intp], n: int
+                         ) -> npt.NDArray[np.intp]:
+    """Position of the first largest value of each owner ``0 .. n-1`` (``owner`` sorted)."""
+    order = np.lexsort((np.arange(owner.size), -values, owner))
+    return order[np.searchsorted(owner[order], np.arange(n))]
+
+
+def _pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
+              pi: npt.NDArray[np.intp], oriented: bool) -> FloatArray:
+    inter, union = pair_overlaps(gt, pred, gi, pi, oriented)
+    return np.minimum(inter / union, 1.0) if oriented else inter / union
 
 
 def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
                   pi: npt.NDArray[np.int64]) -> FloatArray:
-    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])``."""
+    """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])`` (candidates: their
+    envelopes overlap)."""
     if gi.size == 0:
         return np.zeros(0)
+    inter, union = _polygon_overlaps(gt, pred, gi, pi)
+    return np.minimum(inter / union, 1.0)
+
+
+def pair_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
+                  pi: npt.NDArray[np.intp], oriented: bool) -> tuple[FloatArray, FloatArray]:
+    """Intersection and union areas ``(K,)`` of the pairs ``(gt[gi], pred[pi])``.
+
+    ``gt`` and ``pred`` are xyxy boxes ``(N, 4)`` or, with ``oriented``, polygons
+    ``(N, 4, 2)``. Their IoU is ``inter / union`` (capped at 1 for oriented boxes, as in
+    :func:`iou_matrices`, which uses the same areas). Oriented pairs whose envelopes do
+    not overlap are not intersected: I = 0, U = the sum of their :func:`areas`.
+    """
+    if not oriented:
+        a, b = gt[gi], pred[pi]
+        inter = _box_pair_intersection(a, b)
+        return inter, box_area(a) + box_area(b) - inter
+    inter = np.zeros(gi.size)
+    union = areas(gt[gi], True) + areas(pred[pi], True)
+    touch = np.flatnonzero(_box_pair_intersection(envelope(gt[gi]), envelope(pred[pi])) > 0)
+    if touch.size:
+        inter[touch], union[touch] = _polygon_overlaps(gt, pred, gi[touch], pi[touch])
+    return inter, union
+
+
+def _polygon_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
+                      pi: npt.NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+    """Exact intersection and union areas of the oriented-box pairs ``(gt[gi], pred[pi])``."""
     # One shapely geometry per box that has a candidate pair (few of all boxes).
     a, b = _polygons_at(gt, gi), _polygons_at(pred, pi)
     inter = _intersection_areas(a, b)
     # shapely's areas, not the shoelace on absolute coordinates: small boxes far from
     # the origin would otherwise get an IoU a hair above 1 with themselves.
-    return np.minimum(inter / (shapely.area(a) + shapely.area(b) - inter), 1.0)
+    return inter, shapely.area(a) + shapely.area(b) - inter
+
+
+def areas(boxes: FloatArray, oriented: bool) -> FloatArray:
+    """Areas ``(N,)`` of xyxy boxes ``(N, 4)`` or, with ``oriented``, polygons ``(N, 4, 2)``
+    (the shoelace formula on coordinates relative to each polygon's first vertex, so that
+    boxes far from the origin keep their precision)."""
+    if not oriented:
+        return box_area(boxes)
+    return polygon_area(boxes - boxes[:, :1, :]) if len(boxes) else np.zeros(0)
 
 
 _PAIRS_PER_THREAD = 2000

@@ -25,7 +25,11 @@ METRIC_LABELS = {
     "positive_micro_precision": "micro precision", "positive_micro_recall": "micro recall",
     "positive_micro_f1": "micro F1", "positive_mean_micro_f1@[0.5:0.95]": "micro F1@[.5:.95]",
     # per-category entries (``per_category``)
-    "accuracy": "accuracy", "miou": "mIoU", "micro_f1": "micro F1",
+    "accuracy": "accuracy", "miou": "mIoU", "micro_f1": "micro F1", "cum_iou": "cumulative IoU",
+    # field metrics (ovearth_core.field_metrics)
+    "category_cum_miou": "class-wise IoU", "gres_giou": "GRES gIoU", "gres_ciou": "GRES cIoU",
+    "mean_iou": "top-1 mean IoU", "mae": "count MAE", "rmse": "count RMSE",
+    "rmse_with_negatives": "count RMSE with negatives",
 }
 PAPER_METRIC_LABELS = {"positive_macro_miou": "ma-IoU", "mcc": "MCC", "positive_micro_f1": "mi-F1"}
 NOT_SUBMITTED = "—"

@@ -187,23 +187,32 @@ def brute_force_match(iou: npt.ArrayLike, threshold: float) -> tuple[int, float]
     Enumerates all matchings (each GT row takes a free column or none) and keeps
     the largest number of pairs, then the largest total IoU.
     """
+    count, total, _ = brute_force_matching(iou, threshold)
+    return count, total
+
+
+def brute_force_matching(iou: npt.ArrayLike, threshold: float
+                         ) -> tuple[int, float, list[tuple[int, int]]]:
+    """:func:`brute_force_match` with the matched ``(gt, pred)`` pairs."""
     m = np.asarray(iou, dtype=np.float64)
     n_gt, n_pred = m.shape
     assert n_gt <= 6 and n_pred <= 6, "brute force is for small matrices"
-    best = (0, 0.0)
+    best: tuple[int, float, list[tuple[int, int]]] = (0, 0.0, [])
 
-    def walk(row: int, used: frozenset[int], count: int, total: float) -> None:
+    def walk(row: int, used: frozenset[int], count: int, total: float,
+             pairs: list[tuple[int, int]]) -> None:
         nonlocal best
         if row == n_gt:
             if count > best[0] or (count == best[0] and total > best[1]):
-                best = (count, total)
+                best = (count, total, pairs)
             return
-        walk(row + 1, used, count, total)
+        walk(row + 1, used, count, total, pairs)
         for col in range(n_pred):
             if col not in used and m[row, col] >= threshold:
-                walk(row + 1, used | {col}, count + 1, total + float(m[row, col]))
+                walk(row + 1, used | {col}, count + 1, total + float(m[row, col]),
+                     pairs + [(row, col)])
 
-    walk(0, frozenset(), 0, 0.0)
+    walk(0, frozenset(), 0, 0.0, [])
     return best
 
 
@@ -286,6 +295,8 @@ def reference_evaluation(gt_doc: dict[str, Any], pred_doc: dict[str, Any], task_
         pred_mask = np.zeros((h, w), dtype=np.uint8)
         boxes: list[list[float]] = []
         obbs: list[list[Point]] = []
+        box_scores: list[float | None] = []
+        obb_scores: list[float | None] = []
         for row in rows:
             if "segmentation" in modalities:
                 pred_mask |= decode_json_mask(row.get("segmentation"), h, w)
@@ -293,11 +304,13 @@ def reference_evaluation(gt_doc: dict[str, Any], pred_doc: dict[str, Any], task_
                 box, score = _pred_box(item, bbox_format)
                 if box is not None and (score_threshold is None or score >= score_threshold):
                     boxes.append(box)
+                    box_scores.append(score)
             for item in ((row.get("oriented_bbox") or []) if "oriented_bbox" in modalities
                          else []):
                 poly, score = _pred_obb(item)
                 if score_threshold is None or score >= score_threshold:
                     obbs.append(poly)
+                    obb_scores.append(score)
         entry: dict[str, Any] = {"id": q["query_id"], "negative": negative,
                                  "ann_id": str(ann["id"]),
                                  "category": ann.get("category_name", "")}
@@ -314,6 +327,8 @@ def reference_evaluation(gt_doc: dict[str, Any], pred_doc: dict[str, Any], task_
                                             for x, y, bw, bh in ann.get("bbox") or []]
             iou = [[box_iou(g, p) for p in boxes] for g in gt_boxes]
             entry["bbox"] = _det_stats(iou, len(gt_boxes), len(boxes), negative, iou_threshold)
+            entry["bbox"].update(_field_stats(gt_boxes, boxes, box_scores, False,
+                                              entry["bbox"], iou_threshold))
             present.append(len(boxes) > 0)
         if "oriented_bbox" in modalities:
             gt_obbs = [] if negative else [[tuple(p) for p in poly]
@@ -321,6 +336,8 @@ def reference_evaluation(gt_doc: dict[str, Any], pred_doc: dict[str, Any], task_
             iou = [[polygon_iou(g, p) for p in obbs] for g in gt_obbs]
             entry["oriented_bbox"] = _det_stats(iou, len(gt_obbs), len(obbs), negative,
                                                 iou_threshold)
+            entry["oriented_bbox"].update(_field_stats(gt_obbs, obbs, obb_scores, True,
+                                                       entry["oriented_bbox"], iou_threshold))
             present.append(len(obbs) > 0)
         entry["pred_present"] = any(present)
         per_query.append(entry)
@@ -337,9 +354,12 @@ def reference_evaluation(gt_doc: dict[str, Any], pred_doc: dict[str, Any], task_
         summary["negative_false_positive_rate"] = div(fp, fp + tn)
         summary["presence"] = {"tp": tp, "fp": fp, "tn": tn, "fn": fn,
                                **presence_reference(tp, fp, tn, fn)}
-    summary["seg"] = _seg_summary(per_query) if "segmentation" in modalities else None
+    open_vocab = task_key == "open_vocabulary"
+    summary["seg"] = _seg_summary(per_query, open_vocab) if "segmentation" in modalities else None
     for key in ("bbox", "oriented_bbox"):
-        summary[key] = _det_summary([e[key] for e in per_query]) if key in modalities else None
+        summary[key] = (_det_summary([e[key] for e in per_query],
+                                     [e["negative"] for e in per_query], open_vocab)
+                        if key in modalities else None)
     return {"summary": summary, "per_query": per_query}
 
 
@@ -363,7 +383,7 @@ def _det_stats(iou: list[list[float]], n_gt: int, n_pred: int, negative: bool,
     return out
 
 
-def _seg_summary(per_query: list[dict[str, Any]]) -> dict[str, Any]:
+def _seg_summary(per_query: list[dict[str, Any]], open_vocab: bool) -> dict[str, Any]:
     ev = [e for e in per_query if e["seg"]["evaluated"]]
     ious = [e["seg"]["intersection"] / e["seg"]["union"] for e in ev]
     out: dict[str, Any] = {
@@ -387,10 +407,128 @@ def _seg_summary(per_query: list[dict[str, Any]]) -> dict[str, Any]:
         for e, v in zip(ev, ious, strict=True):
             groups[e[key]].append(v)
         out[name] = _mean([sum(v) / len(v) for v in groups.values()])
+    # Class-wise IoU as land-cover benchmarks compute it (EarthVL notes): per category
+    # sum I / sum U, then the mean over categories.
+    sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for e in ev:
+        sums[e["category"]][0] += e["seg"]["intersection"]
+        sums[e["category"]][1] += e["seg"]["union"]
+    out["category_cum_miou"] = _mean([i / u for i, u in sums.values()])
+    if open_vocab:
+        # GRES: a negative query (no target) scores 1 when its mask is empty, else 0; its
+        # predicted pixels add to the cumulative union.
+        scored = [1.0 if e["seg"]["pred_area"] == 0 else 0.0 for e in per_query
+                  if e["negative"]]
+        scored += [e["seg"]["intersection"] / e["seg"]["union"] for e in ev]
+        out["gres_giou"] = _mean(scored)
+        out["gres_ciou"] = div(sum(e["seg"]["intersection"] for e in ev),
+                               sum(e["seg"]["union"] for e in ev)
+                               + sum(e["seg"]["pred_area"] for e in per_query if e["negative"]))
     return out
 
 
-def _det_summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+AI_TOD_BINS = (("very_tiny", 0.0, 8.0), ("tiny", 8.0, 16.0), ("small", 16.0, 32.0),
+               ("medium", 32.0, 96.0), ("large", 96.0, math.inf))
+
+
+def size_bin_name(area: float) -> str:
+    """AI-TOD bin of a box by the square root of its area in pixels."""
+    side = math.sqrt(area)
+    return next(name for name, lo, hi in AI_TOD_BINS if lo <= side < hi)
+
+
+def _geom_area(geom: Any, oriented: bool) -> float:
+    return abs(signed_area(geom)) if oriented else (geom[2] - geom[0]) * (geom[3] - geom[1])
+
+
+def _geom_intersection(a: Any, b: Any, oriented: bool) -> float:
+    if oriented:
+        poly = clip_polygon(a, b)
+        return abs(signed_area(poly)) if len(poly) >= 3 else 0.0
+    return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+            * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
+
+
+def _field_stats(gts: list[Any], preds: list[Any], scores: list[float | None], oriented: bool,
+                 det: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """Top-1 overlap and size-bin counts of one query (README, added keys).
+
+    Top-1: the highest score, an unscored box counting as +inf, the first on ties; its
+    best GT box: the highest IoU, the first on ties. No prediction: I = 0, U = the
+    largest GT box area.
+    """
+    out: dict[str, Any] = {"top1": None, "gt_bins": [], "pred_bins": [], "gt_hit": [],
+                           "pred_hit": []}
+    if not det["evaluated"]:
+        return out
+    if not preds:
+        out["top1"] = (0.0, 0.0, max(_geom_area(g, oriented) for g in gts))
+    else:
+        top = 0
+        for k in range(1, len(preds)):
+            key = math.inf if scores[k] is None else scores[k]
+            best = math.inf if scores[top] is None else scores[top]
+            if key > best:
+                top = k
+        best_iou, best_pair = -1.0, (0.0, 1.0)
+        for g in gts:
+            inter = _geom_intersection(g, preds[top], oriented)
+            union = _geom_area(g, oriented) + _geom_area(preds[top], oriented) - inter
+            if inter / union > best_iou:
+                best_iou, best_pair = inter / union, (inter, union)
+        out["top1"] = (best_iou, *best_pair)
+    iou = [[(polygon_iou(g, p) if oriented else box_iou(g, p)) for p in preds] for g in gts]
+    _, _, pairs = brute_force_matching(np.asarray(iou).reshape(len(gts), len(preds)), threshold)
+    out["gt_bins"] = [size_bin_name(_geom_area(g, oriented)) for g in gts]
+    out["pred_bins"] = [size_bin_name(_geom_area(p, oriented)) for p in preds]
+    out["gt_hit"] = [any(r == k for r, _ in pairs) for k in range(len(gts))]
+    out["pred_hit"] = [any(c == k for _, c in pairs) for k in range(len(preds))]
+    return out
+
+
+def _field_summaries(entries: list[dict[str, Any]], negatives: list[bool],
+                     open_vocab: bool) -> dict[str, Any]:
+    """Grounding (RSVG), counting and size-bin summaries of evaluated queries."""
+    ev = [e for e in entries if e["evaluated"]]
+    ious = [e["top1"][0] for e in ev]
+    grounding: dict[str, Any] = {"num_evaluated": len(ev),
+                                 "num_single_target": sum(e["num_gt"] == 1 for e in ev)}
+    for t in (0.5, 0.6, 0.7, 0.8, 0.9):
+        grounding[f"Pr@{t}"] = _mean([1.0 if v >= t else 0.0 for v in ious])
+    grounding["mean_iou"] = _mean(ious)
+    grounding["cum_iou"] = div(sum(e["top1"][1] for e in ev), sum(e["top1"][2] for e in ev))
+    errors = [e["num_pred"] - e["num_gt"] for e in ev]
+    counting: dict[str, Any] = {
+        "num_evaluated": len(ev),
+        "mae": _mean([abs(x) for x in errors]),
+        "rmse": None if not ev else math.sqrt(sum(x * x for x in errors) / len(errors)),
+        "mean_gt": _mean([e["num_gt"] for e in ev]),
+        "mean_pred": _mean([e["num_pred"] for e in ev]),
+    }
+    if open_vocab:
+        with_neg = errors + [e["num_pred"] for e, neg in zip(entries, negatives, strict=True)
+                             if neg]
+        counting["rmse_with_negatives"] = (None if not with_neg else
+                                           math.sqrt(sum(x * x for x in with_neg)
+                                                     / len(with_neg)))
+    by_size = {}
+    for name, _, _ in AI_TOD_BINS:
+        n_gt = sum(b == name for e in ev for b in e["gt_bins"])
+        tp = sum(b == name and h for e in ev for b, h in zip(e["gt_bins"], e["gt_hit"],
+                                                             strict=True))
+        n_pred = sum(b == name for e in ev for b in e["pred_bins"])
+        hit = sum(b == name and h for e in ev for b, h in zip(e["pred_bins"], e["pred_hit"],
+                                                              strict=True))
+        p, r = div(hit, n_pred), div(tp, n_gt)
+        by_size[name] = {"num_gt": n_gt, "tp": tp, "fn": n_gt - tp, "recall": r,
+                         "num_pred": n_pred, "matched_pred": hit, "precision": p,
+                         "f1": None if p is None or r is None else
+                         (0.0 if p + r == 0 else 2 * p * r / (p + r))}
+    return {"grounding": grounding, "counting": counting, "by_size": by_size}
+
+
+def _det_summary(entries: list[dict[str, Any]], negatives: list[bool],
+                 open_vocab: bool) -> dict[str, Any]:
     ev = [e for e in entries if e["evaluated"]]
     tp = sum(e["tp"] for e in ev)
     n_pred = sum(e["num_pred"] for e in ev)
@@ -413,6 +551,7 @@ def _det_summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
         "positive_mean_micro_f1@[0.5:0.95]": (None if not ev else
                                               sum(f1_by.values()) / len(f1_by)),
         "positive_micro_f1_by_iou": f1_by,
+        **_field_summaries(entries, negatives, open_vocab),
     }
 
 

@@ -45,6 +45,22 @@ def test_analysis_cli_adds_analysis_and_keeps_spec_output(tmp_path: Path) -> Non
     assert result["analysis"]["average_precision"]["bbox"]["num_detections"] == n_boxes
 
 
+def test_analysis_cli_warns_of_tied_scores(tmp_path: Path) -> None:
+    # The demo's box detector writes two-decimal scores: many detections share one.
+    out = tmp_path / "a.json"
+    proc = _run("ovearth_core.analysis", "--gt", str(GT), "--predictions", str(BOXES),
+                "--modalities", "bbox", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    ties = result["analysis"]["average_precision"]["bbox"]["score_ties"]
+    scores = [s for r in json.loads(BOXES.read_text())["tasks"]["open_vocabulary"]
+              for b in r.get("bbox") or [] if isinstance(b, dict) for s in [b["score"]]]
+    assert ties["share_tied"] >= 0.1 and ties["num_tied"] <= len(scores)
+    tie_warnings = [w for w in result["warnings"] if w["code"] == "score_ties"]
+    assert tie_warnings == result["analysis"]["warnings"] and len(tie_warnings) == 1
+    assert tie_warnings[0]["message"] in proc.stderr
+
+
 def test_analysis_cli_bad_input_exits_2_without_output(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"tasks": {"open_vocabulary": [{"query_id": "nope"}]}}')

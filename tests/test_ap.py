@@ -22,11 +22,10 @@ from ovearth_core.analysis.ap import (
     ap_every_point,
     average_precision_report,
     coco_average_precision,
-    legacy_box_iou_matrix,
     pr_curve,
-    rank_detections,
     voc_average_precision,
 )
+from ovearth_core.analysis.ranking import legacy_box_iou_matrix, rank_detections
 from ovearth_core.geometry import box_iou_matrix
 from ovearth_core.types import IOU_THRESHOLDS, Sample
 

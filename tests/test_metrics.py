@@ -36,6 +36,8 @@ TASKS = {
     "reasoning": ("reasoning", load_reasoning_samples, evaluate_reasoning),
 }
 OUT = {"segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}
+# Keys of refs' per-query detection stats that are the reference's working data.
+FIELD_REFERENCE_KEYS = {"matched_total", "top1", "gt_bins", "pred_bins", "gt_hit", "pred_hit"}
 
 
 def assert_same(got: Any, expected: Any, where: str) -> None:
@@ -113,7 +115,8 @@ def test_summary_matches_reference(tmp_path: Path, cfg: dict[str, Any]) -> None:
     """Spec "Metrics" (presence, segmentation, detection tables), "Negative Queries" and
     "Modalities, Empty Predictions, and Duplicate IDs": every summary number equals the
     independent pipeline's, including Pr@, annotation/category macro mIoU, matched IoU and
-    micro F1 at each IoU threshold 0.50, 0.55, ..., 0.95."""
+    micro F1 at each IoU threshold 0.50, 0.55, ..., 0.95; and the added field metrics
+    (class-wise cumulative IoU, GRES gIoU/cIoU, top-1 grounding, counting, size bins)."""
     got, expected = _scenario(tmp_path, cfg)
     assert_same(got["summary"], expected["summary"], "summary")
     for mod in ALL:
@@ -160,8 +163,9 @@ def test_per_sample_matches_reference(tmp_path: Path, cfg: dict[str, Any]) -> No
             if mod not in cfg["modalities"]:
                 assert row[mod] is None
                 continue
-            det = {k: v for k, v in exp[mod].items() if k != "matched_total"}
-            det.update(gt_present=det["num_gt"] > 0, pred_present=det["num_pred"] > 0)
+            det = {k: v for k, v in exp[mod].items() if k not in FIELD_REFERENCE_KEYS}
+            det.update(gt_present=det["num_gt"] > 0, pred_present=det["num_pred"] > 0,
+                       top1_iou=exp[mod]["top1"][0] if exp[mod]["top1"] else None)
             assert_same(row[mod], det, f"{where}.{mod}")
             assert len(row[mod]["matches"]) == row[mod]["tp"]
             if row[mod]["tp"]:
@@ -187,6 +191,10 @@ def test_per_category_matches_reference(tmp_path: Path, cfg: dict[str, Any]) -> 
             assert entry["seg"]["num_evaluated"] == len(ious)
             assert_same(entry["seg"]["miou"], sum(ious) / len(ious) if ious else None,
                         f"{entry['category']}.seg.miou")
+            union = sum(e["seg"]["union"] for e in members if e["seg"]["evaluated"])
+            assert_same(entry["seg"]["cum_iou"],
+                        sum(e["seg"]["intersection"] for e in members if e["seg"]["evaluated"])
+                        / union if union else None, f"{entry['category']}.seg.cum_iou")
         if "bbox" in cfg["modalities"]:
             ev = [e["bbox"] for e in members if e["bbox"]["evaluated"]]
             tp = sum(e["tp"] for e in ev)

@@ -26,6 +26,7 @@ from ovearth_core.report import (
     paper_table_markdown,
     worst_queries,
 )
+from ovearth_core.report.tables import field_table_latex, field_table_markdown
 from ovearth_core.viz.overlay import MASK_COLOURS, MATCHED
 
 ALL = "segmentation,bbox,oriented_bbox"
@@ -263,6 +264,89 @@ def test_paper_tables_parse_to_evaluator_numbers(dataset: Any, modalities: str) 
         assert f"**{best}**" in markdown and rf"\textbf{{{best}}}" in latex
     assert latex.startswith(r"\begin{tabular}{lccccccc}")
     assert r"\cmidrule(lr){2-4} \cmidrule(lr){5-6} \cmidrule(lr){7-8}" in latex
+
+
+# The field table's columns, read straight off the evaluator's JSON: (path, percent?).
+FIELD_PATHS = {
+    "open_vocabulary": [(("seg", "gres_giou"), True), (("seg", "gres_ciou"), True),
+                        (("negative_accuracy",), True), (("presence", "recall"), True),
+                        (("seg", "category_cum_miou"), True),
+                        (("bbox", "grounding", "Pr@0.5"), True),
+                        (("bbox", "counting", "rmse_with_negatives"), False),
+                        (("bbox", "by_size", "very_tiny", "recall"), True),
+                        (("bbox", "by_size", "tiny", "recall"), True),
+                        (("bbox", "by_size", "small", "recall"), True)],
+    "referring": [(("bbox", "grounding", k), True) for k in
+                  ("Pr@0.5", "Pr@0.6", "Pr@0.7", "Pr@0.8", "Pr@0.9", "mean_iou", "cum_iou")]
+                 + [(("seg", "positive_micro_miou"), True), (("seg", "positive_macro_miou"), True),
+                    (("seg", "category_cum_miou"), True), (("bbox", "counting", "mae"), False),
+                    (("bbox", "counting", "rmse"), False)],
+}
+
+
+def _field_row(result: dict[str, Any], task: str) -> list[float | str | None]:
+    missing = result["coverage"]["not_submitted_modalities"]
+    out: list[float | str | None] = []
+    for path, percent in FIELD_PATHS["referring" if task == "reasoning" else task]:
+        if {"seg": "segmentation", "bbox": "bbox"}.get(path[0]) in missing:
+            out.append("not submitted")
+            continue
+        value: Any = result["summary"]
+        for key in path:
+            value = None if value is None else value.get(key)
+        out.append(None if value is None else round(100 * value if percent else value, 2))
+    return out
+
+
+@pytest.mark.parametrize("task", list(TASKS.values()))
+def test_field_tables_parse_to_evaluator_numbers(dataset: Any, tmp_path: Path, task: str) -> None:
+    # B has no boxes at all: its HBB columns read "not submitted", not 0.
+    doc = orjson.loads(dataset.pred_b.read_bytes())
+    for rows in doc["tasks"].values():
+        for row in rows:
+            row["bbox"] = []
+    no_boxes = tmp_path / "no_boxes.json"
+    no_boxes.write_bytes(orjson.dumps(doc))
+    cli = next(k for k, v in TASKS.items() if v == task)
+    results = {name: {task: _evaluate(dataset.gt, pred, cli)} for name, pred in (
+        ("model_A", dataset.pred_a), ("model&B", no_boxes))}
+    markdown = field_table_markdown(results, task)
+    latex = field_table_latex(results, task)
+    lines = markdown.strip().splitlines()
+    md = {cells[0]: cells[1:] for cells in ([c.strip().strip("*") for c in ln.strip("|").split("|")]
+                                            for ln in lines[2:])}
+    body = latex.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
+    tex = {cells[0]: cells[1:] for cells in (
+        [re.sub(r"\\textbf\{(.*)\}", r"\1", c.strip())
+         for c in re.split(r"(?<!\\)&", ln.strip().removesuffix(r"\\"))] for ln in body)}
+    for name, tex_name in (("model_A", r"model\_A"), ("model&B", r"model\&B")):
+        want = _field_row(results[name][task], task)
+        assert [None if c == "–" else "not submitted" if c == "—" else float(c)
+                for c in md[name]] == want
+        assert [None if c == "--" else "not submitted" if c == "---" else float(c)
+                for c in tex[tex_name]] == want
+    assert "not submitted" in _field_row(results["model&B"][task], task)
+    # Count errors: the lower is the better (bold); the other columns, the higher.
+    both = {name: {task: _evaluate(dataset.gt, pred, cli)} for name, pred in (
+        ("A", dataset.pred_a), ("B", dataset.pred_b))}
+    rows = {r[0]: r[1:] for r in ([c.strip() for c in ln.strip("|").split("|")] for ln in
+                                  field_table_markdown(both, task).strip().splitlines()[2:])}
+    paths = FIELD_PATHS["referring" if task == "reasoning" else task]
+    for col, (path, _) in enumerate(paths):
+        values = [_field_row(both[n][task], task)[col] for n in ("A", "B")]
+        if None in values or values[0] == values[1]:
+            continue
+        best = min(values) if "counting" in path else max(values)
+        winner = "A" if values[0] == best else "B"
+        assert rows[winner][col] == f"**{best:.2f}**", path
+        assert not rows["B" if winner == "A" else "A"][col].startswith("**"), path
+
+
+def test_report_has_a_field_table_per_task(compare_report: Path) -> None:
+    text = compare_report.read_text(encoding="utf-8")
+    assert text.count("<h3>Field metrics</h3>") == 3
+    for task in TASKS.values():
+        assert f'id="field-markdown-{task}"' in text and f'id="field-latex-{task}"' in text
 
 
 def test_single_submission_report_and_default_tasks(tmp_path: Path) -> None:

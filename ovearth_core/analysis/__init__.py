@@ -9,6 +9,8 @@ output (spec keys are never renamed). Its parts:
     :func:`ovearth_core.analysis.ap.average_precision_report` -- VOC / COCO-style AP and PR curves.
 ``error_attribution``
     :func:`ovearth_core.analysis.attribution.error_attribution` -- metric rise per fixed error kind.
+``warnings``
+    ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order).
 
 Score-dependent parts are only meaningful for samples loaded without a score threshold; the
 threshold the samples were loaded with is recorded as ``loaded_score_threshold``.
@@ -38,12 +40,15 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
     """
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
+    ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \
+        else None
     return {
         "loaded_score_threshold": samples.score_threshold,
         "score_sweep": (sweep_to_dict(score_sweep(samples, iou_threshold,
                                                   max_points=max_points))
                         if has_boxes or samples.task == "open_vocabulary" else None),
-        "average_precision": (average_precision_report(samples, iou_threshold, mods,
-                                                       hard_negatives) if has_boxes else None),
+        "average_precision": ap,
         "error_attribution": error_attribution(samples, iou_threshold),
+        "warnings": [{"code": "score_ties", "message": f"{m} AP: {ap[m]['score_ties']['warning']}"}
+                     for m in BOX_MODALITIES if ap and ap[m] and ap[m]["score_ties"]["warning"]],
     }

@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
                                              hard_negatives=args.hard_negatives)
+        # Printed to stderr with the evaluator's warnings.
+        result["warnings"] = result.get("warnings", []) + result["analysis"]["warnings"]
         return result
 
     return run_and_emit(parser.prog, compute, args.output, (args.gt, args.predictions))

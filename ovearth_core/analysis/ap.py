@@ -1,24 +1,21 @@
-"""Average precision of scored boxes over positive queries (all queries form one class).
+"""Average precision of scored boxes: VOC and COCO, pooled over all queries and per category.
 
-Detections of every evaluated positive query (usable GT in the modality) are ranked by
-confidence over all queries; ties keep query order, then box order (a stable sort, as the
-PASCAL VOC devkit and COCOeval do). Boxes without a score count as score ``+inf`` (ranked
-first), as in :mod:`ovearth_core.analysis.sweep`. Optionally (``include_negatives``, the
-hard-negative view of OVDEval) every box predicted on a negative query joins the ranking as a false
-positive.
+Detections (:mod:`ovearth_core.analysis.ranking`) of every evaluated positive query (usable
+GT in the modality) are ranked by confidence over all queries; ties keep query order, then
+box order (a stable sort, as COCOeval and the PASCAL VOC Matlab devkit do). Boxes without
+a score count as score ``+inf`` (ranked first). Optionally (``include_negatives``, the
+hard-negative view of OVDEval) every box predicted on a negative query joins the pooled
+ranking as a false positive; per-category numbers never include negative queries (a
+negative query's annotation is another object, so it has no category of its own).
 
 Matching, per query, in ranking order:
 
 * ``"voc"`` (PASCAL VOC, Padilla's toolkit): a detection is a true positive when the GT of
-  highest IoU in its query reaches the threshold and is not yet taken; otherwise (also when
-  that GT is taken) a false positive.
-* ``"coco"`` (COCOeval): a detection takes the not-yet-taken GT of highest IoU among those
-  reaching the threshold; COCO keeps the ``max_detections`` best boxes of each query. A
-  detection left unmatched that lies in an *ignore region* of its query (a COCO crowd region:
-  ``Sample.gt_ignore_boxes`` / ``gt_ignore_obbs``) by at least the threshold, measured as COCO
-  does (intersection / detection area), is ignored: neither true nor false positive. A positive
-  query with ignore regions but no target box still takes part, as COCOeval scores a
-  crowd-only image. VOC matching sees ignore regions as background.
+  highest IoU in its query (the first of equal ones) reaches the threshold and is not yet
+  taken; otherwise (also when that GT is taken) a false positive.
+* ``"coco"`` (COCOeval, :mod:`ovearth_core.analysis.coco`): a detection takes the
+  not-yet-taken GT of highest IoU among those reaching the threshold, the last of equal
+  ones; COCO keeps the ``max_detections`` best boxes of each query.
 
 Interpolations of the precision/recall curve (precision made non-increasing from the right):
 
@@ -27,73 +24,36 @@ Interpolations of the precision/recall curve (precision made non-increasing from
   exactly 0.3 counts at 0.3 -- the devkit's ``arange(0, 1.1, 0.1)`` gives 0.30000000000000004);
 * 101 points (COCO): its mean at ``linspace(0, 1, 101)``, 0 beyond the highest recall.
 
-Coordinates are continuous (a box from x1 to x2 is x2 - x1 wide) unless ``legacy_pixel``
-asks for the old VOC convention (x2 - x1 + 1, axis-aligned boxes only). With no usable GT the
-AP is undefined (``nan``; ``None`` in JSON); with GT but no detection it is 0.
+``convention="devkit"`` (and the ``voc_devkit`` block) reproduces DOTA_devkit's ``voc_eval``
+instead: IoU > t, the devkit's 11 levels and sort, +1 pixel widths for axis-aligned boxes.
+
+With no usable GT the AP is undefined (``nan``; ``None`` in JSON); with GT but no detection
+it is 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import geometry
-from ..geometry import iou_matrices
 from ..types import IOU_THRESHOLDS, Sample
-from .sweep import BOX_MODALITIES, box_fields, score_key
+from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher, coco_eval, coco_summary
+from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
+from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
-RECALL_101 = np.linspace(0.0, 1.0, 101)
+IntArray = npt.NDArray[np.int64]
 RECALL_11 = np.arange(11) / 10
+# The 11 levels of DOTA_devkit's and the Python VOC devkits' voc_ap: np.arange(0., 1.1, 0.1)
+# (0.30000000000000004, 0.6000000000000001, 0.7000000000000001 among them).
+DEVKIT_RECALL_11 = np.arange(0.0, 1.1, 0.1)
 COCO_MAX_DETECTIONS = 100
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """Detections of one modality ranked over all queries.
-
-    ``ious[q]`` is the ``(G_q, P_q)`` IoU matrix of query ``q`` (``G_q = 0`` for negative
-    queries in the hard-negative view); ``query``, ``box`` and ``score`` ``(D,)`` give each
-    ranked detection.
-    """
-
-    ious: list[FloatArray]
-    query: npt.NDArray[np.int64]
-    box: npt.NDArray[np.int64]
-    score: FloatArray
-    num_gt: int
-    # (R_q, P_q) share of each predicted box inside each ignore region of query q.
-    cover: list[FloatArray] | None = None
-
-    @cached_property
-    def rows_by_query(self) -> list[npt.NDArray[np.int64]]:
-        """Ranked positions of each query's detections, best first."""
-        order = np.argsort(self.query, kind="stable")
-        bounds = np.searchsorted(self.query[order], np.arange(len(self.ious) + 1))
-        return [order[bounds[q]:bounds[q + 1]] for q in range(len(self.ious))]
-
-    @cached_property
-    def overlapping(self) -> tuple[npt.NDArray[np.int64], ...]:
-        """``(row, gt, query, iou)`` of every ranked detection and GT box with IoU > 0
-        (GT ids numbered across queries)."""
-        rows_, gts, queries, values = [], [], [], []
-        offset = 0
-        for q, (iou, rows) in enumerate(zip(self.ious, self.rows_by_query, strict=True)):
-            if iou.shape[0] and rows.size:
-                g, k = np.nonzero(iou[:, self.box[rows]] > 0)
-                rows_.append(rows[k])
-                gts.append(g + offset)
-                queries.append(np.full(g.size, q))
-                values.append(iou[g, self.box[rows[k]]])
-            offset += iou.shape[0]
-        if not rows_:
-            return tuple(np.zeros(0, dtype=np.int64) for _ in range(3)) + (np.zeros(0),)
-        return tuple(np.concatenate(a) for a in (rows_, gts, queries, values))
+# Warn when at least this share of ranked detections shares its score with another one.
+TIE_WARNING_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -107,121 +67,32 @@ class PRCurve:
     num_gt: int
 
 
-def legacy_box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
-    """Axis-aligned IoU ``(G, P)`` with the legacy VOC pixel convention (width x2 - x1 + 1);
-    boxes that do not touch have IoU 0."""
-    if len(gt) == 0 or len(pred) == 0:
-        return np.zeros((len(gt), len(pred)))
-    lo = np.maximum(gt[:, None, :2], pred[None, :, :2])
-    hi = np.minimum(gt[:, None, 2:], pred[None, :, 2:])
-    touch = np.all(lo <= hi, axis=-1)
-    inter = np.where(touch, np.prod(hi - lo + 1, axis=-1), 0.0)
-    area_g = np.prod(gt[:, 2:] - gt[:, :2] + 1, axis=-1)
-    area_p = np.prod(pred[:, 2:] - pred[:, :2] + 1, axis=-1)
-    return inter / (area_g[:, None] + area_p[None, :] - inter)
-
-
-def rank_detections(samples: Sequence[Sample], modality: str = "bbox",
-                    include_negatives: bool = False, legacy_pixel: bool = False,
-                    max_detections: int | None = None) -> Ranked:
-    """Compute each query's IoU matrix once and rank all detections by confidence."""
-    if legacy_pixel and modality != "bbox":
-        raise ValueError("legacy_pixel applies to axis-aligned boxes (modality 'bbox') only")
-    chosen = [s for s in samples
-              if (include_negatives if s.negative
-                  else len(box_fields(s, modality)[0]) + len(_ignore_regions(s, modality)) > 0)]
-    pairs = [box_fields(s, modality)[:2] for s in chosen]
-    oriented = modality == "oriented_bbox"
-    cover = None
-    if any(len(_ignore_regions(s, modality)) for s in chosen):
-        cover = [geometry.coverage_matrix(_ignore_regions(s, modality), pred, oriented)
-                 for s, (_, pred) in zip(chosen, pairs, strict=True)]
-    if legacy_pixel:
-        ious = [legacy_box_iou_matrix(gt, pred) for gt, pred in pairs]
-    else:  # exact IoU of every pair, all queries in one batch
-        ious = iou_matrices([gt for gt, _ in pairs], [pred for _, pred in pairs],
-                            oriented=oriented)
-    queries, boxes, scores = [], [], []
-    num_gt = 0
-    for q, s in enumerate(chosen):
-        gt, _, sc = box_fields(s, modality)
-        key = score_key(sc)
-        keep = np.argsort(-key, kind="stable")
-        if max_detections is not None:
-            keep = keep[:max_detections]
-        num_gt += len(gt)
-        keep = np.sort(keep)
-        queries.append(np.full(keep.size, q, dtype=np.int64))
-        boxes.append(keep.astype(np.int64))
-        scores.append(key[keep])
-    query = np.concatenate(queries) if queries else np.zeros(0, np.int64)
-    box = np.concatenate(boxes) if boxes else np.zeros(0, np.int64)
-    score = np.concatenate(scores) if scores else np.zeros(0)
-    order = np.argsort(-score, kind="stable")
-    return Ranked(ious=ious, query=query[order], box=box[order], score=score[order],
-                  num_gt=num_gt, cover=cover)
-
-
-def _ignore_regions(sample: Sample, modality: str) -> FloatArray:
-    return sample.gt_ignore_obbs if modality == "oriented_bbox" else sample.gt_ignore_boxes
-
-
-def _coco_ignored(ranked: Ranked, threshold: float, tp: npt.NDArray[np.bool_]
-                  ) -> npt.NDArray[np.bool_]:
-    """Detections COCOeval ignores: unmatched, and inside an ignore region by >= threshold."""
-    ignored = np.zeros(tp.size, dtype=bool)
-    if ranked.cover is None:
-        return ignored
-    for cover, rows in zip(ranked.cover, ranked.rows_by_query, strict=True):
-        if cover.shape[0] and rows.size:
-            inside = cover[:, ranked.box[rows]].max(axis=0) >= threshold
-            ignored[rows] = inside & ~tp[rows]
-    return ignored
-
-
-def _voc_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
+def _voc_hits(ranked: Ranked, threshold: float, strict: bool = False
+              ) -> tuple[npt.NDArray[np.bool_], IntArray]:
+    """Each detection's best GT (the first of equal IoUs; ids numbered across queries) and
+    whether it reaches IoU >= ``threshold`` (``> threshold`` when ``strict``, as the devkits
+    test it)."""
     d = ranked.query.size
     best_gt = np.full(d, -1, dtype=np.int64)
     best_iou = np.zeros(d)
-    for iou, rows in zip(ranked.ious, ranked.rows_by_query, strict=True):
+    for q, (iou, rows) in enumerate(zip(ranked.ious, ranked.rows_by_query, strict=True)):
         if iou.shape[0] == 0 or rows.size == 0:
             continue
         cols = iou[:, ranked.box[rows]]
-        best_gt[rows] = np.argmax(cols, axis=0)
-        best_iou[rows] = cols[best_gt[rows], np.arange(rows.size)]
-    hit = best_iou >= threshold
-    tp = np.zeros(d, dtype=bool)
-    # The first (best-ranked) hit on each (query, GT) takes it; later ones are false positives.
+        local = np.argmax(cols, axis=0)
+        best_iou[rows] = cols[local, np.arange(rows.size)]
+        best_gt[rows] = ranked.gt_start[q] + local
+    return ((best_iou > threshold) if strict else (best_iou >= threshold)), best_gt
+
+
+def _voc_tp(ranked: Ranked, threshold: float, strict: bool = False) -> npt.NDArray[np.bool_]:
+    """VOC matching: a detection whose best GT it hits (:func:`_voc_hits`) is a true
+    positive when it is the first in rank order to hit that GT."""
+    hit, best_gt = _voc_hits(ranked, threshold, strict)
+    tp = np.zeros(hit.size, dtype=bool)
     idx = np.flatnonzero(hit)
-    pairs = np.stack([ranked.query[idx], best_gt[idx]], axis=1)
-    _, first = np.unique(pairs, axis=0, return_index=True)
+    _, first = np.unique(best_gt[idx], return_index=True)
     tp[idx[first]] = True
-    return tp
-
-
-def _coco_tp(ranked: Ranked, threshold: float) -> npt.NDArray[np.bool_]:
-    """COCO's greedy matching: in rank order, each detection takes the free GT of highest IoU.
-
-    Where no two pairs at or above the threshold share a detection or a GT, that is just
-    "has such a pair" (decided for all queries at once); the other queries are walked.
-    """
-    tp = np.zeros(ranked.query.size, dtype=bool)
-    row, gt, query, value = ranked.overlapping
-    at = value >= threshold
-    shared = np.zeros(len(ranked.ious), dtype=bool)
-    for ids in (row[at], gt[at]):
-        shared[query[at][np.bincount(ids)[ids] > 1]] = True
-    simple = at & ~shared[query]
-    tp[row[simple]] = True
-    for q in np.flatnonzero(shared).tolist():
-        iou, rows = ranked.ious[q], ranked.rows_by_query[q]
-        free = np.ones(iou.shape[0], dtype=bool)
-        for r in rows:
-            col = np.where(free, iou[:, ranked.box[r]], -1.0)
-            g = int(np.argmax(col))
-            if col[g] >= threshold:
-                free[g] = False
-                tp[r] = True
     return tp
 
 
@@ -230,18 +101,16 @@ def pr_curve(ranked: Ranked, threshold: float, matching: str = "voc") -> PRCurve
     if matching not in ("voc", "coco"):
         raise ValueError(f"matching must be 'voc' or 'coco', got {matching!r}")
     if matching == "voc":
-        tp, score = _voc_tp(ranked, threshold), ranked.score
-    else:
-        tp = _coco_tp(ranked, threshold)
-        # Ignored detections leave the ranking (COCOeval keeps them as points that repeat
-        # the previous precision and recall, which changes no interpolated value).
-        keep = ~_coco_ignored(ranked, threshold, tp)
-        tp, score = tp[keep], ranked.score[keep]
-    ctp = np.cumsum(tp)
-    n = np.arange(1, tp.size + 1)
-    recall = ctp / ranked.num_gt if ranked.num_gt else np.full(tp.size, np.nan)
-    return PRCurve(score=score, tp=tp, precision=ctp / n, recall=recall,
-                   num_gt=ranked.num_gt)
+        return _curve(ranked, _voc_tp(ranked, threshold))
+    matched = Matcher(ranked).match(threshold)
+    # Detections in an ignore region leave the ranking (COCOeval keeps them as points that
+    # repeat the previous precision and recall, which changes no interpolated value).
+    keep = matched != IN_IGNORE_REGION
+    return _curve_of(ranked.score[keep], matched[keep] >= 0, ranked.num_gt)
+
+
+def _curve(ranked: Ranked, tp: npt.NDArray[np.bool_]) -> PRCurve:
+    return _curve_of(ranked.score, tp, ranked.num_gt)
 
 
 def precision_envelope(precision: FloatArray) -> FloatArray:
@@ -283,30 +152,149 @@ def ap_101_point(curve: PRCurve) -> float:
 
 def voc_average_precision(samples: Sequence[Sample], modality: str = "bbox",
                           iou_threshold: float = 0.5, include_negatives: bool = False,
-                          legacy_pixel: bool = False) -> dict[str, Any]:
-    """VOC every-point and 11-point AP at one IoU threshold, with counts."""
-    ranked = rank_detections(samples, modality, include_negatives, legacy_pixel)
-    curve = pr_curve(ranked, iou_threshold, "voc")
-    return {"ap_every_point": ap_every_point(curve), "ap_11_point": ap_11_point(curve),
+                          legacy_pixel: bool = False, convention: str = "exact",
+                          ) -> dict[str, Any]:
+    """VOC every-point and 11-point AP at one IoU threshold, with counts.
+
+    ``convention="devkit"`` reproduces DOTA_devkit's ``voc_eval`` (and the Python VOC
+    devkits it comes from): detections sorted by ``np.argsort(-confidence)``, a hit when
+    IoU > t (not >=), the 11 levels of ``np.arange(0., 1.1, 0.1)``, and for axis-aligned
+    boxes the legacy pixel convention (``legacy_pixel`` is then implied).
+    """
+    if convention not in ("exact", "devkit"):
+        raise ValueError(f"convention must be 'exact' or 'devkit', got {convention!r}")
+    devkit = convention == "devkit"
+    ranked = rank_detections(samples, modality, include_negatives,
+                             legacy_pixel or (devkit and modality == "bbox"),
+                             order="devkit" if devkit else "stable")
+    return _voc_entry(ranked, iou_threshold, devkit)
+
+
+def _voc_entry(ranked: Ranked, threshold: float, devkit: bool) -> dict[str, Any]:
+    curve = _curve(ranked, _voc_tp(ranked, threshold, strict=devkit))
+    return {"ap_every_point": ap_every_point(curve),
+            "ap_11_point": ap_sampled(curve, DEVKIT_RECALL_11 if devkit else RECALL_11),
             "num_gt": curve.num_gt, "num_detections": int(curve.tp.size),
             "num_tp": int(curve.tp.sum())}
+
+
+def voc_devkit_report(samples: Sequence[Sample], modality: str, iou_threshold: float,
+                      include_negatives: bool = False, cands: Candidates | None = None,
+                      ) -> dict[str, Any]:
+    """DOTA_devkit's ``voc_eval`` on all queries as one class and on each category as its
+    class (positive queries only), with the devkit's mAP: the mean over categories with GT.
+    Each category's detections are sorted on their own, as the devkit sorts each class file.
+
+    ``cands``: the :func:`candidates` of these samples and options, when the caller has them
+    (their IoUs must follow the devkit: the legacy pixel convention for ``"bbox"``).
+    """
+    if cands is None:
+        cands = candidates(samples, modality, include_negatives,
+                           legacy_pixel=modality == "bbox")
+    pooled = _voc_entry(cands.ranked("devkit"), iou_threshold, devkit=True)
+    by_cat: dict[str, list[int]] = {}
+    for q, (name, negative) in enumerate(zip(cands.categories, cands.negative, strict=True)):
+        if not negative:
+            by_cat.setdefault(name, []).append(q)
+    per_category = {}
+    for name in sorted(by_cat):
+        entry = _voc_entry(cands.ranked("devkit", by_cat[name]), iou_threshold, devkit=True)
+        per_category[name] = {k: entry[k] for k in ("ap_every_point", "ap_11_point",
+                                                    "num_gt", "num_tp")}
+    values = list(per_category.values())
+    return {**pooled,
+            "map_every_point": (float(np.mean([v["ap_every_point"] for v in values]))
+                                if values else float("nan")),
+            "map_11_point": (float(np.mean([v["ap_11_point"] for v in values]))
+                             if values else float("nan")),
+            "per_category": per_category}
 
 
 def coco_average_precision(samples: Sequence[Sample], modality: str = "bbox",
                            include_negatives: bool = False,
                            max_detections: int | None = COCO_MAX_DETECTIONS,
                            ) -> dict[str, Any]:
-    """COCO-style AP@[0.5:0.95] (101-point, COCO matching) and AP at each IoU threshold."""
+    """COCO-style AP@[0.5:0.95] (101-point, COCO matching) and AP at each IoU threshold of
+    all queries as one class, with COCO's per-category mAP, sizes and recall
+    (:func:`coco_ap_from_ranked`)."""
     return coco_ap_from_ranked(rank_detections(samples, modality, include_negatives,
                                                max_detections=max_detections))
 
 
 def coco_ap_from_ranked(ranked: Ranked) -> dict[str, Any]:
-    """COCO-style AP of already ranked (and capped) detections."""
-    by_iou = {f"{t:.2f}": ap_101_point(pr_curve(ranked, t, "coco")) for t in IOU_THRESHOLDS}
-    values = np.array(list(by_iou.values()))
-    return {"ap@[0.5:0.95]": float(values.mean()), "ap_by_iou": by_iou,
-            "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size)}
+    """COCO-style AP of already ranked (and capped) detections.
+
+    ``ap@[0.5:0.95]`` and ``ap_by_iou``: every query in one class (class-agnostic, the
+    hard negatives' boxes included when ranked); the rest
+    (:func:`~ovearth_core.analysis.coco.coco_summary`): each positive query in its
+    category, as COCO defines mAP.
+    """
+    matcher = Matcher(ranked)
+    pooled = coco_eval(ranked, np.zeros(len(ranked.ious), dtype=np.int64), 1,
+                       COCO_RANGES[:1], matcher)["ap"][0, :, 0]
+    by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
+    names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
+                       if not neg))
+    index = {name: k for k, name in enumerate(names)}
+    # A negative query has no category of its own (its annotation is another object):
+    # its boxes go to an extra class without GT, left out of every mean.
+    category = np.array([len(names) if neg else index[c]
+                         for c, neg in zip(ranked.categories, ranked.negative, strict=True)],
+                        dtype=np.int64)
+    summary = coco_summary(ranked, category, names + ["(negative queries)"], matcher)
+    return {"ap@[0.5:0.95]": float(pooled.mean()), "ap_by_iou": by_iou,
+            "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size), **summary}
+
+
+def score_ties(ranked: Ranked, iou_threshold: float) -> dict[str, Any]:
+    """How many ranked detections share their score with another one (``+inf``, no score,
+    included), the largest such group, and the range of the VOC every-point AP at
+    ``iou_threshold`` over every order of tied detections.
+
+    The range is exact. Whatever the order, a group of equal scores holds the same
+    detections that miss (IoU below the threshold, or a GT taken by a higher group) and,
+    per GT first hit in the group, one true positive and its duplicates. The best order
+    puts the true positives first; the worst puts the misses first, then each true positive
+    followed by its duplicates, the GT with the most duplicates first (every true positive
+    then sits as late as it can). A warning when tied detections are
+    :data:`TIE_WARNING_SHARE` or more of all: AP then depends on their order (ours is
+    COCOeval's: query order, then box order).
+    """
+    score = ranked.score
+    _, start, counts = np.unique(-score, return_index=True, return_counts=True)
+    tied = int(counts[counts > 1].sum())
+    share = tied / score.size if score.size else None
+    group = np.repeat(np.arange(counts.size), counts)
+    hit, best_gt = _voc_hits(ranked, iou_threshold)
+    first_group = np.full(max(ranked.gt_area.size, 1), counts.size)
+    np.minimum.at(first_group, best_gt[hit], group[hit])
+    member = hit & (first_group[np.maximum(best_gt, 0)] == group)
+    best = np.zeros(score.size, dtype=bool)
+    worst = np.zeros(score.size, dtype=bool)
+    for g in np.flatnonzero(np.bincount(group[member], minlength=counts.size)).tolist():
+        blocks = np.sort(np.unique(best_gt[member & (group == g)], return_counts=True)[1])[::-1]
+        misses = counts[g] - int(blocks.sum())
+        best[start[g]:start[g] + blocks.size] = True
+        worst[start[g] + misses + np.cumsum(blocks) - blocks] = True
+    lo, hi = (ap_every_point(_curve_of(score, tp, ranked.num_gt)) for tp in (worst, best))
+    warning = None
+    if share is not None and share >= TIE_WARNING_SHARE:
+        warning = (f"{tied:,} of {score.size:,} detections ({share:.0%}) share their score "
+                   "with another one: AP depends on their order (here COCOeval's: query "
+                   "order, then box order)")
+        if ranked.num_gt:
+            warning += (f"; over all orders, VOC every-point AP at IoU {iou_threshold:g} lies "
+                        f"in [{lo:.4f}, {hi:.4f}]")
+    return {"num_detections": int(score.size), "num_tied": tied,
+            "largest_group": int(counts.max(initial=0)), "share_tied": share,
+            "voc_ap_every_point_range": [lo, hi], "warning": warning}
+
+
+def _curve_of(score: FloatArray, tp: npt.NDArray[np.bool_], num_gt: int) -> PRCurve:
+    ctp = np.cumsum(tp)
+    n = np.arange(1, tp.size + 1)
+    recall = ctp / num_gt if num_gt else np.full(tp.size, np.nan)
+    return PRCurve(score=score, tp=tp, precision=ctp / n, recall=recall, num_gt=num_gt)
 
 
 def _none_if_nan(value: Any) -> Any:
@@ -330,16 +318,18 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
         if m not in modalities:
             out[m] = None
             continue
-        ranked = rank_detections(samples, m, include_negatives)
+        cands = candidates(samples, m, include_negatives)
+        ranked = cands.ranked()
         curve = pr_curve(ranked, iou_threshold, "voc")
         entry = {"ap_every_point": ap_every_point(curve), "ap_11_point": ap_11_point(curve),
                  "num_gt": curve.num_gt, "num_detections": int(curve.tp.size),
                  "num_tp": int(curve.tp.sum()),
                  # Unscored boxes rank first in input order: AP is arbitrary if these abound.
                  "num_unscored": int(np.isinf(ranked.score).sum())}
-        per_query = np.bincount(ranked.query, minlength=1).max(initial=0)
-        entry["coco"] = (coco_ap_from_ranked(ranked) if per_query <= COCO_MAX_DETECTIONS
-                         else coco_average_precision(samples, m, include_negatives))
+        entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=COCO_MAX_DETECTIONS))
+        entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold, include_negatives,
+                                                None if m == "bbox" else cands)
+        entry["score_ties"] = score_ties(ranked, iou_threshold)
         entry["pr_curve"] = {
             "recall": RECALL_101.tolist(),
             "precision": (interpolated_precision(curve, RECALL_101).tolist()

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import geometry, masks
+from ..field_metrics import box_fields
 from ..formulas import f1_array, f1_from_pr_array, mcc_array, ratio_array
 from ..types import IOU_THRESHOLDS, Sample
 
@@ -86,13 +87,6 @@ class ScoreSweep:
 def score_key(scores: FloatArray) -> FloatArray:
     """Scores with ``nan`` (no score) replaced by ``+inf`` (always kept)."""
     return np.where(np.isnan(scores), np.inf, scores)
-
-
-def box_fields(sample: Sample, modality: str) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """``(gt, pred, scores)`` of one box modality of a sample."""
-    if modality == "bbox":
-        return sample.gt_boxes, sample.pred_boxes, sample.pred_box_scores
-    return sample.gt_obbs, sample.pred_obbs, sample.pred_obb_scores
 
 
 def iou_matrix(gt: FloatArray, pred: FloatArray, modality: str) -> FloatArray:

@@ -27,6 +27,9 @@ from .tables import (
     _signed,
     _table,
     _td,
+    field_table_html,
+    field_table_latex,
+    field_table_markdown,
     fmt,
     paper_table_html,
     paper_table_latex,
@@ -281,10 +284,41 @@ def _warnings(data: ReportData, task: str) -> str:
                    for sub in data.submissions for w in sub.results[task].get("warnings", ()))
 
 
+FIELD_NOTES = {
+    "open_vocabulary": "GRES: gIoU, the mean mask IoU over positive and negative queries (a "
+                       "negative scores 1 when its mask is empty, else 0); cIoU, cumulative "
+                       "intersection over cumulative union, a negative's pixels in the union; "
+                       "N-acc, negatives left empty; T-acc, positives predicted present "
+                       "(presence recall). Class mIoU: the mean over categories of each "
+                       "category's cumulative IoU (EarthVL). HBB Pr@0.5: positives whose top-1 "
+                       "box (highest score) reaches IoU 0.5 with a GT box; count RMSE over "
+                       "positives and negatives (a negative counts 0); R: recall of GT boxes "
+                       "binned by the square root of their area (AI-TOD).",
+    "referring": "RSVG / DIOR-RSVG: Pr@t, the share of queries whose top-1 HBB (highest score) "
+                 "reaches IoU t with its best GT box; meanIoU and cumIoU of those pairs. LAVT: "
+                 "oIoU and mIoU, the micro and macro mask IoU. Class mIoU: the mean over "
+                 "categories of each category's cumulative IoU (EarthVL). MAE / RMSE of the "
+                 "HBB count against the GT box count.",
+}
+FIELD_NOTES["reasoning"] = FIELD_NOTES["referring"]
+
+
+def _field_section(data: ReportData, task: str) -> str:
+    results = {s.name: s.results for s in data.submissions}
+    return ("<h3>Field metrics</h3>" + field_table_html(results, task)
+            + f"<p class=\"sub\">{_e(FIELD_NOTES[task])} In %, except counts; – null or "
+            "not run; — not submitted.</p>"
+            f"<details><summary>Markdown</summary><pre id=\"field-markdown-{task}\">"
+            f"{_e(field_table_markdown(results, task))}</pre></details>"
+            f"<details><summary>LaTeX</summary><pre id=\"field-latex-{task}\">"
+            f"{_e(field_table_latex(results, task))}</pre></details>")
+
+
 def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     first = data.submissions[0].results[task]
     out = [f"<h2 id=\"{task}\">{TASK_LABELS[task]} task</h2>", _warnings(data, task),
-           "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task)]
+           "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task),
+           _field_section(data, task)]
     summary = first["summary"]
     figs = []
     if summary.get("presence"):

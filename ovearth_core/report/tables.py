@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.compare import not_submitted
-from ..labels import PAPER_METRIC_LABELS, TASK_LABELS
+from ..labels import NOT_SUBMITTED, PAPER_METRIC_LABELS, TASK_LABELS
 
 
 def _e(value: object) -> str:
@@ -79,23 +79,63 @@ def _paper_grid(results: Mapping[str, Mapping[str, dict[str, Any]]]
     return tasks, rows
 
 
-def _best(rows: Sequence[tuple[str, list[float | None]]], col: int) -> float | None:
-    values = [v[col] for _, v in rows if v[col] is not None]
-    return max(values) if len(rows) > 1 and values else None
+Value = float | str | None  # a number, NOT_SUBMITTED, or None (null / not run)
 
 
-def _paper_cells(rows: Sequence[tuple[str, list[float | None]]], empty: str, bold: str,
-                 ) -> list[tuple[str, list[str]]]:
-    """The cells of the Markdown and LaTeX tables: two decimals, ``empty`` for a null, the
-    best of each column (with several submissions) through the ``bold`` format."""
+def _best(rows: Sequence[tuple[str, Sequence[Value]]], col: int, lower: bool = False
+          ) -> float | None:
+    values = [v[col] for _, v in rows if isinstance(v[col], float | int)]
+    if len(rows) < 2 or not values:
+        return None
+    return min(values) if lower else max(values)
+
+
+def _grid_cells(rows: Sequence[tuple[str, Sequence[Value]]], empty: str, bold: str,
+                not_submitted: str = NOT_SUBMITTED, lower: Sequence[int] = (),
+                ) -> list[tuple[str, list[str]]]:
+    """The cells of the Markdown and LaTeX tables: two decimals, ``empty`` for a null,
+    ``not_submitted`` for a modality the submission does not contain, the best of each
+    column (with several submissions; the lowest in the ``lower`` columns) through the
+    ``bold`` format."""
     out = []
     for name, values in rows:
         cells = []
         for col, v in enumerate(values):
-            text = empty if v is None else f"{v:.2f}"
-            cells.append(bold.format(text) if v is not None and v == _best(rows, col) else text)
+            if v is None or isinstance(v, str):
+                cells.append(empty if v is None else not_submitted)
+                continue
+            text = f"{v:.2f}"
+            cells.append(bold.format(text) if v == _best(rows, col, col in lower) else text)
         out.append((name, cells))
     return out
+
+
+def _grid_markdown(header: Sequence[str], cells: Sequence[tuple[str, list[str]]]) -> str:
+    lines = ["| " + " | ".join(header) + " |",
+             "|:---|" + "---:|" * (len(header) - 1)]
+    for name, row in cells:
+        lines.append("| " + " | ".join([name.replace("|", "\\|")] + row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _grid_latex(groups: Sequence[tuple[str, int]], labels: Sequence[str],
+                cells: Sequence[tuple[str, list[str]]]) -> str:
+    """A booktabs ``tabular``: a row of column groups, their rules, a row of labels."""
+    widths = [w for _, w in groups]
+    lines = [r"\begin{tabular}{l" + "".join("c" * w for w in widths) + "}", r"\toprule"]
+    lines.append("Submission & " + " & ".join(
+        rf"\multicolumn{{{w}}}{{c}}{{{_latex_escape(g)}}}" for g, w in groups) + r" \\")
+    start, rules = 2, []
+    for w in widths:
+        rules.append(rf"\cmidrule(lr){{{start}-{start + w - 1}}}")
+        start += w
+    lines.append(" ".join(rules))
+    lines.append(" & " + " & ".join(_latex_escape(label) for label in labels) + r" \\")
+    lines.append(r"\midrule")
+    for name, row in cells:
+        lines.append(" & ".join([_latex_escape(name)] + row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
 
 
 def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:
@@ -108,11 +148,7 @@ def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) ->
     tasks, rows = _paper_grid(results)
     header = ["Submission"] + [f"{TASK_LABELS[t]} {label}" for t in tasks
                                for label, *_ in PAPER_COLUMNS[t]]
-    lines = ["| " + " | ".join(header) + " |",
-             "|:---|" + "---:|" * (len(header) - 1)]
-    for name, cells in _paper_cells(rows, "–", "**{}**"):
-        lines.append("| " + " | ".join([name.replace("|", "\\|")] + cells) + " |")
-    return "\n".join(lines) + "\n"
+    return _grid_markdown(header, _grid_cells(rows, "–", "**{}**"))
 
 
 def _latex_escape(text: str) -> str:
@@ -125,23 +161,9 @@ def _latex_escape(text: str) -> str:
 def paper_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:
     """Table 2 as a LaTeX ``tabular`` (booktabs); same numbers as the Markdown table."""
     tasks, rows = _paper_grid(results)
-    widths = [len(PAPER_COLUMNS[t]) for t in tasks]
-    lines = [r"\begin{tabular}{l" + "".join("c" * w for w in widths) + "}", r"\toprule"]
-    lines.append("Submission & " + " & ".join(
-        rf"\multicolumn{{{w}}}{{c}}{{{TASK_LABELS[t]}}}" for t, w in zip(tasks, widths,
-                                                                          strict=True)) + r" \\")
-    start, rules = 2, []
-    for w in widths:
-        rules.append(rf"\cmidrule(lr){{{start}-{start + w - 1}}}")
-        start += w
-    lines.append(" ".join(rules))
-    lines.append(" & " + " & ".join(label for t in tasks
-                                    for label, *_ in PAPER_COLUMNS[t]) + r" \\")
-    lines.append(r"\midrule")
-    for name, cells in _paper_cells(rows, "--", r"\textbf{{{}}}"):
-        lines.append(" & ".join([_latex_escape(name)] + cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
+    return _grid_latex([(TASK_LABELS[t], len(PAPER_COLUMNS[t])) for t in tasks],
+                       [label for t in tasks for label, *_ in PAPER_COLUMNS[t]],
+                       _grid_cells(rows, "--", r"\textbf{{{}}}"))
 
 
 def paper_table_html(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:
@@ -152,3 +174,95 @@ def paper_table_html(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str
     return (_table(header, body) + "<p class=\"sub\">ma-IoU: macro mask IoU over positive "
             "queries (%); MCC: presence, vocabulary only; mi-F1@0.5: micro HBB F1 at IoU 0.5 "
             "(%), whatever --iou-threshold was.</p>")
+
+
+# The field's metrics per task: (group, column label, path in the summary, percent?, lower
+# is better?). Referring and reasoning in the shape of RSVG / DIOR-RSVG grounding tables
+# and LAVT's oIoU / mIoU; open vocabulary in GRES's (gIoU, cIoU, N-acc, T-acc).
+_CLASS = ("Mask", "class mIoU", ("seg", "category_cum_miou"), True, False)
+_GROUNDING = [("HBB grounding (RSVG)", label, ("bbox", "grounding", key), True, False)
+              for label, key in (("Pr@0.5", "Pr@0.5"), ("Pr@0.6", "Pr@0.6"),
+                                 ("Pr@0.7", "Pr@0.7"), ("Pr@0.8", "Pr@0.8"),
+                                 ("Pr@0.9", "Pr@0.9"), ("meanIoU", "mean_iou"),
+                                 ("cumIoU", "cum_iou"))]
+_SIZE_RECALL = [("HBB recall", label, ("bbox", "by_size", key, "recall"), True, False)
+                for label, key in (("0-8 px", "very_tiny"), ("8-16 px", "tiny"),
+                                   ("16-32 px", "small"))]
+FIELD_COLUMNS: dict[str, list[tuple[str, str, tuple[str, ...], bool, bool]]] = {
+    "open_vocabulary": [
+        ("Mask (GRES)", "gIoU", ("seg", "gres_giou"), True, False),
+        ("Mask (GRES)", "cIoU", ("seg", "gres_ciou"), True, False),
+        ("Mask (GRES)", "N-acc", ("negative_accuracy",), True, False),
+        ("Mask (GRES)", "T-acc", ("presence", "recall"), True, False),
+        _CLASS,
+        ("HBB", "Pr@0.5", ("bbox", "grounding", "Pr@0.5"), True, False),
+        ("HBB", "count RMSE", ("bbox", "counting", "rmse_with_negatives"), False, True),
+        *_SIZE_RECALL],
+    "referring": [*_GROUNDING,
+                  ("Mask (LAVT)", "oIoU", ("seg", "positive_micro_miou"), True, False),
+                  ("Mask (LAVT)", "mIoU", ("seg", "positive_macro_miou"), True, False),
+                  _CLASS,
+                  ("HBB count", "MAE", ("bbox", "counting", "mae"), False, True),
+                  ("HBB count", "RMSE", ("bbox", "counting", "rmse"), False, True)],
+}
+FIELD_COLUMNS["reasoning"] = FIELD_COLUMNS["referring"]
+
+
+def field_values(result: dict[str, Any], task: str) -> list[Value]:
+    """The task's field metrics (percentages where the column says so); NOT_SUBMITTED for a
+    modality the submission does not contain (the result's coverage), None for a null or a
+    modality that was not run."""
+    missing = not_submitted(result)
+    out: list[Value] = []
+    for _, _, path, percent, _ in FIELD_COLUMNS[task]:
+        if path[0] in missing:
+            out.append(NOT_SUBMITTED)
+            continue
+        value: Any = result["summary"]
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        out.append(None if value is None else (100 * value if percent else value))
+    return out
+
+
+def _field_grid(results: Mapping[str, Mapping[str, dict[str, Any]]], task: str
+                ) -> tuple[list[tuple[str, list[Value]]], list[int]]:
+    rows: list[tuple[str, list[Value]]] = [
+        (name, field_values(by_task[task], task) if task in by_task
+         else [None] * len(FIELD_COLUMNS[task])) for name, by_task in results.items()]
+    lower = [i for i, column in enumerate(FIELD_COLUMNS[task]) if column[4]]
+    return rows, lower
+
+
+def _field_groups(task: str) -> list[tuple[str, int]]:
+    groups: list[tuple[str, int]] = []
+    for group, *_ in FIELD_COLUMNS[task]:
+        if groups and groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    return groups
+
+
+def field_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]], task: str) -> str:
+    """The task's field metrics as Markdown: rows = submissions, two decimals (ratios in
+    percent), the best of each column in bold (lowest for count errors), ``–`` for a null
+    or a modality not run, ``—`` for a modality not submitted."""
+    rows, lower = _field_grid(results, task)
+    header = ["Submission"] + [f"{group} {label}" for group, label, *_ in FIELD_COLUMNS[task]]
+    return _grid_markdown(header, _grid_cells(rows, "–", "**{}**", lower=lower))
+
+
+def field_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]], task: str) -> str:
+    """The task's field metrics as a LaTeX ``tabular`` (booktabs), grouped as the Markdown."""
+    rows, lower = _field_grid(results, task)
+    return _grid_latex(_field_groups(task), [label for _, label, *_ in FIELD_COLUMNS[task]],
+                       _grid_cells(rows, "--", r"\textbf{{{}}}", "---", lower))
+
+
+def field_table_html(results: Mapping[str, Mapping[str, dict[str, Any]]], task: str) -> str:
+    rows, _ = _field_grid(results, task)
+    header = ["submission"] + [f"{group} {label}" for group, label, *_ in FIELD_COLUMNS[task]]
+    body = [[_td(name, "l")] + [_td(v if isinstance(v, str) else fmt(v, 2)) for v in values]
+            for name, values in rows]
+    return _table(header, body)
