@@ -4,6 +4,8 @@ slice's queries alone; bins at their edges; the bootstrap is seeded and paired."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +182,35 @@ def test_table_to_dict_is_json_ready(strong: tuple[SampleList, dict]) -> None:
     json.dumps(doc, allow_nan=False)
     assert doc["attribute"] == "polarity" and "query_ids" not in doc["values"][0]
     assert "diff" not in doc["values"][0]["metrics"][0]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ovearth_core.analysis", *args],
+                          capture_output=True, text=True, cwd=DEMO.parents[1], timeout=300)
+
+
+def test_cli_slice_by_adds_analysis_slices(tmp_path: Path) -> None:
+    gt, pred = DEMO / "ground_truth.json", DEMO / "predictions" / "strong_localiser.json"
+    out = tmp_path / "a.json"
+    proc = _cli("--gt", str(gt), "--predictions", str(pred), "--modalities", "auto",
+                "--task", "referring", "--slice-by", "group", "--slice-by", "gt_size",
+                "--slice-resamples", "30", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())["analysis"]["slices"]
+    assert list(got) == ["group", "gt_size"]
+    samples = load_samples(gt, pred, "referring", modalities="auto")
+    expected = slices.table_to_dict(slices.slice_table(
+        evaluate_samples(samples), samples, "gt_size", n_resamples=30))
+    assert got["gt_size"] == json.loads(json.dumps(expected))
+    groups = {v["value"] for v in got["group"]["values"]}
+    assert groups <= set(json.loads((DEMO / "taxonomy.json").read_text()).values())
+
+
+def test_cli_bad_taxonomy_and_attribute_exit_2(tmp_path: Path) -> None:
+    gt, pred = DEMO / "ground_truth.json", DEMO / "predictions" / "strong_localiser.json"
+    bad = tmp_path / "t.json"
+    bad.write_text("[]")
+    base = ["--gt", str(gt), "--predictions", str(pred), "--modalities", "auto"]
+    proc = _cli(*base, "--slice-by", "group", "--taxonomy", str(bad))
+    assert proc.returncode == 2 and "(top level)" in proc.stderr
+    assert _cli(*base, "--slice-by", "colour").returncode == 2
