@@ -16,6 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..analysis import additive
+from ..analysis.slices import SliceTable
 from ..labels import MODALITY_LABELS, metric_label
 from .figures import COLOURS
 
@@ -226,3 +227,42 @@ def rank_scatter(names: Sequence[str], mcc: Sequence[float | None],
     fig.update_yaxes(title="seg macro mIoU")
     return _layout(fig, f"MCC vs mIoU across models (Spearman ρ = {_fmt(rho)})",
                    margin={"l": 60, "r": 90, "t": 50, "b": 40})
+
+
+def slice_rows(table: SliceTable, metric: str) -> list[dict[str, Any]]:
+    """One row per slice value: counts, every metric's value (``None`` where undefined or
+    not applicable) and the interval of ``metric`` (a registry name) as columns."""
+    rows = []
+    for v in table.values:
+        by_name = {m.name: m for m in v.metrics}
+        chosen = by_name.get(metric)
+        rows.append({
+            "value": v.value, "queries": v.num_queries, "positive": v.num_positive,
+            "negative": v.num_negative, "GT boxes": v.num_gt_boxes,
+            **{LEADERBOARD_METRIC_LABELS[m.name]: m.value for m in v.metrics},
+            "interval": "—" if chosen is None or chosen.ci_low is None else
+            f"[{chosen.ci_low:.3f}, {chosen.ci_high:.3f}]"})
+    return rows
+
+
+def slice_figure(table: SliceTable, metric: str) -> go.Figure:
+    """``metric`` (a registry name) per slice value with its bootstrap interval as error
+    bars; undefined values are left out (never drawn as 0), the query count is in the hover."""
+    points = [(v, m) for v in table.values for m in v.metrics
+              if m.name == metric and m.value is not None]
+    fig = go.Figure(go.Scatter(
+        x=[v.value for v, _ in points], y=[m.value for _, m in points], mode="markers",
+        marker={"size": 10, "color": METRIC_COLOURS.get(metric, COLOURS["seg"])},
+        error_y={"type": "data", "symmetric": False, "thickness": 1.2,
+                 "array": [0.0 if m.ci_high is None else m.ci_high - m.value for _, m in points],
+                 "arrayminus": [0.0 if m.ci_low is None else m.value - m.ci_low
+                                for _, m in points]},
+        customdata=[v.num_queries for v, _ in points],
+        hovertemplate="%{x}<br>%{y:.3f} (%{customdata} queries)<extra></extra>"))
+    fig.update_xaxes(title=table.attribute, type="category", categoryorder="array",
+                     categoryarray=[v.value for v in table.values])
+    fig.update_yaxes(title=LEADERBOARD_METRIC_LABELS.get(metric, metric))
+    level = f"{table.confidence:.0%}"
+    return _layout(fig, f"{LEADERBOARD_METRIC_LABELS.get(metric, metric)} by "
+                        f"{table.attribute} ({level} bootstrap intervals, "
+                        f"{table.n_resamples} resamples)")
