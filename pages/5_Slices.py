@@ -30,11 +30,12 @@ if attribute == "group":
     except OVEarthInputError as err:
         st.error(f"The taxonomy could not be read:\n\n{views.md_text(str(err))}")
         st.stop()
+b = slice_views.paired_b(run)
 review_tags = tuple(sorted((q, tuple(sorted(t))) for q, t in tags.query_tags(run).items()))
 with st.spinner("Slicing…"):
     table = analysis_data.slices(run.gt, run.pred, run.options, attribute,
                                  None if taxonomy is None else tuple(sorted(taxonomy.items())),
-                                 review_tags, 1000, 0)
+                                 review_tags, 1000, 0, b)
 state.sync_url()
 st.caption(f"{len(table.values)} slices of {table.num_queries} queries · percentile bootstrap "
            f"over each slice's queries, {table.n_resamples} resamples, seed {table.seed}"

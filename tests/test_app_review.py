@@ -134,3 +134,15 @@ def test_slices_by_group_use_the_taxonomy_beside_the_ground_truth(ds: Dataset) -
     at.selectbox(key="_slice_open").set_value("Industry").run()
     next(b for b in at.button if b.label == "Open in the explorer →").click().run()
     assert at.session_state["flt_categories"] == ["storage tank"]
+
+
+def test_slices_paired_with_compares_b(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT, cmp_b_path=str(ds.model_b), slice_attr="polarity").run()
+    at.switch_page(SLICES)
+    at.run()
+    assert "B − A" not in at.dataframe[0].value.columns
+    at.toggle(key="_slice_paired").set_value(True).run()
+    assert_ok(at)
+    frame = at.dataframe[0].value
+    assert {"B", "B − A", "B − A interval"} <= set(frame.columns)
+    assert "paired bootstrap" in at.get("plotly_chart")[0].proto.spec

@@ -240,29 +240,44 @@ def slice_rows(table: SliceTable, metric: str) -> list[dict[str, Any]]:
             "value": v.value, "queries": v.num_queries, "positive": v.num_positive,
             "negative": v.num_negative, "GT boxes": v.num_gt_boxes,
             **{LEADERBOARD_METRIC_LABELS[m.name]: m.value for m in v.metrics},
-            "interval": "—" if chosen is None or chosen.ci_low is None else
-            f"[{chosen.ci_low:.3f}, {chosen.ci_high:.3f}]"})
+            "interval": _interval(chosen, "ci_low", "ci_high")})
+        if table.paired:
+            rows[-1].update({"B": None if chosen is None else chosen.b,
+                             "B − A": None if chosen is None else chosen.diff,
+                             "B − A interval": _interval(chosen, "diff_low", "diff_high")})
     return rows
+
+
+def _interval(m: Any, low: str, high: str) -> str:
+    if m is None or getattr(m, low) is None:
+        return "—"
+    return f"[{getattr(m, low):.3f}, {getattr(m, high):.3f}]"
 
 
 def slice_figure(table: SliceTable, metric: str) -> go.Figure:
     """``metric`` (a registry name) per slice value with its bootstrap interval as error
-    bars; undefined values are left out (never drawn as 0), the query count is in the hover."""
-    points = [(v, m) for v in table.values for m in v.metrics
-              if m.name == metric and m.value is not None]
+    bars (paired tables: B − A and its paired interval, with a zero line); undefined values
+    are left out (never drawn as 0), the query count is in the hover."""
+    value, low, high = ("diff", "diff_low", "diff_high") if table.paired else (
+        "value", "ci_low", "ci_high")
+    points = [(v, getattr(m, value), getattr(m, low), getattr(m, high))
+              for v in table.values for m in v.metrics
+              if m.name == metric and getattr(m, value) is not None]
     fig = go.Figure(go.Scatter(
-        x=[v.value for v, _ in points], y=[m.value for _, m in points], mode="markers",
+        x=[p[0].value for p in points], y=[p[1] for p in points], mode="markers",
         marker={"size": 10, "color": METRIC_COLOURS.get(metric, COLOURS["seg"])},
         error_y={"type": "data", "symmetric": False, "thickness": 1.2,
-                 "array": [0.0 if m.ci_high is None else m.ci_high - m.value for _, m in points],
-                 "arrayminus": [0.0 if m.ci_low is None else m.value - m.ci_low
-                                for _, m in points]},
-        customdata=[v.num_queries for v, _ in points],
+                 "array": [0.0 if hi is None else hi - y for _, y, _, hi in points],
+                 "arrayminus": [0.0 if lo is None else y - lo for _, y, lo, _ in points]},
+        customdata=[p[0].num_queries for p in points],
         hovertemplate="%{x}<br>%{y:.3f} (%{customdata} queries)<extra></extra>"))
+    label = LEADERBOARD_METRIC_LABELS.get(metric, metric)
+    label = f"B − A {label}" if table.paired else label
+    if table.paired:
+        fig.add_hline(y=0, line={"color": "#888", "width": 1, "dash": "dot"})
     fig.update_xaxes(title=table.attribute, type="category", categoryorder="array",
                      categoryarray=[v.value for v in table.values])
-    fig.update_yaxes(title=LEADERBOARD_METRIC_LABELS.get(metric, metric))
-    level = f"{table.confidence:.0%}"
-    return _layout(fig, f"{LEADERBOARD_METRIC_LABELS.get(metric, metric)} by "
-                        f"{table.attribute} ({level} bootstrap intervals, "
-                        f"{table.n_resamples} resamples)")
+    fig.update_yaxes(title=label)
+    kind = "paired bootstrap" if table.paired else "bootstrap"
+    return _layout(fig, f"{label} by {table.attribute} ({table.confidence:.0%} {kind} "
+                        f"intervals, {table.n_resamples} resamples)")

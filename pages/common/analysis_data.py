@@ -148,14 +148,18 @@ def taxonomy(key: data.FileKey) -> dict[str, str]:
 def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribute: str,
            taxonomy_items: tuple[tuple[str, str], ...] | None,
            tags: tuple[tuple[str, tuple[str, ...]], ...], n_resamples: int,
-           seed: int) -> slices_.SliceTable:
+           seed: int, b: tuple[data.FileKey, data.Options] | None = None,
+           ) -> slices_.SliceTable:
     """:func:`slices_.slice_table` of the run as evaluated (the sidebar's options);
-    ``tags`` are the review tags of the task, as sorted items (part of the key)."""
+    ``tags`` are the review tags of the task, as sorted items (part of the key); ``b``
+    (a submission and its options) adds B and paired intervals of B − A."""
     evaluation = data.evaluate(gt, pred, options)
+    result_b = None if b is None else data.evaluate(gt, *b).results
     return slices_.slice_table(
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
-        {q: frozenset(t) for q, t in tags}, n_resamples=n_resamples, seed=seed)
+        {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
+        seed=seed)
 
 
 def clear() -> None:

@@ -3,8 +3,9 @@ click-through to the explorer (for the attributes the explorer can filter on).""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +13,10 @@ import streamlit as st
 from ovearth_core.analysis import slices
 from ovearth_core.viz import analysis_figures as figs
 
-from . import state, views
+from . import data, state, views
+
+if TYPE_CHECKING:
+    from .sidebar import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
                     "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
@@ -38,6 +42,26 @@ def pickers() -> str:
                        placeholder="default: taxonomy.json beside the ground truth",
                        help="An object {category: group}; used to slice by category group.")
     return st.session_state["slice_attr"]
+
+
+def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
+    """Compare's B (its file key and options), when one is chosen and the user pairs the
+    slices with it; a B that cannot be evaluated shows its report and stops the page."""
+    b_text = st.session_state["cmp_b_path"]
+    if not b_text or not st.toggle(f"Paired with Compare's B ({Path(b_text).stem}): B and "
+                                   "B − A per slice", key="_slice_paired"):
+        return None
+    b_path = state.confined(b_text, "Submission B")
+    if b_path is None:
+        st.stop()
+    # As on Compare: B with A's resolved modalities, so that the per-query rows pair up.
+    options = replace(run.options, modalities=tuple(run.config["modalities"]))
+    key = data.file_key(b_path)
+    evaluation = data.evaluate(run.gt, key, options)
+    if evaluation.problems:
+        views.problems_report(evaluation.problems, Path(run.gt[0]), b_path)
+        st.stop()
+    return key, options
 
 
 def metric_picker(table: slices.SliceTable) -> str:
