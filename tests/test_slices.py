@@ -16,6 +16,8 @@ from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.report.build import build_report_data
+from ovearth_core.report.html import render_html
 from ovearth_core.types import Sample, SampleList
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"
@@ -214,3 +216,23 @@ def test_cli_bad_taxonomy_and_attribute_exit_2(tmp_path: Path) -> None:
     proc = _cli(*base, "--slice-by", "group", "--taxonomy", str(bad))
     assert proc.returncode == 2 and "(top level)" in proc.stderr
     assert _cli(*base, "--slice-by", "colour").returncode == 2
+
+
+def test_report_per_group_table(tmp_path: Path) -> None:
+    gt = DEMO / "ground_truth.json"
+    a = DEMO / "predictions" / "strong_localiser.json"
+    b = DEMO / "predictions" / "weak_baseline.json"
+    taxonomy = slices.load_taxonomy(DEMO / "taxonomy.json")
+    plain = build_report_data(gt, [a], "auto", tasks=["vocabulary"], worst=0)
+    assert "Per-group results" not in render_html(plain)
+    data = build_report_data(gt, [a, b], "auto", tasks=["vocabulary"], worst=0,
+                             n_resamples=1000, taxonomy=taxonomy)
+    table = data.groups["open_vocabulary"]
+    assert table.paired
+    alone = slices.slice_table(data.submissions[0].results["open_vocabulary"],
+                               data.submissions[0].samples["open_vocabulary"], "group", taxonomy)
+    assert [v.value for v in table.values] == [v.value for v in alone.values]
+    html = render_html(data)
+    assert "Per-group results" in html and "paired bootstrap" in html
+    for v in table.values:
+        assert v.value.replace("&", "&amp;") in html
