@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from .cli import dump_json, write_atomic
 from .errors import OVEarthInputError, Problem
@@ -321,7 +322,7 @@ def export_without(gt_path: str | os.PathLike[str], pred_paths: Iterable[str | o
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.review {list,export,tag,untag,note}``."""
+    """``python -m ovearth_core.review {list,export,tag,untag,note,views,delete-view}``."""
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.review",
                                      description="Read and write a benchmark's review tags.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -335,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--predictions", nargs="*", default=[], help="submissions to filter")
     ex.add_argument("--without", required=True, help="comma-separated tags to leave out")
     ex.add_argument("--out", required=True, help="output folder")
+    sub.add_parser("views", parents=[common], help="saved views: name<TAB>link parameters")
+    dv = sub.add_parser("delete-view", parents=[common], help="delete a saved view")
+    dv.add_argument("name")
     for name in ("tag", "untag", "note"):
         p = sub.add_parser(name, parents=[common], help=f"{name} a query")
         p.add_argument("--query", required=True)
@@ -347,9 +351,16 @@ def main(argv: list[str] | None = None) -> int:
             {"tag": tag, "untag": untag, "note": note}[args.command](
                 path, Target(key, args.query), args.text, by="cli")
             return 0
+        if args.command == "delete-view":
+            delete_view(path, args.name)
+            return 0
         state = load_state(path)
         for p in state.problems:
             print(f"{parser.prog}: warning: skipped {p}", file=sys.stderr)
+        if args.command == "views":
+            for view in state.views.values():
+                print(f"{view.name}\t{urlencode(view.params)}")
+            return 0
         if args.command == "list":
             tagged = state.query_tags(key)
             for q in sorted(tagged):

@@ -175,3 +175,14 @@ def test_cli_tags_and_lists(bench: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert review.main(["list", "--gt", gt]) == 0
     assert capsys.readouterr().out == "ov_000003\tmodel_error\n"
     assert review.main(["list", "--gt", gt, "--task", "bogus"]) == 2
+
+
+def test_cli_lists_and_deletes_saved_views(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt = str(bench / "ground_truth.json")
+    review.save_view(review.sidecar_for(gt), "tiny misses", {"data": "d", "failed": "1"})
+    capsys.readouterr()
+    assert review.main(["views", "--gt", gt]) == 0
+    assert capsys.readouterr().out == "tiny misses\tdata=d&failed=1\n"
+    assert review.main(["delete-view", "--gt", gt, "tiny misses"]) == 0
+    assert review.main(["views", "--gt", gt]) == 0
+    assert capsys.readouterr().out == ""
