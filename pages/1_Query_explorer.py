@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ovearth_core.analysis import diagnose
-from pages.common import explorer, sidebar, state, viewer, views
+from pages.common import explorer, sidebar, state, tags, viewer, views
 
 st.set_page_config(page_title="OVEarth Inspector · Query explorer",
                    layout="wide")
@@ -17,7 +17,8 @@ if run is None:
 task, rows = run.options.task, run.evaluation.rows
 views.evaluated_caption(run)
 with st.expander("Filters", expanded=True):
-    chosen = explorer.filters(rows, open_vocab=task == "vocabulary")
+    chosen = explorer.filters(rows, open_vocab=task == "vocabulary",
+                              review_tags=tags.query_tags(run))
     if st.button("Reset filters"):
         state.set_filters()
         st.rerun()
@@ -33,3 +34,4 @@ state.sync_url(q=query_id, zoom=st.session_state["view_zoom"])
 st.subheader("Viewer")
 explorer.navigator(task, shown, query_id)
 viewer.render(run, query_id, shown[ids.index(query_id)])
+tags.panel(run, query_id)

@@ -22,9 +22,11 @@ TASKS = ("open_vocabulary", "referring", "reasoning")
 
 
 def tree_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every file under ``root``, keyed by its POSIX path relative to ``root``."""
+    """sha256 of every file under ``root``, keyed by its POSIX path relative to ``root``
+    (the review sidecar's folder ``.ovearth`` is the user's, not the generator's: skipped)."""
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".ovearth" not in p.relative_to(root).parts}
 
 
 def read_json(path: Path) -> Any:

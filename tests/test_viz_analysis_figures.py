@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ovearth_core.analysis.ap import RECALL_101, average_precision_report
+from ovearth_core.analysis.slices import slice_table
 from ovearth_core.analysis.sweep import score_sweep, sweep_to_dict
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
@@ -192,3 +193,21 @@ def test_rank_scatter_leaves_out_undefined_models() -> None:
     assert list(fig.data[0].text) == ["a", "c"]
     assert list(fig.data[0].x) == [0.1, 0.3] and list(fig.data[0].y) == [0.5, 0.2]
     assert "-1.000" in fig.layout.title.text
+
+
+def test_slice_rows_and_figure_leave_undefined_values_out(samples: SampleList) -> None:
+    result = evaluate_samples(samples)
+    table = slice_table(result, samples, "polarity", n_resamples=50)
+    rows = af.slice_rows(table, "presence_mcc")
+    assert [r["value"] for r in rows] == [v.value for v in table.values]
+    assert [r["queries"] for r in rows] == [v.num_queries for v in table.values]
+    # MCC on one polarity alone is undefined (no negatives / no positives): no point, "—".
+    assert all(r["interval"] == "—" for r in rows)
+    assert len(af.slice_figure(table, "presence_mcc").data[0].x) == 0
+    defined = [v for v in table.values if v.metrics[1].value is not None]
+    name = table.values[0].metrics[1].name
+    fig = af.slice_figure(table, name)
+    assert list(fig.data[0].x) == [v.value for v in defined]
+    paired = slice_table(result, samples, "polarity", result_b=result, n_resamples=20)
+    assert "B − A" in af.slice_rows(paired, name)[0]
+    assert "paired" in af.slice_figure(paired, name).layout.title.text

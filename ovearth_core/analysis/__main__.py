@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from . import analysis_report
@@ -13,17 +14,43 @@ def main(argv: list[str] | None = None) -> int:
     Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
     ``--modalities``, ...) and ``--hard-negatives``. The sweep and AP need every box,
     so with ``--score-threshold`` the samples are loaded a second time without it.
+    ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
+    ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
+    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`).
     """
     from ..cli import build_parser, run_and_emit
     from ..evaluate import evaluate_samples
     from ..io import load_samples
+    from ..review import load_state, sidecar_for
+    from . import slices
 
     parser = build_parser()
     parser.prog = "python -m ovearth_core.analysis"
     parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
+    parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
+                        choices=slices.ATTRIBUTES,
+                        help="add key metrics per value of ATTR (repeatable): "
+                             + ", ".join(slices.ATTRIBUTES))
+    parser.add_argument("--taxonomy", default=None,
+                        help="JSON {category: group} for --slice-by group (default: "
+                             "taxonomy.json beside the ground truth)")
+    parser.add_argument("--slice-resamples", type=int, default=slices.DEFAULT_RESAMPLES,
+                        help="bootstrap resamples per slice (default %(default)s)")
+    parser.add_argument("--slice-seed", type=int, default=slices.DEFAULT_SEED,
+                        help="bootstrap seed (default %(default)s)")
     args = parser.parse_args(argv)
+
+    def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
+        taxonomy_path = args.taxonomy or Path(args.gt).parent / "taxonomy.json"
+        taxonomy = (slices.load_taxonomy(taxonomy_path)
+                    if "group" in args.slice_by else None)
+        tags = (load_state(sidecar_for(args.gt)).query_tags(samples.task)
+                if "tag" in args.slice_by else None)
+        return {attr: slices.table_to_dict(slices.slice_table(
+            result, samples, attr, taxonomy, tags, n_resamples=args.slice_resamples,
+            seed=args.slice_seed)) for attr in dict.fromkeys(args.slice_by)}
 
     def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,
@@ -35,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
                                              hard_negatives=args.hard_negatives)
+        if args.slice_by:
+            result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.
         result["warnings"] = result.get("warnings", []) + result["analysis"]["warnings"]
         return result

@@ -184,7 +184,10 @@ def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]
     return outs
 
 
-def _interval(dist: FloatArray, confidence: float) -> tuple[float | None, float | None, int]:
+def percentile_interval(dist: FloatArray, confidence: float,
+                        ) -> tuple[float | None, float | None, int]:
+    """Two-sided percentile interval of the finite values of ``dist`` and their count
+    (``(None, None, 0)`` when none is finite)."""
     valid = dist[np.isfinite(dist)]
     if valid.size == 0:
         return None, None, 0
@@ -296,7 +299,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         va = None if modality in not_submitted(a) else a["summary"][modality].get(metric)
         vb = None if modality in not_submitted(b) else b["summary"][modality].get(metric)
         diff = None if va is None or vb is None else vb - va
-        low, high, n_valid = (_interval(by_name[(modality, metric)], confidence)
+        low, high, n_valid = (percentile_interval(by_name[(modality, metric)], confidence)
                               if diff is not None and (modality, metric) in bootstrapped
                               else (None, None, 0))
         metrics.append(MetricDiff(modality, metric, va, vb, diff, low, high, n_valid))

@@ -29,7 +29,7 @@ else the best box IoU, else the best oriented-box IoU) is >= 0.5, else ``miss``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -202,14 +202,16 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (
                 outcomes: Sequence[str] = (), failures: Sequence[str] = (),
                 polarity: str = "all", modality: str = "any",
                 iou_range: tuple[float, float] = (0.0, 1.0), text: str = "",
-                failed_only: bool = False) -> list[dict[str, Any]]:
+                failed_only: bool = False, query_ids: Collection[str] | None = None,
+                ) -> list[dict[str, Any]]:
     """Rows passing every filter, order kept. Empty selections mean "no filter".
 
     ``modality`` (``any``, ``segmentation``, ``bbox``, ``oriented_bbox``) keeps the
     queries evaluated in that modality and picks the IoU the ``iou_range`` applies
     to (mask IoU, best box IoU or best oriented-box IoU; ``any``: the first present).
     A full ``iou_range`` of (0, 1) keeps rows without an IoU. ``text`` matches the
-    query text, id or category, case-insensitively.
+    query text, id or category, case-insensitively. ``query_ids`` (``None``: no filter)
+    keeps only those queries (e.g. the ones with a review tag).
     """
     column = {"segmentation": ("seg_iou",), "bbox": ("bbox_iou",),
               "oriented_bbox": ("obb_iou",), "any": ("seg_iou", "bbox_iou", "obb_iou")}[modality]
@@ -223,6 +225,7 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (
                 or (failures and r["failure"] not in failures)
                 or (polarity != "all" and r["polarity"] != polarity)
                 or (failed_only and r["failure"] == "ok")
+                or (query_ids is not None and r["query_id"] not in query_ids)
                 or (modality != "any" and iou is None)
                 or not _in_range(iou, low, high)
                 or (needle and needle not in _haystack(r))):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from ..analysis.compare import (
     compare_results,
     query_score,
 )
+from ..analysis.slices import SliceTable, slice_table
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
@@ -49,6 +50,7 @@ class ReportData:
     comparisons: dict[str, Comparison]
     worst: int
     timings: dict[str, float] = field(default_factory=dict)
+    groups: dict[str, SliceTable] = field(default_factory=dict)  # task -> by taxonomy group
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:
@@ -63,8 +65,12 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       score_threshold: float | None = None, bbox_format: str = "xyxy",
                       worst: int = WORST_DEFAULT, names: Sequence[str] | None = None,
                       n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED) -> ReportData:
+                      seed: int = DEFAULT_SEED,
+                      taxonomy: Mapping[str, str] | None = None) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
+
+    With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
+    category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B).
 
     With ``modalities="auto"`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
@@ -108,6 +114,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
         comparisons = {key: compare_results(subs[0].results[key], subs[1].results[key],
                                             n_resamples=n_resamples, seed=seed)
                        for key in task_keys}
+    groups = {} if taxonomy is None else {
+        key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
+                         result_b=subs[1].results[key] if len(subs) == 2 else None,
+                         n_resamples=n_resamples, seed=seed) for key in task_keys}
     options = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,
@@ -117,7 +127,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       Path(images) if images is not None else gt_file.parent,
                       task_keys, options, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,
-                       "compare_s": time.perf_counter() - evaluated})
+                       "compare_s": time.perf_counter() - evaluated}, groups)
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

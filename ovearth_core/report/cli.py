@@ -7,6 +7,7 @@ import sys
 import time
 
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.slices import load_taxonomy
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..types import TASK_KEYS
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help="bootstrap resamples (default 2000, at least 1000)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    parser.add_argument("--taxonomy", default=None,
+                        help="JSON {category: group}: adds a per-group table to each task")
     return parser
 
 
@@ -54,9 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         return refused
     started = time.perf_counter()
     try:
+        taxonomy = None if args.taxonomy is None else load_taxonomy(args.taxonomy)
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
                                  args.iou_threshold, args.score_threshold, args.bbox_format,
-                                 args.worst, args.name, args.resamples, args.seed)
+                                 args.worst, args.name, args.resamples, args.seed, taxonomy)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

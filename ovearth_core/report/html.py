@@ -17,7 +17,7 @@ from ..analysis.compare import (
     category_values,
     not_submitted,
 )
-from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS
+from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS, metric_label
 from ..viz import figures
 from . import draw as report_draw
 from .build import ReportData, worst_queries
@@ -195,6 +195,42 @@ def _category_table(data: ReportData, task: str) -> str:
             + _table(header, rows) + "</div>")
 
 
+GROUP_METRICS = ("presence_mcc", "seg_macro_miou", "bbox_micro_f1", "oriented_bbox_micro_f1")
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None else f" [{low:.3f}, {high:.3f}]"
+
+
+def _group_table(data: ReportData, task: str) -> str:
+    """Key metrics per taxonomy group (``--taxonomy``) with bootstrap intervals."""
+    table = data.groups.get(task)
+    if table is None:
+        return ""
+    present = {m.name: m for v in table.values for m in v.metrics}
+    names = [n for n in GROUP_METRICS if n in present]
+    labels = [metric_label(present[n].modality, present[n].metric) for n in names]
+    header = ["group", "queries", "positive", "negative"] + (
+        [f"{label} {s}" for label in labels for s in ("A", "B", "Δ B − A")] if table.paired
+        else labels)
+    rows = []
+    for v in table.values:
+        by = {m.name: m for m in v.metrics}
+        row = [_td(v.value, "l"), _td(v.num_queries), _td(v.num_positive), _td(v.num_negative)]
+        for n in names:
+            m = by[n]
+            if table.paired:
+                row += [_td(fmt(m.value, 3)), _td(fmt(m.b, 3)),
+                        _td(_signed(m.diff) + _interval(m.diff_low, m.diff_high))]
+            else:
+                row.append(_td(fmt(m.value, 3) + _interval(m.ci_low, m.ci_high)))
+        rows.append(row)
+    kind = "paired bootstrap" if table.paired else "bootstrap"
+    return (f"<h3>Per-group results (taxonomy groups; {table.confidence:.0%} {kind} intervals, "
+            f"{table.n_resamples} resamples)</h3><div class=\"scroll\">"
+            + _table(header, rows) + "</div>")
+
+
 def _row_metrics(row: dict[str, Any]) -> str:
     parts = []
     if row["negative"]:
@@ -333,6 +369,7 @@ def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     if task in data.comparisons:
         out.append(_comparison_section(data, task, data.comparisons[task], fig))
         out.append(_difference_cards(data, task, data.comparisons[task]))
+    out.append(_group_table(data, task))
     out.append(_category_table(data, task))
     out.append(_gallery(data, task))
     return "".join(out)

@@ -3,6 +3,7 @@
 Output layout under ``DIR``::
 
     ground_truth.json            annotations + tasks (spec "Data Formats")
+    taxonomy.json                {category_name: group} of the whole taxonomy (for slices)
     images/<n>.jpg|png|tif       paths exactly as the annotations' image_path
     predictions/<persona>.json   one submission per persona
     README.md                    what the folder is and how it was made
@@ -33,6 +34,7 @@ from .groundtruth import GroundTruth, build_ground_truth
 from .personas import PERSONAS, submission
 from .plan import SCALES, ScaleSpec
 from .scene import render
+from .taxonomy import CATEGORIES
 
 _TIFF = {"compression": "tiff_adobe_deflate"}
 
@@ -138,6 +140,7 @@ def generate(spec: ScaleSpec | str, out: Path | str, seed: int = 0, images: bool
     times["ground_truth"] = time.perf_counter() - t0
     out.mkdir(parents=True, exist_ok=True)
     dump_json(gt.doc, out / "ground_truth.json", indent=1)
+    dump_json({c.name: c.group for c in CATEGORIES}, out / "taxonomy.json", indent=1)
     write_output(out / "README.md", _readme(spec, seed, gt).encode("utf-8"))
     _STATE.update(gt=gt, seed=seed, out=out, quality=spec.jpeg_quality)
     pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))

@@ -16,6 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..analysis import additive
+from ..analysis.slices import SliceTable
 from ..labels import MODALITY_LABELS, metric_label
 from .figures import COLOURS
 
@@ -226,3 +227,57 @@ def rank_scatter(names: Sequence[str], mcc: Sequence[float | None],
     fig.update_yaxes(title="seg macro mIoU")
     return _layout(fig, f"MCC vs mIoU across models (Spearman ρ = {_fmt(rho)})",
                    margin={"l": 60, "r": 90, "t": 50, "b": 40})
+
+
+def slice_rows(table: SliceTable, metric: str) -> list[dict[str, Any]]:
+    """One row per slice value: counts, every metric's value (``None`` where undefined or
+    not applicable) and the interval of ``metric`` (a registry name) as columns."""
+    rows = []
+    for v in table.values:
+        by_name = {m.name: m for m in v.metrics}
+        chosen = by_name.get(metric)
+        rows.append({
+            "value": v.value, "queries": v.num_queries, "positive": v.num_positive,
+            "negative": v.num_negative, "GT boxes": v.num_gt_boxes,
+            **{LEADERBOARD_METRIC_LABELS[m.name]: m.value for m in v.metrics},
+            "interval": _interval(chosen, "ci_low", "ci_high")})
+        if table.paired:
+            rows[-1].update({"B": None if chosen is None else chosen.b,
+                             "B − A": None if chosen is None else chosen.diff,
+                             "B − A interval": _interval(chosen, "diff_low", "diff_high")})
+    return rows
+
+
+def _interval(m: Any, low: str, high: str) -> str:
+    if m is None or getattr(m, low) is None:
+        return "—"
+    return f"[{getattr(m, low):.3f}, {getattr(m, high):.3f}]"
+
+
+def slice_figure(table: SliceTable, metric: str) -> go.Figure:
+    """``metric`` (a registry name) per slice value with its bootstrap interval as error
+    bars (paired tables: B − A and its paired interval, with a zero line); undefined values
+    are left out (never drawn as 0), the query count is in the hover."""
+    value, low, high = ("diff", "diff_low", "diff_high") if table.paired else (
+        "value", "ci_low", "ci_high")
+    points = [(v, getattr(m, value), getattr(m, low), getattr(m, high))
+              for v in table.values for m in v.metrics
+              if m.name == metric and getattr(m, value) is not None]
+    fig = go.Figure(go.Scatter(
+        x=[p[0].value for p in points], y=[p[1] for p in points], mode="markers",
+        marker={"size": 10, "color": METRIC_COLOURS.get(metric, COLOURS["seg"])},
+        error_y={"type": "data", "symmetric": False, "thickness": 1.2,
+                 "array": [0.0 if hi is None else hi - y for _, y, _, hi in points],
+                 "arrayminus": [0.0 if lo is None else y - lo for _, y, lo, _ in points]},
+        customdata=[p[0].num_queries for p in points],
+        hovertemplate="%{x}<br>%{y:.3f} (%{customdata} queries)<extra></extra>"))
+    label = LEADERBOARD_METRIC_LABELS.get(metric, metric)
+    label = f"B − A {label}" if table.paired else label
+    if table.paired:
+        fig.add_hline(y=0, line={"color": "#888", "width": 1, "dash": "dot"})
+    fig.update_xaxes(title=table.attribute, type="category", categoryorder="array",
+                     categoryarray=[v.value for v in table.values])
+    fig.update_yaxes(title=label)
+    kind = "paired bootstrap" if table.paired else "bootstrap"
+    return _layout(fig, f"{label} by {table.attribute} ({table.confidence:.0%} {kind} "
+                        f"intervals, {table.n_resamples} resamples)")

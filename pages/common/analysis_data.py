@@ -1,5 +1,5 @@
 """Cached analyses of the app's pages: score sweep, average precision, error attribution and
-the folder leaderboard.
+the folder leaderboard, slices.
 
 Keys follow :mod:`pages.common.data`: file keys ``(path, mtime_ns, size)`` plus options.
 The sweep and AP read the samples loaded *without* a score threshold (every box), so their
@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.leaderboard import leaderboard_report
@@ -145,8 +146,34 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     return Board(report, skipped, time.perf_counter() - start)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def taxonomy(key: data.FileKey) -> dict[str, str]:
+    """``{category: group}`` of a taxonomy file (raises OVEarthInputError)."""
+    return slices_.load_taxonomy(key[0])
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribute: str,
+           taxonomy_items: tuple[tuple[str, str], ...] | None,
+           tags: tuple[tuple[str, tuple[str, ...]], ...], n_resamples: int,
+           seed: int, b: tuple[data.FileKey, data.Options] | None = None,
+           ) -> slices_.SliceTable:
+    """:func:`slices_.slice_table` of the run as evaluated (the sidebar's options);
+    ``tags`` are the review tags of the task, as sorted items (part of the key); ``b``
+    (a submission and its options) adds B and paired intervals of B − A."""
+    evaluation = data.evaluate(gt, pred, options)
+    result_b = None if b is None else data.evaluate(gt, *b).results
+    return slices_.slice_table(
+        evaluation.results, evaluation.run.samples, attribute,
+        None if taxonomy_items is None else dict(taxonomy_items),
+        {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
+        seed=seed)
+
+
 def clear() -> None:
     """Forget every cached analysis (tests)."""
+    taxonomy.clear()
+    slices.clear()
     _sweep.clear()
     _average_precision.clear()
     attribution.clear()

@@ -22,7 +22,7 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core import io
+from ovearth_core import io, review
 from ovearth_core.analysis import diagnose
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
@@ -204,6 +204,13 @@ def detail_image(images_dir: str, image_path: str, width: int, height: int,
     return None if source is None else detail_crop(source, region)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def review_state(key: FileKey) -> review.ReviewState:
+    """The review sidecar's state; its key (mtime, size) changes with every append, from
+    this session or another, so a rerun always shows what the file holds."""
+    return review.load_state(key[0])
+
+
 def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
     """``(mtime, size)`` of an annotation's image; ``(-1, -1)`` when missing or escaping."""
     try:
@@ -222,3 +229,4 @@ def clear_caches() -> None:
     _source_image.clear()
     display_image.clear()
     detail_image.clear()
+    review_state.clear()

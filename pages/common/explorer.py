@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core import review
 from ovearth_core.analysis import diagnose
 
 from . import state, views
@@ -14,8 +15,10 @@ from . import state, views
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
 
 
-def filters(rows: list[dict[str, Any]], open_vocab: bool) -> dict[str, Any]:
-    """Draw the filter widgets; return keyword arguments for ``diagnose.filter_rows``."""
+def filters(rows: list[dict[str, Any]], open_vocab: bool,
+            review_tags: dict[str, frozenset[str]] | None = None) -> dict[str, Any]:
+    """Draw the filter widgets; return keyword arguments for ``diagnose.filter_rows``
+    (``review_tags``: ``{query_id: tags}`` of the review sidecar, for the tag filter)."""
     ss = st.session_state
     top = st.columns([1.2, 2, 2, 1.3])
     top[0].toggle("Failed queries only", **state.bind("flt_failed_only"))
@@ -32,7 +35,14 @@ def filters(rows: list[dict[str, Any]], open_vocab: bool) -> dict[str, Any]:
                         **state.bind("flt_modality", MODALITY_FILTERS))
     ss["flt_iou"] = tuple(ss["flt_iou"])
     bottom[3].slider("IoU range", 0.0, 1.0, step=0.05, **state.bind("flt_iou"))
-    return {"categories": ss["flt_categories"], "outcomes": ss["flt_outcomes"],
+    review_tags = review_tags or {}
+    names = [*review.BUILTIN_TAGS,
+             *sorted(set().union(*review_tags.values()) - set(review.BUILTIN_TAGS))]
+    st.multiselect("Review tag", names, **state.bind("flt_review_tags", names),
+                   help="Queries with any of these tags (on the query or one of its objects).")
+    wanted = set(ss["flt_review_tags"])
+    ids = {q for q, t in review_tags.items() if t & wanted} if wanted else None
+    return {"query_ids": ids, "categories": ss["flt_categories"], "outcomes": ss["flt_outcomes"],
             "failures": ss["flt_failures"], "polarity": ss["flt_polarity"],
             "modality": ss["flt_modality"], "iou_range": tuple(ss["flt_iou"]),
             "text": ss["flt_text"], "failed_only": ss["flt_failed_only"]}

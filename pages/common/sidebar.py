@@ -15,7 +15,7 @@ import streamlit as st
 from ovearth_core.io import BBOX_FORMATS
 from ovearth_core.types import MODALITIES
 
-from . import analysis_data, data, state, views
+from . import analysis_data, data, state, tags, views
 
 IOU_CHOICES = state.IOU_CHOICES
 UPLOADED = "(uploaded file)"
@@ -110,7 +110,8 @@ def _options_panel() -> None:
 
 
 PAGES = (("app.py", "Overview"), ("pages/1_Query_explorer.py", "Query explorer"),
-         ("pages/3_Compare.py", "Compare"), ("pages/4_Leaderboard.py", "Leaderboard"))
+         ("pages/3_Compare.py", "Compare"), ("pages/4_Leaderboard.py", "Leaderboard"),
+         ("pages/5_Slices.py", "Slices"))
 
 
 def _navigation() -> None:
@@ -119,6 +120,17 @@ def _navigation() -> None:
     for path, label in PAGES:
         st.page_link(path, label=label)
     st.divider()
+
+
+def _saved_views(run: Run) -> None:
+    """The benchmark's saved views (its review sidecar), each a link; save the current one."""
+    st.subheader("Saved views")
+    for view in tags.saved_views(run):
+        st.markdown(tags.view_link(view))
+    name = st.text_input("Save this view as", key="_view_name")
+    if st.button("Save view") and name.strip():
+        tags.save_view(run, name)
+        st.rerun()
 
 
 def current_options() -> data.Options:
@@ -185,4 +197,6 @@ def render() -> Run | None:
               pred_label=f"{name if ss['pred_upload'] else ss['pred_path']} · sha256 "
                          f"{data.digest(pred)[:12]}")
     views.coverage_warnings(evaluation.results)
+    with st.sidebar:
+        _saved_views(run)
     return run

@@ -16,10 +16,11 @@ in the sidebar and in each page's caption.
 reproduces a view on a fresh server: ``data`` (benchmark folder), or ``gt`` and
 ``images``; ``sub`` (submission: its name in ``predictions/``, or a path); ``b`` (Compare's
 B); ``task``; ``mods`` (comma list; absent: auto), ``iou``, ``score``, ``fmt``; explorer
-filters ``failed``, ``outcome``, ``tag``, ``cat``, ``pol``, ``mod``, ``iou_lo``,
-``iou_hi``, ``text``; ``q`` (query) and ``zoom``. Paths are relative to the app folder or
-absolute, and must lie in the data roots. A dataset in a link that is missing or outside
-the roots is an error on every page (:func:`link_error`), never the demo in its place.
+filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags), ``cat``,
+``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``. Paths are
+relative to the app folder or absolute, and must lie in the data roots. A dataset in a link
+that is missing or outside the roots is an error on every page (:func:`link_error`), never
+the demo in its place. A saved view (:mod:`ovearth_core.review`) stores these parameters.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ if not LOG.handlers:  # the module is imported once per server; a re-import must
 FILTER_DEFAULTS: dict[str, Any] = {
     "flt_failed_only": False, "flt_outcomes": [], "flt_failures": [], "flt_categories": [],
     "flt_polarity": "all", "flt_modality": "any", "flt_iou": (0.0, 1.0), "flt_text": "",
+    "flt_review_tags": [],
 }
 VIEWER_DEFAULTS: dict[str, Any] = {
     "view_layers": ["GT mask", "predicted mask", "GT HBB", "predicted HBB", "GT OBB",
@@ -148,7 +150,8 @@ def defaults() -> dict[str, Any]:
         "modalities": ["segmentation", "bbox", "oriented_bbox"],
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
-        "cmp_query": "", "show_analysis": False,
+        "cmp_query": "", "show_analysis": False, "slice_attr": "category",
+        "slice_metric": "", "slice_taxonomy": "",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS,
     }
 
@@ -241,7 +244,7 @@ def _apply_filters(params: dict[str, str]) -> None:
     if params.get("failed") in ("1", "true"):
         ss["flt_failed_only"] = True
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories")):
+                      ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
     if params.get("pol") in ("positive", "negative"):
@@ -297,7 +300,7 @@ def link_params(**page: str) -> dict[str, str]:
     if ss["flt_failed_only"]:
         out["failed"] = "1"
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories")):
+                      ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
         if ss[name]:
             out[key] = ",".join(ss[name])
     if ss["flt_polarity"] != "all":
@@ -315,11 +318,17 @@ def link_params(**page: str) -> dict[str, str]:
 def view_url(**page: str) -> str:
     """The absolute URL of the explorer view described by :func:`link_params` (relative
     when the browser's address is unknown, as under AppTest)."""
+    return url_of(link_params(**page))
+
+
+def url_of(params: dict[str, str]) -> str:
+    """The explorer URL of link parameters (e.g. a saved view's); relative when the
+    browser's address is unknown."""
     from urllib.parse import urlencode
 
     base = (st.context.url or "").split("?")[0]
     root = base.rsplit("/", 1)[0] + "/" if base else ""
-    return f"{root}Query_explorer?{urlencode(link_params(**page))}"
+    return f"{root}Query_explorer?{urlencode(params)}"
 
 
 def set_ground_truth(gt_path: str) -> None:

@@ -1,0 +1,48 @@
+"""Slices: every key metric per value of a per-query attribute, with counts and bootstrap
+intervals, and a click-through to the explorer filtered to one slice."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ovearth_core.errors import OVEarthInputError
+from pages.common import analysis_data, data, sidebar, slice_views, state, tags, views
+
+st.set_page_config(page_title="OVEarth Inspector · Slices", layout="wide")
+st.title("Slices")
+run = sidebar.render()
+if run is None:
+    st.stop()
+views.evaluated_caption(run)
+attribute = slice_views.pickers()
+taxonomy = None
+path = slice_views.taxonomy_path(run.gt[0])
+if attribute == "group":
+    if not path:
+        st.info("Slicing by category group needs a taxonomy: type a JSON file mapping "
+                "category → group (the synthetic benchmark writes taxonomy.json).")
+        st.stop()
+    where = state.confined(path, "Taxonomy JSON")
+    if where is None:
+        st.stop()
+    try:
+        taxonomy = analysis_data.taxonomy(data.file_key(where))
+    except OVEarthInputError as err:
+        st.error(f"The taxonomy could not be read:\n\n{views.md_text(str(err))}")
+        st.stop()
+b = slice_views.paired_b(run)
+review_tags = tuple(sorted((q, tuple(sorted(t))) for q, t in tags.query_tags(run).items()))
+with st.spinner("Slicing…"):
+    table = analysis_data.slices(run.gt, run.pred, run.options, attribute,
+                                 None if taxonomy is None else tuple(sorted(taxonomy.items())),
+                                 review_tags, 1000, 0, b)
+state.sync_url()
+st.caption(f"{len(table.values)} slices of {table.num_queries} queries · percentile bootstrap "
+           f"over each slice's queries, {table.n_resamples} resamples, seed {table.seed}"
+           + (" · a query with several tags is in several slices" if attribute == "tag" else ""))
+if not table.values or not table.values[0].metrics:
+    st.info("No key metric to slice: the submission has no evaluated modality.")
+    st.stop()
+metric = slice_views.metric_picker(table)
+slice_views.render(table, metric)
+slice_views.click_through(table, taxonomy, sorted({r["category"] for r in run.evaluation.rows}))

@@ -1,0 +1,114 @@
+"""The Slices page's widgets: attribute and metric pickers, the table, the chart and the
+click-through to the explorer (for the attributes the explorer can filter on)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core.analysis import slices
+from ovearth_core.viz import analysis_figures as figs
+
+from . import data, state, views
+
+if TYPE_CHECKING:
+    from .sidebar import Run
+
+ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
+                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
+                    "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
+                    "image_size": "image size (long side)", "tag": "review tag"}
+
+
+def taxonomy_path(gt_path: str) -> str:
+    """The typed taxonomy, else ``taxonomy.json`` beside the ground truth (``""``: none)."""
+    typed = st.session_state["slice_taxonomy"].strip()
+    if typed:
+        return typed
+    beside = Path(gt_path).parent / "taxonomy.json"
+    return str(beside) if beside.is_file() else ""
+
+
+def pickers() -> str:
+    """The attribute picker and the taxonomy field; returns the attribute."""
+    cols = st.columns([2, 3])
+    cols[0].selectbox("Slice by", slices.ATTRIBUTES, format_func=ATTRIBUTE_LABELS.get,
+                      **state.bind("slice_attr", slices.ATTRIBUTES))
+    cols[1].text_input("Taxonomy JSON (category → group)", **state.bind("slice_taxonomy"),
+                       placeholder="default: taxonomy.json beside the ground truth",
+                       help="An object {category: group}; used to slice by category group.")
+    return st.session_state["slice_attr"]
+
+
+def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
+    """Compare's B (its file key and options), when one is chosen and the user pairs the
+    slices with it; a B that cannot be evaluated shows its report and stops the page."""
+    b_text = st.session_state["cmp_b_path"]
+    if not b_text or not st.toggle(f"Paired with Compare's B ({Path(b_text).stem}): B and "
+                                   "B − A per slice", key="_slice_paired"):
+        return None
+    b_path = state.confined(b_text, "Submission B")
+    if b_path is None:
+        st.stop()
+    # As on Compare: B with A's resolved modalities, so that the per-query rows pair up.
+    options = replace(run.options, modalities=tuple(run.config["modalities"]))
+    key = data.file_key(b_path)
+    evaluation = data.evaluate(run.gt, key, options)
+    if evaluation.problems:
+        views.problems_report(evaluation.problems, Path(run.gt[0]), b_path)
+        st.stop()
+    return key, options
+
+
+def metric_picker(table: slices.SliceTable) -> str:
+    names = [m.name for m in table.values[0].metrics] if table.values else []
+    st.selectbox("Metric (chart and interval column)", names,
+                 format_func=lambda n: figs.LEADERBOARD_METRIC_LABELS.get(n, n),
+                 **state.bind("slice_metric", names))
+    return st.session_state["slice_metric"]
+
+
+def render(table: slices.SliceTable, metric: str) -> None:
+    """The table (every metric, the chosen one's interval) and the chart."""
+    frame = pd.DataFrame(figs.slice_rows(table, metric))
+    number = {c: st.column_config.NumberColumn(c, format="%.3f")
+              for c in frame.columns if c in figs.LEADERBOARD_METRIC_LABELS.values()}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={
+        "value": st.column_config.TextColumn(ATTRIBUTE_LABELS[table.attribute]), **number})
+    st.plotly_chart(figs.slice_figure(table, metric), width="stretch")
+
+
+def explorer_filters(attribute: str, value: str, taxonomy: dict[str, str] | None,
+                     categories: list[str]) -> dict[str, Any] | None:
+    """The explorer filters that show exactly one slice (``None``: no such filter)."""
+    if attribute == "category":
+        return {"categories": [value]}
+    if attribute == "group" and taxonomy is not None:
+        return {"categories": [c for c in categories
+                               if taxonomy.get(c, slices.NO_GROUP) == value]}
+    if attribute == "polarity":
+        return {"polarity": value}
+    if attribute == "tag" and value != slices.UNTAGGED:
+        return {"review_tags": [value]}
+    return None
+
+
+def click_through(table: slices.SliceTable, taxonomy: dict[str, str] | None,
+                  categories: list[str]) -> None:
+    """A slice picker and a button opening the explorer filtered to that slice."""
+    links = {v.value: f for v in table.values
+             if (f := explorer_filters(table.attribute, v.value, taxonomy, categories))}
+    if not links:
+        st.caption(f"The explorer has no filter for "
+                   f"{ATTRIBUTE_LABELS[table.attribute]}; the table lists every slice.")
+        return
+    counts = {v.value: v.num_queries for v in table.values}
+    cols = st.columns([3, 1])
+    picked = cols[0].selectbox("Slice to open", list(links), key="_slice_open",
+                               format_func=lambda v: f"{v} ({counts[v]} queries)")
+    with cols[1]:
+        views.go_to_explorer("Open in the explorer →", "_slice_go", **links[picked])

@@ -1,0 +1,168 @@
+"""Review tags, notes and saved views in the app: the sidecar of :mod:`ovearth_core.review`
+beside the evaluated ground truth.
+
+Every change is one appended event, written when the user acts: a multiselect change
+writes only what the user added or removed, so a tag another session wrote meanwhile is
+never lost. Widget keys carry the sidecar's event count, so a rerun after any write (from
+any session) shows the file's state.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from ovearth_core import review
+from ovearth_core.errors import OVEarthInputError
+
+from . import data, state, views
+
+if TYPE_CHECKING:
+    from .sidebar import Run
+
+OBJECT_KINDS = (("gt", "bbox", "GT box"), ("pred", "bbox", "predicted box"),
+                ("gt", "oriented_bbox", "GT oriented box"),
+                ("pred", "oriented_bbox", "predicted oriented box"),
+                ("gt", "segmentation", "GT mask"), ("pred", "segmentation", "predicted mask"))
+
+
+def sidecar(run: Run) -> Path:
+    return review.sidecar_for(run.gt[0])
+
+
+def current(run: Run) -> review.ReviewState:
+    return data.review_state(data.file_key(sidecar(run)))
+
+
+def query_tags(run: Run) -> dict[str, frozenset[str]]:
+    """``{query_id: review tags}`` of the run's task (object tags count for their query)."""
+    return current(run).query_tags(review.task_key(run.options.task))
+
+
+def _write(action: str, *args: object) -> None:
+    """Run one review write; a failure (read-only folder, bad tag) is a message."""
+    try:
+        getattr(review, action)(*args)
+    except (OSError, OVEarthInputError) as err:
+        st.session_state["_rv_error"] = f"Not saved: {err}"
+
+
+def _on_tags(path: Path, target: review.Target, shown: frozenset[str], key: str) -> None:
+    chosen = set(st.session_state[key])
+    for name in sorted(chosen - shown):
+        _write("tag", path, target, name)
+    for name in sorted(shown - chosen):
+        _write("untag", path, target, name)
+
+
+def _on_new_tag(path: Path, target: review.Target) -> None:
+    name = st.session_state.get("_rv_new", "").strip()
+    if name:
+        _write("tag", path, target, name)
+    st.session_state["_rv_new"] = ""
+
+
+def _on_note(path: Path, target: review.Target, key: str) -> None:
+    _write("note", path, target, st.session_state[key])
+
+
+def _on_object(path: Path, task: str, query_id: str, action: str) -> None:
+    source, modality, index = st.session_state["_rv_obj"]
+    _write(action, path, review.Target(task, query_id, source, modality, index),
+           st.session_state["_rv_obj_tag"])
+
+
+def _objects(run: Run, query_id: str) -> dict[tuple[str, str, int], str]:
+    """The query's GT and predicted objects, ``(source, modality, index) -> label``."""
+    ids = [r["sample_id"] for r in run.evaluation.results["per_sample"]]
+    sample = run.evaluation.run.samples[ids.index(query_id)]
+    counts = {("gt", "bbox"): len(sample.gt_boxes), ("pred", "bbox"): len(sample.pred_boxes),
+              ("gt", "oriented_bbox"): len(sample.gt_obbs),
+              ("pred", "oriented_bbox"): len(sample.pred_obbs),
+              ("gt", "segmentation"): int(sample.gt_mask is not None),
+              ("pred", "segmentation"): int(sample.pred_mask is not None)}
+    return {(src, mod, i): f"{label} {i + 1}" if mod != "segmentation" else label
+            for src, mod, label in OBJECT_KINDS for i in range(counts[(src, mod)])}
+
+
+def panel(run: Run, query_id: str) -> None:
+    """Tags and note of the shown query and of its objects, written to the sidecar."""
+    path, rs = sidecar(run), current(run)
+    task = review.task_key(run.options.task)
+    target = review.Target(task, query_id)
+    st.subheader("Review")
+    st.caption(f"Saved in {state.code(str(path))} (beside the ground truth, shared by every "
+               "session).")
+    if st.session_state.get("_rv_error"):
+        st.error(st.session_state.pop("_rv_error"))
+    for p in rs.problems[:3]:
+        st.warning(f"Skipped a bad line of the review file: {p}")
+    shown = rs.tags.get(target, frozenset())
+    key = f"_rv_tags_{query_id}_{rs.num_events}"
+    cols = st.columns([3, 2, 1])
+    cols[0].multiselect("Tags of this query", rs.all_tags(), default=sorted(shown), key=key,
+                        on_change=_on_tags, args=(path, target, shown, key))
+    cols[1].text_input("New tag", key="_rv_new", placeholder="a free tag")
+    cols[2].button("Add tag", on_click=_on_new_tag, args=(path, target), width="stretch")
+    note = rs.notes.get(target)
+    note_key = f"_rv_note_{query_id}_{rs.num_events}"
+    st.text_area("Note", value=note.text if note else "", key=note_key, height=80)
+    st.button("Save note", on_click=_on_note, args=(path, target, note_key))
+    _object_tags(run, rs, path, task, query_id)
+    _export(run, rs, task)
+
+
+def _object_tags(run: Run, rs: review.ReviewState, path: Path, task: str,
+                 query_id: str) -> None:
+    objects = _objects(run, query_id)
+    tagged = [(t, tags) for t, tags in sorted(rs.tags.items())
+              if t.task == task and t.query_id == query_id and t.is_object]
+    for t, tags in tagged:
+        label = objects.get((t.source, t.modality, t.index), f"{t.source} {t.modality} {t.index}")
+        st.text(f"{label}: {', '.join(sorted(tags))}")
+    if not objects:
+        return
+    cols = st.columns([2, 2, 1, 1])
+    cols[0].selectbox("Object", list(objects), format_func=objects.get, key="_rv_obj")
+    cols[1].selectbox("Object tag", rs.all_tags(), key="_rv_obj_tag")
+    cols[2].button("Tag object", on_click=_on_object, args=(path, task, query_id, "tag"),
+                   width="stretch")
+    cols[3].button("Untag object", on_click=_on_object, args=(path, task, query_id, "untag"),
+                   width="stretch")
+
+
+def _export(run: Run, rs: review.ReviewState, task: str) -> None:
+    tagged = rs.query_tags(task)
+    with st.expander(f"Export ({len(tagged)} tagged queries in this task)"):
+        listing = "".join(f"{q}\t{','.join(sorted(t))}\n" for q, t in sorted(tagged.items()))
+        st.download_button("Download the tagged queries (TSV)", listing,
+                           file_name=f"tagged_{task}.tsv", disabled=not tagged)
+        name = st.selectbox("Leave out the queries tagged", rs.all_tags(), key="_rv_export")
+        if st.button("Write the benchmark without them"):
+            exclude = set(rs.tagged(task, name))
+            out = sidecar(run).parent / "exports" / ("without_" + re.sub(r"[^\w.-]", "_", name))
+            try:
+                review.export_without(run.gt[0], [run.pred[0]], task, exclude, out)
+            except (OSError, OVEarthInputError) as err:
+                st.error(f"Not written: {err}")
+                return
+            st.success(f"Left out {len(exclude)} queries; wrote {out}/ground_truth.json and "
+                       f"predictions/{Path(run.pred[0]).name}.")
+
+
+def saved_views(run: Run) -> list[review.View]:
+    return list(current(run).views.values())
+
+
+def save_view(run: Run, name: str) -> None:
+    """Save the current view (state's link parameters, plus Compare's B) under ``name``."""
+    extra = {"b": st.session_state["cmp_b_path"]} if st.session_state["cmp_b_path"] else {}
+    _write("save_view", sidecar(run), name, state.link_params(**extra))
+
+
+def view_link(view: review.View) -> str:
+    """A Markdown link to a saved view (its name shown as text)."""
+    return f"[{views.md_text(view.name)}]({state.url_of(view.params)})"

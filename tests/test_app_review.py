@@ -1,0 +1,148 @@
+"""AppTest of review in the app (issue 19): tagging and notes from the explorer land in the
+sidecar and survive a restart (a new AppTest, caches cleared), another session's tag is
+kept, the review-tag filter and its link, saved views in the sidebar, and the Slices page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from streamlit.testing.v1 import AppTest
+
+from ovearth_core import review
+
+EXPLORER = "pages/1_Query_explorer.py"
+SLICES = "pages/5_Slices.py"
+TIMEOUT = 120
+OV = "open_vocabulary"
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+@pytest.fixture()
+def ds(tmp_path: Path) -> Dataset:
+    return write_dataset(tmp_path / "data")
+
+
+def _explorer(ds: Dataset, **state: object) -> AppTest:
+    at = app_on(ds, TIMEOUT, **state).run()
+    at.switch_page(EXPLORER)
+    return at.run()
+
+
+def _tags_widget(at: AppTest):
+    return next(m for m in at.multiselect if m.label == "Tags of this query")
+
+
+def _restart() -> None:
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_tags_and_notes_from_the_explorer_persist(ds: Dataset) -> None:
+    at = _explorer(ds, selected={"vocabulary": "ov_000003"})
+    assert_ok(at)
+    _tags_widget(at).set_value(["gt_error"]).run()
+    assert_ok(at)
+    at.text_input(key="_rv_new").set_value("shadow [link](http://x)")
+    next(b for b in at.button if b.label == "Add tag").click().run()
+    note = next(t for t in at.text_area if t.label == "Note")
+    note.set_value("two tanks, one *annotated*")
+    next(b for b in at.button if b.label == "Save note").click().run()
+    assert_ok(at)
+    path = review.sidecar_for(ds.gt)
+    state = review.load_state(path)
+    target = review.Target(OV, "ov_000003")
+    assert state.tags[target] == {"gt_error", "shadow [link](http://x)"}
+    assert state.notes[target].text == "two tanks, one *annotated*"
+    # Another session tags the same query meanwhile; removing gt_error here keeps its tag.
+    review.tag(path, target, "duplicate")
+    _restart()
+    at2 = _explorer(ds, selected={"vocabulary": "ov_000003"})
+    assert_ok(at2)
+    widget = _tags_widget(at2)
+    assert set(widget.value) == {"gt_error", "shadow [link](http://x)", "duplicate"}
+    widget.set_value(["duplicate", "shadow [link](http://x)"]).run()
+    assert review.load_state(path).tags[target] == {"duplicate", "shadow [link](http://x)"}
+    assert next(t for t in at2.text_area if t.label == "Note").value == \
+        "two tanks, one *annotated*"
+
+
+def test_object_tag_and_review_tag_filter(ds: Dataset) -> None:
+    path = review.sidecar_for(ds.gt)
+    review.tag(path, review.Target(OV, "ov_000005"), "model_error")
+    at = _explorer(ds, selected={"vocabulary": "ov_000002"})
+    assert at.selectbox(key="_rv_obj").value == ("pred", "bbox", 0)  # a negative query
+    at.selectbox(key="_rv_obj_tag").set_value("duplicate")
+    next(b for b in at.button if b.label == "Tag object").click().run()
+    assert_ok(at)
+    assert review.load_state(path).query_tags(OV) == {"ov_000005": {"model_error"},
+                                                      "ov_000002": {"duplicate"}}
+    at.multiselect(key="_w_flt_review_tags").set_value(["model_error", "duplicate"]).run()
+    assert_ok(at)
+    assert sorted(at.dataframe[0].value["query_id"]) == ["ov_000002", "ov_000005"]
+    assert at.query_params["rtag"] in ("model_error,duplicate", ["model_error,duplicate"])
+
+
+def test_saved_view_is_listed_with_its_link(ds: Dataset) -> None:
+    at = _explorer(ds)
+    at.toggle(key="_w_flt_failed_only").set_value(True).run()
+    at.text_input(key="_view_name").set_value("failures [of] A")
+    next(b for b in at.button if b.label == "Save view").click().run()
+    assert_ok(at)
+    views = review.load_state(review.sidecar_for(ds.gt)).views
+    assert views["failures [of] A"].params["failed"] == "1"
+    links = [m.value for m in at.sidebar.markdown if "Query_explorer?" in m.value]
+    assert links and links[0].startswith(r"[failures \[of\] A](Query_explorer?")
+    assert "failed=1" in links[0]
+
+
+def test_slices_page_shows_table_chart_and_links(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT).run()
+    at.switch_page(SLICES)
+    at.run()
+    assert_ok(at)
+    assert at.dataframe, "the slice table"
+    assert at.get("plotly_chart"), "the chart"
+    at.selectbox(key="_w_slice_attr").set_value("polarity").run()
+    assert_ok(at)
+    values = list(at.dataframe[0].value["value"])
+    assert values == ["positive", "negative"]
+    at.selectbox(key="_w_slice_attr").set_value("gt_size").run()
+    assert_ok(at)
+    assert any("has no filter" in c.value for c in at.caption)
+    at.selectbox(key="_w_slice_attr").set_value("polarity").run()
+    at.selectbox(key="_slice_open").set_value("negative").run()
+    next(b for b in at.button if b.label == "Open in the explorer →").click().run()
+    assert_ok(at)
+    assert at.session_state["flt_polarity"] == "negative"
+    assert set(at.dataframe[0].value["polarity"]) == {"negative"}
+
+
+def test_slices_by_group_use_the_taxonomy_beside_the_ground_truth(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT, slice_attr="group").run()
+    at.switch_page(SLICES)
+    at.run()
+    assert any("needs a taxonomy" in i.value for i in at.info)
+    (ds.root / "taxonomy.json").write_text('{"storage tank": "Industry"}')
+    at.run()
+    assert_ok(at)
+    assert list(at.dataframe[0].value["value"]) == ["Industry", "(no group)"]
+    at.selectbox(key="_slice_open").set_value("Industry").run()
+    next(b for b in at.button if b.label == "Open in the explorer →").click().run()
+    assert at.session_state["flt_categories"] == ["storage tank"]
+
+
+def test_slices_paired_with_compares_b(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT, cmp_b_path=str(ds.model_b), slice_attr="polarity").run()
+    at.switch_page(SLICES)
+    at.run()
+    assert "B − A" not in at.dataframe[0].value.columns
+    at.toggle(key="_slice_paired").set_value(True).run()
+    assert_ok(at)
+    frame = at.dataframe[0].value
+    assert {"B", "B − A", "B − A interval"} <= set(frame.columns)
+    assert "paired bootstrap" in at.get("plotly_chart")[0].proto.spec
