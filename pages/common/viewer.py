@@ -39,11 +39,17 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
 
 
 def _controls() -> None:
-    cols = st.columns([3, 1.3, 1.2, 1.2])
-    cols[0].multiselect("Layers", overlay.LAYERS, **state.bind("view_layers", overlay.LAYERS))
-    cols[1].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
-    cols[2].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    # Pills, not a multiselect: every layer toggle stays visible (chips hid the OBB ones).
+    st.pills("Layers", overlay.LAYERS, selection_mode="multi",
+             **state.bind("view_layers", overlay.LAYERS))
+    cols = st.columns([1.3, 1, 1, 1.3])
+    cols[0].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
+    cols[1].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    cols[2].toggle("Box labels", help="Off: a box's IoU and score are in its hover text, "
+                   "so no label hides an object.", **state.bind("view_labels"))
     cols[3].selectbox("Open zoomed to", overlay.ZOOM_TARGETS,
+                      help="GT target: the GT objects, or the smallest one alone when "
+                           "all of them would be too small to see",
                       **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
@@ -62,13 +68,16 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
         if image.notice:
             st.info(image.notice, icon=":material/broken_image:")
         fig = overlay.overlay_figure(image, sample, row, ss["view_layers"], ss["view_opacity"],
-                                     ss["view_pixel_mode"], region, detail=detail)
+                                     ss["view_pixel_mode"], region, detail=detail,
+                                     height=overlay.figure_height(sample.width, sample.height),
+                                     labels=ss["view_labels"])
         st.plotly_chart(fig, key="overlay", config={"scrollZoom": True})
         if detail is not None:
             h, w = detail.rgb.shape[:2]
             st.caption(f"Full resolution around the target ({w} × {h} px); the rest of the "
                        f"{sample.width} × {sample.height} image is shown at "
                        f"{image.scale:.0%}.")
+        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
     with right:
         st.markdown(f"### {state.code(query_id)}")
         st.markdown(f"**{views.md_text(sample.phrase)}**")
@@ -77,7 +86,6 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                     f"**{table_row['failure']}**")
         if table_row["failure_detail"]:
             st.caption(table_row["failure_detail"])
-        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
         scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
                   (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
                   if table_row[col] is not None]
