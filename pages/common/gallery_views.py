@@ -89,7 +89,7 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
             with col:
                 st.image(data.tile_jpeg(run.gt, run.pred, run.options, images_dir, tile,
                                         stamp), width="stretch")
-                zoom = "GT and predictions" if tile.kind == "pred" else "GT only"
+                zoom = "GT and predictions" if tile.kind == "pred" else "GT target"
                 url = state.view_url(filters=False, q=tile.query_id, zoom=zoom)
                 st.markdown(f"**{caption(tile)}**  \n{views.md_text(tile.text[:80])}  \n"
                             f"[{views.md_text(tile.query_id)} ↗]({url})")
