@@ -31,5 +31,4 @@ st.caption(f"{len(shown):,} of {len(every):,} {chosen['selector']} pass the filt
 if not shown:
     st.info("No tile matches the filters. Loosen them.")
     st.stop()
-number = gallery_views.pager(len(shown))
-gallery_views.grid(run, gallery.page(shown, number))
+gallery_views.tiles_fragment(run, shown)

@@ -234,3 +234,11 @@ def test_labels_off_leaves_hover_text_only() -> None:
     assert not fig.layout.annotations
     hovers = [t.hovertext for t in fig.data if getattr(t, "hovertext", None)]
     assert any("GT missed" in h for h in hovers) and any("FP" in h for h in hovers)
+
+
+def test_object_region_is_the_view_of_one_box() -> None:
+    s = _scene([[2000, 2000, 2010, 2010], [100, 3800, 160, 3860]], [])
+    (first, second) = overlay.box_groups(s, None, oriented=False)
+    x0, y0, x1, y1 = overlay.object_region(s, second["outline"])
+    assert (x1 - x0, y1 - y0) == (96.0, 96.0) and x0 <= 100 and x1 >= 160
+    assert overlay.object_region(s, first["outline"]) == (1957.0, 1957.0, 2053.0, 2053.0)

@@ -135,6 +135,15 @@ def _square(x0: float, y0: float, x1: float, y1: float, sample: Sample, margin: 
     return (nx0, ny0, nx1, ny1)
 
 
+def object_region(sample: Sample, outline: npt.NDArray[np.float64], margin: float = 0.25,
+                  min_size: float = 96.0) -> Region:
+    """The view of one object (an outline ``(K, 2)`` of :func:`box_groups`), grown and
+    clipped as :func:`zoom_region` grows an envelope."""
+    return _square(float(outline[:, 0].min()), float(outline[:, 1].min()),
+                   float(outline[:, 0].max()), float(outline[:, 1].max()), sample, margin,
+                   min_size)
+
+
 def _clip_span(low: float, high: float, limit: float) -> tuple[float, float]:
     """Shift ``[low, high]`` inside ``[0, limit]`` (shrinking only when it is longer)."""
     span = min(high - low, limit)

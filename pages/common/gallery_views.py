@@ -93,3 +93,9 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
                 url = state.view_url(filters=False, q=tile.query_id, zoom=zoom)
                 st.markdown(f"**{caption(tile)}**  \n{views.md_text(tile.text[:80])}  \n"
                             f"[{views.md_text(tile.query_id)} ↗]({url})")
+
+
+@st.fragment
+def tiles_fragment(run: Run, shown: list[gallery.Tile]) -> None:
+    """Pager and grid: turning a page reruns only this part (not the sidebar and filters)."""
+    grid(run, gallery.page(shown, pager(len(shown))))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -38,6 +40,32 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The query's boxes (HBB, else OBB) as :func:`overlay.box_groups` gives them."""
+    key = "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
+    return [] if key is None else overlay.box_groups(sample, row[key], key == "oriented_bbox")
+
+
+def _on_object(query_id: str) -> None:
+    picked = st.session_state[f"_objects_{query_id}"].selection.rows
+    st.session_state["view_focus"] = (query_id, picked[0]) if picked else None
+
+
+def _object_list(query_id: str, objects: list[dict[str, Any]]) -> None:
+    if not objects:
+        return
+    gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
+    frame = pd.DataFrame([{"object": f"{o['role']} {n + 1 if n < gts else n - gts + 1}",
+                           "status": o["status"], "IoU / score": o["label"],
+                           "size (px)": f"{np.ptp(o['outline'][:, 0]):.0f} × "
+                                        f"{np.ptp(o['outline'][:, 1]):.0f}"}
+                          for n, o in enumerate(objects)])
+    st.caption("The query's boxes: click one to zoom to it (click again to go back).")
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(320, 38 + 35 * len(frame)),
+                 on_select=partial(_on_object, query_id), selection_mode="single-row",
+                 key=f"_objects_{query_id}")
+
+
 def _controls() -> None:
     # Pills, not a multiselect: every layer toggle stays visible (chips hid the OBB ones).
     st.pills("Layers", overlay.LAYERS, selection_mode="multi",
@@ -60,7 +88,12 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                                sample.height, stamp)
     ss = st.session_state
     _controls()
-    region = overlay.zoom_region(sample, ss["view_zoom"])
+    objects = _objects(sample, row)
+    focus = ss.get("view_focus")
+    if focus and focus[0] == query_id and focus[1] < len(objects):
+        region = overlay.object_region(sample, objects[focus[1]]["outline"])
+    else:
+        region = overlay.zoom_region(sample, ss["view_zoom"])
     detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp, region)
     left, right = st.columns([3, 1.25])
@@ -78,6 +111,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                        f"{sample.width} × {sample.height} image is shown at "
                        f"{image.scale:.0%}.")
         st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
+        _object_list(query_id, objects)
     with right:
         st.markdown(f"### {state.code(query_id)}")
         st.markdown(f"**{views.md_text(sample.phrase)}**")
