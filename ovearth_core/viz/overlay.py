@@ -317,6 +317,10 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"symbol": "square", "size": 12,
                                          "color": f"rgb{MASK_COLOURS[name]}"}))
+    # One trace per (role, modality, status), outlines separated by None: a 200-box scene
+    # is a handful of traces for plotly to draw, not hundreds. Every vertex carries its
+    # box's hover text.
+    groups: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
     written = 0
     for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
         items = box_groups(sample, row.get(key), oriented)
@@ -326,13 +330,12 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             if layer not in layers:
                 continue
             xy = item["outline"]
-            fig.add_trace(go.Scatter(
-                x=xy[:, 0], y=xy[:, 1], mode="lines", hoverinfo="text",
-                hovertext=f"{item['role']} {tag} — {item['status']}<br>{item['label']}",
-                line={"color": item["colour"], "width": 2.5 if item["role"] == "GT" else 2,
-                      "dash": "solid" if item["role"] == "GT" else "dash"},
-                name=f"{item['role']} {tag} {item['status']}",
-                legendgroup=f"{item['role']}{tag}{item['status']}", showlegend=False))
+            group = groups.setdefault((item["role"], tag, item["status"]),
+                                      {"x": [], "y": [], "text": []})
+            hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
+            group["x"] += [*xy[:, 0], None]
+            group["y"] += [*xy[:, 1], None]
+            group["text"] += [hover] * len(xy) + [None]
             if labels and written < MAX_LABELS and (label_gt or item["role"] == "pred"):
                 written += 1
                 # HBB labels sit above the box, OBB labels below, so the two do not collide.
@@ -342,6 +345,13 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                                    showarrow=False, yanchor="top" if oriented else "bottom",
                                    xanchor="left", font={"size": 10, "color": "white"},
                                    bgcolor=item["colour"], opacity=0.9)
+    for (role, tag, status), group in groups.items():
+        fig.add_trace(go.Scatter(
+            x=group["x"], y=group["y"], mode="lines", hoverinfo="text", hovertext=group["text"],
+            line={"color": STATUS_COLOURS[status], "width": 2.5 if role == "GT" else 2,
+                  "dash": "solid" if role == "GT" else "dash"},
+            name=f"{role} {tag} {status}", legendgroup=f"{role}{tag}{status}",
+            showlegend=False))
     for role, dash in (("GT", "solid"), ("pred", "dash")):
         for status, colour in STATUS_COLOURS.items():
             if (role, status) in (("GT", "false positive"), ("pred", "missed")):
