@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ovearth_core.analysis import diagnose
-from pages.common import explorer, sidebar, state, tags, viewer, views
+from pages.common import explorer, sidebar, state, tags, views
 
 st.set_page_config(page_title="OVEarth Inspector · Query explorer",
                    layout="wide")
@@ -30,8 +30,5 @@ if query_id is None:
     state.sync_url()
     st.info("No query matches the filters. Loosen them, or press “Reset filters”.")
     st.stop()
-state.sync_url(q=query_id, zoom=st.session_state["view_zoom"])
 st.subheader("Viewer")
-explorer.navigator(task, shown, query_id)
-viewer.render(run, query_id, shown[ids.index(query_id)])
-tags.panel(run, query_id)
+explorer.viewer_fragment(run, task, shown)

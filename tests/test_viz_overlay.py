@@ -167,7 +167,8 @@ def test_many_gt_boxes_are_not_labelled() -> None:
     row = {"bbox": det_entry(box_iou_matrix(gt, s.pred_boxes), False, 0.5)}
     fig = overlay.overlay_figure(_image(), s, row)
     assert [a.text for a in fig.layout.annotations] == ["HBB FP"]
-    assert len(_outlines(fig)) == 16
+    # 16 outlines in two traces (GT missed, pred FP), each outline ended by None
+    assert [t.x.count(None) for t in _outlines(fig)] == [15, 1]
 
 
 def test_mask_resampling_is_nearest_by_pixel_centre() -> None:
@@ -187,3 +188,58 @@ def test_mask_resampling_is_nearest_by_pixel_centre() -> None:
         (name, shown), = overlay.mask_layers(sample, shape, False, ["GT mask"])
         assert name == "GT mask"
         assert np.array_equal(shown, full[rows][:, cols].astype(bool))
+
+
+def _scene(gt: list[list[float]], pred: list[list[float]], size: int = 4000) -> Sample:
+    return Sample(sample_id="q", phrase="car", negative=False, image_path="x.png", ann_id="a",
+                  category="car", width=size, height=size,
+                  gt_boxes=np.array(gt, dtype=float).reshape(-1, 4),
+                  pred_boxes=np.array(pred, dtype=float).reshape(-1, 4))
+
+
+@pytest.mark.parametrize(("gt", "pred"), [
+    ([[2000, 2000, 2010, 2010]], [[10, 10, 300, 300]]),  # a scattered prediction
+    ([[2000, 2000, 2010, 2010], [100, 3800, 160, 3860]], []),  # GT boxes far apart
+    ([[3995, 0, 4000, 10]], []),  # at the image's corner
+])
+def test_gt_target_shows_a_10_px_target_at_40_px_or_more(gt, pred) -> None:
+    s = _scene(gt, pred)
+    x0, y0, x1, y1 = overlay.zoom_region(s, "GT target")
+    assert 0 <= x0 < x1 <= 4000 and 0 <= y0 < y1 <= 4000
+    g = np.array(gt[0])
+    assert x0 <= g[0] and g[2] <= x1 and y0 <= g[1] and g[3] <= y1  # the target is in view
+    side = max(g[2] - g[0], g[3] - g[1])
+    assert side * overlay.VIEW_PX / max(x1 - x0, y1 - y0) >= 40
+    # The old default widened to the prediction or to every GT box.
+    wide = overlay.zoom_region(s, "GT and predictions")
+    assert max(wide[2] - wide[0], wide[3] - wide[1]) >= max(x1 - x0, y1 - y0)
+
+
+def test_gt_target_keeps_the_envelope_when_every_object_is_big_enough() -> None:
+    s = _scene([[100, 100, 160, 160], [300, 300, 360, 360]], [])
+    assert overlay.zoom_region(s, "GT target") == overlay.zoom_region(s, "GT only")
+
+
+def test_figure_height_suits_the_image() -> None:
+    assert overlay.figure_height(4484, 3000) >= 700
+    assert overlay.figure_height(1024, 600) >= 700
+    assert overlay.figure_height(64, 48) < 700
+
+
+def test_labels_off_leaves_hover_text_only() -> None:
+    s = _scene([[10, 10, 20, 20]], [[12, 12, 22, 22]], size=64)
+    s = Sample(**{**s.__dict__, "width": W, "height": H})
+    row = {"bbox": {"matches": []}, "oriented_bbox": None}
+    fig = overlay.overlay_figure(DisplayImage(np.zeros((H, W, 3), np.uint8), 1.0, W, H), s,
+                                 row, labels=False)
+    assert not fig.layout.annotations
+    hovers = [h for t in fig.data if getattr(t, "hovertext", None) for h in t.hovertext if h]
+    assert any("GT missed" in h for h in hovers) and any("FP" in h for h in hovers)
+
+
+def test_object_region_is_the_view_of_one_box() -> None:
+    s = _scene([[2000, 2000, 2010, 2010], [100, 3800, 160, 3860]], [])
+    (first, second) = overlay.box_groups(s, None, oriented=False)
+    x0, y0, x1, y1 = overlay.object_region(s, second["outline"])
+    assert (x1 - x0, y1 - y0) == (96.0, 96.0) and x0 <= 100 and x1 >= 160
+    assert overlay.object_region(s, first["outline"]) == (1957.0, 1957.0, 2053.0, 2053.0)

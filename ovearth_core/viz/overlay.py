@@ -65,7 +65,27 @@ def geometry_extent(sample: Sample, predictions: bool = True) -> Region | None:
             float(stacked[:, 2].max()), float(stacked[:, 3].max()))
 
 
-ZOOM_TARGETS: tuple[str, ...] = ("GT and predictions", "GT only", "full image")
+ZOOM_TARGETS: tuple[str, ...] = ("GT target", "GT only", "GT and predictions", "full image")
+# "GT target" opens on the GT envelope unless that draws its smallest object below
+# MIN_OBJECT_PX on a VIEW_PX-wide plot; it then opens on that object alone.
+MIN_OBJECT_PX = 40.0
+VIEW_PX = 640.0
+LARGE_SCENE = 1024
+
+
+def figure_height(width: int, height: int) -> int:
+    """The viewer's plot height in screen pixels for a ``width`` x ``height`` image: 760
+    for a large scene (a side of ``LARGE_SCENE`` px or more), else 620."""
+    return 760 if max(width, height) >= LARGE_SCENE else 620
+
+
+def _gt_objects(sample: Sample) -> npt.NDArray[np.float64]:
+    """Envelopes ``(N, 4)`` xyxy of every GT box and oriented box."""
+    parts = [np.asarray(sample.gt_boxes, dtype=float).reshape(-1, 4)]
+    if len(sample.gt_obbs):
+        parts.append(np.concatenate([sample.gt_obbs.min(axis=1), sample.gt_obbs.max(axis=1)],
+                                    axis=1))
+    return np.concatenate(parts)
 
 
 def zoom_region(sample: Sample, target: str = "GT and predictions", margin: float = 0.25,
@@ -74,19 +94,37 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
 
     ``target`` (one of ``ZOOM_TARGETS``): the envelope of the GT and predicted
     geometry, of the GT only (falling back to the predictions when there is no GT),
-    or the whole image. The envelope grows by ``margin`` of its size on each side,
-    to a square at least ``min_size`` pixels wide, clipped to the image. Without
-    any geometry: the whole image.
+    or the whole image; ``GT target`` is the GT only view unless that shows its
+    smallest GT box below ``MIN_OBJECT_PX`` on a ``VIEW_PX`` plot, then the view of that
+    box alone (so a 10-pixel target opens at 40 pixels or more). The envelope grows
+    by ``margin`` of its size on each side, to a square at least ``min_size`` pixels
+    wide, clipped to the image. Without any geometry: the whole image.
     """
     full = (0.0, 0.0, float(sample.width), float(sample.height))
     if target == "full image":
         return full
+    if target == "GT target":
+        region = zoom_region(sample, "GT only", margin, min_size)
+        objects = _gt_objects(sample)
+        if not len(objects):
+            return region
+        sides = np.maximum(objects[:, 2] - objects[:, 0], objects[:, 3] - objects[:, 1])
+        view = max(region[2] - region[0], region[3] - region[1])
+        smallest = int(np.argmin(sides))
+        if sides[smallest] * VIEW_PX / view >= MIN_OBJECT_PX:
+            return region
+        x0, y0, x1, y1 = objects[smallest]
+        return _square(x0, y0, x1, y1, sample, margin, min_size)
     extent = geometry_extent(sample, predictions=target != "GT only")
     if extent is None:
         extent = geometry_extent(sample)
     if extent is None:
         return full
-    x0, y0, x1, y1 = extent
+    return _square(*extent, sample, margin, min_size)
+
+
+def _square(x0: float, y0: float, x1: float, y1: float, sample: Sample, margin: float,
+            min_size: float) -> Region:
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     half_w = max((x1 - x0) * (1 + 2 * margin), min_size) / 2
     half_h = max((y1 - y0) * (1 + 2 * margin), min_size) / 2
@@ -95,6 +133,15 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
     nx0, nx1 = _clip_span(cx - half, cx + half, sample.width)
     ny0, ny1 = _clip_span(cy - half, cy + half, sample.height)
     return (nx0, ny0, nx1, ny1)
+
+
+def object_region(sample: Sample, outline: npt.NDArray[np.float64], margin: float = 0.25,
+                  min_size: float = 96.0) -> Region:
+    """The view of one object (an outline ``(K, 2)`` of :func:`box_groups`), grown and
+    clipped as :func:`zoom_region` grows an envelope."""
+    return _square(float(outline[:, 0].min()), float(outline[:, 1].min()),
+                   float(outline[:, 0].max()), float(outline[:, 1].max()), sample, margin,
+                   min_size)
 
 
 def _clip_span(low: float, high: float, limit: float) -> tuple[float, float]:
@@ -236,7 +283,8 @@ def _image_uri(rgb: RGB8) -> str:
 def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                    layers: Collection[str] = LAYERS, opacity: float = 0.45,
                    pixel_mode: bool = False, region: Region | None = None,
-                   height: int = 560, detail: DetailImage | None = None) -> go.Figure:
+                   height: int = 560, detail: DetailImage | None = None,
+                   labels: bool = True) -> go.Figure:
     """A zoomable plotly figure of the query: image + masks raster, box outlines on top.
 
     Args:
@@ -248,6 +296,8 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
         region: initial view in original pixels (default: the whole image).
         detail: a full-resolution window (:func:`~.images.detail_crop`) drawn over the
             downscaled image, so that zooming in shows real pixels there.
+        labels: write IoU / score labels beside the boxes (up to ``MAX_LABELS``); without,
+            they are in each outline's hover text only, and no label hides an object.
     """
     fig = go.Figure()
     decoded = decode_masks(sample)
@@ -267,7 +317,11 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker={"symbol": "square", "size": 12,
                                          "color": f"rgb{MASK_COLOURS[name]}"}))
-    labels = 0
+    # One trace per (role, modality, status), outlines separated by None: a 200-box scene
+    # is a handful of traces for plotly to draw, not hundreds. Every vertex carries its
+    # box's hover text.
+    groups: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
+    written = 0
     for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
         items = box_groups(sample, row.get(key), oriented)
         label_gt = len(items) <= MAX_GT_LABELS_BOXES
@@ -276,15 +330,14 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             if layer not in layers:
                 continue
             xy = item["outline"]
-            fig.add_trace(go.Scatter(
-                x=xy[:, 0], y=xy[:, 1], mode="lines", hoverinfo="text",
-                hovertext=f"{item['role']} {tag} — {item['status']}<br>{item['label']}",
-                line={"color": item["colour"], "width": 2.5 if item["role"] == "GT" else 2,
-                      "dash": "solid" if item["role"] == "GT" else "dash"},
-                name=f"{item['role']} {tag} {item['status']}",
-                legendgroup=f"{item['role']}{tag}{item['status']}", showlegend=False))
-            if labels < MAX_LABELS and (label_gt or item["role"] == "pred"):
-                labels += 1
+            group = groups.setdefault((item["role"], tag, item["status"]),
+                                      {"x": [], "y": [], "text": []})
+            hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
+            group["x"] += [*xy[:, 0], None]
+            group["y"] += [*xy[:, 1], None]
+            group["text"] += [hover] * len(xy) + [None]
+            if labels and written < MAX_LABELS and (label_gt or item["role"] == "pred"):
+                written += 1
                 # HBB labels sit above the box, OBB labels below, so the two do not collide.
                 pick = np.argmax if oriented else np.argmin
                 corner = xy[:-1][pick(xy[:-1, 1])]
@@ -292,6 +345,13 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                                    showarrow=False, yanchor="top" if oriented else "bottom",
                                    xanchor="left", font={"size": 10, "color": "white"},
                                    bgcolor=item["colour"], opacity=0.9)
+    for (role, tag, status), group in groups.items():
+        fig.add_trace(go.Scatter(
+            x=group["x"], y=group["y"], mode="lines", hoverinfo="text", hovertext=group["text"],
+            line={"color": STATUS_COLOURS[status], "width": 2.5 if role == "GT" else 2,
+                  "dash": "solid" if role == "GT" else "dash"},
+            name=f"{role} {tag} {status}", legendgroup=f"{role}{tag}{status}",
+            showlegend=False))
     for role, dash in (("GT", "solid"), ("pred", "dash")):
         for status, colour in STATUS_COLOURS.items():
             if (role, status) in (("GT", "false positive"), ("pred", "missed")):

@@ -23,11 +23,12 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import io, review
-from ovearth_core.analysis import diagnose
+from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
 from ovearth_core.run import Run
 from ovearth_core.types import SampleList
+from ovearth_core.viz import tiles as tile_viz
 from ovearth_core.viz.images import (
     DISPLAY_MAX_SIDE,
     RGB8,
@@ -38,6 +39,7 @@ from ovearth_core.viz.images import (
     detail_crop,
     display_from_source,
     load_display_image,
+    load_region,
     load_source_rgb,
     resolve_image_path,
 )
@@ -221,6 +223,33 @@ def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
     return (mtime, size)
 
 
+@st.cache_resource(show_spinner=False, max_entries=48)
+def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
+                  modality: str | None) -> list[gallery.Tile]:
+    """Every gallery tile of a cached evaluation (unfiltered, in query order)."""
+    evaluation = evaluate(gt, pred, options)
+    if evaluation.run is None:
+        return []
+    return gallery.tiles(evaluation.run, evaluation.rows, selector, modality)
+
+
+# One entry per tile picture (a few kB of JPEG): a page of 48 costs one decode per tile
+# the first time, nothing afterwards.
+@st.cache_resource(show_spinner=False, max_entries=2000)
+def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
+              tile: gallery.Tile, stamp: tuple[int, int]) -> bytes:
+    """The JPEG of one tile: the original pixels around its object, masks and boxes."""
+    sample = evaluate(gt, pred, options).run.samples[tile.index]
+    row = evaluate(gt, pred, options).run.per_sample[tile.index]
+    region = tile_viz.crop_region(tile.box, sample.width, sample.height)
+    window = load_region(images_dir, sample.image_path, sample.width, sample.height, region,
+                         tile_viz.load_scale(region))
+    focus = None if tile.box_index is None else (
+        "GT" if tile.kind == "gt" else "pred", tile.box_index)
+    return tile_viz.jpeg_bytes(tile_viz.render_tile(window, sample, region, tile.modality, row,
+                                                    focus))
+
+
 def clear_caches() -> None:
     """Forget every cached result (used by tests and the sidebar's reload button)."""
     _ground_truth.clear()
@@ -230,3 +259,5 @@ def clear_caches() -> None:
     display_image.clear()
     detail_image.clear()
     review_state.clear()
+    gallery_tiles.clear()
+    tile_jpeg.clear()

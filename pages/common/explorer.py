@@ -10,7 +10,8 @@ import streamlit as st
 from ovearth_core import review
 from ovearth_core.analysis import diagnose
 
-from . import state, views
+from . import state, tags, viewer, views
+from .sidebar import Run
 
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
 
@@ -100,3 +101,18 @@ def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
     cols[2].button("Next ▶", on_click=_step, args=(task, ids, current, 1),
                    disabled=i == len(ids) - 1, width="stretch")
     st.caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list")
+
+
+@st.fragment
+def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
+    """Navigator and viewer of the selected query. A fragment: "Next", the query picker
+    and the viewer's controls rerun only this part, not the sidebar, filters and table."""
+    ids = [r["query_id"] for r in shown]
+    current = state.selected_query(task)
+    if current not in ids:
+        current = ids[0]
+        state.select_query(task, current)
+    state.sync_url(q=current, zoom=st.session_state["view_zoom"])
+    navigator(task, shown, current)
+    viewer.render(run, current, shown[ids.index(current)])
+    tags.panel(run, current)

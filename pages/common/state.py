@@ -47,6 +47,7 @@ GT_NAME = "ground_truth.json"
 IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
 BBOX_FORMATS = ("xyxy", "xywh")
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
+GALLERY_PAGE = "pages/2_Gallery.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
 # goes to the server's stderr at INFO.
 LOG = logging.getLogger("ovearth_inspector")
@@ -61,10 +62,16 @@ FILTER_DEFAULTS: dict[str, Any] = {
     "flt_polarity": "all", "flt_modality": "any", "flt_iou": (0.0, 1.0), "flt_text": "",
     "flt_review_tags": [],
 }
+GALLERY_DEFAULTS: dict[str, Any] = {
+    "gal_selector": "GT boxes", "gal_modality": "bbox", "gal_outcomes": [], "gal_failures": [],
+    "gal_categories": [], "gal_polarity": "all", "gal_sizes": [], "gal_iou": (0.0, 1.0),
+    "gal_sort": "worst first", "gal_page": 1,
+}
 VIEWER_DEFAULTS: dict[str, Any] = {
     "view_layers": ["GT mask", "predicted mask", "GT HBB", "predicted HBB", "GT OBB",
                     "predicted OBB"],
-    "view_opacity": 0.45, "view_pixel_mode": False, "view_zoom": "GT and predictions",
+    "view_opacity": 0.45, "view_pixel_mode": False, "view_zoom": "GT target",
+    "view_labels": False, "view_focus": None,
 }
 
 
@@ -152,7 +159,7 @@ def defaults() -> dict[str, Any]:
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
         "cmp_query": "", "show_analysis": False, "slice_attr": "category",
         "slice_metric": "", "slice_taxonomy": "",
-        **FILTER_DEFAULTS, **VIEWER_DEFAULTS,
+        **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
     }
 
 
@@ -274,8 +281,9 @@ def link_error() -> str | None:
     return st.session_state.get("_link_error")
 
 
-def link_params(**page: str) -> dict[str, str]:
-    """The URL parameters that reproduce the current view (plus the page's own)."""
+def link_params(*, filters: bool = True, **page: str) -> dict[str, str]:
+    """The URL parameters that reproduce the current view (plus the page's own); without
+    ``filters``, the explorer's filters are left out (a link that must show its query)."""
     ss = st.session_state
     out: dict[str, str] = {}
     gt, images = Path(ss["gt_path"]), ss["images_dir"]
@@ -297,6 +305,15 @@ def link_params(**page: str) -> dict[str, str]:
         out["score"] = f"{ss['score_threshold']:g}"
     if ss["bbox_format"] != "xyxy":
         out["fmt"] = ss["bbox_format"]
+    if filters:
+        out.update(_filter_params())
+    return {**out, **page}
+
+
+def _filter_params() -> dict[str, str]:
+    """The explorer filters' URL parameters (only those not at their default)."""
+    ss = st.session_state
+    out: dict[str, str] = {}
     if ss["flt_failed_only"]:
         out["failed"] = "1"
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
@@ -312,13 +329,13 @@ def link_params(**page: str) -> dict[str, str]:
         out.update(iou_lo=f"{lo:g}", iou_hi=f"{hi:g}")
     if ss["flt_text"]:
         out["text"] = ss["flt_text"]
-    return {**out, **page}
+    return out
 
 
-def view_url(**page: str) -> str:
+def view_url(*, filters: bool = True, **page: str) -> str:
     """The absolute URL of the explorer view described by :func:`link_params` (relative
     when the browser's address is unknown, as under AppTest)."""
-    return url_of(link_params(**page))
+    return url_of(link_params(filters=filters, **page))
 
 
 def url_of(params: dict[str, str]) -> str:

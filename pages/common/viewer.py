@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -38,12 +40,44 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The query's boxes (HBB, else OBB) as :func:`overlay.box_groups` gives them."""
+    key = "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
+    return [] if key is None else overlay.box_groups(sample, row[key], key == "oriented_bbox")
+
+
+def _on_object(query_id: str) -> None:
+    picked = st.session_state[f"_objects_{query_id}"].selection.rows
+    st.session_state["view_focus"] = (query_id, picked[0]) if picked else None
+
+
+def _object_list(query_id: str, objects: list[dict[str, Any]]) -> None:
+    if not objects:
+        return
+    gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
+    frame = pd.DataFrame([{"object": f"{o['role']} {n + 1 if n < gts else n - gts + 1}",
+                           "status": o["status"], "IoU / score": o["label"],
+                           "size (px)": f"{np.ptp(o['outline'][:, 0]):.0f} × "
+                                        f"{np.ptp(o['outline'][:, 1]):.0f}"}
+                          for n, o in enumerate(objects)])
+    st.caption("The query's boxes: click one to zoom to it (click again to go back).")
+    st.dataframe(frame, hide_index=True, width="stretch", height=min(320, 38 + 35 * len(frame)),
+                 on_select=partial(_on_object, query_id), selection_mode="single-row",
+                 key=f"_objects_{query_id}")
+
+
 def _controls() -> None:
-    cols = st.columns([3, 1.3, 1.2, 1.2])
-    cols[0].multiselect("Layers", overlay.LAYERS, **state.bind("view_layers", overlay.LAYERS))
-    cols[1].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
-    cols[2].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    # Pills, not a multiselect: every layer toggle stays visible (chips hid the OBB ones).
+    st.pills("Layers", overlay.LAYERS, selection_mode="multi",
+             **state.bind("view_layers", overlay.LAYERS))
+    cols = st.columns([1.3, 1, 1, 1.3])
+    cols[0].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
+    cols[1].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    cols[2].toggle("Box labels", help="Off: a box's IoU and score are in its hover text, "
+                   "so no label hides an object.", **state.bind("view_labels"))
     cols[3].selectbox("Open zoomed to", overlay.ZOOM_TARGETS,
+                      help="GT target: the GT objects, or the smallest one alone when "
+                           "all of them would be too small to see",
                       **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
@@ -54,7 +88,12 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                                sample.height, stamp)
     ss = st.session_state
     _controls()
-    region = overlay.zoom_region(sample, ss["view_zoom"])
+    objects = _objects(sample, row)
+    focus = ss.get("view_focus")
+    if focus and focus[0] == query_id and focus[1] < len(objects):
+        region = overlay.object_region(sample, objects[focus[1]]["outline"])
+    else:
+        region = overlay.zoom_region(sample, ss["view_zoom"])
     detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp, region)
     left, right = st.columns([3, 1.25])
@@ -62,13 +101,17 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
         if image.notice:
             st.info(image.notice, icon=":material/broken_image:")
         fig = overlay.overlay_figure(image, sample, row, ss["view_layers"], ss["view_opacity"],
-                                     ss["view_pixel_mode"], region, detail=detail)
+                                     ss["view_pixel_mode"], region, detail=detail,
+                                     height=overlay.figure_height(sample.width, sample.height),
+                                     labels=ss["view_labels"])
         st.plotly_chart(fig, key="overlay", config={"scrollZoom": True})
         if detail is not None:
             h, w = detail.rgb.shape[:2]
             st.caption(f"Full resolution around the target ({w} × {h} px); the rest of the "
                        f"{sample.width} × {sample.height} image is shown at "
                        f"{image.scale:.0%}.")
+        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
+        _object_list(query_id, objects)
     with right:
         st.markdown(f"### {state.code(query_id)}")
         st.markdown(f"**{views.md_text(sample.phrase)}**")
@@ -77,7 +120,6 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                     f"**{table_row['failure']}**")
         if table_row["failure_detail"]:
             st.caption(table_row["failure_detail"])
-        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
         scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
                   (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
                   if table_row[col] is not None]

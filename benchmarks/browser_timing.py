@@ -1,0 +1,202 @@
+"""What a user waits for in a real browser (issue 14): headless Chromium against
+``streamlit run``, each figure beside a trivial Streamlit app measured in the same run.
+
+    .venv/bin/python -m benchmarks.browser_timing [--data DIR] [--repeats 20]
+        [--before REV]
+
+``DIR`` (default: the bundled demo, copied) is opened with ``--data``. Figures (seconds,
+median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
+
+- trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
+- Overview: a new session until its metric cards are drawn;
+- explorer: a new session until its viewer's plot is drawn; "Next ▶" until the next
+  query's plot is drawn and the script is idle;
+- Gallery: a new session until 48 tile images are loaded;
+- Compare: a new session until the script is idle.
+
+Ratios: interactions over the trivial rerun, pages over the trivial first paint. With
+``--before REV``, the app of that git revision (``git archive``, into a temporary folder)
+is measured too, in the same run, on the same server settings. Nothing asserts time: the
+figures depend on the machine and what else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app  # noqa: E402
+
+TRIVIAL = '''import streamlit as st
+
+st.session_state.setdefault("n", 0)
+st.session_state["n"] += 1
+st.button("Rerun")
+st.write(f"runs {st.session_state['n']}")
+'''
+PLOT = "() => !!document.querySelector('[data-testid=stMain] .js-plotly-plot')?._fullLayout"
+TILES = ("() => { const i = [...document.querySelectorAll('[data-testid=stMain] "
+         "[data-testid=stImage] img')]; return i.length >= 48 && i.every(x => x.complete && "
+         "x.naturalWidth > 0); }")
+
+
+def _idle(page: Page) -> None:
+    page.wait_for_selector(IDLE, timeout=MS)
+    page.locator('[data-testid="stSkeleton"]').first.wait_for(state="detached", timeout=MS)
+
+
+def _timed(action: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def _trivial(browser: Browser, url: str, repeats: int) -> dict[str, float]:
+    paints, reruns = [], []
+    for _ in range(3):
+        page = browser.new_page()
+
+        def first(p: Page = page) -> None:
+            p.goto(url)
+            p.get_by_text("runs 1").wait_for(timeout=MS)
+            _idle(p)
+        paints.append(_timed(first))
+        page.close()
+    page = browser.new_page()
+    page.goto(url)
+    page.get_by_text("runs 1").wait_for(timeout=MS)
+    for i in range(repeats):
+        def click(p: Page = page, n: int = i + 2) -> None:
+            p.get_by_role("button", name="Rerun").click()
+            p.get_by_text(f"runs {n}").wait_for(timeout=MS)
+            _idle(p)
+        reruns.append(_timed(click))
+    page.close()
+    return {"first paint": statistics.median(paints), "rerun": statistics.median(reruns)}
+
+
+def _page_open(browser: Browser, url: str, ready: Callable[[Page], None]) -> float:
+    times = []
+    for _ in range(3):
+        page = browser.new_page(viewport={"width": 1500, "height": 1400})
+
+        def go(p: Page = page) -> None:
+            p.goto(url)
+            ready(p)
+        times.append(_timed(go))
+        page.close()
+    return statistics.median(times)
+
+
+def _next(browser: Browser, url: str, repeats: int) -> float:
+    page = browser.new_page(viewport={"width": 1500, "height": 1400})
+    page.goto(url)
+    page.get_by_text("Query 1 of").wait_for(timeout=MS)
+    _idle(page)
+    page.wait_for_function(PLOT, timeout=MS)
+    times = []
+    for i in range(repeats):
+        def step(p: Page = page, n: int = i + 2) -> None:
+            p.get_by_role("button", name="Next ▶").click()
+            p.get_by_text(f"Query {n} of").wait_for(timeout=MS)
+            _idle(p)
+            p.wait_for_function(PLOT, timeout=MS)
+        times.append(_timed(step))
+    page.close()
+    return statistics.median(times)
+
+
+def _explorer_ready(page: Page) -> None:
+    page.get_by_text("Query 1 of").wait_for(timeout=MS)
+    _idle(page)
+    page.wait_for_function(PLOT, timeout=MS)
+
+
+def _overview_ready(page: Page) -> None:
+    page.locator('[data-testid="stMetric"]').first.wait_for(timeout=MS)
+    _idle(page)
+
+
+def _app(browser: Browser, app_dir: Path, data: Path, log: Path, repeats: int,
+         gallery: bool) -> dict[str, float]:
+    server = Server(app_dir, log, ["--data", str(data)])
+    try:
+        out = {"Overview (new session)": _page_open(browser, server.url, _overview_ready),
+               "explorer (new session)": _page_open(browser, f"{server.url}/Query_explorer",
+                                                    _explorer_ready),
+               "Next ▶": _next(browser, f"{server.url}/Query_explorer", repeats)}
+        if gallery:
+            out["Gallery (new session)"] = _page_open(
+                browser, f"{server.url}/Gallery",
+                lambda p: (_idle(p), p.wait_for_function(TILES, timeout=MS)))
+        out["Compare (new session)"] = _page_open(browser, f"{server.url}/Compare", _idle)
+        return out
+    finally:
+        server.stop()
+
+
+def _before_app(rev: str, root: Path) -> Path:
+    """The app of git revision ``rev`` (app.py, pages/, .streamlit/, ovearth_core/)."""
+    root.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", rev, "app.py", "pages", ".streamlit",
+                              "ovearth_core"], cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=ROOT / "assets" / "demo")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--before", help="also measure the app of this git revision")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="ovearth_browser_") as tmp:
+        tmp_path = Path(tmp)
+        data = tmp_path / "data" / "bench"
+        shutil.copytree(args.data, data, symlinks=True)
+        trivial_dir = tmp_path / "trivial"
+        trivial_dir.mkdir()
+        (trivial_dir / "app.py").write_text(TRIVIAL)
+        apps = {"after": copy_app(tmp_path / "after")}
+        # The copied app imports ovearth_core from this checkout (cwd is not on the path
+        # for the package), except the revision measured as "before", which brings its own.
+        if args.before:
+            apps[f"before ({args.before})"] = _before_app(args.before, tmp_path / "before")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                trivial_server = Server(trivial_dir, tmp_path / "trivial.log")
+                try:
+                    base = _trivial(browser, trivial_server.url, args.repeats)
+                finally:
+                    trivial_server.stop()
+                results = {name: _app(browser, app_dir, data, tmp_path / f"{i}.log",
+                                      args.repeats, (app_dir / "pages" / "2_Gallery.py").exists())
+                           for i, (name, app_dir) in enumerate(apps.items())}
+            finally:
+                browser.close()
+    print(f"data: {args.data} · Chromium {CHROMIUM} · {args.repeats} repeats")
+    print(f"trivial Streamlit app: first paint {base['first paint']:.3f} s, "
+          f"rerun {base['rerun']:.3f} s")
+    for name, figures in results.items():
+        print(f"\n{name}")
+        for label, seconds in figures.items():
+            ref = base["rerun"] if label == "Next ▶" else base["first paint"]
+            what = "trivial rerun" if label == "Next ▶" else "trivial first paint"
+            print(f"  {label:<24} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The viewer in Chromium (issue 14): a 10-px target opens at 40 px or more on screen (read
+from the plotly axis ranges and lengths on the page), in a plot at least 700 px tall for
+a large scene; screenshots of the tiny target and of a dense scene go to
+/tmp/ovearth_shots/ (tiny_target.png, dense_scene.png).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+from app_fixtures import write_dataset
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app
+from PIL import Image
+from playwright.sync_api import Page, expect, sync_playwright
+
+SHOTS = Path("/tmp/ovearth_shots")
+AXES = """() => { const p = document.querySelector('[data-testid=stMain] .js-plotly-plot');
+  const l = p._fullLayout; return {x: l.xaxis.range, y: l.yaxis.range,
+  w: l.xaxis._length, h: l.yaxis._length, height: l.height}; }"""
+
+
+def _tiny_target(root: Path) -> Path:
+    """A 10 x 10 px car on a 3000 x 2000 image; the prediction is scattered (one box on the
+    car, one far away), so "GT and predictions" would open on most of the image."""
+    (root / "images").mkdir(parents=True)
+    rgb = np.random.default_rng(0).integers(60, 120, (2000, 3000, 3), dtype=np.uint8)
+    rgb[1500:1510, 2200:2210] = (250, 250, 250)
+    Image.fromarray(rgb).save(root / "images" / "scene.jpg", quality=90)
+    gt = {"annotations": [{"id": "1", "image_path": "images/scene.jpg", "width": 3000,
+                           "height": 2000, "category_name": "car", "segmentation": None,
+                           "bbox": [[2200, 1500, 10, 10]], "oriented_bbox": []}],
+          "tasks": {"referring": [{"query_id": "ref_1", "ann_id": "1", "query": "the car"}]}}
+    pred = {"tasks": {"referring": [{"query_id": "ref_1",
+                                     "bbox": [[2201, 1501, 2211, 1511], [50, 40, 400, 300]]}]}}
+    (root / "predictions").mkdir()
+    (root / "ground_truth.json").write_text(json.dumps(gt))
+    (root / "predictions" / "model.json").write_text(json.dumps(pred))
+    return root
+
+
+def _settle(page: Page, text: str) -> None:
+    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
+    page.wait_for_selector(IDLE, timeout=MS)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+    page.wait_for_function("() => !!document.querySelector("
+                           "'[data-testid=stMain] .js-plotly-plot')?._fullLayout", timeout=MS)
+
+
+def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(tmp_path: Path) -> None:
+    app_dir = copy_app(tmp_path / "app")
+    write_dataset(app_dir / "assets" / "demo")
+    tiny = _tiny_target(tmp_path / "data" / "tiny")
+    dense = tmp_path / "data" / "bench"
+    shutil.copytree(REPO / "assets" / "demo", dense)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        server = Server(app_dir, tmp_path / "server.log",
+                        ["--data", str(tiny), "--data", str(dense)])
+        try:
+            page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
+            page.goto(f"{server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
+            _settle(page, "Viewer")
+            axes = page.evaluate(AXES)
+            px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
+                              axes["h"] / abs(axes["y"][1] - axes["y"][0]))
+            assert 10 * px_per_orig >= 40, axes
+            assert axes["height"] >= 700
+            page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "tiny_target.png"))
+            page.goto(f"{server.url}/Query_explorer?data={dense}&q=ov_000036")
+            _settle(page, "Viewer")
+            page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "dense_scene.png"))
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            server.stop()
+            browser.close()
