@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -17,7 +16,6 @@ from ovearth_core.report import draw as report_draw
 from . import data, state
 from .sidebar import Run
 
-EXPLORER_URL = "Query_explorer"
 LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="small")
 
 
@@ -36,8 +34,9 @@ def choose_b(run: Run) -> str:
 
 
 def explorer_link(query_id: str) -> str:
-    """A link that opens ``query_id`` in the explorer with this session's dataset and A."""
-    return f"{EXPLORER_URL}?{urlencode(state.link_params(q=query_id))}"
+    """A link that opens ``query_id`` in the explorer with this session's dataset and A
+    (without the explorer's filters, which could hide it), as the gallery's tiles do."""
+    return state.view_url(q=query_id, filters=False)
 
 
 def metrics_frame(cmp: Comparison) -> pd.DataFrame:
