@@ -12,10 +12,15 @@ event, a JSON object, appended and never rewritten::
      "text": "the second tank is not annotated"}
     {"v": 1, "ts": "...", "event": "save_view", "name": "tiny misses",
      "params": {"data": "assets/demo", "task": "vocabulary", "failed": "1"}}
+    {"v": 1, "ts": "...", "event": "rename_view", "name": "tiny misses",
+     "new_name": "tiny misses (HBB)"}
+    {"v": 1, "ts": "...", "event": "delete_view", "name": "tiny misses (HBB)"}
 
 ``event`` is ``tag``, ``untag``, ``note`` (the latest note of a target is its note; an empty
 ``text`` removes it), ``save_view`` (a saved view is the app's link parameters, see
-``pages/common/state.py``; saving a name again replaces it) or ``delete_view``. ``task`` is
+``pages/common/state.py``; saving a name again replaces it), ``delete_view`` (a tombstone:
+the view is gone, its earlier lines stay) or ``rename_view`` (``name`` becomes ``new_name``,
+replacing a view of that name; one line, so a reader never sees both or neither). ``task`` is
 the ground truth's task key; ``object`` (optional) names one GT or predicted object of the
 query: ``source`` ``gt`` or ``pred``, ``modality`` ``bbox``, ``oriented_bbox`` or
 ``segmentation``, ``index`` its position in that list. ``by`` (optional) says who wrote it.
@@ -49,7 +54,7 @@ SIDECAR_DIR = ".ovearth"
 SIDECAR_NAME = "review.jsonl"
 VERSION = 1
 BUILTIN_TAGS = ("gt_error", "ambiguous_query", "model_error", "duplicate")
-EVENTS = ("tag", "untag", "note", "save_view", "delete_view")
+EVENTS = ("tag", "untag", "note", "save_view", "delete_view", "rename_view")
 SOURCES = ("gt", "pred")
 OBJECT_MODALITIES = ("bbox", "oriented_bbox", "segmentation")
 MAX_TAG = 64
@@ -195,7 +200,14 @@ def save_view(path: str | os.PathLike[str], name: str, params: Mapping[str, str]
 
 
 def delete_view(path: str | os.PathLike[str], name: str) -> dict[str, Any]:
+    """Delete a saved view: a tombstone line (the file is only ever appended to)."""
     return append(path, {"event": "delete_view", "name": _clean_tag(name)})
+
+
+def rename_view(path: str | os.PathLike[str], name: str, new_name: str) -> dict[str, Any]:
+    """Rename a saved view (one line; a view already called ``new_name`` is replaced)."""
+    return append(path, {"event": "rename_view", "name": _clean_tag(name),
+                         "new_name": _clean_tag(new_name)})
 
 
 def _event_problem(e: Mapping[str, Any]) -> str | None:
@@ -203,9 +215,12 @@ def _event_problem(e: Mapping[str, Any]) -> str | None:
     kind = e.get("event")
     if kind not in EVENTS:
         return f"event one of {', '.join(EVENTS)}"
-    if kind in ("save_view", "delete_view"):
+    if kind in ("save_view", "delete_view", "rename_view"):
         if not isinstance(e.get("name"), str) or not e["name"]:
             return "a view name"
+        if kind == "rename_view" and not (isinstance(e.get("new_name"), str)
+                                          and e["new_name"]):
+            return "a new_name"
         if kind == "save_view" and not (isinstance(e.get("params"), dict) and all(
                 isinstance(v, str) for v in e["params"].values())):
             return "params: an object of strings"
@@ -268,6 +283,10 @@ def fold(events: Iterable[Mapping[str, Any]]) -> ReviewState:
             state.views[e["name"]] = View(e["name"], dict(e["params"]), e.get("ts", ""))
         elif kind == "delete_view":
             state.views.pop(e["name"], None)
+        elif kind == "rename_view":
+            old = state.views.pop(e["name"], None)
+            if old is not None:
+                state.views[e["new_name"]] = View(e["new_name"], old.params, e.get("ts", ""))
         elif kind == "note":
             t = _target(e)
             if e["text"].strip():
@@ -322,7 +341,8 @@ def export_without(gt_path: str | os.PathLike[str], pred_paths: Iterable[str | o
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.review {list,export,tag,untag,note,views,delete-view}``."""
+    """``python -m ovearth_core.review {list,export,tag,untag,note,views,delete-view,
+    rename-view}``."""
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.review",
                                      description="Read and write a benchmark's review tags.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -339,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("views", parents=[common], help="saved views: name<TAB>link parameters")
     dv = sub.add_parser("delete-view", parents=[common], help="delete a saved view")
     dv.add_argument("name")
+    rv = sub.add_parser("rename-view", parents=[common], help="rename a saved view")
+    rv.add_argument("name")
+    rv.add_argument("new_name")
     for name in ("tag", "untag", "note"):
         p = sub.add_parser(name, parents=[common], help=f"{name} a query")
         p.add_argument("--query", required=True)
@@ -353,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "delete-view":
             delete_view(path, args.name)
+            return 0
+        if args.command == "rename-view":
+            rename_view(path, args.name, args.new_name)
             return 0
         state = load_state(path)
         for p in state.problems:

@@ -15,7 +15,7 @@ from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
-from pages.common import compare_views, data, sidebar, state, views
+from pages.common import compare_views, data, sidebar, state, tags, views
 
 st.set_page_config(page_title="OVEarth Inspector · Compare", layout="wide")
 run = sidebar.render()
@@ -94,6 +94,10 @@ if candidates:
     query_id = st.selectbox("Overlays side by side of", candidates,
                             **state.bind("cmp_query", candidates))
     compare_views.overlays(run, b_key, o, names, query_id)
+    with st.container(border=True):
+        tags.panel(run, query_id, key="_rvc", export=False)
+        st.caption(f"Predicted objects are {names[0]}'s (A); the tags are the benchmark's, "
+                   "shared with the explorer and the gallery.")
 
 st.header("Per category")
 st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,

@@ -131,6 +131,21 @@ def _saved_views(run: Run) -> None:
     if st.button("Save view") and name.strip():
         tags.save_view(run, name)
         st.rerun()
+    names = [v.name for v in tags.saved_views(run)]
+    if names:
+        with st.expander("Manage saved views"):
+            picked = st.selectbox("Saved view", names, key="_view_pick")
+            new = st.text_input("New name", key="_view_new_name")
+            cols = st.columns(2)
+            done = None
+            if cols[0].button("Rename", key="_view_rename", disabled=not new.strip()):
+                done = tags.rename_view(run, picked, new.strip())
+            if cols[1].button("Delete", key="_view_delete"):
+                done = tags.delete_view(run, picked)
+            if done:
+                st.rerun()
+            if done is False:
+                tags.show_error()
 
 
 def current_options() -> data.Options:

@@ -10,6 +10,7 @@ any session) shows the file's state.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,12 +43,14 @@ def query_tags(run: Run) -> dict[str, frozenset[str]]:
     return current(run).query_tags(review.task_key(run.options.task))
 
 
-def _write(action: str, *args: object) -> None:
+def _write(action: str, *args: object) -> bool:
     """Run one review write; a failure (read-only folder, bad tag) is a message."""
     try:
         getattr(review, action)(*args)
     except (OSError, OVEarthInputError) as err:
         st.session_state["_rv_error"] = f"Not saved: {err}"
+        return False
+    return True
 
 
 def _on_tags(path: Path, target: review.Target, shown: frozenset[str], key: str) -> None:
@@ -58,21 +61,21 @@ def _on_tags(path: Path, target: review.Target, shown: frozenset[str], key: str)
         _write("untag", path, target, name)
 
 
-def _on_new_tag(path: Path, target: review.Target) -> None:
-    name = st.session_state.get("_rv_new", "").strip()
+def _on_new_tag(path: Path, target: review.Target, key: str) -> None:
+    name = st.session_state.get(key, "").strip()
     if name:
         _write("tag", path, target, name)
-    st.session_state["_rv_new"] = ""
+    st.session_state[key] = ""
 
 
 def _on_note(path: Path, target: review.Target, key: str) -> None:
     _write("note", path, target, st.session_state[key])
 
 
-def _on_object(path: Path, task: str, query_id: str, action: str) -> None:
-    source, modality, index = st.session_state["_rv_obj"]
+def _on_object(path: Path, task: str, query_id: str, action: str, key: str) -> None:
+    source, modality, index = st.session_state[f"{key}_obj"]
     _write(action, path, review.Target(task, query_id, source, modality, index),
-           st.session_state["_rv_obj_tag"])
+           st.session_state[f"{key}_obj_tag"])
 
 
 def _objects(run: Run, query_id: str) -> dict[tuple[str, str, int], str]:
@@ -88,35 +91,46 @@ def _objects(run: Run, query_id: str) -> dict[tuple[str, str, int], str]:
             for src, mod, label in OBJECT_KINDS for i in range(counts[(src, mod)])}
 
 
-def panel(run: Run, query_id: str) -> None:
-    """Tags and note of the shown query and of its objects, written to the sidecar."""
+def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> None:
+    """Tags and note of the shown query and of its objects, written to the sidecar.
+
+    ``key`` prefixes the widget keys (the explorer and Compare each have their own);
+    ``export`` adds the export expander."""
     path, rs = sidecar(run), current(run)
     task = review.task_key(run.options.task)
     target = review.Target(task, query_id)
     st.subheader("Review")
     st.caption(f"Saved in {state.code(str(path))} (beside the ground truth, shared by every "
                "session).")
-    if st.session_state.get("_rv_error"):
-        st.error(st.session_state.pop("_rv_error"))
+    show_error()
     for p in rs.problems[:3]:
         st.warning(f"Skipped a bad line of the review file: {p}")
     shown = rs.tags.get(target, frozenset())
-    key = f"_rv_tags_{query_id}_{rs.num_events}"
+    tags_key = f"{key}_tags_{query_id}_{rs.num_events}"
     cols = st.columns([3, 2, 1])
-    cols[0].multiselect("Tags of this query", rs.all_tags(), default=sorted(shown), key=key,
-                        on_change=_on_tags, args=(path, target, shown, key))
-    cols[1].text_input("New tag", key="_rv_new", placeholder="a free tag")
-    cols[2].button("Add tag", on_click=_on_new_tag, args=(path, target), width="stretch")
+    cols[0].multiselect("Tags of this query", rs.all_tags(), default=sorted(shown),
+                        key=tags_key, on_change=_on_tags, args=(path, target, shown, tags_key))
+    cols[1].text_input("New tag", key=f"{key}_new", placeholder="a free tag")
+    cols[2].button("Add tag", on_click=_on_new_tag, args=(path, target, f"{key}_new"),
+                   width="stretch", key=f"{key}_add")
     note = rs.notes.get(target)
-    note_key = f"_rv_note_{query_id}_{rs.num_events}"
+    note_key = f"{key}_note_{query_id}_{rs.num_events}"
     st.text_area("Note", value=note.text if note else "", key=note_key, height=80)
-    st.button("Save note", on_click=_on_note, args=(path, target, note_key))
-    _object_tags(run, rs, path, task, query_id)
-    _export(run, rs, task)
+    st.button("Save note", on_click=_on_note, args=(path, target, note_key),
+              key=f"{key}_save_note")
+    _object_tags(run, rs, path, task, query_id, key)
+    if export:
+        _export(run, rs, task)
+
+
+def show_error() -> None:
+    """The last failed write's message, once."""
+    if st.session_state.get("_rv_error"):
+        st.error(st.session_state.pop("_rv_error"))
 
 
 def _object_tags(run: Run, rs: review.ReviewState, path: Path, task: str,
-                 query_id: str) -> None:
+                 query_id: str, key: str) -> None:
     objects = _objects(run, query_id)
     tagged = [(t, tags) for t, tags in sorted(rs.tags.items())
               if t.task == task and t.query_id == query_id and t.is_object]
@@ -126,12 +140,57 @@ def _object_tags(run: Run, rs: review.ReviewState, path: Path, task: str,
     if not objects:
         return
     cols = st.columns([2, 2, 1, 1])
-    cols[0].selectbox("Object", list(objects), format_func=objects.get, key="_rv_obj")
-    cols[1].selectbox("Object tag", rs.all_tags(), key="_rv_obj_tag")
-    cols[2].button("Tag object", on_click=_on_object, args=(path, task, query_id, "tag"),
-                   width="stretch")
-    cols[3].button("Untag object", on_click=_on_object, args=(path, task, query_id, "untag"),
-                   width="stretch")
+    cols[0].selectbox("Object", list(objects), format_func=objects.get, key=f"{key}_obj")
+    cols[1].selectbox("Object tag", rs.all_tags(), key=f"{key}_obj_tag")
+    cols[2].button("Tag object", on_click=_on_object,
+                   args=(path, task, query_id, "tag", key), width="stretch",
+                   key=f"{key}_tag_obj")
+    cols[3].button("Untag object", on_click=_on_object,
+                   args=(path, task, query_id, "untag", key), width="stretch",
+                   key=f"{key}_untag_obj")
+
+
+def target_tags(rs: review.ReviewState, target: review.Target) -> frozenset[str]:
+    """Tags on ``target`` itself (for an object: not its query's)."""
+    return rs.tags.get(target, frozenset())
+
+
+def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: str,
+             done: Callable[[], None] | None) -> None:
+    name = (st.session_state.get(f"{key}_tag") or "").strip()
+    note = st.session_state.get(f"{key}_note", "").strip()
+    if not name and not (action == "tag" and note):
+        st.session_state["_rv_error"] = "Not saved: choose or type a tag first."
+        return
+    for target in targets:
+        if name:
+            _write(action, path, target, name)
+        if action == "tag" and note:
+            _write("note", path, target, note)
+    st.session_state[f"{key}_note"] = ""
+    if done is not None:
+        done()
+
+
+def bulk_bar(run: Run, targets: list[review.Target], key: str, what: str,
+             done: Callable[[], None] | None = None) -> None:
+    """Tag (or untag) every target of ``targets`` at once: a built-in or free tag (type a
+    new one in the box) and an optional note, one appended event per target and action;
+    ``done`` runs after a write (e.g. to clear the selection)."""
+    path, rs = sidecar(run), current(run)
+    show_error()
+    cols = st.columns([2, 3, 1, 1])
+    cols[0].selectbox("Tag", rs.all_tags(), index=None, accept_new_options=True,
+                      placeholder="choose or type a tag", key=f"{key}_tag")
+    cols[1].text_input("Note (optional)", key=f"{key}_note",
+                       placeholder="written on each tagged target")
+    chosen = tuple(targets)
+    cols[2].button(f"Tag {len(chosen)} {what}", on_click=_on_bulk,
+                   args=(path, chosen, "tag", key, done), disabled=not chosen,
+                   width="stretch", key=f"{key}_do_tag", type="primary")
+    cols[3].button(f"Untag {len(chosen)}", on_click=_on_bulk,
+                   args=(path, chosen, "untag", key, done), disabled=not chosen,
+                   width="stretch", key=f"{key}_do_untag")
 
 
 def _export(run: Run, rs: review.ReviewState, task: str) -> None:
@@ -161,6 +220,14 @@ def save_view(run: Run, name: str) -> None:
     """Save the current view (state's link parameters, plus Compare's B) under ``name``."""
     extra = {"b": st.session_state["cmp_b_path"]} if st.session_state["cmp_b_path"] else {}
     _write("save_view", sidecar(run), name, state.link_params(**extra))
+
+
+def delete_view(run: Run, name: str) -> bool:
+    return _write("delete_view", sidecar(run), name)
+
+
+def rename_view(run: Run, name: str, new_name: str) -> bool:
+    return _write("rename_view", sidecar(run), name, new_name)
 
 
 def view_link(view: review.View) -> str:
