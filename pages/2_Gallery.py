@@ -14,9 +14,9 @@ if run is None:
     st.stop()
 
 views.evaluated_caption(run)
-state.sync_url()
 with st.expander("Tiles and filters", expanded=True):
     chosen = gallery_views.controls(run, open_vocab=run.options.task == "vocabulary")
+state.sync_url(**state.gallery_params())
 if chosen["selector"] != "queries" and chosen["modality"] is None:
     st.info("No box modality (HBB or OBB) was evaluated for this submission: choose "
             "“queries”, or enable bbox / oriented_bbox in the sidebar.")
@@ -27,7 +27,8 @@ shown = gallery.sort_tiles(gallery.filter_tiles(every, **chosen["filters"]), cho
 st.caption(f"{len(shown):,} of {len(every):,} {chosen['selector']} pass the filters · tiles "
            "are cut from the original pixels around the object (GT mask cyan, prediction "
            "magenta; boxes green matched, red false positive, orange missed; the tile's own "
-           "object thicker) · the link under a tile opens its query in the explorer")
+           "object thicker) · the link under a tile opens its query in the explorer; tick "
+           "“select” under tiles to tag them")
 if not shown:
     st.info("No tile matches the filters. Loosen them.")
     st.stop()

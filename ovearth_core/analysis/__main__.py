@@ -16,12 +16,15 @@ def main(argv: list[str] | None = None) -> int:
     so with ``--score-threshold`` the samples are loaded a second time without it.
     ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
     ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
-    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`).
+    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
+    ``query_form`` evaluates all three tasks of the same files (with the resolved
+    modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import build_parser, run_and_emit
     from ..evaluate import evaluate_samples
     from ..io import load_samples
     from ..review import load_state, sidecar_for
+    from ..types import TASK_KEYS
     from . import slices
 
     parser = build_parser()
@@ -30,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
-                        choices=slices.ATTRIBUTES,
+                        choices=(*slices.ATTRIBUTES, slices.QUERY_FORM),
                         help="add key metrics per value of ATTR (repeatable): "
-                             + ", ".join(slices.ATTRIBUTES))
+                             + ", ".join((*slices.ATTRIBUTES, slices.QUERY_FORM)))
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group} for --slice-by group (default: "
                              "taxonomy.json beside the ground truth)")
@@ -48,9 +51,27 @@ def main(argv: list[str] | None = None) -> int:
                     if "group" in args.slice_by else None)
         tags = (load_state(sidecar_for(args.gt)).query_tags(samples.task)
                 if "tag" in args.slice_by else None)
-        return {attr: slices.table_to_dict(slices.slice_table(
-            result, samples, attr, taxonomy, tags, n_resamples=args.slice_resamples,
-            seed=args.slice_seed)) for attr in dict.fromkeys(args.slice_by)}
+        out = {}
+        for attr in dict.fromkeys(args.slice_by):
+            table = (query_forms(result, samples) if attr == slices.QUERY_FORM else
+                     slices.slice_table(result, samples, attr, taxonomy, tags,
+                                        n_resamples=args.slice_resamples, seed=args.slice_seed))
+            out[attr] = slices.table_to_dict(table)
+        return out
+
+    def query_forms(result: dict[str, Any], samples: Any) -> slices.SliceTable:
+        by_form, results = {}, {}
+        for form, key in TASK_KEYS.items():
+            if key == samples.task:
+                by_form[form], results[form] = samples, result
+                continue
+            by_form[form] = load_samples(args.gt, args.predictions, form,
+                                         score_threshold=args.score_threshold,
+                                         bbox_format=args.bbox_format,
+                                         modalities=samples.modalities)
+            results[form] = evaluate_samples(by_form[form], args.iou_threshold)
+        return slices.query_form_table(results, by_form, n_resamples=args.slice_resamples,
+                                       seed=args.slice_seed)
 
     def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,

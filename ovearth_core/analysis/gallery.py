@@ -25,7 +25,7 @@ as AI-TOD does (:data:`SIZE_BUCKETS`). Failure tag, category and polarity are th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,15 +213,20 @@ def _in_range(value: float | None, low: float, high: float) -> bool:
 def filter_tiles(items: Sequence[Tile], *, outcomes: Sequence[str] = (),
                  failures: Sequence[str] = (), categories: Sequence[str] = (),
                  polarity: str = "all", sizes: Sequence[str] = (),
-                 iou_range: tuple[float, float] = (0.0, 1.0)) -> list[Tile]:
+                 iou_range: tuple[float, float] = (0.0, 1.0),
+                 query_ids: Collection[str] | None = None) -> list[Tile]:
     """Tiles passing every filter, order kept; an empty selection means "no filter".
 
     A full ``iou_range`` (0, 1) keeps tiles without an IoU (false positives, queries
     without one); a narrower range drops them. ``sizes`` are :data:`SIZE_NAMES`.
+    ``query_ids`` (``None``: no filter) keeps the tiles of those queries, as the
+    explorer's ``query_ids`` does (the review-tag filter: queries with a tag on the query
+    or on one of its objects).
     """
     low, high = iou_range
     return [t for t in items
-            if not (outcomes and t.outcome not in outcomes)
+            if not (query_ids is not None and t.query_id not in query_ids)
+            and not (outcomes and t.outcome not in outcomes)
             and not (failures and t.failure not in failures)
             and not (categories and t.category not in categories)
             and not (polarity != "all" and t.polarity != polarity)

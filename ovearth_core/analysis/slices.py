@@ -21,6 +21,9 @@ Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
                   ``2048-4095``, ``>=4096``.
 ``tag``           review tags of the query (:mod:`ovearth_core.review`); a query with
                   several tags is in several slices, one without any in ``untagged``.
+``query_form``    across tasks ("same target, query form", :func:`query_form_table`):
+                  ``vocabulary``, ``referring``, ``reasoning``: each task's positive
+                  queries on the annotations that all three tasks ask for.
 
 Intervals: a percentile bootstrap over the slice's queries (each resample draws the
 slice's n queries with replacement, :func:`.compare.resample_counts`); with a second
@@ -46,7 +49,7 @@ import numpy.typing as npt
 
 from ..errors import OVEarthInputError, Problem
 from ..types import Sample, SampleList
-from . import additive
+from . import additive, crosstask
 from .compare import (
     CONFIDENCE,
     check_comparable,
@@ -58,6 +61,7 @@ from .compare import (
 FloatArray = npt.NDArray[np.float64]
 ATTRIBUTES = ("category", "group", "polarity", "gt_size", "num_gt", "phrase_words",
               "image_size", "tag")
+QUERY_FORM = "query_form"  # across the three tasks: :func:`query_form_table`
 SIZE_BINS = (("very_tiny", 8.0), ("tiny", 16.0), ("small", 32.0), ("medium", 96.0),
              ("large", math.inf))
 NO_BOX = "no_box"
@@ -154,6 +158,10 @@ def query_values(samples: Sequence[Sample], attribute: str,
                  taxonomy: Mapping[str, str] | None = None,
                  tags: Mapping[str, frozenset[str]] | None = None) -> list[tuple[str, ...]]:
     """The values of ``attribute`` of every sample (a tuple: ``tag`` may give several)."""
+    if attribute == QUERY_FORM:
+        raise OVEarthInputError([Problem("(options)", "--slice-by", "an attribute of one "
+                                         "task's queries (query_form spans the three tasks: "
+                                         "query_form_table)", repr(attribute))])
     if attribute not in ATTRIBUTES:
         raise OVEarthInputError([Problem("(options)", "--slice-by", " or ".join(ATTRIBUTES),
                                          repr(attribute))])
@@ -223,33 +231,94 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
         for v in values:
             members.setdefault(v, []).append(i)
     rng = np.random.default_rng(seed)
-    out = []
-    for value in _ordered(attribute, set(members)):
-        idx = np.array(members[value])
-        counts = resample_counts(rng, n_resamples, len(idx))
-        metrics = []
-        for k, spec in enumerate(specs):
-            xa = mats_a[k][idx]
-            va = _finite(spec.value(xa.sum(axis=0)))
-            dist_a = spec.value(counts @ xa)
-            low, high, n_valid = (percentile_interval(dist_a, confidence) if va is not None
-                                  else (None, None, 0))
-            extra: dict[str, Any] = {}
-            if mats_b is not None:
-                xb = mats_b[k][idx]
-                vb = _finite(spec.value(xb.sum(axis=0)))
-                diff = None if va is None or vb is None else vb - va
-                dl, dh, _ = (percentile_interval(spec.value(counts @ xb) - dist_a, confidence)
-                             if diff is not None else (None, None, 0))
-                extra = {"b": vb, "diff": diff, "diff_low": dl, "diff_high": dh}
-            metrics.append(SliceMetric(spec.name, spec.modality, spec.metric, va, low, high,
-                                       n_valid, **extra))
-        chosen = [samples[i] for i in idx]
-        out.append(SliceValue(
-            value, len(idx), sum(not s.negative for s in chosen), sum(s.negative for s in chosen),
-            sum(len(s.gt_boxes) for s in chosen), tuple(ids[i] for i in idx), metrics))
+    out = [_slice_value(value, np.array(members[value]), specs, mats_a, mats_b, samples, ids,
+                        rng, n_resamples, confidence)
+           for value in _ordered(attribute, set(members))]
     return SliceTable(attribute, len(rows), n_resamples, seed, confidence,
                       result_b is not None, out)
+
+
+def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive.AdditiveMetric],
+                 mats_a: Sequence[FloatArray], mats_b: Sequence[FloatArray] | None,
+                 samples: Sequence[Sample], ids: Sequence[str], rng: np.random.Generator,
+                 n_resamples: int, confidence: float) -> SliceValue:
+    """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics."""
+    counts = resample_counts(rng, n_resamples, len(idx))
+    metrics = []
+    for k, spec in enumerate(specs):
+        xa = mats_a[k][idx]
+        va = _finite(spec.value(xa.sum(axis=0)))
+        dist_a = spec.value(counts @ xa)
+        low, high, n_valid = (percentile_interval(dist_a, confidence) if va is not None
+                              else (None, None, 0))
+        extra: dict[str, Any] = {}
+        if mats_b is not None:
+            xb = mats_b[k][idx]
+            vb = _finite(spec.value(xb.sum(axis=0)))
+            diff = None if va is None or vb is None else vb - va
+            dl, dh, _ = (percentile_interval(spec.value(counts @ xb) - dist_a, confidence)
+                         if diff is not None else (None, None, 0))
+            extra = {"b": vb, "diff": diff, "diff_low": dl, "diff_high": dh}
+        metrics.append(SliceMetric(spec.name, spec.modality, spec.metric, va, low, high,
+                                   n_valid, **extra))
+    chosen = [samples[i] for i in idx]
+    return SliceValue(
+        value, len(idx), sum(not s.negative for s in chosen), sum(s.negative for s in chosen),
+        sum(len(s.gt_boxes) for s in chosen), tuple(ids[i] for i in idx), metrics)
+
+
+def query_form_table(results: Mapping[str, dict[str, Any]],
+                     samples: Mapping[str, SampleList | Sequence[Sample]],
+                     results_b: Mapping[str, dict[str, Any]] | None = None,
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                     confidence: float = CONFIDENCE) -> SliceTable:
+    """"Same target, query form": key metrics per task on the same targets.
+
+    The annotations with a positive query in all three tasks (:func:`.crosstask.join`) are
+    the targets; the slice of a form (``vocabulary``, ``referring``, ``reasoning``) is its
+    positive queries on them, and its metrics are that task's result on those queries
+    alone. Only metrics every task has are listed (presence is open-vocabulary only).
+    Intervals resample each slice's queries, as :func:`slice_table` does.
+
+    Args:
+        results, samples: per form, the evaluator's result and its samples (in order).
+        results_b: per form, a second submission's result (paired B and B − A).
+    """
+    for form in crosstask.FORMS:
+        if form not in results or form not in samples:
+            raise OVEarthInputError([Problem("(slices)", "query_form",
+                                             "the results of all three tasks", f"no {form}")])
+    ids = {f: [r["sample_id"] for r in results[f]["per_sample"]] for f in crosstask.FORMS}
+    for f in crosstask.FORMS:
+        if ids[f] != [s.sample_id for s in samples[f]]:
+            raise OVEarthInputError([Problem("(slices)", f"{f}.per_sample.sample_id",
+                                             "the samples' queries in their order",
+                                             f"{len(ids[f])} rows for {len(samples[f])} "
+                                             "samples")])
+        if results_b is not None:
+            check_comparable(results[f], results_b[f])
+    common = crosstask.common_targets(samples)
+    missing = set().union(*(not_submitted(results[f]) for f in crosstask.FORMS))
+    if results_b is not None:
+        missing |= set().union(*(not_submitted(results_b[f]) for f in crosstask.FORMS))
+    names = set.intersection(*({m.name for m in additive.metrics_of(results[f])}
+                               for f in crosstask.FORMS))
+    specs = [m for m in additive.metrics_of(results["vocabulary"])
+             if m.name in names and m.modality not in missing]
+    rng = np.random.default_rng(seed)
+    out = []
+    for f in crosstask.FORMS:
+        rows = results[f]["per_sample"]
+        mats_a = [m.matrix(rows) for m in specs]
+        mats_b = None if results_b is None else [m.matrix(results_b[f]["per_sample"])
+                                                 for m in specs]
+        idx = np.array([i for i, s in enumerate(samples[f])
+                        if not s.negative and s.ann_id in common], dtype=int)
+        out.append(_slice_value(f, idx, specs, mats_a, mats_b, samples[f], ids[f], rng,
+                                n_resamples, confidence))
+    return SliceTable(QUERY_FORM, sum(v.num_queries for v in out), n_resamples, seed,
+                      confidence, results_b is not None, out)
+
 
 
 def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:

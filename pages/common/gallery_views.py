@@ -6,9 +6,10 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core import review
 from ovearth_core.analysis import diagnose, gallery
 
-from . import data, state, views
+from . import data, state, tags, views
 from .sidebar import Run
 
 COLUMNS = 6
@@ -44,12 +45,20 @@ def controls(run: Run, open_vocab: bool) -> dict[str, Any]:
                           **state.bind("gal_sizes", gallery.SIZE_NAMES))
     ss["gal_iou"] = tuple(ss["gal_iou"])
     bottom[4].slider("IoU range", 0.0, 1.0, step=0.05, **state.bind("gal_iou"))
+    review_tags = tags.query_tags(run)
+    names = tags.current(run).all_tags()
+    st.multiselect("Review tag", names, **state.bind("gal_review_tags", names),
+                   help="Tiles of queries with any of these tags (on the query or one of "
+                        "its objects), as the explorer's review-tag filter.")
+    wanted = set(ss["gal_review_tags"])
+    ids = {q for q, t in review_tags.items() if t & wanted} if wanted else None
     return {"selector": selector,
             "modality": ss["gal_modality"] if ss["gal_modality"] in modalities else None,
             "sort": ss["gal_sort"],
             "filters": {"outcomes": ss["gal_outcomes"], "failures": ss["gal_failures"],
                         "categories": ss["gal_categories"], "polarity": ss["gal_polarity"],
-                        "sizes": ss["gal_sizes"], "iou_range": tuple(ss["gal_iou"])}}
+                        "sizes": ss["gal_sizes"], "iou_range": tuple(ss["gal_iou"]),
+                        "query_ids": ids}}
 
 
 def pager(n_tiles: int) -> int:
@@ -78,9 +87,74 @@ def caption(tile: gallery.Tile) -> str:
     return " · ".join(parts)
 
 
+def tile_key(tile: gallery.Tile) -> str:
+    return f"{tile.query_id}|{tile.kind}|{tile.modality}|{tile.box_index}"
+
+
+def targets(task: str, tile: gallery.Tile) -> tuple[review.Target, review.Target]:
+    """The review targets of a tile: its object (a query tile: its query) and its query."""
+    query = review.Target(task, tile.query_id)
+    if tile.kind == "query" or tile.modality is None or tile.box_index is None:
+        return query, query
+    return review.Target(task, tile.query_id, tile.kind, tile.modality, tile.box_index), query
+
+
+def _tags_line(rs: review.ReviewState, task: str, tile: gallery.Tile) -> str:
+    own, query = targets(task, tile)
+    parts = sorted(tags.target_tags(rs, own))
+    if own != query and tags.target_tags(rs, query):
+        parts.append(f"(query: {', '.join(sorted(tags.target_tags(rs, query)))})")
+    return ", ".join(parts)
+
+
+def _on_select(key: str, widget: str) -> None:
+    ss = st.session_state
+    chosen = [k for k in ss["gal_selected"] if k != key]
+    ss["gal_selected"] = chosen + [key] if ss[widget] else chosen
+
+
+def _select_page(keys: list[str]) -> None:
+    ss = st.session_state
+    ss["gal_selected"] = list(dict.fromkeys([*ss["gal_selected"], *keys]))
+    ss["gal_sel_gen"] += 1
+
+
+def _clear_selection() -> None:
+    st.session_state["gal_selected"] = []
+    st.session_state["gal_sel_gen"] += 1
+
+
+def tag_bar(run: Run, page_tiles: list[gallery.Tile], every: list[gallery.Tile]) -> None:
+    """Tag the selected tiles (their objects or their queries) with one tag and a note."""
+    ss = st.session_state
+    task = review.task_key(run.options.task)
+    by_key = {tile_key(t): t for t in every}
+    selected = [by_key[k] for k in ss["gal_selected"] if k in by_key]
+    cols = st.columns([2.2, 1, 1, 2])
+    on = cols[0].radio("Tag what", ("objects", "queries"), horizontal=True,
+                       help="objects: the GT or predicted box of each tile (a query tile: "
+                            "its query); queries: the tiles' queries",
+                       **state.bind("gal_tag_on", ("objects", "queries")))
+    cols[1].button("Select page", on_click=_select_page,
+                   args=([tile_key(t) for t in page_tiles],), width="stretch")
+    cols[2].button("Clear selection", on_click=_clear_selection, width="stretch",
+                   disabled=not selected)
+    cols[3].caption(f"{len(selected)} tiles selected (tick “select” under a tile; the "
+                    "selection is kept across pages)")
+    chosen = list(dict.fromkeys(targets(task, t)[0 if on == "objects" else 1]
+                                for t in selected))
+    tags.bulk_bar(run, chosen, "_gal_bulk", "objects" if on == "objects" else "queries",
+                  done=_clear_selection)
+
+
 def grid(run: Run, shown: list[gallery.Tile]) -> None:
-    """The page's tiles, ``COLUMNS`` a row; each opens its query in the explorer."""
+    """The page's tiles, ``COLUMNS`` a row; each opens its query in the explorer and can
+    be selected for tagging."""
+    ss = st.session_state
     images_dir = str(run.images_dir)
+    rs = tags.current(run)
+    task = review.task_key(run.options.task)
+    selected = set(ss["gal_selected"])
     for start in range(0, len(shown), COLUMNS):
         cols = st.columns(COLUMNS)
         for col, tile in zip(cols, shown[start:start + COLUMNS], strict=False):
@@ -93,9 +167,23 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
                 url = state.view_url(filters=False, q=tile.query_id, zoom=zoom)
                 st.markdown(f"**{caption(tile)}**  \n{views.md_text(tile.text[:80])}  \n"
                             f"[{views.md_text(tile.query_id)} ↗]({url})")
+                key = tile_key(tile)
+                widget = f"_gsel_{ss['gal_sel_gen']}_{key}"
+                line = _tags_line(rs, task, tile)
+                st.checkbox("select" + (f" · 🏷 {views.md_text(line)}" if line else ""),
+                            value=key in selected, key=widget, on_change=_on_select,
+                            args=(key, widget))
 
 
 @st.fragment
 def tiles_fragment(run: Run, shown: list[gallery.Tile]) -> None:
-    """Pager and grid: turning a page reruns only this part (not the sidebar and filters)."""
-    grid(run, gallery.page(shown, pager(len(shown))))
+    """Tag bar, pager and grid: turning a page or tagging reruns only this part (not the
+    sidebar and filters)."""
+    page_tiles = gallery.page(shown, pager(len(shown)))
+    state.sync_url(**state.gallery_params())
+    tag_bar(run, page_tiles, shown)
+    grid(run, page_tiles)
+    st.caption("Link to this gallery page (dataset, submission, options, tiles, filters, "
+               "sort, page):")
+    st.code(state.page_url("Gallery", state.link_params(**state.gallery_params())),
+            language=None, wrap_lines=True)

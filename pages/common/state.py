@@ -17,7 +17,9 @@ reproduces a view on a fresh server: ``data`` (benchmark folder), or ``gt`` and
 ``images``; ``sub`` (submission: its name in ``predictions/``, or a path); ``b`` (Compare's
 B); ``task``; ``mods`` (comma list; absent: auto), ``iou``, ``score``, ``fmt``; explorer
 filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags), ``cat``,
-``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``. Paths are
+``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``; the
+gallery's ``g*`` parameters (:func:`gallery_params`); ``ann`` (the Annotation page's
+annotation). Paths are
 relative to the app folder or absolute, and must lie in the data roots. A dataset in a link
 that is missing or outside the roots is an error on every page (:func:`link_error`), never
 the demo in its place. A saved view (:mod:`ovearth_core.review`) stores these parameters.
@@ -65,7 +67,7 @@ FILTER_DEFAULTS: dict[str, Any] = {
 GALLERY_DEFAULTS: dict[str, Any] = {
     "gal_selector": "GT boxes", "gal_modality": "bbox", "gal_outcomes": [], "gal_failures": [],
     "gal_categories": [], "gal_polarity": "all", "gal_sizes": [], "gal_iou": (0.0, 1.0),
-    "gal_sort": "worst first", "gal_page": 1,
+    "gal_sort": "worst first", "gal_page": 1, "gal_review_tags": [],
 }
 VIEWER_DEFAULTS: dict[str, Any] = {
     "view_layers": ["GT mask", "predicted mask", "GT HBB", "predicted HBB", "GT OBB",
@@ -160,6 +162,7 @@ def defaults() -> dict[str, Any]:
         "cmp_query": "", "show_analysis": False, "slice_attr": "category",
         "slice_metric": "", "slice_taxonomy": "",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
+        "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
     }
 
 
@@ -214,6 +217,9 @@ def apply_link(params: dict[str, str]) -> None:
         ss["cmp_b_path"] = _linked_file(params["b"], base)
     _apply_options(params)
     _apply_filters(params)
+    _apply_gallery(params)
+    if params.get("ann"):
+        ss["ann_id"] = params["ann"]
 
 
 def _link_problem(path: str, what: str) -> str | None:
@@ -267,6 +273,83 @@ def _apply_filters(params: dict[str, str]) -> None:
         ss["selected"] = {**ss["selected"], ss["task"]: params["q"]}
     if params.get("zoom") in ZOOM_TARGETS:
         ss["view_zoom"] = params["zoom"]
+
+
+# The gallery's link parameters (all prefixed ``g``): gsel (gt, pred, queries), gmod, gout,
+# gtag (failure tags), gcat, gpol, gsize, giou_lo, giou_hi, gsort (worst, smallest,
+# largest), gpage, grtag (review tags). Comma lists like the explorer's.
+GALLERY_SELECTORS = {"gt": "GT boxes", "pred": "predicted boxes", "queries": "queries"}
+GALLERY_SORTS = {"worst": "worst first", "smallest": "smallest first",
+                 "largest": "largest first"}
+_GALLERY_LISTS = (("gout", "gal_outcomes"), ("gtag", "gal_failures"), ("gcat", "gal_categories"),
+                  ("gsize", "gal_sizes"), ("grtag", "gal_review_tags"))
+
+
+def _apply_gallery(params: dict[str, str]) -> None:
+    """Set the gallery's selector, filters, sort and page from a link (values a widget
+    does not offer are dropped by :func:`bind` when the page draws it)."""
+    ss = st.session_state
+    if params.get("gsel") in GALLERY_SELECTORS:
+        ss["gal_selector"] = GALLERY_SELECTORS[params["gsel"]]
+    if params.get("gmod") in ("bbox", "oriented_bbox"):
+        ss["gal_modality"] = params["gmod"]
+    for key, name in _GALLERY_LISTS:
+        if params.get(key):
+            ss[name] = [v for v in params[key].split(",") if v]
+    if params.get("gpol") in ("positive", "negative"):
+        ss["gal_polarity"] = params["gpol"]
+    lo, hi = _float(params.get("giou_lo")), _float(params.get("giou_hi"))
+    if lo is not None or hi is not None:
+        ss["gal_iou"] = (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
+    if params.get("gsort") in GALLERY_SORTS:
+        ss["gal_sort"] = GALLERY_SORTS[params["gsort"]]
+    page = params.get("gpage", "")
+    if page.isdigit() and int(page) >= 1:
+        ss["gal_page"] = int(page)
+
+
+def gallery_params() -> dict[str, str]:
+    """The gallery's own URL parameters (only those not at their default)."""
+    ss = st.session_state
+    d = GALLERY_DEFAULTS
+    out: dict[str, str] = {}
+    if ss["gal_selector"] != d["gal_selector"]:
+        out["gsel"] = next(k for k, v in GALLERY_SELECTORS.items() if v == ss["gal_selector"])
+    if ss["gal_modality"] != d["gal_modality"] and ss["gal_modality"] in ("bbox",
+                                                                          "oriented_bbox"):
+        out["gmod"] = ss["gal_modality"]
+    for key, name in _GALLERY_LISTS:
+        if ss[name]:
+            out[key] = ",".join(ss[name])
+    if ss["gal_polarity"] != "all":
+        out["gpol"] = ss["gal_polarity"]
+    lo, hi = ss["gal_iou"]
+    if (lo, hi) != (0.0, 1.0):
+        out.update(giou_lo=f"{lo:g}", giou_hi=f"{hi:g}")
+    if ss["gal_sort"] != d["gal_sort"]:
+        out["gsort"] = next(k for k, v in GALLERY_SORTS.items() if v == ss["gal_sort"])
+    if int(ss["gal_page"]) != 1:
+        out["gpage"] = str(int(ss["gal_page"]))
+    return out
+
+
+ANNOTATION_PAGE = "pages/6_Annotation.py"
+
+
+def annotation_url(ann_id: str) -> str:
+    """The Annotation page of ``ann_id`` with this session's dataset, submission and
+    options (not the explorer's filters)."""
+    return page_url("Annotation", link_params(filters=False, ann=ann_id))
+
+
+def page_url(page: str, params: dict[str, str]) -> str:
+    """The URL of the app page ``page`` (its URL name, e.g. ``Gallery``) with ``params``;
+    relative when the browser's address is unknown."""
+    from urllib.parse import urlencode
+
+    base = (st.context.url or "").split("?")[0]
+    root = base.rsplit("/", 1)[0] + "/" if base else ""
+    return f"{root}{page}?{urlencode(params)}"
 
 
 def _float(text: str | None) -> float | None:
