@@ -3,8 +3,11 @@ intervals, and a click-through to the explorer filtered to one slice."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
+from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
 from pages.common import analysis_data, data, sidebar, slice_views, state, tags, views
 
@@ -32,11 +35,22 @@ if attribute == "group":
         st.stop()
 b = slice_views.paired_b(run)
 review_tags = tuple(sorted((q, tuple(sorted(t))) for q, t in tags.query_tags(run).items()))
+if attribute == slices.QUERY_FORM:
+    slice_views.query_form_caption()
+    for pred, opts in [(run.pred, run.options), *([b] if b else [])]:
+        if slice_views.form_problems(run, analysis_data.form_evaluations(run.gt, pred, opts),
+                                     Path(pred[0])):
+            st.stop()
 with st.spinner("Slicing…"):
-    table = analysis_data.slices(run.gt, run.pred, run.options, attribute,
-                                 None if taxonomy is None else tuple(sorted(taxonomy.items())),
-                                 review_tags, 1000, 0, b)
+    table = (analysis_data.query_form_slices(run.gt, run.pred, run.options, 1000, 0, b)
+             if attribute == slices.QUERY_FORM else
+             analysis_data.slices(run.gt, run.pred, run.options, attribute,
+                                  None if taxonomy is None else tuple(sorted(taxonomy.items())),
+                                  review_tags, 1000, 0, b))
 state.sync_url()
+if attribute == slices.QUERY_FORM and not table.num_queries:
+    st.info("No annotation has a positive query in all three tasks: nothing to compare.")
+    st.stop()
 st.caption(f"{len(table.values)} slices of {table.num_queries} queries · percentile bootstrap "
            f"over each slice's queries, {table.n_resamples} resamples, seed {table.seed}"
            + (" · a query with several tags is in several slices" if attribute == "tag" else ""))

@@ -1,5 +1,5 @@
 """Cached analyses of the app's pages: score sweep, average precision, error attribution and
-the folder leaderboard, slices.
+the folder leaderboard, slices, the three tasks of one submission (the cross-task view).
 
 Keys follow :mod:`pages.common.data`: file keys ``(path, mtime_ns, size)`` plus options.
 The sweep and AP read the samples loaded *without* a score threshold (every box), so their
@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core.analysis import crosstask
 from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
@@ -170,10 +171,51 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
         seed=seed)
 
 
+def form_evaluations(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                     ) -> dict[str, data.Evaluation]:
+    """The run's submission evaluated on each of the three tasks (cached by
+    :func:`data.evaluate`), all with the modalities the sidebar's task resolved to, so that
+    the forms have the same key metrics."""
+    first = data.evaluate(gt, pred, options)
+    mods = tuple(first.results["config"]["modalities"]) if first.results else options.modalities
+    return {form: data.evaluate(gt, pred, replace(options, task=form, modalities=mods))
+            for form in crosstask.FORMS}
+
+
+def form_problems(evaluations: dict[str, data.Evaluation]) -> list[tuple[str, list[Any]]]:
+    """The forms whose evaluation failed, with their problems."""
+    return [(f, e.problems) for f, e in evaluations.items() if e.problems]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def joined(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+           ) -> dict[str, crosstask.AnnotationJoin]:
+    """:func:`crosstask.join` of the three forms (call after :func:`form_problems` is
+    empty)."""
+    ev = form_evaluations(gt, pred, options)
+    return crosstask.join({f: (e.run.samples, e.rows) for f, e in ev.items()})
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                      n_resamples: int, seed: int,
+                      b: tuple[data.FileKey, data.Options] | None = None,
+                      ) -> slices_.SliceTable:
+    """:func:`slices_.query_form_table` of the three forms (and of B's, when given)."""
+    ev = form_evaluations(gt, pred, options)
+    ev_b = None if b is None else form_evaluations(gt, *b)
+    return slices_.query_form_table(
+        {f: e.results for f, e in ev.items()}, {f: e.run.samples for f, e in ev.items()},
+        None if ev_b is None else {f: e.results for f, e in ev_b.items()},
+        n_resamples=n_resamples, seed=seed)
+
+
 def clear() -> None:
     """Forget every cached analysis (tests)."""
     taxonomy.clear()
     slices.clear()
+    joined.clear()
+    query_form_slices.clear()
     _sweep.clear()
     _average_precision.clear()
     attribution.clear()

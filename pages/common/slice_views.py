@@ -13,7 +13,7 @@ import streamlit as st
 from ovearth_core.analysis import slices
 from ovearth_core.viz import analysis_figures as figs
 
-from . import data, state, views
+from . import analysis_data, data, state, views
 
 if TYPE_CHECKING:
     from .sidebar import Run
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
                     "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
-                    "image_size": "image size (long side)", "tag": "review tag"}
+                    "image_size": "image size (long side)", "tag": "review tag",
+                    slices.QUERY_FORM: "same target, query form (all three tasks)"}
+PICKABLE = (*slices.ATTRIBUTES, slices.QUERY_FORM)
 
 
 def taxonomy_path(gt_path: str) -> str:
@@ -36,8 +38,8 @@ def taxonomy_path(gt_path: str) -> str:
 def pickers() -> str:
     """The attribute picker and the taxonomy field; returns the attribute."""
     cols = st.columns([2, 3])
-    cols[0].selectbox("Slice by", slices.ATTRIBUTES, format_func=ATTRIBUTE_LABELS.get,
-                      **state.bind("slice_attr", slices.ATTRIBUTES))
+    cols[0].selectbox("Slice by", PICKABLE, format_func=ATTRIBUTE_LABELS.get,
+                      **state.bind("slice_attr", PICKABLE))
     cols[1].text_input("Taxonomy JSON (category → group)", **state.bind("slice_taxonomy"),
                        placeholder="default: taxonomy.json beside the ground truth",
                        help="An object {category: group}; used to slice by category group.")
@@ -62,6 +64,23 @@ def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
         views.problems_report(evaluation.problems, Path(run.gt[0]), b_path)
         st.stop()
     return key, options
+
+
+def form_problems(run: Run, evaluations: dict[str, data.Evaluation], pred: Path) -> bool:
+    """Show the validation report of a task that could not be evaluated (``True``: shown)."""
+    for form, problems in analysis_data.form_problems(evaluations):
+        st.error(f"The {state.TASK_LABELS[form]} task of {pred.name} could not be evaluated; "
+                 "the query-form slice needs all three.")
+        views.problems_report(problems, Path(run.gt[0]), pred)
+        return True
+    return False
+
+
+def query_form_caption() -> None:
+    st.caption("Each task's positive queries on the annotations that all three tasks ask "
+               "for (the same targets, named by a category phrase, a referring expression "
+               "or a reasoning question): a drop in one form is the language, not the "
+               "object. One annotation's three results: the Annotation page.")
 
 
 def metric_picker(table: slices.SliceTable) -> str:

@@ -333,9 +333,6 @@ def gallery_params() -> dict[str, str]:
     return out
 
 
-ANNOTATION_PAGE = "pages/6_Annotation.py"
-
-
 def annotation_url(ann_id: str) -> str:
     """The Annotation page of ``ann_id`` with this session's dataset, submission and
     options (not the explorer's filters)."""

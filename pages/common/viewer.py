@@ -128,6 +128,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
         st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
         st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
                 wrap_lines=True)
+        st.markdown(f"[Same object in other tasks ↗]({state.annotation_url(sample.ann_id)})")
         st.caption(f"Image `{sample.image_path}` · {sample.width} × {sample.height} px")
         outlines = [(i["outline"], i["colour"])
                     for key, oriented in (("bbox", False), ("oriented_bbox", True))
