@@ -186,3 +186,46 @@ def test_cli_lists_and_deletes_saved_views(bench: Path, capsys: pytest.CaptureFi
     assert review.main(["delete-view", "--gt", gt, "tiny misses"]) == 0
     assert review.main(["views", "--gt", gt]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_rename_and_delete_views_are_appended_lines_a_script_can_fold(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    review.save_view(path, "a", {"task": "vocabulary"})
+    review.save_view(path, "b", {"task": "referring"})
+    review.rename_view(path, "a", "b")  # replaces the old b
+    review.rename_view(path, "missing", "c")  # renaming nothing changes nothing
+    review.save_view(path, "d", {"task": "reasoning"})
+    review.delete_view(path, "d")
+    before = path.read_text()
+    # Read by a script without this package: fold the lines in order, later ones win.
+    views: dict[str, dict[str, str]] = {}
+    for line in before.splitlines():
+        e = json.loads(line)
+        if e["event"] == "save_view":
+            views[e["name"]] = e["params"]
+        elif e["event"] == "delete_view":
+            views.pop(e["name"], None)
+        elif e["event"] == "rename_view" and e["name"] in views:
+            views[e["new_name"]] = views.pop(e["name"])
+    assert views == {"b": {"task": "vocabulary"}}
+    state = review.load_state(path)
+    assert {n: v.params for n, v in state.views.items()} == views
+    assert [json.loads(x)["event"] for x in before.splitlines()] == [
+        "save_view", "save_view", "rename_view", "rename_view", "save_view", "delete_view"]
+    assert not state.problems
+
+
+def test_a_rename_without_new_name_is_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"v": 1, "ts": "x", "event": "rename_view", "name": "a"}\n')
+    state = review.load_state(path)
+    assert state.num_events == 0 and "new_name" in str(state.problems[0])
+
+
+def test_cli_renames_a_view(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt = str(bench / "ground_truth.json")
+    review.save_view(review.sidecar_for(gt), "tiny misses", {"data": "d"})
+    assert review.main(["rename-view", "--gt", gt, "tiny misses", "tiny (HBB)"]) == 0
+    capsys.readouterr()
+    assert review.main(["views", "--gt", gt]) == 0
+    assert capsys.readouterr().out == "tiny (HBB)\tdata=d\n"
