@@ -139,7 +139,7 @@ def _saved_views(run: Run) -> None:
             new = st.text_input("New name", key="_view_new_name")
             cols = st.columns(2)
             done = None
-            if cols[0].button("Rename", key="_view_rename", disabled=not new.strip()):
+            if cols[0].button("Rename", key="_view_rename") and new.strip():
                 done = tags.rename_view(run, picked, new.strip())
             if cols[1].button("Delete", key="_view_delete"):
                 done = tags.delete_view(run, picked)

@@ -157,7 +157,8 @@ def target_tags(rs: review.ReviewState, target: review.Target) -> frozenset[str]
 
 def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: str,
              done: Callable[[], None] | None) -> None:
-    name = (st.session_state.get(f"{key}_tag") or "").strip()
+    name = (st.session_state.get(f"{key}_new") or st.session_state.get(f"{key}_tag")
+            or "").strip()
     note = st.session_state.get(f"{key}_note", "").strip()
     if not name and not (action == "tag" and note):
         st.session_state["_rv_error"] = "Not saved: choose or type a tag first."
@@ -168,27 +169,29 @@ def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: s
         if action == "tag" and note:
             _write("note", path, target, note)
     st.session_state[f"{key}_note"] = ""
+    st.session_state[f"{key}_new"] = ""
     if done is not None:
         done()
 
 
 def bulk_bar(run: Run, targets: list[review.Target], key: str, what: str,
              done: Callable[[], None] | None = None) -> None:
-    """Tag (or untag) every target of ``targets`` at once: a built-in or free tag (type a
-    new one in the box) and an optional note, one appended event per target and action;
-    ``done`` runs after a write (e.g. to clear the selection)."""
+    """Tag (or untag) every target of ``targets`` at once: a built-in or used tag, or a
+    new free one (typed; it wins over the list), and an optional note, one appended event
+    per target and action; ``done`` runs after a write (e.g. to clear the selection)."""
     path, rs = sidecar(run), current(run)
     show_error()
-    cols = st.columns([2, 3, 1, 1])
-    cols[0].selectbox("Tag", rs.all_tags(), index=None, accept_new_options=True,
-                      placeholder="choose or type a tag", key=f"{key}_tag")
-    cols[1].text_input("Note (optional)", key=f"{key}_note",
+    cols = st.columns([2, 2, 3, 1.2, 1])
+    cols[0].selectbox("Tag", rs.all_tags(), index=None, placeholder="choose a tag",
+                      key=f"{key}_tag")
+    cols[1].text_input("…or a new tag", key=f"{key}_new", placeholder="a free tag")
+    cols[2].text_input("Note (optional)", key=f"{key}_note",
                        placeholder="written on each tagged target")
     chosen = tuple(targets)
-    cols[2].button(f"Tag {len(chosen)} {what}", on_click=_on_bulk,
+    cols[3].button(f"Tag {len(chosen)} {what}", on_click=_on_bulk,
                    args=(path, chosen, "tag", key, done), disabled=not chosen,
                    width="stretch", key=f"{key}_do_tag", type="primary")
-    cols[3].button(f"Untag {len(chosen)}", on_click=_on_bulk,
+    cols[4].button(f"Untag {len(chosen)}", on_click=_on_bulk,
                    args=(path, chosen, "untag", key, done), disabled=not chosen,
                    width="stretch", key=f"{key}_do_untag")
 
