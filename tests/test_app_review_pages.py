@@ -74,7 +74,7 @@ def test_tag_from_the_gallery_persists_and_is_a_filter_result(ds: Dataset) -> No
     assert_ok(at)
     at.selectbox(key="_gal_bulk_tag").set_value("gt_error")
     at.text_input(key="_gal_bulk_note").set_value("the ship is a barge")
-    next(b for b in at.button if b.label == "Tag 1 objects").click().run()
+    next(b for b in at.button if b.label == "Tag 1 object").click().run()
     assert_ok(at)
     path = review.sidecar_for(ds.gt)
     state = review.load_state(path)
@@ -96,7 +96,7 @@ def test_tag_from_the_gallery_persists_and_is_a_filter_result(ds: Dataset) -> No
     at2.multiselect(key="_w_gal_review_tags").set_value(["gt_error"]).run()
     assert_ok(at2)
     assert _tile_ids(at2) == ["ov_000003"]
-    assert "gt_error" in _selects(at2)[0].label
+    assert "gt_error" in _selects(at2)[0].label.replace("\\", "")
     assert at2.query_params["grtag"] in ("gt_error", ["gt_error"])
     at2.multiselect(key="_w_gal_review_tags").set_value(["tiny barge"]).run()
     assert _tile_ids(at2) == ["ov_000006", "ov_000005"]

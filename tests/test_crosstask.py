@@ -77,6 +77,13 @@ def test_joined_numbers_are_the_per_sample_rows(strong) -> None:
                 assert q.bbox_f1 == (row["bbox"]["f1"] if row["bbox"] else None)
                 scores = samples[q.index].pred_box_scores
                 assert q.score == (max(map(float, scores)) if len(scores) else None)
+                # Found: mask IoU, else the best HBB IoU over every GT x prediction pair.
+                if row["seg"]:
+                    primary = row["seg"]["iou"]
+                else:
+                    primary = max((_box_iou(g, p) for g in samples[q.index].gt_boxes
+                                   for p in samples[q.index].pred_boxes), default=0.0)
+                assert q.right == (primary >= 0.5)
 
 
 @pytest.mark.parametrize(("rights", "forms", "expected"), [
@@ -90,6 +97,14 @@ def test_joined_numbers_are_the_per_sample_rows(strong) -> None:
 ])
 def test_verdicts(rights: list[bool], forms: int, expected: str) -> None:
     assert crosstask.verdict(rights, forms) == expected
+
+
+def _box_iou(a, b) -> float:
+    """IoU of two xyxy boxes, by hand."""
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return float(w * h / union) if union > 0 else 0.0
 
 
 def _subset(samples: SampleList, ids: set[str]) -> SampleList:

@@ -8,8 +8,10 @@ question. Negative open-vocabulary queries link an annotation too, but it is not
 target (spec: "not used as target geometry"), so only positive queries join.
 
 :func:`join` groups the evaluated positive queries of each form by annotation; the
-**verdict** of an annotation says where the model failed (a query is *right* when its
-failure tag, :mod:`.diagnose`, is ``ok``):
+**verdict** of an annotation says where the model failed. A query is *right* when it found
+the object: its primary IoU (mask IoU, else best HBB IoU, else best OBB IoU, as the
+explorer's hit/miss outcome of :mod:`.diagnose`) is at least ``diagnose.HIT_IOU`` (0.5), in
+every form alike (an open-vocabulary TP only says something was predicted):
 
 ``right in every query``     every joined query is right;
 ``the object``               no query is right, and at least two forms ask (the model
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..types import TASK_KEYS, Sample
+from .diagnose import HIT_IOU
 
 FORMS: tuple[str, ...] = tuple(TASK_KEYS)  # vocabulary, referring, reasoning
 RIGHT, OBJECT, LANGUAGE, ONE_FORM = ("right in every query", "the object", "the language",
@@ -61,8 +64,15 @@ class FormQuery:
     score: float | None
 
     @property
+    def primary_iou(self) -> float | None:
+        """Mask IoU, else best HBB IoU, else best OBB IoU (``None``: none evaluated)."""
+        return next((v for v in (self.seg_iou, self.bbox_iou, self.obb_iou) if v is not None),
+                    None)
+
+    @property
     def right(self) -> bool:
-        return self.failure == "ok"
+        """Found the object: :attr:`primary_iou` at least ``diagnose.HIT_IOU``."""
+        return (self.primary_iou or 0.0) >= HIT_IOU
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,15 @@ def picker(joined: dict[str, crosstask.AnnotationJoin]) -> str:
     cols = st.columns([2, 3])
     verdicts = [ALL, *(v for v, n in counts.items() if n)]
     chosen = cols[0].selectbox("Verdict", verdicts, key="_ann_verdict",
+                               on_change=lambda: ss.update(ann_id=""),
                                format_func=lambda v: v if v == ALL else f"{v} ({counts[v]})")
     ids = [a for a, j in joined.items() if chosen == ALL or j.verdict == chosen]
     if ss["ann_id"] and ss["ann_id"] not in joined:
         st.warning(f"Annotation {state.code(ss['ann_id'])} has no positive query in any task; "
                    "showing the first annotation instead.")
+    if not ss["ann_id"]:  # first visit or a new verdict: one every task asks for, if any
+        every = crosstask.in_every_form(joined)
+        ss["ann_id"] = next((a for a in every if a in ids), ids[0])
     if ss["ann_id"] in joined and ss["ann_id"] not in ids:
         ids = [ss["ann_id"], *ids]  # a linked annotation stays visible under any filter
     cols[1].selectbox("Annotation", ids, format_func=lambda a: (
@@ -98,5 +102,6 @@ def render(run: Run, evaluations: dict[str, data.Evaluation],
                 url = state.view_url(filters=False, task=form, q=q.query_id)
                 st.markdown(f"**{views.md_text(q.text)}**  \n"
                             f"[{views.md_text(q.query_id)} ↗]({url}) · outcome **{q.outcome}** "
-                            f"· failure **{q.failure}** · {'right' if q.right else 'wrong'}")
+                            f"· failure **{q.failure}** · "
+                            f"{'**found**' if q.right else '**not found**'} (IoU ≥ 0.5)")
                 st.caption(numbers(q))

@@ -139,12 +139,13 @@ def tag_bar(run: Run, page_tiles: list[gallery.Tile], every: list[gallery.Tile])
                    args=([tile_key(t) for t in page_tiles],), width="stretch")
     cols[2].button("Clear selection", on_click=_clear_selection, width="stretch",
                    disabled=not selected)
-    cols[3].caption(f"{len(selected)} tiles selected (tick “select” under a tile; the "
+    cols[3].caption(f"{len(selected)} tile{'s' * (len(selected) != 1)} selected (tick "
+                    "“select” under a tile; the "
                     "selection is kept across pages)")
     chosen = list(dict.fromkeys(targets(task, t)[0 if on == "objects" else 1]
                                 for t in selected))
-    tags.bulk_bar(run, chosen, "_gal_bulk", "objects" if on == "objects" else "queries",
-                  done=_clear_selection)
+    what = ("object", "objects") if on == "objects" else ("query", "queries")
+    tags.bulk_bar(run, chosen, "_gal_bulk", what, done=_clear_selection)
 
 
 def grid(run: Run, shown: list[gallery.Tile]) -> None:
@@ -170,7 +171,7 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
                 key = tile_key(tile)
                 widget = f"_gsel_{ss['gal_sel_gen']}_{key}"
                 line = _tags_line(rs, task, tile)
-                st.checkbox("select" + (f" · 🏷 {views.md_text(line)}" if line else ""),
+                st.checkbox("select" + (f" · tagged **{views.md_text(line)}**" if line else ""),
                             value=key in selected, key=widget, on_change=_on_select,
                             args=(key, widget))
 

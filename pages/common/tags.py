@@ -174,7 +174,7 @@ def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: s
         done()
 
 
-def bulk_bar(run: Run, targets: list[review.Target], key: str, what: str,
+def bulk_bar(run: Run, targets: list[review.Target], key: str, what: tuple[str, str],
              done: Callable[[], None] | None = None) -> None:
     """Tag (or untag) every target of ``targets`` at once: a built-in or used tag, or a
     new free one (typed; it wins over the list), and an optional note, one appended event
@@ -188,7 +188,7 @@ def bulk_bar(run: Run, targets: list[review.Target], key: str, what: str,
     cols[2].text_input("Note (optional)", key=f"{key}_note",
                        placeholder="written on each tagged target")
     chosen = tuple(targets)
-    cols[3].button(f"Tag {len(chosen)} {what}", on_click=_on_bulk,
+    cols[3].button(f"Tag {len(chosen)} {what[len(chosen) != 1]}", on_click=_on_bulk,
                    args=(path, chosen, "tag", key, done), disabled=not chosen,
                    width="stretch", key=f"{key}_do_tag", type="primary")
     cols[4].button(f"Untag {len(chosen)}", on_click=_on_bulk,
