@@ -119,6 +119,10 @@ def explorer_filters(attribute: str, value: str, taxonomy: dict[str, str] | None
 def click_through(table: slices.SliceTable, taxonomy: dict[str, str] | None,
                   categories: list[str]) -> None:
     """A slice picker and a button opening the explorer filtered to that slice."""
+    if table.attribute == slices.QUERY_FORM:
+        st.page_link("pages/6_Annotation.py", label="One annotation's three results side by "
+                     "side: the Annotation page →")
+        return
     links = {v.value: f for v in table.values
              if (f := explorer_filters(table.attribute, v.value, taxonomy, categories))}
     if not links:
