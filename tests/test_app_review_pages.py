@@ -134,12 +134,28 @@ def test_a_gallery_link_reproduces_the_same_tiles(ds: Dataset) -> None:
     assert shown == ["ov_000005", "ov_000001"]
 
 
-def test_gallery_page_number_is_in_the_link(ds: Dataset) -> None:
-    at = _page(ds, GALLERY, gal_page=1)
-    at.session_state["gal_page"] = 3  # clamped to the one page there is
+def test_gallery_page_number_is_in_the_link(demo: Path) -> None:
+    at = app_on(None, TIMEOUT, gt_path=str(demo / "ground_truth.json"), images_dir=str(demo),
+                pred_path=str(demo / "predictions" / "box_detector.json")).run()
+    at.switch_page(GALLERY)
     at.run()
-    assert at.session_state["gal_page"] == 1
-    assert "gpage" not in at.query_params
+    first = _tile_ids(at)
+    assert "gpage" not in at.query_params  # page 1 is the default
+    at.number_input(key="_w_gal_page").set_value(2).run()
+    assert_ok(at)
+    second = _tile_ids(at)
+    assert len(second) == 48 and second != first
+    params = {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
+    assert params["gpage"] == "2"
+    _restart()
+    fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                              default_timeout=TIMEOUT)
+    fresh.query_params.update(params)
+    fresh.run()
+    fresh.switch_page(GALLERY)
+    fresh.run()
+    assert_ok(fresh)
+    assert _tile_ids(fresh) == second
 
 
 def test_tag_from_compare(ds: Dataset) -> None:
