@@ -270,3 +270,15 @@ def test_slices_by_query_form(demo: Path) -> None:
                   for r in doc["tasks"][k]) for k in KEYS.values()]
     assert list(frame["queries"]) == counts
     assert at.get("plotly_chart")
+
+
+def test_a_task_that_cannot_be_evaluated_is_reported_not_a_traceback(ds: Dataset) -> None:
+    doc = json.loads(ds.model_a.read_text())
+    doc["tasks"]["reasoning"][0]["bbox"] = [{"bbox": [1, 2], "score": 0.5}]
+    ds.model_a.write_text(json.dumps(doc))
+    for page, state in ((ANNOTATION, {}), (SLICES, {"slice_attr": "query_form"})):
+        at = _page(ds, page, **state)
+        assert not at.exception, [e.value for e in at.exception]
+        errors = " ".join(e.value for e in at.error)
+        assert "Reasoning task of model_a.json could not be evaluated" in errors, errors
+        assert "`rea_000001`" in errors and "model_a.json" in errors
