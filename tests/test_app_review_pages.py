@@ -91,6 +91,16 @@ def test_tag_from_the_gallery_persists_and_is_a_filter_result(ds: Dataset) -> No
     assert_ok(at)
     assert review.load_state(path).query_tags(OV) == {
         "ov_000003": {"gt_error"}, "ov_000006": {"tiny barge"}, "ov_000005": {"tiny barge"}}
+    # The new tag is a filter option at once (the page is redrawn, not only its tiles).
+    assert "tiny barge" in at.multiselect(key="_w_gal_review_tags").options
+    at.multiselect(key="_w_gal_review_tags").set_value(["tiny barge"]).run()
+    _selects(at)[0].check().run()
+    at.selectbox(key="_gal_bulk_tag").set_value("tiny barge")
+    next(b for b in at.button if b.label == "Untag 1").click().run()
+    assert_ok(at)
+    assert _tile_ids(at) == ["ov_000005"], "an untagged query leaves the filtered gallery"
+    review.tag(path, review.Target(OV, "ov_000006"), "tiny barge")
+    at.multiselect(key="_w_gal_review_tags").set_value([]).run()
     _restart()
     at2 = _page(ds, GALLERY)
     at2.multiselect(key="_w_gal_review_tags").set_value(["gt_error"]).run()

@@ -104,6 +104,22 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
             assert [(t.query_id, t.source, sorted(tags)) for t, tags in state.tags.items()] \
                 == [(query, "gt", ["gt_error"])]
             _shoot(one, tmp_path, "gallery_tagged.png")
+            # A new free tag becomes a filter option at once (the tiles are a fragment; the
+            # filters above them are redrawn after a new tag).
+            _check_tile(one, 2)
+            new_tag = main.locator('[data-testid="stTextInput"]').filter(
+                has=one.get_by_text("…or a new tag", exact=True)).locator("input")
+            new_tag.fill("barge")
+            new_tag.press("Enter")
+            one.wait_for_selector(IDLE, timeout=MS)
+            main.get_by_role("button", name="Tag 1 object").click()
+            one.wait_for_selector(IDLE, timeout=MS)
+            expect(main.locator('[data-testid="stCheckbox"]').filter(
+                has_text="barge")).to_have_count(1, timeout=MS)
+            main.locator('[data-testid="stMultiSelect"]').filter(
+                has=one.get_by_text("Review tag", exact=True)).locator("input").click()
+            expect(one.get_by_role("option", name="barge")).to_be_visible(timeout=MS)
+            one.keyboard.press("Escape")
             two = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
             two.goto(f"{server.url}/Gallery?grtag=gt_error")
             _settle(two, "tiles · showing 1–")

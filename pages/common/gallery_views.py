@@ -124,6 +124,11 @@ def _clear_selection() -> None:
     st.session_state["gal_sel_gen"] += 1
 
 
+def _after_tagging() -> None:
+    _clear_selection()
+    st.session_state["_gal_tagged"] = True
+
+
 def tag_bar(run: Run, page_tiles: list[gallery.Tile], every: list[gallery.Tile]) -> None:
     """Tag the selected tiles (their objects or their queries) with one tag and a note."""
     ss = st.session_state
@@ -145,7 +150,7 @@ def tag_bar(run: Run, page_tiles: list[gallery.Tile], every: list[gallery.Tile])
     chosen = list(dict.fromkeys(targets(task, t)[0 if on == "objects" else 1]
                                 for t in selected))
     what = ("object", "objects") if on == "objects" else ("query", "queries")
-    tags.bulk_bar(run, chosen, "_gal_bulk", what, done=_clear_selection)
+    tags.bulk_bar(run, chosen, "_gal_bulk", what, done=_after_tagging)
 
 
 def grid(run: Run, shown: list[gallery.Tile]) -> None:
@@ -180,6 +185,12 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
 def tiles_fragment(run: Run, shown: list[gallery.Tile]) -> None:
     """Tag bar, pager and grid: turning a page or tagging reruns only this part (not the
     sidebar and filters)."""
+    ss = st.session_state
+    if ss.pop("_rv_new_tag_made", False) or (ss.pop("_gal_tagged", False)
+                                             and ss["gal_review_tags"]):
+        # A new tag, or tags changed under the review-tag filter: the filters and the tile
+        # list (outside this fragment) must be drawn again.
+        st.rerun(scope="app")
     page_tiles = gallery.page(shown, pager(len(shown)))
     state.sync_url(**state.gallery_params())
     tag_bar(run, page_tiles, shown)

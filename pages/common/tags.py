@@ -156,13 +156,15 @@ def target_tags(rs: review.ReviewState, target: review.Target) -> frozenset[str]
 
 
 def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: str,
-             done: Callable[[], None] | None) -> None:
+             done: Callable[[], None] | None, current_tags: tuple[str, ...]) -> None:
     name = (st.session_state.get(f"{key}_new") or st.session_state.get(f"{key}_tag")
             or "").strip()
     note = st.session_state.get(f"{key}_note", "").strip()
     if not name and not (action == "tag" and note):
         st.session_state["_rv_error"] = "Not saved: choose or type a tag first."
         return
+    if name and name not in current_tags:
+        st.session_state["_rv_new_tag_made"] = True  # the page's tag lists must grow
     for target in targets:
         if name:
             _write(action, path, target, name)
@@ -189,10 +191,12 @@ def bulk_bar(run: Run, targets: list[review.Target], key: str, what: tuple[str, 
                        placeholder="written on each tagged target")
     chosen = tuple(targets)
     cols[3].button(f"Tag {len(chosen)} {what[len(chosen) != 1]}", on_click=_on_bulk,
-                   args=(path, chosen, "tag", key, done), disabled=not chosen,
+                   args=(path, chosen, "tag", key, done, tuple(rs.all_tags())),
+                   disabled=not chosen,
                    width="stretch", key=f"{key}_do_tag", type="primary")
     cols[4].button(f"Untag {len(chosen)}", on_click=_on_bulk,
-                   args=(path, chosen, "untag", key, done), disabled=not chosen,
+                   args=(path, chosen, "untag", key, done, tuple(rs.all_tags())),
+                   disabled=not chosen,
                    width="stretch", key=f"{key}_do_untag")
 
 
