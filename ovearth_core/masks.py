@@ -265,13 +265,22 @@ def intersection_area(a: Rle | None, b: Rle | None) -> int:
 
 
 def union(rles: Sequence[Rle | None]) -> Rle | None:
-    """Pixel union of equal-sized masks; ``None`` when all are empty."""
-    present = [r for r in rles if r is not None]
-    if not present:
+    """Pixel union of equal-sized masks; ``None`` when all are empty (one mask: itself).
+
+    Merged in pairs, level by level: pycocotools merges a list one mask at a time into a
+    growing result, quadratic for the thousands of rows a query may have (spec: duplicate
+    rows are merged by pixel union); pairwise, each level reads every run once, so the
+    time is the total run count times log2 of the number of masks. The result's runs do
+    not depend on the order (pycocotools returns the union's canonical runs).
+    """
+    level = [r for r in rles if r is not None]
+    if not level:
         return None
-    if len(present) == 1:
-        return present[0]
-    return cocomask.merge(present, intersect=False)
+    while len(level) > 1:
+        pairs = [cocomask.merge(level[k:k + 2], intersect=False)
+                 for k in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 def decode(rle: Rle) -> npt.NDArray[np.uint8]:

@@ -282,6 +282,26 @@ def test_area_intersection_union_against_numpy() -> None:
             np.testing.assert_array_equal(cocomask.decode(merged), a | b)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 9), st.integers(0, 2**32 - 1), st.integers(0, 40))
+def test_union_of_many_masks_against_numpy(h: int, w: int, seed: int, n: int) -> None:
+    """The pairwise merge (any count, odd or even, with empty masks among them) is the
+    pixel OR of the pycocotools-decoded masks."""
+    rng = np.random.default_rng(seed)
+    arrays = [_random_mask(rng, h, w) for _ in range(n)]
+    rles = [None if not a.any() or k % 5 == 0 else masks.parse_rle(
+        {"size": [h, w], "counts": refs.runs_of(a)})[0] for k, a in enumerate(arrays)]
+    expected = np.zeros((h, w), dtype=np.uint8)
+    for a, rle in zip(arrays, rles, strict=True):
+        if rle is not None:
+            expected |= a
+    merged = masks.union(rles)
+    if not expected.any():
+        assert merged is None
+    else:
+        np.testing.assert_array_equal(cocomask.decode(merged), expected)
+
+
 def test_empty_mask_statistics() -> None:
     rle, _ = masks.parse_rle({"size": [2, 3], "counts": [2, 1, 3]})
     assert masks.area(None) == 0
