@@ -9,6 +9,11 @@ returns a blank canvas of the annotation's size and a notice saying why.
 Images larger than ``DISPLAY_MAX_SIDE`` are drawn downscaled; so that zooming
 onto a small object still shows its real pixels, :func:`detail_crop` cuts a
 full-resolution window around the view from :func:`load_source_rgb`.
+
+Memory: beyond Pillow's decoded image at the file's own depth (PNG and TIFF decode whole;
+2 bytes a pixel for 16 bits), the stretch, the reduction and a window's RGB run strip by
+strip (:class:`_Pixels`), so a 10,000 x 10,000 16-bit image is displayed without any
+full-resolution RGB or float copy.
 """
 
 from __future__ import annotations
