@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -236,3 +237,25 @@ def test_strips_give_the_pixels_of_the_whole_image_path(
     np.testing.assert_array_equal(
         window.rgb, full[top:top + window.rgb.shape[0], left:left + window.rgb.shape[1]])
     assert window.rgb.shape[:2] == (h - 2 - top, math.ceil(w / 2) - left)
+
+
+def test_sixteen_bit_display_allocates_a_bounded_amount(tmp_path: Path) -> None:
+    """A 5000 x 2000 16-bit image: the old decode allocated its float copies (over 300 MB,
+    traced here as well); strip by strip, the arrays made stay within the display size and
+    a few strips (under 40 MB; Pillow's own decoded image is not traced)."""
+    rng = np.random.default_rng(0)
+    h, w = 2000, 5000
+    pixels = (np.linspace(0, 60000, w)[None, :] + rng.normal(0, 500, (h, w))).clip(0, 65535)
+    Image.fromarray(pixels.astype(np.uint16)).save(tmp_path / "wide16.png")
+    del pixels
+    peaks = []
+    for decode in (lambda: images.read_rgb8(tmp_path / "wide16.png"),
+                   lambda: _old_read_rgb8(tmp_path / "wide16.png", images.DISPLAY_MAX_SIDE)):
+        tracemalloc.start()
+        try:
+            rgb, _ = decode()
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert rgb.shape == (819, 2048, 3)
+    assert peaks[0] < 40 * 2**20 < 8 * h * w < peaks[1]

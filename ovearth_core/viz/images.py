@@ -162,8 +162,8 @@ def _band_limits(band: npt.NDArray[np.generic]) -> tuple[float, float] | None:
     return float(low), float(high)
 
 
-# Pixels stretched at a time: the float temporaries take some 50 bytes per pixel.
-_STRIP_PIXELS = 1 << 20
+# Pixels stretched at a time (the float temporaries take some 50 bytes per pixel).
+_STRIP_PIXELS = 1 << 18
 
 
 def _linear_percentiles(n: int, value_at: Callable[[int], float]) -> tuple[float, float]:
