@@ -13,7 +13,8 @@ operation, and a digest of the result, so that the two sides are checked to agre
   image, loaded with ``load_samples``;
 - the compressed-RLE pre-check (``parse_rle``) of one valid string of N characters;
 - the display decode (``load_display_image``) and one gallery window (``load_region``)
-  of a 10,000 x 10,000 16-bit PNG, the pixel cap;
+  of a 10,000 x 10,000 16-bit PNG, the pixel cap, and the display of a 6,000 x 6,000
+  float32 TIFF;
 - with ``--images DIR`` (default: the full-scale synthetic data's images, when present):
   the ordinary case, CPU time of the display and full-resolution decodes of its large
   8-bit JPEGs and PNGs (must not be slower).
@@ -82,14 +83,15 @@ _report(seconds, f"{{size}} area {{masks.area(rle)}}", before)
 
 IMAGE = '''
 from ovearth_core.viz import images
-folder, op = {folder!r}, {op!r}
+folder, op, name, side = {folder!r}, {op!r}, {name!r}, {side}
 before = _status("VmRSS")
 start = time.perf_counter()
 if op == "display":
-    out = images.load_display_image(folder, "big16.png", 10000, 10000)
+    out = images.load_display_image(folder, name, side, side)
     assert out.notice is None, out.notice
 else:
-    out = images.load_region(folder, "big16.png", 10000, 10000, (5000, 5000, 5200, 5200))
+    out = images.load_region(folder, name, side, side, (side / 2, side / 2, side / 2 + 200,
+                                                         side / 2 + 200))
 seconds = time.perf_counter() - start
 _report(seconds, hashlib.sha256(out.rgb.tobytes()).hexdigest()[:16], before)
 '''
@@ -124,6 +126,10 @@ rows = np.linspace(500, 50000, side)[:, None]
 img = (rows + np.linspace(0, 9000, side)[None, :]).astype(np.uint16)
 img[::7, ::5] += rng.integers(0, 400, img[::7, ::5].shape, dtype=np.uint16)
 Image.fromarray(img).save(sys.argv[1])
+side = 6000
+values = rng.normal(0.2, 0.05, (side, side)).astype(np.float32)
+values[::97, ::89] = np.nan
+Image.fromarray(values).save(sys.argv[2])
 '''
 
 
@@ -172,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(name)
         old, new = _baseline(tmp), ROOT
         subprocess.run([sys.executable, "-c", "import sys\n" + MAKE_IMAGE,
-                        str(tmp / "big16.png")], check=True, cwd=tmp)
+                        str(tmp / "big16.png"), str(tmp / "float32.tif")], check=True, cwd=tmp)
         for rows in (dup_rows,):
             code = DUPLICATES.format(n=rows)
             _row(f"{rows:,} duplicate rows of one query", "linear",
@@ -190,9 +196,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"|   {label}: peak above the RSS with the string | — | "
                   f"{extra:,.0f} MB = {extra * 2**20 / rle_chars:.1f} bytes per character "
                   "| | | |")
-        for op, label in (("display", "display of a 10,000² 16-bit PNG"),
-                          ("region", "gallery window (200² px) of it")):
-            code = IMAGE.format(folder=str(tmp), op=op)
+        for op, name, side, label in (
+                ("display", "big16.png", 10_000, "display of a 10,000² 16-bit PNG"),
+                ("region", "big16.png", 10_000, "gallery window (200² px) of it"),
+                ("display", "float32.tif", 6_000, "display of a 6,000² float32 TIFF (NaNs)")):
+            code = IMAGE.format(folder=str(tmp), op=op, name=name, side=side)
             _row(label, "bounded by the display", _child(code, old, tmp),
                  _child(code, new, tmp))
         if args.images.is_dir():

@@ -166,18 +166,20 @@ def _band_limits(band: npt.NDArray[np.generic]) -> tuple[float, float] | None:
 _STRIP_PIXELS = 1 << 18
 
 
-def _linear_percentiles(n: int, value_at: Callable[[int], float]) -> tuple[float, float]:
+def _linear_percentiles(n: int, values_at: Callable[[list[int]], list[float]]
+                        ) -> tuple[float, float]:
     """numpy's default ("linear") 2nd and 98th percentiles of ``n`` values, from
-    ``value_at(k)``, the ``k``-th smallest; the same float operations as ``np.percentile``
-    so that the stretch is the one of a whole-array call."""
+    ``values_at(ranks)``, the values of those ranks (0: the smallest); the same float
+    operations as ``np.percentile``, so that the stretch is the one of a whole-array call."""
     q = np.true_divide(np.array([2.0, 98.0]), 100)
     virtual = n * q + (1 + q * (1 - 1 - 1)) - 1
     below = np.floor(virtual)
     above = below + 1
     top = virtual >= n - 1
     below[top] = above[top] = n - 1
-    a = np.array([float(value_at(int(k))) for k in below])
-    b = np.array([float(value_at(int(k))) for k in above])
+    ranks = [int(k) for k in (*below, *above)]
+    found = values_at(ranks)
+    a, b = np.array(found[:2], dtype=np.float64), np.array(found[2:], dtype=np.float64)
     t = virtual - below
     diff = b - a
     out = np.add(a, diff * t)
@@ -221,8 +223,10 @@ class _Pixels:
             if not counts.any():
                 return None
             ends = np.cumsum(counts)
-            return _linear_percentiles(
-                int(ends[-1]), lambda k: int(np.searchsorted(ends, k, side="right")) + offset)
+            return _linear_percentiles(int(ends[-1]), lambda ks: (
+                np.searchsorted(ends, ks, side="right") + offset).tolist())
+        if dtype.itemsize == 4:
+            return self._radix_limits(band, dtype)
         values = np.empty(self.width * self.height, dtype=dtype)
         n = 0
         for strip in self._band_strips(band):
@@ -233,11 +237,55 @@ class _Pixels:
             return None
         values = values[:n]
 
-        def value_at(k: int) -> float:
-            values.partition(k)  # in place: the buffer is this function's own
-            return float(values[k])
+        def values_at(ks: list[int]) -> list[float]:
+            values.partition(ks)  # in place: the buffer is this function's own
+            return [float(values[k]) for k in ks]
 
-        return _linear_percentiles(n, value_at)
+        return _linear_percentiles(n, values_at)
+
+    def _radix_limits(self, band: int, dtype: np.dtype) -> tuple[float, float] | None:
+        """Percentiles of 32-bit values in two counting passes (no copy of the band): the
+        values as order-preserving 32-bit keys, counted by their high 16 bits, then, in the
+        bins holding the wanted ranks, by their low 16 bits."""
+        sign = np.uint32(1 << 31)
+
+        def keys() -> Iterator[npt.NDArray[np.uint32]]:
+            for strip in self._band_strips(band):
+                if dtype.kind == "f":
+                    bits = strip[np.isfinite(strip)].view(np.uint32)
+                    yield np.where(bits & sign, ~bits, bits | sign)
+                else:
+                    yield strip.view(np.uint32) ^ sign if dtype.kind == "i" else strip.view(
+                        np.uint32)
+
+        high = np.zeros(1 << 16, dtype=np.int64)
+        for key in keys():
+            high += np.bincount(key >> 16, minlength=high.size)
+        n = int(high.sum())
+        if n == 0:
+            return None
+        high_ends = np.cumsum(high)
+
+        def values_at(ks: list[int]) -> list[float]:
+            bins = np.searchsorted(high_ends, ks, side="right").tolist()
+            low = {b: np.zeros(1 << 16, dtype=np.int64) for b in bins}
+            for key in keys():
+                top = key >> 16
+                for b, counts in low.items():
+                    counts += np.bincount(key[top == b] & 0xFFFF, minlength=counts.size)
+            out = []
+            for k, b in zip(ks, bins, strict=True):
+                rank = k - (int(high_ends[b - 1]) if b else 0)
+                found = np.uint32((b << 16) | int(np.searchsorted(np.cumsum(low[b]), rank,
+                                                                  side="right")))
+                if dtype.kind == "f":
+                    found = found ^ sign if found & sign else ~found
+                elif dtype.kind == "i":
+                    found = found ^ sign
+                out.append(float(np.array([found], dtype=np.uint32).view(dtype)[0]))
+            return out
+
+        return _linear_percentiles(n, values_at)
 
     def rgb(self, box: tuple[int, int, int, int] | None = None) -> RGB8:
         """8-bit RGB of the window ``box = (left, top, right, bottom)`` (default: all)."""
