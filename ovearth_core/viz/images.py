@@ -190,7 +190,8 @@ def _linear_percentiles(n: int, values_at: Callable[[list[int]], list[float]]
 class _Pixels:
     """A loaded Pillow image, turned into 8-bit RGB window by window with the stretch of
     the whole image (:func:`stretch_to_rgb8`'s percentiles, computed strip by strip: a
-    histogram for integers of up to 16 bits, else the finite values at their own dtype)."""
+    histogram for integers of up to 16 bits, two counting passes for 32-bit values, else
+    the finite values copied at their own dtype)."""
 
     def __init__(self, img: Image.Image):
         self.img = img
@@ -248,9 +249,11 @@ class _Pixels:
         values as order-preserving 32-bit keys, counted by their high 16 bits, then, in the
         bins holding the wanted ranks, by their low 16 bits."""
         sign = np.uint32(1 << 31)
+        dtype = dtype.newbyteorder("=")
 
         def keys() -> Iterator[npt.NDArray[np.uint32]]:
-            for strip in self._band_strips(band):
+            for raw in self._band_strips(band):
+                strip = np.ascontiguousarray(raw, dtype=dtype)
                 if dtype.kind == "f":
                     bits = strip[np.isfinite(strip)].view(np.uint32)
                     yield np.where(bits & sign, ~bits, bits | sign)
