@@ -190,6 +190,8 @@ def _write(path: Path, kind: str, h: int, w: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     if kind == "uint16":
         Image.fromarray(rng.gamma(2.0, 3000, (h, w)).clip(0, 65535).astype(np.uint16)).save(path)
+    elif kind == "uint16_big_endian":
+        Image.fromarray(rng.gamma(2.0, 3000, (h, w)).clip(0, 65535).astype(">u2")).save(path)
     elif kind == "uint16_constant":
         Image.fromarray(np.full((h, w), 7, np.uint16)).save(path)
     elif kind == "int32":
@@ -210,8 +212,8 @@ def _write(path: Path, kind: str, h: int, w: int, seed: int) -> None:
         Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)).save(path)
 
 
-KINDS = {"uint16": "png", "uint16_constant": "png", "int32": "tif", "float": "tif",
-         "float_nan": "tif", "rgba": "png", "palette": "png", "rgb": "png", "jpeg": "jpg"}
+KINDS = {"uint16": "png", "uint16_big_endian": "tif", "uint16_constant": "png",
+         "int32": "tif", "float": "tif", "float_nan": "tif", "rgba": "png", "palette": "png", "rgb": "png", "jpeg": "jpg"}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
