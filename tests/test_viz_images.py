@@ -213,7 +213,8 @@ def _write(path: Path, kind: str, h: int, w: int, seed: int) -> None:
 
 
 KINDS = {"uint16": "png", "uint16_big_endian": "tif", "uint16_constant": "png",
-         "int32": "tif", "float": "tif", "float_nan": "tif", "rgba": "png", "palette": "png", "rgb": "png", "jpeg": "jpg"}
+         "int32": "tif", "float": "tif", "float_nan": "tif", "rgba": "png", "palette": "png",
+         "rgb": "png", "jpeg": "jpg"}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
