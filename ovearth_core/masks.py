@@ -160,7 +160,7 @@ def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
 
     Returns ``{string: (sum of runs, sum of odd runs)}`` for the strings that
     decode to non-negative runs; strings left out are invalid and get their
-    precise error from :func:`compressed_counts`. Same reading as
+    precise error from :func:`compressed_totals`. Same reading as
     :func:`compressed_counts`: value groups are kept inside their string and
     the two delta chains (odd runs, even runs from the third on) restart per string.
     """
