@@ -65,6 +65,8 @@ class GroundTruth:
 class _Prediction:
     mask: Rle | None = None
     mask_size: tuple[int, int] = (0, 0)
+    # Non-empty masks of the query's rows, in row order, until their union becomes ``mask``.
+    row_masks: list[Rle] = field(default_factory=list)
     # Kept boxes of each of the query's rows, in row order (non-empty arrays only).
     boxes: list[np.ndarray] = field(default_factory=list)
     box_scores: list[np.ndarray] = field(default_factory=list)
@@ -445,6 +447,8 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
     for stage, column in enumerate(columns.values(), start=2):
         _file_boxes(column, stage, f"tasks.{task_key}", found, score_threshold, bbox_format)
     found.raise_if_any()
+    for pred in preds.values():  # once per query: merging row by row is quadratic
+        pred.mask, pred.row_masks = masks.union(pred.row_masks), []
     return preds
 
 
@@ -470,7 +474,8 @@ def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], wher
                   list(size), qid)
         return
     pred.mask_size = size
-    pred.mask = masks.union([pred.mask, rle])
+    if rle is not None:
+        pred.row_masks.append(rle)
 
 
 def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProblems,

@@ -17,7 +17,7 @@ prediction (``null``, a missing field, an all-zero mask, or the
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,44 +58,101 @@ def compressed_counts(counts: str) -> npt.NDArray[np.int64]:
     Mirrors ``rleFrString`` of pycocotools (LEB128-like 5-bit groups offset by
     48, a sign bit, and deltas against the run two places back from the fourth
     run on) so that malformed strings are rejected before pycocotools sees them.
+    Decoded :data:`_SCAN_CHARS` characters at a time: the memory is the result (8 bytes
+    per run) and a constant, whatever the length of the string.
 
     Raises:
         FieldError: on characters outside the alphabet, a truncated value or a
             value too large for any mask within the pixel cap.
     """
+    out = np.empty(_check_compressed(counts), dtype=np.int64)
+    for first, runs in _pieces_of_runs(counts):
+        out[first:first + runs.size] = runs
+    return out
+
+
+def compressed_totals(counts: str) -> tuple[int, int]:
+    """``(sum of runs, foreground area)`` of a compressed string, in constant memory
+    beyond the string (as :func:`compressed_counts`, whose errors it raises, and one more:
+    a negative run length)."""
+    _check_compressed(counts)
+    total = area_ = 0
+    for first, runs in _pieces_of_runs(counts):
+        if (runs < 0).any():
+            raise FieldError(".counts", "non-negative run lengths", "<a negative run length>")
+        total += int(runs.sum())
+        area_ += int(runs[1 - first % 2::2].sum())
+    return total, area_
+
+
+# Characters decoded at a time: the numpy temporaries take some 80 bytes per character.
+_SCAN_CHARS = 1 << 18
+_ALPHABET = "a COCO compressed RLE string (characters '0' to 'o')"
+_MORE = 48 + 0x20  # characters from 'P' on continue their value
+
+
+def _check_compressed(counts: str) -> int:
+    """Check the characters and value lengths of a compressed string (first problem in the
+    order: a non-ASCII character, one outside the alphabet, a truncated last value, a value
+    of more than six characters); returns the number of values."""
+    n = len(counts)
+    step = _SCAN_CHARS
     if not counts.isascii():
-        pos = next(i for i, ch in enumerate(counts) if not ch.isascii())
-        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
-                         f"<character {counts[pos]!r} at position {pos}>")
-    raw = np.frombuffer(counts.encode("ascii"), dtype=np.uint8)
-    if raw.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    c = raw.astype(np.int64) - 48
-    bad = (c < 0) | (c > 63)
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
-                         f"<character {counts[pos]!r} at position {pos}>")
-    more = (c & 0x20) != 0
-    if more[-1]:
+        lo = next(lo for lo in range(0, n, step) if not counts[lo:lo + step].isascii())
+        pos = lo + next(i for i, ch in enumerate(counts[lo:lo + step]) if not ch.isascii())
+        raise FieldError(".counts", _ALPHABET, f"<character {counts[pos]!r} at position {pos}>")
+    values = 0
+    for lo in range(0, n, step):
+        raw = np.frombuffer(counts[lo:lo + step].encode("ascii"), dtype=np.uint8)
+        outside = (raw < 48) | (raw > 111)
+        if outside.any():
+            pos = lo + int(np.argmax(outside))
+            raise FieldError(".counts", _ALPHABET,
+                             f"<character {counts[pos]!r} at position {pos}>")
+        values += int(np.count_nonzero(raw < _MORE))
+    if n and ord(counts[-1]) >= _MORE:
         raise FieldError(".counts", "a complete COCO compressed RLE string",
                          "<a string whose last value is truncated>")
-    ends = np.flatnonzero(~more)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts + 1
-    if lengths.max() > _MAX_CHARS_PER_VALUE:
-        raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
-                         "<an encoded value too large for any valid mask>")
-    group = np.repeat(np.arange(ends.size), lengths)
-    k = np.arange(c.size) - starts[group]
-    vals = np.add.reduceat((c & 0x1F) << (5 * k), starts)
-    negative = (c[ends] & 0x10) != 0
-    vals[negative] |= -(np.int64(1) << (5 * lengths[negative]))
-    runs = vals.copy()
-    runs[1::2] = np.cumsum(vals[1::2])
-    if runs.size > 2:
-        runs[2::2] = np.cumsum(vals[2::2])
-    return runs
+    # The last character ends a value, so six continuing characters in a row always
+    # belong to a value of seven or more.
+    for lo in range(0, n, step):
+        raw = np.frombuffer(counts[lo:lo + step + _MAX_CHARS_PER_VALUE - 1].encode("ascii"),
+                            dtype=np.uint8)
+        if raw.size >= _MAX_CHARS_PER_VALUE and np.lib.stride_tricks.sliding_window_view(
+                raw >= _MORE, _MAX_CHARS_PER_VALUE).all(axis=1).any():
+            raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
+                             "<an encoded value too large for any valid mask>")
+    return values
+
+
+def _pieces_of_runs(counts: str) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+    """``(index of the first run, runs)`` of a checked string, piece by piece; each piece
+    ends with a complete value, and the two delta chains carry over."""
+    lo, n, first = 0, len(counts), 0
+    chains = [0, 0]  # last odd run; last even run from the third on
+    while lo < n:
+        c = np.frombuffer(counts[lo:lo + _SCAN_CHARS].encode("ascii"),
+                          dtype=np.uint8).astype(np.int64) - 48
+        more = (c & 0x20) != 0
+        if lo + c.size < n:
+            c = c[:c.size - int(np.argmax(~more[::-1]))]
+            more = more[:c.size]
+        lo += c.size
+        ends = np.flatnonzero(~more)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        lengths = ends - starts + 1
+        k = np.arange(c.size) - np.repeat(starts, lengths)
+        runs = np.add.reduceat((c & 0x1F) << (5 * k), starts)
+        negative = (c[ends] & 0x10) != 0
+        runs[negative] |= -(np.int64(1) << (5 * lengths[negative]))
+        index = first + np.arange(runs.size)
+        for parity, chain in ((1, index % 2 == 1), (0, (index % 2 == 0) & (index >= 2))):
+            if chain.any():
+                summed = np.cumsum(runs[chain]) + chains[parity]
+                runs[chain] = summed
+                chains[parity] = int(summed[-1])
+        yield first, runs
+        first += runs.size
 
 
 def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
@@ -103,14 +160,21 @@ def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
 
     Returns ``{string: (sum of runs, sum of odd runs)}`` for the strings that
     decode to non-negative runs; strings left out are invalid and get their
-    precise error from :func:`compressed_counts`. Same reading as
+    precise error from :func:`compressed_totals`. Same reading as
     :func:`compressed_counts`: value groups are kept inside their string and
     the two delta chains (odd runs, even runs from the third on) restart per string.
     """
     strings = [t for t in dict.fromkeys(strings) if t and t.isascii()]
     out: dict[str, tuple[int, int]] = {}
-    # In slices of about _STATS_CHARS characters: the temporaries take some 40 bytes per
-    # character, which would be gigabytes for a land-cover benchmark's masks at once.
+    for text in (t for t in strings if len(t) > _SCAN_CHARS):
+        try:
+            out[text] = compressed_totals(text)
+        except FieldError:
+            pass  # left out: parse_rle reports it
+    strings = [t for t in strings if len(t) <= _SCAN_CHARS]
+    # In slices of about _STATS_CHARS characters (long strings are read piece by piece
+    # above): the temporaries take some 80 bytes per character, which would be gigabytes
+    # for a land-cover benchmark's masks at once.
     start, size = 0, 0
     for end, text in enumerate(strings, start=1):
         size += len(text)
@@ -120,7 +184,7 @@ def compressed_stats(strings: Sequence[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
-_STATS_CHARS = 1 << 22
+_STATS_CHARS = 1 << 20
 
 
 def _compressed_stats(strings: list[str]) -> dict[str, tuple[int, int]]:
@@ -224,11 +288,7 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
     elif isinstance(counts, str):
         known = stats.get(counts) if stats is not None else None
         if known is None:
-            runs = compressed_counts(counts)
-            if (runs < 0).any():
-                raise FieldError(".counts", "non-negative run lengths",
-                                 "<a negative run length>")
-            known = int(runs.sum()), int(runs[1::2].sum())
+            known = compressed_totals(counts)
         total, foreground = known
         if total != h * w:
             raise FieldError(".counts", f"run lengths summing to height*width = {h * w}",
@@ -265,13 +325,22 @@ def intersection_area(a: Rle | None, b: Rle | None) -> int:
 
 
 def union(rles: Sequence[Rle | None]) -> Rle | None:
-    """Pixel union of equal-sized masks; ``None`` when all are empty."""
-    present = [r for r in rles if r is not None]
-    if not present:
+    """Pixel union of equal-sized masks; ``None`` when all are empty (one mask: itself).
+
+    Merged in pairs, level by level: pycocotools merges a list one mask at a time into a
+    growing result, quadratic for the thousands of rows a query may have (spec: duplicate
+    rows are merged by pixel union); pairwise, each level reads every run once, so the
+    time is the total run count times log2 of the number of masks. The result's runs do
+    not depend on the order (pycocotools returns the union's canonical runs).
+    """
+    level = [r for r in rles if r is not None]
+    if not level:
         return None
-    if len(present) == 1:
-        return present[0]
-    return cocomask.merge(present, intersect=False)
+    while len(level) > 1:
+        pairs = [cocomask.merge(level[k:k + 2], intersect=False)
+                 for k in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 def decode(rle: Rle) -> npt.NDArray[np.uint8]:

@@ -282,6 +282,26 @@ def test_area_intersection_union_against_numpy() -> None:
             np.testing.assert_array_equal(cocomask.decode(merged), a | b)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 9), st.integers(0, 2**32 - 1), st.integers(0, 40))
+def test_union_of_many_masks_against_numpy(h: int, w: int, seed: int, n: int) -> None:
+    """The pairwise merge (any count, odd or even, with empty masks among them) is the
+    pixel OR of the pycocotools-decoded masks."""
+    rng = np.random.default_rng(seed)
+    arrays = [_random_mask(rng, h, w) for _ in range(n)]
+    rles = [None if not a.any() or k % 5 == 0 else masks.parse_rle(
+        {"size": [h, w], "counts": refs.runs_of(a)})[0] for k, a in enumerate(arrays)]
+    expected = np.zeros((h, w), dtype=np.uint8)
+    for a, rle in zip(arrays, rles, strict=True):
+        if rle is not None:
+            expected |= a
+    merged = masks.union(rles)
+    if not expected.any():
+        assert merged is None
+    else:
+        np.testing.assert_array_equal(cocomask.decode(merged), expected)
+
+
 def test_empty_mask_statistics() -> None:
     rle, _ = masks.parse_rle({"size": [2, 3], "counts": [2, 1, 3]})
     assert masks.area(None) == 0
@@ -365,6 +385,135 @@ def test_compressed_stats_agree_with_one_by_one_decoding() -> None:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(masks, "_STATS_CHARS", chars)
             assert masks.compressed_stats(strings) == stats
+
+
+# ------------------------------------------------ compressed strings piece by piece (issue 17)
+
+
+def _old_compressed_counts(counts: str) -> np.ndarray:
+    """The reader of commit 9cdefcc (whole string at once, ~80 bytes per character), copied
+    as the reference for verdicts and messages."""
+    if not counts.isascii():
+        pos = next(i for i, ch in enumerate(counts) if not ch.isascii())
+        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
+                         f"<character {counts[pos]!r} at position {pos}>")
+    raw = np.frombuffer(counts.encode("ascii"), dtype=np.uint8)
+    if raw.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    c = raw.astype(np.int64) - 48
+    bad = (c < 0) | (c > 63)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise FieldError(".counts", "a COCO compressed RLE string (characters '0' to 'o')",
+                         f"<character {counts[pos]!r} at position {pos}>")
+    more = (c & 0x20) != 0
+    if more[-1]:
+        raise FieldError(".counts", "a complete COCO compressed RLE string",
+                         "<a string whose last value is truncated>")
+    ends = np.flatnonzero(~more)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
+    if lengths.max() > 6:
+        raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
+                         "<an encoded value too large for any valid mask>")
+    group = np.repeat(np.arange(ends.size), lengths)
+    k = np.arange(c.size) - starts[group]
+    vals = np.add.reduceat((c & 0x1F) << (5 * k), starts)
+    negative = (c[ends] & 0x10) != 0
+    vals[negative] |= -(np.int64(1) << (5 * lengths[negative]))
+    runs = vals.copy()
+    runs[1::2] = np.cumsum(vals[1::2])
+    if runs.size > 2:
+        runs[2::2] = np.cumsum(vals[2::2])
+    return runs
+
+
+def _verdict(fn: object, text: str) -> object:
+    try:
+        return ("ok", fn(text).tolist() if fn is not masks.compressed_totals
+                else fn(text))  # type: ignore[operator]
+    except FieldError as err:
+        return ("error", err.field, err.expected, err.found)
+
+
+def _old_totals(text: str) -> tuple[int, int]:
+    runs = _old_compressed_counts(text)
+    if (runs < 0).any():
+        raise FieldError(".counts", "non-negative run lengths", "<a negative run length>")
+    return int(runs.sum()), int(runs[1::2].sum())
+
+
+_GARBAGE = st.text(alphabet=st.one_of(st.sampled_from(COCO_ALPHABET), st.characters()),
+                   max_size=60)
+_VALID = st.builds(lambda h, w, seed, p: _coco_string(
+    (np.random.default_rng(seed).random((h, w)) < p).astype(np.uint8)),
+    st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1), st.floats(0, 1))
+
+
+@given(st.one_of(_GARBAGE, st.text(alphabet=COCO_ALPHABET, max_size=60), _VALID),
+       st.integers(6, 40))
+@settings(deadline=None, max_examples=400)
+def test_pieces_give_the_old_verdicts_and_messages(text: str, piece: int) -> None:
+    """Read ``piece`` characters at a time (so values and delta chains cross many piece
+    boundaries): the same runs, totals and error messages as the whole-string reader."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(masks, "_SCAN_CHARS", piece)
+        assert _verdict(masks.compressed_counts, text) == _verdict(_old_compressed_counts, text)
+        totals = _verdict(masks.compressed_totals, text)
+        try:
+            assert totals == ("ok", _old_totals(text))
+        except FieldError as err:
+            assert totals == ("error", err.field, err.expected, err.found)
+        stats = masks.compressed_stats([text, "213"])
+        # The empty string is left to parse_rle (its size decides), as before.
+        assert stats.get(text) == (totals[1] if totals[0] == "ok" and text else None)
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1), st.floats(0, 1),
+       st.integers(6, 30))
+@settings(deadline=None, max_examples=200)
+def test_pieces_of_pycocotools_strings_decode_as_pycocotools(h: int, w: int, seed: int,
+                                                             p: float, piece: int) -> None:
+    """Strings written by pycocotools: the runs of its decoded pixels, its area."""
+    mask = (np.random.default_rng(seed).random((h, w)) < p).astype(np.uint8)
+    text = _coco_string(mask)
+    decoded = cocomask.decode({"size": [h, w], "counts": text.encode("ascii")})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(masks, "_SCAN_CHARS", piece)
+        runs = masks.compressed_counts(text)
+        total, area = masks.compressed_totals(text)
+    assert runs.tolist() == refs.runs_of(decoded)
+    assert (total, area) == (h * w, int(cocomask.area(
+        {"size": [h, w], "counts": text.encode("ascii")})))
+
+
+def _peak_bytes(fn: object, *args: object) -> int:
+    tracemalloc.start()
+    try:
+        fn(*args)  # type: ignore[operator]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def test_long_string_is_checked_in_memory_bounded_by_a_piece() -> None:
+    """Issue 17: the pre-check of a long valid string (here 4.5 million characters)
+    allocates a constant (pieces of ``_SCAN_CHARS`` characters), not ~80 bytes per
+    character as the whole-string reader did; the decoded runs cost their 8 bytes each."""
+    rng = np.random.default_rng(3)
+    mask = (rng.random((3000, 3000)) < 0.5).astype(np.uint8)
+    text = _coco_string(mask)
+    value = {"size": [3000, 3000], "counts": text}
+    n = len(text)
+    assert n > 4_000_000
+    piece_budget = 120 * masks._SCAN_CHARS  # bytes: the temporaries of one piece
+    assert _peak_bytes(masks.compressed_stats, [text]) < piece_budget
+    assert _peak_bytes(masks.parse_rle, value) < piece_budget
+    runs = masks.compressed_counts(text)
+    assert _peak_bytes(masks.compressed_counts, text) < 8 * runs.size + piece_budget
+    assert _peak_bytes(_old_compressed_counts, text) > 30 * n  # what the budget rules out
+    assert masks.compressed_stats([text])[text] == (9_000_000, int(mask.sum()))
 
 
 # ------------------------------------------------------------------ converter helpers (issue 16)

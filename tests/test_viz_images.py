@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -141,3 +143,122 @@ def test_decompression_bomb_is_refused_before_decoding(root: Path) -> None:
     shown = load_display_image(root, "images/bomb.png", 64, 48)
     assert shown.rgb.shape == (48, 64, 3) and (shown.rgb == images.BLANK_GREY).all()
     assert shown.notice
+
+
+# --- strip-by-strip decoding (issue 17): the old whole-image path as the reference ---------
+
+
+def _old_read_rgb8(path: Path, max_side: int | None) -> tuple[np.ndarray, float]:
+    """The display decode of commit 9cdefcc, copied: the whole image as one array,
+    stretched with ``np.percentile`` over all its finite values, then Pillow's resize."""
+    with Image.open(path) as img:
+        w, h = img.size
+        scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
+        if img.format == "JPEG" and scale < 1:
+            img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
+        img.load()
+        if img.mode in ("P", "PA", "LA", "RGBA", "CMYK", "YCbCr", "1"):
+            img = img.convert("RGB")
+        arr = np.asarray(img)
+    arr = arr[:, :, None] if arr.ndim == 2 else arr
+    bands = arr[:, :, :3] if arr.shape[2] >= 3 else arr[:, :, :1]
+    if bands.dtype != np.uint8:
+        out = []
+        for b in range(bands.shape[2]):
+            values = bands[:, :, b].astype(np.float64)
+            finite = values[np.isfinite(values)]
+            if finite.size == 0:
+                out.append(np.zeros(values.shape, np.uint8))
+                continue
+            low, high = np.percentile(finite, [2, 98])
+            if high <= low:
+                out.append(np.zeros(values.shape, np.uint8))
+                continue
+            scaled = (np.nan_to_num(values, nan=low) - low) / (high - low)
+            out.append((np.clip(scaled, 0, 1) * 255 + 0.5).astype(np.uint8))
+        bands = np.stack(out, axis=2)
+    rgb = np.ascontiguousarray(np.repeat(bands, 3, axis=2) if bands.shape[2] == 1 else bands)
+    if scale < 1:
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        rgb = np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.BILINEAR,
+                                                     reducing_gap=1.0))
+        scale = size[0] / w
+    return rgb, scale
+
+
+def _write(path: Path, kind: str, h: int, w: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    if kind == "uint16":
+        Image.fromarray(rng.gamma(2.0, 3000, (h, w)).clip(0, 65535).astype(np.uint16)).save(path)
+    elif kind == "uint16_big_endian":
+        Image.fromarray(rng.gamma(2.0, 3000, (h, w)).clip(0, 65535).astype(">u2")).save(path)
+    elif kind == "uint16_constant":
+        Image.fromarray(np.full((h, w), 7, np.uint16)).save(path)
+    elif kind == "int32":
+        Image.fromarray(rng.integers(-2**31, 2**31 - 1, (h, w), dtype=np.int32)).save(path)
+    elif kind == "float":
+        arr = rng.normal(0, 1, (h, w)).astype(np.float32)
+        arr[rng.random((h, w)) < 0.1] = np.nan
+        arr[0, 0], arr[-1, -1] = np.inf, -np.inf
+        Image.fromarray(arr).save(path)
+    elif kind == "float_nan":
+        Image.fromarray(np.full((h, w), np.nan, np.float32)).save(path)
+    elif kind == "rgba":
+        Image.fromarray(rng.integers(0, 255, (h, w, 4), dtype=np.uint8)).save(path)
+    elif kind == "palette":
+        Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)).convert(
+            "P", palette=Image.Palette.ADAPTIVE).save(path)
+    else:  # rgb (PNG or JPEG by the suffix)
+        Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)).save(path)
+
+
+KINDS = {"uint16": "png", "uint16_big_endian": "tif", "uint16_constant": "png",
+         "int32": "tif", "float": "tif", "float_nan": "tif", "rgba": "png", "palette": "png",
+         "rgb": "png", "jpeg": "jpg"}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize(("h", "w", "max_side"), [(97, 203, 40), (130, 61, 50), (90, 70, 64),
+                                                  (33, 45, None), (40, 41, 100)])
+def test_strips_give_the_pixels_of_the_whole_image_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, h: int, w: int,
+        max_side: int | None) -> None:
+    """Stretched and reduced strip by strip (strips of a few rows here, so that reduce
+    blocks and percentiles span many strips): exactly the pixels and scale of the old
+    whole-image decode, for every mode; windows (``load_region``) equal its crops."""
+    monkeypatch.setattr(images, "_STRIP_PIXELS", 3 * w + 1)
+    path = tmp_path / f"img.{KINDS[kind]}"
+    _write(path, "rgb" if kind == "jpeg" else kind, h, w, seed=h * w)
+    expected, scale = _old_read_rgb8(path, max_side)
+    got, got_scale = images.read_rgb8(path, max_side)
+    assert got_scale == scale
+    np.testing.assert_array_equal(got, expected)
+    full, _ = _old_read_rgb8(path, None)
+    window = images.load_region(tmp_path, path.name, w, h, (w / 5, h / 3, w / 2, h - 2))
+    assert window is not None and window.scale == 1.0
+    left, top = int(window.left), int(window.top)
+    np.testing.assert_array_equal(
+        window.rgb, full[top:top + window.rgb.shape[0], left:left + window.rgb.shape[1]])
+    assert window.rgb.shape[:2] == (h - 2 - top, math.ceil(w / 2) - left)
+
+
+def test_sixteen_bit_display_allocates_a_bounded_amount(tmp_path: Path) -> None:
+    """A 5000 x 2000 16-bit image: the old decode allocated its float copies (over 300 MB,
+    traced here as well); strip by strip, the arrays made stay within the display size and
+    a few strips (under 40 MB; Pillow's own decoded image is not traced)."""
+    rng = np.random.default_rng(0)
+    h, w = 2000, 5000
+    pixels = (np.linspace(0, 60000, w)[None, :] + rng.normal(0, 500, (h, w))).clip(0, 65535)
+    Image.fromarray(pixels.astype(np.uint16)).save(tmp_path / "wide16.png")
+    del pixels
+    peaks = []
+    for decode in (lambda: images.read_rgb8(tmp_path / "wide16.png"),
+                   lambda: _old_read_rgb8(tmp_path / "wide16.png", images.DISPLAY_MAX_SIDE)):
+        tracemalloc.start()
+        try:
+            rgb, _ = decode()
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert rgb.shape == (819, 2048, 3)
+    assert peaks[0] < 40 * 2**20 < 8 * h * w < peaks[1]

@@ -9,13 +9,18 @@ returns a blank canvas of the annotation's size and a notice saying why.
 Images larger than ``DISPLAY_MAX_SIDE`` are drawn downscaled; so that zooming
 onto a small object still shows its real pixels, :func:`detail_crop` cuts a
 full-resolution window around the view from :func:`load_source_rgb`.
+
+Memory: beyond Pillow's decoded image at the file's own depth (PNG and TIFF decode whole;
+2 bytes a pixel for 16 bits), the stretch, the reduction and a window's RGB run strip by
+strip (:class:`_Pixels`), so a 10,000 x 10,000 16-bit image is displayed without any
+full-resolution RGB or float copy.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +39,9 @@ DISPLAY_MAX_SIDE = 2048
 # A full-resolution window is cut only up to this size (larger views are zoomed out enough
 # for the downscaled image, and a bigger window would slow every page that shows it).
 DETAIL_MAX_PIXELS = 1_500_000
+# Larger images are never held at full resolution by the app: their display image is
+# decoded reduced and a detail window is read from the file (bounded memory, issue 17).
+SOURCE_MAX_PIXELS = 30_000_000
 BLANK_GREY = 40
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
 
@@ -105,42 +113,219 @@ def _open_image(path: str | Path) -> Iterator[Image.Image]:
         yield img
 
 
-def stretch_to_rgb8(array: npt.NDArray[np.generic]) -> RGB8:
+def stretch_to_rgb8(array: npt.NDArray[np.generic],
+                    limits: list[tuple[float, float] | None] | None = None) -> RGB8:
     """Convert an ``(H, W)`` or ``(H, W, B)`` array of any dtype to ``(H, W, 3)`` uint8.
 
     uint8 data is kept as is; other dtypes are stretched per band so the 2nd
     percentile maps to 0 and the 98th to 255 (a constant band becomes 0). One
     band is repeated to grey RGB; two bands use the first as grey; four or more
-    keep the first three.
+    keep the first three. ``limits``: the kept bands' ``(2nd, 98th)`` percentiles (``None``
+    for a band without finite values) when ``array`` is a window of a larger image.
     """
     arr = np.asarray(array)
     if arr.ndim == 2:
         arr = arr[:, :, None]
     if arr.ndim != 3 or arr.shape[2] == 0:
         raise ValueError(f"image array must be (H, W) or (H, W, B), got {arr.shape}")
-    bands = arr[:, :, :3] if arr.shape[2] >= 3 else arr[:, :, :1]
+    bands = _kept_bands(arr)
     if bands.dtype != np.uint8:
-        bands = np.stack([_stretch_band(bands[:, :, b]) for b in range(bands.shape[2])], axis=2)
+        bands = np.stack([_stretch_band(bands[:, :, b], _band_limits(bands[:, :, b])
+                                        if limits is None else limits[b])
+                          for b in range(bands.shape[2])], axis=2)
     if bands.shape[2] == 1:
         bands = np.repeat(bands, 3, axis=2)
     return np.ascontiguousarray(bands, dtype=np.uint8)
 
 
-def _stretch_band(band: npt.NDArray[np.generic]) -> RGB8:
+def _kept_bands(arr: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+    return arr[:, :, :3] if arr.shape[2] >= 3 else arr[:, :, :1]
+
+
+def _stretch_band(band: npt.NDArray[np.generic], limits: tuple[float, float] | None) -> RGB8:
+    """``band`` mapped linearly from ``limits = (low, high)`` to 0..255 (all 0 for ``None``
+    or an empty range; NaN as ``low``)."""
+    if limits is None or limits[1] <= limits[0]:
+        return np.zeros(band.shape, dtype=np.uint8)
+    low, high = limits
+    values = band.astype(np.float64)
+    scaled = (np.nan_to_num(values, nan=low) - low) / (high - low)
+    return (np.clip(scaled, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def _band_limits(band: npt.NDArray[np.generic]) -> tuple[float, float] | None:
     values = band.astype(np.float64)
     finite = values[np.isfinite(values)]
     if finite.size == 0:
-        return np.zeros(band.shape, dtype=np.uint8)
+        return None
     low, high = np.percentile(finite, [2, 98])
-    if high <= low:
-        return np.zeros(band.shape, dtype=np.uint8)
-    scaled = (np.nan_to_num(values, nan=low) - low) / (high - low)
-    return (np.clip(scaled, 0, 1) * 255 + 0.5).astype(np.uint8)
+    return float(low), float(high)
+
+
+# Pixels stretched at a time (the float temporaries take some 50 bytes per pixel).
+_STRIP_PIXELS = 1 << 18
+
+
+def _linear_percentiles(n: int, values_at: Callable[[list[int]], list[float]]
+                        ) -> tuple[float, float]:
+    """numpy's default ("linear") 2nd and 98th percentiles of ``n`` values, from
+    ``values_at(ranks)``, the values of those ranks (0: the smallest); the same float
+    operations as ``np.percentile``, so that the stretch is the one of a whole-array call."""
+    q = np.true_divide(np.array([2.0, 98.0]), 100)
+    virtual = n * q + (1 + q * (1 - 1 - 1)) - 1
+    below = np.floor(virtual)
+    above = below + 1
+    top = virtual >= n - 1
+    below[top] = above[top] = n - 1
+    ranks = [int(k) for k in (*below, *above)]
+    found = values_at(ranks)
+    a, b = np.array(found[:2], dtype=np.float64), np.array(found[2:], dtype=np.float64)
+    t = virtual - below
+    diff = b - a
+    out = np.add(a, diff * t)
+    np.subtract(b, diff * (1 - t), out=out, where=t >= 0.5)
+    return float(out[0]), float(out[1])
+
+
+class _Pixels:
+    """A loaded Pillow image, turned into 8-bit RGB window by window with the stretch of
+    the whole image (:func:`stretch_to_rgb8`'s percentiles, computed strip by strip: a
+    histogram for integers of up to 16 bits, two counting passes for 32-bit values, else
+    the finite values copied at their own dtype)."""
+
+    def __init__(self, img: Image.Image):
+        self.img = img
+        self.width, self.height = img.size
+        w = max(1, self.width)
+        self.rows = max(1, _STRIP_PIXELS // w)
+        probe = self._array((0, 0, min(1, self.width), min(1, self.height)))
+        self.limits: list[tuple[float, float] | None] | None = None
+        if probe.dtype != np.uint8:
+            bands = _kept_bands(probe if probe.ndim == 3 else probe[:, :, None]).shape[2]
+            self.limits = [self._limits(b, probe.dtype) for b in range(bands)]
+
+    def _array(self, box: tuple[int, int, int, int]) -> npt.NDArray[np.generic]:
+        piece = self.img.crop(box)
+        if piece.mode in _CONVERTED:
+            piece = piece.convert("RGB")
+        return np.asarray(piece)
+
+    def _band_strips(self, band: int) -> Iterator[npt.NDArray[np.generic]]:
+        for top in range(0, self.height, self.rows):
+            arr = self._array((0, top, self.width, min(self.height, top + self.rows)))
+            yield (arr if arr.ndim == 3 else arr[:, :, None])[:, :, band].ravel()
+
+    def _limits(self, band: int, dtype: np.dtype) -> tuple[float, float] | None:
+        if dtype.kind in "ui" and dtype.itemsize <= 2:
+            offset = int(np.iinfo(dtype).min)
+            counts = np.zeros(1 << (8 * dtype.itemsize), dtype=np.int64)
+            for strip in self._band_strips(band):
+                counts += np.bincount(strip.astype(np.int64) - offset, minlength=counts.size)
+            if not counts.any():
+                return None
+            ends = np.cumsum(counts)
+            return _linear_percentiles(int(ends[-1]), lambda ks: (
+                np.searchsorted(ends, ks, side="right") + offset).tolist())
+        if dtype.itemsize == 4:
+            return self._radix_limits(band, dtype)
+        values = np.empty(self.width * self.height, dtype=dtype)
+        n = 0
+        for strip in self._band_strips(band):
+            finite = strip[np.isfinite(strip)] if dtype.kind == "f" else strip
+            values[n:n + finite.size] = finite
+            n += finite.size
+        if n == 0:
+            return None
+        values = values[:n]
+
+        def values_at(ks: list[int]) -> list[float]:
+            values.partition(ks)  # in place: the buffer is this function's own
+            return [float(values[k]) for k in ks]
+
+        return _linear_percentiles(n, values_at)
+
+    def _radix_limits(self, band: int, dtype: np.dtype) -> tuple[float, float] | None:
+        """Percentiles of 32-bit values in two counting passes (no copy of the band): the
+        values as order-preserving 32-bit keys, counted by their high 16 bits, then, in the
+        bins holding the wanted ranks, by their low 16 bits."""
+        sign = np.uint32(1 << 31)
+        dtype = dtype.newbyteorder("=")
+
+        def keys() -> Iterator[npt.NDArray[np.uint32]]:
+            for raw in self._band_strips(band):
+                strip = np.ascontiguousarray(raw, dtype=dtype)
+                if dtype.kind == "f":
+                    bits = strip[np.isfinite(strip)].view(np.uint32)
+                    yield np.where(bits & sign, ~bits, bits | sign)
+                else:
+                    yield strip.view(np.uint32) ^ sign if dtype.kind == "i" else strip.view(
+                        np.uint32)
+
+        high = np.zeros(1 << 16, dtype=np.int64)
+        for key in keys():
+            high += np.bincount(key >> 16, minlength=high.size)
+        n = int(high.sum())
+        if n == 0:
+            return None
+        high_ends = np.cumsum(high)
+
+        def values_at(ks: list[int]) -> list[float]:
+            bins = np.searchsorted(high_ends, ks, side="right").tolist()
+            low = {b: np.zeros(1 << 16, dtype=np.int64) for b in bins}
+            for key in keys():
+                top = key >> 16
+                for b, counts in low.items():
+                    counts += np.bincount(key[top == b] & 0xFFFF, minlength=counts.size)
+            out = []
+            for k, b in zip(ks, bins, strict=True):
+                rank = k - (int(high_ends[b - 1]) if b else 0)
+                found = np.uint32((b << 16) | int(np.searchsorted(np.cumsum(low[b]), rank,
+                                                                  side="right")))
+                if dtype.kind == "f":
+                    found = found ^ sign if found & sign else ~found
+                elif dtype.kind == "i":
+                    found = found ^ sign
+                out.append(float(np.array([found], dtype=np.uint32).view(dtype)[0]))
+            return out
+
+        return _linear_percentiles(n, values_at)
+
+    def rgb(self, box: tuple[int, int, int, int] | None = None) -> RGB8:
+        """8-bit RGB of the window ``box = (left, top, right, bottom)`` (default: all)."""
+        left, top, right, bottom = box or (0, 0, self.width, self.height)
+        out = np.empty((bottom - top, right - left, 3), dtype=np.uint8)
+        for y in range(top, bottom, self.rows):
+            end = min(bottom, y + self.rows)
+            out[y - top:end - top] = stretch_to_rgb8(self._array((left, y, right, end)),
+                                                     self.limits)
+        return out
+
+    def reduced(self, size: tuple[int, int]) -> RGB8:
+        """The image resampled to ``size`` exactly as :func:`_resized` resamples
+        :meth:`rgb`, without making the full-resolution RGB: Pillow's reduce (by integer
+        factors, on strips of whole blocks), then its bilinear resize of the rest."""
+        w, h = self.width, self.height
+        fx, fy = int(w / size[0]) or 1, int(h / size[1]) or 1
+        if (w, h) == size or (fx == 1 and fy == 1):
+            return self.rgb() if (w, h) == size else _resized(self.rgb(), size)
+        rows = fy * max(1, self.rows // fy)
+        parts = [np.asarray(Image.fromarray(self.rgb((0, y, w, min(h, y + rows)))).reduce(
+            (fx, fy))) for y in range(0, h, rows)]
+        small = Image.fromarray(np.concatenate(parts))
+        return np.asarray(small.resize(size, Image.Resampling.BILINEAR,
+                                       box=(0, 0, w / fx, h / fy)))
+
+
+_CONVERTED = ("P", "PA", "LA", "RGBA", "CMYK", "YCbCr", "1")
 
 
 def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tuple[RGB8, float]:
     """Decode an image file to 8-bit RGB, downscaled so its longer side is <= ``max_side``
     (``None``: full resolution).
+
+    Beyond Pillow's decoded image at the file's own depth (2 bytes a pixel for 16 bits), the
+    memory is the result and a strip of about ``_STRIP_PIXELS``: the stretch and the
+    reduction run strip by strip.
 
     Returns ``(rgb, scale)``. Raises ``OSError``/``ValueError`` (incl. Pillow's
     ``DecompressionBombError``) for unreadable or too large files.
@@ -148,12 +333,12 @@ def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tupl
     with _open_image(path) as img:
         w, h = img.size
     scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
-    rgb, (w, h) = _decode(path, scale)
-    if scale < 1:
+    with _loaded(path, scale) as (img, (w, h)):
+        pixels = _Pixels(img)
+        if scale >= 1:
+            return pixels.rgb(), 1.0
         size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        rgb = _resized(rgb, size)
-        scale = size[0] / w
-    return rgb, scale
+        return pixels.reduced(size), size[0] / w
 
 
 def _resized(rgb: RGB8, size: tuple[int, int]) -> RGB8:
@@ -166,9 +351,10 @@ def _resized(rgb: RGB8, size: tuple[int, int]) -> RGB8:
                                                   reducing_gap=1.0))
 
 
-def _decode(path: str | Path, scale: float) -> tuple[RGB8, tuple[int, int]]:
-    """8-bit RGB of the file with at least ``scale`` pixels per original pixel (JPEGs are
-    decoded reduced when that is enough), and the original ``(width, height)``."""
+@contextmanager
+def _loaded(path: str | Path, scale: float) -> Iterator[tuple[Image.Image, tuple[int, int]]]:
+    """The file decoded at its own depth with at least ``scale`` pixels per original pixel
+    (JPEGs are decoded reduced when that is enough), and the original ``(width, height)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         with _open_image(path) as img:
@@ -178,9 +364,7 @@ def _decode(path: str | Path, scale: float) -> tuple[RGB8, tuple[int, int]]:
             if img.format == "JPEG" and scale < 1:
                 img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
             img.load()
-            if img.mode in ("P", "PA", "LA", "RGBA", "CMYK", "YCbCr", "1"):
-                img = img.convert("RGB")
-            return stretch_to_rgb8(np.asarray(img)), (w, h)
+            yield img, (w, h)
 
 
 def load_region(images_root: str | Path, relative: str, width: int, height: int,
@@ -192,18 +376,19 @@ def load_region(images_root: str | Path, relative: str, width: int, height: int,
     ``None`` as :func:`load_source_rgb` (unreadable, or not ``width`` x ``height``).
     """
     try:
-        rgb, size = _decode(resolve_image_path(images_root, relative), min(1.0, scale))
+        with _loaded(resolve_image_path(images_root, relative), min(1.0, scale)) as (img, size):
+            if size != (width, height):
+                return None
+            pixels = _Pixels(img)
+            s = pixels.width / width
+            x0, y0, x1, y1 = region
+            left, top = max(0, math.floor(x0 * s)), max(0, math.floor(y0 * s))
+            right = min(pixels.width, max(left + 1, math.ceil(x1 * s)))
+            bottom = min(pixels.height, max(top + 1, math.ceil(y1 * s)))
+            return DetailImage(pixels.rgb((left, top, right, bottom)), left / s, top / s, s)
     except (ImagePathError, OSError, ValueError, Image.DecompressionBombError,
             Image.DecompressionBombWarning):
         return None
-    if size != (width, height):
-        return None
-    s = rgb.shape[1] / width
-    x0, y0, x1, y1 = region
-    left, top = max(0, math.floor(x0 * s)), max(0, math.floor(y0 * s))
-    right = min(rgb.shape[1], max(left + 1, math.ceil(x1 * s)))
-    bottom = min(rgb.shape[0], max(top + 1, math.ceil(y1 * s)))
-    return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), left / s, top / s, s)
 
 
 def display_shape(width: int, height: int,
@@ -254,22 +439,40 @@ def display_from_source(rgb: RGB8, max_side: int = DISPLAY_MAX_SIDE) -> DisplayI
     return DisplayImage(rgb, scale, width, height)
 
 
-def detail_crop(rgb: RGB8, region: tuple[float, float, float, float], pad: float = 0.5,
-                max_pixels: int = DETAIL_MAX_PIXELS) -> DetailImage | None:
-    """A full-resolution window of ``rgb`` around ``region`` (original pixels ``x0, y0, x1,
-    y1``), grown by ``pad`` of its size on each side when that fits ``max_pixels``.
-
-    ``None`` when even the bare region has more than ``max_pixels``.
-    """
+def detail_window(region: tuple[float, float, float, float], width: int, height: int,
+                  pad: float = 0.5, max_pixels: int = DETAIL_MAX_PIXELS
+                  ) -> tuple[int, int, int, int] | None:
+    """``(left, top, right, bottom)``: the window of a ``width`` x ``height`` image around
+    ``region`` (original pixels ``x0, y0, x1, y1``), grown by ``pad`` of its size on each
+    side when that fits ``max_pixels``; ``None`` when even the bare region has more."""
     x0, y0, x1, y1 = region
-    h, w = rgb.shape[:2]
     for grow in (pad, 0.0):
         dx, dy = (x1 - x0) * grow, (y1 - y0) * grow
         left, top = max(0, math.floor(x0 - dx)), max(0, math.floor(y0 - dy))
-        right, bottom = min(w, math.ceil(x1 + dx)), min(h, math.ceil(y1 + dy))
+        right, bottom = min(width, math.ceil(x1 + dx)), min(height, math.ceil(y1 + dy))
         if right > left and bottom > top and (right - left) * (bottom - top) <= max_pixels:
-            return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), left, top)
+            return left, top, right, bottom
     return None
+
+
+def detail_crop(rgb: RGB8, region: tuple[float, float, float, float], pad: float = 0.5,
+                max_pixels: int = DETAIL_MAX_PIXELS) -> DetailImage | None:
+    """The :func:`detail_window` of ``rgb`` (full resolution) around ``region``."""
+    window = detail_window(region, rgb.shape[1], rgb.shape[0], pad, max_pixels)
+    if window is None:
+        return None
+    left, top, right, bottom = window
+    return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), left, top)
+
+
+def load_detail(images_root: str | Path, relative: str, width: int, height: int,
+                region: tuple[float, float, float, float]) -> DetailImage | None:
+    """:func:`detail_crop`'s window read from the file alone (no full-resolution RGB of
+    the image is made); ``None`` as :func:`load_region` or :func:`detail_window`."""
+    window = detail_window(region, width, height)
+    if window is None:
+        return None
+    return load_region(images_root, relative, width, height, tuple(map(float, window)))
 
 
 def load_display_image(images_root: str | Path, relative: str, width: int, height: int,

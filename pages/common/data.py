@@ -32,12 +32,14 @@ from ovearth_core.viz import tiles as tile_viz
 from ovearth_core.viz.images import (
     DISPLAY_MAX_SIDE,
     RGB8,
+    SOURCE_MAX_PIXELS,
     DetailImage,
     DisplayImage,
     ImagePathError,
     decodes_reduced,
     detail_crop,
     display_from_source,
+    load_detail,
     load_display_image,
     load_region,
     load_source_rgb,
@@ -184,8 +186,11 @@ def display_image(images_dir: str, image_path: str, width: int, height: int,
 
     Large JPEGs: a reduced decode, while the full resolution decodes beside it for the
     detail window. Other images: derived from the full-resolution decode (one decode).
-    Unreadable or mis-sized files take the notice path of ``load_display_image``.
+    Unreadable or mis-sized files take the notice path of ``load_display_image``, and so
+    do images over ``SOURCE_MAX_PIXELS`` (decoded at display size; no full resolution kept).
     """
+    if width * height > SOURCE_MAX_PIXELS:
+        return load_display_image(images_dir, image_path, width, height)
     source = _source_image(images_dir, image_path, width, height, stamp)
     if max(width, height) > DISPLAY_MAX_SIDE and decodes_reduced(images_dir, image_path):
         return load_display_image(images_dir, image_path, width, height)
@@ -202,6 +207,8 @@ def detail_image(images_dir: str, image_path: str, width: int, height: int,
     """Full-resolution window around ``region`` when the display image is downscaled."""
     if max(width, height) <= DISPLAY_MAX_SIDE:  # the display image is the original
         return None
+    if width * height > SOURCE_MAX_PIXELS:  # read from the file, window only
+        return load_detail(images_dir, image_path, width, height, region)
     source = _source_image(images_dir, image_path, width, height, stamp).result()
     return None if source is None else detail_crop(source, region)
 
