@@ -11,6 +11,7 @@ from . import coverage, field_metrics, geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
+from .matching import check_pair_cap
 from .presence import presence_metrics
 from .run import BoxFacts, Run
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
@@ -167,6 +168,8 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"
+    # Samples built by hand have not met the loader's check.
+    check_pair_cap(samples, mods, "(samples)")
     det = {m: _det_entries(samples, m, iou_threshold, open_vocab, facts)
            for m in ("bbox", "oriented_bbox") if m in mods}
     rows = [_per_sample(s, mods, {m: entries[i] for m, (entries, _) in det.items()})
