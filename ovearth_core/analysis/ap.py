@@ -72,16 +72,7 @@ def _voc_hits(ranked: Ranked, threshold: float, strict: bool = False
     """Each detection's best GT (the first of equal IoUs; ids numbered across queries) and
     whether it reaches IoU >= ``threshold`` (``> threshold`` when ``strict``, as the devkits
     test it)."""
-    d = ranked.query.size
-    best_gt = np.full(d, -1, dtype=np.int64)
-    best_iou = np.zeros(d)
-    for q, (iou, rows) in enumerate(zip(ranked.ious, ranked.rows_by_query, strict=True)):
-        if iou.shape[0] == 0 or rows.size == 0:
-            continue
-        cols = iou[:, ranked.box[rows]]
-        local = np.argmax(cols, axis=0)
-        best_iou[rows] = cols[local, np.arange(rows.size)]
-        best_gt[rows] = ranked.gt_start[q] + local
+    best_gt, best_iou = ranked.best_gt
     return ((best_iou > threshold) if strict else (best_iou >= threshold)), best_gt
 
 
