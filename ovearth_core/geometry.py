@@ -528,6 +528,15 @@ def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented
     return out
 
 
+def iter_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
+                      min_iou: float = 0.0) -> Iterator[FloatArray]:
+    """:func:`iou_matrices`, one matrix at a time: computed a block of sets at a time
+    (:func:`pair_blocks`), so a caller that keeps only what it takes from each matrix holds
+    one block's, not every set's."""
+    for lo, hi in pair_blocks([len(g) * len(p) for g, p in zip(gts, preds, strict=True)]):
+        yield from iou_matrices(gts[lo:hi], preds[lo:hi], oriented, min_iou)
+
+
 def pair_blocks(sizes: Sequence[int], block: int | None = None) -> Iterator[tuple[int, int]]:
     """Consecutive ranges ``[lo, hi)`` of sets with at most ``block`` pairs in all
     (``_BLOCK_PAIRS`` by default), a larger set alone in its range: what to hold at once
