@@ -157,3 +157,31 @@ def test_pair_cap_is_fifty_million_and_named_by_the_loader(tmp_path: Path) -> No
                           check=False)
     assert proc.returncode == 2
     assert b"50,005,000 pairs" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def _imports_scipy_optimize(tmp_path: Path, pred_boxes: list[list[float]]) -> bool:
+    """Whether evaluating one query (GT boxes [0,0,10,10] and [20,0,30,10]) with these
+    predictions imports scipy.optimize, in a fresh interpreter."""
+    gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
+    gt.write_text(json.dumps({
+        "annotations": [{"id": "a", "image_path": "i.png", "width": 40, "height": 20,
+                         "category_name": "car", "segmentation": None,
+                         "bbox": [[0, 0, 10, 10], [20, 0, 10, 10]]}],
+        "tasks": {"referring": [{"query_id": "q", "ann_id": "a", "query": "cars"}]}}))
+    pred.write_text(json.dumps({"tasks": {"referring": [{"query_id": "q",
+                                                          "bbox": pred_boxes}]}}))
+    code = ("import sys\nfrom ovearth_core import evaluate_files\n"
+            f"r = evaluate_files({str(gt)!r}, {str(pred)!r}, ['referring'], modalities='bbox')\n"
+            "print(r['referring']['summary']['bbox']['tp'], 'scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                         timeout=120).stdout.decode().split()
+    return {"2 False": False, "2 True": True}[" ".join(out)]
+
+
+def test_scipy_optimize_is_imported_only_when_an_assignment_is_needed(tmp_path: Path) -> None:
+    """Issue 17: scipy.optimize (~0.65 s to import) only for a query whose candidate pairs
+    share a box; one prediction per GT box needs no assignment."""
+    assert not _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]])
+    # Two GT boxes, three predictions, two of them on the first GT box: an assignment.
+    assert _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
+                                              [21, 0, 30, 10]])
