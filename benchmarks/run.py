@@ -174,6 +174,7 @@ def before_code(rev: str, out: Path) -> Path:
     what a child process puts on ``PYTHONPATH``)."""
     archive = subprocess.run(["git", "archive", rev, "ovearth_core"], cwd=ROOT,
                              capture_output=True, check=True).stdout
+    out.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
     return out
 
