@@ -2,8 +2,10 @@
 
 Every measurement runs in a child process (``python -m benchmarks.scale SPEC``), which
 prints one JSON line: ``seconds`` (the measured work, imports and loading excluded),
-``load_seconds`` and ``peak_mb`` (the child's peak resident set, ``VmHWM`` in
-``/proc/self/status``: loading included, since that is what a user's machine must hold).
+``cpu_seconds`` (the process's CPU time for the same work, every thread: a busy machine
+inflates it far less than wall time), ``load_seconds`` and ``peak_mb`` (the child's peak
+resident set, ``VmHWM`` in ``/proc/self/status``: loading included, since that is what a
+user's machine must hold).
 A child given ``code`` runs with ``PYTHONPATH=code`` from a temporary folder, so that it
 imports that copy of ``ovearth_core`` (e.g. ``git archive 9cdefcc ovearth_core``) and not
 this worktree's. :mod:`benchmarks.run` calls the ``bench_*`` functions.
@@ -40,17 +42,18 @@ def _work(spec: dict[str, Any]) -> dict[str, Any]:
     from ovearth_core.io import load_samples
 
     kind = spec["kind"]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if kind == "files":
         from ovearth_core import evaluate_files
 
         evaluate_files(spec["gt"], spec["pred"], TASKS, modalities=spec["modalities"])
-        return {"seconds": time.perf_counter() - start, "load_seconds": 0.0}
+        return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+                "load_seconds": 0.0}
     tasks = spec.get("tasks", ["referring"])
     loaded = [load_samples(spec["gt"], spec["pred"], t, modalities=spec["modalities"])
               for t in tasks]
     load_seconds = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for samples in loaded:
         if kind == "evaluate":
             from ovearth_core.evaluate import evaluate_samples
@@ -64,7 +67,8 @@ def _work(spec: dict[str, Any]) -> dict[str, Any]:
             average_precision_report(samples, 0.5, samples.modalities, False)
         else:
             raise ValueError(f"unknown kind {kind!r}")
-    return {"seconds": time.perf_counter() - start, "load_seconds": load_seconds}
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "load_seconds": load_seconds}
 
 
 def _plain_loop(samples) -> None:
@@ -107,7 +111,8 @@ def dense_files(tmp: Path, queries: int, k: int, seed: int = 0) -> tuple[Path, P
 
 
 def _line(label: str, fig: dict[str, Any]) -> str:
-    return f"{label:<34} {fig['seconds']:8.2f} s  peak RSS {fig['peak_mb']:7.0f} MB"
+    return (f"{label:<22} {fig['seconds']:7.2f} s (CPU {fig['cpu_seconds']:7.2f} s)  peak RSS "
+            f"{fig['peak_mb']:5.0f} MB")
 
 
 def bench_dense(tmp: Path, queries: int, k: int) -> None:
@@ -122,8 +127,9 @@ def bench_dense(tmp: Path, queries: int, k: int) -> None:
         plain = measure({**spec, "kind": "plain_loop"})
         print(f"  {modality:<14} {_line('evaluate_samples', ours)}")
         print(f"  {'':<14} {_line('plain per-query loop', plain)}")
-        print(f"  {'':<14} time ratio {ours['seconds'] / plain['seconds']:.2f}x (target <= 1.2x)"
-              f"; peak {ours['peak_mb']:.0f} MB (target <= 600 MB)")
+        print(f"  {'':<14} time ratio {ours['seconds'] / plain['seconds']:.2f}x, CPU "
+              f"{ours['cpu_seconds'] / plain['cpu_seconds']:.2f}x (target <= 1.2x); peak "
+              f"{ours['peak_mb']:.0f} MB (target <= 600 MB)")
 
 
 def bench_against(code: Path, label: str, spec: dict[str, Any], repeats: int) -> None:
@@ -132,13 +138,16 @@ def bench_against(code: Path, label: str, spec: dict[str, Any], repeats: int) ->
     for _ in range(repeats):
         new.append(measure(spec))
         old.append(measure(spec, code))
-    t_new = statistics.median(f["seconds"] for f in new)
-    t_old = statistics.median(f["seconds"] for f in old)
-    p_new = statistics.median(f["peak_mb"] for f in new)
-    p_old = statistics.median(f["peak_mb"] for f in old)
-    print(f"  {label}: now {t_new:.3f} s / {p_new:.0f} MB, before {t_old:.3f} s / "
-          f"{p_old:.0f} MB (medians of {repeats}, interleaved); before / now = "
-          f"{t_old / t_new:.2f}x")
+    def med(figs: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(f[key] for f in figs)
+
+    print(f"  {label} (medians of {repeats}, interleaved):\n"
+          f"    now    {med(new, 'seconds'):7.3f} s, CPU {med(new, 'cpu_seconds'):7.3f} s, "
+          f"peak {med(new, 'peak_mb'):5.0f} MB\n"
+          f"    before {med(old, 'seconds'):7.3f} s, CPU {med(old, 'cpu_seconds'):7.3f} s, "
+          f"peak {med(old, 'peak_mb'):5.0f} MB\n"
+          f"    before / now: time {med(old, 'seconds') / med(new, 'seconds'):.2f}x, CPU "
+          f"{med(old, 'cpu_seconds') / med(new, 'cpu_seconds'):.2f}x")
 
 
 def bench_scaling_queries(gt: Path, pred: Path, tmp: Path, factors: tuple[int, ...]) -> None:
@@ -150,7 +159,8 @@ def bench_scaling_queries(gt: Path, pred: Path, tmp: Path, factors: tuple[int, .
         g, p = _scaled_copy(gt, pred, factor, tmp) if factor > 1 else (gt, pred)
         fig = measure({"kind": "files", "gt": str(g), "pred": str(p),
                        "modalities": "segmentation,bbox,oriented_bbox"})
-        print(f"  x{factor:<3} {fig['seconds']:7.2f} s  peak RSS {fig['peak_mb']:6.0f} MB")
+        print(f"  x{factor:<3} {fig['seconds']:7.2f} s (CPU {fig['cpu_seconds']:6.2f} s)  peak RSS "
+              f"{fig['peak_mb']:6.0f} MB")
 
 
 def bench_scaling_boxes(tmp: Path, queries: int, ks: tuple[int, ...]) -> None:
@@ -160,8 +170,8 @@ def bench_scaling_boxes(tmp: Path, queries: int, ks: tuple[int, ...]) -> None:
         gt, pred = dense_files(tmp, queries, k)
         fig = measure({"kind": "evaluate", "gt": str(gt), "pred": str(pred),
                        "modalities": BOX_MODALITIES})
-        print(f"  {k:>5} boxes per query: {fig['seconds']:8.3f} s  peak RSS "
-              f"{fig['peak_mb']:6.0f} MB")
+        print(f"  {k:>5} boxes per query: {fig['seconds']:8.3f} s (CPU {fig['cpu_seconds']:7.3f} s)"
+              f"  peak RSS {fig['peak_mb']:6.0f} MB")
 
 
 if __name__ == "__main__":
