@@ -9,17 +9,20 @@ linear assignment on ``(iou >= t) * (big + iou)`` and keep the valid pairs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from .errors import OVEarthInputError, Problem
-from .types import Sample
+
+if TYPE_CHECKING:  # a type only: matching stays free of pycocotools (types -> masks)
+    from .types import Sample
 
 IntArray = npt.NDArray[np.intp]
 # At most this many GT x predicted box pairs in one query and modality: beyond it one
 # query's IoU matrix alone (8 bytes a pair, with its temporaries) would take gigabytes.
-# The reference toolkit has no cap (README, "Metrics and conventions").
+# The reference toolkit has no cap (README, "Command line": the input rules).
 MAX_PAIRS_PER_QUERY = 50_000_000
 _BOX_FIELDS = {"bbox": ("gt_boxes", "pred_boxes"), "oriented_bbox": ("gt_obbs", "pred_obbs")}
 
