@@ -318,9 +318,16 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
                  # Unscored boxes rank first in input order: AP is arbitrary if these abound.
                  "num_unscored": int(np.isinf(ranked.score).sum())}
         entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=COCO_MAX_DETECTIONS))
-        entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold, include_negatives,
-                                                None if m == "bbox" else cands)
-        entry["score_ties"] = score_ties(ranked, iou_threshold)
+        ties = score_ties(ranked, iou_threshold)
+        del ranked
+        if m == "bbox":  # the devkit's own (legacy-pixel) IoUs: not both sets held at once
+            del cands
+            entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold,
+                                                    include_negatives)
+        else:
+            entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold,
+                                                    include_negatives, cands)
+        entry["score_ties"] = ties
         entry["pr_curve"] = {
             "recall": RECALL_101.tolist(),
             "precision": (interpolated_precision(curve, RECALL_101).tolist()
