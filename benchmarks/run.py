@@ -3,14 +3,20 @@
 Usage (from the repository root, after the README's setup):
 
     .venv/bin/python -m benchmarks.run [--data DIR] [--quick] [--skip-app]
+                                       [--before REV] [--only-scale]
 
 It generates (or reuses) the full-scale synthetic benchmark in
 ``benchmarks/data/full`` and prints, each with its target from issue 6:
 in-process load + evaluate time per task (all modalities) with the share spent
 parsing JSON; the plain decode-to-numpy / pure-Python baseline and the speed-up
-ratio; CLI wall time per task (interpreter start included) and peak RSS; how
-time grows with the number of queries and with boxes per query; and app
+ratio; CLI wall time per task (interpreter start included) and peak RSS; and app
 timings (first overview cold/warm, query switch, compare page) via AppTest.
+Then issue 17's figures, each measured in its own process (:mod:`benchmarks.scale`):
+dense scenes (200 queries x 1,000 boxes, HBB and OBB) against the plain per-query
+loop, time and peak RSS; the full-benchmark evaluation and the AP report at 500 boxes
+a query against revision ``--before`` (its ``ovearth_core`` from ``git archive``,
+interleaved, medians); growth with the number of queries (x1 ... x10) and with boxes
+per query (1 ... 1,000), time and peak RSS.
 Speed is reported as ratios within the same run; nothing here asserts time.
 """
 
@@ -31,7 +37,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from benchmarks import plain
+from benchmarks import plain, scale
 from ovearth_core import evaluate_files, gc_paused
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
@@ -163,23 +169,35 @@ def _scaled_copy(gt: Path, pred: Path, factor: int, out: Path) -> tuple[Path, Pa
     return g, p
 
 
-def bench_scaling(gt: Path, pred: Path, factors: tuple[int, ...]) -> None:
-    print("\n== Growth with the number of queries (target: 10x queries <= 10 s in-process) ==")
-    with tempfile.TemporaryDirectory() as tmp:
-        for factor in factors:
-            g, p = _scaled_copy(gt, pred, factor, Path(tmp))
-            t, results = _timed(evaluate_files, g, p, TASKS, modalities=ALL)
-            n = sum(len(r["per_sample"]) for r in results.values())
-            del results
-            print(f"  x{factor:<3} {n:>6} queries  {t:6.3f} s  ({1e6 * t / n:.0f} us per query)")
-    print("\n== Growth with boxes per query (matching is the super-linear part) ==")
-    rng = np.random.default_rng(0)
-    for k in (1, 5, 20, 50, 100, 200):
-        with tempfile.TemporaryDirectory() as tmp:
-            g, p = _boxes_per_query(Path(tmp), rng, k, queries=200)
-            samples = load_samples(g, p, "referring", modalities="bbox,oriented_bbox")
-            t, _ = _timed(evaluate_samples, samples)
-            print(f"  {k:>4} GT boxes (and ~{k} predictions) per query, 200 queries: {t:6.3f} s")
+def before_code(rev: str, out: Path) -> Path:
+    """``ovearth_core`` of git revision ``rev`` extracted into ``out`` (its parent folder is
+    what a child process puts on ``PYTHONPATH``)."""
+    archive = subprocess.run(["git", "archive", rev, "ovearth_core"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out
+
+
+def bench_before(gt: Path, pred: Path, tmp: Path, rev: str, repeats: int, ap_queries: int
+                 ) -> None:
+    """This code against revision ``rev`` in the same run (issue 17's targets: the full
+    benchmark not slower, ratio >= 1.0; the AP report at 500 boxes a query)."""
+    code = before_code(rev, tmp / "before")
+    print(f"\n== Against {rev} (each figure in its own process, interleaved; target: full "
+          "benchmark before / now >= 1.0) ==")
+    for persona in sorted((gt.parent / "predictions").glob("*.json")):
+        scale.bench_against(code, f"full benchmark, {persona.stem}, evaluate three tasks",
+                            {"kind": "evaluate", "gt": str(gt), "pred": str(persona),
+                             "tasks": list(TASKS), "modalities": "auto"}, repeats)
+    scale.bench_against(code, "full benchmark, load + evaluate, evaluate_files",
+                        {"kind": "files", "gt": str(gt), "pred": str(pred), "modalities": ALL},
+                        repeats)
+    g, p = scale.dense_files(tmp, ap_queries, 500)
+    scale.bench_against(code, f"AP report (VOC + COCO + devkit + ties), {ap_queries} queries x "
+                        "500 boxes, HBB + OBB",
+                        {"kind": "ap", "gt": str(g), "pred": str(p),
+                         "modalities": scale.BOX_MODALITIES}, max(1, repeats // 3))
 
 
 def _boxes_per_query(tmp: Path, rng: np.random.Generator, k: int,
@@ -214,18 +232,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
     parser.add_argument("--quick", action="store_true",
-                        help="skip the slow baseline on referring/reasoning and the x10 scaling")
+                        help="fewer repeats, no x10 scaling, 50 (not 200) queries for the "
+                             "dense scenes and the AP report")
     parser.add_argument("--skip-app", action="store_true", help="skip the app timings")
+    parser.add_argument("--before", default="9cdefcc",
+                        help="git revision to compare with (default 9cdefcc, main before "
+                             "issue 17)")
+    parser.add_argument("--only-scale", action="store_true",
+                        help="only issue 17's figures: dense scenes, against --before, "
+                             "scaling tables")
     args = parser.parse_args(argv)
     data = ensure_data(args.data, images=not args.skip_app)
     gt, pred = data / "ground_truth.json", prediction_file(data)
     print(f"data: {gt} and {pred.name}  (machine: {os.cpu_count()} cores)")
-    bench_in_process(gt, pred, repeats=3 if args.quick else 7)
-    bench_analysis(gt, pred)
-    bench_baseline(gt, pred)
-    bench_cli(gt, pred)
-    bench_scaling(gt, pred, (1, 2, 5) if args.quick else (1, 2, 5, 10))
-    if not args.skip_app:
+    queries = 50 if args.quick else 200
+    if not args.only_scale:
+        bench_in_process(gt, pred, repeats=3 if args.quick else 7)
+        bench_analysis(gt, pred)
+        bench_baseline(gt, pred)
+        bench_cli(gt, pred)
+    print(f"\nload average {os.getloadavg()[0]:.1f} (before issue 17's figures)")
+    with tempfile.TemporaryDirectory() as tmp:
+        scale.bench_dense(Path(tmp), queries, 1000)
+        bench_before(gt, pred, Path(tmp), args.before, 3 if args.quick else 7, queries)
+        scale.bench_scaling_queries(gt, pred, Path(tmp),
+                                    (1, 2, 5) if args.quick else (1, 2, 5, 10))
+        scale.bench_scaling_boxes(Path(tmp), queries, (1, 5, 20, 50, 100, 200, 500, 1000))
+    print(f"load average {os.getloadavg()[0]:.1f} (after)")
+    if not args.skip_app and not args.only_scale:
         from benchmarks import app_timing
         app_timing.report(data)
     return 0

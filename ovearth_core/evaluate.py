@@ -11,6 +11,7 @@ from . import coverage, field_metrics, geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
+from .matching import check_pair_cap
 from .presence import presence_metrics
 from .run import BoxFacts, Run
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
@@ -45,19 +46,42 @@ def _per_sample(sample: Sample, modalities: Sequence[str],
 def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
                  open_vocab: bool, facts: dict[str, list[BoxFacts]] | None = None
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Per-sample entries (with ``top1_iou``) and the field-metric summary keys."""
+    """Per-sample entries (with ``top1_iou``) and the field-metric summary keys.
+
+    The IoU matrices are computed and used a block of queries at a time
+    (:func:`~ovearth_core.geometry.pair_blocks`): only the numbers taken from them (the
+    entries, each top-1 box's column, the box facts) outlive their block, so memory is
+    bounded by the largest query, not by the file.
+    """
     oriented = modality == "oriented_bbox"
     gts = [s.gt_obbs if oriented else s.gt_boxes for s in samples]
     preds = [s.pred_obbs if oriented else s.pred_boxes for s in samples]
+    negatives = [s.negative for s in samples]
     # IoUs below every threshold in use change no result: let the geometry skip them,
     # unless the facts are kept (they need every overlapping pair's exact IoU).
     min_iou = 0.0 if facts is not None else min(iou_threshold, IOU_THRESHOLDS[0])
-    ious = geometry.iou_matrices(gts, preds, oriented, min_iou=min_iou)
+    boxes = field_metrics.EvaluatedBoxes.of(
+        samples, modality, [not neg and len(g) > 0 for g, neg in zip(gts, negatives,
+                                                                     strict=True)])
+    top = dict(zip(boxes.where.tolist(), field_metrics.top1_boxes(boxes).tolist(),
+                   strict=True))
+    columns: dict[int, geometry.FloatArray] = {}
+    entries: list[dict[str, Any]] = []
+    kept: list[BoxFacts] = []
+    for lo, hi in geometry.pair_blocks([len(g) * len(p) for g, p in zip(gts, preds,
+                                                                         strict=True)]):
+        ious = geometry.iou_matrices(gts[lo:hi], preds[lo:hi], oriented, min_iou=min_iou)
+        if facts is not None:
+            kept += [BoxFacts.of(iou, iou_threshold) for iou in ious]
+        entries += metrics.det_entries(ious, negatives[lo:hi], iou_threshold)
+        for i, iou in enumerate(ious, start=lo):
+            if top.get(i, -1) >= 0:
+                columns[i] = iou[:, top[i]].copy()
     if facts is not None:
-        facts[modality] = [BoxFacts.of(iou, iou_threshold) for iou in ious]
-    entries = metrics.det_entries(ious, [s.negative for s in samples], iou_threshold)
-    top1, extra = field_metrics.box_field_metrics(samples, entries, modality, open_vocab,
-                                                  ious, min_iou)
+        facts[modality] = kept
+    top1, extra = field_metrics.box_field_metrics(
+        samples, entries, modality, open_vocab, boxes,
+        [columns.get(i) for i in boxes.where.tolist()], min_iou)
     for entry, value in zip(entries, top1.tolist(), strict=True):
         entry["top1_iou"] = None if math.isnan(value) else value
     return entries, extra
@@ -144,6 +168,8 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
     mods = tuple(modalities if modalities is not None else samples.modalities)
     task = getattr(samples, "task", "open_vocabulary")
     open_vocab = task == "open_vocabulary"
+    # Samples built by hand have not met the loader's check.
+    check_pair_cap(samples, mods, "(samples)")
     det = {m: _det_entries(samples, m, iou_threshold, open_vocab, facts)
            for m in ("bbox", "oriented_bbox") if m in mods}
     rows = [_per_sample(s, mods, {m: entries[i] for m, (entries, _) in det.items()})

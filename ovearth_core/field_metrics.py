@@ -104,13 +104,30 @@ class EvaluatedBoxes:
         return np.diff(np.append(self.pred_start, self.pred_area.size))
 
 
-def top1_overlaps(boxes: EvaluatedBoxes, n: int, ious: Sequence[FloatArray], floor: float,
-                  oriented: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
+def top1_boxes(boxes: EvaluatedBoxes) -> IntArray:
+    """Index of each evaluated query's top-1 box in its predictions, ``(E,)`` (-1 without
+    predictions): the highest score, ``+inf`` without one, the first of equal ones."""
+    n_pred = boxes.num_pred
+    owner = np.repeat(np.arange(boxes.where.size), n_pred)
+    scores = (np.concatenate([sc for _, _, sc in boxes.fields]) if boxes.fields
+              else np.zeros(0))
+    order = np.lexsort((np.arange(owner.size), -np.where(np.isnan(scores), np.inf, scores),
+                        owner))
+    has = np.flatnonzero(n_pred > 0)
+    top = np.full(boxes.where.size, -1, dtype=np.int64)
+    top[has] = order[np.searchsorted(owner[order], has)] - boxes.pred_start[has]
+    return top
+
+
+def top1_overlaps(boxes: EvaluatedBoxes, n: int, columns: Sequence[FloatArray | None],
+                  floor: float, oriented: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
     """IoU, intersection and union ``(n,)`` of each sample's top-1 box and its best GT box.
 
-    ``ious`` are the evaluation's ``(G, P)`` IoU matrices, exact wherever the IoU can
-    reach ``floor`` (:func:`~ovearth_core.geometry.iou_matrices`). Where the top-1 box's
-    best entry reaches ``floor`` it is the best GT box; otherwise
+    ``columns[k]``: the ``(G,)`` IoUs of evaluated query ``k``'s top-1 box
+    (:func:`top1_boxes`) with its GT boxes, a column of the evaluation's IoU matrix
+    (``None`` without predictions), exact wherever the IoU can reach ``floor``
+    (:func:`~ovearth_core.geometry.iou_matrices`). Where the top-1 box's best entry
+    reaches ``floor`` it is the best GT box; otherwise
     :func:`~ovearth_core.geometry.best_matches` finds it. ``nan`` IoU (and zero areas)
     where the sample is not evaluated; IoU 0, I = 0 and U = the largest GT box area for an
     evaluated sample without predictions.
@@ -119,23 +136,16 @@ def top1_overlaps(boxes: EvaluatedBoxes, n: int, ious: Sequence[FloatArray], flo
     where, fields = boxes.where, boxes.fields
     if where.size == 0:
         return iou, inter, union
-    n_pred = boxes.num_pred
-    empty = n_pred == 0
+    empty = boxes.num_pred == 0
     iou[where[empty]] = 0.0
     union[where[empty]] = np.maximum.reduceat(boxes.gt_area, boxes.gt_start)[empty]
-    # Top-1 box of each query: the highest score, +inf without one, the first of equal ones.
-    owner = np.repeat(np.arange(where.size), n_pred)
-    scores = np.concatenate([sc for _, _, sc in fields])
-    order = np.lexsort((np.arange(owner.size), -np.where(np.isnan(scores), np.inf, scores),
-                        owner))
     has = np.flatnonzero(~empty)
-    top = np.full(where.size, -1)
-    top[has] = order[np.searchsorted(owner[order], has)] - boxes.pred_start[has]
+    top = top1_boxes(boxes)
     best = np.zeros(where.size, dtype=np.int64)
     value = np.zeros(where.size)
     unknown = []
     for k in has.tolist():
-        column = ious[where[k]][:, top[k]]
+        column = columns[k]
         g = int(np.argmax(column))
         if column[g] >= floor or not oriented:
             best[k], value[k] = g, column[g]
@@ -215,13 +225,13 @@ def size_summary(boxes: EvaluatedBoxes, entries: Sequence[dict[str, Any]]
 
 
 def box_field_metrics(samples: Sequence[Sample], entries: Sequence[dict[str, Any]],
-                      modality: str, open_vocab: bool, ious: Sequence[FloatArray],
-                      floor: float) -> tuple[FloatArray, dict[str, Any]]:
+                      modality: str, open_vocab: bool, boxes: EvaluatedBoxes,
+                      columns: Sequence[FloatArray | None], floor: float
+                      ) -> tuple[FloatArray, dict[str, Any]]:
     """Per-sample top-1 IoU (``nan`` where not evaluated) and the ``grounding``,
-    ``counting`` and ``by_size`` summaries of one box modality (``ious`` and ``floor``:
-    see :func:`top1_overlaps`)."""
-    boxes = EvaluatedBoxes.of(samples, modality, [e["evaluated"] for e in entries])
-    iou, inter, union = top1_overlaps(boxes, len(samples), ious, floor,
+    ``counting`` and ``by_size`` summaries of one box modality (``boxes``: the evaluated
+    queries' boxes; ``columns`` and ``floor``: see :func:`top1_overlaps`)."""
+    iou, inter, union = top1_overlaps(boxes, len(samples), columns, floor,
                                       modality == "oriented_bbox")
     where = boxes.where
     num_gt, num_pred = boxes.num_gt, boxes.num_pred

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
@@ -432,14 +432,65 @@ def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
                  min_iou: float = 0.0) -> list[FloatArray]:
     """IoU matrices of many (GT, prediction) box sets at once, ``(G_i, P_i)`` each.
 
-    Every pair of every set is handled in vectorised passes over chunks of about
-    ``_PAIRS_PER_CHUNK`` pairs (no Python loop per set; bounded temporaries, so
+    Sets of at least ``_DENSE_PAIRS`` pairs are computed one by one
+    (:func:`iou_matrix`); the others together, in vectorised passes over chunks of
+    about ``_PAIRS_PER_CHUNK`` pairs (no Python loop per set; bounded temporaries, so
     time grows linearly with the number of sets). Oriented boxes are intersected
     exactly with shapely, in one call over the candidate pairs of all chunks:
     those whose IoU can reach ``min_iou`` by an upper bound from their envelopes
     and areas. Pairs ruled out get 0, so pass as ``min_iou`` the lowest threshold
-    whose comparisons matter (values below it change no result).
+    whose comparisons matter (values below it change no result). Every value is the
+    same whichever path computes it.
     """
+    out: list[FloatArray | None] = [None] * len(gts)
+    small: list[int] = []
+    for i, (g, p) in enumerate(zip(gts, preds, strict=True)):
+        if len(g) * len(p) >= _DENSE_PAIRS:
+            out[i] = iou_matrix(g, p, oriented, min_iou)
+        else:
+            small.append(i)
+    if len(small) == len(gts):
+        return _small_iou_matrices(gts, preds, oriented, min_iou)
+    for i, iou in zip(small, _small_iou_matrices([gts[i] for i in small],
+                                                 [preds[i] for i in small], oriented, min_iou),
+                      strict=True):
+        out[i] = iou
+    return out  # type: ignore[return-value]
+
+
+def iou_matrix(gt: FloatArray, pred: FloatArray, oriented: bool, min_iou: float = 0.0
+               ) -> FloatArray:
+    """IoU matrix ``(G, P)`` of one dense box set, as :func:`iou_matrices` computes it.
+
+    Axis-aligned boxes by broadcasting, ``_PAIRS_PER_CHUNK`` pairs of rows at a time;
+    oriented boxes intersected exactly where an upper bound from envelopes and areas can
+    reach ``min_iou``, the pairs with overlapping envelopes found with an STRtree (no
+    pass over all ``G x P`` pairs). Temporaries stay below a constant beside the output.
+    """
+    out = np.zeros((len(gt), len(pred)))
+    if out.size == 0:
+        return out
+    if not oriented:
+        area_g, area_p = box_area(gt), box_area(pred)
+        step = max(1, _PAIRS_PER_CHUNK // len(pred))
+        for lo in range(0, len(gt), step):
+            a = gt[lo:lo + step, None, :]
+            w = np.minimum(a[..., 2], pred[:, 2]) - np.maximum(a[..., 0], pred[:, 0])
+            h = np.minimum(a[..., 3], pred[:, 3]) - np.maximum(a[..., 1], pred[:, 1])
+            inter = np.clip(w, 0, None) * np.clip(h, 0, None)
+            out[lo:lo + step] = inter / (area_g[lo:lo + step, None] + area_p - inter)
+        return out
+    env_g, env_p = envelope(gt), envelope(pred)
+    tree = shapely.STRtree(shapely.box(*env_p.T))
+    gi, pi = tree.query(shapely.box(*env_g.T))
+    cand = _obb_candidates(gi, pi, min_iou, env_g, env_p, polygon_area(gt), polygon_area(pred))
+    out[gi[cand], pi[cand]] = _obb_pair_iou(gt, pred, gi[cand], pi[cand])
+    return out
+
+
+def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
+                        min_iou: float) -> list[FloatArray]:
+    """:func:`iou_matrices` of many small sets: all their pairs in flat chunks."""
     shapes = [(len(g), len(p)) for g, p in zip(gts, preds, strict=True)]
     n_gt = np.array([g for g, _ in shapes], dtype=np.int64)
     n_pred = np.array([p for _, p in shapes], dtype=np.int64)
@@ -477,7 +528,35 @@ def iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
     return out
 
 
+def iter_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
+                      min_iou: float = 0.0) -> Iterator[FloatArray]:
+    """:func:`iou_matrices`, one matrix at a time: computed a block of sets at a time
+    (:func:`pair_blocks`), so a caller that keeps only what it takes from each matrix holds
+    one block's, not every set's."""
+    for lo, hi in pair_blocks([len(g) * len(p) for g, p in zip(gts, preds, strict=True)]):
+        yield from iou_matrices(gts[lo:hi], preds[lo:hi], oriented, min_iou)
+
+
+def pair_blocks(sizes: Sequence[int], block: int | None = None) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges ``[lo, hi)`` of sets with at most ``block`` pairs in all
+    (``_BLOCK_PAIRS`` by default), a larger set alone in its range: what to hold at once
+    so that memory is bounded by the largest set, never by the number of sets."""
+    block = _BLOCK_PAIRS if block is None else block
+    lo, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and total + size > block:
+            yield lo, i
+            lo, total = i, 0
+        total += size
+    if lo < len(sizes):
+        yield lo, len(sizes)
+
+
 _PAIRS_PER_CHUNK = 1 << 17
+# A set this large is computed on its own (broadcasting / STRtree), not in the flat chunks.
+_DENSE_PAIRS = 1 << 14
+# Pairs held at once by a streaming caller (pair_blocks): 8 MB per float64 matrix set.
+_BLOCK_PAIRS = 1 << 20
 
 
 def _chunks(sizes: npt.NDArray[np.int64]) -> list[tuple[int, int]]:

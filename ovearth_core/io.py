@@ -23,6 +23,7 @@ from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
+from .matching import check_pair_cap
 from .nonfinite import locate_non_finite
 from .types import EMPTY_BOXES, EMPTY_POLYS, MODALITIES, TASK_KEYS, Sample, SampleList
 
@@ -570,6 +571,7 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
         chosen = _infer_modalities(submitted, str(pred_path))
     samples = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), chosen)
                for q in queries]
+    check_pair_cap(samples, chosen, str(pred_path))
     tasks = doc.get("tasks")
     unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
         tasks, dict) else ()

@@ -295,3 +295,36 @@ def test_report_counts_unscored_detections() -> None:
     report = average_precision_report(sample_list(s), 0.5, ("bbox",))
     assert report["bbox"]["num_unscored"] == 1
     assert report["bbox"]["ap_every_point"] == 1.0  # the unscored true positive ranks first
+
+
+def test_report_reads_each_iou_matrix_once_and_shares_it(monkeypatch) -> None:
+    """Issue 17: the report's VOC, COCO (capped at 100 boxes a query), score-tie and devkit
+    rankings share one reading of the IoU matrices per set of candidates (exact IoU; the
+    devkit's legacy-pixel IoU for axis-aligned boxes), and what each ranking gets from it
+    equals reading its own matrices: the best GT box of every detection and every pair
+    with IoU > 0."""
+    from ovearth_core.analysis import ranking
+
+    rng = np.random.default_rng(7)
+    gt = [[10.0 * i, 0.0, 10.0 * i + 8, 8.0] for i in range(10)]
+    corners = rng.integers(0, 100, (150, 2)).astype(float)
+    pred = np.hstack([corners, corners + 8]).tolist() + gt + gt  # duplicates: ties
+    scores = np.append(rng.integers(0, 4, 150) / 4, np.full(20, 0.5)).tolist()
+    samples = _random_samples(3) + [sample("crowded", gt, pred, scores)]
+    reads = []
+    real = ranking.DetectionOverlaps.of
+    monkeypatch.setattr(ranking.DetectionOverlaps, "of",
+                        lambda *args: reads.append(1) or real(*args))
+    average_precision_report(sample_list(samples), 0.5, ("bbox",))
+    assert len(reads) == 2  # exact IoU, legacy-pixel IoU
+    cands = ranking.candidates(samples, "bbox")
+    for ranked in (cands.ranked(), cands.ranked("devkit"), cands.ranked(max_detections=100),
+                   cands.ranked(queries=[5, 0, len(cands.ious) - 1])):
+        alone = ranking.Ranked(**{k: getattr(ranked, k) for k in (
+            "ious", "query", "box", "score", "num_gt", "categories", "negative", "gt_area",
+            "det_area", "cover")})
+        for got, expected in zip(ranked.best_gt, alone.best_gt, strict=True):
+            assert np.array_equal(got, expected)
+        assert (sorted(zip(*(a.tolist() for a in ranked.overlapping), strict=True))
+                == sorted(zip(*(a.tolist() for a in alone.overlapping), strict=True)))
+        assert ranked.overlapping[0].size > 0

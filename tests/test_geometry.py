@@ -186,12 +186,17 @@ def test_obb_iou_properties(a: list[list[float]], b: list[list[float]]) -> None:
     assert ab == pytest.approx(refs.polygon_iou(a, b), abs=1e-9)
 
 
-@pytest.mark.parametrize("chunk", [1 << 17, 1, 5], ids=["one-chunk", "chunk-1", "chunk-5"])
+@pytest.mark.parametrize("chunk", [1 << 17, 1, 5, "dense"],
+                         ids=["one-chunk", "chunk-1", "chunk-5", "dense"])
 @pytest.mark.parametrize("oriented", [False, True], ids=["bbox", "oriented_bbox"])
-def test_iou_matrices_batch_against_reference(oriented: bool, chunk: int,
+def test_iou_matrices_batch_against_reference(oriented: bool, chunk: int | str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The batched IoU of many (GT, prediction) sets, empty sets included, equals the scalar
-    references set by set, however the pairs are split into chunks (and threads)."""
+    references set by set, however the pairs are split into chunks (and threads), and when
+    every set takes the dense path (``iou_matrix``: broadcasting, STRtree)."""
+    if chunk == "dense":
+        monkeypatch.setattr(geometry, "_DENSE_PAIRS", 1)
+        chunk = 1 << 17
     monkeypatch.setattr(geometry, "_PAIRS_PER_CHUNK", chunk)
     monkeypatch.setattr(geometry, "_PAIRS_PER_THREAD", 2 if chunk == 1 else 2000)
     rng = np.random.default_rng(17 + oriented)
@@ -218,6 +223,33 @@ def test_iou_matrices_batch_against_reference(oriented: bool, chunk: int,
                 overlapping += expected > 0
                 assert m[i, j] == pytest.approx(expected, abs=1e-9)
     assert overlapping > 5
+
+
+@pytest.mark.parametrize("min_iou", [0.0, 0.5])
+@pytest.mark.parametrize("oriented", [False, True], ids=["bbox", "oriented_bbox"])
+def test_dense_iou_matrix_equals_the_flat_chunks(oriented: bool, min_iou: float,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: a dense set's matrix (row blocks of broadcasting; STRtree candidates) equals
+    the flat chunks' bit for bit, pruning at ``min_iou`` included, on crowded boxes with
+    duplicates, and the row blocks of a small chunk too."""
+    rng = np.random.default_rng(5 + oriented)
+    g, p = 150, 170
+    if oriented:
+        gt = np.asarray([random_rect(rng) for _ in range(g)])
+        pred = np.concatenate([gt[rng.integers(0, g, 40)],
+                               np.asarray([random_rect(rng) for _ in range(p - 40)])])
+    else:
+        xy = rng.integers(0, 60, (g + p, 2)).astype(float)
+        boxes = np.concatenate([xy, xy + rng.integers(2, 12, (g + p, 2))], axis=1)
+        gt, pred = boxes[:g], np.concatenate([boxes[g:g + p - 40], boxes[rng.integers(0, g, 40)]])
+    monkeypatch.setattr(geometry, "_DENSE_PAIRS", 1 << 40)
+    flat = geometry.iou_matrices([gt], [pred], oriented, min_iou)[0]
+    monkeypatch.setattr(geometry, "_DENSE_PAIRS", 1)
+    monkeypatch.setattr(geometry, "_PAIRS_PER_CHUNK", 1000)  # row blocks of 5 GT boxes
+    dense = geometry.iou_matrices([gt], [pred], oriented, min_iou)[0]
+    assert np.array_equal(dense, flat)
+    # The copies of GT boxes (IoU 1 up to the polygons' rounding) and crowding are there.
+    assert (flat > 1 - 1e-9).any(axis=0).sum() >= 40 and np.count_nonzero(flat) > 300
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import refs
@@ -9,7 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from ovearth_core import geometry, matching
+from ovearth_core.errors import OVEarthInputError
+from ovearth_core.evaluate import evaluate_samples
+from ovearth_core.io import load_samples
 from ovearth_core.matching import match
+from ovearth_core.types import Sample, SampleList
 
 
 def check_against_brute_force(iou: np.ndarray, threshold: float) -> None:
@@ -85,3 +95,93 @@ def test_greedy_trap_is_a_trap(iou: list[list[float]]) -> None:
 def test_match_empty(shape: tuple[int, int]) -> None:
     gi, pi = match(np.zeros(shape), 0.5)
     assert gi.size == 0 and pi.size == 0
+
+
+# ------------------------------------------------------------------ the pair cap (issue 17)
+
+def _box_sample(sample_id: str, n_gt: int, n_pred: int) -> Sample:
+    box = np.array([[0.0, 0.0, 10.0, 10.0]])
+    return Sample(sample_id, "car", False, "i.png", "a", "c", 10, 10,
+                  gt_boxes=np.repeat(box, n_gt, axis=0), pred_boxes=np.repeat(box, n_pred, 0),
+                  pred_box_scores=np.ones(n_pred))
+
+
+def _samples(*samples: Sample) -> SampleList:
+    return SampleList(list(samples), task="referring", modalities=("bbox",),
+                      score_threshold=None, bbox_format="xyxy")
+
+
+def test_pair_cap_small_cap_refuses_before_matching(monkeypatch) -> None:
+    """With a cap of 100 pairs, 10 x 10 boxes are evaluated; 10 x 11 and 11 x 10 are refused
+    with one problem each (query_id, counts, cap), before any IoU matrix is built."""
+    monkeypatch.setattr(matching, "MAX_PAIRS_PER_QUERY", 100)
+    ok = evaluate_samples(_samples(_box_sample("q_ok", 10, 10)))
+    assert ok["per_sample"][0]["bbox"]["tp"] == 10  # ten identical boxes: all match
+    built = []
+    monkeypatch.setattr(geometry, "iou_matrices", lambda *a, **k: built.append(a))
+    with pytest.raises(OVEarthInputError) as err:
+        evaluate_samples(_samples(_box_sample("q_ok", 10, 10), _box_sample("q_wide", 10, 11),
+                                  _box_sample("q_tall", 11, 10)))
+    assert built == []
+    assert [(p.query_id, p.field) for p in err.value.problems] == [("q_wide", "bbox"),
+                                                                    ("q_tall", "bbox")]
+    assert err.value.problems[0].found == "10 GT boxes x 11 predicted boxes = 110 pairs"
+    assert "at most 100 GT x predicted box pairs" in err.value.problems[0].expected
+
+
+def test_pair_cap_is_fifty_million_and_named_by_the_loader(tmp_path: Path) -> None:
+    """The real cap: 5,000 x 10,000 pairs pass the check, 5,000 x 10,001 are refused by the
+    loader, the message naming the prediction file, the query, the counts and the cap. The
+    check needs only the counts, so this costs no IoU matrix."""
+    assert matching.MAX_PAIRS_PER_QUERY == 50_000_000
+    matching.check_pair_cap(_samples(_box_sample("q", 5000, 10000)), ("bbox",), "f.json")
+    gt = tmp_path / "gt.json"
+    pred = tmp_path / "pred.json"
+    gt.write_text(json.dumps({
+        "annotations": [{"id": "a", "image_path": "i.png", "width": 100, "height": 100,
+                         "category_name": "car", "segmentation": None,
+                         "bbox": [[1, 1, 5, 5]] * 5000}],
+        "tasks": {"referring": [{"query_id": "q_dense", "ann_id": "a", "query": "cars"}]}}))
+    pred.write_text(json.dumps({"tasks": {"referring": [
+        {"query_id": "q_dense", "bbox": [[1, 1, 6, 6]] * 10001}]}}))
+    with pytest.raises(OVEarthInputError) as err:
+        load_samples(gt, pred, "referring", modalities="bbox")
+    assert str(err.value) == (
+        f"1 problem found in the input:\n  - {pred}, query_id q_dense, field bbox: expected at "
+        "most 50,000,000 GT x predicted box pairs in one query (the evaluator's cap "
+        "MAX_PAIRS_PER_QUERY), found 5,000 GT boxes x 10,001 predicted boxes = 50,005,000 "
+        "pairs")
+    proc = subprocess.run([sys.executable, "-m", "ovearth_core", "--gt", str(gt),
+                           "--predictions", str(pred), "--task", "referring",
+                           "--modalities", "bbox"], capture_output=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 2
+    assert b"50,005,000 pairs" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def _imports_scipy_optimize(tmp_path: Path, pred_boxes: list[list[float]]) -> bool:
+    """Whether evaluating one query (GT boxes [0,0,10,10] and [20,0,30,10]) with these
+    predictions imports scipy.optimize, in a fresh interpreter."""
+    gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
+    gt.write_text(json.dumps({
+        "annotations": [{"id": "a", "image_path": "i.png", "width": 40, "height": 20,
+                         "category_name": "car", "segmentation": None,
+                         "bbox": [[0, 0, 10, 10], [20, 0, 10, 10]]}],
+        "tasks": {"referring": [{"query_id": "q", "ann_id": "a", "query": "cars"}]}}))
+    pred.write_text(json.dumps({"tasks": {"referring": [{"query_id": "q",
+                                                          "bbox": pred_boxes}]}}))
+    code = ("import sys\nfrom ovearth_core import evaluate_files\n"
+            f"r = evaluate_files({str(gt)!r}, {str(pred)!r}, ['referring'], modalities='bbox')\n"
+            "print(r['referring']['summary']['bbox']['tp'], 'scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
+                         timeout=120).stdout.decode().split()
+    return {"2 False": False, "2 True": True}[" ".join(out)]
+
+
+def test_scipy_optimize_is_imported_only_when_an_assignment_is_needed(tmp_path: Path) -> None:
+    """Issue 17: scipy.optimize (~0.65 s to import) only for a query whose candidate pairs
+    share a box; one prediction per GT box needs no assignment."""
+    assert not _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]])
+    # Two GT boxes, three predictions, two of them on the first GT box: an assignment.
+    assert _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
+                                              [21, 0, 30, 10]])

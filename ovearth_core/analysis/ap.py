@@ -72,16 +72,7 @@ def _voc_hits(ranked: Ranked, threshold: float, strict: bool = False
     """Each detection's best GT (the first of equal IoUs; ids numbered across queries) and
     whether it reaches IoU >= ``threshold`` (``> threshold`` when ``strict``, as the devkits
     test it)."""
-    d = ranked.query.size
-    best_gt = np.full(d, -1, dtype=np.int64)
-    best_iou = np.zeros(d)
-    for q, (iou, rows) in enumerate(zip(ranked.ious, ranked.rows_by_query, strict=True)):
-        if iou.shape[0] == 0 or rows.size == 0:
-            continue
-        cols = iou[:, ranked.box[rows]]
-        local = np.argmax(cols, axis=0)
-        best_iou[rows] = cols[local, np.arange(rows.size)]
-        best_gt[rows] = ranked.gt_start[q] + local
+    best_gt, best_iou = ranked.best_gt
     return ((best_iou > threshold) if strict else (best_iou >= threshold)), best_gt
 
 
@@ -327,9 +318,16 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
                  # Unscored boxes rank first in input order: AP is arbitrary if these abound.
                  "num_unscored": int(np.isinf(ranked.score).sum())}
         entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=COCO_MAX_DETECTIONS))
-        entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold, include_negatives,
-                                                None if m == "bbox" else cands)
-        entry["score_ties"] = score_ties(ranked, iou_threshold)
+        ties = score_ties(ranked, iou_threshold)
+        del ranked
+        if m == "bbox":  # the devkit's own (legacy-pixel) IoUs: not both sets held at once
+            del cands
+            entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold,
+                                                    include_negatives)
+        else:
+            entry["voc_devkit"] = voc_devkit_report(samples, m, iou_threshold,
+                                                    include_negatives, cands)
+        entry["score_ties"] = ties
         entry["pr_curve"] = {
             "recall": RECALL_101.tolist(),
             "precision": (interpolated_precision(curve, RECALL_101).tolist()

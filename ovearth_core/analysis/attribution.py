@@ -167,15 +167,16 @@ def classify_sample(sample: Sample, modalities: Sequence[str], iou_threshold: fl
 def classify_samples(samples: Sequence[Sample], modalities: Sequence[str], iou_threshold: float,
                      background_iou: float = OVERLAP_EPS, open_vocab: bool = True
                      ) -> list[list[Fix]]:
-    """:func:`classify_sample` of every query, box IoUs computed in one batch per modality."""
+    """:func:`classify_sample` of every query, box IoUs computed in batches per modality
+    (a block of queries at a time: :func:`~ovearth_core.geometry.iter_iou_matrices`)."""
     box_mods = [m for m in BOX_MODALITIES if m in modalities]
-    batched = {m: geometry.iou_matrices([box_fields(s, m)[0] for s in samples],
-                                        [box_fields(s, m)[1] for s in samples],
-                                        oriented=m == "oriented_bbox")
-               for m in box_mods}
+    streams = [geometry.iter_iou_matrices([box_fields(s, m)[0] for s in samples],
+                                          [box_fields(s, m)[1] for s in samples],
+                                          oriented=m == "oriented_bbox")
+               for m in box_mods]
     return [classify_sample(s, modalities, iou_threshold, background_iou, open_vocab,
-                            {m: batched[m][i] for m in box_mods})
-            for i, s in enumerate(samples)]
+                            dict(zip(box_mods, ious, strict=True)))
+            for s, *ious in zip(samples, *streams, strict=True)]
 
 
 def _fix_boxes(gt: npt.NDArray[np.float64], pred: npt.NDArray[np.float64],

@@ -177,9 +177,9 @@ def _exact_facts(samples: Sequence[Sample], threshold: float) -> dict[str, list[
     out = {}
     for key in ("bbox", "oriented_bbox"):
         oriented = key == "oriented_bbox"
-        ious = geometry.iou_matrices([s.gt_obbs if oriented else s.gt_boxes for s in samples],
-                                     [s.pred_obbs if oriented else s.pred_boxes for s in samples],
-                                     oriented)
+        ious = geometry.iter_iou_matrices(
+            [s.gt_obbs if oriented else s.gt_boxes for s in samples],
+            [s.pred_obbs if oriented else s.pred_boxes for s in samples], oriented)
         out[key] = [BoxFacts.of(iou, threshold) for iou in ious]
     return out
 

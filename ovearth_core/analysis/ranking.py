@@ -55,6 +55,21 @@ class Ranked:
     det_area: FloatArray
     # (R_q, P_q) share of each predicted box inside each ignore region of query q.
     cover: list[FloatArray] | None = None
+    # What the IoU matrices say per detection, computed once by the Candidates the ranking
+    # came from (shared by every ranking of them): ``source`` ``(D,)`` is each ranked
+    # detection's position in file order there.
+    shared: DetectionOverlaps | None = None
+    source: IntArray | None = None
+
+    @cached_property
+    def best_gt(self) -> tuple[IntArray, FloatArray]:
+        """Each ranked detection's GT box of highest IoU (the first of equal ones; ids
+        numbered across queries, -1 without GT) and that IoU (0 without GT), ``(D,)``."""
+        if self.shared is None or self.source is None:
+            return _best_gt(self.ious, self.rows_by_query, self.box, self.gt_start,
+                            self.query.size)
+        local, value = self.shared.best_gt[self.source], self.shared.best_iou[self.source]
+        return np.where(local >= 0, self.gt_start[self.query] + local, -1), value
 
     @cached_property
     def rows_by_query(self) -> list[IntArray]:
@@ -82,7 +97,15 @@ class Ranked:
     def overlapping(self) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
         """``(row, gt, query, iou)`` of every ranked detection and GT box with IoU > 0
         (GT ids numbered across queries)."""
-        return _pairs(self.ious, self.rows_by_query, self.box, self.gt_start)
+        if self.shared is None or self.source is None:
+            return _pairs(self.ious, self.rows_by_query, self.box, self.gt_start)
+        det, gt, value = self.shared.overlaps
+        row = np.full(self.shared.best_gt.size, -1, dtype=np.int64)
+        row[self.source] = np.arange(self.source.size)
+        keep = row[det] >= 0
+        rows = row[det[keep]]
+        query = self.query[rows]
+        return rows, self.gt_start[query] + gt[keep], query, value[keep]
 
     @cached_property
     def covering(self) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
@@ -114,18 +137,54 @@ def _pairs(matrices: list[FloatArray], rows_by_query: list[IntArray], box: IntAr
     return row, col, query, value
 
 
+def _best_gt(matrices: list[FloatArray], rows_by_query: list[IntArray], box: IntArray,
+             start: IntArray, n: int) -> tuple[IntArray, FloatArray]:
+    """Per detection, the first row of highest value in its query's column (numbered from
+    ``start``; -1 and 0 for a query without rows)."""
+    best = np.full(n, -1, dtype=np.int64)
+    value = np.zeros(n)
+    for q, (m, rows) in enumerate(zip(matrices, rows_by_query, strict=True)):
+        if m.shape[0] == 0 or rows.size == 0:
+            continue
+        cols = m[:, box[rows]]
+        local = np.argmax(cols, axis=0)
+        value[rows] = cols[local, np.arange(rows.size)]
+        best[rows] = start[q] + local
+    return best, value
+
+
+@dataclass(frozen=True)
+class DetectionOverlaps:
+    """What the IoU matrices of :class:`Candidates` say about each detection (file order):
+    ``best_gt`` / ``best_iou`` ``(D,)`` its GT box of highest IoU within its query (the
+    first of equal ones; -1 and 0 without GT), and ``overlaps`` ``(det, gt, iou)`` of
+    every detection and GT box with IoU > 0 (GT indices within the query)."""
+
+    best_gt: IntArray
+    best_iou: FloatArray
+    overlaps: tuple[IntArray, IntArray, FloatArray]
+
+    @classmethod
+    def of(cls, ious: list[FloatArray], query: IntArray, box: IntArray) -> DetectionOverlaps:
+        bounds = np.searchsorted(query, np.arange(len(ious) + 1))
+        rows = [np.arange(bounds[q], bounds[q + 1]) for q in range(len(ious))]
+        zero = np.zeros(len(ious), dtype=np.int64)
+        best, value = _best_gt(ious, rows, box, zero, query.size)
+        det, gt, _, iou = _pairs(ious, rows, box, zero)
+        return cls(best, value, (det, gt, iou))
+
+
 def legacy_box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     """Axis-aligned IoU ``(G, P)`` with the legacy VOC pixel convention (width x2 - x1 + 1);
     boxes that do not touch have IoU 0."""
     if len(gt) == 0 or len(pred) == 0:
         return np.zeros((len(gt), len(pred)))
-    lo = np.maximum(gt[:, None, :2], pred[None, :, :2])
-    hi = np.minimum(gt[:, None, 2:], pred[None, :, 2:])
-    touch = np.all(lo <= hi, axis=-1)
-    inter = np.where(touch, np.prod(hi - lo + 1, axis=-1), 0.0)
-    area_g = np.prod(gt[:, 2:] - gt[:, :2] + 1, axis=-1)
-    area_p = np.prod(pred[:, 2:] - pred[:, :2] + 1, axis=-1)
-    return inter / (area_g[:, None] + area_p[None, :] - inter)
+    area_g = (gt[:, 2] - gt[:, 0] + 1) * (gt[:, 3] - gt[:, 1] + 1)
+    area_p = (pred[:, 2] - pred[:, 0] + 1) * (pred[:, 3] - pred[:, 1] + 1)
+    lo_x, hi_x = np.maximum(gt[:, None, 0], pred[:, 0]), np.minimum(gt[:, None, 2], pred[:, 2])
+    lo_y, hi_y = np.maximum(gt[:, None, 1], pred[:, 1]), np.minimum(gt[:, None, 3], pred[:, 3])
+    inter = np.where((lo_x <= hi_x) & (lo_y <= hi_y), (hi_x - lo_x + 1) * (hi_y - lo_y + 1), 0.0)
+    return inter / (area_g[:, None] + area_p - inter)
 
 
 @dataclass(frozen=True)
@@ -143,6 +202,12 @@ class Candidates:
     categories: tuple[str, ...]
     negative: npt.NDArray[np.bool_]
     cover: list[FloatArray] | None = None
+
+    @cached_property
+    def overlaps(self) -> DetectionOverlaps:
+        """Each detection's best GT box and overlapping pairs, read from the IoU matrices
+        once for every ranking of these candidates (VOC, COCO, ties, devkit)."""
+        return DetectionOverlaps.of(self.ious, self.query, self.box)
 
     def ranked(self, order: str = "stable", queries: Sequence[int] | None = None,
                max_detections: int | None = None) -> Ranked:
@@ -175,7 +240,7 @@ class Candidates:
                       cover=None if self.cover is None else [self.cover[q] for q in pick],
                       gt_area=(np.concatenate([self.gt_area[q] for q in pick]) if pick
                                else np.zeros(0)),
-                      det_area=self.det_area[rank])
+                      det_area=self.det_area[rank], shared=self.overlaps, source=rank)
 
 
 def candidates(samples: Sequence[Sample], modality: str = "bbox",

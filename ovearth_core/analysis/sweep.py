@@ -169,8 +169,9 @@ def detection_sweep(samples: Sequence[Sample], modality: str, iou_threshold: flo
             order = np.argsort(-key, kind="stable")
             ranked.append((gt, pred[order], key[order]))
     # Exact where it matters: IoUs below every threshold in use compare alike as 0.
-    matrices = geometry.iou_matrices([gt for gt, _, _ in ranked], [p for _, p, _ in ranked],
-                                     oriented=modality == "oriented_bbox", min_iou=min(ious))
+    matrices = geometry.iter_iou_matrices([gt for gt, _, _ in ranked],
+                                          [p for _, p, _ in ranked],
+                                          oriented=modality == "oriented_bbox", min_iou=min(ious))
     for (_, _, key), iou in zip(ranked, matrices, strict=True):
         prefix = np.stack([prefix_match_counts(iou >= t) for t in ious], axis=1)  # (P, K)
         # Last position of each run of equal scores: the kept set is a prefix ending there.
