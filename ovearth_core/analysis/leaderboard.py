@@ -21,7 +21,14 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import multiprocessing
+import multiprocessing.context
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
+from ..cache import MISS, ResultCache, evaluate_file, evaluation_key, file_digest
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
@@ -224,24 +232,170 @@ def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
     return gt_path, preds
 
 
+def worker_count() -> int:
+    """One worker per core this process may use."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return max(1, count() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Outcome:
+    """One submission's evaluation: its result (or the problems that stopped it) and
+    whether the result came from the on-disk cache."""
+
+    name: str
+    path: Path
+    result: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    cached: bool = False
+    num_problems: int = 0  # found in all (``problems`` may hold only the first of them)
+
+    @property
+    def has_rows(self) -> bool:
+        """Whether the submission has any prediction row for the task."""
+        return self.result is not None and self.result["coverage"]["num_with_prediction_row"] > 0
+
+
+Progress = Callable[[int, int, Outcome], None]
+_WORKER_GT: dict[tuple[str, str], Any] = {}  # per process: (path, sha256) -> parsed GT
+
+
+def _worker_gt(gt_path: str, gt_sha: str) -> Any:
+    key = (gt_path, gt_sha)
+    if key not in _WORKER_GT:
+        _WORKER_GT.clear()
+        _WORKER_GT[key] = parse_ground_truth(read_json(gt_path, "ground-truth"), gt_path)
+    return _WORKER_GT[key]
+
+
+def _evaluate_job(job: tuple[Any, ...]
+                  ) -> tuple[int, dict[str, Any] | None, list[Problem], bool, int]:
+    """One submission (a worker's task; also run in-process)."""
+    (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
+     bbox_format, cache_spec) = job
+    cache = None if cache_spec is None else ResultCache(*cache_spec)
+    try:
+        result, cached = evaluate_file(
+            gt_path, pred_path, task, modalities, iou_threshold, score_threshold, bbox_format,
+            cache=cache, gt_sha256=gt_sha,
+            ground_truth_loader=lambda: _worker_gt(gt_path, gt_sha))
+    except OVEarthInputError as err:
+        return index, None, list(err.problems), False, err.total
+    return index, result, [], cached, 0
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """``fork`` from a single-threaded process (the CLI: workers inherit the parsed ground
+    truth), ``spawn`` otherwise (a server's threads may hold locks a fork would copy)."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
+                         modalities: object = ("segmentation", "bbox"),
+                         iou_threshold: float = 0.5, score_threshold: float | None = None,
+                         bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
+                         workers: int | None = None, progress: Progress | None = None,
+                         gt_sha256: str | None = None) -> list[Outcome]:
+    """Evaluate every submission on one task, in parallel processes (``workers``, default
+    one per core), through the on-disk ``cache`` (``None``: none).
+
+    Cached results are loaded first, in this process; the rest go to a
+    ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
+    ``progress(done, total, outcome)`` is called in this thread as each one finishes.
+    Returns the outcomes in the order of ``preds``; invalid files come back with their
+    problems, never raised.
+    """
+    gt_path = Path(gt_path)
+    paths = [Path(p) for p in preds]
+    total = len(paths)
+    outcomes: list[Outcome | None] = [None] * total
+    done = 0
+
+    def finish(index: int, result: dict[str, Any] | None, problems: list[Problem],
+               cached: bool, num_problems: int = 0) -> None:
+        nonlocal done
+        outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
+                          num_problems)
+        outcomes[index] = outcome
+        done += 1
+        if progress is not None:
+            progress(done, total, outcome)
+
+    gt_sha = gt_sha256 or (file_digest(gt_path) if cache is not None else "")
+    spec = None if cache is None else (str(cache.folder), cache.max_bytes)
+    jobs = [(i, str(gt_path), gt_sha, str(p), task, modalities, iou_threshold,
+             score_threshold, bbox_format, spec) for i, p in enumerate(paths)]
+    pending = []
+    for job in jobs:
+        if cache is not None:
+            key = evaluation_key(gt_sha, file_digest(job[3]), task, modalities, iou_threshold,
+                                 score_threshold, bbox_format)
+            value = cache.get(key)
+            if value is not MISS:
+                finish(job[0], value, [], True)
+                continue
+        pending.append(job)
+    n_workers = min(workers or worker_count(), len(pending))
+    if n_workers <= 1:
+        for job in pending:
+            finish(*_evaluate_job(job))
+    else:
+        context = _pool_context()
+        if context.get_start_method() == "fork":
+            # Parsed once here; every forked worker inherits it.
+            try:
+                _worker_gt(str(gt_path), gt_sha)
+            except OVEarthInputError:
+                pass  # each job reports the problem
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+            futures = [pool.submit(_evaluate_job, job) for job in pending]
+            for future in as_completed(futures):
+                finish(*future.result())
+    if cache is not None:
+        cache.evict()
+    return [o for o in outcomes if o is not None]
+
+
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
-                    roots: Sequence[Path] | None = None,
+                    roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
+                    workers: int | None = 1, progress: Progress | None = None,
                     ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Evaluate every ``predictions/*.json`` of ``folder`` on one task (ground truth parsed
-    once; files checked by :func:`folder_files`). Returns ``(model names, evaluator
-    results)``, sorted by name, leaving out models without any row for the task."""
+    """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
+    :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
+    leaving out models without any row for the task.
+
+    ``workers=1`` (default) evaluates in this process, one file after the other (ground
+    truth parsed once); more (``None``: one per core) uses :func:`evaluate_submissions`.
+    The first invalid file (by name) raises its :class:`OVEarthInputError`.
+    """
     gt_path, preds = folder_files(folder, pred_dir, roots)
-    names, results = [], []
-    with gc_paused():
-        gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
-        for path in preds:
-            samples = load_samples(gt_path, path, task, modalities=modalities, ground_truth=gt)
-            if not any(s.has_prediction_row for s in samples):
-                continue
-            names.append(path.stem)
-            results.append(evaluate_samples(samples, iou_threshold))
-    return names, results
+    if workers == 1 and cache is None:
+        names, results = [], []
+        with gc_paused():
+            gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+            for path in preds:
+                samples = load_samples(gt_path, path, task, modalities=modalities,
+                                       ground_truth=gt)
+                if not any(s.has_prediction_row for s in samples):
+                    continue
+                names.append(path.stem)
+                results.append(evaluate_samples(samples, iou_threshold))
+        return names, results
+    outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
+                                    cache=cache, workers=workers, progress=progress)
+    for outcome in outcomes:
+        if outcome.problems:
+            raise OVEarthInputError(outcome.problems, outcome.num_problems)
+    kept = [o for o in outcomes if o.has_rows]
+    return [o.name for o in kept], [o.result for o in kept]  # type: ignore[misc]
 
 
 def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
@@ -271,13 +425,19 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
 def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary", "referring",
                                                                     "reasoning"),
                        modalities: object = ("segmentation", "bbox"),
-                       iou_threshold: float = 0.5, **stability: Any) -> dict[str, Any]:
+                       iou_threshold: float = 0.5, *, cache: ResultCache | None = None,
+                       workers: int | None = 1,
+                       progress: Callable[[str], Progress | None] | None = None,
+                       **stability: Any) -> dict[str, Any]:
     """:func:`leaderboard_report` of every task for a submissions folder (see module doc);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
-    ``stability_metrics``)."""
+    ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
+    ``progress(task)`` as its progress callback."""
     out: dict[str, Any] = {}
     for task in tasks:
-        names, results = evaluate_folder(folder, task, modalities, iou_threshold)
+        names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
+                                         workers=workers,
+                                         progress=progress(task) if progress else None)
         out[task] = leaderboard_report(names, results, **stability)
     return out
 
@@ -290,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse
 
-    from ..cli import run_and_emit
+    from ..cache import describe, open_cache
+    from ..cli import ProgressPrinter, run_and_emit
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
                                      description="Rank the submissions of a benchmark folder.")
@@ -303,12 +464,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="evaluation processes (default: one per core)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
+                             "cache folder; OVEARTH_CACHE=off disables it)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache")
     args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
     tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
     folder = Path(args.folder)
     inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
+    prog = "ovearth-leaderboard"
+    try:
+        cache = None if args.no_cache else open_cache(args.cache_dir)
+    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
+        parser.error(str(err))
+    print(f"{prog}: {describe(cache)}; {args.workers or worker_count()} worker(s)",
+          file=sys.stderr)
+
+    def progress(task: str) -> Progress:
+        printer = ProgressPrinter(prog, task)
+        return lambda done, total, o: printer(done, total, o.name, o.cached)
+
     return run_and_emit(parser.prog, lambda: folder_leaderboard(
-        args.folder, tasks, args.modalities, args.iou_threshold, n_subsets=args.subsets,
+        args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
+        workers=args.workers, progress=progress, n_subsets=args.subsets,
         seed=args.seed), args.output, inputs)
 
 
