@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import pickle
+import stat
 import sys
 import tempfile
 import time
@@ -115,12 +116,21 @@ def max_bytes_from_env() -> int:
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a file's bytes (hex)."""
+    """SHA-256 of a regular file's bytes (hex); OSError for anything else (a pipe or a
+    device is never read here: the loader reports it)."""
     h = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open(path, "rb", opener=_regular_opener) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _regular_opener(path: str, flags: int) -> int:
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: not a regular file")
+    return fd
 
 
 def source_files() -> list[Path]:
@@ -332,10 +342,12 @@ def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[
     """
     key = None
     if cache is not None:
-        gt_sha = gt_sha256 or file_digest(gt_path)
-        key = evaluation_key(gt_sha, file_digest(pred_path), task, modalities, iou_threshold,
-                             score_threshold, bbox_format)
-        value = cache.get(key)
+        try:
+            key = evaluation_key(gt_sha256 or file_digest(gt_path), file_digest(pred_path),
+                                 task, modalities, iou_threshold, score_threshold, bbox_format)
+        except OSError:
+            key = None  # unreadable: the loader below says why
+        value = MISS if key is None else cache.get(key)
         if value is not MISS:
             return value, True
     from .evaluate import evaluate_samples
@@ -357,7 +369,7 @@ def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[
 def describe(cache: ResultCache | None) -> str:
     """One line for a command's stderr: where the cache is, or that it is off."""
     if cache is None:
-        return f"result cache off ({ENV_SWITCH}=off)"
+        return "result cache off"
     return f"result cache {cache.folder}"
 
 

@@ -328,15 +328,24 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
         if progress is not None:
             progress(done, total, outcome)
 
-    gt_sha = gt_sha256 or (file_digest(gt_path) if cache is not None else "")
+    gt_sha = gt_sha256 or ""
+    if cache is not None and not gt_sha:
+        try:
+            gt_sha = file_digest(gt_path)
+        except OSError:
+            cache = None  # unreadable: every job reports it
     spec = None if cache is None else (str(cache.folder), cache.max_bytes)
     jobs = [(i, str(gt_path), gt_sha, str(p), task, modalities, iou_threshold,
              score_threshold, bbox_format, spec) for i, p in enumerate(paths)]
     pending = []
     for job in jobs:
         if cache is not None:
-            key = evaluation_key(gt_sha, file_digest(job[3]), task, modalities, iou_threshold,
-                                 score_threshold, bbox_format)
+            try:
+                key = evaluation_key(gt_sha, file_digest(job[3]), task, modalities,
+                                     iou_threshold, score_threshold, bbox_format)
+            except OSError:
+                pending.append(job)  # the job reports why it cannot be read
+                continue
             value = cache.get(key)
             if value is not MISS:
                 finish(job[0], value, [], True)
