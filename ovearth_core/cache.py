@@ -49,6 +49,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .gcpause import gc_paused
+
 ENV_DIR = "OVEARTH_CACHE_DIR"
 ENV_SWITCH = "OVEARTH_CACHE"
 ENV_MAX_BYTES = "OVEARTH_CACHE_MAX_BYTES"
@@ -231,7 +233,11 @@ class ResultCache:
     def put(self, key: str, value: Any) -> bool:
         """Store ``value`` atomically; then evict to the cap. ``False`` when not stored
         (larger than the cap, or the folder is not writable)."""
-        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        return self.put_payload(key, dumps(value))
+
+    def put_payload(self, key: str, payload: bytes) -> bool:
+        """:meth:`put` of a value already pickled with :func:`dumps` (a worker process
+        pickles its result once: for the cache and for the trip back)."""
         blob = (MAGIC + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
                 + hashlib.sha256(payload).digest() + payload)
         if len(blob) > self.max_bytes:
@@ -294,6 +300,20 @@ class ResultCache:
             _unlink(path)
 
 
+def dumps(value: Any) -> bytes:
+    """The payload of an entry (a pickle, made with the cyclic collector paused)."""
+    with gc_paused():
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(payload: bytes) -> Any:
+    """The value of a payload (:func:`dumps`), loaded with the collector paused: a result
+    is ~10^5 small containers and no cycles, and the collector would walk every object
+    alive in the process again and again while loading."""
+    with gc_paused():
+        return pickle.loads(payload)
+
+
 def _decode(blob: bytes, key: str) -> Any:
     if len(blob) < _HEADER or not blob.startswith(MAGIC):
         return MISS
@@ -306,7 +326,7 @@ def _decode(blob: bytes, key: str) -> Any:
     if len(payload) != length or hashlib.sha256(payload).digest() != digest:
         return MISS
     try:
-        return pickle.loads(payload)
+        return loads(payload)
     except Exception:  # a payload from an incompatible build: recompute
         return MISS
 

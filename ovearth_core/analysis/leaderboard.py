@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
-from ..cache import MISS, ResultCache, evaluate_file, evaluation_key, file_digest
+from ..cache import MISS, ResultCache, dumps, evaluation_key, file_digest, loads
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
@@ -262,11 +262,18 @@ class Outcome:
 
 
 Progress = Callable[[int, int, Outcome], None]
-_WORKER_GT: dict[tuple[str, str], Any] = {}  # per process: (path, sha256) -> parsed GT
+# Per process: (path, sha256, mtime_ns, size) -> parsed GT. Kept in a worker for its life;
+# in the calling process only while it forks workers (they inherit it), then dropped.
+_WORKER_GT: dict[tuple[str, str, int, int], Any] = {}
 
 
 def _worker_gt(gt_path: str, gt_sha: str) -> Any:
-    key = (gt_path, gt_sha)
+    """The parsed ground truth, once per process (and per version of the file)."""
+    try:
+        st = os.stat(gt_path)
+        key = (gt_path, gt_sha, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (gt_path, gt_sha, -1, -1)  # the parser reports it
     if key not in _WORKER_GT:
         _WORKER_GT.clear()
         _WORKER_GT[key] = parse_ground_truth(read_json(gt_path, "ground-truth"), gt_path)
@@ -274,26 +281,51 @@ def _worker_gt(gt_path: str, gt_sha: str) -> Any:
 
 
 def _evaluate_job(job: tuple[Any, ...]
-                  ) -> tuple[int, dict[str, Any] | None, list[Problem], bool, int]:
-    """One submission (a worker's task; also run in-process)."""
+                  ) -> tuple[int, bytes | None, list[Problem], bool, int]:
+    """One submission in a worker process: its result pickled once
+    (:func:`~ovearth_core.cache.dumps`), stored under ``key`` in the cache when there is
+    one, and sent back as those bytes."""
+    return _run_job(job, pickled=True)
+
+
+def _run_job(job: tuple[Any, ...], pickled: bool
+             ) -> tuple[int, Any, list[Problem], bool, int]:
+    """One submission: the result (pickled or not) or the problems that stopped it."""
     (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
-     bbox_format, cache_spec) = job
-    cache = None if cache_spec is None else ResultCache(*cache_spec)
+     bbox_format, cache_spec, key) = job
     try:
-        result, cached = evaluate_file(
-            gt_path, pred_path, task, modalities, iou_threshold, score_threshold, bbox_format,
-            cache=cache, gt_sha256=gt_sha,
-            ground_truth_loader=lambda: _worker_gt(gt_path, gt_sha))
+        with gc_paused():
+            samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
+                                   modalities, ground_truth=_worker_gt(gt_path, gt_sha))
+            result = evaluate_samples(samples, iou_threshold)
+            del samples
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total
-    return index, result, [], cached, 0
+    if pickled or (cache_spec is not None and key is not None):
+        payload = dumps(result)
+        if cache_spec is not None and key is not None:
+            ResultCache(*cache_spec).put_payload(key, payload)
+        if pickled:
+            return index, payload, [], False, 0
+    return index, result, [], False, 0
+
+
+# Imported by a forkserver before it forks any worker, so that workers start warm.
+_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io"]
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
     """``fork`` from a single-threaded process (the CLI: workers inherit the parsed ground
-    truth), ``spawn`` otherwise (a server's threads may hold locks a fork would copy)."""
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    truth); else ``forkserver`` (a process with threads, such as the app's server or one
+    whose GEOS thread pool is running, must not fork: a child would inherit locks held by
+    threads it does not have), else ``spawn`` (Windows)."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_PRELOAD)
+        return context
     return multiprocessing.get_context("spawn")
 
 
@@ -312,15 +344,33 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     Returns the outcomes in the order of ``preds``; invalid files come back with their
     problems, never raised.
     """
+    # Paused throughout: loading cached results and unpickling the workers' results make
+    # ~10^5 containers each, and every collection would walk all of them again.
+    try:
+        with gc_paused():
+            return _evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
+                                         score_threshold, bbox_format, cache, workers,
+                                         progress, gt_sha256)
+    finally:
+        _WORKER_GT.clear()
+
+
+def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
+                          modalities: object, iou_threshold: float,
+                          score_threshold: float | None, bbox_format: str,
+                          cache: ResultCache | None, workers: int | None,
+                          progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
     gt_path = Path(gt_path)
     paths = [Path(p) for p in preds]
     total = len(paths)
     outcomes: list[Outcome | None] = [None] * total
     done = 0
 
-    def finish(index: int, result: dict[str, Any] | None, problems: list[Problem],
-               cached: bool, num_problems: int = 0) -> None:
+    def finish(index: int, result: Any, problems: list[Problem], cached: bool,
+               num_problems: int = 0) -> None:
         nonlocal done
+        if isinstance(result, bytes):
+            result = loads(result)
         outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
                           num_problems)
         outcomes[index] = outcome
@@ -335,26 +385,25 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
         except OSError:
             cache = None  # unreadable: every job reports it
     spec = None if cache is None else (str(cache.folder), cache.max_bytes)
-    jobs = [(i, str(gt_path), gt_sha, str(p), task, modalities, iou_threshold,
-             score_threshold, bbox_format, spec) for i, p in enumerate(paths)]
     pending = []
-    for job in jobs:
+    for i, path in enumerate(paths):
+        key = None
         if cache is not None:
             try:
-                key = evaluation_key(gt_sha, file_digest(job[3]), task, modalities,
+                key = evaluation_key(gt_sha, file_digest(path), task, modalities,
                                      iou_threshold, score_threshold, bbox_format)
             except OSError:
-                pending.append(job)  # the job reports why it cannot be read
-                continue
-            value = cache.get(key)
+                key = None  # the job reports why it cannot be read
+            value = MISS if key is None else cache.get(key)
             if value is not MISS:
-                finish(job[0], value, [], True)
+                finish(i, value, [], True)
                 continue
-        pending.append(job)
+        pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
+                        score_threshold, bbox_format, spec, key))
     n_workers = min(workers or worker_count(), len(pending))
     if n_workers <= 1:
         for job in pending:
-            finish(*_evaluate_job(job))
+            finish(*_run_job(job, pickled=False))
     else:
         context = _pool_context()
         if context.get_start_method() == "fork":
