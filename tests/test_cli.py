@@ -246,3 +246,31 @@ def test_the_spec_command_never_uses_the_result_cache(tmp_path: Path) -> None:
                               timeout=120, check=False, env=env)
         assert proc.returncode == 0 and b"cache" not in proc.stderr
     assert not cache_dir.exists()
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    from ovearth_core.cli import ProgressPrinter
+
+    tty, pipe = _Stream(True), _Stream(False)
+    for stream in (tty, pipe):
+        show = ProgressPrinter("ovearth-leaderboard", "vocabulary", stream=stream, width=4)
+        show(1, 2, "model_a", False)
+        show(2, 2, "model_b", True)
+    assert tty.text == ("\rovearth-leaderboard: vocabulary [##..] 1/2 (0 cached)"
+                        "\rovearth-leaderboard: vocabulary [####] 2/2 (1 cached)\n")
+    assert pipe.text == ("ovearth-leaderboard: vocabulary [1/2] model_a\n"
+                         "ovearth-leaderboard: vocabulary [2/2] model_b (cached)\n")
