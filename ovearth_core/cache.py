@@ -184,7 +184,12 @@ def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: obje
     """The key of one evaluation of a ground truth and a submission (file SHA-256s) under
     the given options; ``modalities`` as requested (``"auto"`` stays ``"auto"``: the file
     digests decide what it resolves to)."""
-    mods = modalities if isinstance(modalities, str) else list(modalities)  # type: ignore[call-overload]
+    # "seg,bbox" (the command line) and ("seg", "bbox") (the app) are the same request.
+    if isinstance(modalities, str):
+        mods: object = (modalities.strip() if modalities.strip() == "auto"
+                        else [m.strip() for m in modalities.split(",")])
+    else:
+        mods = [str(m) for m in modalities]  # type: ignore[attr-defined]
     return make_key(kind, {
         "gt_sha256": gt_sha256, "pred_sha256": pred_sha256, "task": task,
         "modalities": mods, "iou_threshold": float(iou_threshold),

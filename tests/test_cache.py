@@ -315,3 +315,13 @@ def test_two_processes_writing_at_once(tmp_path: Path) -> None:
         value = store.get(key)
         assert value is not MISS, path
         assert value["pad"] == "p" * 3000 and value["who"] in ("a", "b")
+
+
+def test_a_comma_list_and_a_tuple_are_the_same_request(pair: tuple[Path, Path]) -> None:
+    g, p = file_digest(pair[0]), file_digest(pair[1])
+    assert (evaluation_key(g, p, "vocabulary", "segmentation, bbox", 0.5)
+            == evaluation_key(g, p, "vocabulary", ("segmentation", "bbox"), 0.5))
+    assert (evaluation_key(g, p, "vocabulary", "bbox,segmentation", 0.5)
+            != evaluation_key(g, p, "vocabulary", "segmentation,bbox", 0.5))
+    assert (evaluation_key(g, p, "vocabulary", "auto", 0.5)
+            == evaluation_key(g, p, "vocabulary", " auto", 0.5))
