@@ -31,6 +31,7 @@ import argparse
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -86,6 +87,25 @@ def _line(figure: str, target: str, measured: str, ratio: str, cpu: str = "") ->
     print(f"  {figure:<52} {target:>9} {measured:>10} {ratio:>8} {cpu:>18}")
 
 
+_SPIN = "sum(range(2 * 10**7))"
+
+
+def headroom(n: int | None = None) -> float:
+    """How many cores this process's group actually gets now: ``n`` CPU-bound processes
+    at once against one alone (1.0: running in parallel gains nothing, as when other
+    sessions keep a machine with scheduler autogroups busy; ``n``: all of them)."""
+    n = n or worker_count()
+    cmd = [sys.executable, "-c", _SPIN]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    one = time.perf_counter() - start
+    start = time.perf_counter()
+    procs = [subprocess.Popen(cmd) for _ in range(n)]
+    for p in procs:
+        p.wait()
+    return n * one / (time.perf_counter() - start)
+
+
 def run(data: Path, n: int) -> dict[str, float]:
     """Build the submissions, time each way, print the table; returns the wall times.
 
@@ -95,6 +115,7 @@ def run(data: Path, n: int) -> dict[str, float]:
     server), then warm (every result from the cache).
     """
     load = os.getloadavg()
+    room_before = headroom()
     print(f"\n== Leaderboard: {n} submissions x 1 task ({TASK}, {MODALITIES}); "
           f"{worker_count()} worker(s); load average {load[0]:.1f} {load[1]:.1f} "
           f"{load[2]:.1f} ==")
@@ -132,6 +153,9 @@ def run(data: Path, n: int) -> dict[str, float]:
     print(f"  cold (forked), CPU critical path: {fork_own:.1f} s here + {fork_kids:.1f} s in "
           f"the workers / {worker_count()} = {span:.1f} s = {span / c_seq:.3f}x the sequential "
           f"run's CPU {c_seq:.1f} s (the ratio on dedicated cores; target <= 0.60x)")
+    print(f"  parallel headroom (a CPU-bound loop in {worker_count()} processes against 1, "
+          f"in this run): {room_before:.2f} before, {headroom():.2f} after, of "
+          f"{worker_count()} possible")
     print(f"  results identical to the sequential run: yes; cache {cache_mb:.0f} MB for "
           f"{n} entries; load average after {os.getloadavg()[0]:.1f}. wall/CPU below 1 "
           f"means more than one core was used; on an idle 2-core machine the best cold "
