@@ -333,3 +333,33 @@ def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path:
     assert len(warm_lines) == 4 and all(ln.endswith("(cached)") for ln in warm_lines)
     assert "result cache off" in off.stderr
     assert len(ResultCache(cache_dir).entries()) == 4
+
+
+_PARENT: list[int] = []
+
+
+def _dying_job(job: tuple[Any, ...]) -> Any:
+    """The worker's job, except that a worker given model_2 dies (as if killed for memory)."""
+    from ovearth_core.analysis import leaderboard as lb
+
+    if os.getpid() not in _PARENT and job[3].endswith("model_2.json"):
+        os._exit(1)
+    return lb._run_job(job, pickled=True)
+
+
+def test_a_worker_that_dies_leaves_its_jobs_to_the_caller(folder: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import multiprocessing
+
+    from ovearth_core.analysis import leaderboard as lb
+
+    _PARENT[:] = [os.getpid()]
+    # Forked workers see the patch (masks only: no GEOS thread pool is involved).
+    monkeypatch.setattr(lb, "_evaluate_job", _dying_job)
+    monkeypatch.setattr(lb, "_pool_context", lambda: multiprocessing.get_context("fork"))
+    gt, preds = folder_files(folder)
+    outcomes = evaluate_submissions(gt, preds, "vocabulary", "segmentation", workers=2)
+    expected = evaluate_folder(folder, "vocabulary", modalities="segmentation")
+    assert [o.name for o in outcomes] == expected[0]
+    assert [o.result for o in outcomes] == expected[1]

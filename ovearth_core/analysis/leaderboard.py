@@ -28,6 +28,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -367,7 +368,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
     done = 0
 
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
-               num_problems: int = 0) -> None:
+               num_problems: int = 0) -> int:
         nonlocal done
         if isinstance(result, bytes):
             result = loads(result)
@@ -377,6 +378,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
         done += 1
         if progress is not None:
             progress(done, total, outcome)
+        return index
 
     gt_sha = gt_sha256 or ""
     if cache is not None and not gt_sha:
@@ -412,10 +414,18 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
                 _worker_gt(str(gt_path), gt_sha)
             except OVEarthInputError:
                 pass  # each job reports the problem
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-            futures = [pool.submit(_evaluate_job, job) for job in pending]
-            for future in as_completed(futures):
-                finish(*future.result())
+        left = {job[0]: job for job in pending}
+        try:
+            with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+                futures = [pool.submit(_evaluate_job, job) for job in pending]
+                for future in as_completed(futures):
+                    index = finish(*future.result())
+                    del left[index]
+        except BrokenProcessPool:
+            # A worker died (killed for memory, say): the rest run here, where a failure
+            # is the evaluator's own error or message, not a lost process.
+            for job in sorted(left.values()):
+                finish(*_run_job(job, pickled=False))
     if cache is not None:
         cache.evict()
     return [o for o in outcomes if o is not None]
