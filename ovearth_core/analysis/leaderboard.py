@@ -13,6 +13,11 @@ per-category sums are computed once, an array ``(models, categories, components)
 metric of any category subset is then one matrix product with the subsets' 0/1 indicator
 matrix. Over the full category set each metric equals the evaluator's summary value.
 
+Many submissions (the paper ranks 49): :func:`evaluate_submissions` evaluates them in
+worker processes (one per core), loading what the on-disk result cache
+(:mod:`ovearth_core.cache`) already holds and storing the rest, and reports progress as each
+one finishes; the results equal one in-process evaluation after the other (tested).
+
 Ranking conventions: higher is better; ties in the top-k keep model order; a metric that is
 undefined for a model (``None`` in the evaluator, e.g. MCC with an empty margin) ranks last.
 Spearman's rho is the Pearson correlation of average ranks (ties get the mean rank); it is
