@@ -70,7 +70,8 @@ st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sideb
            f"{len(report['models'])} of {len(preds)} submissions ranked on modalities "
            f"{', '.join(options.modalities)}, every box (no score filter), IoU threshold "
            f"{options.iou_threshold:g} · ranked in {board.seconds:.2f} s "
-           f"({board.workers} worker process(es){''.join(f'; {w}' for w in where if w)})"
+           f"({f'{board.workers} worker processes' if board.workers else 'in this process'}"
+           f"{''.join(f'; {w}' for w in where if w)})"
            f" · {board.cache_note}")
 for name, why in board.skipped:
     st.warning(f"`{name}` left out: {why}.")

@@ -121,7 +121,7 @@ class Board:
     seconds: float
     num_cached: int = 0
     shared: str | None = None
-    workers: int = 1
+    workers: int = 0  # worker processes that evaluated (0: none, all in this process)
     cache_note: str = ""
 
 
@@ -209,8 +209,9 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         num_cached += cached
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed)
+    evaluated = sum(not o.cached for o in outcomes)  # by the workers (or here, if one)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,
-                  min(workers, max(len(todo), 1)), cache_note)
+                  min(workers, evaluated) if evaluated > 1 else 0, cache_note)
     with lock:
         boards[key] = board
         while len(boards) > BOARDS_KEPT:
