@@ -363,3 +363,18 @@ def test_a_worker_that_dies_leaves_its_jobs_to_the_caller(folder: Path,
     expected = evaluate_folder(folder, "vocabulary", modalities="segmentation")
     assert [o.name for o in outcomes] == expected[0]
     assert [o.result for o in outcomes] == expected[1]
+
+
+def test_small_batches_stay_in_this_process_unless_asked(folder: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from ovearth_core.analysis import leaderboard as lb
+
+    gt, preds = folder_files(folder)
+    auto = evaluate_submissions(gt, preds, "vocabulary", MODS)  # a few kB: here
+    forced = evaluate_submissions(gt, preds, "vocabulary", MODS, workers=2)
+    monkeypatch.setattr(lb, "PARALLEL_MIN_BYTES", 1)
+    large = evaluate_submissions(gt, preds, "vocabulary", MODS)  # "large": workers
+    assert [o.in_worker for o in auto] == [False] * 4
+    assert [o.in_worker for o in forced] == [True] * 4 == [o.in_worker for o in large]
+    assert [o.result for o in auto] == [o.result for o in forced] == [o.result for o in large]

@@ -260,6 +260,7 @@ class Outcome:
     problems: list[Problem] = field(default_factory=list)
     cached: bool = False
     num_problems: int = 0  # found in all (``problems`` may hold only the first of them)
+    in_worker: bool = False  # evaluated in a worker process
 
     @property
     def has_rows(self) -> bool:
@@ -268,6 +269,15 @@ class Outcome:
 
 
 Progress = Callable[[int, int, Outcome], None]
+# Prediction bytes left to evaluate below which ``workers=None`` evaluates in this process.
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 # Per process: (path, sha256, mtime_ns, size) -> parsed GT. Kept in a worker for its life;
 # in the calling process only while it forks workers (they inherit it), then dropped.
 _WORKER_GT: dict[tuple[str, str, int, int], Any] = {}
@@ -341,8 +351,9 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
                          workers: int | None = None, progress: Progress | None = None,
                          gt_sha256: str | None = None) -> list[Outcome]:
-    """Evaluate every submission on one task, in parallel processes (``workers``, default
-    one per core), through the on-disk ``cache`` (``None``: none).
+    """Evaluate every submission on one task, in parallel processes (``workers``; default
+    ``None``: one per core, or this process when the files left to evaluate hold less than
+    :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
 
     Cached results are loaded first, in this process; the rest go to a
     ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
@@ -407,7 +418,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
                 continue
         pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
                         score_threshold, bbox_format, spec, key))
-    n_workers = min(workers or worker_count(), len(pending))
+    if workers is None:
+        # Starting workers costs about a second (imports, and parsing the ground truth in
+        # each when they are not forked): small batches are faster here.
+        size = sum(_size(job[3]) for job in pending)
+        workers = worker_count() if size >= PARALLEL_MIN_BYTES else 1
+    n_workers = min(workers, len(pending))
     if n_workers <= 1:
         for job in pending:
             finish(*_run_job(job, pickled=False))
@@ -425,6 +441,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
                 futures = [pool.submit(_evaluate_job, job) for job in pending]
                 for future in as_completed(futures):
                     index = finish(*future.result())
+                    outcomes[index].in_worker = True  # type: ignore[union-attr]
                     del left[index]
         except BrokenProcessPool:
             # A worker died (killed for memory, say): the rest run here, where a failure
@@ -446,7 +463,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
     leaving out models without any row for the task.
 
     ``workers=1`` (default) evaluates in this process, one file after the other (ground
-    truth parsed once); more (``None``: one per core) uses :func:`evaluate_submissions`.
+    truth parsed once); more (``None``: one per core for large batches) uses
+    :func:`evaluate_submissions`.
     The first invalid file (by name) raises its :class:`OVEarthInputError`.
     """
     gt_path, preds = folder_files(folder, pred_dir, roots)

@@ -185,11 +185,10 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     offset = total - len(todo)
     if progress is not None and offset:
         progress(offset, total, shared_name or "", False)
-    workers = worker_count()
     outcomes = evaluate_submissions(
         gt[0], [p[0] for p in todo], options.task, options.modalities,
         options.iou_threshold, options.score_threshold, options.bbox_format, cache=store,
-        workers=workers, gt_sha256=data.digest(gt) if store is not None else None,
+        workers=None, gt_sha256=data.digest(gt) if store is not None else None,
         progress=None if progress is None else
         lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
     for pred, outcome in zip(todo, outcomes, strict=True):
@@ -209,9 +208,10 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         num_cached += cached
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed)
-    evaluated = sum(not o.cached for o in outcomes)  # by the workers (or here, if one)
+    in_workers = sum(o.in_worker for o in outcomes)
+    workers = min(worker_count(), in_workers)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,
-                  min(workers, evaluated) if evaluated > 1 else 0, cache_note)
+                  workers, cache_note)
     with lock:
         boards[key] = board
         while len(boards) > BOARDS_KEPT:
