@@ -573,8 +573,10 @@ def main(argv: list[str] | None = None) -> int:
         cache = None if args.no_cache else open_cache(args.cache_dir)
     except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
         parser.error(str(err))
-    print(f"{prog}: {describe(cache)}; {args.workers or worker_count()} worker(s)",
-          file=sys.stderr)
+    print(f"{prog}: {describe(cache)}; " + (
+        f"{args.workers} worker process(es)" if args.workers else
+        f"up to {worker_count()} worker processes (none for under "
+        f"{PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
 
     def progress(task: str) -> Progress:
         printer = ProgressPrinter(prog, task)
