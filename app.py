@@ -20,8 +20,10 @@ summary, task = results["summary"], run.options.task
 open_vocab = task == "vocabulary"
 state.sync_url()
 views.evaluated_caption(run, f"{summary['num_samples']:,} queries "
-                             f"({summary['num_positive']:,} positive) · evaluated in "
-                             f"{run.evaluation.seconds:.1f} s")
+                             f"({summary['num_positive']:,} positive) · "
+                             + (f"loaded in {run.evaluation.seconds:.1f} s, the numbers from "
+                                "the result cache" if run.evaluation.from_cache else
+                                f"evaluated in {run.evaluation.seconds:.1f} s"))
 
 st.header("Key metrics")
 if open_vocab:

@@ -15,9 +15,10 @@ from typing import Any
 import orjson
 
 from .errors import OVEarthInputError
-from .evaluate import evaluate_samples
 from .files import OutputRefused, check_output, write_output
-from .io import load_samples
+
+# Nothing numeric is imported here: ``--help`` and a refused output cost only the interpreter
+# start; the evaluator (numpy, pycocotools, shapely) is imported when there is work for it.
 
 EXIT_BAD_INPUT = 2
 
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def compute() -> dict[str, Any]:
+        from .evaluate import evaluate_samples
+        from .io import load_samples
+
         samples = load_samples(args.gt, args.predictions, args.task,
                                score_threshold=args.score_threshold,
                                bbox_format=args.bbox_format, modalities=args.modalities)
@@ -132,6 +136,35 @@ def _cannot_write(prog: str, output: str | os.PathLike[str] | None, err: Excepti
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     return EXIT_BAD_INPUT
+
+
+class ProgressPrinter:
+    """Progress of a batch on stderr: a ``\\r`` bar rewritten in place when the stream is a
+    terminal, else one line per finished item (logs and pipes stay readable)."""
+
+    def __init__(self, prog: str, label: str = "", stream: Any = None, width: int = 30):
+        self.prog = prog
+        self.label = label
+        self.stream = stream
+        self.width = width
+        self.cached = 0
+
+    def __call__(self, done: int, total: int, name: str, cached: bool = False) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        self.cached += bool(cached)
+        head = f"{self.prog}: {self.label + ' ' if self.label else ''}"
+        try:
+            tty = stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        if tty:
+            filled = self.width * done // max(total, 1)
+            bar = "#" * filled + "." * (self.width - filled)
+            end = "\n" if done >= total else ""
+            stream.write(f"\r{head}[{bar}] {done}/{total} ({self.cached} cached){end}")
+        else:
+            stream.write(f"{head}[{done}/{total}] {name}{' (cached)' if cached else ''}\n")
+        stream.flush()
 
 
 def main_exit() -> None:

@@ -36,14 +36,43 @@ if not preds:
     st.stop()
 
 options = analysis_data.leaderboard_options(run.options)
-with st.spinner(f"Ranking {len(preds)} submissions…"):
-    board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed))
+# The sidebar's submission is ranked with its own evaluation when the options are the same;
+# otherwise it is evaluated again for the ranking, and the page says why.
+shared = (run.pred, run.evaluation) if options == run.options else None
+if shared is None and run.pred in preds:
+    differ = [f"{label} {ours} here, {theirs} in the sidebar"
+              for label, ours, theirs in (
+                  ("modalities", ", ".join(options.modalities),
+                   ", ".join(run.options.modalities)),
+                  ("score threshold", options.score_threshold, run.options.score_threshold),
+                  ("IoU threshold", options.iou_threshold, run.options.iou_threshold),
+                  ("box format", options.bbox_format, run.options.bbox_format))
+              if ours != theirs]
+    st.info(f"`{Path(run.pred[0]).stem}` (the sidebar's submission) is ranked under the "
+            f"leaderboard's options, not the sidebar's: {'; '.join(differ)}.")
+bar = st.progress(0.0, text=f"Ranking {len(preds)} submissions…")
+
+
+def _progress(done: int, total: int, name: str, cached: bool) -> None:
+    bar.progress(done / max(total, 1),
+                 text=f"Evaluated {done} of {total} submissions"
+                      f" · {name}{' (cached)' if cached else ''}")
+
+
+board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
+                                  shared=shared, progress=_progress)
+bar.empty()
 report = board.report
 state.sync_url()
+where = [f"{board.num_cached} from the result cache" if board.num_cached else "",
+         f"`{board.shared}` shared with the sidebar" if board.shared else ""]
 st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "
            f"{len(report['models'])} of {len(preds)} submissions ranked on modalities "
            f"{', '.join(options.modalities)}, every box (no score filter), IoU threshold "
-           f"{options.iou_threshold:g} · ranked in {board.seconds:.2f} s")
+           f"{options.iou_threshold:g} · ranked in {board.seconds:.2f} s "
+           f"({f'{board.workers} worker processes' if board.workers else 'in this process'}"
+           f"{''.join(f'; {w}' for w in where if w)})"
+           f" · {board.cache_note}")
 for name, why in board.skipped:
     st.warning(f"`{name}` left out: {why}.")
 if not report["models"]:

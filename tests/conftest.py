@@ -26,6 +26,19 @@ def _tmp_is_a_data_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _result_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The on-disk result cache (ovearth_core.cache) of every test, and of the commands
+    tests run, is under pytest's temporary folder: tests never write in the user's home."""
+    from ovearth_core.cache import ENV_DIR, ENV_MAX_BYTES, ENV_SWITCH
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(ENV_DIR, str(tmp_path_factory.mktemp("result_cache")))
+        mp.delenv(ENV_SWITCH, raising=False)
+        mp.delenv(ENV_MAX_BYTES, raising=False)
+        yield
+
+
 @pytest.fixture()
 def fresh_caches() -> Iterator[None]:
     """Streamlit's caches are shared by every AppTest in the process: start and end empty."""

@@ -238,3 +238,105 @@ def test_leaderboard_of_a_folder_without_submissions_says_so() -> None:
     assert not at.exception
     assert any("No submissions" in i.value for i in at.info)
     assert not at.dataframe
+
+
+# --- issue 17: progress, the sidebar's evaluation shared, the on-disk result cache --------
+
+ALL_MODS = ["segmentation", "bbox", "oriented_bbox"]
+
+
+class _Recorder:
+    """Wraps st.progress (the bars the page draws) and evaluate_submissions (what the page
+    sends to the worker processes), recording both."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import streamlit as st
+
+        self.bars: list[list[float]] = []
+        self.evaluated: list[list[str]] = []
+        real_progress, real_evaluate = st.progress, analysis_data.evaluate_submissions
+
+        def progress(value: float, text: str | None = None):
+            values = [value]
+            self.bars.append(values)
+            bar = real_progress(value, text=text)
+            real_update = bar.progress
+
+            def update(v: float, text: str | None = None):
+                values.append(v)
+                return real_update(v, text=text)
+
+            bar.progress = update  # type: ignore[method-assign]
+            return bar
+
+        def evaluate(gt, preds, *args, **kwargs):
+            self.evaluated.append([Path(p).stem for p in preds])
+            return real_evaluate(gt, preds, *args, **kwargs)
+
+        monkeypatch.setattr(st, "progress", progress)
+        monkeypatch.setattr(analysis_data, "evaluate_submissions", evaluate)
+
+
+def _caption(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_leaderboard_progress_shared_evaluation_and_cache(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    rec = _Recorder(monkeypatch)
+    # The sidebar's options equal the leaderboard's (declared modalities, every box).
+    at = _leaderboard(pred_path="assets/demo/predictions/strong_localiser.json",
+                      auto_modalities=False, modalities=ALL_MODS)
+    assert_ok(at)
+    assert rec.evaluated == [[p for p in PERSONAS if p != "strong_localiser"]]
+    assert rec.bars[-1] == [0.0, 0.25, 0.5, 0.75, 1.0]  # one step per submission
+    assert "`strong_localiser` shared with the sidebar" in _caption(at)
+    assert "from the result cache" not in _caption(at)
+    # The demo's files are small: evaluated here, not worth starting worker processes.
+    assert "(in this process; `strong_localiser` shared" in _caption(at)
+    assert not [i for i in at.info if "ranked under the leaderboard's options" in i.value]
+    expected = _demo_report()
+    assert list(at.dataframe[0].value["model"]) == expected["ranking"]["seg_macro_miou"]
+
+    # A restarted server (every in-memory cache gone): only loading, from the disk cache.
+    data.clear_caches()
+    analysis_data.clear()
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = _leaderboard(pred_path="assets/demo/predictions/strong_localiser.json",
+                      auto_modalities=False, modalities=ALL_MODS)
+    assert_ok(at)
+    assert "3 from the result cache" in _caption(at)
+    assert "(in this process; 3 from the result cache" in _caption(at)
+    assert list(at.dataframe[0].value["model"]) == expected["ranking"]["seg_macro_miou"]
+    assert list(at.dataframe[0].value["Presence MCC"]) == pytest.approx(
+        [expected["metrics"]["presence_mcc"][PERSONAS.index(n)]
+         for n in at.dataframe[0].value["model"]])
+
+
+def test_leaderboard_says_when_the_sidebar_options_differ(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    rec = _Recorder(monkeypatch)
+    at = _leaderboard(pred_path="assets/demo/predictions/box_detector.json",
+                      use_score_threshold=True, score_threshold=0.3)
+    assert_ok(at)
+    assert rec.evaluated == [PERSONAS]  # the sidebar's run is not the leaderboard's
+    (note,) = [i.value for i in at.info if "ranked under the leaderboard's options" in i.value]
+    assert "`box_detector`" in note
+    assert "score threshold None here, 0.3 in the sidebar" in note
+    assert "modalities segmentation, bbox, oriented_bbox here, auto in the sidebar" in note
+    assert "shared with the sidebar" not in _caption(at)
+    assert list(at.dataframe[0].value["model"]) == _demo_report()["ranking"]["seg_macro_miou"]
+
+
+def test_leaderboard_with_the_cache_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OVEARTH_CACHE", "off")
+    at = _leaderboard()
+    assert_ok(at)
+    assert "result cache off" in _caption(at)
+    assert not (tmp_path / "cache").exists()

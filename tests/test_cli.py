@@ -6,6 +6,7 @@ status 2 with a readable message for bad input or options.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -195,3 +196,81 @@ def test_score_threshold_filters_in_cli(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     ov1 = orjson.loads(proc.stdout)["per_sample"][0]
     assert ov1["oriented_bbox"]["num_pred"] == 0 and ov1["oriented_bbox"]["fn"] == 1
+
+
+HEAVY = ("numpy", "scipy", "pycocotools", "shapely")
+_IMPORTS_OF_HELP = """
+import runpy, sys
+sys.argv = ["ovearth_core", "--help"]
+try:
+    {call}
+except SystemExit:
+    pass
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({heavy!r}))
+print("HEAVY=" + ",".join(heavy), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("call", [
+    "runpy.run_module('ovearth_core', run_name='__main__', alter_sys=True)",  # python -m
+    "from ovearth_core.cli import main_exit; main_exit()",  # the ovearth-eval script
+])
+def test_help_imports_no_numeric_library(call: str) -> None:
+    """Issue 17: ``--help`` costs the interpreter start only (checked in a fresh process)."""
+    proc = subprocess.run([LD_PYTHON, "-c", _IMPORTS_OF_HELP.format(call=call, heavy=HEAVY)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "usage: ovearth-eval" in proc.stdout, proc.stderr
+    assert "HEAVY=\n" in proc.stderr  # none of them
+
+
+def test_package_import_is_light_and_exports_still_work() -> None:
+    code = ("import sys, ovearth_core\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+            "from ovearth_core import evaluate_samples, evaluate_files, OVEarthInputError\n"
+            "from ovearth_core.evaluate import evaluate_samples as e\n"
+            "assert evaluate_samples is e and 'evaluate_files' in dir(ovearth_core)\n"
+            "print('numpy' in sys.modules)\n")
+    proc = subprocess.run([LD_PYTHON, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_the_spec_command_never_uses_the_result_cache(tmp_path: Path) -> None:
+    gt, pred = ld_files(tmp_path)
+    cache_dir = tmp_path / "cache"
+    env = {**os.environ, "OVEARTH_CACHE_DIR": str(cache_dir)}
+    for _ in range(2):
+        proc = subprocess.run([*MODULE, "--gt", str(gt), "--predictions", str(pred),
+                               "--modalities", "segmentation"], capture_output=True,
+                              timeout=120, check=False, env=env)
+        assert proc.returncode == 0 and b"cache" not in proc.stderr
+    assert not cache_dir.exists()
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    from ovearth_core.cli import ProgressPrinter
+
+    tty, pipe = _Stream(True), _Stream(False)
+    for stream in (tty, pipe):
+        show = ProgressPrinter("ovearth-leaderboard", "vocabulary", stream=stream, width=4)
+        show(1, 2, "model_a", False)
+        show(2, 2, "model_b", True)
+    assert tty.text == ("\rovearth-leaderboard: vocabulary [##..] 1/2 (0 cached)"
+                        "\rovearth-leaderboard: vocabulary [####] 2/2 (1 cached)\n")
+    assert pipe.text == ("ovearth-leaderboard: vocabulary [1/2] model_a\n"
+                         "ovearth-leaderboard: vocabulary [2/2] model_b (cached)\n")

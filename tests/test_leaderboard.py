@@ -25,6 +25,7 @@ from ovearth_core.analysis.leaderboard import (
     available_metrics,
     category_stats,
     evaluate_folder,
+    evaluate_submissions,
     folder_files,
     folder_leaderboard,
     leaderboard_report,
@@ -34,7 +35,9 @@ from ovearth_core.analysis.leaderboard import (
     spearman,
     spearman_rows,
     subset_stability,
+    worker_count,
 )
+from ovearth_core.cache import ResultCache
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
@@ -255,3 +258,123 @@ def test_the_leaderboard_command_refuses_them_with_a_message(hostile: Dataset) -
     assert "resolves to /etc/passwd" in proc.stderr or "resolves to /usr/" in proc.stderr
     assert "root:" not in proc.stderr  # nothing of the file was read
     assert time.perf_counter() - started < 60
+
+
+# --- parallel evaluation and the result cache (issue 17) ----------------------------------
+
+
+def test_parallel_and_cached_equal_the_sequential_leaderboard(folder: Path,
+                                                              tmp_path: Path) -> None:
+    tasks = ("vocabulary", "referring", "reasoning")
+    kw: dict[str, Any] = dict(sizes=(2, 5), n_subsets=200)
+    sequential = folder_leaderboard(folder, tasks, MODS, workers=1, **kw)
+    store = ResultCache(tmp_path / "c")
+    parallel = folder_leaderboard(folder, tasks, MODS, workers=2, cache=store, **kw)
+    warm = folder_leaderboard(folder, tasks, MODS, workers=2, cache=store, **kw)
+    assert parallel == sequential and warm == sequential
+    assert json.dumps(parallel, sort_keys=True) == json.dumps(sequential, sort_keys=True)
+    # Every evaluator value too, not only the ranking built from them.
+    for task in tasks:
+        seq = evaluate_folder(folder, task, modalities=MODS)
+        par = evaluate_folder(folder, task, modalities=MODS, workers=2)
+        hit = evaluate_folder(folder, task, modalities=MODS, workers=2, cache=store)
+        assert par == seq and hit == seq
+    assert store.hits >= 8  # the warm board and the last loop read the cache
+
+
+def test_progress_is_reported_once_per_submission(folder: Path, tmp_path: Path) -> None:
+    store = ResultCache(tmp_path / "c")
+    gt, preds = folder_files(folder)
+    for expect_cached in (False, True):
+        calls: list[tuple[int, int, str, bool]] = []
+        outcomes = evaluate_submissions(gt, preds, "vocabulary", MODS, cache=store, workers=2,
+                                        progress=lambda d, t, o, c=calls: c.append(
+                                            (d, t, o.name, o.cached)))
+        assert [c[0] for c in calls] == [1, 2, 3, 4] and {c[1] for c in calls} == {4}
+        assert sorted(c[2] for c in calls) == [p.stem for p in preds]
+        assert all(c[3] is expect_cached for c in calls)
+        assert [o.name for o in outcomes] == [p.stem for p in preds]
+
+
+def test_an_invalid_submission_is_reported_not_raised_in_parallel(folder: Path,
+                                                                  tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"tasks": {"open_vocabulary": [{"query_id": 5}]}}')
+    gt, preds = folder_files(folder)
+    outcomes = evaluate_submissions(gt, [*preds, bad], "vocabulary", MODS, workers=2,
+                                    cache=ResultCache(tmp_path / "c"))
+    assert [o.problems == [] for o in outcomes] == [True] * 4 + [False]
+    assert outcomes[-1].result is None and "broken.json" in outcomes[-1].problems[0].file
+    assert ResultCache(tmp_path / "c").size() > 0 and len(
+        ResultCache(tmp_path / "c").entries()) == 4
+
+
+def test_worker_count_is_the_usable_cores() -> None:
+    expected = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                else os.cpu_count())
+    assert worker_count() == expected
+
+
+def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cli_cache"
+    cmd = [sys.executable, "-m", "ovearth_core.leaderboard", str(folder), "--task",
+           "vocabulary", "--modalities", MODS, "--subsets", "200", "--cache-dir",
+           str(cache_dir), "--workers", "2"]
+    cold = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    warm = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    off = subprocess.run([*cmd, "--no-cache"], capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert cold.returncode == warm.returncode == off.returncode == 0, cold.stderr
+    assert json.loads(cold.stdout) == json.loads(warm.stdout) == json.loads(off.stdout)
+    lines = [ln for ln in cold.stderr.splitlines() if "] model_" in ln]
+    assert len(lines) == 4 and not any("cached" in ln for ln in lines)  # one line each
+    assert f"result cache {cache_dir}" in cold.stderr
+    warm_lines = [ln for ln in warm.stderr.splitlines() if "] model_" in ln]
+    assert len(warm_lines) == 4 and all(ln.endswith("(cached)") for ln in warm_lines)
+    assert "result cache off" in off.stderr
+    assert len(ResultCache(cache_dir).entries()) == 4
+
+
+_PARENT: list[int] = []
+
+
+def _dying_job(job: tuple[Any, ...]) -> Any:
+    """The worker's job, except that a worker given model_2 dies (as if killed for memory)."""
+    from ovearth_core.analysis import leaderboard as lb
+
+    if os.getpid() not in _PARENT and job[3].endswith("model_2.json"):
+        os._exit(1)
+    return lb._run_job(job, pickled=True)
+
+
+def test_a_worker_that_dies_leaves_its_jobs_to_the_caller(folder: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import multiprocessing
+
+    from ovearth_core.analysis import leaderboard as lb
+
+    _PARENT[:] = [os.getpid()]
+    # Forked workers see the patch (masks only: no GEOS thread pool is involved).
+    monkeypatch.setattr(lb, "_evaluate_job", _dying_job)
+    monkeypatch.setattr(lb, "_pool_context", lambda: multiprocessing.get_context("fork"))
+    gt, preds = folder_files(folder)
+    outcomes = evaluate_submissions(gt, preds, "vocabulary", "segmentation", workers=2)
+    expected = evaluate_folder(folder, "vocabulary", modalities="segmentation")
+    assert [o.name for o in outcomes] == expected[0]
+    assert [o.result for o in outcomes] == expected[1]
+
+
+def test_small_batches_stay_in_this_process_unless_asked(folder: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from ovearth_core.analysis import leaderboard as lb
+
+    gt, preds = folder_files(folder)
+    auto = evaluate_submissions(gt, preds, "vocabulary", MODS)  # a few kB: here
+    forced = evaluate_submissions(gt, preds, "vocabulary", MODS, workers=2)
+    monkeypatch.setattr(lb, "PARALLEL_MIN_BYTES", 1)
+    large = evaluate_submissions(gt, preds, "vocabulary", MODS)  # "large": workers
+    assert [o.in_worker for o in auto] == [False] * 4
+    assert [o.in_worker for o in forced] == [True] * 4 == [o.in_worker for o in large]
+    assert [o.result for o in auto] == [o.result for o in forced] == [o.result for o in large]

@@ -488,3 +488,25 @@ def test_overlay_thumbnail_blends_masks_where_they_are(dataset: Any) -> None:
     np.testing.assert_allclose(at(80.5, 70.5), image[70, 80], atol=0)
     # Matched boxes are outlined in the "matched" green along the GT box's left edge.
     assert tuple(at(10.0, 30.5)) == tuple(int(MATCHED[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def test_a_second_report_loads_the_evaluations_from_the_cache(dataset: Any,
+                                                              tmp_path: Path) -> None:
+    """Issue 17: the report reads the shared result cache; the documents are identical."""
+    cache_dir = tmp_path / "cache"
+    args = ["--gt", str(dataset.gt), "--predictions", str(dataset.pred_a), "--compare",
+            str(dataset.pred_b), "--modalities", ALL, "--resamples", "1000",
+            "--cache-dir", str(cache_dir)]
+    runs = [_run_cli(*args, "--out", str(tmp_path / f"r{i}.html")) for i in range(2)]
+    off = _run_cli(*args, "--no-cache", "--out", str(tmp_path / "off.html"))
+    assert [r.returncode for r in (*runs, off)] == [0, 0, 0], runs[0].stderr
+    n = 2 * len(TASKS)
+    assert f"result cache {cache_dir}: 0 of {n} evaluations cached" in runs[0].stderr
+    assert f"result cache {cache_dir}: {n} of {n} evaluations cached" in runs[1].stderr
+    assert f"result cache off: 0 of {n} evaluations cached" in off.stderr
+    # Identical but for the minute the document was generated in.
+    html = [re.sub(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "Generated (time)",
+                   (tmp_path / name).read_text(encoding="utf-8"))
+            for name in ("r0.html", "r1.html", "off.html")]
+    assert all("Generated (time)" in h for h in html)
+    assert html[0] == html[1] == html[2]

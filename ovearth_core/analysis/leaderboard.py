@@ -13,6 +13,11 @@ per-category sums are computed once, an array ``(models, categories, components)
 metric of any category subset is then one matrix product with the subsets' 0/1 indicator
 matrix. Over the full category set each metric equals the evaluator's summary value.
 
+Many submissions (the paper ranks 49): :func:`evaluate_submissions` evaluates them in
+worker processes (one per core), loading what the on-disk result cache
+(:mod:`ovearth_core.cache`) already holds and storing the rest, and reports progress as each
+one finishes; the results equal one in-process evaluation after the other (tested).
+
 Ranking conventions: higher is better; ties in the top-k keep model order; a metric that is
 undefined for a model (``None`` in the evaluator, e.g. MCC with an empty margin) ranks last.
 Spearman's rho is the Pearson correlation of average ranks (ties get the mean rank); it is
@@ -21,7 +26,15 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import multiprocessing
+import multiprocessing.context
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import rankdata
 
+from ..cache import MISS, ResultCache, dumps, evaluation_key, file_digest, loads
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
@@ -224,24 +238,255 @@ def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
     return gt_path, preds
 
 
+def worker_count() -> int:
+    """One worker per core this process may use."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return max(1, count() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Outcome:
+    """One submission's evaluation: its result (or the problems that stopped it) and
+    whether the result came from the on-disk cache."""
+
+    name: str
+    path: Path
+    result: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    cached: bool = False
+    num_problems: int = 0  # found in all (``problems`` may hold only the first of them)
+    in_worker: bool = False  # evaluated in a worker process
+
+    @property
+    def has_rows(self) -> bool:
+        """Whether the submission has any prediction row for the task."""
+        return self.result is not None and self.result["coverage"]["num_with_prediction_row"] > 0
+
+
+Progress = Callable[[int, int, Outcome], None]
+# Prediction bytes left to evaluate below which ``workers=None`` evaluates in this process.
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+# Per process: (path, sha256, mtime_ns, size) -> parsed GT. Kept in a worker for its life;
+# in the calling process only while it forks workers (they inherit it), then dropped.
+_WORKER_GT: dict[tuple[str, str, int, int], Any] = {}
+
+
+def _worker_gt(gt_path: str, gt_sha: str) -> Any:
+    """The parsed ground truth, once per process (and per version of the file)."""
+    try:
+        st = os.stat(gt_path)
+        key = (gt_path, gt_sha, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (gt_path, gt_sha, -1, -1)  # the parser reports it
+    if key not in _WORKER_GT:
+        _WORKER_GT.clear()
+        _WORKER_GT[key] = parse_ground_truth(read_json(gt_path, "ground-truth"), gt_path)
+    return _WORKER_GT[key]
+
+
+def _evaluate_job(job: tuple[Any, ...]
+                  ) -> tuple[int, bytes | None, list[Problem], bool, int]:
+    """One submission in a worker process: its result pickled once
+    (:func:`~ovearth_core.cache.dumps`), stored under ``key`` in the cache when there is
+    one, and sent back as those bytes."""
+    return _run_job(job, pickled=True)
+
+
+def _run_job(job: tuple[Any, ...], pickled: bool
+             ) -> tuple[int, Any, list[Problem], bool, int]:
+    """One submission: the result (pickled or not) or the problems that stopped it."""
+    (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
+     bbox_format, cache_spec, key) = job
+    try:
+        with gc_paused():
+            samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
+                                   modalities, ground_truth=_worker_gt(gt_path, gt_sha))
+            result = evaluate_samples(samples, iou_threshold)
+            del samples
+    except OVEarthInputError as err:
+        return index, None, list(err.problems), False, err.total
+    if pickled or (cache_spec is not None and key is not None):
+        payload = dumps(result)
+        if cache_spec is not None and key is not None:
+            ResultCache(*cache_spec).put_payload(key, payload)
+        if pickled:
+            return index, payload, [], False, 0
+    return index, result, [], False, 0
+
+
+# Imported by a forkserver before it forks any worker, so that workers start warm.
+_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io"]
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """``fork`` from a single-threaded process (the CLI: workers inherit the parsed ground
+    truth); else ``forkserver`` (a process with threads, such as the app's server or one
+    whose GEOS thread pool is running, must not fork: a child would inherit locks held by
+    threads it does not have), else ``spawn`` (Windows)."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_PRELOAD)
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
+                         modalities: object = ("segmentation", "bbox"),
+                         iou_threshold: float = 0.5, score_threshold: float | None = None,
+                         bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
+                         workers: int | None = None, progress: Progress | None = None,
+                         gt_sha256: str | None = None) -> list[Outcome]:
+    """Evaluate every submission on one task, in parallel processes (``workers``; default
+    ``None``: one per core, or this process when the files left to evaluate hold less than
+    :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
+
+    Cached results are loaded first, in this process; the rest go to a
+    ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
+    ``progress(done, total, outcome)`` is called in this thread as each one finishes.
+    Returns the outcomes in the order of ``preds``; invalid files come back with their
+    problems, never raised.
+    """
+    # Paused throughout: loading cached results and unpickling the workers' results make
+    # ~10^5 containers each, and every collection would walk all of them again.
+    try:
+        with gc_paused():
+            return _evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
+                                         score_threshold, bbox_format, cache, workers,
+                                         progress, gt_sha256)
+    finally:
+        _WORKER_GT.clear()
+
+
+def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
+                          modalities: object, iou_threshold: float,
+                          score_threshold: float | None, bbox_format: str,
+                          cache: ResultCache | None, workers: int | None,
+                          progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
+    gt_path = Path(gt_path)
+    paths = [Path(p) for p in preds]
+    total = len(paths)
+    outcomes: list[Outcome | None] = [None] * total
+    done = 0
+
+    def finish(index: int, result: Any, problems: list[Problem], cached: bool,
+               num_problems: int = 0) -> int:
+        nonlocal done
+        if isinstance(result, bytes):
+            result = loads(result)
+        outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
+                          num_problems)
+        outcomes[index] = outcome
+        done += 1
+        if progress is not None:
+            progress(done, total, outcome)
+        return index
+
+    gt_sha = gt_sha256 or ""
+    if cache is not None and not gt_sha:
+        try:
+            gt_sha = file_digest(gt_path)
+        except OSError:
+            cache = None  # unreadable: every job reports it
+    spec = None if cache is None else (str(cache.folder), cache.max_bytes)
+    pending = []
+    for i, path in enumerate(paths):
+        key = None
+        if cache is not None:
+            try:
+                key = evaluation_key(gt_sha, file_digest(path), task, modalities,
+                                     iou_threshold, score_threshold, bbox_format)
+            except OSError:
+                key = None  # the job reports why it cannot be read
+            value = MISS if key is None else cache.get(key)
+            if value is not MISS:
+                finish(i, value, [], True)
+                continue
+        pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
+                        score_threshold, bbox_format, spec, key))
+    if workers is None:
+        # Starting workers costs about a second (imports, and parsing the ground truth in
+        # each when they are not forked): small batches are faster here.
+        size = sum(_size(job[3]) for job in pending)
+        workers = worker_count() if size >= PARALLEL_MIN_BYTES else 1
+    n_workers = min(workers, len(pending))
+    if n_workers <= 1:
+        for job in pending:
+            finish(*_run_job(job, pickled=False))
+    else:
+        context = _pool_context()
+        if context.get_start_method() == "fork":
+            # Parsed once here; every forked worker inherits it.
+            try:
+                _worker_gt(str(gt_path), gt_sha)
+            except OVEarthInputError:
+                pass  # each job reports the problem
+        left = {job[0]: job for job in pending}
+        try:
+            with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+                futures = [pool.submit(_evaluate_job, job) for job in pending]
+                for future in as_completed(futures):
+                    index = finish(*future.result())
+                    outcomes[index].in_worker = True  # type: ignore[union-attr]
+                    del left[index]
+        except BrokenProcessPool:
+            # A worker died (killed for memory, say): the rest run here, where a failure
+            # is the evaluator's own error or message, not a lost process.
+            for job in sorted(left.values()):
+                finish(*_run_job(job, pickled=False))
+    if cache is not None:
+        cache.evict()
+    return [o for o in outcomes if o is not None]
+
+
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
-                    roots: Sequence[Path] | None = None,
+                    roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
+                    workers: int | None = 1, progress: Progress | None = None,
                     ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Evaluate every ``predictions/*.json`` of ``folder`` on one task (ground truth parsed
-    once; files checked by :func:`folder_files`). Returns ``(model names, evaluator
-    results)``, sorted by name, leaving out models without any row for the task."""
+    """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
+    :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
+    leaving out models without any row for the task.
+
+    ``workers=1`` (default) evaluates in this process, one file after the other (ground
+    truth parsed once); more (``None``: one per core for large batches) uses
+    :func:`evaluate_submissions`.
+    The first invalid file (by name) raises its :class:`OVEarthInputError`.
+    """
     gt_path, preds = folder_files(folder, pred_dir, roots)
-    names, results = [], []
-    with gc_paused():
-        gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
-        for path in preds:
-            samples = load_samples(gt_path, path, task, modalities=modalities, ground_truth=gt)
-            if not any(s.has_prediction_row for s in samples):
-                continue
-            names.append(path.stem)
-            results.append(evaluate_samples(samples, iou_threshold))
-    return names, results
+    if workers == 1 and cache is None:
+        names, results = [], []
+        with gc_paused():
+            gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+            for path in preds:
+                samples = load_samples(gt_path, path, task, modalities=modalities,
+                                       ground_truth=gt)
+                if not any(s.has_prediction_row for s in samples):
+                    continue
+                names.append(path.stem)
+                results.append(evaluate_samples(samples, iou_threshold))
+        return names, results
+    outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
+                                    cache=cache, workers=workers, progress=progress)
+    for outcome in outcomes:
+        if outcome.problems:
+            raise OVEarthInputError(outcome.problems, outcome.num_problems)
+    kept = [o for o in outcomes if o.has_rows]
+    return [o.name for o in kept], [o.result for o in kept]  # type: ignore[misc]
 
 
 def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
@@ -271,13 +516,19 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
 def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary", "referring",
                                                                     "reasoning"),
                        modalities: object = ("segmentation", "bbox"),
-                       iou_threshold: float = 0.5, **stability: Any) -> dict[str, Any]:
+                       iou_threshold: float = 0.5, *, cache: ResultCache | None = None,
+                       workers: int | None = 1,
+                       progress: Callable[[str], Progress | None] | None = None,
+                       **stability: Any) -> dict[str, Any]:
     """:func:`leaderboard_report` of every task for a submissions folder (see module doc);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
-    ``stability_metrics``)."""
+    ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
+    ``progress(task)`` as its progress callback."""
     out: dict[str, Any] = {}
     for task in tasks:
-        names, results = evaluate_folder(folder, task, modalities, iou_threshold)
+        names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
+                                         workers=workers,
+                                         progress=progress(task) if progress else None)
         out[task] = leaderboard_report(names, results, **stability)
     return out
 
@@ -290,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse
 
-    from ..cli import run_and_emit
+    from ..cache import describe, open_cache
+    from ..cli import ProgressPrinter, run_and_emit
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
                                      description="Rank the submissions of a benchmark folder.")
@@ -303,12 +555,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="evaluation processes (default: one per core)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
+                             "cache folder; OVEARTH_CACHE=off disables it)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache")
     args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
     tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
     folder = Path(args.folder)
     inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
+    prog = "ovearth-leaderboard"
+    try:
+        cache = None if args.no_cache else open_cache(args.cache_dir)
+    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
+        parser.error(str(err))
+    print(f"{prog}: {describe(cache)}; " + (
+        f"{args.workers} worker process(es)" if args.workers else
+        f"up to {worker_count()} worker processes (none for under "
+        f"{PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
+
+    def progress(task: str) -> Progress:
+        printer = ProgressPrinter(prog, task)
+        return lambda done, total, o: printer(done, total, o.name, o.cached)
+
     return run_and_emit(parser.prog, lambda: folder_leaderboard(
-        args.folder, tasks, args.modalities, args.iou_threshold, n_subsets=args.subsets,
+        args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
+        workers=args.workers, progress=progress, n_subsets=args.subsets,
         seed=args.seed), args.output, inputs)
 
 

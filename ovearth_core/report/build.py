@@ -17,6 +17,7 @@ from ..analysis.compare import (
     query_score,
 )
 from ..analysis.slices import SliceTable, slice_table
+from ..cache import MISS, ResultCache, evaluation_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
@@ -51,6 +52,8 @@ class ReportData:
     worst: int
     timings: dict[str, float] = field(default_factory=dict)
     groups: dict[str, SliceTable] = field(default_factory=dict)  # task -> by taxonomy group
+    num_cached: int = 0  # evaluations loaded from the on-disk result cache
+    num_evaluations: int = 0
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:
@@ -66,7 +69,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       worst: int = WORST_DEFAULT, names: Sequence[str] | None = None,
                       n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED,
-                      taxonomy: Mapping[str, str] | None = None) -> ReportData:
+                      taxonomy: Mapping[str, str] | None = None,
+                      cache: ResultCache | None = None) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
@@ -74,6 +78,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
 
     With ``modalities="auto"`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
+
+    With a ``cache`` (:mod:`ovearth_core.cache`) each task's evaluator result is looked up
+    by the digests of the very bytes read and the options, and stored after evaluating;
+    the samples are always loaded (the gallery and the slices need them).
 
     Raises:
         OVEarthInputError: for invalid files or options (the evaluator's validation).
@@ -91,6 +99,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
     auto = parse_modalities(modalities) is None
     subs: list[Submission] = []
+    num_cached = num_evaluations = 0
     for label, pred in zip(labels, predictions, strict=True):
         pred_file = Path(pred)
         data = read_input(pred_file, "prediction")
@@ -105,7 +114,18 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                 samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
                                     mods, ground_truth=gt, predictions_doc=doc)
                 sub.samples[key] = samples
-                sub.results[key] = evaluate_samples(samples, iou_threshold)
+                cache_key = None if cache is None else evaluation_key(
+                    gt_sha256, sub.sha256, key, mods, iou_threshold, score_threshold,
+                    bbox_format)
+                value = MISS if cache_key is None else cache.get(cache_key)
+                if value is MISS:
+                    value = evaluate_samples(samples, iou_threshold)
+                    if cache is not None and cache_key is not None:
+                        cache.put(cache_key, value)
+                else:
+                    num_cached += 1
+                num_evaluations += 1
+                sub.results[key] = value
             del doc
         subs.append(sub)
     evaluated = time.perf_counter()
@@ -127,7 +147,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       Path(images) if images is not None else gt_file.parent,
                       task_keys, options, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,
-                       "compare_s": time.perf_counter() - evaluated}, groups)
+                       "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
+                      num_evaluations)
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

@@ -8,6 +8,7 @@ import time
 
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
+from ..cache import describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..types import TASK_KEYS
@@ -39,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
+    parser.add_argument("--cache-dir", default=None,
+                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
+                             "cache folder; OVEARTH_CACHE=off disables it)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache")
     return parser
 
 
@@ -55,12 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     refused = output_refused("ovearth-report", args.out, [args.gt, *preds])
     if refused:
         return refused
+    try:
+        cache = None if args.no_cache else open_cache(args.cache_dir)
+    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
+        parser.error(str(err))
     started = time.perf_counter()
     try:
         taxonomy = None if args.taxonomy is None else load_taxonomy(args.taxonomy)
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
                                  args.iou_threshold, args.score_threshold, args.bbox_format,
-                                 args.worst, args.name, args.resamples, args.seed, taxonomy)
+                                 args.worst, args.name, args.resamples, args.seed, taxonomy,
+                                 cache)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -74,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ovearth-report: wrote {args.out} ({len(document) / 1e6:.1f} MB) in "
           f"{time.perf_counter() - started:.1f} s (load+evaluate {t['load_evaluate_s']:.1f} s, "
           f"compare {t['compare_s']:.1f} s, render {render_s:.1f} s, "
-          f"write {time.perf_counter() - written:.2f} s)", file=sys.stderr)
+          f"write {time.perf_counter() - written:.2f} s; {describe(cache)}: "
+          f"{data.num_cached} of {data.num_evaluations} evaluations cached)", file=sys.stderr)
     return 0
 

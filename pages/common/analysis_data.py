@@ -9,7 +9,10 @@ cached sweep. Attribution explains the run as evaluated, with the sidebar's thre
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,11 @@ from ovearth_core.analysis import crosstask
 from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
-from ovearth_core.analysis.leaderboard import leaderboard_report
+from ovearth_core.analysis.leaderboard import (
+    evaluate_submissions,
+    leaderboard_report,
+    worker_count,
+)
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
@@ -37,15 +44,6 @@ class Timed:
     """A JSON-ready analysis and the seconds it took when it was computed (not cached)."""
 
     value: dict[str, Any]
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Board:
-    """A folder leaderboard: the report, the models left out and why, and the timing."""
-
-    report: dict[str, Any]
-    skipped: list[tuple[str, str]]
     seconds: float
 
 
@@ -114,18 +112,59 @@ def leaderboard_options(options: data.Options) -> data.Options:
     return replace(options, modalities=tuple(modalities), score_threshold=None)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@dataclass(frozen=True)
+class Board:
+    """A folder leaderboard: the report, the models left out and why, the timing, how
+    many results came from the on-disk cache and which one was the sidebar's own."""
+
+    report: dict[str, Any]
+    skipped: list[tuple[str, str]]
+    seconds: float
+    num_cached: int = 0
+    shared: str | None = None
+    workers: int = 0  # worker processes that evaluated (0: none, all in this process)
+    cache_note: str = ""
+
+
+BOARDS_KEPT = 8
+
+
+@st.cache_resource(show_spinner=False)
+def _boards() -> tuple[OrderedDict[tuple[Any, ...], Board], threading.Lock]:
+    """The boards computed in this server process (most recent last) and their lock.
+
+    Not a cached function of the board itself: the evaluations report progress to the
+    page's st.progress bar, which a cached function may not touch. Held by
+    st.cache_resource, so clearing Streamlit's caches forgets them; every evaluation is
+    also in the on-disk result cache.
+    """
+    return OrderedDict(), threading.Lock()
+Progress = Callable[[int, int, str, bool], None]
+
+
 def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Options,
-                n_subsets: int, seed: int) -> Board:
+                n_subsets: int, seed: int,
+                shared: tuple[data.FileKey, data.Evaluation] | None = None,
+                progress: Progress | None = None) -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     Files a typed path could not name (a link out of the data roots, a pipe, a device, a
     file over the size cap), submissions that fail validation and those without a row for
-    the task are left out (``skipped`` says why); each evaluation is the shared cached one
-    of :func:`data.evaluate`.
+    the task are left out (``skipped`` says why). ``shared`` is the sidebar's submission
+    and its evaluation under these very options: used as it is, never evaluated again.
+    The others are evaluated in parallel processes through the on-disk result cache
+    (:func:`~ovearth_core.analysis.leaderboard.evaluate_submissions`);
+    ``progress(done, total, name, cached)`` follows them.
     """
+    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0])
+    boards, lock = _boards()
+    with lock:
+        if key in boards:
+            boards.move_to_end(key)
+            return boards[key]
     start = time.perf_counter()
-    names, results, skipped = [], [], []
+    store, cache_note = data.result_cache()
+    usable, skipped, by_path = [], [], {}
     for pred in preds:
         name = Path(pred[0]).stem
         refused = refusal(pred[0], state.data_roots())
@@ -133,18 +172,52 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
             expected, found = refused
             skipped.append((name, f"expected {expected}, found {found}"))
             continue
-        evaluation = data.evaluate(gt, pred, options)
-        if evaluation.problems:
-            skipped.append((name, f"{len(evaluation.problems)} validation problem(s)"))
+        usable.append(pred)
+    shared_name = None
+    todo = []
+    for pred in usable:
+        if shared is not None and pred == shared[0]:
+            shared_name = Path(pred[0]).stem
+            ev = shared[1]
+            by_path[pred[0]] = (ev.results, len(ev.problems), False)
+        else:
+            todo.append(pred)
+    total = len(usable)
+    offset = total - len(todo)
+    if progress is not None and offset:
+        progress(offset, total, shared_name or "", False)
+    outcomes = evaluate_submissions(
+        gt[0], [p[0] for p in todo], options.task, options.modalities,
+        options.iou_threshold, options.score_threshold, options.bbox_format, cache=store,
+        workers=None, gt_sha256=data.digest(gt) if store is not None else None,
+        progress=None if progress is None else
+        lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
+    for pred, outcome in zip(todo, outcomes, strict=True):
+        by_path[pred[0]] = (outcome.result, outcome.num_problems, outcome.cached)
+    names, results, num_cached = [], [], 0
+    for pred in usable:
+        result, num_problems, cached = by_path[pred[0]]
+        name = Path(pred[0]).stem
+        if result is None:
+            skipped.append((name, f"{num_problems} validation problem(s)"))
             continue
-        if not any(s.has_prediction_row for s in _loaded(gt, pred, options)):
+        if result["coverage"]["num_with_prediction_row"] == 0:
             skipped.append((name, "no prediction row for this task"))
             continue
         names.append(name)
-        results.append(evaluation.results)
+        results.append(result)
+        num_cached += cached
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed)
-    return Board(report, skipped, time.perf_counter() - start)
+    in_workers = sum(o.in_worker for o in outcomes)
+    workers = min(worker_count(), in_workers)
+    board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,
+                  workers, cache_note)
+    with lock:
+        boards[key] = board
+        while len(boards) > BOARDS_KEPT:
+            boards.popitem(last=False)
+    return board
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -219,4 +292,4 @@ def clear() -> None:
     _sweep.clear()
     _average_precision.clear()
     attribution.clear()
-    leaderboard.clear()
+    _boards.clear()

@@ -22,6 +22,7 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core import cache as result_cache_
 from ovearth_core import io, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
@@ -65,13 +66,15 @@ class Options:
 
 @dataclass
 class Evaluation:
-    """One evaluation run: the results (or the problems that stopped it) and the table."""
+    """One evaluation run: the results (or the problems that stopped it) and the table;
+    ``from_cache``: the numbers were loaded from the on-disk result cache."""
 
     results: dict[str, Any] | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     run: Run | None = None
+    from_cache: bool = False
 
 
 def file_key(path: Path) -> FileKey:
@@ -159,11 +162,43 @@ def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     try:
         loaded = samples(gt, pred, options.task, options.modalities, options.score_threshold,
                          options.bbox_format)
-        run = evaluate_run(loaded, options.iou_threshold)
+        run, from_cache = _evaluate_run(gt, pred, options, loaded)
     except OVEarthInputError as err:
         return Evaluation(problems=err.problems)
     rows = diagnose.query_rows(run)  # the run's kept box facts: no IoU computed again
-    return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run)
+    return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run,
+                      from_cache=from_cache)
+
+
+def result_cache() -> tuple[result_cache_.ResultCache | None, str]:
+    """The on-disk result cache shared with the command-line tools (``None`` when
+    ``OVEARTH_CACHE=off`` or misconfigured), and a note saying which."""
+    try:
+        store = result_cache_.open_cache()
+    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES: say so, run without
+        return None, f"result cache off: {err}"
+    return store, result_cache_.describe(store)
+
+
+def _evaluate_run(gt: FileKey, pred: FileKey, options: Options, loaded: SampleList
+                  ) -> tuple[Run, bool]:
+    """:func:`evaluate_run` through the on-disk result cache (results and box facts; the
+    samples are always the freshly loaded ones), and whether it was a hit. A restarted
+    server loads the files and the stored numbers, and evaluates nothing."""
+    store, _ = result_cache()
+    if store is None:
+        return evaluate_run(loaded, options.iou_threshold), False
+    key = result_cache_.evaluation_key(
+        digest(gt), digest(pred), options.task, list(options.modalities),
+        options.iou_threshold, options.score_threshold, options.bbox_format,
+        kind="evaluate_run")
+    value = store.get(key)
+    if value is not result_cache_.MISS:
+        results, facts = value
+        return Run(results, loaded, facts), True
+    run = evaluate_run(loaded, options.iou_threshold)
+    store.put(key, (run.results, run.box_facts))
+    return run, False
 
 
 # Full-resolution pixels are kept for the last two images only (a 5200 x 5200 image is

@@ -1,0 +1,110 @@
+"""The app's evaluation path through the on-disk result cache (issue 17): a restarted
+server (every in-memory cache gone) shows the same numbers, says they come from the cache,
+and evaluates nothing; the cached run equals a fresh evaluate_run (results and box facts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from app_fixtures import assert_ok
+from streamlit.testing.v1 import AppTest
+
+from ovearth_core.cache import ResultCache
+from ovearth_core.evaluate import evaluate_run
+from ovearth_core.io import load_samples
+from pages.common import analysis_data, data
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "app.py")
+DEMO = REPO / "assets" / "demo"
+PRED = DEMO / "predictions" / "strong_localiser.json"
+OPTIONS = data.Options("vocabulary", ("segmentation", "bbox", "oriented_bbox"), 0.5, None,
+                       "xyxy")
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+def _restart() -> None:
+    """What a server restart forgets: every in-memory cache."""
+    data.clear_caches()
+    analysis_data.clear()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def _overview() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["pred_path"] = "assets/demo/predictions/strong_localiser.json"
+    return at.run()
+
+
+def _first_caption(at: AppTest) -> str:
+    return at.caption[0].value
+
+
+def test_a_restarted_server_loads_the_numbers_from_the_cache(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    first = _overview()
+    assert_ok(first)
+    assert "evaluated in" in _first_caption(first)
+    assert "result cache" not in _first_caption(first)
+    cards = {m.label: m.value for m in first.metric}
+    assert len(ResultCache(tmp_path / "cache").entries()) == 1
+
+    _restart()
+    calls: list[object] = []
+    real = data.evaluate_run
+    monkeypatch.setattr(data, "evaluate_run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    second = _overview()
+    assert_ok(second)
+    assert "the numbers from the result cache" in _first_caption(second)
+    assert calls == []  # nothing evaluated
+    assert {m.label: m.value for m in second.metric} == cards
+
+
+def test_the_cached_run_equals_a_fresh_one(monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    gt, pred = data.file_key(DEMO / "ground_truth.json"), data.file_key(PRED)
+    cold = data.evaluate(gt, pred, OPTIONS)
+    _restart()
+    warm = data.evaluate(gt, pred, OPTIONS)
+    assert not cold.from_cache and warm.from_cache
+    fresh = evaluate_run(load_samples(DEMO / "ground_truth.json", PRED, "vocabulary",
+                                      modalities=OPTIONS.modalities), 0.5)
+    assert warm.results == fresh.results == cold.results
+    assert warm.rows == cold.rows
+    assert set(warm.run.box_facts) == set(fresh.box_facts) == {"bbox", "oriented_bbox"}
+    for modality, facts in fresh.box_facts.items():
+        for a, b in zip(warm.run.box_facts[modality], facts, strict=True):
+            assert a.best_iou == b.best_iou and a.duplicated == b.duplicated
+            np.testing.assert_array_equal(a.gt_best_iou, b.gt_best_iou)
+    assert len(warm.run.samples) == len(fresh.samples)
+
+
+def test_other_options_are_another_entry(monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    gt, pred = data.file_key(DEMO / "ground_truth.json"), data.file_key(PRED)
+    a = data.evaluate(gt, pred, OPTIONS)
+    _restart()
+    other = data.Options(**{**OPTIONS.__dict__, "iou_threshold": 0.75})
+    b = data.evaluate(gt, pred, other)
+    assert not b.from_cache and b.results["config"]["iou_threshold"] == 0.75
+    assert b.results != a.results
+    assert len(ResultCache(tmp_path / "cache").entries()) == 2
+
+
+def test_with_the_cache_off_nothing_is_written(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OVEARTH_CACHE", "off")
+    gt, pred = data.file_key(DEMO / "ground_truth.json"), data.file_key(PRED)
+    assert not data.evaluate(gt, pred, OPTIONS).from_cache
+    _restart()
+    assert not data.evaluate(gt, pred, OPTIONS).from_cache
+    assert not (tmp_path / "cache").exists()
