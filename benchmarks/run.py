@@ -259,6 +259,16 @@ def main(argv: list[str] | None = None) -> int:
                                     (1, 2, 5) if args.quick else (1, 2, 5, 10))
         scale.bench_scaling_boxes(Path(tmp), queries, (1, 5, 20, 50, 100, 200, 500, 1000))
     print(f"load average {os.getloadavg()[0]:.1f} (after)")
+    if not args.only_scale:
+        # issue 17's other figures, each module measuring its own baseline in the same run
+        from benchmarks import cli_start, inputs, leaderboard
+        quick = ["--quick"] if args.quick else []
+        print("\n## Inputs: duplicate rows, RLE pre-check, large images")
+        inputs.main(["--images", str(data / "images")])
+        print("\n## Leaderboard: 49 submissions, cold parallel and warm (cache)")
+        leaderboard.main(["--data", str(data), *quick])
+        print("\n## CLI start")
+        cli_start.main(["--data", str(data), "--before", args.before, *quick])
     if not args.skip_app and not args.only_scale:
         from benchmarks import app_timing
         app_timing.report(data)
