@@ -2,15 +2,18 @@
 ``streamlit run``, each figure beside a trivial Streamlit app measured in the same run.
 
     .venv/bin/python -m benchmarks.browser_timing [--data DIR] [--repeats 20]
-        [--before REV]
+        [--before REV] [--next-only]
 
 ``DIR`` (default: the bundled demo, copied) is opened with ``--data``. Figures (seconds,
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
+- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle,
+  with the websocket bytes received per click. The trivial rerun and every app's "Next"
+  are clicked in turn (one of each per round, all servers up at once), so load from other
+  work on the machine falls on all of them alike;
 - Overview: a new session until its metric cards are drawn;
-- explorer: a new session until its viewer's plot is drawn; "Next ▶" until the next
-  query's plot is drawn and the script is idle;
+- explorer: a new session until its viewer's plot is drawn;
 - Gallery: a new session until 48 tile images are loaded;
 - Compare: a new session until the script is idle.
 

@@ -284,7 +284,7 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None,
 
 def _image_uri(rgb: RGB8) -> str:
     buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="JPEG", quality=92)
+    Image.fromarray(rgb).save(buf, format="JPEG", quality=85)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
