@@ -40,7 +40,11 @@ for key, modality in (("seg", "segmentation"), ("bbox", "bbox"),
 left, right = st.columns(2)
 with left:
     if open_vocab:
-        st.plotly_chart(figures.confusion_matrix(summary["presence"]), key="cm")
+        cell = views.picked_point(st.plotly_chart(
+            figures.confusion_matrix(summary["presence"]), key="cm", on_select="rerun",
+            selection_mode="points"))
+        if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
+            views.explore(outcomes=[cell["customdata"]])
         outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
     else:
         st.subheader("Hits and misses (IoU ≥ 0.5)")
@@ -54,13 +58,19 @@ with left:
 with right:
     st.subheader("Failure tags")
     tags = diagnose.failure_counts(rows)
-    st.dataframe([{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
-                 width="stretch")
+    picked = views.picked_row(st.dataframe(
+        [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
+        width="stretch", on_select="rerun", selection_mode="single-row", key="tag_table"))
+    if picked is not None:
+        views.explore(failures=[diagnose.TAGS[picked]])
     views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
                          failed_only=True)
-    for tag in ("hallucination", "miss", "wrong object", "poor localisation"):
-        if tags[tag]:
-            views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}", failures=[tag])
+    # Every tag has its shortcut (a tag no query has is shown, disabled).
+    cols = st.columns(2)
+    for i, tag in enumerate(t for t in diagnose.TAGS if t != "ok"):
+        with cols[i % 2]:
+            views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}",
+                                 disabled=not tags[tag], failures=[tag])
 
 st.header("Modalities")
 a, b = st.columns(2)
@@ -81,9 +91,18 @@ if st.toggle("Show the score sweep, average precision and error attribution (com
 st.header("Per category")
 cat_rows = diagnose.category_rows(results["per_category"])
 metric = diagnose.primary_metric(cat_rows)
+st.caption("Click a row of the table or a bar of the chart to open that category's queries "
+           "in the explorer.")
 c1, c2 = st.columns([3, 2])
-c1.dataframe(cat_rows, hide_index=True, width="stretch", height=460)
+row = views.picked_row(c1.dataframe(cat_rows, hide_index=True, width="stretch", height=460,
+                                    on_select="rerun", selection_mode="single-row",
+                                    key="cat_table"))
+if row is not None:
+    views.explore(categories=[cat_rows[row]["category"]])
 if metric is not None:
     weakest = diagnose.weakest(cat_rows, metric, 15)
-    c2.plotly_chart(figures.weakest_categories(weakest, metric, metric.replace("_", " ")),
-                    key="weak")
+    bar = views.picked_point(c2.plotly_chart(
+        figures.weakest_categories(weakest, metric, metric.replace("_", " ")), key="weak",
+        on_select="rerun", selection_mode="points"))
+    if bar is not None and bar.get("customdata") in {r["category"] for r in cat_rows}:
+        views.explore(categories=[bar["customdata"]])

@@ -2,15 +2,18 @@
 ``streamlit run``, each figure beside a trivial Streamlit app measured in the same run.
 
     .venv/bin/python -m benchmarks.browser_timing [--data DIR] [--repeats 20]
-        [--before REV]
+        [--before REV] [--next-only]
 
 ``DIR`` (default: the bundled demo, copied) is opened with ``--data``. Figures (seconds,
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
+- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle,
+  with the websocket bytes received per click. The trivial rerun and every app's "Next"
+  are clicked in turn (one of each per round, all servers up at once), so load from other
+  work on the machine falls on all of them alike;
 - Overview: a new session until its metric cards are drawn;
-- explorer: a new session until its viewer's plot is drawn; "Next ▶" until the next
-  query's plot is drawn and the script is idle;
+- explorer: a new session until its viewer's plot is drawn;
 - Gallery: a new session until 48 tile images are loaded;
 - Compare: a new session until the script is idle.
 
@@ -23,6 +26,7 @@ figures depend on the machine and what else runs on it.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -62,8 +66,8 @@ def _timed(action: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
-def _trivial(browser: Browser, url: str, repeats: int) -> dict[str, float]:
-    paints, reruns = [], []
+def _trivial(browser: Browser, url: str) -> dict[str, float]:
+    paints = []
     for _ in range(3):
         page = browser.new_page()
 
@@ -73,17 +77,7 @@ def _trivial(browser: Browser, url: str, repeats: int) -> dict[str, float]:
             _idle(p)
         paints.append(_timed(first))
         page.close()
-    page = browser.new_page()
-    page.goto(url)
-    page.get_by_text("runs 1").wait_for(timeout=MS)
-    for i in range(repeats):
-        def click(p: Page = page, n: int = i + 2) -> None:
-            p.get_by_role("button", name="Rerun").click()
-            p.get_by_text(f"runs {n}").wait_for(timeout=MS)
-            _idle(p)
-        reruns.append(_timed(click))
-    page.close()
-    return {"first paint": statistics.median(paints), "rerun": statistics.median(reruns)}
+    return {"first paint": statistics.median(paints)}
 
 
 def _page_open(browser: Browser, url: str, ready: Callable[[Page], None]) -> float:
@@ -99,22 +93,50 @@ def _page_open(browser: Browser, url: str, ready: Callable[[Page], None]) -> flo
     return statistics.median(times)
 
 
-def _next(browser: Browser, url: str, repeats: int) -> float:
-    page = browser.new_page(viewport={"width": 1500, "height": 1400})
-    page.goto(url)
-    page.get_by_text("Query 1 of").wait_for(timeout=MS)
-    _idle(page)
-    page.wait_for_function(PLOT, timeout=MS)
-    times = []
-    for i in range(repeats):
-        def step(p: Page = page, n: int = i + 2) -> None:
+class _Stepper:
+    """One open page and the interaction timed on it: the trivial app's button, or the
+    explorer's "Next ▶"; ``step()`` times one more click."""
+
+    def __init__(self, browser: Browser, url: str, explorer: bool, frames: bool = False):
+        self.page = browser.new_page(viewport={"width": 1500, "height": 1400})
+        self.explorer, self.n, self.times = explorer, 1, []
+        self.received: list[int] = []  # websocket bytes received per click
+        self._bytes = 0
+        if frames:
+            self.page.on("websocket", lambda ws: ws.on(
+                "framereceived", lambda f: self._count(f)))
+        self.page.goto(url)
+        self.page.get_by_text("Query 1 of" if explorer else "runs 1").wait_for(timeout=MS)
+        _idle(self.page)
+        if explorer:
+            self.page.wait_for_function(PLOT, timeout=MS)
+
+    def _count(self, frame: bytes | str) -> None:
+        self._bytes += len(frame)
+
+    def step(self) -> None:
+        p, self.n = self.page, self.n + 1
+        self._bytes = 0
+        start = time.perf_counter()
+        if self.explorer:
             p.get_by_role("button", name="Next ▶").click()
-            p.get_by_text(f"Query {n} of").wait_for(timeout=MS)
+            p.get_by_text(f"Query {self.n} of").wait_for(timeout=MS)
             _idle(p)
             p.wait_for_function(PLOT, timeout=MS)
-        times.append(_timed(step))
-    page.close()
-    return statistics.median(times)
+        else:
+            p.get_by_role("button", name="Rerun").click()
+            p.get_by_text(f"runs {self.n}").wait_for(timeout=MS)
+            _idle(p)
+        self.times.append(time.perf_counter() - start)
+        self.received.append(self._bytes)
+
+
+def interleaved(steppers: dict[str, _Stepper], repeats: int) -> None:
+    """``repeats`` clicks on every page in turn (trivial rerun, then each app's "Next"):
+    load from other work on the machine falls on all of them alike."""
+    for _ in range(repeats):
+        for stepper in steppers.values():
+            stepper.step()
 
 
 def _explorer_ready(page: Page) -> None:
@@ -128,22 +150,16 @@ def _overview_ready(page: Page) -> None:
     _idle(page)
 
 
-def _app(browser: Browser, app_dir: Path, data: Path, log: Path, repeats: int,
-         gallery: bool) -> dict[str, float]:
-    server = Server(app_dir, log, ["--data", str(data)])
-    try:
-        out = {"Overview (new session)": _page_open(browser, server.url, _overview_ready),
-               "explorer (new session)": _page_open(browser, f"{server.url}/Query_explorer",
-                                                    _explorer_ready),
-               "Next ▶": _next(browser, f"{server.url}/Query_explorer", repeats)}
-        if gallery:
-            out["Gallery (new session)"] = _page_open(
-                browser, f"{server.url}/Gallery",
-                lambda p: (_idle(p), p.wait_for_function(TILES, timeout=MS)))
-        out["Compare (new session)"] = _page_open(browser, f"{server.url}/Compare", _idle)
-        return out
-    finally:
-        server.stop()
+def _pages(browser: Browser, url: str, gallery: bool) -> dict[str, float]:
+    out = {"Overview (new session)": _page_open(browser, url, _overview_ready),
+           "explorer (new session)": _page_open(browser, f"{url}/Query_explorer",
+                                                _explorer_ready)}
+    if gallery:
+        out["Gallery (new session)"] = _page_open(
+            browser, f"{url}/Gallery",
+            lambda p: (_idle(p), p.wait_for_function(TILES, timeout=MS)))
+    out["Compare (new session)"] = _page_open(browser, f"{url}/Compare", _idle)
+    return out
 
 
 def _before_app(rev: str, root: Path) -> Path:
@@ -160,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=ROOT / "assets" / "demo")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--before", help="also measure the app of this git revision")
+    parser.add_argument("--next-only", action="store_true",
+                        help="only the trivial rerun and the explorer's Next (no new sessions)")
     args = parser.parse_args(argv)
+    sent: dict[str, float] = {}
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ovearth_browser_") as tmp:
         tmp_path = Path(tmp)
         data = tmp_path / "data" / "bench"
@@ -173,28 +193,46 @@ def main(argv: list[str] | None = None) -> int:
         # for the package), except the revision measured as "before", which brings its own.
         if args.before:
             apps[f"before ({args.before})"] = _before_app(args.before, tmp_path / "before")
+        servers: dict[str, Server] = {}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                trivial_server = Server(trivial_dir, tmp_path / "trivial.log")
-                try:
-                    base = _trivial(browser, trivial_server.url, args.repeats)
-                finally:
-                    trivial_server.stop()
-                results = {name: _app(browser, app_dir, data, tmp_path / f"{i}.log",
-                                      args.repeats, (app_dir / "pages" / "2_Gallery.py").exists())
-                           for i, (name, app_dir) in enumerate(apps.items())}
+                servers["trivial"] = Server(trivial_dir, tmp_path / "trivial.log")
+                for i, (name, app_dir) in enumerate(apps.items()):
+                    servers[name] = Server(app_dir, tmp_path / f"{i}.log", ["--data", str(data)])
+                base = {} if args.next_only else _trivial(browser, servers["trivial"].url)
+                steppers = {"trivial": _Stepper(browser, servers["trivial"].url, False)}
+                steppers.update({name: _Stepper(browser, f"{servers[name].url}/Query_explorer",
+                                                True, frames=True) for name in apps})
+                interleaved(steppers, args.repeats)
+                base["rerun"] = statistics.median(steppers["trivial"].times)
+                results = {}
+                for name, app_dir in apps.items():
+                    figures = {"Next ▶": statistics.median(steppers[name].times)}
+                    sent[name] = statistics.median(steppers[name].received)
+                    if not args.next_only:
+                        figures.update(_pages(browser, servers[name].url,
+                                              (app_dir / "pages" / "2_Gallery.py").exists()))
+                    results[name] = figures
             finally:
                 browser.close()
-    print(f"data: {args.data} · Chromium {CHROMIUM} · {args.repeats} repeats")
-    print(f"trivial Streamlit app: first paint {base['first paint']:.3f} s, "
-          f"rerun {base['rerun']:.3f} s")
+                for server in servers.values():
+                    server.stop()
+    load = os.getloadavg()
+    print(f"data: {args.data} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
+          f"{load_before[0]:.1f} before, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} after "
+          f"({os.cpu_count()} cores)")
+    paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
+    print(f"trivial Streamlit app: {paint}rerun {base['rerun']:.3f} s (reruns interleaved "
+          "with every app's Next)")
     for name, figures in results.items():
         print(f"\n{name}")
         for label, seconds in figures.items():
             ref = base["rerun"] if label == "Next ▶" else base["first paint"]
             what = "trivial rerun" if label == "Next ▶" else "trivial first paint"
-            print(f"  {label:<24} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}")
+            extra = (f"   ({sent[name] / 1024:,.0f} KiB received per click, median)"
+                     if label == "Next ▶" else "")
+            print(f"  {label:<24} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}{extra}")
     return 0
 
 

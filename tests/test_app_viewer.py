@@ -4,10 +4,14 @@ with no box label over the objects, and the object list zooms to one box."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from app_fixtures import app_on, assert_ok, write_large_image_dataset
+from browser_support import WAIT_SCALE
+
+from ovearth_core.viz import overlay
 
 EXPLORER = "pages/1_Query_explorer.py"
 
@@ -48,3 +52,34 @@ def test_object_focus_and_labels_toggle(tmp_path: Path) -> None:
     # A focus on another query's box is ignored.
     at = _explorer(tmp_path / "other", view_focus=("ref_9", 0))
     assert_ok(at)
+
+
+
+def test_next_shows_the_query_drawn_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a query is shown, the one "Next" leads to is drawn in the background; "Next"
+    then shows that drawing (its figure is not built again) of the right query."""
+    built: list[str] = []
+    real = overlay.overlay_figure
+
+    def counting(image, sample, *args, **kwargs):
+        built.append(sample.sample_id)
+        return real(image, sample, *args, **kwargs)
+
+    monkeypatch.setattr(overlay, "overlay_figure", counting)
+    at = app_on(None, 120)  # the demo: many queries
+    at.switch_page(EXPLORER)
+    at.run()
+    assert_ok(at)
+    options = at.selectbox(key="_w_query").options
+    first, second = (o.split(" — ", 1)[0] for o in options[:2])
+    assert built[0] == first
+    deadline = time.monotonic() + 60 * WAIT_SCALE  # polled: a busy machine is not a failure
+    while second not in built and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert built == [first, second]  # drawn before anyone asked for it
+    next(b for b in at.button if b.label == "Next ▶").click().run()
+    assert_ok(at)
+    assert at.selectbox(key="_w_query").value == second
+    assert _figure(at)["layout"]["uirevision"].startswith(f"{second}:")
+    assert built.count(second) == 1  # the background drawing was shown, not redrawn

@@ -118,3 +118,44 @@ def test_a_link_to_a_forbidden_or_missing_dataset_is_an_error_not_the_demo(
         finally:
             server.stop()
             browser.close()
+
+
+CELL_CENTRE = """([x, y]) => {
+    const gd = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(g => g._fullData && g._fullData.some(t => t.type === 'heatmap'));
+    const box = gd.getBoundingClientRect(), l = gd._fullLayout;
+    return [box.left + l.xaxis._offset + l.xaxis.d2p(x),
+            box.top + l.yaxis._offset + l.yaxis.d2p(y)];
+}"""
+
+
+@pytest.mark.parametrize(("cell", "outcome", "query"), [
+    (("predicted present", "GT absent (negative)"), "FP", "ov_000002"),
+    (("predicted absent", "GT present (positive)"), "FN", "ov_000006")])
+def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
+        tmp_path: Path, cell: tuple[str, str], outcome: str, query: str) -> None:
+    """The matrix's cell itself (not the button below it), clicked where plotly draws it.
+    tests/app_fixtures.py's model_a has one false positive (ov_000002, a box on a negative
+    query) and one false negative (ov_000006, no box on a positive one)."""
+    app_dir = copy_app(tmp_path / "app")
+    write_dataset(app_dir / "assets" / "demo")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        server = Server(app_dir, tmp_path / "server.log")
+        try:
+            page = browser.new_context(viewport={"width": 1500, "height": 1600}).new_page()
+            page.goto(server.url)
+            _settle(page, "Presence confusion matrix")
+            page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                                   ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
+                                   timeout=MS)
+            x, y = page.evaluate(CELL_CENTRE, list(cell))
+            page.mouse.click(x, y)
+            expect(page.get_by_role("heading", name="Query explorer")).to_be_visible(timeout=MS)
+            _settle(page, "Query 1 of 1 in the filtered list")
+            assert f"outcome={outcome}" in page.url
+            assert _view(page)["query"] == query
+            _shoot(page, tmp_path, f"overview_cell_{outcome}.png")
+        finally:
+            browser.close()
+            server.stop()

@@ -76,3 +76,22 @@ def test_weakest_categories_bars() -> None:
     assert list(fig.data[0].y) == ["a", "b"] and list(fig.data[0].x) == [0.1, 0.3]
     assert fig.layout.yaxis.autorange == "reversed"
     assert "2 weakest categories by mIoU" in fig.layout.title.text
+
+
+def test_confusion_matrix_cells_are_selectable_points_named_by_outcome() -> None:
+    """A heatmap cannot be selected: each cell has a point at its centre whose customdata
+    is the cell's outcome (rows truth present/absent, columns predicted present/absent)."""
+    fig = figures.confusion_matrix({"tp": 30, "fn": 10, "fp": 5, "tn": 0})
+    (cells,) = [t for t in fig.data if isinstance(t, go.Scatter)]
+    where = {c: (x, y) for x, y, c in zip(cells.x, cells.y, cells.customdata, strict=True)}
+    assert where == {"TP": ("predicted present", "GT present (positive)"),
+                     "FN": ("predicted absent", "GT present (positive)"),
+                     "FP": ("predicted present", "GT absent (negative)"),
+                     "TN": ("predicted absent", "GT absent (negative)")}
+    assert fig.layout.clickmode == "event+select"
+
+
+def test_weakest_category_bars_carry_their_category() -> None:
+    fig = figures.weakest_categories([{"category": "a", "m": 0.1}, {"category": "b", "m": 0.3}],
+                                     "m")
+    assert list(fig.data[0].customdata) == ["a", "b"]

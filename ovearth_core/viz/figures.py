@@ -42,10 +42,20 @@ def confusion_matrix(presence: dict[str, Any]) -> go.Figure:
         x=["predicted present", "predicted absent"], y=["GT present (positive)",
                                                         "GT absent (negative)"],
         text=text, texttemplate="%{text}", textfont={"size": 16}, zmin=0, zmax=1,
-        colorscale=[[0, "#f7fbff"], [1, "#2171b5"]], showscale=False,
-        hovertemplate="%{y} / %{x}<br>%{text}<extra></extra>"))
+        colorscale=[[0, "#f7fbff"], [1, "#2171b5"]], showscale=False, hoverinfo="skip"))
+    # A heatmap cell cannot be selected (plotly selects points): one invisible square marker
+    # per cell, its outcome in ``customdata``, is what a click selects (and what hovers).
+    fig.add_trace(go.Scatter(
+        x=[fig.data[0].x[j] for i in range(2) for j in range(2)],
+        y=[fig.data[0].y[i] for i in range(2) for j in range(2)],
+        customdata=[names[i][j] for i in range(2) for j in range(2)],
+        text=[text[i][j] for i in range(2) for j in range(2)], mode="markers",
+        marker={"symbol": "square", "size": 90, "opacity": 0}, showlegend=False,
+        name="cells", hovertemplate="%{y} / %{x}<br>%{text}<br>click: open these queries"
+                                    "<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Presence confusion matrix (rate within row)")
+    return _layout(fig, "Presence confusion matrix (rate within row) · click a cell",
+                   clickmode="event+select")
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -130,7 +140,10 @@ def weakest_categories(rows: Sequence[dict[str, Any]], metric: str,
     """Horizontal bars of the given (already selected, weakest first) category rows."""
     fig = go.Figure(go.Bar(y=[r["category"] for r in rows], x=[r[metric] for r in rows],
                            orientation="h", marker_color="#ef553b",
-                           text=[f"{r[metric]:.3f}" for r in rows], textposition="outside"))
+                           customdata=[r["category"] for r in rows],
+                           text=[f"{r[metric]:.3f}" for r in rows], textposition="outside",
+                           hovertemplate="%{y}: %{x:.3f}<br>click: open its queries"
+                                         "<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[0, 1.1], title=label or metric)
     return _layout(fig, f"{len(rows)} weakest categories by {label or metric}",

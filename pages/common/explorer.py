@@ -114,5 +114,7 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
         state.select_query(task, current)
     state.sync_url(q=current, zoom=st.session_state["view_zoom"])
     navigator(task, shown, current)
-    viewer.render(run, current, shown[ids.index(current)])
+    i = ids.index(current)
+    viewer.render(run, current, shown[i])
     tags.panel(run, current)
+    viewer.prefetch(run, ids[i + 1] if i + 1 < len(ids) else None)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
+from PIL import Image
 
 from ovearth_core.viz import overlay
 
@@ -81,11 +85,76 @@ def _controls() -> None:
                       **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
-def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
+@dataclass(frozen=True)
+class Drawn:
+    """The drawn pieces of one view of a query (cached: a revisit or a prefetched query
+    costs no image work)."""
+
+    figure: go.Figure
+    thumbnail: Image.Image
+    notice: str | None
+    scale: float
+    detail_shape: tuple[int, int] | None
+
+
+def _controls_key() -> tuple[tuple[str, ...], float, bool, bool]:
+    ss = st.session_state
+    return tuple(ss["view_layers"]), float(ss["view_opacity"]), bool(ss["view_pixel_mode"]), \
+        bool(ss["view_labels"])
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Region,
+           controls: tuple[tuple[str, ...], float, bool, bool]) -> Drawn:
+    """Figure and thumbnail of ``query_id`` opened on ``region``; ``key`` (files, options,
+    images folder, image stamp) names the run, which is not hashed."""
+    run, stamp = _run, key[-1]
+    layers, opacity, pixel_mode, labels = controls
     sample, row = _sample_and_row(run, query_id)
-    stamp = data.image_stamp(run.images_dir, sample.image_path)
     image = data.display_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp)
+    detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
+                               sample.height, stamp, region)
+    fig = overlay.overlay_figure(image, sample, row, layers, opacity, pixel_mode, region,
+                                 detail=detail,
+                                 height=overlay.figure_height(sample.width, sample.height),
+                                 labels=labels)
+    outlines = [(i["outline"], i["colour"])
+                for k, oriented in (("bbox", False), ("oriented_bbox", True))
+                for i in overlay.box_groups(sample, row[k], oriented) if row[k]]
+    thumb = overlay.thumbnail(image, region, outlines)
+    return Drawn(fig, thumb, image.notice, image.scale,
+                 None if detail is None else detail.rgb.shape[:2])
+
+
+def _key(run: Run, sample: Any) -> tuple[Any, ...]:
+    return (run.gt, run.pred, run.options, str(run.images_dir),
+            data.image_stamp(run.images_dir, sample.image_path))
+
+
+# One background worker draws the query "Next" would show while the user looks at this one
+# (the figure cache shares the result; a click meanwhile waits for it, never draws twice).
+_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovearth-prefetch")
+
+
+def _prefetch(run: Run, query_id: str, zoom: str,
+              controls: tuple[tuple[str, ...], float, bool, bool]) -> None:
+    try:
+        sample, _ = _sample_and_row(run, query_id)
+        _drawn(run, _key(run, sample), query_id, overlay.zoom_region(sample, zoom), controls)
+    except Exception as err:  # noqa: BLE001 - a failed prefetch is redrawn (and shown) later
+        state.LOG.info("prefetch of %s failed: %s", query_id, err)
+
+
+def prefetch(run: Run, query_id: str | None) -> None:
+    """Draw ``query_id`` in the background (opened as its zoom setting opens it)."""
+    if query_id is not None:
+        _PREFETCH.submit(_prefetch, run, query_id, st.session_state["view_zoom"],
+                         _controls_key())
+
+
+def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
+    sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
     _controls()
     objects = _objects(sample, row)
@@ -94,22 +163,17 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
         region = overlay.object_region(sample, objects[focus[1]]["outline"])
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
-    detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
-                               sample.height, stamp, region)
+    drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
     left, right = st.columns([3, 1.25])
     with left:
-        if image.notice:
-            st.info(image.notice, icon=":material/broken_image:")
-        fig = overlay.overlay_figure(image, sample, row, ss["view_layers"], ss["view_opacity"],
-                                     ss["view_pixel_mode"], region, detail=detail,
-                                     height=overlay.figure_height(sample.width, sample.height),
-                                     labels=ss["view_labels"])
-        st.plotly_chart(fig, key="overlay", config={"scrollZoom": True})
-        if detail is not None:
-            h, w = detail.rgb.shape[:2]
+        if drawn.notice:
+            st.info(drawn.notice, icon=":material/broken_image:")
+        st.plotly_chart(drawn.figure, key="overlay", config={"scrollZoom": True})
+        if drawn.detail_shape is not None:
+            h, w = drawn.detail_shape
             st.caption(f"Full resolution around the target ({w} × {h} px); the rest of the "
                        f"{sample.width} × {sample.height} image is shown at "
-                       f"{image.scale:.0%}.")
+                       f"{drawn.scale:.0%}.")
         st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
         _object_list(query_id, objects)
     with right:
@@ -130,11 +194,8 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
                 wrap_lines=True)
         st.markdown(f"[Same object in other tasks ↗]({state.annotation_url(sample.ann_id)})")
         st.caption(f"Image `{sample.image_path}` · {sample.width} × {sample.height} px")
-        outlines = [(i["outline"], i["colour"])
-                    for key, oriented in (("bbox", False), ("oriented_bbox", True))
-                    for i in overlay.box_groups(sample, row[key], oriented) if row[key]]
-        st.image(overlay.thumbnail(image, region, outlines),
-                 caption="Full image with all boxes; yellow = the view it opened on", width=240)
+        st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
+                 "opened on", width=240)
         st.caption("Boxes: green matched · red false positive · orange missed GT; "
                    "GT solid, prediction dashed. Scroll or drag to zoom and pan; "
                    "double-click resets the view.")

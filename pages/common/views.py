@@ -98,11 +98,29 @@ def metric_cards(title: str, metrics: dict[str, Any], submitted: bool = True) ->
                    "modality for this task; its metrics would be an empty submission's.")
 
 
-def go_to_explorer(label: str, key: str, **filters: Any) -> None:
+def explore(**filters: Any) -> None:
+    """Open the explorer with only ``filters`` set (names without ``flt_``); the explorer
+    writes them to its URL (``state.link_params``)."""
+    state.set_filters(**filters)
+    st.switch_page(state.EXPLORER_PAGE)
+
+
+def go_to_explorer(label: str, key: str, disabled: bool = False, **filters: Any) -> None:
     """A button that sets the explorer's filters and switches to the explorer page."""
-    if st.button(label, key=key, width="stretch"):
-        state.set_filters(**filters)
-        st.switch_page(state.EXPLORER_PAGE)
+    if st.button(label, key=key, width="stretch", disabled=disabled):
+        explore(**filters)
+
+
+def picked_point(event: Any) -> dict[str, Any] | None:
+    """The first point selected (clicked) in an ``st.plotly_chart(on_select="rerun")``."""
+    points = ((event or {}).get("selection") or {}).get("points") or []
+    return points[0] if points else None
+
+
+def picked_row(event: Any) -> int | None:
+    """The row selected in an ``st.dataframe(on_select="rerun")``."""
+    rows = ((event or {}).get("selection") or {}).get("rows") or []
+    return rows[0] if rows else None
 
 
 def rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
