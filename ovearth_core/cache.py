@@ -343,6 +343,16 @@ def _unlink(path: Path) -> None:
         pass
 
 
+def add_cache_arguments(parser: Any) -> None:
+    """The ``--cache-dir`` and ``--no-cache`` options every command that evaluates shares
+    (read back as ``args.cache_dir`` and ``args.no_cache``; see ``open_cache``)."""
+    parser.add_argument("--cache-dir", default=None,
+                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
+                             "cache folder; OVEARTH_CACHE=off disables it)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache")
+
+
 def open_cache(folder: str | os.PathLike[str] | None = None) -> ResultCache | None:
     """The cache to use, or ``None`` when ``OVEARTH_CACHE=off``. ``folder`` (a CLI flag)
     overrides ``OVEARTH_CACHE_DIR``."""

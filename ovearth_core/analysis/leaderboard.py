@@ -541,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse
 
-    from ..cache import describe, open_cache
+    from ..cache import add_cache_arguments, describe, open_cache
     from ..cli import ProgressPrinter, run_and_emit
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
@@ -557,11 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None)
     parser.add_argument("--workers", type=int, default=None,
                         help="evaluation processes (default: one per core)")
-    parser.add_argument("--cache-dir", default=None,
-                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
-                             "cache folder; OVEARTH_CACHE=off disables it)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="neither read nor write the result cache")
+    add_cache_arguments(parser)
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")

@@ -8,7 +8,7 @@ import time
 
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
-from ..cache import describe, open_cache
+from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..types import TASK_KEYS
@@ -40,11 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
-    parser.add_argument("--cache-dir", default=None,
-                        help="result cache folder (default: $OVEARTH_CACHE_DIR or the user's "
-                             "cache folder; OVEARTH_CACHE=off disables it)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="neither read nor write the result cache")
+    add_cache_arguments(parser)
     return parser
 
 
