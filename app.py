@@ -41,8 +41,8 @@ left, right = st.columns(2)
 with left:
     if open_vocab:
         cell = views.picked_point(st.plotly_chart(
-            figures.confusion_matrix(summary["presence"]), key="cm", on_select="rerun",
-            selection_mode="points"))
+            figures.confusion_matrix(summary["presence"], clickable=True), key="cm",
+            on_select="rerun", selection_mode="points"))
         if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
             views.explore(outcomes=[cell["customdata"]])
         outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row

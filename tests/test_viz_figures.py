@@ -81,7 +81,7 @@ def test_weakest_categories_bars() -> None:
 def test_confusion_matrix_cells_are_selectable_points_named_by_outcome() -> None:
     """A heatmap cannot be selected: each cell has a point at its centre whose customdata
     is the cell's outcome (rows truth present/absent, columns predicted present/absent)."""
-    fig = figures.confusion_matrix({"tp": 30, "fn": 10, "fp": 5, "tn": 0})
+    fig = figures.confusion_matrix({"tp": 30, "fn": 10, "fp": 5, "tn": 0}, clickable=True)
     (cells,) = [t for t in fig.data if isinstance(t, go.Scatter)]
     where = {c: (x, y) for x, y, c in zip(cells.x, cells.y, cells.customdata, strict=True)}
     assert where == {"TP": ("predicted present", "GT present (positive)"),
@@ -89,6 +89,15 @@ def test_confusion_matrix_cells_are_selectable_points_named_by_outcome() -> None
                      "FP": ("predicted present", "GT absent (negative)"),
                      "TN": ("predicted absent", "GT absent (negative)")}
     assert fig.layout.clickmode == "event+select"
+
+
+def test_static_confusion_matrix_does_not_invite_a_click() -> None:
+    """The report's matrix (static HTML: a click opens nothing) has no click targets and
+    says nothing about clicking; the hover still shows each cell."""
+    fig = figures.confusion_matrix({"tp": 30, "fn": 10, "fp": 5, "tn": 0})
+    assert [type(t) for t in fig.data] == [go.Heatmap]
+    assert "click" not in fig.to_json().lower()
+    assert "%{text}" in fig.data[0].hovertemplate
 
 
 def test_weakest_category_bars_carry_their_category() -> None:

@@ -25,11 +25,12 @@ def _layout(fig: go.Figure, title: str, **extra: Any) -> go.Figure:
     return fig
 
 
-def confusion_matrix(presence: dict[str, Any]) -> go.Figure:
+def confusion_matrix(presence: dict[str, Any], clickable: bool = False) -> go.Figure:
     """2 x 2 presence matrix: rows = truth (present / absent), columns = prediction.
 
     Cells show the count and the rate within the row (recall for present,
-    FPR / TNR for absent).
+    FPR / TNR for absent). ``clickable`` (the app) adds what a click selects; a static
+    figure (the report) neither has it nor invites a click.
     """
     tp, fp, tn, fn = (presence[k] for k in ("tp", "fp", "tn", "fn"))
     counts = [[tp, fn], [fp, tn]]
@@ -37,12 +38,18 @@ def confusion_matrix(presence: dict[str, Any]) -> go.Figure:
     rates = [[_rate(v, sum(row)) for v in row] for row in counts]
     text = [[f"{names[i][j]}<br>{counts[i][j]:,}<br>{_pct(rates[i][j])}" for j in range(2)]
             for i in range(2)]
+    hover = ({"hoverinfo": "skip"} if clickable
+             else {"hovertemplate": "%{y} / %{x}<br>%{text}<extra></extra>"})
     fig = go.Figure(go.Heatmap(
         z=[[r if r is not None else 0 for r in row] for row in rates],
         x=["predicted present", "predicted absent"], y=["GT present (positive)",
                                                         "GT absent (negative)"],
         text=text, texttemplate="%{text}", textfont={"size": 16}, zmin=0, zmax=1,
-        colorscale=[[0, "#f7fbff"], [1, "#2171b5"]], showscale=False, hoverinfo="skip"))
+        colorscale=[[0, "#f7fbff"], [1, "#2171b5"]], showscale=False, **hover))
+    fig.update_yaxes(autorange="reversed")
+    title = "Presence confusion matrix (rate within row)"
+    if not clickable:
+        return _layout(fig, title)
     # A heatmap cell cannot be selected (plotly selects points): one invisible square marker
     # per cell, its outcome in ``customdata``, is what a click selects (and what hovers).
     fig.add_trace(go.Scatter(
@@ -53,9 +60,7 @@ def confusion_matrix(presence: dict[str, Any]) -> go.Figure:
         marker={"symbol": "square", "size": 90, "opacity": 0}, showlegend=False,
         name="cells", hovertemplate="%{y} / %{x}<br>%{text}<br>click: open these queries"
                                     "<extra></extra>"))
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Presence confusion matrix (rate within row) · click a cell",
-                   clickmode="event+select")
+    return _layout(fig, f"{title} · click a cell", clickmode="event+select")
 
 
 def _rate(num: int, den: int) -> float | None:
