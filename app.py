@@ -9,11 +9,7 @@ from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.viz import figures
 from pages.common import analysis_views, sidebar, state, views
 
-st.set_page_config(page_title="OVEarth Inspector · Overview", layout="wide")
-st.title("OVEarth Inspector — Overview")
-run = sidebar.render()
-if run is None:
-    st.stop()
+run = sidebar.page("Overview", "OVEarth Inspector — Overview")
 
 results, rows = run.evaluation.results, run.evaluation.rows
 summary, task = results["summary"], run.options.task

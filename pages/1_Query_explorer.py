@@ -7,12 +7,7 @@ import streamlit as st
 from ovearth_core.analysis import diagnose
 from pages.common import explorer, sidebar, state, tags, views
 
-st.set_page_config(page_title="OVEarth Inspector · Query explorer",
-                   layout="wide")
-st.title("Query explorer")
-run = sidebar.render()
-if run is None:
-    st.stop()
+run = sidebar.page("Query explorer", "Query explorer")
 
 task, rows = run.options.task, run.evaluation.rows
 views.evaluated_caption(run)

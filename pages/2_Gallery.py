@@ -7,11 +7,7 @@ import streamlit as st
 from ovearth_core.analysis import gallery
 from pages.common import data, gallery_views, sidebar, state, views
 
-st.set_page_config(page_title="OVEarth Inspector · Gallery", layout="wide")
-st.title("Gallery")
-run = sidebar.render()
-if run is None:
-    st.stop()
+run = sidebar.page("Gallery", "Gallery")
 
 views.evaluated_caption(run)
 with st.expander("Tiles and filters", expanded=True):

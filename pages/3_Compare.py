@@ -17,11 +17,7 @@ from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
 from pages.common import compare_views, data, sidebar, state, tags, views
 
-st.set_page_config(page_title="OVEarth Inspector · Compare", layout="wide")
-run = sidebar.render()
-st.title("Compare two submissions")
-if run is None:
-    st.stop()
+run = sidebar.page("Compare", "Compare two submissions")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

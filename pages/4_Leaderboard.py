@@ -9,11 +9,7 @@ import streamlit as st
 
 from pages.common import analysis_data, analysis_views, sidebar, state
 
-st.set_page_config(page_title="OVEarth Inspector · Leaderboard", layout="wide")
-run = sidebar.render()
-st.title("Leaderboard")
-if run is None:
-    st.stop()
+run = sidebar.page("Leaderboard", "Leaderboard")
 
 default = Path(run.gt[0]).parent / "predictions"  # an uploaded GT has none: type a folder
 try:

@@ -11,11 +11,7 @@ from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
 from pages.common import analysis_data, data, sidebar, slice_views, state, tags, views
 
-st.set_page_config(page_title="OVEarth Inspector · Slices", layout="wide")
-st.title("Slices")
-run = sidebar.render()
-if run is None:
-    st.stop()
+run = sidebar.page("Slices", "Slices")
 views.evaluated_caption(run)
 attribute = slice_views.pickers()
 taxonomy = None

@@ -7,11 +7,7 @@ import streamlit as st
 
 from pages.common import analysis_data, annotation_views, sidebar, state, views
 
-st.set_page_config(page_title="OVEarth Inspector · Annotation", layout="wide")
-st.title("One target, three query forms")
-run = sidebar.render()
-if run is None:
-    st.stop()
+run = sidebar.page("Annotation", "One target, three query forms")
 views.evaluated_caption(run, "all three tasks, with the modalities of the sidebar's task")
 evaluations = analysis_data.form_evaluations(run.gt, run.pred, run.options)
 if annotation_views.problems(run, evaluations):

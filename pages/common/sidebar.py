@@ -160,6 +160,17 @@ def current_options() -> data.Options:
         bbox_format=ss["bbox_format"])
 
 
+def page(name: str, title: str) -> Run:
+    """Every page's start: its browser-tab name, its title, then the sidebar; stops the page
+    (the sidebar showing why) when there is nothing to evaluate."""
+    st.set_page_config(page_title=f"OVEarth Inspector · {name}", layout="wide")
+    st.title(title)
+    run = render()
+    if run is None:
+        st.stop()
+    return run
+
+
 def render() -> Run | None:
     """Draw the sidebar and evaluate; ``None`` (with the report shown) on bad input."""
     state.init_state()
