@@ -102,3 +102,23 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+SHOTS = Path("/tmp/ovearth_shots")  # screenshots of the browser tests, kept to look at
+
+
+def settle(page, text: str) -> None:
+    """Wait for ``text`` to appear, the script to finish its run and no skeleton left."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
+    page.wait_for_selector(IDLE, timeout=MS)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+
+
+def shoot(page, tmp_path: Path, name: str) -> None:
+    """A full-page screenshot into the test's folder, copied to ``SHOTS``."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(500)  # let plotly finish its layout transition
+    page.screenshot(path=str(tmp_path / name), full_page=True)
+    shutil.copy(tmp_path / name, SHOTS / name)

@@ -7,18 +7,15 @@ opens on the bundled demo. Screenshots go to the test's tmp dir and /tmp/ovearth
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from app_fixtures import write_dataset, write_large_image_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
+from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, Server, copy_app, settle, shoot
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
-
-SHOTS = Path("/tmp/ovearth_shots")
 
 
 @pytest.fixture(scope="module")
@@ -59,20 +56,6 @@ def page() -> Iterator[Page]:
             browser.close()
 
 
-def _settle(page: Page, text: str) -> None:
-    """Wait for ``text`` to appear and the script to finish its run."""
-    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
-    page.wait_for_selector(IDLE, timeout=MS)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
-
-
-def _shoot(page: Page, tmp_path: Path, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)  # let plotly finish its layout transition
-    page.screenshot(path=str(tmp_path / name), full_page=True)
-    shutil.copy(tmp_path / name, SHOTS / name)
-
-
 def _viewer_shows(page: Page, query_id: str) -> None:
     expect(page.locator("h3", has_text=query_id)).to_be_visible(timeout=MS)
     overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image"))
@@ -82,43 +65,43 @@ def _viewer_shows(page: Page, query_id: str) -> None:
 
 def test_overview_cell_link_leads_to_query(server: Server, page: Page, tmp_path: Path) -> None:
     page.goto(server.url)
-    _settle(page, "Presence confusion matrix")
+    settle(page, "Presence confusion matrix")
     expect(page.get_by_text("Key metrics", exact=True)).to_be_visible()
     assert page.locator('[data-testid="stMetric"]').count() >= 8
     assert page.locator(".js-plotly-plot").count() >= 4
-    _shoot(page, tmp_path, "overview.png")
+    shoot(page, tmp_path, "overview.png")
     page.get_by_role("button", name="Show 1 false positives →").click()
     page.wait_for_url("**/Query_explorer**", timeout=MS)
-    _settle(page, "Viewer")
+    settle(page, "Viewer")
     _viewer_shows(page, "ov_000002")
     assert "q=ov_000002" in page.url and "task=vocabulary" in page.url
-    _shoot(page, tmp_path, "explorer_false_positive.png")
+    shoot(page, tmp_path, "explorer_false_positive.png")
     expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()  # the only FP query
     page.goto(server.url)
-    _settle(page, "Presence confusion matrix")
+    settle(page, "Presence confusion matrix")
     page.get_by_role("button", name="Show 4 failed queries →").click()
     page.wait_for_url("**/Query_explorer**", timeout=MS)
-    _settle(page, "Viewer")
+    settle(page, "Viewer")
     _viewer_shows(page, "ov_000002")
     page.get_by_role("button", name="Next ▶").click()
-    _settle(page, "Query 2 of 4")
+    settle(page, "Query 2 of 4")
     _viewer_shows(page, "ov_000006")
     assert "q=ov_000006" in page.url
 
 
 def test_deep_link_in_fresh_server(fresh_server: Server, page: Page, tmp_path: Path) -> None:
     page.goto(f"{fresh_server.url}/Query_explorer?task=vocabulary&q=ov_000006")
-    _settle(page, "image file not found")
+    settle(page, "image file not found")
     _viewer_shows(page, "ov_000006")
     expect(page.get_by_text("blank 64 x 48 canvas").first).to_be_visible()
-    _shoot(page, tmp_path, "explorer_missing_image.png")
+    shoot(page, tmp_path, "explorer_missing_image.png")
     page.goto(f"{fresh_server.url}/Query_explorer?task=vocabulary&q=ov_000003")
-    _settle(page, "Viewer")
+    settle(page, "Viewer")
     _viewer_shows(page, "ov_000003")
     assert page.get_by_text("image file not found").count() == 0
-    _shoot(page, tmp_path, "explorer_tiff.png")
+    shoot(page, tmp_path, "explorer_tiff.png")
     page.goto(f"{fresh_server.url}/Query_explorer?task=referring&q=ref_000002")
-    _settle(page, "Viewer")
+    settle(page, "Viewer")
     _viewer_shows(page, "ref_000002")
     expect(page.get_by_text("Outcome: miss", exact=False).first).to_be_visible()
 
@@ -129,26 +112,26 @@ def test_uploaded_bad_ground_truth_shows_report(server: Server, page: Page,
     bad.write_text('{"annotations": [{"id": "a1", "image_path": "x.png", "width": 0}], '
                    '"tasks": {}}')
     page.goto(server.url)
-    _settle(page, "Presence confusion matrix")
+    settle(page, "Presence confusion matrix")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
-    _settle(page, "could not be evaluated")
+    settle(page, "could not be evaluated")
     expect(page.get_by_text("annotations[0].width", exact=False).first).to_be_visible()
     assert page.locator('[data-testid="stException"]').count() == 0
-    _shoot(page, tmp_path, "bad_upload_report.png")
+    shoot(page, tmp_path, "bad_upload_report.png")
     expect(page.get_by_text("uploaded_gt.json, field", exact=False).first).to_be_visible()
     page.get_by_role("button", name="Remove uploaded_gt.json").click()
-    _settle(page, "Presence confusion matrix")
+    settle(page, "Presence confusion matrix")
     assert page.get_by_text("could not be evaluated").count() == 0
     # an upload survives a page switch; "Use the path instead" drops it
     again = tmp_path / "again.json"
     again.write_text(bad.read_text())
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(again))
-    _settle(page, "could not be evaluated")
+    settle(page, "could not be evaluated")
     page.get_by_role("link", name="Query explorer").click()
     page.wait_for_url("**/Query_explorer**", timeout=MS)
-    _settle(page, "again.json, field")
+    settle(page, "again.json, field")
     page.get_by_role("button", name="Use the path instead").first.click()
-    _settle(page, "Viewer")
+    settle(page, "Viewer")
     _viewer_shows(page, "ov_000002")
 
 
@@ -161,14 +144,14 @@ def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
     write_large_image_dataset(root / "assets" / "demo")
     for server in _server(root, tmp_path / "server.log"):
         page.goto(f"{server.url}/Query_explorer?task=referring&q=ref_1")
-        _settle(page, "Full resolution around the target")
+        settle(page, "Full resolution around the target")
         _viewer_shows(page, "ref_1")
         overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image")).first
         expect(overlay.locator("image")).to_have_count(2, timeout=MS)
         page.wait_for_timeout(800)
         shot = tmp_path / "overlay.png"
         overlay.screenshot(path=str(shot))
-        _shoot(page, tmp_path, "explorer_full_resolution.png")
+        shoot(page, tmp_path, "explorer_full_resolution.png")
         grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
         # The view opens on about 100 x 100 original pixels: each stripe is a few screen
         # pixels wide and black and white alternate across the plot. The downscaled image

@@ -14,16 +14,8 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app
-from playwright.sync_api import Page, expect, sync_playwright
-
-SHOTS = Path("/tmp/ovearth_shots")
-
-
-def _settle(page: Page, text: str) -> None:
-    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
-    page.wait_for_selector(IDLE, timeout=MS)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, REPO, SHOTS, Server, copy_app, settle
+from playwright.sync_api import expect, sync_playwright
 
 
 def test_gallery_draws_tiles_and_a_tile_opens_its_query(tmp_path: Path) -> None:
@@ -38,7 +30,7 @@ def test_gallery_draws_tiles_and_a_tile_opens_its_query(tmp_path: Path) -> None:
             context = browser.new_context(viewport={"width": 1500, "height": 1900})
             page = context.new_page()
             page.goto(f"{server.url}/Gallery")
-            _settle(page, "tiles · showing 1–")
+            settle(page, "tiles · showing 1–")
             main = page.locator('[data-testid="stMain"]')
             images = main.locator('[data-testid="stImage"] img')
             expect(images).to_have_count(48, timeout=MS)
@@ -60,7 +52,7 @@ def test_gallery_draws_tiles_and_a_tile_opens_its_query(tmp_path: Path) -> None:
             else:
                 link.click()
                 explorer = page
-            _settle(explorer, "Viewer")
+            settle(explorer, "Viewer")
             header = explorer.locator("h3").filter(has_text=re.compile(r"ov_\d+")).first
             assert header.inner_text().strip() == query
             assert explorer.locator('[data-testid="stException"]').count() == 0

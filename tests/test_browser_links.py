@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
+from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, Server, copy_app, settle, shoot
 from playwright.sync_api import Page, expect, sync_playwright
-
-SHOTS = Path("/tmp/ovearth_shots")
 
 
 def _other_benchmark(root: Path) -> Path:
@@ -34,12 +31,6 @@ def _other_benchmark(root: Path) -> Path:
     return ds.gt
 
 
-def _settle(page: Page, text: str) -> None:
-    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
-    page.wait_for_selector(IDLE, timeout=MS)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
-
-
 def _view(page: Page) -> dict[str, str]:
     """The viewer's query id, category line and scores line, as the user reads them."""
     right = page.locator('[data-testid="stMarkdownContainer"]')
@@ -47,13 +38,6 @@ def _view(page: Page) -> dict[str, str]:
     category = right.filter(has_text="Category:").first.inner_text()
     scores = page.get_by_text("Scores:", exact=False).first.inner_text()
     return {"query": header.strip(), "category": category.strip(), "scores": scores.strip()}
-
-
-def _shoot(page: Page, tmp_path: Path, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(tmp_path / name), full_page=True)
-    shutil.copy(tmp_path / name, SHOTS / name)
 
 
 def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -> None:
@@ -67,23 +51,23 @@ def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -
         try:
             page = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
             page.goto(f"{server.url}/Query_explorer")
-            _settle(page, "Viewer")
+            settle(page, "Viewer")
             field = page.get_by_role("textbox", name="Ground truth JSON")
             field.fill(str(gt))
             field.press("Enter")
-            _settle(page, "harbour_bench/predictions/model_b.json")
+            settle(page, "harbour_bench/predictions/model_b.json")
             # Not the folder's first submission, so the link must carry it.
             page.get_by_role("combobox", name="Submission").click()
             page.get_by_role("option", name="zz_model").click()
-            _settle(page, "harbour_bench/predictions/zz_model.json")
+            settle(page, "harbour_bench/predictions/zz_model.json")
             # The query in view stays ov_000001 (5th of 6 for this submission): step back
             # once, so the link's query is not the one a fresh session would open on.
             page.get_by_role("button", name="◀ Previous").click()
-            _settle(page, "Query 4 of 6")
+            settle(page, "Query 4 of 6")
             before = _view(page)
             link = page.locator('[data-testid="stCode"]').filter(
                 has_text="Query_explorer?").first.inner_text().strip()
-            _shoot(page, tmp_path, "link_before.png")
+            shoot(page, tmp_path, "link_before.png")
         finally:
             server.stop()
         assert "harbour" in before["category"] and "zz_model" in link
@@ -91,9 +75,9 @@ def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -
         try:
             fresh = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
             fresh.goto(re.sub(r"^http://127\.0\.0\.1:\d+", server.url, link))
-            _settle(fresh, "Viewer")
+            settle(fresh, "Viewer")
             after = _view(fresh)
-            _shoot(fresh, tmp_path, "link_after.png")
+            shoot(fresh, tmp_path, "link_after.png")
             assert fresh.locator('[data-testid="stException"]').count() == 0
         finally:
             server.stop()
@@ -112,7 +96,7 @@ def test_a_link_to_a_forbidden_or_missing_dataset_is_an_error_not_the_demo(
         try:
             page = browser.new_page()
             page.goto(f"{server.url}/Query_explorer?data={data}&q=ov_000003")
-            _settle(page, "The link names the ground truth")
+            settle(page, "The link names the ground truth")
             assert page.locator("h3", has_text="ov_000003").count() == 0
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
@@ -145,17 +129,17 @@ def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
         try:
             page = browser.new_context(viewport={"width": 1500, "height": 1600}).new_page()
             page.goto(server.url)
-            _settle(page, "Presence confusion matrix")
+            settle(page, "Presence confusion matrix")
             page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                                    ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
                                    timeout=MS)
             x, y = page.evaluate(CELL_CENTRE, list(cell))
             page.mouse.click(x, y)
             expect(page.get_by_role("heading", name="Query explorer")).to_be_visible(timeout=MS)
-            _settle(page, "Query 1 of 1 in the filtered list")
+            settle(page, "Query 1 of 1 in the filtered list")
             assert f"outcome={outcome}" in page.url
             assert _view(page)["query"] == query
-            _shoot(page, tmp_path, f"overview_cell_{outcome}.png")
+            shoot(page, tmp_path, f"overview_cell_{outcome}.png")
         finally:
             browser.close()
             server.stop()

@@ -10,25 +10,10 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app, settle, shoot
 from playwright.sync_api import Page, expect, sync_playwright
 
 from ovearth_core import review
-
-SHOTS = Path("/tmp/ovearth_shots")
-
-
-def _settle(page: Page, text: str) -> None:
-    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
-    page.wait_for_selector(IDLE, timeout=MS)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
-
-
-def _shoot(page: Page, tmp_path: Path, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(tmp_path / name), full_page=True)
-    shutil.copy(tmp_path / name, SHOTS / name)
 
 
 def _tags_box(page: Page):
@@ -44,7 +29,7 @@ def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
         try:
             one = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             one.goto(f"{server.url}/Query_explorer")
-            _settle(one, "Review")
+            settle(one, "Review")
             _tags_box(one).locator("input").click()
             one.get_by_role("option", name="gt_error").click()
             one.keyboard.press("Escape")
@@ -52,15 +37,15 @@ def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
             expect(_tags_box(one)).to_contain_text("gt_error", timeout=MS)
             state = review.load_state(review.sidecar_for(ds.gt))
             assert [t.query_id for t in state.tags] == ["ov_000002"]
-            _shoot(one, tmp_path, "review_tagged.png")
+            shoot(one, tmp_path, "review_tagged.png")
             two = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             two.goto(f"{server.url}/Query_explorer?q=ov_000002")
-            _settle(two, "Review")
+            settle(two, "Review")
             expect(_tags_box(two)).to_contain_text("gt_error", timeout=MS)
             two.goto(f"{server.url}/Slices")
-            _settle(two, "slices of")
+            settle(two, "slices of")
             expect(two.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
-            _shoot(two, tmp_path, "slices.png")
+            shoot(two, tmp_path, "slices.png")
             assert two.locator('[data-testid="stException"]').count() == 0
         finally:
             server.stop()
@@ -83,7 +68,7 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
         try:
             one = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
             one.goto(f"{server.url}/Gallery")
-            _settle(one, "tiles · showing 1–")
+            settle(one, "tiles · showing 1–")
             main = one.locator('[data-testid="stMain"]')
             href = main.locator("a", has_text="↗").nth(1).get_attribute("href") or ""
             query = dict(parse_qsl(urlsplit(href).query))["q"]
@@ -94,7 +79,7 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
             tag_box.locator("input").click()
             one.get_by_role("option", name="gt_error").click()
             one.wait_for_selector(IDLE, timeout=MS)
-            _shoot(one, tmp_path, "gallery_tagging.png")
+            shoot(one, tmp_path, "gallery_tagging.png")
             main.get_by_role("button", name="Tag 1 object").click()
             one.wait_for_selector(IDLE, timeout=MS)
             expect(main.get_by_text("0 tiles selected", exact=False)).to_be_visible(timeout=MS)
@@ -103,7 +88,7 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
             state = review.load_state(review.sidecar_for(bench / "ground_truth.json"))
             assert [(t.query_id, t.source, sorted(tags)) for t, tags in state.tags.items()] \
                 == [(query, "gt", ["gt_error"])]
-            _shoot(one, tmp_path, "gallery_tagged.png")
+            shoot(one, tmp_path, "gallery_tagged.png")
             # A new free tag becomes a filter option at once (the tiles are a fragment; the
             # filters above them are redrawn after a new tag).
             _check_tile(one, 2)
@@ -122,7 +107,7 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
             one.keyboard.press("Escape")
             two = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
             two.goto(f"{server.url}/Gallery?grtag=gt_error")
-            _settle(two, "tiles · showing 1–")
+            settle(two, "tiles · showing 1–")
             main2 = two.locator('[data-testid="stMain"]')
             expect(main2.locator('[data-testid="stCheckbox"]').filter(
                 has_text="gt_error")).to_have_count(1, timeout=MS)
@@ -146,12 +131,12 @@ def test_annotation_page_and_query_form_slice(tmp_path: Path) -> None:
         try:
             page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
             page.goto(f"{server.url}/Query_explorer?sub=strong_localiser&q=ov_000001")
-            _settle(page, "Same object in other tasks")
+            settle(page, "Same object in other tasks")
             href = page.get_by_role("link", name="Same object in other tasks ↗").get_attribute(
                 "href") or ""
             assert urlsplit(href).path == "/Annotation"
             page.goto(href)
-            _settle(page, "Where it fails")
+            settle(page, "Where it fails")
             main = page.locator('[data-testid="stMain"]')
             for label in ("Open vocabulary", "Referring", "Reasoning"):
                 expect(main.get_by_role("heading", name=label)).to_be_visible(timeout=MS)
@@ -159,17 +144,17 @@ def test_annotation_page_and_query_form_slice(tmp_path: Path) -> None:
                 "() => [...document.querySelectorAll('[data-testid=stMain] "
                 "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
                 timeout=MS)
-            _shoot(page, tmp_path, "annotation.png")
+            shoot(page, tmp_path, "annotation.png")
             page.goto(f"{server.url}/Slices?sub=strong_localiser")
-            _settle(page, "slices of")
+            settle(page, "slices of")
             box = page.locator('[data-testid="stSelectbox"]').filter(
                 has=page.get_by_text("Slice by", exact=True))
             box.locator("input").click()
             page.get_by_role("option", name="same target, query form (all three tasks)").click()
             page.wait_for_selector(IDLE, timeout=MS)
-            _settle(page, "3 slices of")
+            settle(page, "3 slices of")
             expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
-            _shoot(page, tmp_path, "slices_query_form.png")
+            shoot(page, tmp_path, "slices_query_form.png")
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             server.stop()

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app
+from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, REPO, SHOTS, Server, copy_app, settle
 from PIL import Image
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
-SHOTS = Path("/tmp/ovearth_shots")
 AXES = """() => { const p = document.querySelector('[data-testid=stMain] .js-plotly-plot');
   const l = p._fullLayout; return {x: l.xaxis.range, y: l.yaxis.range,
   w: l.xaxis._length, h: l.yaxis._length, height: l.height}; }"""
@@ -42,9 +41,7 @@ def _tiny_target(root: Path) -> Path:
 
 
 def _settle(page: Page, text: str) -> None:
-    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=MS)
-    page.wait_for_selector(IDLE, timeout=MS)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
+    settle(page, text)
     page.wait_for_function("() => !!document.querySelector("
                            "'[data-testid=stMain] .js-plotly-plot')?._fullLayout", timeout=MS)
 
