@@ -49,7 +49,12 @@ st.session_state["n"] += 1
 st.button("Rerun")
 st.write(f"runs {st.session_state['n']}")
 '''
-PLOT = "() => !!document.querySelector('[data-testid=stMain] .js-plotly-plot')?._fullLayout"
+# The viewer is drawn: its plotly figure laid out (the interactive view, and the app before
+# the static view), or every picture of the page loaded (the static view and thumbnail).
+PLOT = ("() => { const m = document.querySelector('[data-testid=stMain]'); "
+        "if (m.querySelector('.js-plotly-plot')?._fullLayout) return true; "
+        "const i = [...m.querySelectorAll('img')]; "
+        "return i.length >= 2 && i.every(x => x.complete && x.naturalWidth > 0); }")
 TILES = ("() => { const i = [...document.querySelectorAll('[data-testid=stMain] "
          "[data-testid=stImage] img')]; return i.length >= 48 && i.every(x => x.complete && "
          "x.naturalWidth > 0); }")
@@ -100,19 +105,22 @@ class _Stepper:
     def __init__(self, browser: Browser, url: str, explorer: bool, frames: bool = False):
         self.page = browser.new_page(viewport={"width": 1500, "height": 1400})
         self.explorer, self.n, self.times = explorer, 1, []
-        self.received: list[int] = []  # websocket bytes received per click
+        self.received: list[int] = []  # bytes received per click (websocket and media)
         self._bytes = 0
         if frames:
             self.page.on("websocket", lambda ws: ws.on(
-                "framereceived", lambda f: self._count(f)))
+                "framereceived", lambda f: self._count(len(f))))
+            # Pictures come over HTTP from the media endpoint, not the websocket.
+            self.page.on("response", lambda r: self._count(
+                int(r.headers.get("content-length", 0)) if "/media/" in r.url else 0))
         self.page.goto(url)
         self.page.get_by_text("Query 1 of" if explorer else "runs 1").wait_for(timeout=MS)
         _idle(self.page)
         if explorer:
             self.page.wait_for_function(PLOT, timeout=MS)
 
-    def _count(self, frame: bytes | str) -> None:
-        self._bytes += len(frame)
+    def _count(self, n: int) -> None:
+        self._bytes += n
 
     def step(self) -> None:
         p, self.n = self.page, self.n + 1

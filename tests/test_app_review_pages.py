@@ -5,7 +5,9 @@ page shows one annotation's three tasks with the evaluator's numbers; the query-
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -203,7 +205,8 @@ def test_rename_and_delete_a_saved_view(ds: Dataset) -> None:
 
 def test_explorer_links_to_the_same_object_in_other_tasks(ds: Dataset) -> None:
     at = _page(ds, EXPLORER, selected={"vocabulary": "ov_000003"})
-    link = next(m.value for m in at.markdown if m.value.startswith("[Same object in other"))
+    card = at.get("html")[0].proto.body  # the viewer's card
+    link = html.unescape(re.search(r"href='([^']+)'[^>]*>Same object in other", card).group(1))
     assert "Annotation?" in link and "ann=a2" in link
     fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
                               default_timeout=TIMEOUT)

@@ -1,15 +1,21 @@
-"""AppTest of the viewer's defaults (issue 14): it opens on the GT target in a tall plot,
-with no box label over the objects, and the object list zooms to one box."""
+"""AppTest of the viewer's defaults (issue 14): it opens on the GT target, drawn on the
+server from the original pixels (or, interactive, in a tall plot), with no box label over
+the objects, and the box picker zooms to one box."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from app_fixtures import app_on, assert_ok, write_large_image_dataset
 from browser_support import WAIT_SCALE
+from PIL import Image
 
 from ovearth_core.viz import overlay
 
@@ -22,6 +28,22 @@ def _figure(at) -> dict:
     return json.loads(at.get("plotly_chart")[0].proto.spec)
 
 
+def _card(at) -> str:
+    """The static view's HTML (picture, notes, metrics, facts)."""
+    return at.get("html")[0].proto.body
+
+
+def _region(card: str) -> tuple[float, float, float, float]:
+    x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+        r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", card).groups())
+    return x0, y0, x1, y1
+
+
+def _picture(card: str) -> np.ndarray:
+    uri = re.search(r"class='ov-view' src='data:image/jpeg;base64,([^']+)'", card).group(1)
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri))).convert("L"))
+
+
 def _explorer(tmp_path: Path, **state: object):
     ds = write_large_image_dataset(tmp_path / "big")
     at = app_on(ds, task="referring", **state)
@@ -29,30 +51,67 @@ def _explorer(tmp_path: Path, **state: object):
     return at.run()
 
 
-def test_opens_on_the_target_in_a_tall_plot_without_labels(tmp_path: Path) -> None:
+def test_opens_on_the_target_drawn_from_the_original_pixels(tmp_path: Path) -> None:
     at = _explorer(tmp_path)
+    assert_ok(at)
+    assert not at.get("plotly_chart")  # the static view by default
+    card = _card(at)
+    x0, y0, x1, y1 = _region(card)
+    assert x0 <= 2000 and x1 >= 2012 and y0 <= 1500 and y1 >= 1508  # the 12 x 8 car
+    assert x1 - x0 <= 96.0 + 1e-9  # 12 px over <= 96: >= 80 px on a 640-px view
+    picture = _picture(card)
+    k = picture.shape[1] / (x1 - x0)
+    assert max(picture.shape) == overlay.STATIC_PX
+    assert picture.shape[0] == pytest.approx((y1 - y0) * k, abs=1)
+    # The image's one-pixel stripes (even columns white), read along a row away from the
+    # boxes: the picture shows the original pixels, not the 79 % display image.
+    row = picture[round(2.5 * k)]
+    xs = np.arange(int(x0), int(x1) - 1)
+    seen = row[((xs + 0.5 - x0) * k).astype(int)] > 128
+    assert (seen == (xs % 2 == 0)).all()
+    assert "Full resolution around the target" in card
+    picker = at.selectbox(key="_w_objects")
+    assert [o.split(" · ")[0] for o in picker.options] == ["GT 1", "pred 1"]
+
+
+def test_the_interactive_view_is_a_tall_plot_without_labels(tmp_path: Path) -> None:
+    at = _explorer(tmp_path, view_interactive=True)
     assert_ok(at)
     layout = _figure(at)["layout"]
     (x0, x1), (y1, y0) = layout["xaxis"]["range"], layout["yaxis"]["range"]
-    assert x0 <= 2000 and x1 >= 2012 and y0 <= 1500 and y1 >= 1508  # the 12 x 8 car
-    assert x1 - x0 <= 96.0 + 1e-9  # 12 px over <= 96: >= 80 px on a 640-px view
+    assert x0 <= 2000 and x1 >= 2012 and y0 <= 1500 and y1 >= 1508
+    assert x1 - x0 <= 96.0 + 1e-9
     assert layout["height"] >= 700  # a 2600 x 1800 scene
     assert not layout.get("annotations")
-    objects = [d.value for d in at.dataframe if "object" in d.value.columns]
-    assert list(objects[0]["object"]) == ["GT 1", "pred 1"]
+    assert not at.get("html")
 
 
 def test_object_focus_and_labels_toggle(tmp_path: Path) -> None:
-    at = _explorer(tmp_path, view_focus=("ref_1", 1), view_labels=True)
+    at = _explorer(tmp_path, view_focus=("ref_1", 1), view_labels=True, view_interactive=True)
     assert_ok(at)
     layout = _figure(at)["layout"]
     (x0, x1) = layout["xaxis"]["range"]
     assert x0 <= 2001 and x1 >= 2013 and x1 - x0 == pytest.approx(96.0)
     assert layout["annotations"]
+    # The static view: the same region, and the labels change its pixels.
+    plain = _explorer(tmp_path / "plain", view_focus=("ref_1", 1))
+    labelled = _explorer(tmp_path / "labelled", view_focus=("ref_1", 1), view_labels=True)
+    assert _region(_card(plain))[0] <= 2001 and _region(_card(labelled)) == _region(_card(plain))
+    assert np.abs(_picture(_card(plain)).astype(int)
+                  - _picture(_card(labelled)).astype(int)).max() > 100
     # A focus on another query's box is ignored.
     at = _explorer(tmp_path / "other", view_focus=("ref_9", 0))
     assert_ok(at)
 
+
+def test_picking_a_box_zooms_to_it(tmp_path: Path) -> None:
+    at = _explorer(tmp_path)
+    before = _region(_card(at))
+    at.selectbox(key="_w_objects").set_value(1).run()
+    assert_ok(at)
+    assert at.session_state["view_focus"] == ("ref_1", 1)
+    x0, y0, x1, y1 = _region(_card(at))
+    assert x0 <= 2001 and x1 >= 2013 and (x0, y0, x1, y1) != before
 
 
 def test_next_shows_the_query_drawn_in_the_background(
@@ -60,13 +119,13 @@ def test_next_shows_the_query_drawn_in_the_background(
     """While a query is shown, the one "Next" leads to is drawn in the background; "Next"
     then shows that drawing (its figure is not built again) of the right query."""
     built: list[str] = []
-    real = overlay.overlay_figure
+    real = overlay.static_view
 
     def counting(image, sample, *args, **kwargs):
         built.append(sample.sample_id)
         return real(image, sample, *args, **kwargs)
 
-    monkeypatch.setattr(overlay, "overlay_figure", counting)
+    monkeypatch.setattr(overlay, "static_view", counting)
     at = app_on(None, 120)  # the demo: many queries
     at.switch_page(EXPLORER)
     at.run()
@@ -81,5 +140,5 @@ def test_next_shows_the_query_drawn_in_the_background(
     next(b for b in at.button if b.label == "Next ▶").click().run()
     assert_ok(at)
     assert at.selectbox(key="_w_query").value == second
-    assert _figure(at)["layout"]["uirevision"].startswith(f"{second}:")
+    assert f"<code>{second}</code>" in _card(at)
     assert built.count(second) == 1  # the background drawing was shown, not redrawn

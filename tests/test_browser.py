@@ -58,8 +58,7 @@ def page() -> Iterator[Page]:
 
 def _viewer_shows(page: Page, query_id: str) -> None:
     expect(page.locator("h3", has_text=query_id)).to_be_visible(timeout=MS)
-    overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image"))
-    expect(overlay.first).to_be_visible(timeout=MS)
+    expect(page.locator("img.ov-view").first).to_be_visible(timeout=MS)  # the static view
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
@@ -137,24 +136,24 @@ def test_uploaded_bad_ground_truth_shows_report(server: Server, page: Page,
 
 def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
         tmp_path_factory: pytest.TempPathFactory, page: Page, tmp_path: Path) -> None:
-    """A 12 x 8 car on a 2600-px image of one-pixel stripes: the viewer's second image layer
-    holds the original pixels around it, so zooming in shows the stripes (the downscaled
-    image at 79 % blurs them to grey)."""
+    """A 12 x 8 car on a 2600-px image of one-pixel stripes: the viewer's picture is drawn
+    from the original pixels around it, so it shows the stripes (the downscaled image at
+    79 % blurs them to grey)."""
     root = copy_app(tmp_path_factory.mktemp("big_app"))
     write_large_image_dataset(root / "assets" / "demo")
     for server in _server(root, tmp_path / "server.log"):
         page.goto(f"{server.url}/Query_explorer?task=referring&q=ref_1")
         settle(page, "Full resolution around the target")
         _viewer_shows(page, "ref_1")
-        overlay = page.locator(".js-plotly-plot").filter(has=page.locator("image")).first
-        expect(overlay.locator("image")).to_have_count(2, timeout=MS)
-        page.wait_for_timeout(800)
+        overlay = page.locator("img.ov-view").first
+        page.wait_for_function("() => document.querySelector('img.ov-view')?.naturalWidth > 0",
+                               timeout=MS)
         shot = tmp_path / "overlay.png"
         overlay.screenshot(path=str(shot))
         shoot(page, tmp_path, "explorer_full_resolution.png")
         grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
         # The view opens on about 100 x 100 original pixels: each stripe is a few screen
-        # pixels wide and black and white alternate across the plot. The downscaled image
+        # pixels wide and black and white alternate across the picture. The downscaled image
         # alone blurs them to an even grey (a box outline adds a handful of edges only).
         row = grey[grey.shape[0] // 3]
         edges = np.count_nonzero(np.abs(np.diff(row)) > 100)

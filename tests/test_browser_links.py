@@ -33,9 +33,9 @@ def _other_benchmark(root: Path) -> Path:
 
 def _view(page: Page) -> dict[str, str]:
     """The viewer's query id, category line and scores line, as the user reads them."""
-    right = page.locator('[data-testid="stMarkdownContainer"]')
+    card = page.locator(".ov-side")  # the facts column of the viewer's card
     header = page.locator("h3").filter(has_text=re.compile(r"ov_\d+")).first.inner_text()
-    category = right.filter(has_text="Category:").first.inner_text()
+    category = card.locator("p").filter(has_text="Category:").first.inner_text()
     scores = page.get_by_text("Scores:", exact=False).first.inner_text()
     return {"query": header.strip(), "category": category.strip(), "scores": scores.strip()}
 
@@ -65,6 +65,7 @@ def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -
             page.get_by_role("button", name="◀ Previous").click()
             settle(page, "Query 4 of 6")
             before = _view(page)
+            page.get_by_role("button", name="Link").click()  # the link's popover
             link = page.locator('[data-testid="stCode"]').filter(
                 has_text="Query_explorer?").first.inner_text().strip()
             shoot(page, tmp_path, "link_before.png")

@@ -29,18 +29,21 @@ def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
         try:
             one = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             one.goto(f"{server.url}/Query_explorer")
-            settle(one, "Review")
+            settle(one, "Review tags: —")
+            one.get_by_role("button", name="Tag / note").click()  # the review popover
             _tags_box(one).locator("input").click()
             one.get_by_role("option", name="gt_error").click()
             one.keyboard.press("Escape")
             one.wait_for_selector(IDLE, timeout=MS)
             expect(_tags_box(one)).to_contain_text("gt_error", timeout=MS)
+            expect(one.get_by_text("Review tags: gt_error")).to_be_visible(timeout=MS)
             state = review.load_state(review.sidecar_for(ds.gt))
             assert [t.query_id for t in state.tags] == ["ov_000002"]
             shoot(one, tmp_path, "review_tagged.png")
             two = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             two.goto(f"{server.url}/Query_explorer?q=ov_000002")
-            settle(two, "Review")
+            settle(two, "Review tags: gt_error")  # the viewer's facts, outside the popover
+            two.get_by_role("button", name="Tag / note").click()
             expect(_tags_box(two)).to_contain_text("gt_error", timeout=MS)
             two.goto(f"{server.url}/Slices")
             settle(two, "slices of")

@@ -1,12 +1,14 @@
-"""The viewer in Chromium (issue 14): a 10-px target opens at 40 px or more on screen (read
-from the plotly axis ranges and lengths on the page), in a plot at least 700 px tall for
-a large scene; screenshots of the tiny target and of a dense scene go to
-/tmp/ovearth_shots/ (tiny_target.png, dense_scene.png).
+"""The viewer in Chromium (issue 14): a 10-px target opens at 40 px or more on screen, in
+the default static view (the picture's width on the page over the region its caption
+names) and in the interactive one (the plotly axis ranges and lengths on the page, in a
+plot at least 700 px tall for a large scene); screenshots of the tiny target and of a
+dense scene go to /tmp/ovearth_shots/ (tiny_target*.png, dense_scene*.png).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -40,10 +42,36 @@ def _tiny_target(root: Path) -> Path:
     return root
 
 
-def _settle(page: Page, text: str) -> None:
+PICTURE = ("() => { const i = document.querySelector('[data-testid=stMain] "
+           "img.ov-view'); return i && i.complete && i.naturalWidth > 0 "
+           "? {w: i.getBoundingClientRect().width, natural: i.naturalWidth} : null; }")
+
+
+def _settle(page: Page, text: str, interactive: bool = False) -> None:
     settle(page, text)
-    page.wait_for_function("() => !!document.querySelector("
-                           "'[data-testid=stMain] .js-plotly-plot')?._fullLayout", timeout=MS)
+    if interactive:
+        page.wait_for_function("() => !!document.querySelector("
+                               "'[data-testid=stMain] .js-plotly-plot')?._fullLayout",
+                               timeout=MS)
+    else:
+        page.wait_for_function(PICTURE, timeout=MS)
+
+
+def _toggle_interactive(page: Page) -> None:
+    """The "Interactive" switch, in the "View options" popover (closed again after)."""
+    page.get_by_role("button", name="View options").click()
+    page.get_by_text("Interactive (zoom, pan, hover)", exact=True).click()
+    page.keyboard.press("Escape")
+
+
+def _static_px_per_orig(page: Page) -> float:
+    """Screen pixels per original pixel of the static view: its width on the page over the
+    width of the region its caption names."""
+    picture = page.evaluate(PICTURE)
+    caption = page.get_by_text("Showing x ").first.inner_text()
+    x0, x1 = (float(v.replace(",", "")) for v in
+              re.search(r"Showing x ([\d,]+)–([\d,]+)", caption).groups())
+    return picture["w"] / (x1 - x0)
 
 
 def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(tmp_path: Path) -> None:
@@ -61,6 +89,11 @@ def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(tmp_path: P
             page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
             page.goto(f"{server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
             _settle(page, "Viewer")
+            assert 10 * _static_px_per_orig(page) >= 40
+            page.locator('img.ov-view').first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
+            _toggle_interactive(page)
+            _settle(page, "Viewer", interactive=True)
             axes = page.evaluate(AXES)
             px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
                               axes["h"] / abs(axes["y"][1] - axes["y"][0]))
@@ -69,7 +102,11 @@ def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(tmp_path: P
             page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / "tiny_target.png"))
             page.goto(f"{server.url}/Query_explorer?data={dense}&q=ov_000036")
-            _settle(page, "Viewer")
+            _settle(page, "Viewer")  # a new session: the static view again
+            page.locator('img.ov-view').first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
+            _toggle_interactive(page)
+            _settle(page, "Viewer", interactive=True)
             page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / "dense_scene.png"))
             assert page.locator('[data-testid="stException"]').count() == 0

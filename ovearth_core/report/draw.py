@@ -30,23 +30,12 @@ from ..analysis.compare import Comparison, QueryDiff
 from ..labels import MODALITY_LABELS, metric_label
 from ..types import Sample
 from ..viz.images import DetailImage, DisplayImage, load_display_image, load_region
-from ..viz.overlay import MASK_COLOURS, Region, box_groups, zoom_region
+from ..viz.overlay import MASK_COLOURS, Region, box_groups, dashed_line, zoom_region
 
 THUMB_SIDE = 256
 MAX_UPSCALE = 6.0
 MASK_OPACITY = 0.45
 COLOURS = ("#636efa", "#ef553b")
-
-
-def _dashed(draw: ImageDraw.ImageDraw, points: npt.NDArray[np.float64], colour: str,
-            width: int, dash: float = 6.0) -> None:
-    for (x0, y0), (x1, y1) in zip(points[:-1], points[1:], strict=True):
-        length = math.hypot(x1 - x0, y1 - y0)
-        steps = max(1, int(length // dash))
-        for k in range(0, steps, 2):
-            t0, t1 = k / steps, min(1.0, (k + 1) / steps)
-            draw.line([(x0 + (x1 - x0) * t0, y0 + (y1 - y0) * t0),
-                       (x0 + (x1 - x0) * t1, y0 + (y1 - y0) * t1)], fill=colour, width=width)
 
 
 def _blend_masks(rgb: npt.NDArray[np.uint8], sample: Sample, left: int, top: int,
@@ -138,7 +127,7 @@ def overlay_thumbnail(display: DisplayImage | DetailImage, sample: Sample, row: 
             if item["role"] == "GT":
                 draw.line([tuple(p) for p in pts], fill=item["colour"], width=3)
             else:
-                _dashed(draw, pts, item["colour"], 2)
+                dashed_line(draw, pts, item["colour"], 2)
     return thumb
 
 

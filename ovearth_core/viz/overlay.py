@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import plotly.graph_objects as go
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from .. import masks
 from ..types import Sample
@@ -282,6 +284,43 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None,
     return items
 
 
+@dataclass(frozen=True)
+class ShownBox:
+    """One box outline to draw: ``item`` of :func:`box_groups`, its modality ``tag``
+    (``HBB`` / ``OBB``), and its ``label`` text (``None``: unlabelled) placed at ``anchor``
+    (original pixels; HBB labels above the box, OBB labels below, so the two do not collide)."""
+
+    item: dict[str, Any]
+    tag: str
+    oriented: bool
+    label: str | None
+    anchor: tuple[float, float]
+
+
+def shown_boxes(sample: Sample, row: dict[str, Any], layers: Collection[str] = LAYERS,
+                labels: bool = True) -> list[ShownBox]:
+    """The boxes of the shown ``layers``, GT before predictions per modality, labelled (up
+    to ``MAX_LABELS``; GT boxes only in scenes of at most ``MAX_GT_LABELS_BOXES``) when
+    ``labels``."""
+    out = []
+    written = 0
+    for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
+        items = box_groups(sample, row.get(key), oriented)
+        label_gt = len(items) <= MAX_GT_LABELS_BOXES
+        for item in items:
+            if f"{'GT' if item['role'] == 'GT' else 'predicted'} {tag}" not in layers:
+                continue
+            xy = item["outline"]
+            corner = xy[:-1][(np.argmax if oriented else np.argmin)(xy[:-1, 1])]
+            label = None
+            if labels and written < MAX_LABELS and (label_gt or item["role"] == "pred"):
+                written += 1
+                label = f"{tag} {item['label']}"
+            out.append(ShownBox(item, tag, oriented, label, (float(corner[0]),
+                                                             float(corner[1]))))
+    return out
+
+
 def _image_uri(rgb: RGB8) -> str:
     buf = io.BytesIO()
     Image.fromarray(rgb).save(buf, format="JPEG", quality=85)
@@ -330,29 +369,17 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     # box's hover text.
     groups: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
     gap = np.full((1, 2), np.nan)
-    written = 0
-    for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
-        items = box_groups(sample, row.get(key), oriented)
-        label_gt = len(items) <= MAX_GT_LABELS_BOXES
-        for item in items:
-            layer = f"{'GT' if item['role'] == 'GT' else 'predicted'} {tag}"
-            if layer not in layers:
-                continue
-            xy = item["outline"]
-            group = groups.setdefault((item["role"], tag, item["status"]),
-                                      {"xy": [], "text": []})
-            hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
-            group["xy"] += [xy, gap]
-            group["text"] += [hover] * len(xy) + [""]
-            if labels and written < MAX_LABELS and (label_gt or item["role"] == "pred"):
-                written += 1
-                # HBB labels sit above the box, OBB labels below, so the two do not collide.
-                pick = np.argmax if oriented else np.argmin
-                corner = xy[:-1][pick(xy[:-1, 1])]
-                fig.add_annotation(x=corner[0], y=corner[1], text=f"{tag} {item['label']}",
-                                   showarrow=False, yanchor="top" if oriented else "bottom",
-                                   xanchor="left", font={"size": 10, "color": "white"},
-                                   bgcolor=item["colour"], opacity=0.9)
+    for box in shown_boxes(sample, row, layers, labels):
+        item, tag, xy = box.item, box.tag, box.item["outline"]
+        group = groups.setdefault((item["role"], tag, item["status"]), {"xy": [], "text": []})
+        hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
+        group["xy"] += [xy, gap]
+        group["text"] += [hover] * len(xy) + [""]
+        if box.label is not None:
+            fig.add_annotation(x=box.anchor[0], y=box.anchor[1], text=box.label,
+                               showarrow=False, yanchor="top" if box.oriented else "bottom",
+                               xanchor="left", font={"size": 10, "color": "white"},
+                               bgcolor=item["colour"], opacity=0.9)
     for (role, tag, status), group in groups.items():
         # numpy arrays, NaN between outlines (a gap in the line): plotly checks a list item
         # by item (~0.1 s for a 200-box scene) and sends an array as one binary block.
@@ -400,3 +427,85 @@ def thumbnail(image: DisplayImage, region: Region | None,
         draw.rectangle([x0, y0, max(x0 + 2, x1 - 1), max(y0 + 2, y1 - 1)],
                        outline=(255, 235, 0), width=2)
     return thumb
+
+
+# The static view's long side in pixels: sharp in the viewer's column (about 700-1,000
+# screen pixels wide) without sending more than a JPEG of about 100-250 KB.
+STATIC_PX = 1024
+_BACKGROUND = (32, 32, 32)
+
+
+def _paste(canvas: Image.Image, rgb: RGB8, left: float, top: float, scale: float,
+           region: Region, k: float) -> None:
+    """Draw the pixels ``rgb`` (covering original x from ``left`` to ``left + w / scale``,
+    y likewise) into ``canvas``, which shows ``region`` at ``k`` canvas pixels per
+    original pixel. Enlarged by 2x or more: nearest (each image pixel a visible square)."""
+    x0, y0, x1, y1 = region
+    h, w = rgb.shape[:2]
+    sx0, sy0 = max(x0, left), max(y0, top)
+    sx1, sy1 = min(x1, left + w / scale), min(y1, top + h / scale)
+    ox0, oy0 = round((sx0 - x0) * k), round((sy0 - y0) * k)
+    ox1, oy1 = round((sx1 - x0) * k), round((sy1 - y0) * k)
+    if ox1 <= ox0 or oy1 <= oy0:
+        return
+    box = ((sx0 - left) * scale, (sy0 - top) * scale, (sx1 - left) * scale,
+           (sy1 - top) * scale)
+    resample = Image.Resampling.NEAREST if k / scale >= 2 else Image.Resampling.BILINEAR
+    canvas.paste(Image.fromarray(rgb).resize((ox1 - ox0, oy1 - oy0), resample, box=box),
+                 (ox0, oy0))
+
+
+def dashed_line(draw: ImageDraw.ImageDraw, points: npt.NDArray[np.float64], colour: str,
+                width: int, dash: float = 6.0) -> None:
+    """A dashed polyline through ``points`` ``(K, 2)`` (picture pixels), dashes and gaps
+    about ``dash`` long (how a still picture draws a predicted outline)."""
+    for (x0, y0), (x1, y1) in zip(points[:-1], points[1:], strict=True):
+        length = math.hypot(x1 - x0, y1 - y0)
+        steps = max(1, int(length // dash))
+        for k in range(0, steps, 2):
+            t0, t1 = k / steps, min(1.0, (k + 1) / steps)
+            draw.line([(x0 + (x1 - x0) * t0, y0 + (y1 - y0) * t0),
+                       (x0 + (x1 - x0) * t1, y0 + (y1 - y0) * t1)], fill=colour, width=width)
+
+
+def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
+                layers: Collection[str] = LAYERS, opacity: float = 0.45,
+                pixel_mode: bool = False, region: Region | None = None,
+                detail: DetailImage | None = None, labels: bool = True,
+                long_side: int = STATIC_PX) -> Image.Image:
+    """The view of ``region`` (default: the whole image) as one RGB picture, long side
+    ``long_side`` pixels: what :func:`overlay_figure` opens on, drawn on the server (the
+    image, the ``detail`` window's full-resolution pixels over it, the masks blended in,
+    GT outlines solid and predicted ones dashed, labels as ``labels`` asks), for a viewer
+    that sends one JPEG per query instead of a plotly figure."""
+    x0, y0, x1, y1 = region or (0.0, 0.0, float(image.width), float(image.height))
+    k = long_side / max(x1 - x0, y1 - y0)
+    canvas = Image.new("RGB", (max(1, round((x1 - x0) * k)), max(1, round((y1 - y0) * k))),
+                       _BACKGROUND)
+    view = (x0, y0, x1, y1)
+    _paste(canvas, image.rgb, 0.0, 0.0, image.scale, view, k)
+    if detail is not None:
+        _paste(canvas, detail.rgb, detail.left, detail.top, detail.scale, view, k)
+    # The masks are blended on the picture's own pixel grid, from the full-resolution
+    # masks: sharp edges at any zoom, and no whole-image blend per query.
+    grid = DetailImage(np.asarray(canvas), x0, y0, k)
+    canvas = Image.fromarray(compose_detail(grid, sample, layers, opacity, pixel_mode))
+    draw = ImageDraw.Draw(canvas)
+    boxes = shown_boxes(sample, row, layers, labels)
+    for box in boxes:
+        xy = (box.item["outline"] - (x0, y0)) * k
+        if box.item["role"] == "GT":
+            draw.line([tuple(p) for p in xy], fill=box.item["colour"], width=3, joint="curve")
+        else:
+            dashed_line(draw, xy, box.item["colour"], 2)
+    font = ImageFont.load_default(size=13)
+    for box in boxes:
+        if box.label is None:
+            continue
+        x, y = (box.anchor[0] - x0) * k, (box.anchor[1] - y0) * k
+        left, top, right, bottom = draw.textbbox((x, y), box.label, font=font,
+                                                 anchor="la" if box.oriented else "ld")
+        draw.rectangle([left - 2, top - 2, right + 2, bottom + 2], fill=box.item["colour"])
+        draw.text((x, y), box.label, font=font, fill="white",
+                  anchor="la" if box.oriented else "ld")
+    return canvas

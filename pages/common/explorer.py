@@ -115,6 +115,7 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     state.sync_url(q=current, zoom=st.session_state["view_zoom"])
     navigator(task, shown, current)
     i = ids.index(current)
-    viewer.render(run, current, shown[i])
-    tags.panel(run, current)
+    shown_tags = tags.query_tags(run).get(current, frozenset())
+    viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
+                  tags=", ".join(sorted(shown_tags)))
     viewer.prefetch(run, ids[i + 1] if i + 1 < len(ids) else None)

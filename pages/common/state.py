@@ -73,7 +73,7 @@ VIEWER_DEFAULTS: dict[str, Any] = {
     "view_layers": ["GT mask", "predicted mask", "GT HBB", "predicted HBB", "GT OBB",
                     "predicted OBB"],
     "view_opacity": 0.45, "view_pixel_mode": False, "view_zoom": "GT target",
-    "view_labels": False, "view_focus": None,
+    "view_labels": False, "view_focus": None, "view_interactive": False,
 }
 
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import html
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from PIL import Image
 
-from ovearth_core.viz import overlay
+from ovearth_core.viz import overlay, tiles
 
 from . import data, state, views
 from .sidebar import Run
@@ -51,38 +52,64 @@ def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _on_object(query_id: str) -> None:
-    picked = st.session_state[f"_objects_{query_id}"].selection.rows
-    st.session_state["view_focus"] = (query_id, picked[0]) if picked else None
+    picked = st.session_state["_w_objects"]
+    st.session_state["view_focus"] = None if picked is None else (query_id, picked)
 
 
-def _object_list(query_id: str, objects: list[dict[str, Any]]) -> None:
+def _object_picker(query_id: str, objects: list[dict[str, Any]]) -> None:
+    """A picker of the query's boxes: choosing one zooms the view to it."""
     if not objects:
         return
     gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
-    frame = pd.DataFrame([{"object": f"{o['role']} {n + 1 if n < gts else n - gts + 1}",
-                           "status": o["status"], "IoU / score": o["label"],
-                           "size (px)": f"{np.ptp(o['outline'][:, 0]):.0f} × "
-                                        f"{np.ptp(o['outline'][:, 1]):.0f}"}
-                          for n, o in enumerate(objects)])
-    st.caption("The query's boxes: click one to zoom to it (click again to go back).")
-    st.dataframe(frame, hide_index=True, width="stretch", height=min(320, 38 + 35 * len(frame)),
-                 on_select=partial(_on_object, query_id), selection_mode="single-row",
-                 key=f"_objects_{query_id}")
+
+    def label(n: int) -> str:
+        o = objects[n]
+        return (f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
+                f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
+                f"{np.ptp(o['outline'][:, 1]):.0f} px")
+
+    focus = st.session_state.get("view_focus")
+    # One key for every query (a new widget per query costs the browser a mount): its
+    # value is set from the focus each run, its options are the query's boxes.
+    key = "_w_objects"
+    st.session_state[key] = focus[1] if focus and focus[0] == query_id else None
+    st.selectbox(f"Zoom to one of the query's {len(objects)} boxes", range(len(objects)),
+                 format_func=label, key=key, placeholder="the view it opened on",
+                 on_change=_on_object, args=(query_id,))
 
 
-def _controls() -> None:
-    # Pills, not a multiselect: every layer toggle stays visible (chips hid the OBB ones).
-    st.pills("Layers", overlay.LAYERS, selection_mode="multi",
-             **state.bind("view_layers", overlay.LAYERS))
-    cols = st.columns([1.3, 1, 1, 1.3])
-    cols[0].slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
-    cols[1].toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
-    cols[2].toggle("Box labels", help="Off: a box's IoU and score are in its hover text, "
-                   "so no label hides an object.", **state.bind("view_labels"))
-    cols[3].selectbox("Open zoomed to", overlay.ZOOM_TARGETS,
-                      help="GT target: the GT objects, or the smallest one alone when "
-                           "all of them would be too small to see",
-                      **state.bind("view_zoom", overlay.ZOOM_TARGETS))
+def _view_options() -> None:
+    st.slider("Mask opacity", 0.0, 1.0, step=0.05, **state.bind("view_opacity"))
+    st.toggle("TP/FP/FN pixels", **state.bind("view_pixel_mode"))
+    st.toggle("Box labels", help="Off: no label hides an object; the box picker below the "
+              "view (and, in the interactive view, each outline's hover text) gives IoU and "
+              "score.", **state.bind("view_labels"))
+    st.toggle("Interactive (zoom, pan, hover)", help="A plotly figure instead of one picture "
+              "drawn on the server (which switches queries faster).",
+              **state.bind("view_interactive"))
+    st.selectbox("Open zoomed to", overlay.ZOOM_TARGETS,
+                 help="GT target: the GT objects, or the smallest one alone when "
+                      "all of them would be too small to see",
+                 **state.bind("view_zoom", overlay.ZOOM_TARGETS))
+
+
+def _toolbar(query_id: str, review: Callable[[], None] | None) -> None:
+    """Layer toggles, always visible (chips hid the OBB ones); the other view options, the
+    review panel and the link in popovers (drawn only when opened: a query switch sends
+    and draws none of their widgets)."""
+    cols = st.columns([6, 1.3, 1.3, 1.1] if review else [6, 1.3, 1.1],
+                      vertical_alignment="bottom")
+    cols[0].pills("Layers", overlay.LAYERS, selection_mode="multi",
+                  **state.bind("view_layers", overlay.LAYERS))
+    with cols[1].popover("View options", width="stretch"):
+        _view_options()
+    if review:
+        with cols[2].popover("Tag / note", width="stretch"):
+            review()
+    with cols[-1].popover("Link", width="stretch"):
+        st.caption("This view (dataset, submission, options, filters, query, zoom):")
+        st.code(state.view_url(q=query_id, zoom=st.session_state["view_zoom"]),
+                language=None, wrap_lines=True)
 
 
 @dataclass(frozen=True)
@@ -90,40 +117,50 @@ class Drawn:
     """The drawn pieces of one view of a query (cached: a revisit or a prefetched query
     costs no image work)."""
 
-    figure: go.Figure
-    thumbnail: Image.Image
+    figure: go.Figure | None  # the interactive view, or
+    picture: bytes | None  # the static one (JPEG)
+    thumbnail: bytes  # JPEG
     notice: str | None
     scale: float
     detail_shape: tuple[int, int] | None
 
 
-def _controls_key() -> tuple[tuple[str, ...], float, bool, bool]:
+Controls = tuple[tuple[str, ...], float, bool, bool, bool]
+
+
+def _controls_key() -> Controls:
     ss = st.session_state
     return tuple(ss["view_layers"]), float(ss["view_opacity"]), bool(ss["view_pixel_mode"]), \
-        bool(ss["view_labels"])
+        bool(ss["view_labels"]), bool(ss["view_interactive"])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Region,
-           controls: tuple[tuple[str, ...], float, bool, bool]) -> Drawn:
+           controls: Controls) -> Drawn:
     """Figure and thumbnail of ``query_id`` opened on ``region``; ``key`` (files, options,
     images folder, image stamp) names the run, which is not hashed."""
     run, stamp = _run, key[-1]
-    layers, opacity, pixel_mode, labels = controls
+    layers, opacity, pixel_mode, labels, interactive = controls
     sample, row = _sample_and_row(run, query_id)
     image = data.display_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp)
     detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp, region)
-    fig = overlay.overlay_figure(image, sample, row, layers, opacity, pixel_mode, region,
-                                 detail=detail,
-                                 height=overlay.figure_height(sample.width, sample.height),
-                                 labels=labels)
+    if interactive:
+        fig = overlay.overlay_figure(image, sample, row, layers, opacity, pixel_mode, region,
+                                     detail=detail,
+                                     height=overlay.figure_height(sample.width, sample.height),
+                                     labels=labels)
+        picture = None
+    else:
+        fig = None
+        picture = tiles.jpeg_bytes(overlay.static_view(
+            image, sample, row, layers, opacity, pixel_mode, region, detail, labels), 85)
     outlines = [(i["outline"], i["colour"])
                 for k, oriented in (("bbox", False), ("oriented_bbox", True))
                 for i in overlay.box_groups(sample, row[k], oriented) if row[k]]
-    thumb = overlay.thumbnail(image, region, outlines)
-    return Drawn(fig, thumb, image.notice, image.scale,
+    thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region, outlines), 85)
+    return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
 
 
@@ -137,8 +174,7 @@ def _key(run: Run, sample: Any) -> tuple[Any, ...]:
 _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovearth-prefetch")
 
 
-def _prefetch(run: Run, query_id: str, zoom: str,
-              controls: tuple[tuple[str, ...], float, bool, bool]) -> None:
+def _prefetch(run: Run, query_id: str, zoom: str, controls: Controls) -> None:
     try:
         sample, _ = _sample_and_row(run, query_id)
         _drawn(run, _key(run, sample), query_id, overlay.zoom_region(sample, zoom), controls)
@@ -153,10 +189,100 @@ def prefetch(run: Run, query_id: str | None) -> None:
                          _controls_key())
 
 
-def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
+def _uri(jpeg: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
+
+
+_CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
+             ".ov-main{flex:3 1 0;min-width:0}.ov-side{flex:1.25 1 0;min-width:0}"
+             ".ov-card img.ov-view{width:100%;display:block}"
+             ".ov-cap{font-size:.85rem;opacity:.7;margin:.3rem 0 .6rem}"
+             ".ov-card table{border-collapse:collapse;width:100%;font-size:.9rem}"
+             ".ov-card th,.ov-card td{border-bottom:1px solid rgba(128,128,128,.3);"
+             "padding:.25rem .5rem;text-align:left;white-space:nowrap}"
+             ".ov-card h3{margin:0 0 .5rem}.ov-card p{margin:0 0 .6rem}</style>")
+
+
+def _metrics_html(row: dict[str, Any]) -> str:
+    frame = _metrics_table(row)
+    if frame.empty:
+        return ""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
+                   for r in frame.itertuples(index=False))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
+          drawn: Drawn, region: overlay.Region, tags: str | None) -> str:
+    """The static view, its notes, the metric table and the query's facts as one HTML
+    block: a query switch changes one element of the page, not a dozen (each changed
+    element costs the browser a render of the whole page). User text is escaped."""
+    e = html.escape
+    x0, y0, x1, y1 = region
+    notes = [f"Showing x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
+             f"{sample.width} × {sample.height} image."]
+    if drawn.detail_shape is not None:
+        h, w = drawn.detail_shape
+        notes.append(f"Full resolution around the target ({w} × {h} px); the rest of the "
+                     f"image is shown at {drawn.scale:.0%}.")
+    notes.append("“Interactive” (in View options) zooms, pans and shows each outline's text "
+                 "on hover.")
+    scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
+              (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
+              if table_row[col] is not None]
+    side = [f"<h3><code>{e(query_id)}</code></h3>", f"<p><b>{e(sample.phrase)}</b></p>",
+            f"<p>Category: <b>{e(sample.category)}</b> · {e(table_row['polarity'])} query<br>"
+            f"Outcome: <b>{e(table_row['outcome'])}</b> · Failure: "
+            f"<b>{e(table_row['failure'])}</b></p>"]
+    if table_row["failure_detail"]:
+        side.append(f"<p class='ov-cap'>{e(table_row['failure_detail'])}</p>")
+    side.append("<p>Scores: " + (e(" · ".join(scores)) if scores else
+                                 "— (negative query: no score, only presence)") + "</p>")
+    if tags is not None:
+        side.append(f"<p>Review tags: {e(tags) if tags else '—'}</p>")
+    side += [f"<p><a href='{e(state.annotation_url(sample.ann_id))}' target='_self'>"
+             "Same object in other tasks ↗</a></p>",
+             f"<p class='ov-cap'>Image <code>{e(sample.image_path)}</code> · "
+             f"{sample.width} × {sample.height} px</p>",
+             f"<img class='ov-thumb' src='{_uri(drawn.thumbnail)}' style='max-width:240px' "
+             "alt='the full image with all boxes'>",
+             "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
+             "Boxes: green matched · red false positive · orange missed GT; GT solid, "
+             "prediction dashed. Masks: GT cyan, prediction magenta (or TP green, FP red, "
+             "FN orange).</p>"]
+    return (f"{_CARD_CSS}<div class='ov-card'><div class='ov-main'>"
+            f"<img class='ov-view' src='{_uri(drawn.picture or b'')}' "
+            f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
+            f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
+
+
+def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | None) -> str:
+    """The query's facts as one markdown block (the interactive view's side column)."""
+    scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
+              (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
+              if table_row[col] is not None]
+    lines = [f"### {state.code(query_id)}", f"**{views.md_text(sample.phrase)}**",
+             f"Category: **{views.md_text(sample.category)}** · {table_row['polarity']} query  \n"
+             f"Outcome: **{table_row['outcome']}** · Failure: **{table_row['failure']}**"]
+    if table_row["failure_detail"]:
+        lines.append(f"*{views.md_text(table_row['failure_detail'])}*")
+    lines.append("Scores: " + (" · ".join(scores) if scores else
+                               "— (negative query: no score, only presence)"))
+    if tags is not None:
+        lines.append(f"Review tags: {views.md_text(tags) if tags else '—'}")
+    lines.append(f"[Same object in other tasks ↗]({state.annotation_url(sample.ann_id)})")
+    lines.append(f"Image {state.code(sample.image_path)} · {sample.width} × {sample.height} px")
+    return "\n\n".join(lines)
+
+
+def render(run: Run, query_id: str, table_row: dict[str, Any],
+           review: Callable[[], None] | None = None, tags: str | None = None) -> None:
+    """The viewer of ``query_id``; ``review`` draws the review panel (in a popover) and
+    ``tags`` lists the query's review tags (``None``: no review on this page)."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
-    _controls()
+    _toolbar(query_id, review)
     objects = _objects(sample, row)
     focus = ss.get("view_focus")
     if focus and focus[0] == query_id and focus[1] < len(objects):
@@ -164,38 +290,30 @@ def render(run: Run, query_id: str, table_row: dict[str, Any]) -> None:
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
     drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
+    if drawn.figure is None:
+        if drawn.notice:
+            st.info(drawn.notice, icon=":material/broken_image:")
+        st.html(_card(query_id, sample, row, table_row, drawn, region, tags))
+        _object_picker(query_id, objects)
+        return
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:
             st.info(drawn.notice, icon=":material/broken_image:")
         st.plotly_chart(drawn.figure, key="overlay", config={"scrollZoom": True})
+        notes = ["Scroll or drag to zoom and pan; double-click resets the view."]
         if drawn.detail_shape is not None:
             h, w = drawn.detail_shape
-            st.caption(f"Full resolution around the target ({w} × {h} px); the rest of the "
-                       f"{sample.width} × {sample.height} image is shown at "
-                       f"{drawn.scale:.0%}.")
-        st.dataframe(_metrics_table(row), hide_index=True, width="stretch")
-        _object_list(query_id, objects)
+            notes.insert(0, f"Full resolution around the target ({w} × {h} px); the rest of "
+                         f"the {sample.width} × {sample.height} image is shown at "
+                         f"{drawn.scale:.0%}.")
+        st.caption(" ".join(notes))
+        st.table(_metrics_table(row).set_index("modality"))
+        _object_picker(query_id, objects)
     with right:
-        st.markdown(f"### {state.code(query_id)}")
-        st.markdown(f"**{views.md_text(sample.phrase)}**")
-        st.markdown(f"Category: **{views.md_text(sample.category)}** · {table_row['polarity']} "
-                    f"query  \nOutcome: **{table_row['outcome']}** · Failure: "
-                    f"**{table_row['failure']}**")
-        if table_row["failure_detail"]:
-            st.caption(table_row["failure_detail"])
-        scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
-                  (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
-                  if table_row[col] is not None]
-        st.caption("Scores: " + (" · ".join(scores) if scores else
-                                 "— (negative query: no score, only presence)"))
-        st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
-        st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
-                wrap_lines=True)
-        st.markdown(f"[Same object in other tasks ↗]({state.annotation_url(sample.ann_id)})")
-        st.caption(f"Image `{sample.image_path}` · {sample.width} × {sample.height} px")
+        st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
                  "opened on", width=240)
         st.caption("Boxes: green matched · red false positive · orange missed GT; "
-                   "GT solid, prediction dashed. Scroll or drag to zoom and pan; "
-                   "double-click resets the view.")
+                   "GT solid, prediction dashed. Masks: GT cyan, prediction magenta "
+                   "(or TP green, FP red, FN orange).")
