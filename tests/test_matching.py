@@ -159,9 +159,22 @@ def test_pair_cap_is_fifty_million_and_named_by_the_loader(tmp_path: Path) -> No
     assert b"50,005,000 pairs" in proc.stderr and b"Traceback" not in proc.stderr
 
 
-def _imports_scipy_optimize(tmp_path: Path, pred_boxes: list[list[float]]) -> bool:
-    """Whether evaluating one query (GT boxes [0,0,10,10] and [20,0,30,10]) with these
-    predictions imports scipy.optimize, in a fresh interpreter."""
+_CLI_IMPORTS = """
+import atexit, runpy, sys
+def report():
+    from ovearth_core import matching
+    print("SOLVER=%s SCIPY_OPTIMIZE=%s" % (bool(matching._SOLVER),
+          "scipy.optimize" in sys.modules), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["ovearth_core"] + sys.argv[1:]
+runpy.run_module("ovearth_core", run_name="__main__", alter_sys=True)
+"""
+
+
+def _cli_imports(tmp_path: Path, pred_boxes: list[list[float]]) -> tuple[int, str]:
+    """Run the CLI (``python -m ovearth_core``) on one query (GT boxes [0,0,10,10] and
+    [20,0,30,10]) with these predictions, in a fresh interpreter: its bbox TP count, and
+    whether it loaded the assignment solver and whether ``scipy.optimize`` was imported."""
     gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
     gt.write_text(json.dumps({
         "annotations": [{"id": "a", "image_path": "i.png", "width": 40, "height": 20,
@@ -170,18 +183,92 @@ def _imports_scipy_optimize(tmp_path: Path, pred_boxes: list[list[float]]) -> bo
         "tasks": {"referring": [{"query_id": "q", "ann_id": "a", "query": "cars"}]}}))
     pred.write_text(json.dumps({"tasks": {"referring": [{"query_id": "q",
                                                           "bbox": pred_boxes}]}}))
-    code = ("import sys\nfrom ovearth_core import evaluate_files\n"
-            f"r = evaluate_files({str(gt)!r}, {str(pred)!r}, ['referring'], modalities='bbox')\n"
-            "print(r['referring']['summary']['bbox']['tp'], 'scipy.optimize' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
-                         timeout=120).stdout.decode().split()
-    return {"2 False": False, "2 True": True}[" ".join(out)]
+    proc = subprocess.run([sys.executable, "-c", _CLI_IMPORTS, "--gt", str(gt),
+                           "--predictions", str(pred), "--task", "referring",
+                           "--modalities", "bbox"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    tp = json.loads(proc.stdout)["summary"]["bbox"]["tp"]
+    return tp, proc.stderr.strip().splitlines()[-1]
 
 
-def test_scipy_optimize_is_imported_only_when_an_assignment_is_needed(tmp_path: Path) -> None:
-    """Issue 17: scipy.optimize (~0.65 s to import) only for a query whose candidate pairs
-    share a box; one prediction per GT box needs no assignment."""
-    assert not _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]])
+def test_the_cli_never_imports_scipy_optimize(tmp_path: Path) -> None:
+    """Issue 17: the assignment solver is loaded only for a query whose candidate pairs
+    share a box, and even then without ``scipy.optimize`` (0.4-0.65 s to import: scipy's
+    private ``_lsap`` extension is loaded alone)."""
+    assert _cli_imports(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]]) == (
+        2, "SOLVER=False SCIPY_OPTIMIZE=False")
     # Two GT boxes, three predictions, two of them on the first GT box: an assignment.
-    assert _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
-                                              [21, 0, 30, 10]])
+    assert _cli_imports(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
+                                   [21, 0, 30, 10]]) == (2, "SOLVER=True SCIPY_OPTIMIZE=False")
+
+
+# ------------------------------------------------------------------ the assignment solver
+
+def _cost_matrices() -> list[np.ndarray]:
+    """Seeded dense, rectangular and tied matrices (ties: values rounded to one decimal,
+    whole rows and columns equal, all-zero)."""
+    rng = np.random.default_rng(17)
+    out = []
+    for _ in range(300):
+        g, p = (int(v) for v in rng.integers(1, 40, 2))
+        m = rng.random((g, p)) * rng.choice([1.0, 3.0, 40.0])
+        kind = int(rng.integers(0, 4))
+        if kind == 1:
+            m = np.round(m, 1)
+        elif kind == 2:
+            m[:, : max(1, p // 2)] = m[:, :1]
+            m[: max(1, g // 2)] = m[:1]
+        elif kind == 3:
+            m = np.where(rng.random((g, p)) < 0.7, 0.0, np.round(m, 0))
+        out.append(m)
+    out += [np.zeros((5, 7)), np.ones((6, 6)), np.ones((1, 9)), np.zeros((9, 1))]
+    return out
+
+
+@pytest.mark.parametrize("maximize", [True, False], ids=["maximize", "minimize"])
+def test_loaded_solver_equals_scipy_public_function(maximize: bool) -> None:
+    """The solver ``match`` uses (scipy's private ``_lsap``, loaded alone) returns exactly
+    what ``scipy.optimize.linear_sum_assignment`` returns, ties included."""
+    from scipy.optimize import linear_sum_assignment as public
+
+    solver = matching._load_lsap()
+    assert solver is not None, "scipy's _lsap extension did not load"
+    for m in _cost_matrices():
+        r1, c1 = solver(m, maximize=maximize)
+        r2, c2 = public(m, maximize=maximize)
+        assert r1.tolist() == r2.tolist() and c1.tolist() == c2.tolist()
+
+
+def test_the_solver_loads_without_executing_scipy_optimize() -> None:
+    """In a fresh interpreter: the solver is scipy's ``_lsap`` function, ``scipy`` and
+    ``scipy.optimize`` stay unimported, and a later ``import scipy.optimize`` still binds
+    ``scipy.optimize._lsap`` as usual."""
+    code = ("import sys\nfrom ovearth_core import matching\n"
+            "solver = matching.assignment_solver()\n"
+            "print(solver.__name__, sorted(m for m in sys.modules if m.startswith('scipy')))\n"
+            "import scipy.optimize\n"
+            "print(scipy.optimize._lsap.linear_sum_assignment is "
+            "scipy.optimize.linear_sum_assignment)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    assert out == ["linear_sum_assignment []", "True"]
+
+
+@pytest.mark.parametrize("how", ["missing", "fails"])
+def test_solver_falls_back_to_scipy_optimize(monkeypatch, tmp_path: Path, how: str) -> None:
+    """When the private ``_lsap`` file is missing or does not load, ``match`` uses the
+    public ``scipy.optimize.linear_sum_assignment`` and still matches correctly."""
+    from scipy.optimize import linear_sum_assignment as public
+
+    bogus = tmp_path / "_lsap.so"
+    bogus.write_bytes(b"not a shared object")
+    paths = [tmp_path / "absent.so"] + ([bogus] if how == "fails" else [])
+    monkeypatch.setattr(matching, "_lsap_paths", lambda: paths)
+    monkeypatch.setattr(matching, "_SOLVER", [])
+    monkeypatch.delitem(sys.modules, "scipy.optimize._lsap", raising=False)
+    assert matching._load_lsap() is None
+    assert matching.assignment_solver() is public
+    check_against_brute_force(np.array([[0.9, 0.6], [0.6, 0.0]]), 0.5)
+    gi, pi = match(np.array([[0.8, 0.7, 0.0], [0.75, 0.0, 0.0], [0.0, 0.0, 0.0]]), 0.5)
+    assert (gi.tolist(), pi.tolist()) == ([0, 1], [1, 0])
