@@ -82,9 +82,45 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
         return rows[[r]], cols[[c]]
     # Every valid pair outweighs the summed IoU of any matching (at most min(G, P) <= 1 each).
     big = float(min(rows.size, cols.size) + 1)
-    r, c = assignment_solver()(np.where(sub_valid, big + sub_iou, 0.0), maximize=True)
+    weights = np.where(sub_valid, big + sub_iou, 0.0)
+    stars = _star_matching(sub_valid, weights)
+    if stars is not None:
+        return rows[stars[0]], cols[stars[1]]
+    r, c = assignment_solver()(weights, maximize=True)
     keep = sub_valid[r, c]
     return rows[r[keep]], cols[c[keep]]
+
+
+# Two weights closer than this are treated as a tie (left to the solver, whose choice among
+# equal optima the results have always followed).
+_TIE = 1e-9
+
+
+def _star_matching(valid: npt.NDArray[np.bool_], weights: npt.NDArray[np.float64]
+                   ) -> tuple[IntArray, IntArray] | None:
+    """The optimum of ``weights`` when no column (or no row) has two valid pairs, else None.
+
+    No prediction shared between valid pairs: every GT row with a valid pair takes its
+    heaviest one (the rows do not compete), and that is the only optimum when each row's
+    heaviest valid pair is heavier than its next by more than ``_TIE``; the same with rows
+    and columns swapped. Ties are left to the solver (``None``): the matching it picks
+    among equal optima is what the results have always been.
+    """
+    for axis in (0, 1):  # 0: columns with one valid pair each (stars around rows)
+        if valid.sum(axis=axis).max() > 1:
+            continue
+        w = weights if axis == 0 else weights.T
+        order = np.argsort(-w, axis=1, kind="stable")
+        best = np.take_along_axis(w, order[:, :2], axis=1)
+        if not bool((best[:, 0] - best[:, 1] > _TIE).all()):  # an invalid second weighs 0
+            return None
+        own = np.arange(w.shape[0])
+        if axis == 0:
+            return own, order[:, 0]
+        rows = order[:, 0]
+        sort = np.argsort(rows, kind="stable")
+        return rows[sort], own[sort]
+    return None
 
 
 # ------------------------------------------------------------------ the assignment solver
