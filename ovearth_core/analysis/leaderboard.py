@@ -436,9 +436,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
             except OVEarthInputError:
                 pass  # each job reports the problem
         left = {job[0]: job for job in pending}
+        # Largest files first: a large one left for last would keep one worker busy while
+        # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
+        by_size = sorted(pending, key=lambda job: -_size(job[3]))
         try:
             with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-                futures = [pool.submit(_evaluate_job, job) for job in pending]
+                futures = [pool.submit(_evaluate_job, job) for job in by_size]
                 for future in as_completed(futures):
                     index = finish(*future.result())
                     outcomes[index].in_worker = True  # type: ignore[union-attr]
