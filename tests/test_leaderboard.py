@@ -413,3 +413,19 @@ def test_workers_get_the_largest_files_first(folder: Path, monkeypatch) -> None:
     assert submitted == [p.name for p in by_size] != [p.name for p in preds]
     assert [o.name for o in outcomes] == [p.stem for p in preds]
     assert all(o.result is not None and o.in_worker for o in outcomes)
+
+
+def test_the_workers_preload_imports_no_scipy() -> None:
+    """Issue 17: what a forkserver preloads for its workers (and the evaluator they run)
+    imports no scipy (scipy.stats alone took ~1 s; the ranks and p-values import it when
+    they are computed)."""
+    from ovearth_core.analysis import leaderboard
+
+    code = ("import importlib, sys\n"
+            f"for name in {leaderboard._PRELOAD!r}: importlib.import_module(name)\n"
+            "import ovearth_core.analysis.compare\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

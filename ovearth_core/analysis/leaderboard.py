@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from ..cache import MISS, ResultCache, dumps, evaluation_key, file_digest, loads
 from ..errors import OVEarthInputError, Problem
@@ -101,6 +100,10 @@ def _rank_ready(values: FloatArray) -> FloatArray:
 
 def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
     """Spearman's rho of ``reference`` ``(M,)`` with each row of ``values`` ``(S, M)``."""
+    # Imported here: scipy.stats takes ~0.5-1 s to import, which every worker process
+    # (a forkserver preloads this module) and the evaluation commands would pay for nothing.
+    from scipy.stats import rankdata
+
     ra = rankdata(_rank_ready(reference))
     rb = rankdata(_rank_ready(np.atleast_2d(values)), axis=1)
     da = ra - ra.mean()
