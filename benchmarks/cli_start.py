@@ -14,7 +14,11 @@ Figures (medians of ``--repeats`` runs, each a new process):
 - the bare interpreter (``python -c pass``): the floor, printed as the baseline of the ratios.
 
 ``--before REV`` also measures a git revision (``git archive`` into a temporary folder, run
-with it first on ``sys.path``) in the same run, for before/after figures.
+with it first on ``sys.path``) in the same run, alternating with this tree, for before/after
+figures. Both trees' ``ovearth_core`` bytecode is compiled first (``compileall``; an
+installed copy has it, and Python writes it on first import unless
+``PYTHONDONTWRITEBYTECODE`` is set, as on the development machine); ``--no-bytecode``
+skips that.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,10 +40,20 @@ ALL = "segmentation,bbox,oriented_bbox"
 PERSONA = "strong_localiser"
 
 
+_CPU: list[float] = []  # CPU seconds (user + system) of the last command run by _wall
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _wall(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
     took = time.perf_counter() - start
+    _CPU[:] = [_children_cpu() - cpu]
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()}")
     return took
@@ -51,25 +66,40 @@ def _env(tree: Path) -> dict[str, str]:
     return env
 
 
-def measure(tree: Path, gt: Path, pred: Path, repeats: int, out: Path) -> dict[str, float]:
-    """Median wall times of the bare interpreter, ``--help`` and the three tasks."""
-    env = _env(tree)
+def measure(trees: dict[str, Path], gt: Path, pred: Path, repeats: int, out: Path
+            ) -> dict[str, dict[str, float]]:
+    """Median wall times of the bare interpreter, ``--help`` and the three tasks, per tree;
+    the trees alternate within each repeat (a change of load hits them alike)."""
     py = sys.executable
-    bare = [_wall([py, "-c", "pass"], tree, env) for _ in range(repeats)]
-    helps = [_wall([py, "-m", "ovearth_core", "--help"], tree, env) for _ in range(repeats)]
-    totals, per_task = [], {t: [] for t in TASKS}
+    runs: dict[str, dict[str, list[float]]] = {
+        name: {k: [] for k in ("bare", "help", "three", "three_cpu", *TASKS)}
+        for name in trees}
     for _ in range(repeats):
-        total = 0.0
-        for task in TASKS:
-            t = _wall([py, "-m", "ovearth_core", "--gt", str(gt), "--predictions", str(pred),
-                       "--task", task, "--modalities", ALL, "--output",
-                       str(out / f"{task}.json")], tree, env)
-            per_task[task].append(t)
-            total += t
-        totals.append(total)
-    return {"bare": statistics.median(bare), "help": statistics.median(helps),
-            "three": statistics.median(totals),
-            **{t: statistics.median(v) for t, v in per_task.items()}}
+        for name, tree in trees.items():
+            env, got = _env(tree), runs[name]
+            got["bare"].append(_wall([py, "-c", "pass"], tree, env))
+            got["help"].append(_wall([py, "-m", "ovearth_core", "--help"], tree, env))
+            total = cpu = 0.0
+            for task in TASKS:
+                t = _wall([py, "-m", "ovearth_core", "--gt", str(gt), "--predictions",
+                           str(pred), "--task", task, "--modalities", ALL, "--output",
+                           str(out / f"{task}.json")], tree, env)
+                got[task].append(t)
+                total += t
+                cpu += _CPU[0]
+            got["three"].append(total)
+            got["three_cpu"].append(cpu)
+    return {name: {k: statistics.median(v) for k, v in got.items()}
+            for name, got in runs.items()}
+
+
+def compile_tree(tree: Path) -> None:
+    """Write the bytecode of ``tree/ovearth_core`` (``__pycache__``), as any installed copy
+    has it (pip compiles at install; Python writes it on first import by default). Without
+    it, under ``PYTHONDONTWRITEBYTECODE=1`` (set on the development machine), every process
+    compiles the evaluator's modules again: about 85 ms a process."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "ovearth_core")],
+                   check=True, capture_output=True)
 
 
 def import_profile(tree: Path, args: list[str], top: int = 12) -> list[tuple[float, str]]:
@@ -104,6 +134,8 @@ def report(name: str, m: dict[str, float]) -> None:
           f"{m['help'] / 0.35:.2f}x target")
     _line("three tasks, one process each", "<= 3 s", f"{m['three']:.3f} s",
           f"{m['three'] / 3:.2f}x target")
+    _line("  the same, CPU (user + system)", "—", f"{m['three_cpu']:.3f} s",
+          "(less shared)")
     print("    per task: " + ", ".join(f"{t} {m[t]:.3f} s" for t in TASKS)
           + f"; --help = {m['help'] / m['bare']:.2f}x the bare interpreter")
 
@@ -114,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--before", default=None, help="git revision to measure as well")
     parser.add_argument("--quick", action="store_true", help="3 repeats")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="do not compile ovearth_core's bytecode first (measure what "
+                             "PYTHONDONTWRITEBYTECODE=1 costs)")
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
         from benchmarks.run import ensure_data
@@ -131,13 +166,21 @@ def main(argv: list[str] | None = None) -> int:
         trees = {"this tree": ROOT}
         if args.before:
             trees[f"before {args.before}"] = _git_tree(args.before, Path(tmp))
-        results = {name: measure(tree, gt, pred, repeats, out) for name, tree in trees.items()}
+        if args.no_bytecode:
+            print("  without bytecode caches of ovearth_core (--no-bytecode)")
+        else:
+            for tree in trees.values():
+                compile_tree(tree)
+            print("  bytecode of ovearth_core compiled first (python -m compileall), as an "
+                  "installed copy has it")
+        results = measure(trees, gt, pred, repeats, out)
         for name, m in results.items():
             report(name, m)
         if args.before:
             now, then = results["this tree"], results[f"before {args.before}"]
             print(f"  after / before: --help {now['help'] / then['help']:.2f}x, three tasks "
-                  f"{now['three'] / then['three']:.2f}x")
+                  f"{now['three'] / then['three']:.2f}x (CPU "
+                  f"{now['three_cpu'] / then['three_cpu']:.2f}x)")
         for label, cli_args in (("--help", ["--help"]),
                                 ("vocabulary, all modalities",
                                  ["--gt", str(gt), "--predictions", str(pred), "--modalities",

@@ -217,20 +217,33 @@ def _compressed_stats(strings: list[str]) -> dict[str, tuple[int, int]]:
         acc[sign] -= np.int64(1) << (5 * np.minimum(length[sign], _MAX_CHARS_PER_VALUE))
         vals[long] = acc
     firsts = np.searchsorted(ends, string_ends - lens + 1)  # first group of each string
-    marker = np.zeros(ends.size, dtype=np.int64)
-    marker[firsts[1:]] = 1
-    gsid = np.cumsum(marker)  # string of each group
+    groups = np.diff(np.append(firsts, ends.size))  # per string (at least one each)
+
+    def string_of(group: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        return np.searchsorted(firsts, group, side="right") - 1
+
     if long.size:
-        bad[gsid[long[length > _MAX_CHARS_PER_VALUE]]] = True
-    m = np.arange(ends.size) - firsts[gsid]  # position of each group in its string
-    odd = (m & 1).astype(bool)
-    runs = vals
-    for chain in (odd, ~odd & (m >= 2)):
-        csum = np.cumsum(np.where(chain, vals, 0))
-        before = np.zeros(n, dtype=np.int64)
-        before[1:] = csum[firsts[1:] - 1]
-        runs = np.where(chain, csum - before[gsid], runs)
-    bad[gsid[runs < 0]] = True
+        bad[string_of(long[length > _MAX_CHARS_PER_VALUE])] = True
+    odd = ((np.arange(ends.size) - np.repeat(firsts, groups)) & 1).astype(bool)  # m odd
+    # The two delta chains (odd runs; even runs from the third on) as one lag-2 running
+    # sum over all groups, the value of each string's first group left out; a string's
+    # run is that sum less the sum just before the string in the same lag-2 chain: at its
+    # first group for even positions (that group adds 0), at the group before it for odd
+    # ones. int64 sums wrap alike either way, so the runs are the chain sums of each string.
+    lagged = vals.copy()
+    lagged[firsts] = 0
+    if lagged.size % 2:
+        lagged = np.append(lagged, 0)
+    chain = np.cumsum(lagged.reshape(-1, 2), axis=0).reshape(-1)[:ends.size]
+    at_first = chain[firsts]
+    before_first = np.zeros(n, dtype=np.int64)
+    before_first[firsts > 0] = chain[firsts[firsts > 0] - 1]
+    runs = (chain - np.repeat(at_first, groups)
+            - odd * np.repeat(before_first - at_first, groups))
+    runs[firsts] = vals[firsts]
+    negative = np.flatnonzero(runs < 0)
+    if negative.size:
+        bad[string_of(negative)] = True
     totals = np.add.reduceat(runs, firsts).tolist()
     areas = np.add.reduceat(np.where(odd, runs, 0), firsts).tolist()
     return {t: (total, a) for t, total, a, b in zip(strings, totals, areas, bad.tolist(),

@@ -8,8 +8,13 @@ linear assignment on ``(iou >= t) * (big + iou)`` and keep the valid pairs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -75,12 +80,113 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
         # One candidate row or column: the best valid IoU is the optimum.
         r, c = np.unravel_index(int(np.argmax(np.where(sub_valid, sub_iou, -1.0))), sub_iou.shape)
         return rows[[r]], cols[[c]]
-    # Imported on first use: scipy.optimize takes ~0.3 s to import, a third of a CLI run
-    # that never needs it (masks only, or no box shared between candidate pairs).
-    from scipy.optimize import linear_sum_assignment
-
     # Every valid pair outweighs the summed IoU of any matching (at most min(G, P) <= 1 each).
     big = float(min(rows.size, cols.size) + 1)
-    r, c = linear_sum_assignment(np.where(sub_valid, big + sub_iou, 0.0), maximize=True)
+    weights = np.where(sub_valid, big + sub_iou, 0.0)
+    stars = _star_matching(sub_valid, weights)
+    if stars is not None:
+        return rows[stars[0]], cols[stars[1]]
+    r, c = assignment_solver()(weights, maximize=True)
     keep = sub_valid[r, c]
     return rows[r[keep]], cols[c[keep]]
+
+
+# Two weights closer than this are treated as a tie (left to the solver, whose choice among
+# equal optima the results have always followed).
+_TIE = 1e-9
+
+
+def _star_matching(valid: npt.NDArray[np.bool_], weights: npt.NDArray[np.float64]
+                   ) -> tuple[IntArray, IntArray] | None:
+    """The optimum of ``weights`` when no column (or no row) has two valid pairs, else None.
+
+    No prediction shared between valid pairs: every GT row with a valid pair takes its
+    heaviest one (the rows do not compete), and that is the only optimum when each row's
+    heaviest valid pair is heavier than its next by more than ``_TIE``; the same with rows
+    and columns swapped. Ties are left to the solver (``None``): the matching it picks
+    among equal optima is what the results have always been.
+    """
+    for axis in (0, 1):  # 0: columns with one valid pair each (stars around rows)
+        if valid.sum(axis=axis).max() > 1:
+            continue
+        w = weights if axis == 0 else weights.T
+        order = np.argsort(-w, axis=1, kind="stable")
+        best = np.take_along_axis(w, order[:, :2], axis=1)
+        if not bool((best[:, 0] - best[:, 1] > _TIE).all()):  # an invalid second weighs 0
+            return None
+        own = np.arange(w.shape[0])
+        if axis == 0:
+            return own, order[:, 0]
+        rows = order[:, 0]
+        sort = np.argsort(rows, kind="stable")
+        return rows[sort], own[sort]
+    return None
+
+
+# ------------------------------------------------------------------ the assignment solver
+
+_SOLVER: list[Callable[..., Any]] = []  # the loaded solver (filled on first use)
+_SOLVER_LOCK = threading.Lock()  # the app evaluates in several threads
+_LSAP = "scipy.optimize._lsap"
+
+
+def assignment_solver() -> Callable[..., Any]:
+    """scipy's ``linear_sum_assignment(cost, maximize)``, loaded on first use.
+
+    ``import scipy.optimize`` costs 0.4-0.65 s (most of it scipy parsing its own docstrings
+    and importing scipy.linalg, scipy.special, numpy.f2py ...), paid by every CLI process with
+    one query that needs an assignment. The solver itself is the extension module
+    ``scipy/optimize/_lsap``, which loads alone in under a millisecond: load that file
+    directly, without executing ``scipy/__init__.py`` or ``scipy/optimize/__init__.py``.
+    ``_lsap`` is a private module of scipy (1.17 here; ``linear_sum_assignment`` is
+    re-exported from it unchanged, ``scipy/optimize/__init__.py``): when the file is missing
+    or does not load, use the public ``scipy.optimize.linear_sum_assignment`` (same solver,
+    same results; only the import is slower). Not registered in ``sys.modules``, so a later
+    ``import scipy.optimize`` is unaffected.
+    """
+    if not _SOLVER:
+        with _SOLVER_LOCK:
+            if not _SOLVER:
+                _SOLVER.append(_load_lsap() or _public_solver())
+    return _SOLVER[0]
+
+
+def _public_solver() -> Callable[..., Any]:
+    from scipy.optimize import linear_sum_assignment as solver
+
+    return solver
+
+
+def _lsap_paths() -> list[Path]:
+    """Where scipy's ``optimize/_lsap`` extension would be, without importing scipy."""
+    spec = importlib.util.find_spec("scipy")  # a top-level name: scipy is not executed
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(folder) / "optimize" / f"_lsap{suffix}"
+            for folder in spec.submodule_search_locations
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+
+
+def _load_lsap() -> Callable[..., Any] | None:
+    """``linear_sum_assignment`` of scipy's private ``_lsap`` extension, or ``None``."""
+    loaded = sys.modules.get(_LSAP)  # scipy.optimize already imported: its own module
+    if loaded is None:
+        path = next((p for p in _lsap_paths() if p.is_file()), None)
+        if path is None:
+            return None
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(_LSAP, str(path))
+            spec = importlib.util.spec_from_file_location(_LSAP, path, loader=loader)
+            if spec is None:
+                return None
+            loaded = importlib.util.module_from_spec(spec)
+            loader.exec_module(loaded)
+        except Exception:  # noqa: BLE001 - any failure of a private module: the public path
+            return None
+        finally:
+            # Loading a single-phase extension registers it in sys.modules without its
+            # parent packages: drop it, so that a later ``import scipy.optimize`` loads and
+            # binds ``scipy.optimize._lsap`` as usual.
+            sys.modules.pop(_LSAP, None)
+    solver = getattr(loaded, "linear_sum_assignment", None)
+    return solver if callable(solver) else None

@@ -76,8 +76,10 @@ def _matched_entry(iou: np.ndarray, gi: np.ndarray, pi: np.ndarray,
                    tp_at: list[int]) -> dict[str, Any]:
     """Entry of an evaluated query with predictions, from its matched pairs ``(gi, pi)``."""
     pair_iou = iou[gi, pi]
-    matches = [[int(g), int(p), float(v)] for g, p, v in zip(gi, pi, pair_iou, strict=True)]
-    mean = float(pair_iou.mean()) if len(matches) else None
+    matches = [[g, p, v] for g, p, v in zip(gi.tolist(), pi.tolist(), pair_iou.tolist(),
+                                            strict=True)]
+    # The sum is numpy's (pairwise), divided as numpy's mean divides: the same float.
+    mean = float(pair_iou.sum()) / len(matches) if matches else None
     return _entry(iou.shape[0], iou.shape[1], True, matches, mean, tp_at)
 
 
@@ -136,17 +138,45 @@ class _Pairs:
                 shared[self.query[at][np.bincount(box)[box] > 1]] = True
         return at, shared
 
+    def sizes_at(self, t: float, n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """The maximum matching size of each of the ``n`` queries at threshold ``t``, and the
+        queries where it needs an assignment (their size is left 0).
+
+        With no box shared, every pair matches; with no prediction shared, each GT box
+        with a pair matches one of its predictions (the GT boxes do not compete), so the
+        size is the number of such GT boxes; likewise with no GT box shared. Only a query
+        where a GT box and a prediction are both shared needs an assignment.
+        """
+        at = self.iou >= t
+        query = self.query[at]
+        shared, distinct = [], []
+        for box in (self.gt_id[at], self.pred_id[at]):
+            is_shared = np.zeros(n, dtype=bool)
+            count = np.zeros(n, dtype=np.int64)
+            if box.size:
+                is_shared[query[np.bincount(box)[box] > 1]] = True
+                first = np.unique(box, return_index=True)[1]
+                count = np.bincount(query[first], minlength=n)
+            shared.append(is_shared)
+            distinct.append(count)
+        needs = shared[0] & shared[1]
+        sizes = np.where(shared[1], distinct[1], distinct[0])  # no GT box / no prediction shared
+        sizes[needs] = 0
+        return sizes, needs
+
 
 def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
                 iou_threshold: float) -> list[dict[str, Any]]:
     """:func:`det_entry` of many queries at once (same entries, same order).
 
-    At each threshold, a query whose pairs at or above it share no box needs
-    no assignment: all those pairs match. This is decided for all queries at
-    once; only the (query, threshold) cases with a shared box are matched one
-    by one (:func:`~ovearth_core.matching.match`), reusing a matching found at
-    a lower threshold while all its pairs stay valid (the maximum size cannot
-    grow with the threshold).
+    At each threshold, the matching size of a query where no GT box or no
+    prediction is shared between its pairs at or above it needs no assignment
+    (:meth:`_Pairs.sizes_at`). This is decided for all queries at once; only
+    the (query, threshold) cases where both are shared are matched one by one
+    (:func:`~ovearth_core.matching.match`), reusing a matching found at a lower
+    threshold while all its pairs stay valid (the maximum size cannot grow with
+    the threshold). At the run's threshold, a query with a shared box is
+    matched by :func:`~ovearth_core.matching.match` (its pairs are needed).
     """
     n = len(ious)
     negative = np.fromiter(negatives, dtype=bool, count=n)
@@ -156,8 +186,7 @@ def det_entries(ious: Sequence[np.ndarray], negatives: Sequence[bool],
     tp_at = np.zeros((n, len(IOU_THRESHOLDS)), dtype=np.int64)
     needs_match = np.zeros((n, len(IOU_THRESHOLDS)), dtype=bool)
     for k, t in enumerate(IOU_THRESHOLDS):
-        at, needs_match[:, k] = pairs.at(t, n)
-        tp_at[:, k] = np.bincount(pairs.query[at], minlength=n)
+        tp_at[:, k], needs_match[:, k] = pairs.sizes_at(t, n)
     fresh: dict[int, dict[float, tuple[np.ndarray, np.ndarray]]] = {}
     for i in np.flatnonzero(needs_match.any(axis=1)).tolist():
         tp_at[i] = _tp_at_levels(ious[i], tp_at[i], needs_match[i], fresh.setdefault(i, {}))

@@ -378,3 +378,54 @@ def test_small_batches_stay_in_this_process_unless_asked(folder: Path,
     assert [o.in_worker for o in auto] == [False] * 4
     assert [o.in_worker for o in forced] == [True] * 4 == [o.in_worker for o in large]
     assert [o.result for o in auto] == [o.result for o in forced] == [o.result for o in large]
+
+
+def test_workers_get_the_largest_files_first(folder: Path, monkeypatch) -> None:
+    """Issue 17: jobs go to the pool largest file first (a large file started last keeps
+    one worker busy while the others idle); the outcomes keep the submissions' order."""
+    from concurrent.futures import Future
+
+    from ovearth_core.analysis import leaderboard
+
+    submitted: list[str] = []
+
+    class InlinePool:  # records the submission order, runs each job here
+        def __init__(self, **_kwargs: object) -> None:
+            pass
+
+        def __enter__(self) -> InlinePool:
+            return self
+
+        def __exit__(self, *_exc: object) -> None:
+            return None
+
+        def submit(self, fn: Any, job: tuple[Any, ...]) -> Future:
+            submitted.append(Path(job[3]).name)
+            future: Future = Future()
+            future.set_result(fn(job))
+            return future
+
+    monkeypatch.setattr(leaderboard, "ProcessPoolExecutor", InlinePool)
+    gt, preds = folder_files(folder)
+    outcomes = evaluate_submissions(gt, preds, "vocabulary", MODS, workers=2)
+    by_size = sorted(preds, key=lambda p: (-p.stat().st_size, preds.index(p)))
+    assert len({p.stat().st_size for p in preds}) > 1  # the order is not the given one
+    assert submitted == [p.name for p in by_size] != [p.name for p in preds]
+    assert [o.name for o in outcomes] == [p.stem for p in preds]
+    assert all(o.result is not None and o.in_worker for o in outcomes)
+
+
+def test_the_workers_preload_imports_no_scipy() -> None:
+    """Issue 17: what a forkserver preloads for its workers (and the evaluator they run)
+    imports no scipy (scipy.stats alone took ~1 s; the ranks and p-values import it when
+    they are computed)."""
+    from ovearth_core.analysis import leaderboard
+
+    code = ("import importlib, sys\n"
+            f"for name in {leaderboard._PRELOAD!r}: importlib.import_module(name)\n"
+            "import ovearth_core.analysis.compare\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

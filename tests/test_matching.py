@@ -159,29 +159,243 @@ def test_pair_cap_is_fifty_million_and_named_by_the_loader(tmp_path: Path) -> No
     assert b"50,005,000 pairs" in proc.stderr and b"Traceback" not in proc.stderr
 
 
-def _imports_scipy_optimize(tmp_path: Path, pred_boxes: list[list[float]]) -> bool:
-    """Whether evaluating one query (GT boxes [0,0,10,10] and [20,0,30,10]) with these
-    predictions imports scipy.optimize, in a fresh interpreter."""
+_CLI_IMPORTS = """
+import atexit, runpy, sys
+def report():
+    from ovearth_core import matching
+    print("SOLVER=%s SCIPY_OPTIMIZE=%s" % (bool(matching._SOLVER),
+          "scipy.optimize" in sys.modules), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["ovearth_core"] + sys.argv[1:]
+runpy.run_module("ovearth_core", run_name="__main__", alter_sys=True)
+"""
+
+
+def _cli_imports(tmp_path: Path, pred_boxes: list[list[float]],
+                 gt_boxes: list[list[float]]) -> tuple[int, str]:
+    """Run the CLI (``python -m ovearth_core``) on one query with these GT boxes (COCO
+    xywh) and predictions (xyxy), in a fresh interpreter: its bbox TP count, and whether it
+    loaded the assignment solver and whether ``scipy.optimize`` was imported."""
     gt, pred = tmp_path / "gt.json", tmp_path / "pred.json"
     gt.write_text(json.dumps({
         "annotations": [{"id": "a", "image_path": "i.png", "width": 40, "height": 20,
                          "category_name": "car", "segmentation": None,
-                         "bbox": [[0, 0, 10, 10], [20, 0, 10, 10]]}],
+                         "bbox": gt_boxes}],
         "tasks": {"referring": [{"query_id": "q", "ann_id": "a", "query": "cars"}]}}))
     pred.write_text(json.dumps({"tasks": {"referring": [{"query_id": "q",
                                                           "bbox": pred_boxes}]}}))
-    code = ("import sys\nfrom ovearth_core import evaluate_files\n"
-            f"r = evaluate_files({str(gt)!r}, {str(pred)!r}, ['referring'], modalities='bbox')\n"
-            "print(r['referring']['summary']['bbox']['tp'], 'scipy.optimize' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True,
-                         timeout=120).stdout.decode().split()
-    return {"2 False": False, "2 True": True}[" ".join(out)]
+    proc = subprocess.run([sys.executable, "-c", _CLI_IMPORTS, "--gt", str(gt),
+                           "--predictions", str(pred), "--task", "referring",
+                           "--modalities", "bbox"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    tp = json.loads(proc.stdout)["summary"]["bbox"]["tp"]
+    return tp, proc.stderr.strip().splitlines()[-1]
 
 
-def test_scipy_optimize_is_imported_only_when_an_assignment_is_needed(tmp_path: Path) -> None:
-    """Issue 17: scipy.optimize (~0.65 s to import) only for a query whose candidate pairs
-    share a box; one prediction per GT box needs no assignment."""
-    assert not _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]])
-    # Two GT boxes, three predictions, two of them on the first GT box: an assignment.
-    assert _imports_scipy_optimize(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
-                                              [21, 0, 30, 10]])
+def test_the_cli_never_imports_scipy_optimize(tmp_path: Path) -> None:
+    """Issue 17: the assignment solver is loaded only for a query whose candidate pairs
+    share a box, and even then without ``scipy.optimize`` (0.4-0.65 s to import: scipy's
+    private ``_lsap`` extension is loaded alone)."""
+    apart = [[0, 0, 10, 10], [20, 0, 10, 10]]
+    assert _cli_imports(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]], apart) == (
+        2, "SOLVER=False SCIPY_OPTIMIZE=False")
+    # Two predictions on the first GT box: no prediction is shared, so each GT box takes
+    # its best prediction, without the solver either.
+    assert _cli_imports(tmp_path, [[0, 0, 10, 10], [0, 0, 10, 9], [20, 0, 30, 10],
+                                   [21, 0, 30, 10]], apart) == (
+        2, "SOLVER=False SCIPY_OPTIMIZE=False")
+    # Two overlapping GT boxes (IoU 0.67) and two predictions, each valid with both: a
+    # real conflict, solved by the assignment.
+    assert _cli_imports(tmp_path, [[1, 0, 11, 10], [0, 0, 10, 10]],
+                        [[0, 0, 10, 10], [2, 0, 10, 10]]) == (
+        2, "SOLVER=True SCIPY_OPTIMIZE=False")
+
+
+# ------------------------------------------------------------------ the assignment solver
+
+def _cost_matrices() -> list[np.ndarray]:
+    """Seeded dense, rectangular and tied matrices (ties: values rounded to one decimal,
+    whole rows and columns equal, all-zero)."""
+    rng = np.random.default_rng(17)
+    out = []
+    for _ in range(300):
+        g, p = (int(v) for v in rng.integers(1, 40, 2))
+        m = rng.random((g, p)) * rng.choice([1.0, 3.0, 40.0])
+        kind = int(rng.integers(0, 4))
+        if kind == 1:
+            m = np.round(m, 1)
+        elif kind == 2:
+            m[:, : max(1, p // 2)] = m[:, :1]
+            m[: max(1, g // 2)] = m[:1]
+        elif kind == 3:
+            m = np.where(rng.random((g, p)) < 0.7, 0.0, np.round(m, 0))
+        out.append(m)
+    out += [np.zeros((5, 7)), np.ones((6, 6)), np.ones((1, 9)), np.zeros((9, 1))]
+    return out
+
+
+@pytest.mark.parametrize("maximize", [True, False], ids=["maximize", "minimize"])
+def test_loaded_solver_equals_scipy_public_function(maximize: bool) -> None:
+    """The solver ``match`` uses (scipy's private ``_lsap``, loaded alone) returns exactly
+    what ``scipy.optimize.linear_sum_assignment`` returns, ties included."""
+    from scipy.optimize import linear_sum_assignment as public
+
+    solver = matching._load_lsap()
+    assert solver is not None, "scipy's _lsap extension did not load"
+    for m in _cost_matrices():
+        r1, c1 = solver(m, maximize=maximize)
+        r2, c2 = public(m, maximize=maximize)
+        assert r1.tolist() == r2.tolist() and c1.tolist() == c2.tolist()
+
+
+def test_the_solver_loads_without_executing_scipy_optimize() -> None:
+    """In a fresh interpreter: the solver is scipy's ``_lsap`` function, ``scipy`` and
+    ``scipy.optimize`` stay unimported, and a later ``import scipy.optimize`` still binds
+    ``scipy.optimize._lsap`` as usual."""
+    code = ("import sys\nfrom ovearth_core import matching\n"
+            "solver = matching.assignment_solver()\n"
+            "print(solver.__name__, sorted(m for m in sys.modules if m.startswith('scipy')))\n"
+            "import scipy.optimize\n"
+            "print(scipy.optimize._lsap.linear_sum_assignment is "
+            "scipy.optimize.linear_sum_assignment)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    assert out == ["linear_sum_assignment []", "True"]
+
+
+@pytest.mark.parametrize("how", ["missing", "fails"])
+def test_solver_falls_back_to_scipy_optimize(monkeypatch, tmp_path: Path, how: str) -> None:
+    """When the private ``_lsap`` file is missing or does not load, ``match`` uses the
+    public ``scipy.optimize.linear_sum_assignment`` and still matches correctly."""
+    from scipy.optimize import linear_sum_assignment as public
+
+    bogus = tmp_path / "_lsap.so"
+    bogus.write_bytes(b"not a shared object")
+    paths = [tmp_path / "absent.so"] + ([bogus] if how == "fails" else [])
+    monkeypatch.setattr(matching, "_lsap_paths", lambda: paths)
+    monkeypatch.setattr(matching, "_SOLVER", [])
+    monkeypatch.delitem(sys.modules, "scipy.optimize._lsap", raising=False)
+    assert matching._load_lsap() is None
+    assert matching.assignment_solver() is public
+    check_against_brute_force(np.array([[0.9, 0.6], [0.6, 0.0]]), 0.5)
+    gi, pi = match(np.array([[0.8, 0.7, 0.0], [0.75, 0.0, 0.0], [0.0, 0.0, 0.0]]), 0.5)
+    assert (gi.tolist(), pi.tolist()) == ([0, 1], [1, 0])
+
+
+# ------------------------------------------------------------------ stars (issue 17)
+
+def _star(rng: np.random.Generator, g: int, p: int, ties: bool) -> np.ndarray:
+    """A ``(g, p)`` IoU matrix where every prediction has at most one valid GT box at 0.5
+    (stars around GT boxes), dense below the threshold; with ``ties``, some predictions
+    are exact copies of another of the same GT box."""
+    iou = rng.uniform(0.0, 0.49, (g, p))
+    owner = rng.integers(-1, g, p)  # -1: a prediction valid with no GT box
+    for col, row in enumerate(owner.tolist()):
+        if row >= 0:
+            iou[row, col] = rng.uniform(0.5, 1.0)
+    if ties and p > 1:
+        for col in rng.choice(p, size=max(1, p // 3), replace=False).tolist():
+            other = int(rng.integers(0, p))
+            iou[:, col] = iou[:, other]
+    return iou
+
+
+def _solver_match(iou: np.ndarray, threshold: float) -> tuple[list[int], list[int]]:
+    """The matching as it was always computed: scipy's public assignment solver on
+    ``(iou >= t) * (big + iou)`` over the candidate rows and columns, invalid pairs
+    dropped (the module docstring's rule), written out here independently."""
+    from scipy.optimize import linear_sum_assignment as public
+
+    valid = iou >= threshold
+    rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
+    sub_valid, sub = valid[np.ix_(rows, cols)], iou[np.ix_(rows, cols)]
+    big = float(min(rows.size, cols.size) + 1)
+    r, c = public(np.where(sub_valid, big + sub, 0.0), maximize=True)
+    keep = sub_valid[r, c]
+    return rows[r[keep]].tolist(), cols[c[keep]].tolist()
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("transpose", [False, True], ids=["gt-stars", "pred-stars"])
+def test_star_matching_equals_the_solver(ties: bool, transpose: bool) -> None:
+    """Issue 17: when no prediction (or no GT box) is shared between valid pairs, each GT
+    box (prediction) takes its best pair without the solver; the pairs are exactly the
+    solver's, and with exact ties the solver still decides (the same pairs as always)."""
+    rng = np.random.default_rng(1700 + 2 * ties + transpose)
+    for _ in range(400):
+        g, p = (int(v) for v in rng.integers(2, 30, 2))
+        iou = _star(rng, g, p, ties)
+        if transpose:
+            iou = iou.T.copy()
+        gi, pi = match(iou, 0.5)
+        assert (gi.tolist(), pi.tolist()) == _solver_match(iou, 0.5)
+
+
+def test_star_matching_equals_brute_force() -> None:
+    """Spec "Detection Metrics" on small stars (both orientations, ties included): the most
+    pairs, then the largest total IoU."""
+    rng = np.random.default_rng(1717)
+    for k in range(1500):
+        g, p = (int(v) for v in rng.integers(1, 7, 2))
+        iou = _star(rng, g, p, ties=k % 3 == 0)
+        check_against_brute_force(iou if k % 2 else iou.T.copy(), 0.5)
+
+
+def test_star_matching_needs_no_solver(monkeypatch) -> None:
+    """The star case really skips the solver (else the equivalence above tests nothing
+    new): a solver that fails is never called for distinct stars, and is for a conflict."""
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the solver was called")
+
+    monkeypatch.setattr(matching, "_SOLVER", [refuse])
+    iou = np.array([[0.9, 0.6, 0.1], [0.2, 0.1, 0.7]])  # GT 0 has two predictions
+    assert [v.tolist() for v in match(iou, 0.5)] == [[0, 1], [0, 2]]
+    assert [v.tolist() for v in match(iou.T.copy(), 0.5)] == [[0, 2], [0, 1]]
+    with pytest.raises(AssertionError, match="the solver was called"):
+        match(np.array([[0.9, 0.6], [0.6, 0.0]]), 0.5)  # a GT box and a prediction shared
+
+
+def _small_queries(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    """Random small IoU matrices of every kind: stars both ways, conflicts, values on the
+    thresholds (0.05 steps), one-to-one, empty rows or columns."""
+    out = []
+    for k in range(n):
+        g, p = (int(v) for v in rng.integers(0, 7, 2))
+        kind = k % 4
+        if kind == 0 and g and p:
+            iou = _star(rng, g, p, ties=k % 8 == 0)
+            iou = iou if k % 3 else iou.T.copy()
+        elif kind == 1:
+            iou = np.round(rng.random((g, p)) * 20) / 20
+        elif kind == 2:
+            iou = np.where(rng.random((g, p)) < 0.3, rng.uniform(0.45, 1.0, (g, p)), 0.0)
+        else:
+            iou = rng.random((g, p))
+        out.append(iou)
+    return out
+
+
+@pytest.mark.parametrize("run_threshold", [0.5, 0.3, 0.75, 0.62])
+def test_det_entries_sizes_equal_brute_force(run_threshold: float) -> None:
+    """Issue 17: ``det_entries`` takes most matching sizes from pair counts (no shared GT
+    box or no shared prediction) and reuses matchings across thresholds; every size at
+    0.50 ... 0.95 and the run threshold's TP count and total IoU equal brute force."""
+    from ovearth_core import metrics
+    from ovearth_core.types import IOU_THRESHOLDS
+
+    rng = np.random.default_rng(int(run_threshold * 100))
+    ious = _small_queries(rng, 400)
+    negatives = [bool(v) for v in rng.random(len(ious)) < 0.1]
+    entries = metrics.det_entries(ious, negatives, run_threshold)
+    checked = 0
+    for iou, negative, entry in zip(ious, negatives, entries, strict=True):
+        if negative or not iou.size:
+            assert entry["tp"] == 0 and entry["tp_at"] == [0] * len(IOU_THRESHOLDS)
+            continue
+        assert entry["tp_at"] == [refs.brute_force_match(iou, t)[0] for t in IOU_THRESHOLDS]
+        count, total = refs.brute_force_match(iou, run_threshold)
+        assert entry["tp"] == count
+        assert sum(m[2] for m in entry["matches"]) == pytest.approx(total, abs=1e-9)
+        checked += 1
+    assert checked > 250

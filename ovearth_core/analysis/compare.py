@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binomtest
 
 from ..errors import OVEarthInputError, Problem
 from ..labels import MODALITY_LABELS, metric_label
@@ -203,6 +202,8 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
+    from scipy.stats import binomtest  # ~0.5-1 s to import: only when a p-value is asked
+
     return float(binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
 
 

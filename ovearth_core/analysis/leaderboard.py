@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from ..cache import MISS, ResultCache, dumps, evaluation_key, file_digest, loads
 from ..errors import OVEarthInputError, Problem
@@ -101,6 +100,10 @@ def _rank_ready(values: FloatArray) -> FloatArray:
 
 def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
     """Spearman's rho of ``reference`` ``(M,)`` with each row of ``values`` ``(S, M)``."""
+    # Imported here: scipy.stats takes ~0.5-1 s to import, which every worker process
+    # (a forkserver preloads this module) and the evaluation commands would pay for nothing.
+    from scipy.stats import rankdata
+
     ra = rankdata(_rank_ready(reference))
     rb = rankdata(_rank_ready(np.atleast_2d(values)), axis=1)
     da = ra - ra.mean()
@@ -436,9 +439,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
             except OVEarthInputError:
                 pass  # each job reports the problem
         left = {job[0]: job for job in pending}
+        # Largest files first: a large one left for last would keep one worker busy while
+        # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
+        by_size = sorted(pending, key=lambda job: -_size(job[3]))
         try:
             with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-                futures = [pool.submit(_evaluate_job, job) for job in pending]
+                futures = [pool.submit(_evaluate_job, job) for job in by_size]
                 for future in as_completed(futures):
                     index = finish(*future.result())
                     outcomes[index].in_worker = True  # type: ignore[union-attr]
