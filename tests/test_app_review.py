@@ -26,7 +26,7 @@ def ds(tmp_path: Path) -> Dataset:
 
 
 def _explorer(ds: Dataset, **state: object) -> AppTest:
-    at = app_on(ds, TIMEOUT, **state).run()
+    at = app_on(ds, TIMEOUT, **{"view_review": True, **state}).run()  # the panel's switch on
     at.switch_page(EXPLORER)
     return at.run()
 

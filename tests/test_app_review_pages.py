@@ -53,7 +53,7 @@ def _restart() -> None:
 
 
 def _page(ds: Dataset, page: str, **state: object) -> AppTest:
-    at = app_on(ds, TIMEOUT, **state).run()
+    at = app_on(ds, TIMEOUT, **{"view_review": True, **state}).run()  # the panel's switch on
     at.switch_page(page)
     return at.run()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, Server, copy_app, settle, shoot
+from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app, settle, shoot
 from playwright.sync_api import Page, expect, sync_playwright
 
 
@@ -65,7 +65,8 @@ def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -
             page.get_by_role("button", name="◀ Previous").click()
             settle(page, "Query 4 of 6")
             before = _view(page)
-            page.get_by_role("button", name="Link").click()  # the link's popover
+            page.get_by_text("Link", exact=True).click()  # the switch that shows the link
+            page.wait_for_selector(IDLE, timeout=MS)
             link = page.locator('[data-testid="stCode"]').filter(
                 has_text="Query_explorer?").first.inner_text().strip()
             shoot(page, tmp_path, "link_before.png")

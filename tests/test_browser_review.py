@@ -30,7 +30,7 @@ def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
             one = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             one.goto(f"{server.url}/Query_explorer")
             settle(one, "Review tags: —")
-            one.get_by_role("button", name="Tag / note").click()  # the review popover
+            one.get_by_text("Tag / note", exact=True).click()  # the review panel's switch
             _tags_box(one).locator("input").click()
             one.get_by_role("option", name="gt_error").click()
             one.keyboard.press("Escape")
@@ -43,7 +43,7 @@ def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
             two = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
             two.goto(f"{server.url}/Query_explorer?q=ov_000002")
             settle(two, "Review tags: gt_error")  # the viewer's facts, outside the popover
-            two.get_by_role("button", name="Tag / note").click()
+            two.get_by_text("Tag / note", exact=True).click()
             expect(_tags_box(two)).to_contain_text("gt_error", timeout=MS)
             two.goto(f"{server.url}/Slices")
             settle(two, "slices of")

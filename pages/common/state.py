@@ -74,6 +74,7 @@ VIEWER_DEFAULTS: dict[str, Any] = {
                     "predicted OBB"],
     "view_opacity": 0.45, "view_pixel_mode": False, "view_zoom": "GT target",
     "view_labels": False, "view_focus": None, "view_interactive": False,
+    "view_review": False, "view_link": False,
 }
 
 

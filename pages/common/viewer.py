@@ -93,23 +93,21 @@ def _view_options() -> None:
                  **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
-def _toolbar(query_id: str, review: Callable[[], None] | None) -> None:
-    """Layer toggles, always visible (chips hid the OBB ones); the other view options, the
-    review panel and the link in popovers (drawn only when opened: a query switch sends
-    and draws none of their widgets)."""
-    cols = st.columns([6, 1.3, 1.3, 1.1] if review else [6, 1.3, 1.1],
+def _toolbar(review: bool) -> None:
+    """Layer toggles, always visible (chips hid the OBB ones); the other view options in a
+    popover (drawn only when opened); switches for the review panel and the link. Nothing
+    here changes from one query to the next while the panels are off: a query switch then
+    costs the browser no redraw of them."""
+    cols = st.columns([5.4, 1.4, 1.3, 1.0] if review else [5.4, 1.4, 1.0],
                       vertical_alignment="bottom")
     cols[0].pills("Layers", overlay.LAYERS, selection_mode="multi",
                   **state.bind("view_layers", overlay.LAYERS))
     with cols[1].popover("View options", width="stretch"):
         _view_options()
     if review:
-        with cols[2].popover("Tag / note", width="stretch"):
-            review()
-    with cols[-1].popover("Link", width="stretch"):
-        st.caption("This view (dataset, submission, options, filters, query, zoom):")
-        st.code(state.view_url(q=query_id, zoom=st.session_state["view_zoom"]),
-                language=None, wrap_lines=True)
+        cols[2].toggle("Tag / note", help="The review panel of this query and its boxes "
+                       "(stays open from query to query).", **state.bind("view_review"))
+    cols[-1].toggle("Link", help="The link to this view, to copy.", **state.bind("view_link"))
 
 
 @dataclass(frozen=True)
@@ -227,7 +225,7 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
         notes.append(f"Full resolution around the target ({w} × {h} px); the rest of the "
                      f"image is shown at {drawn.scale:.0%}.")
     notes.append("“Interactive” (in View options) zooms, pans and shows each outline's text "
-                 "on hover.")
+                 "on hover; “Tag / note” opens the review panel under the view.")
     scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
               (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
               if table_row[col] is not None]
@@ -278,11 +276,16 @@ def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | No
 
 def render(run: Run, query_id: str, table_row: dict[str, Any],
            review: Callable[[], None] | None = None, tags: str | None = None) -> None:
-    """The viewer of ``query_id``; ``review`` draws the review panel (in a popover) and
-    ``tags`` lists the query's review tags (``None``: no review on this page)."""
+    """The viewer of ``query_id``; ``review`` draws the review panel (under the view, when
+    its switch is on) and ``tags`` lists the query's review tags (``None``: no review on
+    this page)."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
-    _toolbar(query_id, review)
+    _toolbar(review is not None)
+    if ss["view_link"]:
+        st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
+        st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
+                wrap_lines=True)
     objects = _objects(sample, row)
     focus = ss.get("view_focus")
     if focus and focus[0] == query_id and focus[1] < len(objects):
@@ -295,6 +298,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
             st.info(drawn.notice, icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags))
         _object_picker(query_id, objects)
+        _review_panel(review)
         return
     left, right = st.columns([3, 1.25])
     with left:
@@ -317,3 +321,9 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         st.caption("Boxes: green matched · red false positive · orange missed GT; "
                    "GT solid, prediction dashed. Masks: GT cyan, prediction magenta "
                    "(or TP green, FP red, FN orange).")
+    _review_panel(review)
+
+
+def _review_panel(review: Callable[[], None] | None) -> None:
+    if review is not None and st.session_state["view_review"]:
+        review()
