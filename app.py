@@ -56,7 +56,8 @@ with right:
     tags = diagnose.failure_counts(rows)
     picked = views.picked_row(st.dataframe(
         [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
-        width="stretch", on_select="rerun", selection_mode="single-row", key="tag_table"))
+        placeholder="—", width="stretch", on_select="rerun", selection_mode="single-row",
+        key="tag_table"))
     if picked is not None:
         views.explore(failures=[diagnose.TAGS[picked]])
     views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
@@ -90,7 +91,8 @@ metric = diagnose.primary_metric(cat_rows)
 st.caption("Click a row of the table or a bar of the chart to open that category's queries "
            "in the explorer.")
 c1, c2 = st.columns([3, 2])
-row = views.picked_row(c1.dataframe(cat_rows, hide_index=True, width="stretch", height=460,
+row = views.picked_row(c1.dataframe(cat_rows, hide_index=True, placeholder="—",
+                                    width="stretch", height=460,
                                     on_select="rerun", selection_mode="single-row",
                                     key="cat_table"))
 if row is not None:

@@ -58,7 +58,7 @@ st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
            "queries · None: not submitted or undefined (no difference or interval)")
 
 st.header("Key metrics")
-st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, width="stretch",
+st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—", width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.4f")
                             for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
 left, right = st.columns(2)
@@ -66,7 +66,8 @@ left.plotly_chart(report_draw.comparison_bars(cmp, names), key="cmp_bars")
 right.plotly_chart(report_draw.difference_forest(cmp, names), key="cmp_forest")
 
 st.header("Agreement and McNemar's exact test")
-st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, width="stretch",
+st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
+             width="stretch",
              column_config=compare_views.AGREEMENT_CONFIG)
 st.subheader("Flipped presence")
 flipped = compare_views.flipped_presence(cmp, names)
@@ -81,7 +82,8 @@ if keys:
     left, right = st.columns([2, 3])
     left.plotly_chart(report_draw.query_scatter(cmp.query_diffs[key], key, names),
                       key="cmp_scatter")
-    right.dataframe(compare_views.diffs_frame(diffs), hide_index=True, width="stretch",
+    right.dataframe(compare_views.diffs_frame(diffs), hide_index=True, placeholder="—",
+                    width="stretch",
                     height=380, column_config={"explorer": compare_views.LINK})
     right.caption("Every query, largest difference first")
     candidates = [d.sample_id for d in diffs] + [q for q in flipped
@@ -99,7 +101,8 @@ st.header("Per category")
 st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
                             **{f"{n} {s}": v[i] for n, v in c.values.items()
                                for i, s in enumerate(("A", "B", "Δ"))}}
-                           for c in cmp.categories]), hide_index=True, width="stretch")
+                           for c in cmp.categories]), hide_index=True, placeholder="—",
+             width="stretch")
 
 
 def _report_html() -> bytes:

@@ -254,3 +254,19 @@ def test_viewer_shows_small_objects_of_large_images_at_full_resolution(tmp_path:
     assert [t["name"] for t in layers] == ["image", "full resolution"]
     assert (layers[1]["dx"], layers[1]["dy"]) == (1, 1)
     assert layers[1]["x0"] < 2000 < layers[1]["x0"] + 200
+
+
+@pytest.mark.parametrize("page", ["app.py", EXPLORER, "pages/3_Compare.py",
+                                  "pages/4_Leaderboard.py", "pages/5_Slices.py"])
+def test_missing_values_in_tables_show_a_dash(ds: Dataset, page: str) -> None:
+    """A cell without a value (no score for a negative query, a modality not submitted)
+    reads "—", not Streamlit's default "None" (a grey word that looks like a value)."""
+    at = _app(ds, cmp_b_path=str(ds.model_b))
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert_ok(at)
+    for frame in at.dataframe:
+        assert frame.proto.placeholder == "—", page
+    if page == EXPLORER:  # negative queries have no IoU: the table does hold missing values
+        assert at.dataframe[0].value["seg_iou"].isna().any()

@@ -56,7 +56,8 @@ def operating_point(run: Run) -> None:
         for part, values in af.sweep_point(sweep, index_of[chosen]).items():
             _cards(MODALITY_LABELS[part], values)
         st.markdown("**Best operating points**")
-        st.dataframe(pd.DataFrame(af.best_points(sweep)), hide_index=True, width="stretch",
+        st.dataframe(pd.DataFrame(af.best_points(sweep)), hide_index=True, placeholder="—",
+                     width="stretch",
                      column_config={k: NUMBER for k in ("threshold", "precision", "recall",
                                                         "value")})
     right.plotly_chart(af.sweep_figure(sweep, chosen), key="sweep_chart")
@@ -99,7 +100,8 @@ def error_attribution(run: Run) -> None:
     rows = af.attribution_rows(timed.value)
     labels = {m: af.ATTRIBUTION_METRIC_LABELS[m] for m in rows[0] if m not in ("kind", "errors")}
     right.dataframe(pd.DataFrame(rows).rename(columns=labels), hide_index=True,
-                    width="stretch", column_config={v: NUMBER for v in labels.values()})
+                    placeholder="—", width="stretch",
+                    column_config={v: NUMBER for v in labels.values()})
     right.caption("Each kind is fixed by an oracle alone, then the key metrics are recomputed "
                   f"(TIDE-style); computed in {timed.seconds:.2f} s.")
 
@@ -119,7 +121,7 @@ def leaderboard_table(report: dict[str, Any]) -> None:
     by = st.selectbox("Rank by", metrics, format_func=af.LEADERBOARD_METRIC_LABELS.get,
                       key="lb_rank_by")
     frame = leaderboard_frame(report, by)
-    st.dataframe(frame, hide_index=True, width="stretch",
+    st.dataframe(frame, hide_index=True, placeholder="—", width="stretch",
                  column_config={af.LEADERBOARD_METRIC_LABELS[m]: NUMBER for m in metrics})
     st.caption("Click a column header to sort by it. Empty cells are undefined or not "
                "submitted; both rank last.")

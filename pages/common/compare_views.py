@@ -68,7 +68,7 @@ def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
     st.caption(f"{len(ag.only_a_ids)} queries right only in {names[0]}, "
                f"{len(ag.only_b_ids)} right only in {names[1]}")
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+        st.dataframe(pd.DataFrame(rows), hide_index=True, placeholder="—", width="stretch",
                      column_config={"explorer": LINK}, height=min(300, 36 + 35 * len(rows)))
     return [r["query"] for r in rows]
 

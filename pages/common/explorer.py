@@ -72,7 +72,8 @@ def _on_table_select(task: str, ids: list[str]) -> None:
 def table(task: str, shown: list[dict[str, Any]], total: int) -> None:
     ids = [r["query_id"] for r in shown]
     st.caption(f"{len(shown):,} of {total:,} queries, worst first · click a row to view it")
-    st.dataframe(views.rows_frame(shown), hide_index=True, width="stretch", height=300,
+    st.dataframe(views.rows_frame(shown), hide_index=True, placeholder="—", width="stretch",
+                 height=300,
                  column_config=views.TABLE_CONFIG, on_select=partial(_on_table_select, task, ids),
                  selection_mode="single-row", key="qtable")
 

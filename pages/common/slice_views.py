@@ -96,7 +96,7 @@ def render(table: slices.SliceTable, metric: str) -> None:
     frame = pd.DataFrame(figs.slice_rows(table, metric))
     number = {c: st.column_config.NumberColumn(c, format="%.3f")
               for c in frame.columns if c in figs.LEADERBOARD_METRIC_LABELS.values()}
-    st.dataframe(frame, hide_index=True, width="stretch", column_config={
+    st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", column_config={
         "value": st.column_config.TextColumn(ATTRIBUTE_LABELS[table.attribute]), **number})
     st.plotly_chart(figs.slice_figure(table, metric), width="stretch")
 

@@ -79,7 +79,7 @@ def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> 
     st.error("\n".join(lines))
     st.dataframe(pd.DataFrame([{"file": p.file, "query_id": p.query_id, "field": p.field,
                                 "expected": p.expected, "found": p.found} for p in problems]),
-                 hide_index=True, width="stretch")
+                 hide_index=True, placeholder="—", width="stretch")
     st.caption(f"Ground truth: {gt_path} · Submission: {pred_path}")
 
 
