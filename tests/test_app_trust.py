@@ -42,8 +42,9 @@ def ds(tmp_path: Path) -> Dataset:
 
 
 def _texts(at: AppTest) -> str:
-    return " ".join(e.value for kind in ("caption", "markdown", "warning", "info", "error")
-                    for e in at.get(kind))
+    """Every text the page shows, the viewer's HTML block included."""
+    return " ".join([e.value for kind in ("caption", "markdown", "warning", "info", "error")
+                     for e in at.get(kind)] + [h.proto.body for h in at.get("html")])
 
 
 def _evaluated_file(at: AppTest) -> Path:
@@ -196,14 +197,20 @@ def test_data_flag_opens_the_app_on_that_folder(ds: Dataset,
 
 
 def test_user_text_is_shown_as_text_in_the_viewer(ds: Dataset) -> None:
-    """A phrase written as a Markdown link stays text (no clickable link of the input's)."""
+    """A phrase written as a Markdown link or as HTML stays text (no clickable link, no
+    element of the input's) in the viewer's HTML block and in any Markdown."""
     gt = json.loads(ds.gt.read_text())
-    gt["tasks"]["open_vocabulary"][0]["phrase"] = "tank [CLICK-ME](https://example.com)"
+    gt["tasks"]["open_vocabulary"][0]["phrase"] = ("tank [CLICK-ME](https://example.com) "
+                                                   "<img src=x onerror=alert(1)>")
     ds.gt.write_text(json.dumps(gt))
     at = app_on(ds, TIMEOUT, selected={"vocabulary": "ov_000001"})
     at.switch_page(EXPLORER)
     at.run()
     assert_ok(at)
+    card = at.get("html")[0].proto.body
+    assert ("<b>tank [CLICK-ME](https://example.com) &lt;img src=x onerror=alert(1)&gt;</b>"
+            in card)
+    assert "<img src=x" not in card and "href='https://example.com" not in card
     shown = [m.value for m in at.markdown if "CLICK" in m.value]
     # Both brackets escaped: Markdown renders them as text, so no link exists.
-    assert shown and all("\\[CLICK-ME\\](https" in v for v in shown)
+    assert all("\\[CLICK-ME\\](https" in v for v in shown)
