@@ -163,7 +163,7 @@ def test_confusion_cell_leads_to_explorer(ds: Dataset) -> None:
     assert_ok(at)
     assert at.title[0].value == "Query explorer"
     assert at.session_state["flt_outcomes"] == ["FP"]
-    assert at.selectbox(key="_w_query").value == "ov_000002"
+    assert at.session_state["selected"]["vocabulary"] == "ov_000002"
     assert list(at.dataframe[0].value["query_id"]) == ["ov_000002"]
 
 
@@ -176,15 +176,17 @@ def test_explorer_filters_select_and_navigate(ds: Dataset) -> None:
     assert len(at.dataframe[0].value) == 4
     at.multiselect(key="_w_flt_failures").set_value(["miss", "duplicates"]).run()
     assert list(at.dataframe[0].value["query_id"]) == ["ov_000006", "ov_000005"]
-    at.selectbox(key="_w_query").set_value("ov_000005").run()
+    at.selectbox(key="_w_jump").set_value("ov_000005").run()
     assert_ok(at)
+    assert at.session_state["selected"]["vocabulary"] == "ov_000005"
+    assert at.selectbox(key="_w_jump").value is None  # a search box: empty again
     assert at.query_params["q"] in ("ov_000005", ["ov_000005"])
     prev = next(b for b in at.button if b.label == "◀ Previous")
     prev.click().run()
-    assert at.selectbox(key="_w_query").value == "ov_000006"
+    assert at.session_state["selected"]["vocabulary"] == "ov_000006"
     assert next(b for b in at.button if b.label == "◀ Previous").disabled
     next(b for b in at.button if b.label == "Next ▶").click().run()
-    assert at.selectbox(key="_w_query").value == "ov_000005"
+    assert at.session_state["selected"]["vocabulary"] == "ov_000005"
     at.text_input(key="_w_flt_text").set_value("no such thing").run()
     assert not at.exception and "No query matches" in at.info[0].value
     next(b for b in at.button if b.label == "Reset filters").click().run()
@@ -198,7 +200,7 @@ def test_viewer_notices_for_missing_and_tiff_images(ds: Dataset) -> None:
     assert_ok(at)
     notices = [i.value for i in at.info]
     assert any("image file not found" in n and "blank 64 x 48 canvas" in n for n in notices)
-    at.selectbox(key="_w_query").set_value("ov_000003").run()  # a 16-bit TIFF
+    at.selectbox(key="_w_jump").set_value("ov_000003").run()  # a 16-bit TIFF
     assert_ok(at)
     assert not any("image" in i.value for i in at.info)
     assert "poor localisation" in at.get("html")[0].proto.body  # the viewer's card
@@ -216,7 +218,7 @@ def test_deep_link_opens_the_query(ds: Dataset) -> None:
     at = _explorer(at.run())
     assert_ok(at)
     assert at.session_state["task"] == "referring"
-    assert at.selectbox(key="_w_query").value == "ref_000002"
+    assert at.session_state["selected"]["referring"] == "ref_000002"
     assert "<code>ref_000002</code>" in at.get("html")[0].proto.body  # the viewer's card
 
 
@@ -227,7 +229,7 @@ def test_deep_link_to_unknown_query_warns(ds: Dataset) -> None:
     at = _explorer(at.run())
     assert not at.exception
     assert "ov_999999" in at.warning[0].value
-    assert at.selectbox(key="_w_query").value == "ov_000002"
+    assert at.session_state["selected"]["vocabulary"] == "ov_000002"
 
 
 def test_filters_survive_a_round_trip_through_the_overview(ds: Dataset) -> None:

@@ -83,7 +83,7 @@ def test_a_link_reproduces_dataset_submission_query_and_options(ds: Dataset) -> 
     assert _evaluated_file(at) == ds.model_b.resolve()
     assert at.session_state["iou_threshold"] == 0.3
     assert at.session_state["flt_outcomes"] == ["TP", "FP"]
-    assert at.selectbox(key="_w_query").value == "ov_000003"
+    assert at.session_state["selected"]["vocabulary"] == "ov_000003"
     results = evaluate_samples(load_samples(ds.gt, ds.model_b, "vocabulary",
                                             modalities="bbox,oriented_bbox"), 0.3)
     row = next(r for r in results["per_sample"] if r["sample_id"] == "ov_000003")

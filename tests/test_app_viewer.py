@@ -130,7 +130,7 @@ def test_next_shows_the_query_drawn_in_the_background(
     at.switch_page(EXPLORER)
     at.run()
     assert_ok(at)
-    options = at.selectbox(key="_w_query").options
+    options = at.selectbox(key="_w_jump").options
     first, second = (o.split(" — ", 1)[0] for o in options[:2])
     assert built[0] == first
     deadline = time.monotonic() + 60 * WAIT_SCALE  # polled: a busy machine is not a failure
@@ -139,6 +139,6 @@ def test_next_shows_the_query_drawn_in_the_background(
     assert built == [first, second]  # drawn before anyone asked for it
     next(b for b in at.button if b.label == "Next ▶").click().run()
     assert_ok(at)
-    assert at.selectbox(key="_w_query").value == second
+    assert at.session_state["selected"]["vocabulary"] == second
     assert f"<code>{second}</code>" in _card(at)
     assert built.count(second) == 1  # the background drawing was shown, not redrawn

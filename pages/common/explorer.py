@@ -76,6 +76,7 @@ def table(task: str, shown: list[dict[str, Any]], total: int) -> None:
                  height=300,
                  column_config=views.TABLE_CONFIG, on_select=partial(_on_table_select, task, ids),
                  selection_mode="single-row", key="qtable")
+    jump_box(task, shown)
 
 
 def _step(task: str, ids: list[str], current: str, delta: int) -> None:
@@ -83,31 +84,47 @@ def _step(task: str, ids: list[str], current: str, delta: int) -> None:
     state.select_query(task, ids[min(max(i + delta, 0), len(ids) - 1)])
 
 
-def _on_pick(task: str) -> None:
-    state.select_query(task, st.session_state["_w_query"])
+def _labels(shown: list[dict[str, Any]]) -> dict[str, str]:
+    return {r["query_id"]: f"{r['query_id']} — {r['text'][:60]} [{r['failure']}]"
+            for r in shown}
+
+
+def _on_jump(task: str) -> None:
+    picked = st.session_state["_w_jump"]
+    if picked is not None:
+        state.select_query(task, picked)
+    st.session_state["_w_jump"] = None  # a search box, not the current query
+
+
+def jump_box(task: str, shown: list[dict[str, Any]]) -> None:
+    """A searchable picker of the shown queries (filtered order) that opens the one picked.
+    Outside the viewer's fragment: its thousands of labels are not sent again with every
+    "Next" (on the full benchmark they were most of a switch's bytes and redraw)."""
+    labels = _labels(shown)
+    st.session_state.setdefault("_w_jump", None)
+    st.selectbox("Jump to a query", list(labels), key="_w_jump", format_func=labels.get,
+                 placeholder="type an id or words of its text", on_change=_on_jump,
+                 args=(task,))
 
 
 def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
-    """Selectbox of the shown queries (filtered order) with previous / next buttons."""
+    """Previous / next buttons (filtered order) around the current query's position and
+    label."""
     ids = [r["query_id"] for r in shown]
-    labels = {r["query_id"]: f"{r['query_id']} — {r['text'][:60]} [{r['failure']}]"
-              for r in shown}
     i = ids.index(current)
-    cols = st.columns([1, 6, 1])
+    cols = st.columns([1, 6, 1], vertical_alignment="center")
     cols[0].button("◀ Previous", on_click=_step, args=(task, ids, current, -1),
                    disabled=i == 0, width="stretch")
-    st.session_state["_w_query"] = current
-    cols[1].selectbox("Query", ids, key="_w_query", format_func=labels.get,
-                      on_change=_on_pick, args=(task,), label_visibility="collapsed")
+    cols[1].caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list · "
+                    f"{views.md_text(_labels([shown[i]])[current])}")
     cols[2].button("Next ▶", on_click=_step, args=(task, ids, current, 1),
                    disabled=i == len(ids) - 1, width="stretch")
-    st.caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list")
 
 
 @st.fragment
 def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
-    """Navigator and viewer of the selected query. A fragment: "Next", the query picker
-    and the viewer's controls rerun only this part, not the sidebar, filters and table."""
+    """Navigator and viewer of the selected query. A fragment: "Next", "Previous" and the
+    viewer's controls rerun only this part, not the sidebar, filters, table and jump box."""
     ids = [r["query_id"] for r in shown]
     current = state.selected_query(task)
     if current not in ids:
