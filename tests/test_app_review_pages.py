@@ -52,6 +52,17 @@ def _restart() -> None:
     st.cache_resource.clear()
 
 
+def _gallery_after_restart(params: dict[str, str]) -> AppTest:
+    """A new session of a restarted app opened on the link ``params``, on the Gallery."""
+    _restart()
+    fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                              default_timeout=TIMEOUT)
+    fresh.query_params.update(params)
+    fresh.run()
+    fresh.switch_page(GALLERY)
+    return fresh.run()
+
+
 def _page(ds: Dataset, page: str, **state: object) -> AppTest:
     at = app_on(ds, TIMEOUT, **{"view_review": True, **state}).run()  # the panel's switch on
     at.switch_page(page)
@@ -130,13 +141,7 @@ def test_a_gallery_link_reproduces_the_same_tiles(ds: Dataset) -> None:
     assert params["gsel"] == "pred" and params["gout"] == "TP" and params["gsort"] == "largest"
     link = next(c.value for c in at.code if "Gallery?" in c.value)
     assert "gsel=pred" in link and "gout=TP" in link
-    _restart()
-    fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
-                              default_timeout=TIMEOUT)
-    fresh.query_params.update(params)
-    fresh.run()
-    fresh.switch_page(GALLERY)
-    fresh.run()
+    fresh = _gallery_after_restart(params)
     assert_ok(fresh)
     assert fresh.session_state["gal_selector"] == "predicted boxes"
     assert _tile_ids(fresh) == shown
@@ -159,13 +164,7 @@ def test_gallery_page_number_is_in_the_link(demo: Path) -> None:
     assert len(second) == 48 and second != first
     params = {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
     assert params["gpage"] == "2"
-    _restart()
-    fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
-                              default_timeout=TIMEOUT)
-    fresh.query_params.update(params)
-    fresh.run()
-    fresh.switch_page(GALLERY)
-    fresh.run()
+    fresh = _gallery_after_restart(params)
     assert_ok(fresh)
     assert _tile_ids(fresh) == second
 

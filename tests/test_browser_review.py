@@ -6,12 +6,14 @@ three tasks; the query-form slice (screenshots in /tmp/ovearth_shots)."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from app_fixtures import write_dataset
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app, settle, shoot
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from ovearth_core import review
 
@@ -60,7 +62,11 @@ def _check_tile(page: Page, n: int) -> None:
     page.wait_for_selector(IDLE, timeout=MS)
 
 
-def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> None:
+@contextmanager
+def _harbour_app(tmp_path: Path) -> Iterator[tuple[Browser, Server, Path]]:
+    """Chromium and the app (demo dataset) with a copy of the demo as a second benchmark,
+    ``harbour_bench`` (its folder is yielded too), opened with ``--data``; both stopped
+    after."""
     app_dir = copy_app(tmp_path / "app")
     write_dataset(app_dir / "assets" / "demo")
     bench = tmp_path / "data" / "harbour_bench"
@@ -69,96 +75,91 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         server = Server(app_dir, tmp_path / "server.log", ["--data", str(bench)])
         try:
-            one = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
-            one.goto(f"{server.url}/Gallery")
-            settle(one, "tiles · showing 1–")
-            main = one.locator('[data-testid="stMain"]')
-            href = main.locator("a", has_text="↗").nth(1).get_attribute("href") or ""
-            query = dict(parse_qsl(urlsplit(href).query))["q"]
-            _check_tile(one, 1)
-            expect(main.get_by_text("1 tile selected", exact=False)).to_be_visible(timeout=MS)
-            tag_box = main.locator('[data-testid="stSelectbox"]').filter(
-                has=one.get_by_text("Tag", exact=True))
-            tag_box.locator("input").click()
-            one.get_by_role("option", name="gt_error").click()
-            one.wait_for_selector(IDLE, timeout=MS)
-            shoot(one, tmp_path, "gallery_tagging.png")
-            main.get_by_role("button", name="Tag 1 object").click()
-            one.wait_for_selector(IDLE, timeout=MS)
-            expect(main.get_by_text("0 tiles selected", exact=False)).to_be_visible(timeout=MS)
-            expect(main.locator('[data-testid="stCheckbox"]').filter(
-                has_text="gt_error")).to_have_count(1, timeout=MS)
-            state = review.load_state(review.sidecar_for(bench / "ground_truth.json"))
-            assert [(t.query_id, t.source, sorted(tags)) for t, tags in state.tags.items()] \
-                == [(query, "gt", ["gt_error"])]
-            shoot(one, tmp_path, "gallery_tagged.png")
-            # A new free tag becomes a filter option at once (the tiles are a fragment; the
-            # filters above them are redrawn after a new tag).
-            _check_tile(one, 2)
-            new_tag = main.locator('[data-testid="stTextInput"]').filter(
-                has=one.get_by_text("…or a new tag", exact=True)).locator("input")
-            new_tag.fill("barge")
-            new_tag.press("Enter")
-            one.wait_for_selector(IDLE, timeout=MS)
-            main.get_by_role("button", name="Tag 1 object").click()
-            one.wait_for_selector(IDLE, timeout=MS)
-            expect(main.locator('[data-testid="stCheckbox"]').filter(
-                has_text="barge")).to_have_count(1, timeout=MS)
-            main.locator('[data-testid="stMultiSelect"]').filter(
-                has=one.get_by_text("Review tag", exact=True)).locator("input").click()
-            expect(one.get_by_role("option", name="barge")).to_be_visible(timeout=MS)
-            one.keyboard.press("Escape")
-            two = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
-            two.goto(f"{server.url}/Gallery?grtag=gt_error")
-            settle(two, "tiles · showing 1–")
-            main2 = two.locator('[data-testid="stMain"]')
-            expect(main2.locator('[data-testid="stCheckbox"]').filter(
-                has_text="gt_error")).to_have_count(1, timeout=MS)
-            links = main2.locator("a", has_text="↗")
-            hrefs = [links.nth(i).get_attribute("href") or "" for i in range(links.count())]
-            assert hrefs and {dict(parse_qsl(urlsplit(h).query))["q"] for h in hrefs} == {query}
-            assert two.locator('[data-testid="stException"]').count() == 0
+            yield browser, server, bench
         finally:
             server.stop()
             browser.close()
+
+
+def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> None:
+    with _harbour_app(tmp_path) as (browser, server, bench):
+        one = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
+        one.goto(f"{server.url}/Gallery")
+        settle(one, "tiles · showing 1–")
+        main = one.locator('[data-testid="stMain"]')
+        href = main.locator("a", has_text="↗").nth(1).get_attribute("href") or ""
+        query = dict(parse_qsl(urlsplit(href).query))["q"]
+        _check_tile(one, 1)
+        expect(main.get_by_text("1 tile selected", exact=False)).to_be_visible(timeout=MS)
+        tag_box = main.locator('[data-testid="stSelectbox"]').filter(
+            has=one.get_by_text("Tag", exact=True))
+        tag_box.locator("input").click()
+        one.get_by_role("option", name="gt_error").click()
+        one.wait_for_selector(IDLE, timeout=MS)
+        shoot(one, tmp_path, "gallery_tagging.png")
+        main.get_by_role("button", name="Tag 1 object").click()
+        one.wait_for_selector(IDLE, timeout=MS)
+        expect(main.get_by_text("0 tiles selected", exact=False)).to_be_visible(timeout=MS)
+        expect(main.locator('[data-testid="stCheckbox"]').filter(
+            has_text="gt_error")).to_have_count(1, timeout=MS)
+        state = review.load_state(review.sidecar_for(bench / "ground_truth.json"))
+        assert [(t.query_id, t.source, sorted(tags)) for t, tags in state.tags.items()] \
+            == [(query, "gt", ["gt_error"])]
+        shoot(one, tmp_path, "gallery_tagged.png")
+        # A new free tag becomes a filter option at once (the tiles are a fragment; the
+        # filters above them are redrawn after a new tag).
+        _check_tile(one, 2)
+        new_tag = main.locator('[data-testid="stTextInput"]').filter(
+            has=one.get_by_text("…or a new tag", exact=True)).locator("input")
+        new_tag.fill("barge")
+        new_tag.press("Enter")
+        one.wait_for_selector(IDLE, timeout=MS)
+        main.get_by_role("button", name="Tag 1 object").click()
+        one.wait_for_selector(IDLE, timeout=MS)
+        expect(main.locator('[data-testid="stCheckbox"]').filter(
+            has_text="barge")).to_have_count(1, timeout=MS)
+        main.locator('[data-testid="stMultiSelect"]').filter(
+            has=one.get_by_text("Review tag", exact=True)).locator("input").click()
+        expect(one.get_by_role("option", name="barge")).to_be_visible(timeout=MS)
+        one.keyboard.press("Escape")
+        two = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
+        two.goto(f"{server.url}/Gallery?grtag=gt_error")
+        settle(two, "tiles · showing 1–")
+        main2 = two.locator('[data-testid="stMain"]')
+        expect(main2.locator('[data-testid="stCheckbox"]').filter(
+            has_text="gt_error")).to_have_count(1, timeout=MS)
+        links = main2.locator("a", has_text="↗")
+        hrefs = [links.nth(i).get_attribute("href") or "" for i in range(links.count())]
+        assert hrefs and {dict(parse_qsl(urlsplit(h).query))["q"] for h in hrefs} == {query}
+        assert two.locator('[data-testid="stException"]').count() == 0
 
 
 def test_annotation_page_and_query_form_slice(tmp_path: Path) -> None:
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
-    bench = tmp_path / "data" / "harbour_bench"
-    shutil.copytree(REPO / "assets" / "demo", bench, ignore=shutil.ignore_patterns(".ovearth"))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log", ["--data", str(bench)])
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
-            page.goto(f"{server.url}/Query_explorer?sub=strong_localiser&q=ov_000001")
-            settle(page, "Same object in other tasks")
-            href = page.get_by_role("link", name="Same object in other tasks ↗").get_attribute(
-                "href") or ""
-            assert urlsplit(href).path == "/Annotation"
-            page.goto(href)
-            settle(page, "Where it fails")
-            main = page.locator('[data-testid="stMain"]')
-            for label in ("Open vocabulary", "Referring", "Reasoning"):
-                expect(main.get_by_role("heading", name=label)).to_be_visible(timeout=MS)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('[data-testid=stMain] "
-                "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
-                timeout=MS)
-            shoot(page, tmp_path, "annotation.png")
-            page.goto(f"{server.url}/Slices?sub=strong_localiser")
-            settle(page, "slices of")
-            box = page.locator('[data-testid="stSelectbox"]').filter(
-                has=page.get_by_text("Slice by", exact=True))
-            box.locator("input").click()
-            page.get_by_role("option", name="same target, query form (all three tasks)").click()
-            page.wait_for_selector(IDLE, timeout=MS)
-            settle(page, "3 slices of")
-            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
-            shoot(page, tmp_path, "slices_query_form.png")
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            server.stop()
-            browser.close()
+    with _harbour_app(tmp_path) as (browser, server, bench):
+        page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
+        page.goto(f"{server.url}/Query_explorer?sub=strong_localiser&q=ov_000001")
+        settle(page, "Same object in other tasks")
+        href = page.get_by_role("link", name="Same object in other tasks ↗").get_attribute(
+            "href") or ""
+        assert urlsplit(href).path == "/Annotation"
+        page.goto(href)
+        settle(page, "Where it fails")
+        main = page.locator('[data-testid="stMain"]')
+        for label in ("Open vocabulary", "Referring", "Reasoning"):
+            expect(main.get_by_role("heading", name=label)).to_be_visible(timeout=MS)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=stMain] "
+            "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
+            timeout=MS)
+        shoot(page, tmp_path, "annotation.png")
+        page.goto(f"{server.url}/Slices?sub=strong_localiser")
+        settle(page, "slices of")
+        box = page.locator('[data-testid="stSelectbox"]').filter(
+            has=page.get_by_text("Slice by", exact=True))
+        box.locator("input").click()
+        page.get_by_role("option", name="same target, query form (all three tasks)").click()
+        page.wait_for_selector(IDLE, timeout=MS)
+        settle(page, "3 slices of")
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
+        shoot(page, tmp_path, "slices_query_form.png")
+        assert page.locator('[data-testid="stException"]').count() == 0

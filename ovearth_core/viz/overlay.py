@@ -12,6 +12,7 @@ FP red, FN orange. GT outlines are solid, predicted outlines dashed.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from collections.abc import Collection, Sequence
@@ -468,6 +469,12 @@ def dashed_line(draw: ImageDraw.ImageDraw, points: npt.NDArray[np.float64], colo
                        (x0 + (x1 - x0) * t1, y0 + (y1 - y0) * t1)], fill=colour, width=width)
 
 
+@functools.cache
+def _label_font() -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """Pillow's bundled font at label size, loaded once (not per picture)."""
+    return ImageFont.load_default(size=13)
+
+
 def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
                 layers: Collection[str] = LAYERS, opacity: float = 0.45,
                 pixel_mode: bool = False, region: Region | None = None,
@@ -498,10 +505,10 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
             draw.line([tuple(p) for p in xy], fill=box.item["colour"], width=3, joint="curve")
         else:
             dashed_line(draw, xy, box.item["colour"], 2)
-    font = ImageFont.load_default(size=13)
     for box in boxes:
         if box.label is None:
             continue
+        font = _label_font()
         x, y = (box.anchor[0] - x0) * k, (box.anchor[1] - y0) * k
         left, top, right, bottom = draw.textbbox((x, y), box.label, font=font,
                                                  anchor="la" if box.oriented else "ld")

@@ -84,9 +84,8 @@ def _step(task: str, ids: list[str], current: str, delta: int) -> None:
     state.select_query(task, ids[min(max(i + delta, 0), len(ids) - 1)])
 
 
-def _labels(shown: list[dict[str, Any]]) -> dict[str, str]:
-    return {r["query_id"]: f"{r['query_id']} — {r['text'][:60]} [{r['failure']}]"
-            for r in shown}
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['query_id']} — {row['text'][:60]} [{row['failure']}]"
 
 
 def _on_jump(task: str) -> None:
@@ -100,7 +99,7 @@ def jump_box(task: str, shown: list[dict[str, Any]]) -> None:
     """A searchable picker of the shown queries (filtered order) that opens the one picked.
     Outside the viewer's fragment: its thousands of labels are not sent again with every
     "Next" (on the full benchmark they were most of a switch's bytes and redraw)."""
-    labels = _labels(shown)
+    labels = {r["query_id"]: _label(r) for r in shown}
     st.session_state.setdefault("_w_jump", None)
     st.selectbox("Jump to a query", list(labels), key="_w_jump", format_func=labels.get,
                  placeholder="type an id or words of its text", on_change=_on_jump,
@@ -116,7 +115,7 @@ def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
     cols[0].button("◀ Previous", on_click=_step, args=(task, ids, current, -1),
                    disabled=i == 0, width="stretch")
     cols[1].caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list · "
-                    f"{views.md_text(_labels([shown[i]])[current])}")
+                    f"{views.md_text(_label(shown[i]))}")
     cols[2].button("Next ▶", on_click=_step, args=(task, ids, current, 1),
                    disabled=i == len(ids) - 1, width="stretch")
 

@@ -201,6 +201,15 @@ _CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
              ".ov-card h3{margin:0 0 .5rem}.ov-card p{margin:0 0 .6rem}</style>")
 
 
+def _scores(table_row: dict[str, Any]) -> str:
+    """The query's scores line (both views' facts)."""
+    scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
+              (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
+              if table_row[col] is not None]
+    return "Scores: " + (" · ".join(scores) if scores else
+                         "— (negative query: no score, only presence)")
+
+
 def _metrics_html(row: dict[str, Any]) -> str:
     frame = _metrics_table(row)
     if frame.empty:
@@ -226,17 +235,13 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
                      f"image is shown at {drawn.scale:.0%}.")
     notes.append("“Interactive” (in View options) zooms, pans and shows each outline's text "
                  "on hover; “Tag / note” opens the review panel under the view.")
-    scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
-              (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
-              if table_row[col] is not None]
     side = [f"<h3><code>{e(query_id)}</code></h3>", f"<p><b>{e(sample.phrase)}</b></p>",
             f"<p>Category: <b>{e(sample.category)}</b> · {e(table_row['polarity'])} query<br>"
             f"Outcome: <b>{e(table_row['outcome'])}</b> · Failure: "
             f"<b>{e(table_row['failure'])}</b></p>"]
     if table_row["failure_detail"]:
         side.append(f"<p class='ov-cap'>{e(table_row['failure_detail'])}</p>")
-    side.append("<p>Scores: " + (e(" · ".join(scores)) if scores else
-                                 "— (negative query: no score, only presence)") + "</p>")
+    side.append(f"<p>{e(_scores(table_row))}</p>")
     if tags is not None:
         side.append(f"<p>Review tags: {e(tags) if tags else '—'}</p>")
     side += [f"<p><a href='{e(state.annotation_url(sample.ann_id))}' target='_self'>"
@@ -257,16 +262,12 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
 
 def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | None) -> str:
     """The query's facts as one markdown block (the interactive view's side column)."""
-    scores = [f"{label} {views.fmt(table_row[col])}" for col, label in
-              (("seg_iou", "mask IoU"), ("bbox_f1", "HBB F1"), ("obb_f1", "OBB F1"))
-              if table_row[col] is not None]
     lines = [f"### {state.code(query_id)}", f"**{views.md_text(sample.phrase)}**",
              f"Category: **{views.md_text(sample.category)}** · {table_row['polarity']} query  \n"
              f"Outcome: **{table_row['outcome']}** · Failure: **{table_row['failure']}**"]
     if table_row["failure_detail"]:
         lines.append(f"*{views.md_text(table_row['failure_detail'])}*")
-    lines.append("Scores: " + (" · ".join(scores) if scores else
-                               "— (negative query: no score, only presence)"))
+    lines.append(_scores(table_row))
     if tags is not None:
         lines.append(f"Review tags: {views.md_text(tags) if tags else '—'}")
     lines.append(f"[Same object in other tasks ↗]({state.annotation_url(sample.ann_id)})")
