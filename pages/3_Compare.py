@@ -55,7 +55,7 @@ views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
 views.coverage_warnings(evaluation_b.results, f"B ({names[1]})")
 st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
            f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_queries:,} "
-           "queries · None: not submitted or undefined (no difference or interval)")
+           "queries · —: not submitted or undefined (no difference or interval)")
 
 st.header("Key metrics")
 st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—", width="stretch",
