@@ -11,6 +11,8 @@ Figures (medians of ``--repeats`` runs, each a new process):
 - ``--help``: target <= 0.35 s;
 - three tasks (vocabulary, referring, reasoning; one process each, all modalities, output
   to a file; the persona of ``benchmarks/run.py``): target <= 3 s for the sum;
+- the same three tasks in one process (``python -m ovearth_core.suite``: the files read
+  and validated once, the same three output files): target <= 3 s;
 - the bare interpreter (``python -c pass``): the floor, printed as the baseline of the ratios.
 
 ``--before REV`` also measures a git revision (``git archive`` into a temporary folder, run
@@ -72,7 +74,8 @@ def measure(trees: dict[str, Path], gt: Path, pred: Path, repeats: int, out: Pat
     the trees alternate within each repeat (a change of load hits them alike)."""
     py = sys.executable
     runs: dict[str, dict[str, list[float]]] = {
-        name: {k: [] for k in ("bare", "help", "three", "three_cpu", *TASKS)}
+        name: {k: [] for k in ("bare", "help", "three", "three_cpu", "suite", "suite_cpu",
+                               *TASKS)}
         for name in trees}
     for _ in range(repeats):
         for name, tree in trees.items():
@@ -89,7 +92,13 @@ def measure(trees: dict[str, Path], gt: Path, pred: Path, repeats: int, out: Pat
                 cpu += _CPU[0]
             got["three"].append(total)
             got["three_cpu"].append(cpu)
-    return {name: {k: statistics.median(v) for k, v in got.items()}
+            if (tree / "ovearth_core" / "suite.py").read_text().count("def main("):
+                got["suite"].append(_wall(
+                    [py, "-m", "ovearth_core.suite", "--gt", str(gt), "--predictions",
+                     str(pred), "--modalities", ALL, "--output-dir", str(out / "suite")],
+                    tree, env))
+                got["suite_cpu"].append(_CPU[0])
+    return {name: {k: statistics.median(v) for k, v in got.items() if v}
             for name, got in runs.items()}
 
 
@@ -138,6 +147,11 @@ def report(name: str, m: dict[str, float]) -> None:
           "(less shared)")
     print("    per task: " + ", ".join(f"{t} {m[t]:.3f} s" for t in TASKS)
           + f"; --help = {m['help'] / m['bare']:.2f}x the bare interpreter")
+    if "suite" in m:
+        _line("three tasks, one process (.suite)", "<= 3 s", f"{m['suite']:.3f} s",
+              f"{m['suite'] / 3:.2f}x target")
+        _line("  the same, CPU (user + system)", "—", f"{m['suite_cpu']:.3f} s",
+              f"{m['suite'] / m['three']:.2f}x 3 runs")
 
 
 def main(argv: list[str] | None = None) -> int:

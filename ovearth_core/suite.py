@@ -6,13 +6,20 @@ three would otherwise read and validate the same two files three times.
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from .errors import OVEarthInputError
 from .evaluate import evaluate_samples
 from .gcpause import gc_paused
 from .io import PathLike, load_samples, parse_ground_truth, read_json
 from .types import TASK_KEYS
+
+PROG = "python -m ovearth_core.suite"
 
 
 def evaluate_files(gt_path: PathLike, pred_path: PathLike,
@@ -29,17 +36,108 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
         ``{task: result}`` in the order of ``tasks``.
 
     Raises:
-        OVEarthInputError: as the per-task functions do.
+        OVEarthInputError: as the per-task functions do (the first task's, in order).
     """
+    results = evaluate_each(gt_path, pred_path, tasks, modalities=modalities,
+                            iou_threshold=iou_threshold, score_threshold=score_threshold,
+                            bbox_format=bbox_format)
+    for value in results.values():
+        if isinstance(value, OVEarthInputError):
+            raise value
+    return results  # type: ignore[return-value]
+
+
+def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], *,
+                  modalities: object, iou_threshold: float, score_threshold: float | None,
+                  bbox_format: str) -> dict[str, dict[str, Any] | OVEarthInputError]:
+    """:func:`evaluate_files`, with each task's problems returned in its place instead of
+    raised (a file that cannot be read, or bad ground truth, still raises: it stops every
+    task alike)."""
     with gc_paused():
         gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
         doc = read_json(pred_path, "prediction")
-        results = {task: evaluate_samples(
-                       load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                                    modalities, ground_truth=gt, predictions_doc=doc),
-                       iou_threshold)
-                   for task in tasks}
+        results: dict[str, dict[str, Any] | OVEarthInputError] = {}
+        for task in tasks:
+            try:
+                results[task] = evaluate_samples(
+                    load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
+                                 modalities, ground_truth=gt, predictions_doc=doc),
+                    iou_threshold)
+            except OVEarthInputError as err:
+                results[task] = err
         # Free the documents while collection is paused: the first collection after
         # the pause walks every object still alive (a million for a prediction file).
         del gt, doc
         return results
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .cli import add_evaluation_options, add_input_options
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Evaluate several tasks of one submission in one run, reading and "
+                    "validating each file once. Writes OUTPUT_DIR/<task>.json per task: "
+                    "the bytes `python -m ovearth_core --task <task> --output ...` writes "
+                    "with the same options.")
+    add_input_options(parser)
+    parser.add_argument("--tasks", default=",".join(TASK_KEYS),
+                        help="comma-separated tasks (default: %(default)s)")
+    parser.add_argument("--output-dir", required=True,
+                        help="folder for the <task>.json outputs (created if missing)")
+    add_evaluation_options(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ovearth_core.suite``: all or nothing. Any task's problems are printed
+    (every failing task, each under its name) and no output is written; exit status 2."""
+    from .cli import EXIT_BAD_INPUT, dump_json, emit, output_refused, print_warnings
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    tasks = list(dict.fromkeys(t.strip() for t in args.tasks.split(",") if t.strip()))
+    unknown = [t for t in tasks if t not in TASK_KEYS]
+    if not tasks or unknown:
+        parser.error(f"--tasks: expected a comma-separated subset of {', '.join(TASK_KEYS)}; "
+                     f"found {args.tasks!r}")
+    inputs = (args.gt, args.predictions)
+    folder = Path(args.output_dir)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        print(f"{PROG}: cannot write {folder}: it is not a folder; expected a folder for the "
+              "<task>.json outputs", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    outputs = {task: folder / f"{task}.json" for task in tasks}
+    for path in outputs.values():
+        refused = output_refused(PROG, path, inputs)
+        if refused:
+            return refused
+    try:
+        results = evaluate_each(args.gt, args.predictions, tasks, modalities=args.modalities,
+                                iou_threshold=args.iou_threshold,
+                                score_threshold=args.score_threshold,
+                                bbox_format=args.bbox_format)
+    except OVEarthInputError as err:
+        print(f"{PROG}: invalid input\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    failed = {t: r for t, r in results.items() if isinstance(r, OVEarthInputError)}
+    if failed:
+        for task, err in failed.items():
+            print(f"{PROG}: invalid input ({task}; nothing written)\n{err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"{PROG}: cannot write {folder}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for task, result in results.items():
+        assert not isinstance(result, OVEarthInputError)
+        print_warnings(PROG, result)
+        status = emit(PROG, dump_json(result), outputs[task], inputs)
+        if status:
+            return status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
