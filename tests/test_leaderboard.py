@@ -429,3 +429,49 @@ def test_the_workers_preload_imports_no_scipy() -> None:
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+_LAUNCHER = '''
+import os, sys, threading
+# Stands for Streamlit's launcher, the app server's main script: a worker that runs this
+# file again (as __mp_main__) leaves its process id in the log.
+if __name__ == "__mp_main__":
+    with open(os.environ["MAIN_RUNS"], "a") as log:
+        log.write(f"{os.getpid()}\\n")
+if __name__ == "__main__":
+    from pathlib import Path
+    from ovearth_core.analysis.leaderboard import evaluate_submissions
+    from ovearth_core.evaluate import evaluate_samples
+    from ovearth_core.io import load_samples
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()  # a server's threads
+    demo = Path(sys.argv[1])
+    preds = sorted((demo / "predictions").glob("*.json"))
+    outcomes = evaluate_submissions(demo / "ground_truth.json", preds, "referring", "bbox",
+                                    workers=2)
+    same = [o.result == evaluate_samples(load_samples(demo / "ground_truth.json", p,
+                                                      "referring", modalities="bbox"))
+            for o, p in zip(outcomes, preds)]
+    main = sys.modules["__main__"]
+    print(all(o.in_worker for o in outcomes), all(same), main.__spec__ is None)
+    stop.set()
+'''
+
+
+def test_app_workers_do_not_run_the_servers_main_script_again(tmp_path: Path) -> None:
+    """Issue 17 (cold leaderboard in the app): workers of a process with threads come from a
+    forkserver, and multiprocessing re-runs the parent's main file in each one, unless it
+    was imported by name. In the app that file is Streamlit's launcher (0.8-0.9 s of
+    imports a worker, every run). Here a stand-in main script logs each such re-run: none
+    may happen, the results equal the sequential ones, and the main module is left as it
+    was."""
+    script = tmp_path / "launcher.py"
+    script.write_text(_LAUNCHER)
+    log = tmp_path / "main_runs.txt"
+    demo = Path(__file__).resolve().parents[1] / "assets" / "demo"
+    proc = subprocess.run([sys.executable, str(script), str(demo)], capture_output=True,
+                          text=True, timeout=300, check=False,
+                          env={**os.environ, "MAIN_RUNS": str(log)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "True"]
+    assert not log.exists(), log.read_text()

@@ -26,14 +26,16 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
+import importlib.machinery
 import multiprocessing
 import multiprocessing.context
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -348,6 +350,29 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+@contextmanager
+def _workers_skip_main(context: multiprocessing.context.BaseContext) -> Iterator[None]:
+    """Workers started inside the block do not run this process's main script again.
+
+    A ``forkserver`` or ``spawn`` worker first re-runs the parent's ``__main__`` file (as
+    ``__mp_main__``) unless the main module was imported by name: in the app's server that
+    file is Streamlit's launcher, so every worker of every Leaderboard run imported
+    Streamlit (0.8-0.9 s a worker) for a job that lives in this importable module. The
+    main module is shown to the workers under the name ``__main__``, which
+    :mod:`multiprocessing` does not import again; it is restored when the block ends.
+    """
+    main = sys.modules.get("__main__")
+    if (context.get_start_method() == "fork" or main is None
+            or getattr(main, "__spec__", None) is not None):
+        yield  # forked workers need no import; a main imported by name is cheap
+        return
+    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+    try:
+        yield
+    finally:
+        main.__spec__ = None
+
+
 def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
                          modalities: object = ("segmentation", "bbox"),
                          iou_threshold: float = 0.5, score_threshold: float | None = None,
@@ -444,7 +469,8 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
         by_size = sorted(pending, key=lambda job: -_size(job[3]))
         try:
             with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-                futures = [pool.submit(_evaluate_job, job) for job in by_size]
+                with _workers_skip_main(context):  # workers start at the first submits
+                    futures = [pool.submit(_evaluate_job, job) for job in by_size]
                 for future in as_completed(futures):
                     index = finish(*future.result())
                     outcomes[index].in_worker = True  # type: ignore[union-attr]
