@@ -9,6 +9,7 @@ our code. Loaders collect problems and raise once, showing at most
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 MAX_REPORTED = 20
 
@@ -44,6 +45,11 @@ class OVEarthInputError(ValueError):
         self.problems = list(problems)
         self.total = max(len(self.problems), total or 0)
         super().__init__(format_problems(self.problems, self.total))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its problems (a worker process sends it back whole), not by its
+        # message: ValueError's default would rebuild it from the message's characters.
+        return type(self), (self.problems, self.total)
 
 
 def format_problems(problems: list[Problem], total: int | None = None) -> str:

@@ -144,3 +144,74 @@ def test_unknown_task_is_an_option_error(tmp_path: Path, capsys) -> None:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "--tasks" in err and "'vocabulary,detection'" in err
+
+
+# Runs the suite's main in a fresh interpreter (forking needs a process without other
+# threads) and reports on stderr whether a child delivered its tasks.
+_COUNTED = """
+import sys
+from ovearth_core import forked, suite
+delivered = []
+result = forked.Pending.result
+def counting(self):
+    value = result(self)
+    delivered.append(self.forked)
+    return value
+forked.Pending.result = counting
+status = suite.main(sys.argv[1:])
+print(f"FORKED={sum(delivered)}", file=sys.stderr)
+sys.exit(status)
+"""
+
+
+def _counted(args: list[str], fork: bool) -> tuple[int, str, int]:
+    import os
+    proc = subprocess.run([sys.executable, "-c", _COUNTED, *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=300, check=False,
+                          env={**os.environ, "OVEARTH_FORK": "1" if fork else "0"})
+    lines = proc.stderr.splitlines(keepends=True)
+    forked = [int(line.split("=")[1]) for line in lines if line.startswith("FORKED=")]
+    assert forked, proc.stderr
+    return proc.returncode, "".join(x for x in lines if not x.startswith("FORKED=")), forked[0]
+
+
+@pytest.mark.parametrize("persona", ["strong_localiser", "weak_baseline"])
+def test_a_child_evaluates_the_smaller_tasks_with_the_same_bytes(tmp_path: Path,
+                                                                persona: str) -> None:
+    """With a second core the command forks once (vocabulary here, referring and reasoning
+    in the child); files and messages are those of the run without it."""
+    pred = DEMO / "predictions" / f"{persona}.json"
+    got = {}
+    for fork in (False, True):
+        folder = tmp_path / f"fork{int(fork)}"
+        status, err, forked = _counted(["--gt", str(GT), "--predictions", str(pred),
+                                        "--modalities", "segmentation,bbox,oriented_bbox",
+                                        "--output-dir", str(folder)], fork)
+        assert status == 0, err
+        assert forked == int(fork)
+        got[fork] = ({p.name: p.read_bytes() for p in sorted(folder.iterdir())}, err)
+    assert got[True] == got[False]
+    assert sorted(got[True][0]) == ["reasoning.json", "referring.json", "vocabulary.json"]
+
+
+def test_the_childs_problems_are_reported_as_without_it(tmp_path: Path) -> None:
+    """Bad rows in a task of the child (referring) and of this process (vocabulary): the same
+    messages, in task order, with the fork and without; nothing written."""
+    pred = json.loads(PERSONAS[0].read_text())
+    pred["tasks"]["referring"][2]["bbox"] = [[1, 2, 3]]
+    pred["tasks"]["open_vocabulary"][4]["oriented_bbox"] = [[[0, 0], [9, 9], [9, 0], [0, 9]]]
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps(pred))
+    runs = []
+    for fork in (False, True):
+        folder = tmp_path / f"fork{int(fork)}"
+        status, err, forked = _counted(["--gt", str(GT), "--predictions", str(path),
+                                        "--modalities", "bbox,oriented_bbox",
+                                        "--output-dir", str(folder)], fork)
+        assert status == 2 and not folder.exists()
+        assert forked == int(fork)
+        runs.append(err)
+    assert runs[0] == runs[1]
+    assert runs[0].index("(vocabulary;") < runs[0].index("(referring;")
+    assert "tasks.referring[2].bbox[0]" in runs[0]
+    assert "tasks.open_vocabulary[4].oriented_bbox[0]" in runs[0]
