@@ -2,6 +2,8 @@
 
 The spec's CLI evaluates one task per run; a script or notebook that wants all
 three would otherwise read and validate the same two files three times.
+:func:`evaluate_files` is the Python API; ``python -m ovearth_core.suite`` (:func:`main`)
+the command, which writes one spec output file per task.
 """
 
 from __future__ import annotations
@@ -149,18 +151,23 @@ def main(argv: list[str] | None = None) -> int:
     except OVEarthInputError as err:
         print(f"{PROG}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    failed = {t: r for t, r in results.items() if isinstance(r, OVEarthInputError)}
-    if failed:
-        for task, err in failed.items():
-            print(f"{PROG}: invalid input ({task}; nothing written)\n{err}", file=sys.stderr)
+    done = {t: r for t, r in results.items() if not isinstance(r, OVEarthInputError)}
+    if len(done) < len(results):
+        # Tasks that failed alike (a bad option fails every task) are reported together.
+        by_message: dict[str, list[str]] = {}
+        for task, value in results.items():
+            if isinstance(value, OVEarthInputError):
+                by_message.setdefault(str(value), []).append(task)
+        for message, names in by_message.items():
+            print(f"{PROG}: invalid input ({', '.join(names)}; nothing written)\n{message}",
+                  file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         print(f"{PROG}: cannot write {folder}: {err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for task, result in results.items():
-        assert not isinstance(result, OVEarthInputError)
+    for task, result in done.items():
         print_warnings(PROG, result)
         status = emit(PROG, dump_json(result), outputs[task], inputs)
         if status:

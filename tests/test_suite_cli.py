@@ -215,3 +215,14 @@ def test_the_childs_problems_are_reported_as_without_it(tmp_path: Path) -> None:
     assert runs[0].index("(vocabulary;") < runs[0].index("(referring;")
     assert "tasks.referring[2].bbox[0]" in runs[0]
     assert "tasks.open_vocabulary[4].oriented_bbox[0]" in runs[0]
+
+
+def test_an_option_that_fails_every_task_is_reported_once(tmp_path: Path, capsys) -> None:
+    """A bad ``--iou-threshold`` fails the three tasks alike: one message naming them."""
+    status = suite.main(["--gt", str(GT), "--predictions", str(PERSONAS[0]), "--modalities",
+                         "bbox", "--iou-threshold", "1.5", "--output-dir", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert status == 2 and not (tmp_path / "o").exists()
+    assert err.count("invalid input") == 1
+    assert "(vocabulary, referring, reasoning; nothing written)" in err
+    assert "--iou-threshold" in err and "1.5" in err
