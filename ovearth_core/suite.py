@@ -90,7 +90,9 @@ def _shares(tasks: list[str], doc: dict[str, Any]) -> tuple[list[str], list[str]
     full benchmark, vocabulary's 3,221 rows against referring's and reasoning's 1,774."""
     if len(tasks) < 2:
         return tasks, []
-    rows = doc.get("tasks") if isinstance(doc.get("tasks"), dict) else {}
+    rows = doc.get("tasks")
+    if not isinstance(rows, dict):
+        rows = {}
 
     def size(task: str) -> int:
         value = rows.get(TASK_KEYS.get(task, task))
