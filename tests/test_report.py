@@ -510,3 +510,28 @@ def test_a_second_report_loads_the_evaluations_from_the_cache(dataset: Any,
             for name in ("r0.html", "r1.html", "off.html")]
     assert all("Generated (time)" in h for h in html)
     assert html[0] == html[1] == html[2]
+
+
+def test_cli_refuses_when_no_image_is_found(dataset: Any, tmp_path: Path) -> None:
+    """Issue 27: a wrong --images folder made every overlay a blank "image file not found"
+    canvas, exit 0 and nothing on stderr. Now: exit 2 naming the folder, nothing written."""
+    wrong = tmp_path / "elsewhere"
+    wrong.mkdir()
+    out = tmp_path / "r.html"
+    proc = _run_cli("--gt", str(dataset.gt), "--predictions", str(dataset.pred_a),
+                    "--images", str(wrong), "--modalities", ALL, "--out", str(out),
+                    "--resamples", "1000")
+    assert proc.returncode == 2, proc.stderr
+    assert str(wrong) in proc.stderr and "none of the 6 images" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_warns_about_some_missing_images(dataset: Any, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    proc = _run_cli("--gt", str(dataset.gt), "--predictions", str(dataset.pred_a),
+                    "--modalities", ALL, "--out", str(out), "--resamples", "1000")
+    assert proc.returncode == 0, proc.stderr
+    # build_dataset(missing_images=(3,)) leaves out images/img_3.png of six.
+    assert "warning: 1 of the 6 images" in proc.stderr and "images/img_3.png" in proc.stderr
+    assert out.exists()

@@ -12,7 +12,8 @@ from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..types import TASK_KEYS
-from .build import WORST_DEFAULT, build_report_data
+from ..viz.images import ImagePathError, resolve_image_path
+from .build import WORST_DEFAULT, ReportData, build_report_data
 from .html import render_html
 
 
@@ -71,6 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    missing, total = missing_images(data)
+    if total and len(missing) == total:
+        print(f"ovearth-report: none of the {total} images the ground truth names is in "
+              f"{data.images} (first: {missing[0]}); every picture would be a blank canvas, so "
+              "no report was written. --images names the folder that image_path values are "
+              "relative to (default: the ground truth's folder).", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if missing:
+        print(f"ovearth-report: warning: {len(missing)} of the {total} images the ground truth "
+              f"names are not in {data.images} (first: {', '.join(missing[:3])}); their "
+              "pictures are blank canvases with a notice.", file=sys.stderr)
     rendered = time.perf_counter()
     document = render_html(data).encode("utf-8")
     render_s = time.perf_counter() - rendered
@@ -85,3 +97,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{data.num_cached} of {data.num_evaluations} evaluations cached)", file=sys.stderr)
     return 0
 
+
+
+def missing_images(data: ReportData) -> tuple[list[str], int]:
+    """The image paths of the report's queries that are not files in ``data.images``
+    (sorted), and how many distinct image paths the queries name."""
+    paths = sorted({s.image_path for sub in data.submissions[:1]
+                    for samples in sub.samples.values() for s in samples})
+    missing = []
+    for relative in paths:
+        try:
+            found = resolve_image_path(data.images, relative).is_file()
+        except ImagePathError:
+            found = False
+        if not found:
+            missing.append(relative)
+    return missing, len(paths)
