@@ -183,3 +183,16 @@ def test_a_reduced_window_at_a_fractional_scale_has_the_promised_geometry(
     inner = np.ix_(block_centre, (xs % 10 >= 3) & (xs % 10 <= 6))
     expected = np.moveaxis(data, 0, -1)[np.ix_(ys, xs)]
     np.testing.assert_array_equal(window.rgb[inner], expected[inner])
+
+
+def test_a_tiff_is_read_whatever_its_size_on_disk(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upload cap (``OVEARTH_MAX_INPUT_MB``) bounds files read whole, not a TIFF read
+    by window (a 20,000 x 20,000 scene is hundreds of MB on disk)."""
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 256, (3, 700, 700), dtype=np.uint8)  # ~1.4 MB, incompressible
+    _write_tif(tmp_path / "noise.tif", data, crs=True, tiled=True)
+    monkeypatch.setenv("OVEARTH_MAX_INPUT_MB", "1")
+    window = images.load_region(tmp_path, "noise.tif", 700, 700, (100.0, 200.0, 150.0, 260.0))
+    assert window is not None
+    np.testing.assert_array_equal(window.rgb, np.moveaxis(data[:, 200:260, 100:150], 0, -1))

@@ -48,6 +48,9 @@ MAX_DECODE_PIXELS = 100_000_000
 # No image within the pixel cap needs more (four 64-bit bands); the input cap of JSON files
 # (200 MB) would refuse large multi-band GeoTIFFs.
 MAX_IMAGE_BYTES = 4 * 1024 ** 3
+# A TIFF is read by window: its size on disk bounds no memory (a 40,000 x 40,000 RGB scene
+# is 4.8 GB uncompressed), so it has no byte cap.
+NO_BYTE_CAP = 1 << 62
 DISPLAY_MAX_SIDE = 2048
 # A full-resolution window is cut only up to this size (larger views are zoomed out enough
 # for the downscaled image, and a bigger window would slow every page that shows it).
@@ -463,7 +466,7 @@ def _raster_driver(path: str | Path) -> str | None:
     """``"GTiff"`` for a TIFF, else ``None`` (Pillow reads it: a PNG or JPEG cannot be read
     by window, so the pixel cap stays theirs). Raises as :func:`open_input` for a special
     file."""
-    with open_input(path) as handle:
+    with open_input(path, NO_BYTE_CAP) as handle:
         head = handle.read(4)
     return "GTiff" if head in _TIFF_MAGIC else None
 
@@ -473,7 +476,7 @@ def _open_raster(path: str | Path, driver: str) -> Iterator[rasterio.io.DatasetR
     """The file opened by rasterio with ``driver`` alone, GDAL writing nothing beside it
     (no ``.aux.xml``) and looking for no sidecar; a palette image is left to Pillow
     (``ValueError`` here). GDAL's errors become ``OSError``."""
-    check_input_stat(path, Path(path).stat())
+    check_input_stat(path, Path(path).stat(), NO_BYTE_CAP)
     try:
         with warnings.catch_warnings(), rasterio.Env(
                 GDAL_PAM_ENABLED="NO", GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR",
