@@ -166,12 +166,14 @@ def test_over_the_cap_without_overviews_the_view_is_refused_but_windows_are_read
 
 
 def test_a_reduced_window_at_a_fractional_scale_has_the_promised_geometry(
-        tmp_path: Path) -> None:
-    """``load_region`` at scale 0.3 (a gallery tile of a large object): rows and columns
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_region`` at scale 0.3 (a gallery tile of a large object) in a TIFF over the
+    cap (under it, windows are full resolution, as before): rows and columns
     cover ``1 / scale`` original pixels each from ``(left, top)``; on blocks of 10 pixels
     the centre of every output pixel shows the block under it."""
     data = _blocks(300, 10)
     _write_tif(tmp_path / "s.tif", data, crs=False, tiled=True, overviews=(2, 4))
+    monkeypatch.setattr(images, "MAX_DECODE_PIXELS", 300 * 300 - 1)
     window = images.load_region(tmp_path, "s.tif", 300, 300, (33.0, 47.0, 233.0, 147.0), 0.3)
     assert window is not None and window.scale == 0.3
     rows, cols = window.rgb.shape[:2]

@@ -531,8 +531,8 @@ def load_region(images_root: str | Path, relative: str, width: int, height: int,
                 region: tuple[float, float, float, float], scale: float = 1.0
                 ) -> DetailImage | None:
     """The window of ``region`` (original pixels) with at least ``scale`` pixels per
-    original pixel: a reduced JPEG decode, or a raster's window read reduced (through its
-    overviews), when that is enough; else full resolution.
+    original pixel: a reduced JPEG decode, or, for a TIFF over the pixel cap, a window read
+    reduced (through its overviews), when that is enough; else full resolution.
 
     ``None`` as :func:`load_source_rgb` (unreadable, or not ``width`` x ``height``).
     """
@@ -541,7 +541,7 @@ def load_region(images_root: str | Path, relative: str, width: int, height: int,
         with _pixels(path, min(1.0, scale)) as (pixels, size):
             if size != (width, height):
                 return None
-            if isinstance(pixels.source, _RasterSource) and scale < 1:
+            if pixels.sampled and scale < 1:
                 return _reduced_window(pixels, region, scale)
             s = pixels.width / width
             x0, y0, x1, y1 = region
