@@ -39,18 +39,16 @@ import numpy.typing as npt
 import rasterio
 from PIL import Image
 from rasterio.enums import ColorInterp, Resampling
-from rasterio.errors import NotGeoreferencedWarning, RasterioError
 from rasterio.windows import Window
 
-from ..files import check_input_stat, open_input
+from ..files import open_input
+from ..georef import is_tiff, open_raster
+from ..image_paths import ImagePathError, resolve_image_path
 
 MAX_DECODE_PIXELS = 100_000_000
 # No image within the pixel cap needs more (four 64-bit bands); the input cap of JSON files
 # (200 MB) would refuse large multi-band GeoTIFFs.
 MAX_IMAGE_BYTES = 4 * 1024 ** 3
-# A TIFF is read by window: its size on disk bounds no memory (a 40,000 x 40,000 RGB scene
-# is 4.8 GB uncompressed), so it has no byte cap.
-NO_BYTE_CAP = 1 << 62
 DISPLAY_MAX_SIDE = 2048
 # A full-resolution window is cut only up to this size (larger views are zoomed out enough
 # for the downscaled image, and a bigger window would slow every page that shows it).
@@ -61,15 +59,9 @@ SOURCE_MAX_PIXELS = 30_000_000
 BLANK_GREY = 40
 # Over the pixel cap, a band's stretch percentiles are taken on a sample of this side.
 LIMITS_SAMPLE_SIDE = 1024
-# GDAL's block cache (MB): what a windowed read may keep besides its result.
-GDAL_CACHE_MB = 64
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
 
 RGB8 = npt.NDArray[np.uint8]
-
-
-class ImagePathError(ValueError):
-    """An image path that points outside the images folder (or is not a relative path)."""
 
 
 @dataclass(frozen=True)
@@ -98,30 +90,6 @@ class DetailImage:
     left: float
     top: float
     scale: float = 1.0
-
-
-def resolve_image_path(images_root: str | Path, relative: str) -> Path:
-    """Resolve ``relative`` inside ``images_root``; reject escapes.
-
-    Raises:
-        ImagePathError: for an absolute path, a ``..`` component, a NUL byte (no file
-            system allows one), or a path that (through symlinks) resolves outside the
-            folder.
-    """
-    if "\0" in relative:
-        raise ImagePathError(f"image path {relative!r} contains a NUL byte")
-    parts = relative.replace("\\", "/").split("/")
-    if not relative or Path(relative).is_absolute() or relative.startswith(("/", "\\")) \
-            or (len(relative) > 1 and relative[1] == ":"):
-        raise ImagePathError(f"image path {relative!r} is not a relative path")
-    if ".." in parts:
-        raise ImagePathError(f"image path {relative!r} leaves the images folder ('..')")
-    rel = Path(*[p for p in parts if p])
-    root = Path(images_root).resolve()
-    target = (root / rel).resolve()
-    if not target.is_relative_to(root):
-        raise ImagePathError(f"image path {relative!r} resolves outside the images folder")
-    return target
 
 
 @contextmanager
@@ -459,44 +427,14 @@ def _resized(rgb: RGB8, size: tuple[int, int]) -> RGB8:
                                                   reducing_gap=1.0))
 
 
-_TIFF_MAGIC = (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
-
-
-def _raster_driver(path: str | Path) -> str | None:
-    """``"GTiff"`` for a TIFF, else ``None`` (Pillow reads it: a PNG or JPEG cannot be read
-    by window, so the pixel cap stays theirs). Raises as :func:`open_input` for a special
-    file."""
-    with open_input(path, NO_BYTE_CAP) as handle:
-        head = handle.read(4)
-    return "GTiff" if head in _TIFF_MAGIC else None
-
-
-@contextmanager
-def _open_raster(path: str | Path, driver: str) -> Iterator[rasterio.io.DatasetReader]:
-    """The file opened by rasterio with ``driver`` alone, GDAL writing nothing beside it
-    (no ``.aux.xml``) and looking for no sidecar; a palette image is left to Pillow
-    (``ValueError`` here). GDAL's errors become ``OSError``."""
-    check_input_stat(path, Path(path).stat(), NO_BYTE_CAP)
-    try:
-        with warnings.catch_warnings(), rasterio.Env(
-                GDAL_PAM_ENABLED="NO", GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR",
-                GDAL_CACHEMAX=GDAL_CACHE_MB):
-            warnings.simplefilter("ignore", NotGeoreferencedWarning)
-            with rasterio.open(path, driver=driver) as dataset:
-                yield dataset
-    except RasterioError as err:
-        raise OSError(str(err)) from err
-
-
 def _is_palette(dataset: rasterio.io.DatasetReader) -> bool:
     return dataset.count == 1 and dataset.colorinterp[0] == ColorInterp.palette
 
 
 def image_size(path: str | Path) -> tuple[int, int]:
     """``(width, height)`` of an image file, from its header."""
-    driver = _raster_driver(path)
-    if driver is not None:
-        with _open_raster(path, driver) as dataset:
+    if is_tiff(path):
+        with open_raster(path) as dataset:
             return dataset.width, dataset.height
     with _open_image(path) as img:
         return img.size
@@ -508,9 +446,8 @@ def _pixels(path: str | Path, scale: float) -> Iterator[tuple[_Pixels, tuple[int
     the original ``(width, height)``: a TIFF (or a PNG over the cap) read by window,
     ``sampled`` over the pixel cap; else Pillow's decode at the file's own depth (JPEGs
     decoded reduced when that is enough)."""
-    driver = _raster_driver(path)
-    if driver is not None:
-        with _open_raster(path, driver) as dataset:
+    if is_tiff(path):
+        with open_raster(path) as dataset:
             if not _is_palette(dataset):
                 sampled = dataset.width * dataset.height > MAX_DECODE_PIXELS
                 yield _Pixels(_RasterSource(dataset), sampled), dataset.shape[::-1]
