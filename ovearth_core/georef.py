@@ -99,3 +99,13 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
         wkt = crs.to_wkt()
         return Georef(f"EPSG:{epsg}" if epsg is not None else wkt, wkt, epsg,
                       (affine.a, affine.b, affine.c, affine.d, affine.e, affine.f))
+
+
+def coordinate_text(ref: Georef, x: float, y: float) -> str:
+    """Pixel ``(x, y)`` in the CRS and in WGS84, for a caption:
+    ``"EPSG:32633 X 500,025.00, Y 3,999,990.00 · lon 15.000276°, lat 36.145630°"``."""
+    mx, my = ref.to_map([x], [y])
+    lon, lat = ref.to_lonlat([x], [y])
+    name = ref.crs if ref.epsg is not None else "map"
+    return (f"{name} X {float(mx[0]):,.2f}, Y {float(my[0]):,.2f} · "
+            f"lon {float(lon[0]):.6f}°, lat {float(lat[0]):.6f}°")

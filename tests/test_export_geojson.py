@@ -147,3 +147,15 @@ def test_lon_lat_of_web_mercator_by_its_formula(tmp_path: Path) -> None:
                                atol=1e-9)
     _tif(tmp_path / "n.tif", None)
     assert georef.read_georef(tmp_path / "n.tif") is None
+
+
+def test_the_viewer_caption_gives_map_and_lon_lat_coordinates(tmp_path: Path) -> None:
+    """Pixel (50, 20) of a Web Mercator image at 10 m from (1,000,000, 5,000,000): X =
+    1,000,500, Y = 4,999,800, and lon / lat by the spherical formulas."""
+    _tif(tmp_path / "m.tif", "EPSG:3857", from_origin(1_000_000.0, 5_000_000.0, 10.0, 10.0))
+    ref = georef.read_georef(tmp_path / "m.tif")
+    r = 6_378_137.0
+    lon = math.degrees(1_000_500.0 / r)
+    lat = math.degrees(2 * math.atan(math.exp(4_999_800.0 / r)) - math.pi / 2)
+    assert georef.coordinate_text(ref, 50.0, 20.0) == (
+        f"EPSG:3857 X 1,000,500.00, Y 4,999,800.00 · lon {lon:.6f}°, lat {lat:.6f}°")
