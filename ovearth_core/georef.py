@@ -109,3 +109,19 @@ def coordinate_text(ref: Georef, x: float, y: float) -> str:
     name = ref.crs if ref.epsg is not None else "map"
     return (f"{name} X {float(mx[0]):,.2f}, Y {float(my[0]):,.2f} · "
             f"lon {float(lon[0]):.6f}°, lat {float(lat[0]):.6f}°")
+
+
+def pixel_size_m(path: str | os.PathLike[str]) -> float | None:
+    """The image's ground sample distance in metres: the mean of its pixel's width and
+    height (``sqrt(a^2 + d^2)``, ``sqrt(b^2 + e^2)``) when it is georeferenced in a
+    projected CRS whose unit is the metre; else ``None``."""
+    if not is_tiff(path):
+        return None
+    with open_raster(path) as dataset:
+        crs, t = dataset.crs, dataset.transform
+        if crs is None or t.is_identity or not crs.is_projected:
+            return None
+        unit, factor = crs.linear_units_factor
+        if abs(factor - 1.0) > 1e-12:
+            return None
+        return (float(np.hypot(t.a, t.d)) + float(np.hypot(t.b, t.e))) / 2

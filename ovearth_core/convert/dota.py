@@ -146,6 +146,26 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     return out
 
 
+def label_header(lines: Sequence[str]) -> dict[str, Any]:
+    """The ``imagesource`` / ``gsd`` header of a ``labelTxt`` file as an annotation's
+    ``image_meta`` (``gsd`` a number of metres per pixel; ``gsd:null`` gives none). Values
+    :func:`parse_label_lines` refuses are left out here (it reports them)."""
+    meta: dict[str, Any] = {}
+    for raw in lines:
+        line = raw.strip().lstrip("\ufeff")
+        if not line:
+            continue
+        header = _HEADER.match(line)
+        if header is None:
+            break
+        key, value = header.group(1).lower(), header.group(2).strip()
+        if key == "imagesource" and value:
+            meta[key] = value
+        elif key == "gsd" and (_number(value) or 0) > 0:
+            meta[key] = _number(value)
+    return meta
+
+
 def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
                       ) -> list[tuple[str, float, int]]:
     """Detections of one ``Task1_<category>.txt`` file: ``(image, score, quad index)``."""
@@ -228,6 +248,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     quads = Quads([], [], [])
     objects: list[DotaObject] = []
     sizes: dict[str, tuple[int, int]] = {}
+    metas: dict[str, dict[str, Any]] = {}
     for path in progress(files, "reading labels", show_progress):
         image = by_stem.get(path.stem)
         if image is None:
@@ -239,6 +260,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         except OSError as err:
             bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
         lines = read_text_lines(path, bad, "DOTA label file")
+        metas[path.stem] = label_header(lines or [])
         for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
             objects.append(DotaObject(path.stem, cat, hard, k))
     detections = {}
@@ -274,7 +296,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
             group = present.get((stem, cat), [])
             ann_id, qid = f"{stem}_{cat}", f"ov_{stem}_{cat}"
             _add_annotation(bench, ann_id, image_path, sizes[stem], cat, group, boxes,
-                            difficult)
+                            difficult, metas.get(stem))
             bench.add_query("open_vocabulary", qid, ann_id, phrase_of(cat),
                             negative=not group)
             queries[(stem, cat)] = qid
@@ -347,10 +369,10 @@ def _envelopes(quads: np.ndarray) -> list[list[float]]:
 
 def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[int, int],
                     cat: str, group: list[DotaObject], boxes: Boxes,
-                    difficult: str) -> None:
+                    difficult: str, image_meta: dict[str, Any] | None = None) -> None:
     ignore = [o for o in group if o.difficult and difficult == "ignore"]
     targets = [o for o in group if not (o.difficult and difficult == "ignore")]
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"image_meta": image_meta} if image_meta else {}
     if group and difficult == "target":
         extra["difficult"] = [int(o.difficult) for o in targets]
     if ignore:
