@@ -254,14 +254,20 @@ class _Pixels:
     def _array(self, box: Box) -> npt.NDArray[np.generic]:
         return self.source.array(box)
 
+    def _raster(self) -> _RasterSource:
+        """The source, when it is a raster (the only kind read reduced by the file)."""
+        if not isinstance(self.source, _RasterSource):
+            raise ValueError("only a raster source is read reduced from its file")
+        return self.source
+
     def _sample(self) -> npt.NDArray[np.generic]:
         """``(h, w, B)``: every band read nearest-neighbour at most ``LIMITS_SAMPLE_SIDE``
         a side (from the overviews when the file has them)."""
-        assert isinstance(self.source, _RasterSource)
-        self.source.check_overviews()
+        raster = self._raster()
+        raster.check_overviews()
         scale = min(1.0, LIMITS_SAMPLE_SIDE / max(self.width, self.height))
         size = (max(1, round(self.width * scale)), max(1, round(self.height * scale)))
-        arr = self.source.array((0, 0, self.width, self.height), size, Resampling.nearest)
+        arr = raster.array((0, 0, self.width, self.height), size, Resampling.nearest)
         return arr if arr.ndim == 3 else arr[:, :, None]
 
     def _band_strips(self, band: int) -> Iterator[npt.NDArray[np.generic]]:
@@ -357,7 +363,7 @@ class _Pixels:
     def window(self, box: Box, size: tuple[int, int]) -> RGB8:
         """8-bit RGB of ``box`` resampled (averaged) to ``size = (columns, rows)``, read at
         that size from a raster source (its overviews), strip by strip."""
-        assert isinstance(self.source, _RasterSource)
+        raster = self._raster()
         left, top, right, bottom = box
         cols, rows = size
         out = np.empty((rows, cols, 3), dtype=np.uint8)
@@ -367,7 +373,7 @@ class _Pixels:
             # Strip edges in original rows: exact when the factor divides the window.
             y0 = top + (bottom - top) * r / rows
             y1 = top + (bottom - top) * end / rows
-            piece = self.source.array((left, y0, right, y1), (cols, end - r))
+            piece = raster.array((left, y0, right, y1), (cols, end - r))
             out[r:end] = stretch_to_rgb8(piece, self.limits)
         return out
 
@@ -377,8 +383,7 @@ class _Pixels:
         factors, on strips of whole blocks), then its bilinear resize of the rest."""
         w, h = self.width, self.height
         if self.sampled:
-            assert isinstance(self.source, _RasterSource)
-            self.source.check_overviews()
+            self._raster().check_overviews()
             return self.window((0, 0, w, h), size)
         fx, fy = int(w / size[0]) or 1, int(h / size[1]) or 1
         if (w, h) == size or (fx == 1 and fy == 1):
