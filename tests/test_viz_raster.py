@@ -198,3 +198,19 @@ def test_a_tiff_is_read_whatever_its_size_on_disk(tmp_path: Path,
     window = images.load_region(tmp_path, "noise.tif", 700, 700, (100.0, 200.0, 150.0, 260.0))
     assert window is not None
     np.testing.assert_array_equal(window.rgb, np.moveaxis(data[:, 200:260, 100:150], 0, -1))
+
+
+@pytest.mark.parametrize("mode", ["1", "CMYK", "P"])
+def test_tiffs_whose_samples_are_not_intensities_look_as_pillow_shows_them(
+        tmp_path: Path, mode: str) -> None:
+    """Bilevel (0/1 samples), CMYK and palette TIFFs: the display is Pillow's RGB
+    conversion of them (GDAL would give raw 0/1 bits, C/M/Y as R/G/B, palette indices)."""
+    rng = np.random.default_rng(3)
+    rgb = Image.fromarray(rng.integers(0, 256, (H, W, 3), dtype=np.uint8))
+    img = {"1": rgb.convert("1"), "CMYK": rgb.convert("CMYK"),
+           "P": rgb.convert("P", palette=Image.Palette.ADAPTIVE)}[mode]
+    img.save(tmp_path / "x.tif")
+    expected = np.asarray(Image.open(tmp_path / "x.tif").convert("RGB"))
+    got = images.load_display_image(tmp_path, "x.tif", W, H)
+    assert got.notice is None
+    np.testing.assert_array_equal(got.rgb, expected)
