@@ -98,7 +98,7 @@ def test_georeferenced_boxes_are_written_in_the_image_crs(tmp_path: Path) -> Non
     assert meta["crs"] == "EPSG:32633"
     with rasterio.open(tmp_path / "geo.tif") as src:
         affine = src.transform
-    _check_rows(rows, geoms, lambda x, y: affine * (x, y))
+    _check_rows(rows, geoms, lambda x, y: affine @ (x, y))
 
 
 def test_an_image_without_crs_gives_pixel_coordinates(tmp_path: Path) -> None:
