@@ -33,9 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
-                        choices=(*slices.ATTRIBUTES, slices.QUERY_FORM),
+                        type=slices.slice_attribute,
                         help="add key metrics per value of ATTR (repeatable): "
-                             + ", ".join((*slices.ATTRIBUTES, slices.QUERY_FORM)))
+                             + ", ".join((*slices.ATTRIBUTES, slices.QUERY_FORM, slices.GSD))
+                             + ", meta:KEY (the annotations' image_meta[KEY])")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group} for --slice-by group (default: "
                              "taxonomy.json beside the ground truth)")
@@ -51,11 +52,16 @@ def main(argv: list[str] | None = None) -> int:
                     if "group" in args.slice_by else None)
         tags = (load_state(sidecar_for(args.gt)).query_tags(samples.task)
                 if "tag" in args.slice_by else None)
+        wants_meta = [a for a in args.slice_by if a == slices.GSD
+                      or a.startswith(slices.META_PREFIX)]
+        meta = (slices.image_meta(args.gt, with_gsd=slices.GSD in wants_meta)
+                if wants_meta else None)
         out = {}
         for attr in dict.fromkeys(args.slice_by):
             table = (query_forms(result, samples) if attr == slices.QUERY_FORM else
                      slices.slice_table(result, samples, attr, taxonomy, tags,
-                                        n_resamples=args.slice_resamples, seed=args.slice_seed))
+                                        n_resamples=args.slice_resamples, seed=args.slice_seed,
+                                        meta=meta))
             out[attr] = slices.table_to_dict(table)
         return out
 

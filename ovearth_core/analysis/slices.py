@@ -21,6 +21,11 @@ Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
                   ``2048-4095``, ``>=4096``.
 ``tag``           review tags of the query (:mod:`ovearth_core.review`); a query with
                   several tags is in several slices, one without any in ``untagged``.
+``gsd``           ground sample distance of the image (metres per pixel): the
+                  annotation's ``image_meta.gsd`` (DOTA's ``gsd:`` header), else the
+                  GeoTIFF's pixel size when its CRS is in metres: ``<0.25 m``,
+                  ``0.25-0.5 m``, ``0.5-1 m``, ``1-2 m``, ``2-5 m``, ``>=5 m``, ``unknown``.
+``meta:KEY``      the annotation's ``image_meta[KEY]`` as text; ``(none)`` without it.
 ``query_form``    across tasks ("same target, query form", :func:`query_form_table`):
                   ``vocabulary``, ``referring``, ``reasoning``: each task's positive
                   queries on the annotations that all three tasks ask for.
@@ -68,13 +73,20 @@ NO_BOX = "no_box"
 IMAGE_BINS = (("<1024", 1024), ("1024-2047", 2048), ("2048-4095", 4096), (">=4096", math.inf))
 COUNT_BINS = (("0", 1), ("1", 2), ("2", 3), ("3", 4), ("4", 5), ("5-9", 10), ("10+", math.inf))
 WORD_BINS = (("1", 2), ("2", 3), ("3", 4), ("4", 5), ("5", 6), ("6-9", 10), ("10+", math.inf))
+GSD = "gsd"
+META_PREFIX = "meta:"
+GSD_BINS = (("<0.25 m", 0.25), ("0.25-0.5 m", 0.5), ("0.5-1 m", 1.0), ("1-2 m", 2.0),
+            ("2-5 m", 5.0), (">=5 m", math.inf))
+NO_GSD = "unknown"
+NO_META = "(none)"
 NO_GROUP = "(no group)"
 UNTAGGED = "untagged"
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 _ORDERED = {"gt_size": [*(n for n, _ in SIZE_BINS), NO_BOX],
             "num_gt": [n for n, _ in COUNT_BINS], "phrase_words": [n for n, _ in WORD_BINS],
-            "image_size": [n for n, _ in IMAGE_BINS], "polarity": ["positive", "negative"]}
+            "image_size": [n for n, _ in IMAGE_BINS], "polarity": ["positive", "negative"],
+            GSD: [*(n for n, _ in GSD_BINS), NO_GSD]}
 
 
 @dataclass(frozen=True)
@@ -156,8 +168,12 @@ def load_taxonomy(path: str | Path) -> dict[str, str]:
 
 def query_values(samples: Sequence[Sample], attribute: str,
                  taxonomy: Mapping[str, str] | None = None,
-                 tags: Mapping[str, frozenset[str]] | None = None) -> list[tuple[str, ...]]:
-    """The values of ``attribute`` of every sample (a tuple: ``tag`` may give several)."""
+                 tags: Mapping[str, frozenset[str]] | None = None,
+                 meta: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, ...]]:
+    """The values of ``attribute`` of every sample (a tuple: ``tag`` may give several);
+    ``meta``: ``{ann_id: image_meta}`` (:func:`image_meta`) for ``gsd`` and ``meta:KEY``."""
+    if attribute == GSD or attribute.startswith(META_PREFIX):
+        return _meta_values(samples, attribute, meta or {})
     if attribute == QUERY_FORM:
         raise OVEarthInputError([Problem("(options)", "--slice-by", "an attribute of one "
                                          "task's queries (query_form spans the three tasks: "
@@ -199,19 +215,21 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
                 tags: Mapping[str, frozenset[str]] | None = None,
                 result_b: dict[str, Any] | None = None,
                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                confidence: float = CONFIDENCE) -> SliceTable:
+                confidence: float = CONFIDENCE,
+                meta: Mapping[str, Mapping[str, Any]] | None = None) -> SliceTable:
     """Every key metric of ``result`` per value of ``attribute``.
 
     Args:
         result: evaluator output of ``samples`` (``per_sample`` in the samples' order).
         samples: the task's samples, giving the attributes.
-        attribute: one of :data:`ATTRIBUTES`.
+        attribute: one of :data:`ATTRIBUTES`, ``gsd`` or ``meta:KEY``.
         taxonomy: ``{category: group}`` (needed for ``group``).
         tags: ``{query_id: tags}`` (for ``tag``; missing queries are untagged).
         result_b: a second submission's result on the same samples and options: adds B
             and a paired interval of B − A per metric (the same resamples for both).
         n_resamples, seed, confidence: the bootstrap (``numpy.random.Generator(seed)``;
             slices drawn in table order, so the same seed gives the same intervals).
+        meta: ``{ann_id: image_meta}`` (:func:`image_meta`; for ``gsd`` and ``meta:KEY``).
     """
     rows = result["per_sample"]
     ids = [r["sample_id"] for r in rows]
@@ -225,7 +243,7 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
     specs = [m for m in additive.metrics_of(result) if m.modality not in missing]
     mats_a = [m.matrix(rows) for m in specs]
     mats_b = [m.matrix(result_b["per_sample"]) for m in specs] if result_b is not None else None
-    per_query = query_values(samples, attribute, taxonomy, tags)
+    per_query = query_values(samples, attribute, taxonomy, tags, meta)
     members: dict[str, list[int]] = {}
     for i, values in enumerate(per_query):
         for v in values:
@@ -334,3 +352,67 @@ def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:
                 for key in ("b", "diff", "diff_low", "diff_high"):
                     del m[key]
     return doc
+
+
+def slice_attribute(text: str) -> str:
+    """``text`` when it names an attribute (for argparse; ``ValueError`` otherwise)."""
+    if text in (*ATTRIBUTES, QUERY_FORM, GSD) or (
+            text.startswith(META_PREFIX) and len(text) > len(META_PREFIX)):
+        return text
+    raise ValueError(f"expected one of {', '.join((*ATTRIBUTES, QUERY_FORM, GSD))} or "
+                     f"meta:KEY, got {text!r}")
+
+
+def _meta_values(samples: Sequence[Sample], attribute: str,
+                 meta: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    if attribute == GSD:
+        out = []
+        for s in samples:
+            gsd = meta.get(s.ann_id, {}).get(GSD)
+            ok = isinstance(gsd, int | float) and not isinstance(gsd, bool) and (
+                math.isfinite(gsd) and gsd > 0)
+            out.append((_bin(float(gsd), GSD_BINS) if ok else NO_GSD,))
+        return out
+    key = attribute[len(META_PREFIX):]
+    return [(_meta_text(meta.get(s.ann_id, {}).get(key)),) for s in samples]
+
+
+def _meta_text(value: object) -> str:
+    if value is None:
+        return NO_META
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def image_meta(gt_path: str | Path, images_root: str | Path | None = None,
+               with_gsd: bool = False) -> dict[str, dict[str, Any]]:
+    """``{ann_id: image_meta}`` of a ground-truth file (its annotations' ``image_meta``
+    objects; others ignored). ``with_gsd``: an annotation without ``gsd`` gets its image's
+    pixel size in metres when it is a GeoTIFF in a projected CRS in metres
+    (:mod:`ovearth_core.georef`; ``images_root`` defaults to the file's folder)."""
+    from ..georef import pixel_size_m
+    from ..image_paths import ImagePathError, resolve_image_path
+    from ..io import read_json
+
+    doc = read_json(gt_path, "ground truth")
+    anns = doc.get("annotations") if isinstance(doc, dict) else None
+    root = Path(images_root) if images_root is not None else Path(gt_path).resolve().parent
+    out: dict[str, dict[str, Any]] = {}
+    sizes: dict[str, float | None] = {}
+    for ann in anns if isinstance(anns, list) else []:
+        if not isinstance(ann, dict) or not isinstance(ann.get("id"), str | int):
+            continue
+        raw = ann.get("image_meta")
+        meta = dict(raw) if isinstance(raw, dict) else {}
+        image = ann.get("image_path")
+        if with_gsd and GSD not in meta and isinstance(image, str):
+            if image not in sizes:
+                try:
+                    sizes[image] = pixel_size_m(resolve_image_path(root, image))
+                except (ImagePathError, OSError, ValueError):
+                    sizes[image] = None
+            if sizes[image] is not None:
+                meta[GSD] = sizes[image]
+        out[str(ann["id"])] = meta
+    return out

@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--classes", help="file of extra class names, one per line")
     p.add_argument("--difficult", choices=("target", "ignore"), default="target",
                    help="difficult objects: targets (flagged; default) or ignore regions")
+    p.add_argument("--merge-chips", action="store_true",
+                   help="results are on ImgSplit chips (P0001__1__1024___512): map them to "
+                   "their scenes and merge per scene and class by polygon NMS at 0.3 "
+                   "(DOTA_devkit mergebypoly)")
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
@@ -124,7 +128,8 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             bad.raise_if_any()
             classes = [line.strip() for line in lines or [] if line.strip()]
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
-                              args.seed, classes, args.difficult, **common)
+                              args.seed, classes, args.difficult, merge_chips=args.merge_chips,
+                              **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry
+from . import chips
 from .common import (
     Benchmark,
     PathLike,
@@ -92,6 +93,7 @@ class Detection:
     category: str
     score: float
     index: int
+    chips: tuple[str, ...] = ()  # with --merge-chips: the chips the scene-level box came from
 
 
 def _number(token: str) -> float | None:
@@ -144,6 +146,26 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     return out
 
 
+def label_header(lines: Sequence[str]) -> dict[str, Any]:
+    """The ``imagesource`` / ``gsd`` header of a ``labelTxt`` file as an annotation's
+    ``image_meta`` (``gsd`` a number of metres per pixel; ``gsd:null`` gives none). Values
+    :func:`parse_label_lines` refuses are left out here (it reports them)."""
+    meta: dict[str, Any] = {}
+    for raw in lines:
+        line = raw.strip().lstrip("\ufeff")
+        if not line:
+            continue
+        header = _HEADER.match(line)
+        if header is None:
+            break
+        key, value = header.group(1).lower(), header.group(2).strip()
+        if key == "imagesource" and value:
+            meta[key] = value
+        elif key == "gsd" and (_number(value) or 0) > 0:
+            meta[key] = _number(value)
+    return meta
+
+
 def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
                       ) -> list[tuple[str, float, int]]:
     """Detections of one ``Task1_<category>.txt`` file: ``(image, score, quad index)``."""
@@ -188,7 +210,8 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
               results: Sequence[PathLike] = (), negatives: int | str = "all", seed: int = 0,
               classes: Sequence[str] = (), difficult: str = "target", force: bool = False,
               link: bool = False, show_progress: bool = False,
-              command: str = "ovearth_core.convert.from_dota(...)") -> dict[str, Any]:
+              command: str = "ovearth_core.convert.from_dota(...)",
+              merge_chips: bool = False) -> dict[str, Any]:
     """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
 
     Args:
@@ -202,6 +225,9 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         classes: extra category names of the vocabulary (beyond those in the files).
         difficult: ``"target"`` (kept as targets and flagged) or ``"ignore"`` (ignore regions).
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+        merge_chips: results are on ImgSplit chips (``P0001__1__1024___512``): mapped back
+            to their scenes and merged as DOTA_devkit's ``mergebypoly``
+            (:mod:`~ovearth_core.convert.chips`).
 
     Returns:
         The counts of what was written (also in ``out/README.md``).
@@ -222,6 +248,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     quads = Quads([], [], [])
     objects: list[DotaObject] = []
     sizes: dict[str, tuple[int, int]] = {}
+    metas: dict[str, dict[str, Any]] = {}
     for path in progress(files, "reading labels", show_progress):
         image = by_stem.get(path.stem)
         if image is None:
@@ -233,14 +260,22 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         except OSError as err:
             bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
         lines = read_text_lines(path, bad, "DOTA label file")
+        metas[path.stem] = label_header(lines or [])
         for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
             objects.append(DotaObject(path.stem, cat, hard, k))
     detections = {}
+    reader = chips.read_chip_results if merge_chips else _read_results
     for folder in results:
-        detections[_submission_name(folder)] = _read_results(Path(folder), quads, sizes, bad,
-                                                             show_progress)
+        detections[_submission_name(folder)] = reader(Path(folder), quads, sizes, bad,
+                                                      show_progress)
     arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
+    merged = {}
+    if merge_chips:
+        for name, found in detections.items():
+            detections[name] = [Detection(d.image, d.category, d.score, d.index, kept_chips)
+                                for d, kept_chips in chips.merge(found, arrays)]
+            merged[name] = (len(found), len(detections[name]))
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
                    | {d.category for found in detections.values() for d in found})
@@ -261,7 +296,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
             group = present.get((stem, cat), [])
             ann_id, qid = f"{stem}_{cat}", f"ov_{stem}_{cat}"
             _add_annotation(bench, ann_id, image_path, sizes[stem], cat, group, boxes,
-                            difficult)
+                            difficult, metas.get(stem))
             bench.add_query("open_vocabulary", qid, ann_id, phrase_of(cat),
                             negative=not group)
             queries[(stem, cat)] = qid
@@ -269,6 +304,10 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     for name, found in detections.items():
         bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
     bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
+    bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
+                    f"their scenes and merged per scene and class by polygon NMS at "
+                    f"{chips.NMS_IOU} (DOTA_devkit mergebypoly): {kept:,} kept, each with its "
+                    "chips" for name, (n, kept) in merged.items()]
     write_benchmark(bench, out, force, link, show_progress)
     return {**bench.counts(), "vertex_order": {_label(k): v for k, v in outcome.items()},
             "dropped_results": dropped}
@@ -330,10 +369,10 @@ def _envelopes(quads: np.ndarray) -> list[list[float]]:
 
 def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[int, int],
                     cat: str, group: list[DotaObject], boxes: Boxes,
-                    difficult: str) -> None:
+                    difficult: str, image_meta: dict[str, Any] | None = None) -> None:
     ignore = [o for o in group if o.difficult and difficult == "ignore"]
     targets = [o for o in group if not (o.difficult and difficult == "ignore")]
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"image_meta": image_meta} if image_meta else {}
     if group and difficult == "target":
         extra["difficult"] = [int(o.difficult) for o in targets]
     if ignore:
@@ -356,13 +395,13 @@ def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
     rows = []
     for key, qid in queries.items():
         dets = per_query.get(key, [])
-        hbb = []
+        hbb, obb = [], []
         for d in dets:
             x, y, w, h = boxes.xywh[d.index]
-            hbb.append({"bbox": [x, y, x + w, y + h], "score": d.score})
-        rows.append(prediction_row(qid, "phrase", phrase_of(key[1]), None, hbb,
-                                   [{"polygon": boxes.obb[d.index], "score": d.score}
-                                    for d in dets]))
+            chip = {"chips": list(d.chips)} if d.chips else {}
+            hbb.append({"bbox": [x, y, x + w, y + h], "score": d.score, **chip})
+            obb.append({"polygon": boxes.obb[d.index], "score": d.score, **chip})
+        rows.append(prediction_row(qid, "phrase", phrase_of(key[1]), None, hbb, obb))
     return {"open_vocabulary": rows}, dropped
 
 

@@ -10,6 +10,15 @@ Images larger than ``DISPLAY_MAX_SIDE`` are drawn downscaled; so that zooming
 onto a small object still shows its real pixels, :func:`detail_crop` cuts a
 full-resolution window around the view from :func:`load_source_rgb`.
 
+TIFFs (GeoTIFF, COG, tiled or striped, any number of bands and any depth) are read with
+rasterio by window, never whole (:class:`_RasterSource`). Up to ``MAX_DECODE_PIXELS`` the
+display is exactly the one of a whole-image conversion; beyond it (a 20,000 x 20,000
+scene) the display image is read at display size through the file's overviews (a TIFF that
+has no level within the cap is refused for the whole view, as Pillow refuses a large PNG,
+but its windows are read), and a band's stretch percentiles come from a nearest-neighbour
+sample of at most ``LIMITS_SAMPLE_SIDE`` a side. Only GDAL's TIFF driver is allowed (a
+virtual raster named ``.tif`` could point anywhere), and GDAL writes no sidecar file.
+
 Memory: beyond Pillow's decoded image at the file's own depth (PNG and TIFF decode whole;
 2 bytes a pixel for 16 bits), the stretch, the reduction and a window's RGB run strip by
 strip (:class:`_Pixels`), so a 10,000 x 10,000 16-bit image is displayed without any
@@ -27,9 +36,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import rasterio
 from PIL import Image
+from rasterio.enums import ColorInterp, Resampling
+from rasterio.windows import Window
 
 from ..files import open_input
+from ..georef import is_tiff, open_raster
+from ..image_paths import ImagePathError, resolve_image_path
 
 MAX_DECODE_PIXELS = 100_000_000
 # No image within the pixel cap needs more (four 64-bit bands); the input cap of JSON files
@@ -43,13 +57,11 @@ DETAIL_MAX_PIXELS = 1_500_000
 # decoded reduced and a detail window is read from the file (bounded memory, issue 17).
 SOURCE_MAX_PIXELS = 30_000_000
 BLANK_GREY = 40
+# Over the pixel cap, a band's stretch percentiles are taken on a sample of this side.
+LIMITS_SAMPLE_SIDE = 1024
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
 
 RGB8 = npt.NDArray[np.uint8]
-
-
-class ImagePathError(ValueError):
-    """An image path that points outside the images folder (or is not a relative path)."""
 
 
 @dataclass(frozen=True)
@@ -78,30 +90,6 @@ class DetailImage:
     left: float
     top: float
     scale: float = 1.0
-
-
-def resolve_image_path(images_root: str | Path, relative: str) -> Path:
-    """Resolve ``relative`` inside ``images_root``; reject escapes.
-
-    Raises:
-        ImagePathError: for an absolute path, a ``..`` component, a NUL byte (no file
-            system allows one), or a path that (through symlinks) resolves outside the
-            folder.
-    """
-    if "\0" in relative:
-        raise ImagePathError(f"image path {relative!r} contains a NUL byte")
-    parts = relative.replace("\\", "/").split("/")
-    if not relative or Path(relative).is_absolute() or relative.startswith(("/", "\\")) \
-            or (len(relative) > 1 and relative[1] == ":"):
-        raise ImagePathError(f"image path {relative!r} is not a relative path")
-    if ".." in parts:
-        raise ImagePathError(f"image path {relative!r} leaves the images folder ('..')")
-    rel = Path(*[p for p in parts if p])
-    root = Path(images_root).resolve()
-    target = (root / rel).resolve()
-    if not target.is_relative_to(root):
-        raise ImagePathError(f"image path {relative!r} resolves outside the images folder")
-    return target
 
 
 @contextmanager
@@ -187,28 +175,100 @@ def _linear_percentiles(n: int, values_at: Callable[[list[int]], list[float]]
     return float(out[0]), float(out[1])
 
 
-class _Pixels:
-    """A loaded Pillow image, turned into 8-bit RGB window by window with the stretch of
-    the whole image (:func:`stretch_to_rgb8`'s percentiles, computed strip by strip: a
-    histogram for integers of up to 16 bits, two counting passes for 32-bit values, else
-    the finite values copied at their own dtype)."""
+Box = tuple[int, int, int, int]
 
-    def __init__(self, img: Image.Image):
-        self.img = img
-        self.width, self.height = img.size
+
+@dataclass(frozen=True)
+class _PillowSource:
+    """A loaded Pillow image; windows are crops (palette, alpha and CMYK modes as RGB)."""
+
+    img: Image.Image
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.img.size
+
+    def array(self, box: Box) -> npt.NDArray[np.generic]:
+        piece = self.img.crop(box)
+        if piece.mode in _CONVERTED:
+            piece = piece.convert("RGB")
+        return np.asarray(piece)
+
+
+class _RasterSource:
+    """An open rasterio dataset; windows are read from the file (the first three bands, or
+    the first alone for one or two), ``(h, w)`` or ``(h, w, 3)`` at the file's dtype."""
+
+    def __init__(self, dataset: rasterio.io.DatasetReader):
+        self.dataset = dataset
+        self.size = (dataset.width, dataset.height)
+        self.indexes = [1, 2, 3] if dataset.count >= 3 else [1]
+
+    def check_overviews(self) -> None:
+        """Raise ``ValueError`` unless the file has a level (itself or an overview) within
+        the pixel cap: reading the whole image reduced costs a decode of that level."""
+        w, h = self.size
+        factors = self.dataset.overviews(1)
+        coarsest = max(factors, default=1)
+        if (w // coarsest) * (h // coarsest) > MAX_DECODE_PIXELS:
+            raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap and the "
+                             f"file has no overview within it (overview factors: "
+                             f"{factors or 'none'}); add overviews (a Cloud Optimized "
+                             "GeoTIFF has them)")
+
+    def array(self, box: Box, out_size: tuple[int, int] | None = None,
+              resampling: Resampling = Resampling.average) -> npt.NDArray[np.generic]:
+        """The window ``box`` at full resolution, or resampled to ``out_size = (columns,
+        rows)`` (GDAL reads the overview level nearest above that resolution)."""
+        left, top, right, bottom = box
+        shape = None if out_size is None else (len(self.indexes), out_size[1], out_size[0])
+        data = self.dataset.read(self.indexes, window=Window(left, top, right - left,
+                                                             bottom - top),
+                                 out_shape=shape, resampling=resampling)
+        return data[0] if len(self.indexes) == 1 else np.moveaxis(data, 0, -1)
+
+
+class _Pixels:
+    """An image source turned into 8-bit RGB window by window with the stretch of the
+    whole image (:func:`stretch_to_rgb8`'s percentiles, computed strip by strip: a
+    histogram for integers of up to 16 bits, two counting passes for 32-bit values, else
+    the finite values copied at their own dtype). ``sampled``: a raster over the pixel cap,
+    whose percentiles are those of a sample read through its overviews instead."""
+
+    def __init__(self, source: _PillowSource | _RasterSource, sampled: bool = False):
+        self.source = source
+        self.sampled = sampled
+        self.width, self.height = source.size
         w = max(1, self.width)
         self.rows = max(1, _STRIP_PIXELS // w)
         probe = self._array((0, 0, min(1, self.width), min(1, self.height)))
         self.limits: list[tuple[float, float] | None] | None = None
         if probe.dtype != np.uint8:
             bands = _kept_bands(probe if probe.ndim == 3 else probe[:, :, None]).shape[2]
-            self.limits = [self._limits(b, probe.dtype) for b in range(bands)]
+            if sampled:
+                sample = self._sample()
+                self.limits = [_band_limits(sample[:, :, b]) for b in range(bands)]
+            else:
+                self.limits = [self._limits(b, probe.dtype) for b in range(bands)]
 
-    def _array(self, box: tuple[int, int, int, int]) -> npt.NDArray[np.generic]:
-        piece = self.img.crop(box)
-        if piece.mode in _CONVERTED:
-            piece = piece.convert("RGB")
-        return np.asarray(piece)
+    def _array(self, box: Box) -> npt.NDArray[np.generic]:
+        return self.source.array(box)
+
+    def _raster(self) -> _RasterSource:
+        """The source, when it is a raster (the only kind read reduced by the file)."""
+        if not isinstance(self.source, _RasterSource):
+            raise ValueError("only a raster source is read reduced from its file")
+        return self.source
+
+    def _sample(self) -> npt.NDArray[np.generic]:
+        """``(h, w, B)``: every band read nearest-neighbour at most ``LIMITS_SAMPLE_SIDE``
+        a side (from the overviews when the file has them)."""
+        raster = self._raster()
+        raster.check_overviews()
+        scale = min(1.0, LIMITS_SAMPLE_SIDE / max(self.width, self.height))
+        size = (max(1, round(self.width * scale)), max(1, round(self.height * scale)))
+        arr = raster.array((0, 0, self.width, self.height), size, Resampling.nearest)
+        return arr if arr.ndim == 3 else arr[:, :, None]
 
     def _band_strips(self, band: int) -> Iterator[npt.NDArray[np.generic]]:
         for top in range(0, self.height, self.rows):
@@ -300,11 +360,31 @@ class _Pixels:
                                                      self.limits)
         return out
 
+    def window(self, box: Box, size: tuple[int, int]) -> RGB8:
+        """8-bit RGB of ``box`` resampled (averaged) to ``size = (columns, rows)``, read at
+        that size from a raster source (its overviews), strip by strip."""
+        raster = self._raster()
+        left, top, right, bottom = box
+        cols, rows = size
+        out = np.empty((rows, cols, 3), dtype=np.uint8)
+        step = max(1, _STRIP_PIXELS // max(1, cols))
+        for r in range(0, rows, step):
+            end = min(rows, r + step)
+            # Strip edges in original rows: exact when the factor divides the window.
+            y0 = top + (bottom - top) * r / rows
+            y1 = top + (bottom - top) * end / rows
+            piece = raster.array((left, y0, right, y1), (cols, end - r))
+            out[r:end] = stretch_to_rgb8(piece, self.limits)
+        return out
+
     def reduced(self, size: tuple[int, int]) -> RGB8:
         """The image resampled to ``size`` exactly as :func:`_resized` resamples
         :meth:`rgb`, without making the full-resolution RGB: Pillow's reduce (by integer
         factors, on strips of whole blocks), then its bilinear resize of the rest."""
         w, h = self.width, self.height
+        if self.sampled:
+            self._raster().check_overviews()
+            return self.window((0, 0, w, h), size)
         fx, fy = int(w / size[0]) or 1, int(h / size[1]) or 1
         if (w, h) == size or (fx == 1 and fy == 1):
             return self.rgb() if (w, h) == size else _resized(self.rgb(), size)
@@ -321,21 +401,22 @@ _CONVERTED = ("P", "PA", "LA", "RGBA", "CMYK", "YCbCr", "1")
 
 def read_rgb8(path: str | Path, max_side: int | None = DISPLAY_MAX_SIDE) -> tuple[RGB8, float]:
     """Decode an image file to 8-bit RGB, downscaled so its longer side is <= ``max_side``
-    (``None``: full resolution).
+    (``None``: full resolution, refused over the pixel cap).
 
-    Beyond Pillow's decoded image at the file's own depth (2 bytes a pixel for 16 bits), the
-    memory is the result and a strip of about ``_STRIP_PIXELS``: the stretch and the
-    reduction run strip by strip.
+    Beyond Pillow's decoded image at the file's own depth (2 bytes a pixel for 16 bits; none
+    for a TIFF, read by window), the memory is the result and a strip of about
+    ``_STRIP_PIXELS``: the stretch and the reduction run strip by strip.
 
     Returns ``(rgb, scale)``. Raises ``OSError``/``ValueError`` (incl. Pillow's
     ``DecompressionBombError``) for unreadable or too large files.
     """
-    with _open_image(path) as img:
-        w, h = img.size
+    w, h = image_size(path)
     scale = 1.0 if max_side is None else min(1.0, max_side / max(w, h))
-    with _loaded(path, scale) as (img, (w, h)):
-        pixels = _Pixels(img)
+    with _pixels(path, scale) as (pixels, _):
         if scale >= 1:
+            if pixels.sampled:
+                raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap "
+                                 "for a full-resolution image")
             return pixels.rgb(), 1.0
         size = (max(1, round(w * scale)), max(1, round(h * scale)))
         return pixels.reduced(size), size[0] / w
@@ -351,10 +432,31 @@ def _resized(rgb: RGB8, size: tuple[int, int]) -> RGB8:
                                                   reducing_gap=1.0))
 
 
+def _is_palette(dataset: rasterio.io.DatasetReader) -> bool:
+    return dataset.count == 1 and dataset.colorinterp[0] == ColorInterp.palette
+
+
+def image_size(path: str | Path) -> tuple[int, int]:
+    """``(width, height)`` of an image file, from its header."""
+    if is_tiff(path):
+        with open_raster(path) as dataset:
+            return dataset.width, dataset.height
+    with _open_image(path) as img:
+        return img.size
+
+
 @contextmanager
-def _loaded(path: str | Path, scale: float) -> Iterator[tuple[Image.Image, tuple[int, int]]]:
-    """The file decoded at its own depth with at least ``scale`` pixels per original pixel
-    (JPEGs are decoded reduced when that is enough), and the original ``(width, height)``."""
+def _pixels(path: str | Path, scale: float) -> Iterator[tuple[_Pixels, tuple[int, int]]]:
+    """The file's :class:`_Pixels` with at least ``scale`` pixels per original pixel, and
+    the original ``(width, height)``: a TIFF (or a PNG over the cap) read by window,
+    ``sampled`` over the pixel cap; else Pillow's decode at the file's own depth (JPEGs
+    decoded reduced when that is enough)."""
+    if is_tiff(path):
+        with open_raster(path) as dataset:
+            if not _is_palette(dataset):
+                sampled = dataset.width * dataset.height > MAX_DECODE_PIXELS
+                yield _Pixels(_RasterSource(dataset), sampled), dataset.shape[::-1]
+                return
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         with _open_image(path) as img:
@@ -364,22 +466,25 @@ def _loaded(path: str | Path, scale: float) -> Iterator[tuple[Image.Image, tuple
             if img.format == "JPEG" and scale < 1:
                 img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
             img.load()
-            yield img, (w, h)
+            yield _Pixels(_PillowSource(img)), (w, h)
 
 
 def load_region(images_root: str | Path, relative: str, width: int, height: int,
                 region: tuple[float, float, float, float], scale: float = 1.0
                 ) -> DetailImage | None:
     """The window of ``region`` (original pixels) with at least ``scale`` pixels per
-    original pixel: a reduced JPEG decode when that is enough, else full resolution.
+    original pixel: a reduced JPEG decode, or, for a TIFF over the pixel cap, a window read
+    reduced (through its overviews), when that is enough; else full resolution.
 
     ``None`` as :func:`load_source_rgb` (unreadable, or not ``width`` x ``height``).
     """
     try:
-        with _loaded(resolve_image_path(images_root, relative), min(1.0, scale)) as (img, size):
+        path = resolve_image_path(images_root, relative)
+        with _pixels(path, min(1.0, scale)) as (pixels, size):
             if size != (width, height):
                 return None
-            pixels = _Pixels(img)
+            if pixels.sampled and scale < 1:
+                return _reduced_window(pixels, region, scale)
             s = pixels.width / width
             x0, y0, x1, y1 = region
             left, top = max(0, math.floor(x0 * s)), max(0, math.floor(y0 * s))
@@ -389,6 +494,23 @@ def load_region(images_root: str | Path, relative: str, width: int, height: int,
     except (ImagePathError, OSError, ValueError, Image.DecompressionBombError,
             Image.DecompressionBombWarning):
         return None
+
+
+def _reduced_window(pixels: _Pixels, region: tuple[float, float, float, float],
+                    scale: float) -> DetailImage:
+    """The window of ``region`` read from a raster at ``scale`` (averaged), on whole
+    original pixels: ``1 / scale``-pixel blocks from the block holding ``region``'s corner."""
+    step = 1 / scale
+    x0, y0, x1, y1 = region
+    left = max(0.0, math.floor(x0 * scale) * step)
+    top = max(0.0, math.floor(y0 * scale) * step)
+    cols = max(1, math.ceil((min(pixels.width, x1) - left) * scale))
+    rows = max(1, math.ceil((min(pixels.height, y1) - top) * scale))
+    cols = max(1, min(cols, math.floor((pixels.width - left) * scale)))
+    rows = max(1, min(rows, math.floor((pixels.height - top) * scale)))
+    box = (left, top, min(pixels.width, left + cols * step),
+           min(pixels.height, top + rows * step))
+    return DetailImage(pixels.window(box, (cols, rows)), left, top, scale)
 
 
 def display_shape(width: int, height: int,

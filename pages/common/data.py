@@ -23,7 +23,7 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import cache as result_cache_
-from ovearth_core import io, review
+from ovearth_core import georef, io, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
@@ -248,6 +248,17 @@ def detail_image(images_dir: str, image_path: str, width: int, height: int,
     return None if source is None else detail_crop(source, region)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def image_georef(images_dir: str, image_path: str, stamp: tuple[int, int]
+                 ) -> georef.Georef | None:
+    """The image's CRS and transform (``None``: not georeferenced, or unreadable: the
+    display's notice says why)."""
+    try:
+        return georef.read_georef(resolve_image_path(images_dir, image_path))
+    except (ImagePathError, OSError, ValueError):
+        return None
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def review_state(key: FileKey) -> review.ReviewState:
     """The review sidecar's state; its key (mtime, size) changes with every append, from
@@ -300,6 +311,7 @@ def clear_caches() -> None:
     _source_image.clear()
     display_image.clear()
     detail_image.clear()
+    image_georef.clear()
     review_state.clear()
     gallery_tiles.clear()
     tile_jpeg.clear()

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ovearth_core import georef
 from ovearth_core.viz import overlay, tiles
 
 from . import data, state, views
@@ -221,14 +222,15 @@ def _metrics_html(row: dict[str, Any]) -> str:
 
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
-          drawn: Drawn, region: overlay.Region, tags: str | None) -> str:
+          drawn: Drawn, region: overlay.Region, tags: str | None,
+          map_note: list[str]) -> str:
     """The static view, its notes, the metric table and the query's facts as one HTML
     block: a query switch changes one element of the page, not a dozen (each changed
     element costs the browser a render of the whole page). User text is escaped."""
     e = html.escape
     x0, y0, x1, y1 = region
     notes = [f"Showing x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
-             f"{sample.width} × {sample.height} image."]
+             f"{sample.width} × {sample.height} image.", *map_note]
     if drawn.detail_shape is not None:
         h, w = drawn.detail_shape
         notes.append(f"Full resolution around the target ({w} × {h} px); the rest of the "
@@ -258,6 +260,16 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
             f"<img class='ov-view' src='{_uri(drawn.picture or b'')}' "
             f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
+
+
+def _map_note(run: Run, sample: Any, region: overlay.Region) -> list[str]:
+    """The view centre's map and WGS84 coordinates when the image is georeferenced."""
+    ref = data.image_georef(str(run.images_dir), sample.image_path,
+                            data.image_stamp(run.images_dir, sample.image_path))
+    if ref is None:
+        return []
+    x0, y0, x1, y1 = region
+    return [f"View centre: {georef.coordinate_text(ref, (x0 + x1) / 2, (y0 + y1) / 2)}."]
 
 
 def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | None) -> str:
@@ -294,10 +306,11 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
     drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
+    map_note = _map_note(run, sample, region)
     if drawn.figure is None:
         if drawn.notice:
             st.info(drawn.notice, icon=":material/broken_image:")
-        st.html(_card(query_id, sample, row, table_row, drawn, region, tags))
+        st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
         _object_picker(query_id, objects)
         _review_panel(review)
         return
@@ -306,7 +319,8 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         if drawn.notice:
             st.info(drawn.notice, icon=":material/broken_image:")
         st.plotly_chart(drawn.figure, key="overlay", config={"scrollZoom": True})
-        notes = ["Scroll or drag to zoom and pan; double-click resets the view."]
+        notes = ["Scroll or drag to zoom and pan; double-click resets the view.",
+                 *map_note]
         if drawn.detail_shape is not None:
             h, w = drawn.detail_shape
             notes.insert(0, f"Full resolution around the target ({w} × {h} px); the rest of "

@@ -1,0 +1,153 @@
+"""Detections on DOTA ImgSplit chips merged back into whole scenes (``from-dota --merge-chips``).
+
+DOTA_devkit's ``ImgSplit`` resizes a scene by ``rate`` and cuts it into chips named
+``<scene>__<rate>__<x>___<y>`` (``P0001__1__1024___512``: scene ``P0001``, rate 1, the chip's
+top-left corner at x 1024, y 512 of the resized scene). Its ``ResultMerge.mergebypoly`` maps
+each chip detection back with ``poly2origpoly``, ``(coordinate + offset) / rate``, then per
+scene and class keeps what ``py_cpu_nms_poly`` keeps at 0.3: detections by score,
+descending; the top one is kept, every other whose polygon IoU with it is over 0.3 dropped;
+repeat. :func:`merge` does the same (polygon IoU exact, by shapely, on the normalised
+boxes), with one difference of no effect on distinct scores: equal scores keep the file
+order (the devkit's ``argsort`` leaves their order to numpy's sort). Every kept box keeps
+the chips it stands for: its own, then those of the detections it suppressed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import geometry
+from .common import Problems, progress, read_text_lines
+
+if TYPE_CHECKING:
+    from .dota import Quads
+
+NMS_IOU = 0.3
+CHIP_NAME = "<scene>__<rate>__<x>___<y> (DOTA ImgSplit)"
+_NAME = re.compile(r"^(?P<scene>(?:(?!__).)+)__(?P<rate>[0-9]*\.?[0-9]+)__(?P<x>[0-9]+)___"
+                   r"(?P<y>[0-9]+)$")
+# Rows of the IoU matrix computed at a time (a block is this many x the group's detections).
+_BLOCK_ROWS = 512
+
+
+def parse_chip_name(name: str) -> tuple[str, float, int, int] | None:
+    """``(scene, rate, x, y)`` of an ImgSplit chip name, ``None`` for any other name.
+
+    The scene is what comes before the first ``__`` (as the devkit splits it); the rate
+    is a positive decimal; the offsets are non-negative integers.
+
+    >>> parse_chip_name("P0001__1__1024___512")
+    ('P0001', 1.0, 1024, 512)
+    >>> parse_chip_name("P0001.png") is None
+    True
+    """
+    found = _NAME.match(name)
+    if found is None:
+        return None
+    rate = float(found["rate"])
+    if not (math.isfinite(rate) and rate > 0):
+        return None
+    return found["scene"], rate, int(found["x"]), int(found["y"])
+
+
+@dataclass(frozen=True)
+class ChipDetection:
+    """A detection read from a chip's results, its quadrilateral already in scene pixels
+    (index ``index`` into the reader's quadrilaterals)."""
+
+    image: str  # the scene
+    category: str
+    score: float
+    index: int
+    chip: str
+
+
+def read_chip_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
+                      bad: Problems, show: bool) -> list[ChipDetection]:
+    """The ``Task1_<category>.txt`` files of ``folder``, on chips: each quadrilateral
+    mapped to its scene (``(v + offset) / rate``) in ``quads`` in place.
+
+    Problems go to ``bad`` (file, line, ``image_name``): a name that is no chip name, or a
+    chip of a scene with no label file.
+    """
+    from .dota import parse_task1_lines  # dota imports this module
+
+    if not folder.is_dir():
+        bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
+        return []
+    files = sorted(folder.glob("Task1_*.txt"))
+    if not files:
+        bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
+    out = []
+    for path in progress(files, f"reading {folder.name}", show):
+        cat = path.stem[len("Task1_"):]
+        if not cat:
+            bad.add(path, "(file name)", "Task1_<category>.txt", path.name)
+            continue
+        lines = read_text_lines(path, bad, "DOTA Task1 result file")
+        for name, score, k in parse_task1_lines(lines or [], path, quads, bad):
+            chip = parse_chip_name(name)
+            line = quads.lines[k]
+            if chip is None:
+                bad.add(path, "image_name", f"a chip name {CHIP_NAME}", name, line=line)
+                continue
+            scene, rate, x, y = chip
+            if scene not in sizes:
+                bad.add(path, "image_name", f"a chip of a scene with a label file "
+                        f"({scene}.txt)", name, line=line)
+                continue
+            quads.points[k] = [(v + (x if i % 2 == 0 else y)) / rate
+                               for i, v in enumerate(quads.points[k])]
+            out.append(ChipDetection(scene, cat, score, k, name))
+    return out
+
+
+def merge(found: list[ChipDetection], boxes: np.ndarray
+          ) -> list[tuple[ChipDetection, tuple[str, ...]]]:
+    """Per (scene, class), the detections ``py_cpu_nms_poly`` keeps at ``NMS_IOU``, each with
+    the chips it stands for (its own first, then those it suppressed, sorted).
+
+    ``boxes``: the normalised quadrilaterals ``(N, 4, 2)`` the detections index. IoUs are
+    computed in blocks of rows and only pairs over the threshold kept: memory follows the
+    block, not the square of the largest group.
+    """
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, d in enumerate(found):
+        groups[(d.image, d.category)].append(i)
+    out = []
+    for key in sorted(groups):
+        members = groups[key]
+        polys = boxes[[found[i].index for i in members]]
+        order = sorted(range(len(members)), key=lambda j: -found[members[j]].score)
+        over = _overlaps(polys)
+        suppressed = np.zeros(len(members), dtype=bool)
+        for j in order:
+            if suppressed[j]:
+                continue
+            hit = [m for m in over[j] if not suppressed[m]]
+            suppressed[hit] = True
+            suppressed[j] = True
+            d = found[members[j]]
+            others = sorted({found[members[m]].chip for m in hit} - {d.chip})
+            out.append((d, (d.chip, *others)))
+    return out
+
+
+def _overlaps(polys: np.ndarray) -> list[list[int]]:
+    """For each polygon, the others whose IoU with it is over ``NMS_IOU``."""
+    n = len(polys)
+    over: list[list[int]] = [[] for _ in range(n)]
+    for lo in range(0, n, _BLOCK_ROWS):
+        iou = geometry.iou_matrix(polys[lo:lo + _BLOCK_ROWS], polys, True, NMS_IOU)
+        rows, cols = np.nonzero(iou > NMS_IOU)
+        for r, c in zip((rows + lo).tolist(), cols.tolist(), strict=True):
+            if r != c:
+                over[r].append(c)
+    return over

@@ -1,0 +1,127 @@
+"""Georeferenced images: a TIFF's CRS and pixel-to-map transform, read safely with rasterio.
+
+Pixel coordinates are the evaluator's: continuous, ``(0, 0)`` the top-left corner of the
+top-left pixel, x to the right, y down. A GeoTIFF's affine transform maps them to its CRS
+(``X = a x + b y + c``, ``Y = d x + e y + f``, GDAL's geotransform reordered as rasterio's
+``Affine``); WGS84 longitude / latitude come from GDAL's own transformation (no pyproj).
+An image is georeferenced when it is a TIFF with a CRS and a transform other than the
+identity; ground control points and RPCs alone are not used.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import rasterio
+from rasterio.errors import NotGeoreferencedWarning, RasterioError
+from rasterio.warp import transform as warp_transform
+
+from .files import check_input_stat, open_input
+
+# A TIFF is read by window: its size on disk bounds no memory (a 40,000 x 40,000 RGB scene
+# is 4.8 GB uncompressed), so it has no byte cap.
+NO_BYTE_CAP = 1 << 62
+# GDAL's block cache (MB): what a windowed read may keep besides its result.
+GDAL_CACHE_MB = 64
+_TIFF_MAGIC = (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
+
+
+def is_tiff(path: str | os.PathLike[str]) -> bool:
+    """Whether the file starts as a TIFF (or BigTIFF) does. Raises as :func:`open_input`
+    for a special file (a pipe is refused without blocking)."""
+    with open_input(path, NO_BYTE_CAP) as handle:
+        return handle.read(4) in _TIFF_MAGIC
+
+
+@contextmanager
+def open_raster(path: str | os.PathLike[str]) -> Iterator[rasterio.io.DatasetReader]:
+    """The TIFF opened by rasterio with GDAL's TIFF driver alone (a virtual raster named
+    ``.tif`` could point at any file), GDAL writing nothing beside it (no ``.aux.xml``) and
+    looking for no sidecar. GDAL's errors become ``OSError``."""
+    check_input_stat(path, Path(path).stat(), NO_BYTE_CAP)
+    try:
+        with warnings.catch_warnings(), rasterio.Env(
+                GDAL_PAM_ENABLED="NO", GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR",
+                GDAL_CACHEMAX=GDAL_CACHE_MB):
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)
+            with rasterio.open(path, driver="GTiff") as dataset:
+                yield dataset
+    except RasterioError as err:
+        raise OSError(str(err)) from err
+
+
+@dataclass(frozen=True)
+class Georef:
+    """An image's CRS and pixel-to-map transform.
+
+    ``crs``: ``"EPSG:<code>"`` when the CRS has one, else its WKT; ``wkt``: the WKT;
+    ``epsg``: the code or ``None``; ``transform``: ``(a, b, c, d, e, f)``.
+    """
+
+    crs: str
+    wkt: str
+    epsg: int | None
+    transform: tuple[float, float, float, float, float, float]
+
+    def to_map(self, x: npt.ArrayLike, y: npt.ArrayLike
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Map coordinates of pixel coordinates ``(x, y)`` (arrays of one shape)."""
+        a, b, c, d, e, f = self.transform
+        px, py = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        return a * px + b * py + c, d * px + e * py + f
+
+    def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike
+                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """WGS84 ``(longitude, latitude)`` in degrees of pixel coordinates ``(x, y)``."""
+        mx, my = self.to_map(x, y)
+        lon, lat = warp_transform(rasterio.crs.CRS.from_wkt(self.wkt), "EPSG:4326",
+                                  mx.ravel().tolist(), my.ravel().tolist())
+        return np.reshape(lon, mx.shape), np.reshape(lat, my.shape)
+
+
+def read_georef(path: str | os.PathLike[str]) -> Georef | None:
+    """The image's :class:`Georef`; ``None`` when it is no TIFF or has no CRS or only the
+    identity transform. Raises ``OSError`` / ``ValueError`` for an unreadable file."""
+    if not is_tiff(path):
+        return None
+    with open_raster(path) as dataset:
+        crs, affine = dataset.crs, dataset.transform
+        if crs is None or affine.is_identity:
+            return None
+        epsg = crs.to_epsg()
+        wkt = crs.to_wkt()
+        return Georef(f"EPSG:{epsg}" if epsg is not None else wkt, wkt, epsg,
+                      (affine.a, affine.b, affine.c, affine.d, affine.e, affine.f))
+
+
+def coordinate_text(ref: Georef, x: float, y: float) -> str:
+    """Pixel ``(x, y)`` in the CRS and in WGS84, for a caption:
+    ``"EPSG:32633 X 500,025.00, Y 3,999,990.00 · lon 15.000276°, lat 36.145630°"``."""
+    mx, my = ref.to_map([x], [y])
+    lon, lat = ref.to_lonlat([x], [y])
+    name = ref.crs if ref.epsg is not None else "map"
+    return (f"{name} X {float(mx[0]):,.2f}, Y {float(my[0]):,.2f} · "
+            f"lon {float(lon[0]):.6f}°, lat {float(lat[0]):.6f}°")
+
+
+def pixel_size_m(path: str | os.PathLike[str]) -> float | None:
+    """The image's ground sample distance in metres: the mean of its pixel's width and
+    height (``sqrt(a^2 + d^2)``, ``sqrt(b^2 + e^2)``) when it is georeferenced in a
+    projected CRS whose unit is the metre; else ``None``."""
+    if not is_tiff(path):
+        return None
+    with open_raster(path) as dataset:
+        crs, t = dataset.crs, dataset.transform
+        if crs is None or t.is_identity or not crs.is_projected:
+            return None
+        unit, factor = crs.linear_units_factor
+        if abs(factor - 1.0) > 1e-12:
+            return None
+        return (float(np.hypot(t.a, t.d)) + float(np.hypot(t.b, t.e))) / 2

@@ -1,0 +1,53 @@
+"""AppTest: the explorer's caption gives the view centre in the image's CRS and in WGS84
+when the image is georeferenced, and nothing of the kind otherwise (issue 29)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from app_fixtures import H, W, app_on, assert_ok, write_dataset
+from rasterio.transform import from_origin
+
+EXPLORER = "pages/1_Query_explorer.py"
+R = 6_378_137.0
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+def _card(ds, query: str) -> str:
+    at = app_on(ds, task="vocabulary", selected={"vocabulary": query})
+    at.switch_page(EXPLORER)
+    at.run()
+    assert_ok(at)
+    return at.get("html")[0].proto.body
+
+
+def test_view_centre_in_map_and_lon_lat(tmp_path: Path) -> None:
+    ds = write_dataset(tmp_path / "d")
+    with rasterio.open(ds.images / "images" / "sixteen.tif", "w", driver="GTiff", width=W,
+                       height=H, count=1, dtype="uint16", crs="EPSG:3857",
+                       transform=from_origin(1_000_000.0, 5_000_000.0, 10.0, 10.0)) as dst:
+        dst.write(np.linspace(1000, 3000, W * H).reshape(1, H, W).astype(np.uint16))
+    card = _card(ds, "ov_000003")
+    x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+        r"Showing x ([\d,.]+)–([\d,.]+), y ([\d,.]+)–([\d,.]+)", card).groups())
+    text = re.search(r"View centre: EPSG:3857 X ([\d,.]+), Y ([\d,.]+) · lon ([\d.-]+)°, "
+                     r"lat ([\d.-]+)°", card)
+    assert text is not None, card[-2000:]
+    mx, my, lon, lat = (float(v.replace(",", "")) for v in text.groups())
+    # the shown region's bounds are rounded to whole pixels in the caption: 1 px = 10 m
+    assert mx == pytest.approx(1_000_000 + 10 * (x0 + x1) / 2, abs=10)
+    assert my == pytest.approx(5_000_000 - 10 * (y0 + y1) / 2, abs=10)
+    assert lon == pytest.approx(math.degrees(mx / R), abs=1e-6)
+    assert lat == pytest.approx(math.degrees(2 * math.atan(math.exp(my / R)) - math.pi / 2),
+                                abs=1e-6)
+
+
+def test_no_map_coordinates_for_a_plain_image(tmp_path: Path) -> None:
+    ds = write_dataset(tmp_path / "d")
+    assert "View centre" not in _card(ds, "ov_000001")  # rgb.png

@@ -1,0 +1,107 @@
+"""Slices by ground sample distance and by image metadata (issue 29): ``--slice-by gsd``
+(an annotation's ``image_meta.gsd``, DOTA's ``gsd:`` header, else the GeoTIFF's pixel size
+in metres) and ``--slice-by meta:KEY``. Memberships worked by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from convert_helpers import DATA
+from PIL import Image
+from rasterio.transform import from_origin
+
+from ovearth_core.analysis.__main__ import main as analysis_main
+from ovearth_core.convert import from_dota
+
+W, H = 64, 48
+
+
+def _ann(ann_id: str, image: str, meta: dict | None) -> dict:
+    out = {"id": ann_id, "image_path": image, "width": W, "height": H,
+           "category_name": "plane", "segmentation": None, "bbox": [[10, 10, 20, 20]]}
+    if meta is not None:
+        out["image_meta"] = meta
+    return out
+
+
+def _dataset(root: Path) -> tuple[Path, Path]:
+    """Five images: gsd 0.3 (header), 0.8 (header), a GeoTIFF at 2 m (UTM) and one at
+    0.0001 degree (no metres: unknown), a plain PNG (unknown). Sensors: two "GF-2", two
+    "WV-3", one without. q1..q5, one per image; q1, q3 found."""
+    Image.new("RGB", (W, H)).save(root / "a.png")
+    Image.new("RGB", (W, H)).save(root / "b.png")
+    Image.new("RGB", (W, H)).save(root / "e.png")
+    for name, crs, transform in (("c.tif", "EPSG:32633", from_origin(5e5, 4e6, 2.0, 2.0)),
+                                 ("d.tif", "EPSG:4326", from_origin(10.0, 40.0, 1e-4, 1e-4))):
+        with rasterio.open(root / name, "w", driver="GTiff", width=W, height=H, count=1,
+                           dtype="uint8", crs=crs, transform=transform) as dst:
+            dst.write(np.zeros((1, H, W), np.uint8))
+    anns = [_ann("A", "a.png", {"gsd": 0.3, "sensor": "GF-2"}),
+            _ann("B", "b.png", {"gsd": 0.8, "sensor": "WV-3"}),
+            _ann("C", "c.tif", {"sensor": "GF-2"}), _ann("D", "d.tif", {"sensor": "WV-3"}),
+            _ann("E", "e.png", None)]
+    gt = {"annotations": anns, "tasks": {"open_vocabulary": [
+        {"query_id": f"q{k}", "ann_id": a["id"], "type": "positive", "phrase": "plane"}
+        for k, a in enumerate(anns, start=1)]}}
+    pred = {"tasks": {"open_vocabulary": [
+        {"query_id": q, "bbox": [{"bbox": [10, 10, 30, 30], "score": 0.9}]}
+        for q in ("q1", "q3")]}}
+    (root / "gt.json").write_text(json.dumps(gt))
+    (root / "pred.json").write_text(json.dumps(pred))
+    return root / "gt.json", root / "pred.json"
+
+
+def _slices(tmp_path: Path, *attrs: str) -> dict:
+    gt, pred = _dataset(tmp_path)
+    out = tmp_path / "out.json"
+    argv = ["--gt", str(gt), "--predictions", str(pred), "--task", "vocabulary",
+            "--modalities", "bbox", "--output", str(out), "--slice-resamples", "1000"]
+    for a in attrs:
+        argv += ["--slice-by", a]
+    assert analysis_main(argv) == 0
+    return json.loads(out.read_text())["analysis"]["slices"]
+
+
+def _members(table: dict) -> dict[str, tuple[int, float | None]]:
+    """``{value: (queries, bbox recall)}`` in table order."""
+    return {v["value"]: (v["num_queries"], next(
+        m["value"] for m in v["metrics"] if m["name"] == "bbox_micro_recall"))
+        for v in table["values"]}
+
+
+def test_gsd_slices_from_headers_and_geotiff_pixel_size(tmp_path: Path) -> None:
+    """q1 (0.3 m, found), q2 (0.8 m), q3 (2 m from the GeoTIFF, found), q4 and q5 unknown."""
+    got = _members(_slices(tmp_path, "gsd")["gsd"])
+    assert got == {"0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0), "2-5 m": (1, 1.0),
+                   "unknown": (2, 0.0)}
+    assert list(got) == ["0.25-0.5 m", "0.5-1 m", "2-5 m", "unknown"]
+
+
+def test_meta_key_slices(tmp_path: Path) -> None:
+    got = _members(_slices(tmp_path, "meta:sensor")["meta:sensor"])
+    assert got == {"GF-2": (2, 1.0), "WV-3": (2, 0.0), "(none)": (1, 0.0)}
+
+
+@pytest.mark.parametrize("bad", ["meta:", "gsdx", "meta"])
+def test_bad_slice_attributes_are_usage_errors(tmp_path: Path, bad: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    gt, pred = _dataset(tmp_path)
+    with pytest.raises(SystemExit) as err:
+        analysis_main(["--gt", str(gt), "--predictions", str(pred), "--task", "vocabulary",
+                       "--modalities", "bbox", "--slice-by", bad])
+    assert err.value.code == 2 and "--slice-by" in capsys.readouterr().err
+
+
+def test_from_dota_keeps_the_header_as_image_meta(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    sample = DATA / "dota"
+    from_dota(sample / "labelTxt", sample / "images", out)
+    anns = json.loads((out / "ground_truth.json").read_text())["annotations"]
+    meta = {a["id"].split("_")[0]: a.get("image_meta") for a in anns}
+    assert meta["P0001"] == {"imagesource": "GoogleEarth", "gsd": 0.5}
+    assert meta["P0002"] == {"imagesource": "GoogleEarth"}  # gsd:null: no value
+    assert meta["P0003"] == {"imagesource": "GF2", "gsd": 0.8}
