@@ -178,6 +178,8 @@ def render() -> Run | None:
     if state.link_error():
         # The linked dataset cannot be opened: say so on every page, show no numbers.
         st.error(state.link_error())
+    for note in state.pop_link_notes():
+        st.warning(note)
     with st.sidebar:
         _navigation()
         st.subheader("Data")
