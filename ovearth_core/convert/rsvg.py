@@ -39,6 +39,7 @@ from typing import Any
 from xml.parsers import expat
 
 from .. import geometry
+from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
     Benchmark,
@@ -51,6 +52,7 @@ from .common import (
     load_json,
     prediction_row,
     progress,
+    read_source,
     relative_path,
     write_benchmark,
 )
@@ -112,10 +114,9 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Prob
                     ) -> RsvgImage | None:
     """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
     try:
-        data = path.read_bytes()
-        root, lines = parse_xml(data)
-    except OSError as err:
-        bad.add(path, "(file)", "a readable XML file", f"<{err.strerror or err}>")
+        root, lines = parse_xml(read_source(path, "DIOR-RSVG XML file"))
+    except OVEarthInputError as err:
+        bad.items.extend(err.problems)
         return None
     except XmlRefused as err:
         bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
