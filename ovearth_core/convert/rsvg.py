@@ -42,11 +42,13 @@ from .. import geometry
 from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
+    COORDINATE,
     Benchmark,
     PathLike,
     Problems,
     check_target,
     fail,
+    far_out,
     image_size,
     images_by_stem,
     load_json,
@@ -225,6 +227,9 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
         if not math.isfinite(value):
             bad.add(path, f"{where} <bndbox><{key}>", "a finite number", text or "<missing>",
                     line=line(box))
+            return None
+        if far_out([value]) is not None:
+            bad.add(path, f"{where} <bndbox><{key}>", COORDINATE, text, line=line(box))
             return None
         values.append(value)
     x1, y1, x2, y2 = values
