@@ -128,7 +128,8 @@ def leaderboard_table(report: dict[str, Any]) -> None:
     for metric, names in report.get("not_submitted", {}).items():
         if names:
             st.caption(f"{af.LEADERBOARD_METRIC_LABELS[metric]}: not submitted by "
-                       f"{', '.join(names)} (ranked last, left out of the correlations).")
+                       f"{', '.join(map(views.md_text, names))} (ranked last, left out of the "
+                       "correlations).")
 
 
 def stability_charts(report: dict[str, Any]) -> None:

@@ -296,7 +296,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
     if drawn.figure is None:
         if drawn.notice:
-            st.info(drawn.notice, icon=":material/broken_image:")
+            st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags))
         _object_picker(query_id, objects)
         _review_panel(review)
@@ -304,7 +304,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:
-            st.info(drawn.notice, icon=":material/broken_image:")
+            st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.plotly_chart(drawn.figure, key="overlay", config={"scrollZoom": True})
         notes = ["Scroll or drag to zoom and pan; double-click resets the view."]
         if drawn.detail_shape is not None:
