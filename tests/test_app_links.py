@@ -130,3 +130,20 @@ def test_valid_link_values_survive(lo: float, hi: float, glo: float, ghi: float,
     assert ss["gal_page"] == page
     assert ss["task"] == "reasoning"
     assert not ss.get("_link_notes")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("task", "segmentation"), ("fmt", "cxcywh"), ("pol", "both"), ("mod", "mask"),
+    ("zoom", "everything"), ("gsel", "tiles"), ("gmod", "segmentation"), ("gpol", "all"),
+    ("gsort", "best"), ("failed", "yes please")])
+def test_a_choice_no_widget_offers_is_dropped_with_a_notice(name: str, value: str) -> None:
+    ss = _fresh()
+    before = dict(ss)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(state.st, "session_state", ss)
+        state.apply_link({name: value, "iou": "0.3"})
+    (note,) = ss["_link_notes"]
+    assert f"`{name}`" in note and f"`{value}`" in note
+    assert ss["iou_threshold"] == 0.3  # the rest of the link applies
+    changed = {k for k in ss if ss[k] != before.get(k)} - {"_link_notes", "iou_threshold"}
+    assert changed == set()

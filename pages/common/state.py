@@ -269,6 +269,19 @@ def _link_number(params: dict[str, str], name: str, notes: list[str]) -> float |
     return value
 
 
+def _choice(params: dict[str, str], name: str, choices: Sequence[str],
+            notes: list[str]) -> str | None:
+    """The link's value of ``name`` if it is one of ``choices``; else ``None`` (with a note
+    when the link gives another). An empty value is no value."""
+    value = params.get(name)
+    if value is None or not str(value).strip():
+        return None
+    if value in choices:
+        return value
+    notes.append(_dropped(name, str(value), "one of " + ", ".join(choices)))
+    return None
+
+
 def _link_range(params: dict[str, str], names: tuple[str, str],
                 notes: list[str]) -> tuple[float, float] | None:
     """An IoU range ``(lo, hi)`` of the link (a missing end is 0 or 1), or ``None``."""
@@ -299,7 +312,7 @@ def _link_problem(path: str, what: str) -> str | None:
 
 def _apply_options(params: dict[str, str], notes: list[str]) -> None:
     ss = st.session_state
-    if params.get("task") in TASKS:
+    if _choice(params, "task", TASKS, notes):
         ss["task"] = params["task"]
     mods = [m for m in params.get("mods", "").split(",") if m in MODALITIES]
     if mods:
@@ -312,21 +325,21 @@ def _apply_options(params: dict[str, str], notes: list[str]) -> None:
     score = _link_number(params, "score", notes)
     if score is not None:
         ss.update(use_score_threshold=True, score_threshold=score)
-    if params.get("fmt") in BBOX_FORMATS:
+    if _choice(params, "fmt", BBOX_FORMATS, notes):
         ss["bbox_format"] = params["fmt"]
 
 
 def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
     ss = st.session_state
-    if params.get("failed") in ("1", "true"):
+    if _choice(params, "failed", ("1", "true", "0", "false"), notes) in ("1", "true"):
         ss["flt_failed_only"] = True
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
                       ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
-    if params.get("pol") in ("positive", "negative"):
+    if _choice(params, "pol", ("positive", "negative"), notes):
         ss["flt_polarity"] = params["pol"]
-    if params.get("mod") in ("segmentation", "bbox", "oriented_bbox"):
+    if _choice(params, "mod", ("segmentation", "bbox", "oriented_bbox"), notes):
         ss["flt_modality"] = params["mod"]
     iou_range = _link_range(params, ("iou_lo", "iou_hi"), notes)
     if iou_range is not None:
@@ -335,7 +348,7 @@ def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
         ss["flt_text"] = params["text"]
     if params.get("q"):
         ss["selected"] = {**ss["selected"], ss["task"]: params["q"]}
-    if params.get("zoom") in ZOOM_TARGETS:
+    if _choice(params, "zoom", tuple(ZOOM_TARGETS), notes):
         ss["view_zoom"] = params["zoom"]
 
 
@@ -353,19 +366,19 @@ def _apply_gallery(params: dict[str, str], notes: list[str]) -> None:
     """Set the gallery's selector, filters, sort and page from a link (values a widget
     does not offer are dropped by :func:`bind` when the page draws it)."""
     ss = st.session_state
-    if params.get("gsel") in GALLERY_SELECTORS:
+    if _choice(params, "gsel", tuple(GALLERY_SELECTORS), notes):
         ss["gal_selector"] = GALLERY_SELECTORS[params["gsel"]]
-    if params.get("gmod") in ("bbox", "oriented_bbox"):
+    if _choice(params, "gmod", ("bbox", "oriented_bbox"), notes):
         ss["gal_modality"] = params["gmod"]
     for key, name in _GALLERY_LISTS:
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
-    if params.get("gpol") in ("positive", "negative"):
+    if _choice(params, "gpol", ("positive", "negative"), notes):
         ss["gal_polarity"] = params["gpol"]
     iou_range = _link_range(params, ("giou_lo", "giou_hi"), notes)
     if iou_range is not None:
         ss["gal_iou"] = iou_range
-    if params.get("gsort") in GALLERY_SORTS:
+    if _choice(params, "gsort", tuple(GALLERY_SORTS), notes):
         ss["gal_sort"] = GALLERY_SORTS[params["gsort"]]
     page = params.get("gpage", "")
     if re.fullmatch(r"[0-9]{1,10}", page) and 1 <= int(page) <= MAX_PAGE:
