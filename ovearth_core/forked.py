@@ -12,7 +12,8 @@ exactly those of the sequential code. A forked run is only tried where it is saf
 worth it: on Linux, with two or more usable cores, in a process without other threads
 (a child of a threaded process would inherit locks held by threads it does not have: the
 app's server never forks here), inside :func:`enabled` (a command line) and not nested.
-``OVEARTH_FORK=0`` turns it off.
+``OVEARTH_FORK`` set to ``0``, ``false``, ``no`` or ``off`` (any case) turns it off; any
+other value, or none, leaves it on.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+FORK_VAR = "OVEARTH_FORK"
+OFF_WORDS = frozenset({"0", "false", "no", "off"})
 
 _enabled = False
 _in_child = False
@@ -46,8 +50,18 @@ def enabled() -> Iterator[None]:
 def available() -> bool:
     """Whether :func:`alongside` would fork now (see the module's conditions)."""
     return (_enabled and not _in_child and sys.platform.startswith("linux")
-            and hasattr(os, "fork") and os.environ.get("OVEARTH_FORK", "1") != "0"
+            and hasattr(os, "fork") and not switched_off()
             and len(os.sched_getaffinity(0)) >= 2 and threading.active_count() == 1)
+
+
+def switched_off(environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
+    """Whether ``OVEARTH_FORK`` is one of :data:`OFF_WORDS` (case and spaces ignored).
+
+    >>> switched_off({"OVEARTH_FORK": "Off"}), switched_off({})
+    (True, False)
+    """
+    value = (os.environ if environ is None else environ).get(FORK_VAR, "")
+    return value.strip().lower() in OFF_WORDS
 
 
 class Pending(Generic[T]):

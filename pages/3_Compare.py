@@ -94,8 +94,8 @@ if candidates:
     compare_views.overlays(run, b_key, o, names, query_id)
     with st.container(border=True):
         tags.panel(run, query_id, key="_rvc", export=False)
-        st.caption(f"Predicted objects are {names[0]}'s (A); the tags are the benchmark's, "
-                   "shared with the explorer and the gallery.")
+        st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags are the "
+                   "benchmark's, shared with the explorer and the gallery.")
 
 st.header("Per category")
 st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.common import analysis_data, analysis_views, sidebar, state
+from pages.common import analysis_data, analysis_views, sidebar, state, views
 
 run = sidebar.page("Leaderboard", "Leaderboard")
 
@@ -28,7 +28,7 @@ if folder is None:
     st.stop()
 preds = analysis_data.prediction_files(folder)
 if not preds:
-    st.info(f"No submissions (*.json) found in {folder}.")
+    st.info(f"No submissions (\\*.json) found in {state.code(str(folder))}.")
     st.stop()
 
 options = analysis_data.leaderboard_options(run.options)
@@ -44,7 +44,7 @@ if shared is None and run.pred in preds:
                   ("IoU threshold", options.iou_threshold, run.options.iou_threshold),
                   ("box format", options.bbox_format, run.options.bbox_format))
               if ours != theirs]
-    st.info(f"`{Path(run.pred[0]).stem}` (the sidebar's submission) is ranked under the "
+    st.info(f"{state.code(Path(run.pred[0]).stem)} (the sidebar's submission) is ranked under the "
             f"leaderboard's options, not the sidebar's: {'; '.join(differ)}.")
 bar = st.progress(0.0, text=f"Ranking {len(preds)} submissions…")
 
@@ -61,7 +61,7 @@ bar.empty()
 report = board.report
 state.sync_url()
 where = [f"{board.num_cached} from the result cache" if board.num_cached else "",
-         f"`{board.shared}` shared with the sidebar" if board.shared else ""]
+         f"{state.code(board.shared)} shared with the sidebar" if board.shared else ""]
 st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "
            f"{len(report['models'])} of {len(preds)} submissions ranked on modalities "
            f"{', '.join(options.modalities)}, every box (no score filter), IoU threshold "
@@ -70,7 +70,7 @@ st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sideb
            f"{''.join(f'; {w}' for w in where if w)})"
            f" · {board.cache_note}")
 for name, why in board.skipped:
-    st.warning(f"`{name}` left out: {why}.")
+    st.warning(f"{state.code(name)} left out: {views.md_text(why)}.")
 if not report["models"]:
     st.stop()
 

@@ -340,3 +340,25 @@ def test_leaderboard_with_the_cache_off(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert_ok(at)
     assert "result cache off" in _caption(at)
     assert not (tmp_path / "cache").exists()
+
+
+def test_leaderboard_of_one_submission_ranks_it_and_says_why_no_stability(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 26 item 14: one submission is ranked; the stability view (a correlation of
+    rankings) needs two, and the page says so instead of raising StopIteration."""
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "weak_baseline.json").write_bytes(
+        (DEMO / "predictions" / "weak_baseline.json").read_bytes())
+    monkeypatch.setenv("OVEARTH_DATA_ROOT", str(tmp_path))
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(tmp_path / "cache"))
+    at = _leaderboard()
+    (box,) = [t for t in at.text_input if t.label.startswith("Submissions folder")]
+    box.set_value(str(folder)).run()
+    assert_ok(at)
+    assert list(at.dataframe[0].value["model"]) == ["weak_baseline"]
+    notes = " ".join(i.value for i in at.info)
+    assert "needs at least two submissions" in notes
+    assert "1 submission ranked" in notes
+    assert "Presence MCC versus segmentation mIoU (a rank correlation) needs two" in notes
+    assert not at.get("plotly_chart")

@@ -292,5 +292,5 @@ def test_a_task_that_cannot_be_evaluated_is_reported_not_a_traceback(ds: Dataset
         at = _page(ds, page, **state)
         assert not at.exception, [e.value for e in at.exception]
         errors = " ".join(e.value for e in at.error)
-        assert "Reasoning task of model_a.json could not be evaluated" in errors, errors
+        assert "Reasoning task of `model_a.json` could not be evaluated" in errors, errors
         assert "`rea_000001`" in errors and "model_a.json" in errors

@@ -177,6 +177,15 @@ def test_a_named_pipe_typed_in_the_sidebar_is_refused_at_once(ds: Dataset, fifo:
     assert not at.exception and not at.error and at.metric
 
 
+def test_a_named_pipe_typed_as_the_taxonomy_is_refused_at_once(ds: Dataset, fifo: Path) -> None:
+    """Issue 26 item 8: the Slices page's taxonomy waited on the pipe forever."""
+    at = app_on(ds, timeout=60, slice_attr="group", slice_taxonomy=str(fifo))
+    at.switch_page("pages/5_Slices.py")
+    report = _report(at.run())
+    assert "The taxonomy could not be read" in report and fifo.name in report
+    assert "found a named pipe (FIFO)" in report and "a regular file" in report
+
+
 def test_a_typed_file_over_the_upload_cap_is_not_read(ds: Dataset, root: Path) -> None:
     """A 1.5 GB file was read whole (server 0.2 -> 3.2 GB, 44 s); the cap is the upload
     cap (sparse: it costs nothing here)."""

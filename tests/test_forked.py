@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -155,3 +157,22 @@ def test_input_errors_survive_the_trip_from_a_child() -> None:
     assert type(back) is OVEarthInputError
     assert back.problems == problems and back.total == 40 and str(back) == str(err)
     assert "40 problems found" in str(back) and "ref_0" in str(back)
+
+
+@pytest.mark.parametrize("word", ["0", "off", "OFF", "false", "False", "no", "No", " off "])
+def test_the_usual_false_words_turn_forking_off(word: str) -> None:
+    """Issue 26 item 15: ``OVEARTH_FORK=off`` (or false, no, 0; any case) keeps one process."""
+    got = _run("""
+        with forked.enabled(), forked.alongside(os.getpid) as p:
+            print(json.dumps({"forked": p.forked, "here": p.result() == os.getpid()}))
+    """, OVEARTH_FORK=word)
+    assert got == {"forked": False, "here": True}
+
+
+@pytest.mark.parametrize("word", ["1", "on", "true", "YES", ""])
+def test_other_values_leave_forking_on(word: str) -> None:
+    got = _run("""
+        with forked.enabled(), forked.alongside(os.getpid) as p:
+            print(json.dumps({"forked": p.forked, "elsewhere": p.result() != os.getpid()}))
+    """, OVEARTH_FORK=word)
+    assert got == {"forked": True, "elsewhere": True}

@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import OVEarthInputError, Problem
+from ..io import read_input
 from ..types import Sample, SampleList
 from . import additive, crosstask
 from .compare import (
@@ -149,11 +150,16 @@ def gt_size(sample: Sample) -> str:
 
 
 def load_taxonomy(path: str | Path) -> dict[str, str]:
-    """``{category: group}`` from a JSON object of strings (raises OVEarthInputError)."""
+    """``{category: group}`` from a JSON object of strings (raises OVEarthInputError).
+
+    The file is read with :func:`~ovearth_core.io.read_input`: a regular file within the
+    input cap (a named pipe is refused, never waited on; a larger file is refused unread).
+    """
     name = str(path)
+    data = read_input(path, "taxonomy")
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError as err:
         raise OVEarthInputError([Problem(name, "(file)", "a readable JSON file",
                                          type(err).__name__ + f": {err}")]) from err
     if not isinstance(doc, dict):

@@ -326,14 +326,21 @@ def _fast_box(value: object) -> tuple[float, float, float, float] | None:
             and type(h) in _NUMBERS):
         return None
     x2, y2 = x + w, y + h
-    if w > 0 and h > 0 and x < x2 < math.inf and y < y2 < math.inf and x > -math.inf \
-            and y > -math.inf:
+    bound = geometry.MAX_COORDINATE
+    if w > 0 and h > 0 and x < x2 <= bound and y < y2 <= bound and x >= -bound \
+            and y >= -bound and w <= bound and h <= bound:
         return float(x), float(y), float(x2), float(y2)
     return None
 
 
 def _mask_of(seg: object, image: CocoImage) -> Rle | None:
-    """A COCO segmentation (polygons, uncompressed or compressed RLE) as one RLE."""
+    """A COCO segmentation (polygons, uncompressed or compressed RLE) as one RLE.
+
+    A polygon's vertices must lie within the image grown by its own width and height on
+    every side (x in ``[-W, 2W]``, y in ``[-H, 2H]``): pycocotools rasterises every edge at
+    five times its length in pixels, so a vertex at 1e7 takes seconds and beyond about 4e8
+    it crashes the process.
+    """
     h, w = image.height, image.width
     if isinstance(seg, list):
         for j, poly in enumerate(seg):
@@ -341,6 +348,11 @@ def _mask_of(seg: object, image: CocoImage) -> Rle | None:
                     or not all(geometry._finite_number(v) for v in poly)):
                 raise FieldError(f"[{j}]", "a polygon [x1, y1, x2, y2, ...] of at least three "
                                  "vertices (an even count of finite numbers)", poly)
+            if not (all(-w <= x <= 2 * w for x in poly[0::2])
+                    and all(-h <= y <= 2 * h for y in poly[1::2])):
+                raise FieldError(f"[{j}]", f"polygon vertices near the {w} x {h} image: x "
+                                 f"within [{-w}, {2 * w}], y within [{-h}, {2 * h}] (the "
+                                 "image grown by its size; within ±1e100 in any case)", poly)
         return masks.from_polygons(seg, h, w)
     rle, size = masks.parse_rle(seg)
     if size != (h, w) and size != (0, 0):

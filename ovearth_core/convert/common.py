@@ -33,12 +33,21 @@ from typing import Any, TextIO
 import orjson
 from PIL import Image
 
-from .. import io
+from .. import files, geometry, io
 from ..errors import OVEarthInputError, Problem, describe
 from ..types import MODALITIES, TASK_KEYS
 
 PathLike = str | os.PathLike[str]
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+# A source coordinate is refused beyond the evaluator's bound (geometry.MAX_COORDINATE), so
+# it never reaches GEOS or pycocotools; the problem names the file, the line or id, the field.
+COORDINATE = "a finite number within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
+
+
+def far_out(values: Iterable[float]) -> int | None:
+    """The index of the first value beyond ±``geometry.MAX_COORDINATE`` (``None``: none)."""
+    return next((i for i, v in enumerate(values) if not abs(v) <= geometry.MAX_COORDINATE),
+                None)
 
 
 class Problems:
@@ -66,13 +75,27 @@ def fail(file: PathLike, field_: str, expected: str, found: object) -> OVEarthIn
     return OVEarthInputError(bad.items)
 
 
+def read_source(path: PathLike, role: str) -> bytes:
+    """The bytes of a source file, read with :func:`~ovearth_core.files.read_bounded` (a
+    regular file within the input cap: a named pipe or a device is refused, never waited
+    on, a larger file is refused unread).
+
+    Raises:
+        OVEarthInputError: naming the file, with what was expected and what was found.
+    """
+    try:
+        return files.read_bounded(path)
+    except files.InputRefused as err:
+        raise fail(path, "(file)", f"a {role}: {err.expected}", f"<{err.found}>") from None
+    except (OSError, ValueError) as err:  # ValueError: a path with a NUL byte
+        found = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise fail(path, "(file)", f"a readable {role}",
+                   f"<{found or type(err).__name__}>") from None
+
+
 def load_json(path: PathLike, role: str, kind: type) -> Any:
     """Read a UTF-8 JSON document whose top level is ``kind`` (``dict`` or ``list``)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise fail(path, "(file)", f"a readable {role} JSON file",
-                   f"<{err.strerror or type(err).__name__}>") from None
+    data = read_source(path, f"{role} JSON file")
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
@@ -88,9 +111,9 @@ def load_json(path: PathLike, role: str, kind: type) -> Any:
 def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
     """Lines of a UTF-8 (optionally BOM-prefixed) text file, or ``None`` with a problem."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as err:
-        bad.add(path, "(file)", f"a readable {role}", f"<{err.strerror or type(err).__name__}>")
+        text = read_source(path, role).decode("utf-8-sig")
+    except OVEarthInputError as err:
+        bad.items.extend(err.problems)
         return None
     except UnicodeDecodeError as err:
         bad.add(path, "(file)", f"a UTF-8 text {role}", f"<undecodable byte at {err.start}>")

@@ -41,11 +41,13 @@ import numpy as np
 from .. import geometry
 from . import chips
 from .common import (
+    COORDINATE,
     Benchmark,
     PathLike,
     Problems,
     check_target,
     fail,
+    far_out,
     image_size,
     images_by_stem,
     phrase_of,
@@ -135,6 +137,10 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
             bad.add(path, wrong[0], "a finite number", tokens[QUAD_FIELDS.split().index(
                 wrong[0])], line=n)
             continue
+        far = far_out(values)  # type: ignore[arg-type]
+        if far is not None:
+            bad.add(path, QUAD_FIELDS.split()[far], COORDINATE, tokens[far], line=n)
+            continue
         if _number(tokens[8]) is not None:
             bad.add(path, "category", "a category name (not a number)", tokens[8], line=n)
             continue
@@ -187,6 +193,10 @@ def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
         if wrong:
             bad.add(path, wrong[0], "a finite number",
                     tokens[2 + QUAD_FIELDS.split().index(wrong[0])], line=n)
+            continue
+        far = far_out(values)  # type: ignore[arg-type]
+        if far is not None:
+            bad.add(path, QUAD_FIELDS.split()[far], COORDINATE, tokens[2 + far], line=n)
             continue
         out.append((tokens[0], score, len(quads.points)))
         quads.add(values, path, n)  # type: ignore[arg-type]

@@ -39,18 +39,22 @@ from typing import Any
 from xml.parsers import expat
 
 from .. import geometry
+from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
+    COORDINATE,
     Benchmark,
     PathLike,
     Problems,
     check_target,
     fail,
+    far_out,
     image_size,
     images_by_stem,
     load_json,
     prediction_row,
     progress,
+    read_source,
     relative_path,
     write_benchmark,
 )
@@ -112,10 +116,9 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Prob
                     ) -> RsvgImage | None:
     """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
     try:
-        data = path.read_bytes()
-        root, lines = parse_xml(data)
-    except OSError as err:
-        bad.add(path, "(file)", "a readable XML file", f"<{err.strerror or err}>")
+        root, lines = parse_xml(read_source(path, "DIOR-RSVG XML file"))
+    except OVEarthInputError as err:
+        bad.items.extend(err.problems)
         return None
     except XmlRefused as err:
         bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
@@ -224,6 +227,9 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
         if not math.isfinite(value):
             bad.add(path, f"{where} <bndbox><{key}>", "a finite number", text or "<missing>",
                     line=line(box))
+            return None
+        if far_out([value]) is not None:
+            bad.add(path, f"{where} <bndbox><{key}>", COORDINATE, text, line=line(box))
             return None
         values.append(value)
     x1, y1, x2, y2 = values

@@ -124,16 +124,16 @@ def _grid_latex(groups: Sequence[tuple[str, int]], labels: Sequence[str],
     widths = [w for _, w in groups]
     lines = [r"\begin{tabular}{l" + "".join("c" * w for w in widths) + "}", r"\toprule"]
     lines.append("Submission & " + " & ".join(
-        rf"\multicolumn{{{w}}}{{c}}{{{_latex_escape(g)}}}" for g, w in groups) + r" \\")
+        rf"\multicolumn{{{w}}}{{c}}{{{latex_escape(g)}}}" for g, w in groups) + r" \\")
     start, rules = 2, []
     for w in widths:
         rules.append(rf"\cmidrule(lr){{{start}-{start + w - 1}}}")
         start += w
     lines.append(" ".join(rules))
-    lines.append(" & " + " & ".join(_latex_escape(label) for label in labels) + r" \\")
+    lines.append(" & " + " & ".join(latex_escape(label) for label in labels) + r" \\")
     lines.append(r"\midrule")
     for name, row in cells:
-        lines.append(" & ".join([_latex_escape(name)] + row) + r" \\")
+        lines.append(" & ".join([latex_escape(name)] + row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -151,11 +151,20 @@ def paper_table_markdown(results: Mapping[str, Mapping[str, dict[str, Any]]]) ->
     return _grid_markdown(header, _grid_cells(rows, "–", "**{}**"))
 
 
-def _latex_escape(text: str) -> str:
-    out = text.replace("\\", r"\textbackslash{}")
-    for char in "&%$#_{}":
-        out = out.replace(char, "\\" + char)
-    return out.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+_LATEX_SPECIALS = str.maketrans({
+    "\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    **{char: "\\" + char for char in "&%$#_{}"},
+})
+
+
+def latex_escape(text: str) -> str:
+    r"""``text`` as LaTeX text: each of ``\ { } $ & # ^ _ % ~`` replaced in one pass (so the
+    braces of ``\textbackslash{}`` are never escaped again).
+
+    >>> print(latex_escape("a\\b_{1}"))
+    a\textbackslash{}b\_\{1\}
+    """
+    return text.translate(_LATEX_SPECIALS)
 
 
 def paper_table_latex(results: Mapping[str, Mapping[str, dict[str, Any]]]) -> str:

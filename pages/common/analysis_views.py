@@ -128,11 +128,17 @@ def leaderboard_table(report: dict[str, Any]) -> None:
     for metric, names in report.get("not_submitted", {}).items():
         if names:
             st.caption(f"{af.LEADERBOARD_METRIC_LABELS[metric]}: not submitted by "
-                       f"{', '.join(names)} (ranked last, left out of the correlations).")
+                       f"{', '.join(map(views.md_text, names))} (ranked last, left out of the "
+                       "correlations).")
 
 
 def stability_charts(report: dict[str, Any]) -> None:
     stability = report["stability"]
+    if not stability:
+        n = len(report["models"])
+        st.info("The stability view compares rankings, so it needs at least two submissions "
+                f"of a metric's modalities: {n} submission{'' if n == 1 else 's'} ranked.")
+        return
     some = next(iter(stability.values()))
     st.caption(f"{some['num_subsets']:,} random category subsets per size (seed "
                f"{some['seed']}), {some['num_categories']} categories with data, top-k with "
@@ -150,6 +156,10 @@ def mcc_vs_miou(report: dict[str, Any]) -> None:
     block = report["mcc_vs_miou"]
     metrics = report["metrics"]
     if block is None or "presence_mcc" not in metrics or "seg_macro_miou" not in metrics:
+        return
+    if block["num_models"] < 2:
+        st.info("Presence MCC versus segmentation mIoU (a rank correlation) needs two models "
+                f"with both defined: {block['num_models']} here.")
         return
     st.subheader("Presence MCC versus segmentation mIoU")
     left, right = st.columns([1, 2])

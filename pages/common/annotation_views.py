@@ -28,7 +28,8 @@ ALL = "every annotation"
 def problems(run: Run, evaluations: dict[str, data.Evaluation]) -> bool:
     """Show the report of a task that could not be evaluated (``True``: shown)."""
     for form, found in analysis_data.form_problems(evaluations):
-        st.error(f"The {state.TASK_LABELS[form]} task of {Path(run.pred[0]).name} could not "
+        st.error(f"The {state.TASK_LABELS[form]} task of {state.code(Path(run.pred[0]).name)} "
+                 "could not "
                  "be evaluated, so this page cannot show it beside the others.")
         views.problems_report(found, Path(run.gt[0]), Path(run.pred[0]))
         return True

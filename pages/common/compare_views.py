@@ -13,7 +13,7 @@ from ovearth_core.analysis.compare import Comparison
 from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
 
-from . import data, state
+from . import data, state, views
 from .sidebar import Run
 
 LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="small")
@@ -65,8 +65,8 @@ def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
     rows = [{"query": q, "right": names[0], "explorer": explorer_link(q)} for q in ag.only_a_ids]
     rows += [{"query": q, "right": names[1], "explorer": explorer_link(q)}
              for q in ag.only_b_ids]
-    st.caption(f"{len(ag.only_a_ids)} queries right only in {names[0]}, "
-               f"{len(ag.only_b_ids)} right only in {names[1]}")
+    st.caption(f"{len(ag.only_a_ids)} queries right only in {views.md_text(names[0])}, "
+               f"{len(ag.only_b_ids)} right only in {views.md_text(names[1])}")
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, placeholder="—", width="stretch",
                      column_config={"explorer": LINK}, height=min(300, 36 + 35 * len(rows)))

@@ -63,7 +63,7 @@ def _upload(role: str, label: str) -> None:
                      args=(role,))
     current = st.session_state[f"{role}_upload"]
     if current is not None:
-        st.caption(f"Using the uploaded **{current[0]}** (not the path above).")
+        st.caption(f"Using the uploaded **{views.md_text(current[0])}** (not the path above).")
         if st.button("Use the path instead", key=f"_clear_{role}"):
             st.session_state[f"{role}_upload"] = None
             st.rerun()
@@ -178,6 +178,8 @@ def render() -> Run | None:
     if state.link_error():
         # The linked dataset cannot be opened: say so on every page, show no numbers.
         st.error(state.link_error())
+    for note in state.pop_link_notes():
+        st.warning(note)
     with st.sidebar:
         _navigation()
         st.subheader("Data")
@@ -196,7 +198,8 @@ def render() -> Run | None:
     if gt_path is None or images_dir is None:
         return None
     if not ss["pred_upload"] and not ss["pred_path"].strip():
-        st.info(f"No submission found in {Path(ss['gt_path']).parent / 'predictions'}: type "
+        folder = state.code(str(Path(ss["gt_path"]).parent / "predictions"))
+        st.info(f"No submission found in {folder}: type "
                 "a submission path or upload one in the sidebar.")
         return None
     pred_path = Path(ss["pred_upload"][1]) if ss["pred_upload"] else state.confined(
@@ -215,7 +218,8 @@ def render() -> Run | None:
         views.problems_report(evaluation.problems, gt_path, pred_path)
         return None
     if not images_dir.is_dir():
-        st.warning(f"Images folder not found: {images_dir}. Overlays are drawn on blank canvases; "
+        st.warning(f"Images folder not found: {state.code(str(images_dir))}. Overlays are "
+                   "drawn on blank canvases; "
                    "set the folder in the sidebar.")
     name = ss["pred_upload"][0] if ss["pred_upload"] else pred_path.name
     gt_name = ss["gt_upload"][0] if ss["gt_upload"] else ss["gt_path"]

@@ -69,8 +69,8 @@ def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
 def form_problems(run: Run, evaluations: dict[str, data.Evaluation], pred: Path) -> bool:
     """Show the validation report of a task that could not be evaluated (``True``: shown)."""
     for form, problems in analysis_data.form_problems(evaluations):
-        st.error(f"The {state.TASK_LABELS[form]} task of {pred.name} could not be evaluated; "
-                 "the query-form slice needs all three.")
+        st.error(f"The {state.TASK_LABELS[form]} task of {state.code(pred.name)} could not be "
+                 "evaluated; the query-form slice needs all three.")
         views.problems_report(problems, Path(run.gt[0]), pred)
         return True
     return False

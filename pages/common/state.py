@@ -20,14 +20,18 @@ filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags),
 ``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``; the
 gallery's ``g*`` parameters (:func:`gallery_params`); ``ann`` (the Annotation page's
 annotation). Paths are
-relative to the app folder or absolute, and must lie in the data roots. A dataset in a link
-that is missing or outside the roots is an error on every page (:func:`link_error`), never
-the demo in its place. A saved view (:mod:`ovearth_core.review`) stores these parameters.
+relative to the app folder or absolute, and must lie in the data roots. A number a widget
+would not accept (out of :data:`LINK_RANGES`, not finite, ``iou_lo`` above ``iou_hi``) is
+dropped with a notice naming the parameter (:func:`pop_link_notes`); the rest applies.
+A dataset in a link that is missing or outside the roots is an error on every page
+(:func:`link_error`), never the demo in its place. A saved view
+(:mod:`ovearth_core.review`) stores these parameters.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import sys
@@ -164,6 +168,7 @@ def defaults() -> dict[str, Any]:
         "slice_metric": "", "slice_taxonomy": "",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
+        "_link_notes": [],
     }
 
 
@@ -194,8 +199,10 @@ def _linked_file(text: str, folder: str | None) -> str:
 
 
 def apply_link(params: dict[str, str]) -> None:
-    """Set the session from a link's parameters (see the module docstring)."""
+    """Set the session from a link's parameters (see the module docstring); the numbers
+    dropped are noted in ``_link_notes``."""
     ss = st.session_state
+    notes: list[str] = []
     folder, gt = params.get("data"), params.get("gt")
     if folder or gt:
         gt = gt or str(Path(folder) / GT_NAME)
@@ -216,11 +223,78 @@ def apply_link(params: dict[str, str]) -> None:
             return
     if params.get("b"):
         ss["cmp_b_path"] = _linked_file(params["b"], base)
-    _apply_options(params)
-    _apply_filters(params)
-    _apply_gallery(params)
+    _apply_options(params, notes)
+    _apply_filters(params, notes)
+    _apply_gallery(params, notes)
     if params.get("ann"):
         ss["ann_id"] = params["ann"]
+    ss["_link_notes"] = notes
+
+
+def pop_link_notes() -> list[str]:
+    """The notices of the link this session was opened with, once (the first page shows
+    them)."""
+    notes = st.session_state.get("_link_notes") or []
+    st.session_state["_link_notes"] = []
+    return list(notes)
+
+
+# The link's numbers, with the range their widget accepts (``iou`` is also one of
+# IOU_CHOICES after rounding to two decimals; ``gpage`` is a whole number).
+MAX_PAGE = 10**9
+LINK_RANGES: dict[str, tuple[float, float]] = {
+    "iou": (IOU_CHOICES[0], IOU_CHOICES[-1]), "score": (0.0, 1.0),
+    "iou_lo": (0.0, 1.0), "iou_hi": (0.0, 1.0), "giou_lo": (0.0, 1.0), "giou_hi": (0.0, 1.0),
+    "gpage": (1, MAX_PAGE),
+}
+
+
+def _dropped(name: str, text: str, expected: str) -> str:
+    shown = text if len(text) <= 40 else text[:40] + "…"
+    return (f"The link's {code(name)} ({code(shown)}) was ignored: expected {expected}. "
+            "The rest of the link applies.")
+
+
+def _link_number(params: dict[str, str], name: str, notes: list[str]) -> float | None:
+    """The link's number ``name`` if its widget would accept it; else ``None`` (with a note
+    when the link gives one). An empty value is no value."""
+    text = params.get(name)
+    if text is None or not str(text).strip():
+        return None
+    lo, hi = LINK_RANGES[name]
+    value = _float(str(text))
+    if value is None or not math.isfinite(value) or not lo <= value <= hi:
+        notes.append(_dropped(name, str(text), f"a number from {lo:g} to {hi:g}"))
+        return None
+    return value
+
+
+def _choice(params: dict[str, str], name: str, choices: Sequence[str],
+            notes: list[str]) -> str | None:
+    """The link's value of ``name`` if it is one of ``choices``; else ``None`` (with a note
+    when the link gives another). An empty value is no value."""
+    value = params.get(name)
+    if value is None or not str(value).strip():
+        return None
+    if value in choices:
+        return value
+    notes.append(_dropped(name, str(value), "one of " + ", ".join(choices)))
+    return None
+
+
+def _link_range(params: dict[str, str], names: tuple[str, str],
+                notes: list[str]) -> tuple[float, float] | None:
+    """An IoU range ``(lo, hi)`` of the link (a missing end is 0 or 1), or ``None``."""
+    lo, hi = (_link_number(params, n, notes) for n in names)
+    if lo is not None and hi is not None and lo > hi:
+        a, b = names
+        notes.append(f"The link's {code(a)} ({code(params[a][:40])}) and {code(b)} "
+                     f"({code(params[b][:40])}) were ignored: expected {a} at most {b}. "
+                     "The rest of the link applies.")
+        return None
+    if lo is None and hi is None:
+        return None
+    return (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
 
 
 def _link_problem(path: str, what: str) -> str | None:
@@ -236,43 +310,45 @@ def _link_problem(path: str, what: str) -> str | None:
     return None
 
 
-def _apply_options(params: dict[str, str]) -> None:
+def _apply_options(params: dict[str, str], notes: list[str]) -> None:
     ss = st.session_state
-    if params.get("task") in TASKS:
+    if _choice(params, "task", TASKS, notes):
         ss["task"] = params["task"]
     mods = [m for m in params.get("mods", "").split(",") if m in MODALITIES]
     if mods:
         ss.update(auto_modalities=False, modalities=mods)
-    iou = _float(params.get("iou"))
+    iou = _link_number(params, "iou", notes)
     if iou is not None and round(iou, 2) in IOU_CHOICES:
         ss["iou_threshold"] = round(iou, 2)
-    score = _float(params.get("score"))
-    if score is not None and 0.0 <= score <= 1.0:
+    elif iou is not None:
+        notes.append(_dropped("iou", params["iou"], "a multiple of 0.05 from 0.05 to 1"))
+    score = _link_number(params, "score", notes)
+    if score is not None:
         ss.update(use_score_threshold=True, score_threshold=score)
-    if params.get("fmt") in BBOX_FORMATS:
+    if _choice(params, "fmt", BBOX_FORMATS, notes):
         ss["bbox_format"] = params["fmt"]
 
 
-def _apply_filters(params: dict[str, str]) -> None:
+def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
     ss = st.session_state
-    if params.get("failed") in ("1", "true"):
+    if _choice(params, "failed", ("1", "true", "0", "false"), notes) in ("1", "true"):
         ss["flt_failed_only"] = True
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
                       ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
-    if params.get("pol") in ("positive", "negative"):
+    if _choice(params, "pol", ("positive", "negative"), notes):
         ss["flt_polarity"] = params["pol"]
-    if params.get("mod") in ("segmentation", "bbox", "oriented_bbox"):
+    if _choice(params, "mod", ("segmentation", "bbox", "oriented_bbox"), notes):
         ss["flt_modality"] = params["mod"]
-    lo, hi = _float(params.get("iou_lo")), _float(params.get("iou_hi"))
-    if lo is not None or hi is not None:
-        ss["flt_iou"] = (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
+    iou_range = _link_range(params, ("iou_lo", "iou_hi"), notes)
+    if iou_range is not None:
+        ss["flt_iou"] = iou_range
     if params.get("text"):
         ss["flt_text"] = params["text"]
     if params.get("q"):
         ss["selected"] = {**ss["selected"], ss["task"]: params["q"]}
-    if params.get("zoom") in ZOOM_TARGETS:
+    if _choice(params, "zoom", tuple(ZOOM_TARGETS), notes):
         ss["view_zoom"] = params["zoom"]
 
 
@@ -286,27 +362,29 @@ _GALLERY_LISTS = (("gout", "gal_outcomes"), ("gtag", "gal_failures"), ("gcat", "
                   ("gsize", "gal_sizes"), ("grtag", "gal_review_tags"))
 
 
-def _apply_gallery(params: dict[str, str]) -> None:
+def _apply_gallery(params: dict[str, str], notes: list[str]) -> None:
     """Set the gallery's selector, filters, sort and page from a link (values a widget
     does not offer are dropped by :func:`bind` when the page draws it)."""
     ss = st.session_state
-    if params.get("gsel") in GALLERY_SELECTORS:
+    if _choice(params, "gsel", tuple(GALLERY_SELECTORS), notes):
         ss["gal_selector"] = GALLERY_SELECTORS[params["gsel"]]
-    if params.get("gmod") in ("bbox", "oriented_bbox"):
+    if _choice(params, "gmod", ("bbox", "oriented_bbox"), notes):
         ss["gal_modality"] = params["gmod"]
     for key, name in _GALLERY_LISTS:
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
-    if params.get("gpol") in ("positive", "negative"):
+    if _choice(params, "gpol", ("positive", "negative"), notes):
         ss["gal_polarity"] = params["gpol"]
-    lo, hi = _float(params.get("giou_lo")), _float(params.get("giou_hi"))
-    if lo is not None or hi is not None:
-        ss["gal_iou"] = (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
-    if params.get("gsort") in GALLERY_SORTS:
+    iou_range = _link_range(params, ("giou_lo", "giou_hi"), notes)
+    if iou_range is not None:
+        ss["gal_iou"] = iou_range
+    if _choice(params, "gsort", tuple(GALLERY_SORTS), notes):
         ss["gal_sort"] = GALLERY_SORTS[params["gsort"]]
     page = params.get("gpage", "")
-    if page.isdigit() and int(page) >= 1:
+    if re.fullmatch(r"[0-9]{1,10}", page) and 1 <= int(page) <= MAX_PAGE:
         ss["gal_page"] = int(page)
+    elif page.strip():
+        notes.append(_dropped("gpage", page, f"a whole number from 1 to {MAX_PAGE:,}"))
 
 
 def gallery_params() -> dict[str, str]:

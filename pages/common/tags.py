@@ -48,7 +48,7 @@ def _write(action: str, *args: object) -> bool:
     try:
         getattr(review, action)(*args)
     except (OSError, OVEarthInputError) as err:
-        st.session_state["_rv_error"] = f"Not saved: {err}"
+        st.session_state["_rv_error"] = f"Not saved: {views.md_text(str(err))}"
         return False
     return True
 
@@ -104,7 +104,7 @@ def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> Non
                "session).")
     show_error()
     for p in rs.problems[:3]:
-        st.warning(f"Skipped a bad line of the review file: {p}")
+        st.warning(f"Skipped a bad line of the review file: {views.md_text(str(p))}")
     shown = rs.tags.get(target, frozenset())
     tags_key = f"{key}_tags_{query_id}_{rs.num_events}"
     cols = st.columns([3, 2, 1])
@@ -213,10 +213,11 @@ def _export(run: Run, rs: review.ReviewState, task: str) -> None:
             try:
                 review.export_without(run.gt[0], [run.pred[0]], task, exclude, out)
             except (OSError, OVEarthInputError) as err:
-                st.error(f"Not written: {err}")
+                st.error(f"Not written: {views.md_text(str(err))}")
                 return
-            st.success(f"Left out {len(exclude)} queries; wrote {out}/ground_truth.json and "
-                       f"predictions/{Path(run.pred[0]).name}.")
+            st.success(f"Left out {len(exclude)} queries; wrote "
+                       f"{state.code(f'{out}/ground_truth.json')} and "
+                       f"{state.code(f'predictions/{Path(run.pred[0]).name}')}.")
 
 
 def saved_views(run: Run) -> list[review.View]:

@@ -309,7 +309,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     map_note = _map_note(run, sample, region)
     if drawn.figure is None:
         if drawn.notice:
-            st.info(drawn.notice, icon=":material/broken_image:")
+            st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
         _object_picker(query_id, objects)
         _review_panel(review)
@@ -317,7 +317,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:
-            st.info(drawn.notice, icon=":material/broken_image:")
+            st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.plotly_chart(drawn.figure, key="overlay", config={"scrollZoom": True})
         notes = ["Scroll or drag to zoom and pan; double-click resets the view.",
                  *map_note]

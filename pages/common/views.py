@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,21 @@ OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true ne
 # What makes Markdown act on plain text here: code, emphasis, links and images, HTML, math,
 # strike-through, tables (intraword "_" is never emphasis, so ids stay readable).
 _MD_SPECIAL = "\\`*[]<$~|"
+# Streamlit's Markdown (remark-gfm) turns bare URLs into links by matching the unescaped text
+# (``https?://``, ``www.``, ``mailto:``/``xmpp:``, ``name@host.tld``), so escaping cannot stop
+# it: an invisible WORD JOINER (U+2060) after the scheme, the ``www`` or the ``@`` does.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?i)(?:https?|mailto|xmpp|ftp)(?=:)|www(?=\.)|@")
 
 
 def md_text(text: str) -> str:
-    """User-supplied text (phrases, categories, ids) shown as text in Markdown: every
-    character Markdown would act on is escaped, so a phrase cannot become a link."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+    """User-supplied text (phrases, categories, ids, file names, messages quoting them)
+    shown as text in Markdown: every character Markdown would act on is escaped and bare
+    URLs and e-mail addresses are kept from becoming links (:data:`WORD_JOINER`), so user
+    text cannot become a link, emphasis, math or HTML. Inside a code span use
+    :func:`~pages.common.state.code` instead (code spans are never autolinked)."""
+    escaped = "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+    return _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, escaped)
 
 
 def unexpected_error(err: Exception, what: str) -> None:
@@ -80,7 +90,8 @@ def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> 
     st.dataframe(pd.DataFrame([{"file": p.file, "query_id": p.query_id, "field": p.field,
                                 "expected": p.expected, "found": p.found} for p in problems]),
                  hide_index=True, placeholder="—", width="stretch")
-    st.caption(f"Ground truth: {gt_path} · Submission: {pred_path}")
+    st.caption(f"Ground truth: {state.code(str(gt_path))} · Submission: "
+               f"{state.code(str(pred_path))}")
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
