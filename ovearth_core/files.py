@@ -446,6 +446,23 @@ def _write_temp(dfd: int, name: str, data: bytes, st: os.stat_result | None) -> 
     return tmp
 
 
+def check_confined(root: PathLike, path: PathLike, *, inputs: Iterable[PathLike] = ()) -> Path:
+    """Raise :class:`OutputRefused` now if :func:`write_confined` would refuse ``path``
+    (a link on the way, a link or special file in its place, one of ``inputs``), so a
+    command can refuse before its work; the path. Missing folders are fine."""
+    real, parts = _parts(root, path)
+    shown = os.path.join(real, *parts)
+    try:
+        dfd = _open_dirs(real, parts[:-1], create=False)
+    except FileNotFoundError:
+        return Path(shown)
+    try:
+        _check_file(shown, _existing(dfd, parts[-1]), inputs)
+    finally:
+        os.close(dfd)
+    return Path(shown)
+
+
 def write_confined(root: PathLike, path: PathLike, data: bytes, *,
                    inputs: Iterable[PathLike] = ()) -> Path:
     """Write ``data`` atomically to ``path`` inside ``root``; the path written.
