@@ -93,7 +93,8 @@ def test_item1_the_apps_export_never_replaces_a_file_a_link_names(bench: Path,
     victim = tmp_path / "victim.json"
     victim.write_bytes(b"precious\n")
     gt = bench / "ground_truth.json"
-    out = review.export_folder(gt, "gt_error")
+    out = bench / ".ovearth" / "exports" / "without_gt_error"  # where the README says
+    assert review.export_folder(gt, "gt_error") == out
     out.mkdir(parents=True)
     (out / "ground_truth.json").symlink_to(victim)
     review.export_without(gt, [bench / "predictions" / "box_detector.json"], OV, set(), out,
@@ -269,8 +270,9 @@ def test_item7_the_suite_writes_every_output_or_none(tmp_path: Path) -> None:
     base = [PY, "-m", "ovearth_core.suite", "--gt", str(DEMO / "ground_truth.json"),
             "--modalities", "auto", "--output-dir", str(folder), "--tasks",
             "referring,vocabulary,reasoning"]
-    first = subprocess.run([*base, "--predictions", str(DEMO / "predictions" / "box_detector.json")],
-                           env=ENV, capture_output=True, timeout=300)
+    first = subprocess.run(
+        [*base, "--predictions", str(DEMO / "predictions" / "box_detector.json")], env=ENV,
+        capture_output=True, timeout=300)
     assert first.returncode == 0, first.stderr
     before = _tree(folder)
     assert len(before) == 3
@@ -460,3 +462,145 @@ def test_the_reader_never_raises_and_keeps_every_well_formed_record(
     assert [(e["query_id"], e["tag"]) for e in events] == kept
     non_empty = [x for x in data.replace(b"\r\n", b"\n").split(b"\n") if x.strip()]
     assert len(problems) == len(non_empty) - len(kept)
+
+
+# --- the write path itself (ovearth_core.files) ---------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    ("model_a", True), ("model a.json", True), ("résumé", True), ("..x", True),
+    ("", False), (".", False), ("..", False), ("a/b", False), ("../x", False),
+    ("a\\b", False), ("x\ny", False), ("x\x00", False), ("x\x1b[2J", False),
+    ("x\u2028y", False), ("caf\udce9", False), ("x" * 255, True), ("x" * 256, False),
+    (3, False), (None, False)])
+def test_is_component(name: object, ok: bool) -> None:
+    assert files.is_component(name) is ok
+
+
+def test_write_confined_creates_folders_and_replaces_atomically(tmp_path: Path) -> None:
+    path = files.write_confined(tmp_path, "a/b/c.json", b"one")
+    assert path == tmp_path / "a" / "b" / "c.json" and path.read_bytes() == b"one"
+    os.chmod(path, 0o640)
+    assert files.write_confined(tmp_path, path, b"two") == path  # absolute inside the root
+    assert path.read_bytes() == b"two" and (path.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in path.parent.iterdir()) == ["c.json"]
+
+
+@pytest.mark.parametrize("where", ["middle", "final"])
+def test_write_confined_follows_no_link_inside_the_root(tmp_path: Path, where: str) -> None:
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "c.json").write_bytes(b"precious")
+    if where == "middle":
+        (root / "a").symlink_to(elsewhere)
+    else:
+        (root / "a").mkdir()
+        (root / "a" / "c.json").symlink_to(elsewhere / "c.json")
+    with pytest.raises(files.OutputRefused, match="symbolic link"):
+        files.write_confined(root, "a/c.json", b"x")
+    with pytest.raises(files.OutputRefused, match="symbolic link"):
+        files.append_line(root, "a/c.json", b"x\n")
+    assert _tree(elsewhere) == {"c.json": b"precious"}
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd", ""])
+def test_write_confined_stays_inside_its_root(tmp_path: Path, path: str) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    with pytest.raises(files.OutputRefused):
+        files.write_confined(root, path, b"x")
+    assert list(tmp_path.rglob("*")) == [root]
+
+
+def test_special_files_and_inputs_are_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "input.json").write_bytes(b"in")
+    for name, found in (("pipe", "named pipe"), ("folder", "a folder")):
+        with pytest.raises(files.OutputRefused, match=found):
+            files.write_confined(tmp_path, name, b"x")
+        with pytest.raises(files.OutputRefused, match=found):
+            files.append_line(tmp_path, name, b"x\n")
+    with pytest.raises(files.OutputRefused, match="input"):
+        files.write_confined(tmp_path, "input.json", b"x", inputs=[tmp_path / "input.json"])
+    assert (tmp_path / "input.json").read_bytes() == b"in"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: os.mknod of a character device")
+def test_a_device_node_is_refused_root_only(tmp_path: Path) -> None:
+    os.mknod(tmp_path / "zero", 0o666 | 0o020000, os.makedev(1, 5))
+    for write in (lambda: files.write_confined(tmp_path, "zero", b"x"),
+                  lambda: files.append_line(tmp_path, "zero", b"x\n")):
+        with pytest.raises(files.OutputRefused, match="character device"):
+            write()
+
+
+def test_write_files_is_all_or_nothing_when_one_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(b"old a")
+    (tmp_path / "b.json").symlink_to(tmp_path / "a.json")
+    with pytest.raises(files.OutputRefused):
+        files.write_files(tmp_path, {"a.json": b"new a", "b.json": b"new b"})
+    assert _tree(tmp_path) == {"a.json": b"old a", "b.json": f"-> {tmp_path / 'a.json'}"}
+
+
+def test_write_files_puts_everything_back_when_a_rename_fails(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    (tmp_path / "a.json").write_bytes(b"old a")
+    (tmp_path / "b.json").write_bytes(b"old b")
+    real, calls = os.replace, []
+
+    def flaky(src, dst, **kw):
+        calls.append(dst)
+        if len(calls) == 3:  # a.json and b.json moved in; c.json fails
+            raise OSError(28, "No space left on device")
+        return real(src, dst, **kw)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    with pytest.raises(OSError, match="No space"):
+        files.write_files(tmp_path, {"a.json": b"A", "b.json": b"B", "c.json": b"C"})
+    monkeypatch.undo()
+    assert _tree(tmp_path) == {"a.json": b"old a", "b.json": b"old b"}
+
+
+def test_folder_writer_is_all_or_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_bytes(b"old")
+    with pytest.raises(files.OutputRefused, match="non-empty"):
+        with files.folder_writer(tmp_path, out):
+            pass
+    with pytest.raises(RuntimeError), files.folder_writer(tmp_path, out, replace=True) as w:
+        w.write("a/b.json", b"1")
+        raise RuntimeError("the work fails half-way")
+    assert _tree(tmp_path) == {"out": "dir", "out/old.txt": b"old"}
+    with files.folder_writer(tmp_path, out, replace=True) as w:
+        w.write("a/b.json", b"1")
+        w.place("c.png", out / "old.txt")
+        assert w.target == out and not out.joinpath("a").exists()
+    assert _tree(tmp_path) == {"out": "dir", "out/a": "dir", "out/a/b.json": b"1",
+                               "out/c.png": b"old"}
+
+
+def test_folder_writer_refuses_a_linked_target_and_a_folder_of_inputs(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "in.json").write_bytes(b"in")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(files.OutputRefused, match="symbolic link"):
+        with files.folder_writer(tmp_path, tmp_path / "link", replace=True):
+            pass
+    with pytest.raises(files.OutputRefused, match="holds the input"):
+        with files.folder_writer(tmp_path, tmp_path / "real", replace=True,
+                                 inputs=[tmp_path / "link" / "in.json"]):
+            pass
+    assert (tmp_path / "real" / "in.json").read_bytes() == b"in"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_append_line_reports_a_torn_line_with_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"one\ntwo\nthr")
+    torn = files.append_line(tmp_path, "r.jsonl", b"four\n")
+    assert torn == files.TornLine(3, b"thr")
+    assert files.append_line(tmp_path, "r.jsonl", b"five\n") is None
+    assert path.read_bytes() == b"one\ntwo\nthr\nfour\nfive\n"
