@@ -281,12 +281,14 @@ def _name_problem(e: Mapping[str, Any], key: str, what: str) -> tuple[str, str] 
     return None
 
 
-def _event_problem(e: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(field, expected)`` of what is wrong with an event (``None`` when it is valid)."""
+def _event_problem(e: Mapping[str, Any], check_utf8: bool = True,
+                   ) -> tuple[str, str] | None:
+    """``(field, expected)`` of what is wrong with an event (``None`` when it is valid);
+    ``check_utf8=False`` when its text is known to be UTF-8."""
     kind = e.get("event")
     if kind not in EVENTS:
         return "event", f"one of {', '.join(EVENTS)}"
-    for key, value in e.items():
+    for key, value in e.items() if check_utf8 else ():
         if not _all_utf8(value):
             return key, "text in UTF-8 (found bytes that are not UTF-8)"
     if kind in ("save_view", "delete_view", "rename_view"):
@@ -356,18 +358,22 @@ def read_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], lis
         raw = raw.removesuffix(b"\r")
         if not raw.strip():
             continue
-        shown = _shown(raw[:80])
         try:
             e = json.loads(raw)
         except (ValueError, RecursionError):
             cut = raw.lstrip().startswith(b"{") and not raw.rstrip().endswith(b"}")
             problems.append(Problem(str(path), "(line)", "one JSON object per line" + (
                 " (this line is cut short: a crash or a full disk while it was written?)"
-                if cut else ""), shown, line=n))
+                if cut else ""), _shown(raw[:80]), line=n))
             continue
-        why = _event_problem(e) if isinstance(e, dict) else ("(line)", "a JSON object")
+        # Valid UTF-8 bytes decode to UTF-8 text; only a \ud... escape can make a lone
+        # surrogate, so the text is walked only then.
+        surrogate = b"\\ud" in raw or b"\\uD" in raw
+        why = (_event_problem(e, check_utf8=surrogate) if isinstance(e, dict)
+               else ("(line)", "a JSON object"))
         if why:
-            problems.append(Problem(str(path), f"event {why[0]}", why[1], shown, line=n))
+            problems.append(Problem(str(path), f"event {why[0]}", why[1], _shown(raw[:80]),
+                                    line=n))
             continue
         events.append(e)
     return events, problems

@@ -604,3 +604,22 @@ def test_append_line_reports_a_torn_line_with_its_number(tmp_path: Path) -> None
     assert torn == files.TornLine(3, b"thr")
     assert files.append_line(tmp_path, "r.jsonl", b"five\n") is None
     assert path.read_bytes() == b"one\ntwo\nthr\nfour\nfive\n"
+
+
+def test_item11_an_escaped_lone_surrogate_in_the_file_is_a_skipped_line(bench: Path) -> None:
+    """JSON can spell text that is not UTF-8 (``"\\udce9"``); printing it would raise
+    UnicodeEncodeError, so such a line is reported and skipped like any bad line."""
+    gt = bench / "ground_truth.json"
+    path = review.sidecar_for(gt)
+    review.save_view(path, "ok", {"task": "vocabulary"})
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"v": 1, "ts": "", "event": "save_view", "name": "bad", '
+                     '"params": {"task": "caf\\udce9"}}\n')
+        handle.write('{"v": 1, "ts": "", "event": "note", "task": "open_vocabulary", '
+                     '"query_id": "ov_1", "text": "\\ud83d\\ude00 fine"}\n')
+    state = review.load_state(path)
+    assert list(state.views) == ["ok"] and len(state.problems) == 1
+    assert state.problems[0].line == 2 and "UTF-8" in str(state.problems[0])
+    assert [n.text for n in state.notes.values()] == ["\U0001f600 fine"]
+    proc = _review("views", "--gt", str(gt))
+    assert proc.returncode == 0 and proc.stdout == b"ok\ttask=vocabulary\n"
