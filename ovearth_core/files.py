@@ -611,7 +611,8 @@ class FolderWriter:
 
     def place(self, rel: str, source: PathLike, link: bool = False) -> Path:
         """A copy (or, with ``link``, a hard link when the file system allows) of the
-        regular file ``source`` as ``rel`` inside the folder."""
+        regular file ``source`` as ``rel`` inside the folder (:class:`InputRefused` for a
+        pipe, a device or a folder)."""
         real, parts = _parts(self.path, rel)
         dfd = _open_dirs(real, parts[:-1])
         try:
@@ -621,14 +622,30 @@ class FolderWriter:
                     return Path(real, *parts)
                 except OSError:  # another file system, or links not allowed: copy
                     pass
-            with open(source, "rb") as src:
+            # Any size (satellite scenes are large), but a regular file: a pipe never blocks.
+            with open_input(source, 1 << 62) as src:
                 fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                              | os.O_CLOEXEC, 0o666, dir_fd=dfd)
-                with os.fdopen(fd, "wb") as dest:
-                    shutil.copyfileobj(src, dest, 1 << 20)
+                try:
+                    _copy(src.fileno(), fd)
+                finally:
+                    os.close(fd)
         finally:
             os.close(dfd)
         return Path(real, *parts)
+
+
+def _copy(src: int, dest: int) -> None:
+    """Copy an open regular file into another (``sendfile`` in the kernel where it can)."""
+    offset = 0
+    try:
+        while sent := os.sendfile(dest, src, offset, 1 << 30):
+            offset += sent
+    except OSError as err:
+        if offset or err.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise
+        while block := os.read(src, 1 << 20):
+            _write_all(dest, block)
 
 
 def holds_input(folder: PathLike, inputs: Iterable[PathLike]) -> str | None:

@@ -623,3 +623,12 @@ def test_item11_an_escaped_lone_surrogate_in_the_file_is_a_skipped_line(bench: P
     assert [n.text for n in state.notes.values()] == ["\U0001f600 fine"]
     proc = _review("views", "--gt", str(gt))
     assert proc.returncode == 0 and proc.stdout == b"ok\ttask=vocabulary\n"
+
+
+def test_a_pipe_as_a_source_image_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "scene.png")
+    out = tmp_path / "out"
+    with pytest.raises(files.InputRefused, match="named pipe"):
+        with files.folder_writer(tmp_path, out) as w:
+            w.place("images/scene.png", tmp_path / "scene.png")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["scene.png"]
