@@ -554,6 +554,10 @@ def append_line(root: PathLike, path: PathLike, line: bytes) -> TornLine | None:
     shown = os.path.join(real, *parts)
     dfd = _open_dirs(real, parts[:-1])
     try:
+        st = _existing(dfd, parts[-1])
+        if st is not None and not stat.S_ISREG(st.st_mode):  # never even opened
+            raise _refused(shown, st, "a regular file (links and special files are not "
+                                      "written)")
         try:
             # Read-write: the last byte is read to see whether the file ends mid-line.
             fd = os.open(parts[-1], os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW

@@ -632,3 +632,15 @@ def test_a_pipe_as_a_source_image_is_refused_without_waiting(tmp_path: Path) -> 
         with files.folder_writer(tmp_path, out) as w:
             w.place("images/scene.png", tmp_path / "scene.png")
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["scene.png"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_the_reader_never_raises_on_arbitrary_bytes(tmp_path_factory: pytest.TempPathFactory,
+                                                    data: bytes) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "review.jsonl"
+    path.write_bytes(data)
+    events, problems = review.read_events(path)
+    lines = [x.removesuffix(b"\r") for x in data.split(b"\n")]
+    assert len(events) + len(problems) == sum(1 for x in lines if x.strip())
+    assert all(p.line is not None and 1 <= p.line <= len(lines) for p in problems)
