@@ -309,9 +309,7 @@ def _replace(target: str, data: bytes, st: os.stat_result | None,
                        "the previous content")
         else:
             # mkstemp creates 0600 files; give the result the mode a plain open() would.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+            os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -336,7 +334,7 @@ def is_component(name: object) -> bool:
     """
     if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name:
         return False
-    if any(not c.isprintable() and c != " " for c in name):
+    if not name.isprintable():
         return False
     try:
         return len(name.encode("utf-8")) <= _NAME_MAX
