@@ -116,6 +116,12 @@ class ReviewState:
     problems: list[Problem] = field(default_factory=list)
     num_events: int = 0
 
+    @property
+    def unreadable(self) -> Problem | None:
+        """Why the file could not be read at all (a pipe, a device, a link, too large),
+        or ``None``: then its state is unknown, not empty."""
+        return next((p for p in self.problems if p.line is None), None)
+
     def query_tags(self, task: str) -> dict[str, frozenset[str]]:
         """``{query_id: tags}`` of one task; an object's tags count for its query too."""
         out: dict[str, set[str]] = {}
@@ -515,6 +521,10 @@ def main(argv: list[str] | None = None) -> int:
             rename_view(path, args.name, args.new_name, notify=_stderr)
             return 0
         state = load_state(path)
+        if state.unreadable is not None:  # no tags would look like "nothing tagged"
+            print(f"{parser.prog}: cannot read the review file: {state.unreadable}",
+                  file=sys.stderr)
+            return 2
         for p in state.problems:
             print(f"{parser.prog}: warning: skipped {p}", file=sys.stderr)
         if args.command == "views":

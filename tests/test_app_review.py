@@ -5,6 +5,7 @@ kept, the review-tag filter and its link, saved views in the sidebar, and the Sl
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,15 @@ def test_save_view_into_a_linked_sidecar_folder_is_a_message(ds: Dataset,
     assert not at.exception
     assert list(elsewhere.iterdir()) == []
     assert any("Not saved" in e.value and "symbolic link" in e.value for e in at.error)
+
+
+def test_a_pipe_as_the_sidecar_is_an_error_not_a_hang(ds: Dataset) -> None:
+    """Issue 26, item 8: the explorer with a named pipe as review.jsonl renders (it hung
+    before) and says the file cannot be read."""
+    path = review.sidecar_for(ds.gt)
+    path.parent.mkdir()
+    os.mkfifo(path)
+    at = _explorer(ds, selected={"vocabulary": "ov_000003"})
+    assert not at.exception
+    assert any("review file cannot be read" in e.value and "named pipe" in e.value
+               for e in at.error)

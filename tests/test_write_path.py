@@ -644,3 +644,19 @@ def test_the_reader_never_raises_on_arbitrary_bytes(tmp_path_factory: pytest.Tem
     lines = [x.removesuffix(b"\r") for x in data.split(b"\n")]
     assert len(events) + len(problems) == sum(1 for x in lines if x.strip())
     assert all(p.line is not None and 1 <= p.line <= len(lines) for p in problems)
+
+
+def test_item8_the_commands_say_an_unreadable_sidecar_cannot_be_read(bench: Path) -> None:
+    """No tags would look like "nothing tagged" (and an export would keep every query):
+    ``list``, ``views`` and ``export`` stop with exit status 2 instead."""
+    gt = bench / "ground_truth.json"
+    path = review.sidecar_for(gt)
+    path.parent.mkdir()
+    os.mkfifo(path)
+    for args in (["list"], ["views"], ["export", "--without", "gt_error", "--out",
+                                       str(bench / "out")]):
+        proc = _review(*args, "--gt", str(gt))
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "cannot read the review file" in err, err
+        assert "named pipe" in err and "Traceback" not in err
+    assert not (bench / "out").exists()

@@ -107,9 +107,12 @@ def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> Non
     st.caption(f"Saved in {state.code(str(path))} (beside the ground truth, shared by every "
                "session).")
     show_error()
+    if rs.unreadable is not None:
+        st.error(f"The review file cannot be read, so tags are not shown or written: "
+                 f"{rs.unreadable}")
+        return
     for p in rs.problems[:3]:
-        st.warning(f"Skipped a bad line of the review file: {p}" if p.line is not None
-                   else f"The review file cannot be read: {p}")
+        st.warning(f"Skipped a bad line of the review file: {p}")
     shown = rs.tags.get(target, frozenset())
     tags_key = f"{key}_tags_{query_id}_{rs.num_events}"
     cols = st.columns([3, 2, 1])
