@@ -543,7 +543,8 @@ def append_line(root: PathLike, path: PathLike, line: bytes) -> TornLine | None:
     """Append ``line`` (ending in ``\\n``) to the regular file ``path`` inside ``root``.
 
     The file is opened with ``O_APPEND | O_NOFOLLOW | O_NONBLOCK`` (folders as in
-    :func:`write_confined`; a link, pipe or device is refused without blocking), locked
+    :func:`write_confined`; a link, pipe or device is refused without blocking, and so is
+    a file with several hard links, whose other names may be outside the root), locked
     with an exclusive ``flock``, written with one ``write`` (finished if a signal cuts it
     short) and synced. When the file does not end with a newline (a crash or a full disk
     cut its last line), the line starts on a fresh line and the torn line is returned.
@@ -573,6 +574,9 @@ def append_line(root: PathLike, path: PathLike, line: bytes) -> TornLine | None:
         if not stat.S_ISREG(st.st_mode):
             raise _refused(shown, st, "a regular file (links and special files are not "
                                       "written)")
+        if st.st_nlink > 1:  # appending would write the other names' file too
+            raise OutputRefused(shown, "a regular file with one name",
+                                f"a file with {st.st_nlink} hard links")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         fcntl.flock(fd, fcntl.LOCK_EX)
         torn = _torn_end(fd, os.fstat(fd).st_size)

@@ -660,3 +660,14 @@ def test_item8_the_commands_say_an_unreadable_sidecar_cannot_be_read(bench: Path
         assert proc.returncode == 2 and "cannot read the review file" in err, err
         assert "named pipe" in err and "Traceback" not in err
     assert not (bench / "out").exists()
+
+
+def test_append_line_refuses_a_hard_link_to_a_file_elsewhere(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious\n")
+    os.link(victim, root / "r.jsonl")
+    with pytest.raises(files.OutputRefused, match="2 hard links"):
+        files.append_line(root, "r.jsonl", b"x\n")
+    assert victim.read_bytes() == b"precious\n"
