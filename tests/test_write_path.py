@@ -671,3 +671,14 @@ def test_append_line_refuses_a_hard_link_to_a_file_elsewhere(tmp_path: Path) -> 
     with pytest.raises(files.OutputRefused, match="2 hard links"):
         files.append_line(root, "r.jsonl", b"x\n")
     assert victim.read_bytes() == b"precious\n"
+
+
+def test_item3_force_keeps_the_classes_file_of_from_dota(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "bench"
+    out.mkdir()
+    (out / "classes.txt").write_text("plane\nharbor\n")
+    status = convert_cli.main(["from-dota", "--labels", str(DOTA / "labelTxt"), "--images",
+                               str(DOTA / "images"), "--classes", str(out / "classes.txt"),
+                               "--out", str(out), "--force", "--quiet"])
+    assert status == 2 and "holds the input" in capsys.readouterr().err
+    assert (out / "classes.txt").read_text() == "plane\nharbor\n"
