@@ -27,8 +27,17 @@ query: ``source`` ``gt`` or ``pred``, ``modality`` ``bbox``, ``oriented_bbox`` o
 
 Writes are one ``write(2)`` of one line on a descriptor opened with ``O_APPEND`` under an
 exclusive ``flock``, then ``fsync``: two sessions writing at once both land, whole, in
-file order. The current state (:func:`load_state`) folds the events in order; a line that
-is not a valid event is reported (``problems``) and skipped, never fatal.
+file order. They go through :func:`ovearth_core.files.append_line`, confined to the
+benchmark's folder: ``.ovearth`` and ``review.jsonl`` must be a real folder and a regular
+file (a symbolic link, a pipe or a device is refused, nothing is written). When the file
+ends mid-line (a crash, a full disk), the new event starts on a fresh line and the torn
+line is reported, never merged into the next record. Ids, tags and view names are
+printable text (no control characters); every text is UTF-8.
+
+The current state (:func:`load_state`) folds the events in order; the file is read only
+if it is a regular file within the input cap (:func:`ovearth_core.files.read_bounded`),
+so a pipe or a device is reported at once, never read. A line that is not a valid event is
+reported (``problems``) and skipped, never fatal; reading never raises.
 """
 
 from __future__ import annotations
@@ -37,15 +46,17 @@ import argparse
 import fcntl
 import json
 import os
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from .cli import dump_json, write_output
+from . import files
+from .cli import dump_json
 from .errors import OVEarthInputError, Problem
 from .io import read_json
 from .types import TASK_KEYS
@@ -105,6 +116,12 @@ class ReviewState:
     problems: list[Problem] = field(default_factory=list)
     num_events: int = 0
 
+    @property
+    def unreadable(self) -> Problem | None:
+        """Why the file could not be read at all (a pipe, a device, a link, too large),
+        or ``None``: then its state is unknown, not empty."""
+        return next((p for p in self.problems if p.line is None), None)
+
     def query_tags(self, task: str) -> dict[str, frozenset[str]]:
         """``{query_id: tags}`` of one task; an object's tags count for its query too."""
         out: dict[str, set[str]] = {}
@@ -139,104 +156,169 @@ def task_key(task: str) -> str:
 
 def _clean_tag(tag: str) -> str:
     text = str(tag).strip()
-    if not text or len(text) > MAX_TAG or any(not c.isprintable() for c in text):
+    if not text or len(text) > MAX_TAG or not _printable(text):
         raise OVEarthInputError([Problem("(review)", "tag", f"1 to {MAX_TAG} printable "
                                          "characters", repr(tag))])
     return text
+
+
+def _printable(text: str) -> bool:
+    """No control characters, line or paragraph separators, nor lone surrogates."""
+    return text.isprintable() and _utf8(text)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes of a command line that are not UTF-8
+        return False
+    return True
+
+
+Notify = Callable[[str], None]
+
+
+def _root(path: Path) -> Path:
+    """The folder a sidecar write is confined to: the benchmark's folder for
+    ``DIR/.ovearth/review.jsonl`` (so ``.ovearth`` is checked too), else its folder."""
+    return path.parent.parent if path.parent.name == SIDECAR_DIR else path.parent
+
+
+def _refusal(err: files.FileRefused, field_: str = "(file)") -> OVEarthInputError:
+    return OVEarthInputError([Problem(err.path, field_, err.expected, err.found)])
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def append(path: str | os.PathLike[str], event: Mapping[str, Any]) -> dict[str, Any]:
+def append(path: str | os.PathLike[str], event: Mapping[str, Any],
+           notify: Notify | None = None) -> dict[str, Any]:
     """Append one event (``v`` and ``ts`` added) and return it as written.
 
-    The line is written whole by one ``write`` under an exclusive lock on a descriptor
-    opened with ``O_APPEND`` (creating the folder and file when needed), then synced.
+    The line is written whole by :func:`ovearth_core.files.append_line` (creating the
+    folder and file when needed; a link or special file is refused). ``notify`` hears of
+    a torn last line the new event was kept apart from.
     """
     record = {"v": VERSION, "ts": _now(), **event}
     problem = _event_problem(record)
     if problem:
-        raise OVEarthInputError([Problem(str(path), "event", problem, repr(dict(event)))])
+        field_, expected = problem
+        raise OVEarthInputError([Problem(str(path), field_, expected,
+                                         ascii(_found(record, field_)))])
     line = (json.dumps(record, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        written = os.write(fd, line)
-        while written < len(line):  # a signal may cut a write short; finish the same line
-            written += os.write(fd, line[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)  # closing releases the lock
+        torn = files.append_line(_root(target), target, line)
+    except files.FileRefused as err:
+        raise _refusal(err) from None
+    if torn is not None and notify is not None:
+        notify(f"note: {target} ended mid-line (line {torn.line}: "
+               f"{torn.kept.decode(errors='replace')!r}); that line is kept as it is (and "
+               f"reported when read); the new event is line {torn.line + 1}")
     return record
 
 
+def _found(record: Mapping[str, Any], field_: str) -> object:
+    value: Any = record
+    for key in field_.split("."):
+        value = value.get(key, "<missing>") if isinstance(value, dict) else value
+    return value
+
+
+def _by(by: str | None) -> dict[str, str]:
+    return {"by": by} if by else {}
+
+
 def tag(path: str | os.PathLike[str], target: Target, name: str, by: str | None = None,
-        ) -> dict[str, Any]:
+        notify: Notify | None = None) -> dict[str, Any]:
     return append(path, {"event": "tag", **target.as_fields(), "tag": _clean_tag(name),
-                         **({"by": by} if by else {})})
+                         **_by(by)}, notify)
 
 
 def untag(path: str | os.PathLike[str], target: Target, name: str, by: str | None = None,
-          ) -> dict[str, Any]:
+          notify: Notify | None = None) -> dict[str, Any]:
     return append(path, {"event": "untag", **target.as_fields(), "tag": _clean_tag(name),
-                         **({"by": by} if by else {})})
+                         **_by(by)}, notify)
 
 
 def note(path: str | os.PathLike[str], target: Target, text: str, by: str | None = None,
-         ) -> dict[str, Any]:
+         notify: Notify | None = None) -> dict[str, Any]:
     return append(path, {"event": "note", **target.as_fields(), "text": str(text),
-                         **({"by": by} if by else {})})
+                         **_by(by)}, notify)
 
 
 def save_view(path: str | os.PathLike[str], name: str, params: Mapping[str, str],
-              ) -> dict[str, Any]:
+              notify: Notify | None = None) -> dict[str, Any]:
     """Save (or replace) a named view: the app's link parameters."""
     return append(path, {"event": "save_view", "name": _clean_tag(name),
-                         "params": {str(k): str(v) for k, v in params.items()}})
+                         "params": {str(k): str(v) for k, v in params.items()}}, notify)
 
 
-def delete_view(path: str | os.PathLike[str], name: str) -> dict[str, Any]:
+def delete_view(path: str | os.PathLike[str], name: str, notify: Notify | None = None,
+                ) -> dict[str, Any]:
     """Delete a saved view: a tombstone line (the file is only ever appended to)."""
-    return append(path, {"event": "delete_view", "name": _clean_tag(name)})
+    return append(path, {"event": "delete_view", "name": _clean_tag(name)}, notify)
 
 
-def rename_view(path: str | os.PathLike[str], name: str, new_name: str) -> dict[str, Any]:
+def rename_view(path: str | os.PathLike[str], name: str, new_name: str,
+                notify: Notify | None = None) -> dict[str, Any]:
     """Rename a saved view (one line; a view already called ``new_name`` is replaced)."""
     return append(path, {"event": "rename_view", "name": _clean_tag(name),
-                         "new_name": _clean_tag(new_name)})
+                         "new_name": _clean_tag(new_name)}, notify)
 
 
-def _event_problem(e: Mapping[str, Any]) -> str | None:
-    """What is wrong with an event (``None`` when it is valid)."""
+def _all_utf8(value: object) -> bool:
+    if isinstance(value, str):
+        return _utf8(value)
+    if isinstance(value, dict):
+        return all(_all_utf8(k) and _all_utf8(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_all_utf8(v) for v in value)
+    return True
+
+
+def _name_problem(e: Mapping[str, Any], key: str, what: str) -> tuple[str, str] | None:
+    value = e.get(key)
+    if not isinstance(value, str) or not value:
+        return key, what
+    if not _printable(value):
+        return key, f"{what} without control characters (printable UTF-8 text)"
+    return None
+
+
+def _event_problem(e: Mapping[str, Any], check_utf8: bool = True,
+                   ) -> tuple[str, str] | None:
+    """``(field, expected)`` of what is wrong with an event (``None`` when it is valid);
+    ``check_utf8=False`` when its text is known to be UTF-8."""
     kind = e.get("event")
     if kind not in EVENTS:
-        return f"event one of {', '.join(EVENTS)}"
+        return "event", f"one of {', '.join(EVENTS)}"
+    for key, value in e.items() if check_utf8 else ():
+        if not _all_utf8(value):
+            return key, "text in UTF-8 (found bytes that are not UTF-8)"
     if kind in ("save_view", "delete_view", "rename_view"):
-        if not isinstance(e.get("name"), str) or not e["name"]:
-            return "a view name"
-        if kind == "rename_view" and not (isinstance(e.get("new_name"), str)
-                                          and e["new_name"]):
-            return "a new_name"
-        if kind == "save_view" and not (isinstance(e.get("params"), dict) and all(
-                isinstance(v, str) for v in e["params"].values())):
-            return "params: an object of strings"
-        return None
+        problem = _name_problem(e, "name", "a view name")
+        if problem is None and kind == "rename_view":
+            problem = _name_problem(e, "new_name", "a new view name")
+        if problem is None and kind == "save_view" and not (
+                isinstance(e.get("params"), dict)
+                and all(isinstance(v, str) for v in e["params"].values())):
+            problem = "params", "an object of strings"
+        return problem
     if e.get("task") not in TASK_KEYS.values():
-        return f"task one of {', '.join(TASK_KEYS.values())}"
-    if not isinstance(e.get("query_id"), str) or not e["query_id"]:
-        return "a query_id"
+        return "task", f"one of {', '.join(TASK_KEYS.values())}"
+    problem = _name_problem(e, "query_id", "a query_id")
+    if problem:
+        return problem
     obj = e.get("object")
     if obj is not None and not (isinstance(obj, dict) and obj.get("source") in SOURCES
                                 and obj.get("modality") in OBJECT_MODALITIES
-                                and isinstance(obj.get("index"), int) and obj["index"] >= 0):
-        return "object: {source: gt|pred, modality, index >= 0}"
+                                and type(obj.get("index")) is int and obj["index"] >= 0):
+        return "object", "{source: gt|pred, modality, index >= 0}"
     if kind == "note":
-        return None if isinstance(e.get("text"), str) else "a note text"
-    return None if isinstance(e.get("tag"), str) and e["tag"] else "a tag"
+        return None if isinstance(e.get("text"), str) else ("text", "a note text")
+    return _name_problem(e, "tag", "a tag")
 
 
 def _target(e: Mapping[str, Any]) -> Target:
@@ -245,28 +327,58 @@ def _target(e: Mapping[str, Any]) -> Target:
                   obj.get("index"))
 
 
+def _read(path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes under a shared lock: a regular file within the input cap, not a
+    link (:func:`ovearth_core.files.open_input`; never blocks)."""
+    cap = files.max_input_bytes()
+    with files.open_input(path, cap, follow_links=False) as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise files.InputRefused(path, f"a file of at most {cap // 2**20} MB",
+                                 f"more than {files.size_text(cap)}")
+    return data
+
+
+def _shown(raw: bytes) -> str:
+    """A line's start as printable text (control characters escaped: it is printed)."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1]
+                   for c in raw.decode(errors="replace"))
+
+
 def read_events(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Every valid event of the file in order, and one problem per invalid line
-    (a missing file has no events)."""
+    """Every valid event of the file in order, and one problem per invalid line (a
+    missing file has no events; a file that cannot be read is one problem). Lines end
+    with ``\n`` (a ``\r`` before it is dropped). Never raises."""
     try:
-        with open(path, "rb") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-            data = handle.read()
+        data = _read(path)
     except FileNotFoundError:
         return [], []
+    except files.FileRefused as err:
+        return [], [Problem(str(path), "(file)", err.expected, err.found)]
+    except OSError as err:
+        return [], [Problem(str(path), "(file)", "a readable file",
+                            err.strerror or type(err).__name__)]
     events, problems = [], []
-    for n, raw in enumerate(data.splitlines(), start=1):
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        raw = raw.removesuffix(b"\r")
         if not raw.strip():
             continue
         try:
             e = json.loads(raw)
-        except ValueError:
-            problems.append(Problem(str(path), "(line)", "one JSON object per line",
-                                    raw[:80].decode(errors="replace"), line=n))
+        except (ValueError, RecursionError):
+            cut = raw.lstrip().startswith(b"{") and not raw.rstrip().endswith(b"}")
+            problems.append(Problem(str(path), "(line)", "one JSON object per line" + (
+                " (this line is cut short: a crash or a full disk while it was written?)"
+                if cut else ""), _shown(raw[:80]), line=n))
             continue
-        why = _event_problem(e) if isinstance(e, dict) else "a JSON object"
+        # Valid UTF-8 bytes decode to UTF-8 text; only a \ud... escape can make a lone
+        # surrogate, so the text is walked only then.
+        surrogate = b"\\ud" in raw or b"\\uD" in raw
+        why = (_event_problem(e, check_utf8=surrogate) if isinstance(e, dict)
+               else ("(line)", "a JSON object"))
         if why:
-            problems.append(Problem(str(path), "event", why, raw[:80].decode(errors="replace"),
+            problems.append(Problem(str(path), f"event {why[0]}", why[1], _shown(raw[:80]),
                                     line=n))
             continue
         events.append(e)
@@ -322,22 +434,47 @@ def without_queries(doc: dict[str, Any], task: str, exclude: set[str]) -> dict[s
     return {**doc, "tasks": tasks}
 
 
+def export_folder(gt_path: str | os.PathLike[str], tag_name: str) -> Path:
+    """The app's export folder for "without the queries tagged ``tag_name``":
+    ``DIR/.ovearth/exports/without_<tag>`` (characters other than letters, digits,
+    ``.``, ``-`` and ``_`` become ``_``)."""
+    return (sidecar_for(gt_path).parent / "exports"
+            / ("without_" + re.sub(r"[^\w.-]", "_", tag_name)))
+
+
 def export_without(gt_path: str | os.PathLike[str], pred_paths: Iterable[str | os.PathLike[str]],
-                   task: str, exclude: set[str], out: str | os.PathLike[str]) -> list[Path]:
-    """Write ``out/ground_truth.json`` and ``out/predictions/<name>.json`` without the
-    queries ``exclude`` of ``task``; returns the files written."""
+                   task: str, exclude: set[str], out: str | os.PathLike[str], *,
+                   root: str | os.PathLike[str] | None = None, replace: bool = False,
+                   ) -> list[Path]:
+    """Write the folder ``out`` (``ground_truth.json``, ``predictions/<name>.json``)
+    without the queries ``exclude`` of ``task``, all or nothing; returns the files written.
+
+    The folder is built beside ``out`` and renamed into place
+    (:func:`ovearth_core.files.folder_writer`), confined to ``root`` (default: the folder
+    ``out`` is in; no link below it is followed); an existing non-empty ``out`` is
+    replaced only with ``replace``, and never when it holds one of the inputs.
+    """
     key = task_key(task)
-    folder = Path(out)
-    (folder / "predictions").mkdir(parents=True, exist_ok=True)
-    written = [folder / "ground_truth.json"]
-    write_output(written[0], dump_json(without_queries(read_json(gt_path, "ground-truth"), key,
-                                                       exclude)))
-    for p in pred_paths:
-        target = folder / "predictions" / Path(p).name
-        write_output(target, dump_json(without_queries(read_json(p, "prediction"), key,
-                                                       exclude)))
-        written.append(target)
-    return written
+    preds = [Path(p) for p in pred_paths]
+    names = [p.name for p in preds]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise OVEarthInputError([Problem("(options)", "--predictions", "submissions with "
+                                         "distinct file names", ", ".join(dupes))])
+    docs = {"ground_truth.json": without_queries(read_json(gt_path, "ground-truth"), key,
+                                                 exclude)}
+    for p in preds:
+        docs[f"predictions/{p.name}"] = without_queries(read_json(p, "prediction"), key,
+                                                        exclude)
+    base = Path(out).absolute().parent if root is None else Path(root)
+    try:
+        with files.folder_writer(base, Path(out).absolute(), replace=replace,
+                                 inputs=[gt_path, *preds]) as folder:
+            for rel, doc in docs.items():
+                folder.write(rel, dump_json(doc))
+    except files.FileRefused as err:
+        raise _refusal(err, "--out") from None
+    return [folder.target / rel for rel in docs]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,7 +492,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="ground truth and submissions without queries tagged X")
     ex.add_argument("--predictions", nargs="*", default=[], help="submissions to filter")
     ex.add_argument("--without", required=True, help="comma-separated tags to leave out")
-    ex.add_argument("--out", required=True, help="output folder")
+    ex.add_argument("--out", required=True, help="output folder (new or empty)")
+    ex.add_argument("--force", action="store_true",
+                    help="replace --out when it is a non-empty folder (never one that holds "
+                    "the inputs)")
     sub.add_parser("views", parents=[common], help="saved views: name<TAB>link parameters")
     dv = sub.add_parser("delete-view", parents=[common], help="delete a saved view")
     dv.add_argument("name")
@@ -372,15 +512,19 @@ def main(argv: list[str] | None = None) -> int:
         key = task_key(args.task)
         if args.command in ("tag", "untag", "note"):
             {"tag": tag, "untag": untag, "note": note}[args.command](
-                path, Target(key, args.query), args.text, by="cli")
+                path, Target(key, args.query), args.text, by="cli", notify=_stderr)
             return 0
         if args.command == "delete-view":
-            delete_view(path, args.name)
+            delete_view(path, args.name, notify=_stderr)
             return 0
         if args.command == "rename-view":
-            rename_view(path, args.name, args.new_name)
+            rename_view(path, args.name, args.new_name, notify=_stderr)
             return 0
         state = load_state(path)
+        if state.unreadable is not None:  # no tags would look like "nothing tagged"
+            print(f"{parser.prog}: cannot read the review file: {state.unreadable}",
+                  file=sys.stderr)
+            return 2
         for p in state.problems:
             print(f"{parser.prog}: warning: skipped {p}", file=sys.stderr)
         if args.command == "views":
@@ -394,13 +538,22 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{q}\t{','.join(sorted(tagged[q]))}")
             return 0
         exclude = {q for t in args.without.split(",") if t for q in state.tagged(key, t)}
-        files = export_without(args.gt, args.predictions, key, exclude, args.out)
-        print(f"left out {len(exclude)} queries; wrote {', '.join(map(str, files))}",
+        written = export_without(args.gt, args.predictions, key, exclude, args.out,
+                                 replace=args.force)
+        print(f"left out {len(exclude)} queries; wrote {', '.join(map(str, written))}",
               file=sys.stderr)
         return 0
     except OVEarthInputError as err:
         print(f"{parser.prog}: invalid input\n{err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        print(f"{parser.prog}: cannot write {err.filename or path}: {err.strerror or err}",
+              file=sys.stderr)
+        return 2
+
+
+def _stderr(message: str) -> None:
+    print(f"python -m ovearth_core.review: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

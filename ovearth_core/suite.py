@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import forked
+from . import files, forked
 from .errors import OVEarthInputError
 from .evaluate import evaluate_samples
 from .gcpause import gc_paused
@@ -122,8 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ovearth_core.suite``: all or nothing. Any task's problems are printed
-    (every failing task, each under its name) and no output is written; exit status 2."""
-    from .cli import EXIT_BAD_INPUT, dump_json, emit, output_refused, print_warnings
+    (every failing task, each under its name) and no output is written; exit status 2.
+    The outputs are written together (:func:`ovearth_core.files.write_files`): when one
+    cannot be written (a full disk), every file keeps its previous content. They are
+    regular files in OUTPUT_DIR; a link or special file in the place of one is refused."""
+    from .cli import EXIT_BAD_INPUT, dump_json, print_warnings
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -140,9 +143,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     outputs = {task: folder / f"{task}.json" for task in tasks}
     for path in outputs.values():
-        refused = output_refused(PROG, path, inputs)
-        if refused:
-            return refused
+        try:
+            if folder.is_dir():
+                files.check_confined(folder, path.name, inputs=inputs)
+        except files.OutputRefused as err:
+            print(f"{PROG}: cannot write {path}: it is {err.found}; expected {err.expected}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         with forked.enabled():  # a second core for the tasks, when there is one
             results = evaluate_each(args.gt, args.predictions, tasks,
@@ -169,11 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"{PROG}: cannot write {folder}: {err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for task, result in done.items():
+    for result in done.values():
         print_warnings(PROG, result)
-        status = emit(PROG, dump_json(result), outputs[task], inputs)
-        if status:
-            return status
+    try:
+        files.write_files(folder, {outputs[t].name: dump_json(r) for t, r in done.items()},
+                          inputs=inputs)
+    except (files.OutputRefused, OSError) as err:
+        reason = (f"it is {err.found}; expected {err.expected}"
+                  if isinstance(err, files.OutputRefused) else err.strerror or str(err))
+        print(f"{PROG}: cannot write {getattr(err, 'path', None) or folder}: {reason}; "
+              "nothing written (every output keeps its previous content)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return 0
 
 

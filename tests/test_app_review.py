@@ -4,6 +4,8 @@ kept, the review-tag filter and its link, saved views in the sidebar, and the Sl
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,49 @@ def test_slices_paired_with_compares_b(ds: Dataset) -> None:
     frame = at.dataframe[0].value
     assert {"B", "B − A", "B − A interval"} <= set(frame.columns)
     assert "paired bootstrap" in at.get("plotly_chart")[0].proto.spec
+
+
+def test_the_export_button_never_writes_through_a_link(ds: Dataset, tmp_path: Path) -> None:
+    """Issue 26, item 1: "Write the benchmark without them" writes
+    DIR/.ovearth/exports/without_<tag> as a whole; a ground_truth.json there that links to
+    a file elsewhere is replaced by the export, the file it named keeps its bytes."""
+    victim = tmp_path / "victim.json"
+    victim.write_bytes(b"precious\n")
+    out = ds.root / ".ovearth" / "exports" / "without_gt_error"  # where the README says
+    out.mkdir(parents=True)
+    (out / "ground_truth.json").symlink_to(victim)
+    review.tag(review.sidecar_for(ds.gt), review.Target(OV, "ov_000003"), "gt_error")
+    at = _explorer(ds, selected={"vocabulary": "ov_000003"})
+    at.selectbox(key="_rv_export").set_value("gt_error")
+    next(b for b in at.button if b.label == "Write the benchmark without them").click().run()
+    assert_ok(at)
+    assert victim.read_bytes() == b"precious\n"
+    assert not (out / "ground_truth.json").is_symlink()
+    kept = json.loads((out / "ground_truth.json").read_text())["tasks"][OV]
+    assert "ov_000003" not in {r["query_id"] for r in kept} and kept
+    assert any("Left out 1 queries" in s.value for s in at.success)
+
+
+def test_save_view_into_a_linked_sidecar_folder_is_a_message(ds: Dataset,
+                                                              tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ds.root / ".ovearth").symlink_to(elsewhere)
+    at = _explorer(ds)
+    at.text_input(key="_view_name").set_value("mine")
+    next(b for b in at.button if b.label == "Save view").click().run()
+    assert not at.exception
+    assert list(elsewhere.iterdir()) == []
+    assert any("Not saved" in e.value and "symbolic link" in e.value for e in at.error)
+
+
+def test_a_pipe_as_the_sidecar_is_an_error_not_a_hang(ds: Dataset) -> None:
+    """Issue 26, item 8: the explorer with a named pipe as review.jsonl renders (it hung
+    before) and says the file cannot be read."""
+    path = review.sidecar_for(ds.gt)
+    path.parent.mkdir()
+    os.mkfifo(path)
+    at = _explorer(ds, selected={"vocabulary": "ov_000003"})
+    assert not at.exception
+    assert any("review file cannot be read" in e.value and "named pipe" in e.value
+               for e in at.error)

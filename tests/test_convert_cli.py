@@ -318,7 +318,7 @@ def test_an_empty_folder_is_filled(tmp_path: Path) -> None:
 
 def test_a_failure_while_writing_leaves_nothing(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(src: Path, dest: Path, link: bool) -> None:
+    def broken(*args: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(common, "_place", broken)

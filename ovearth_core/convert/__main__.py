@@ -17,7 +17,7 @@ from typing import Any
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
 from . import coco, dota, label_maps, rsvg
-from .common import Problems, read_text_lines
+from .common import Problems, check_target, read_text_lines
 
 PROG = "python -m ovearth_core.convert"
 
@@ -123,6 +123,7 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
     if args.command == "from-dota":
         classes: list[str] = []
         if args.classes:
+            check_target(args.out, args.force, [args.classes])  # --force keeps it too
             bad = Problems()
             lines = read_text_lines(Path(args.classes), bad, "classes file")
             bad.raise_if_any()

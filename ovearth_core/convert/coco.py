@@ -46,16 +46,19 @@ import numpy as np
 import orjson
 
 from .. import geometry, masks
+from ..files import COMPONENT, is_component
 from ..io import load_samples
 from ..masks import FieldError, Rle
 from ..types import MODALITIES, TASK_KEYS, Sample
 from .common import (
+    IMAGE_PATH,
     Benchmark,
     PathLike,
     Problems,
     atomic_folder,
     check_target,
     fail,
+    image_path_ok,
     image_size,
     load_json,
     prediction_row,
@@ -450,7 +453,8 @@ def from_coco(instances: PathLike, images: PathLike, out: PathLike,
     Returns:
         The counts of what was written (also in ``out/README.md``).
     """
-    check_target(out, force)
+    inputs = [instances, images, *results]
+    check_target(out, force, inputs)
     negatives = _negatives_option(negatives)
     _check_threshold(mask_score_threshold)
     coco = read_instances(instances, images, show_progress)
@@ -461,7 +465,7 @@ def from_coco(instances: PathLike, images: PathLike, out: PathLike,
                                      for img in coco.images.values())
     if lvis:
         _check_lvis(coco)
-    bench = Benchmark(command)
+    bench = Benchmark(command, inputs=inputs)
     queries: dict[tuple[int, int], str] = {}
     for img in sorted(coco.images.values(), key=lambda im: im.id):
         image_path = f"images/{img.file_name}"
@@ -605,7 +609,7 @@ def to_coco(gt: PathLike, predictions: PathLike, task: str, out: PathLike,
     Returns:
         The mapping written to ``out/mapping.json``.
     """
-    check_target(out, force)
+    check_target(out, force, [gt, predictions])
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
         raise fail("(options)", "--task", "vocabulary, referring or reasoning", task)
@@ -639,17 +643,16 @@ def to_coco(gt: PathLike, predictions: PathLike, task: str, out: PathLike,
                "predictions": str(predictions), "submission": Path(predictions).stem,
                "files": written, "cocoeval_image_ids": evaluated,
                "unscored_boxes_written_with_score_1": unscored, "queries": mapping_rows}
-    with atomic_folder(out, force) as tmp:
+    with atomic_folder(out, force, [gt, predictions]) as tmp:
         for kind, parts in files.items():
             for i, ann in enumerate(parts["annotations"], start=1):
                 ann["id"] = i
             inst = {"info": {"description": f"OVEarth {task_key} queries as COCO images "
                              f"({kind})"}, "images": images, "categories": cats,
                     "annotations": parts["annotations"]}
-            (tmp / written[kind]["instances"]).write_bytes(orjson.dumps(inst) + b"\n")
-            (tmp / written[kind]["results"]).write_bytes(orjson.dumps(parts["results"]) + b"\n")
-        (tmp / "mapping.json").write_bytes(
-            orjson.dumps(mapping, option=orjson.OPT_INDENT_2) + b"\n")
+            tmp.write(written[kind]["instances"], orjson.dumps(inst) + b"\n")
+            tmp.write(written[kind]["results"], orjson.dumps(parts["results"]) + b"\n")
+        tmp.write("mapping.json", orjson.dumps(mapping, option=orjson.OPT_INDENT_2) + b"\n")
     return mapping
 
 
@@ -725,7 +728,7 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
     ``instances_segm.json``, oriented boxes from ``instances_obb.json``, and the
     submission's from the three results files.
     """
-    check_target(out, force)
+    check_target(out, force, [mapping, images])
     mapping = Path(mapping)
     doc = load_json(mapping, "to-coco mapping", dict)
     if doc.get("format") != MAPPING_FORMAT:
@@ -746,7 +749,12 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
     by_image = {kind: _by_image(groups) for kind, groups in
                 [(k, s.groups) for k, s in sets.items()]}
     task = doc["task"]
-    bench = Benchmark(command)
+    submission = doc.get("submission", "predictions")
+    if not (isinstance(submission, str) and is_component(submission)
+            and not submission.startswith(".")):
+        raise fail(mapping, "submission", f"the submission's name: {COMPONENT}",
+                   submission)
+    bench = Benchmark(command, inputs=[mapping, images])
     results_by_image = {kind: _by_image(groups) for kind, groups in results.items()}
     seen: dict[str, tuple[bool, dict[str, Any], CocoImage, int]] = {}
     bad = Problems()
@@ -769,7 +777,7 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
     for ann_id, (positive, fields, img, image_id) in seen.items():
         _add_export_annotation(bench, ann_id, fields, img, image_id if positive else None,
                                by_image)
-    bench.submissions[str(doc.get("submission") or "predictions")] = {task: pred_rows}
+    bench.submissions[submission] = {task: pred_rows}
     bench.notes.append(f"rebuilt from the to-coco export {mapping} ({task})")
     write_benchmark(bench, out, force, link, show_progress)
     return bench.counts()
@@ -791,6 +799,9 @@ def _mapping_row(row: object, coco: CocoSet, path: Path, i: int, bad: Problems
         bad.add(path, f"queries[{i}]", "a query of the export (image_id of "
                 "instances_bbox.json, query_id, ann_id, type, text, category_name, image_path)",
                 row)
+        return None
+    if not image_path_ok(row["image_path"]):
+        bad.add(path, f"queries[{i}].image_path", IMAGE_PATH, row["image_path"])
         return None
     return row
 

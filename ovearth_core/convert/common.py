@@ -12,16 +12,19 @@ writes the folder laid out as every benchmark folder (see ``ovearth_core.synth.w
     BENCH/predictions/<name>.json one submission per converted prediction source
     BENCH/README.md               how the folder was made, counts, conventions
 
-The folder is built in a temporary sibling and renamed into place, so it is never seen
-half-written; an existing non-empty folder is replaced only with ``force``.
+The folder is built in a temporary sibling and renamed into place
+(:func:`ovearth_core.files.folder_writer`), so it is never seen half-written, and every file
+is written inside it: submission names and image paths that come from the sources are
+checked first (a submission name is one file name; an image path is relative, without
+``..``, and never ``ground_truth.json``, ``README.md`` or under ``predictions/``). An
+existing non-empty folder is replaced only with ``force``, and never one that holds (or is
+an ancestor of) one of the command's inputs; ``--out`` itself may not be a symbolic link.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -121,6 +124,23 @@ def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
     return text.splitlines()
 
 
+RESERVED = ("ground_truth.json", "README.md", "predictions")
+IMAGE_PATH = ("a relative image path (no root, no .., no control characters), not "
+              "ground_truth.json, README.md or under predictions/ (the converted files)")
+
+
+def image_path_ok(name: object) -> bool:
+    """Whether ``name`` can be an image's path inside a benchmark folder: a safe relative
+    path (:func:`relative_path`) of file names whose first part is none of the folder's
+    own files (compared without case, as a case-insensitive file system would)."""
+    rel = relative_path(name)
+    if rel is None:
+        return False
+    parts = PurePosixPath(rel).parts
+    return (all(files.is_component(p) for p in parts)
+            and parts[0].casefold() not in {r.casefold() for r in RESERVED})
+
+
 def relative_path(name: object) -> str | None:
     """``name`` as a safe relative POSIX path (no root, no ``..``), or ``None``."""
     if not isinstance(name, str) or not name or "\x00" in name or "\\" in name:
@@ -187,6 +207,7 @@ class Benchmark:
     submissions: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     images: dict[str, Path] = field(default_factory=dict)  # image_path -> source file
     notes: list[str] = field(default_factory=list)
+    inputs: list[PathLike] = field(default_factory=list)  # never removed by force
 
     def add_annotation(self, ann_id: str, image_path: str, width: int, height: int,
                        category: str, segmentation: dict[str, Any] | None = None,
@@ -229,17 +250,18 @@ def prediction_row(query_id: str, text_key: str, text: str,
             "bbox": boxes or [], "oriented_bbox": obbs or []}
 
 
-def check_target(out: PathLike, force: bool) -> Path:
-    """The output folder, refused (before any work) when it would overwrite data."""
-    target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise fail(target, "--out", "a folder to create (or an empty folder)", "<a file>")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise fail(target, "--out", "a new or empty folder (or --force to replace it)",
-                   "<a non-empty folder>")
+def check_target(out: PathLike, force: bool, inputs: Iterable[PathLike] = ()) -> Path:
+    """The output folder, refused (before any work) when it would overwrite data: a file
+    or a link where it should be, a non-empty folder without ``force``, a folder that
+    holds one of ``inputs`` (or is one of their ancestors) even with ``force``."""
+    target = Path(out).absolute()
     if not target.parent.is_dir():
-        raise fail(target, "--out", "a folder whose parent exists", "<no parent folder>")
-    return target
+        raise fail(out, "--out", "a folder whose parent exists", "<no parent folder>")
+    try:
+        files.check_folder(target.parent, target, replace=force, inputs=inputs)
+    except files.FileRefused as err:
+        raise fail(out, "--out", err.expected, f"<{err.found}>") from None
+    return Path(out)
 
 
 def validate(bench: Benchmark) -> None:
@@ -252,6 +274,19 @@ def validate(bench: Benchmark) -> None:
             if rows:
                 io.parse_predictions(doc, f"<converted predictions/{sub}.json>", key,
                                      gt.tasks[key], gt.annotations, MODALITIES, None, "xyxy")
+
+
+def check_names(bench: Benchmark) -> None:
+    """Every submission name is one file name, every image path one
+    :func:`image_path_ok` accepts (names from the sources are checked before use)."""
+    bad = Problems()
+    for name in bench.submissions:
+        if not files.is_component(name) or name.startswith("."):
+            bad.add("<converted benchmark>", "submission", files.COMPONENT, name)
+    for rel in bench.images:
+        if not image_path_ok(rel):
+            bad.add("<converted benchmark>", "image_path", IMAGE_PATH, rel)
+    bad.raise_if_any()
 
 
 def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: bool = False,
@@ -270,67 +305,40 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
         The folder written.
     """
     validate(bench)
-    with atomic_folder(out, force) as tmp:
-        (tmp / "ground_truth.json").write_bytes(
-            orjson.dumps(bench.ground_truth(), option=orjson.OPT_INDENT_2) + b"\n")
-        (tmp / "predictions").mkdir()
+    check_names(bench)
+    inputs = [*bench.inputs, *bench.images.values()]
+    with atomic_folder(out, force, inputs) as tmp:
+        tmp.write("ground_truth.json",
+                  orjson.dumps(bench.ground_truth(), option=orjson.OPT_INDENT_2) + b"\n")
         for name, tasks in bench.submissions.items():
-            (tmp / "predictions" / f"{name}.json").write_bytes(
-                orjson.dumps({"tasks": tasks}) + b"\n")
+            tmp.write(f"predictions/{name}.json", orjson.dumps({"tasks": tasks}) + b"\n")
+        if not bench.submissions:
+            os.mkdir(tmp.path / "predictions")
         for rel, src in progress(bench.images.items(), "writing images", show_progress,
                                  total=len(bench.images)):
-            dest = tmp / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _place(src, dest, link)
-        (tmp / "README.md").write_text(_readme(bench), encoding="utf-8")
+            _place(tmp, rel, src, link)
+        tmp.write("README.md", _readme(bench).encode("utf-8"))
     return Path(out)
 
 
 @contextmanager
-def atomic_folder(out: PathLike, force: bool) -> Iterator[Path]:
-    """A temporary sibling of ``out`` to fill; renamed to ``out`` when the block succeeds,
-    removed when it fails (``out`` is then untouched)."""
-    target = check_target(out, force)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial",
-                                dir=target.parent))
+def atomic_folder(out: PathLike, force: bool, inputs: Iterable[PathLike] = ()
+                  ) -> Iterator[files.FolderWriter]:
+    """A writer on a temporary sibling of ``out`` (:func:`ovearth_core.files.folder_writer`);
+    renamed to ``out`` when the block succeeds, removed when it fails (``out`` is then
+    untouched). A refusal is an input error naming ``--out``."""
+    inputs = list(inputs)
+    check_target(out, force, inputs)
+    target = Path(out).absolute()
     try:
-        yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it 0700
-        _swap_into_place(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        with files.folder_writer(target.parent, target, replace=force, inputs=inputs) as tmp:
+            yield tmp
+    except files.FileRefused as err:
+        raise fail(err.path, "--out", err.expected, f"<{err.found}>") from None
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _place(src: Path, dest: Path, link: bool) -> None:
-    if link:
-        try:
-            os.link(src, dest)
-            return
-        except OSError:  # another file system, or links not allowed: copy
-            pass
-    shutil.copyfile(src, dest)
-
-
-def _swap_into_place(tmp: Path, target: Path) -> None:
-    if target.is_dir() and any(target.iterdir()):
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old",
-                                    dir=target.parent))
-        os.replace(target, old / "replaced")
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            os.replace(old / "replaced", target)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)  # over an empty folder, or a new name
+def _place(folder: files.FolderWriter, rel: str, src: Path, link: bool) -> None:
+    folder.place(rel, src, link)
 
 
 def _readme(bench: Benchmark) -> str:

@@ -242,7 +242,8 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     Returns:
         The counts of what was written (also in ``out/README.md``).
     """
-    check_target(out, force)
+    inputs = [labels, images, *results]
+    check_target(out, force, inputs)
     if difficult not in ("target", "ignore"):
         raise fail("(options)", "--difficult", "target or ignore", difficult)
     negatives = _negatives(negatives)
@@ -289,7 +290,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
                    | {d.category for found in detections.values() for d in found})
-    bench = Benchmark(command)
+    bench = Benchmark(command, inputs=inputs)
     present: dict[tuple[str, str], list[DotaObject]] = defaultdict(list)
     for obj in objects:
         present[(obj.image, obj.category)].append(obj)

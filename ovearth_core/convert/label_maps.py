@@ -140,7 +140,8 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
         ignore_index: a label value that belongs to no class (see the module docstring).
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
     """
-    check_target(out, force)
+    inputs = [gt, classes, images, *predictions]
+    check_target(out, force, inputs)
     names = read_classes(Path(classes))
     if ignore_index is not None and (isinstance(ignore_index, bool)
                                      or not isinstance(ignore_index, int)):
@@ -156,7 +157,7 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
             raise fail("(options)", "--pred", "folders with distinct names", name)
         pred_dirs[name] = folder, _label_files(folder, bad, "--pred")
     bad.raise_if_any()
-    bench = Benchmark(command)
+    bench = Benchmark(command, inputs=inputs)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in pred_dirs}
     for stem, path in progress(list(gt_files.items()), "reading label maps", show_progress):
         image = by_stem.get(stem)

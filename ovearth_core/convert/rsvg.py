@@ -293,7 +293,8 @@ def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
         predictions: RSVG prediction files; each becomes ``predictions/<file stem>.json``.
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
     """
-    check_target(out, force)
+    inputs = [annotations, images, *predictions]
+    check_target(out, force, inputs)
     annotations, images = Path(annotations), Path(images)
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
@@ -307,7 +308,7 @@ def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
     parsed = [read_annotation(path, by_stem, images, bad)
               for path in progress(files, "reading annotations", show_progress)]
     bad.raise_if_any()
-    bench = Benchmark(command)
+    bench = Benchmark(command, inputs=inputs)
     known: dict[tuple[str, int], str] = {}
     for entry in (e for e in parsed if e is not None):  # all are: problems were raised
         image_path = f"images/{entry.image.relative_to(images).as_posix()}"

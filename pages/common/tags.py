@@ -9,7 +9,6 @@ any session) shows the file's state.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,13 +43,18 @@ def query_tags(run: Run) -> dict[str, frozenset[str]]:
 
 
 def _write(action: str, *args: object) -> bool:
-    """Run one review write; a failure (read-only folder, bad tag) is a message."""
+    """Run one review write; a failure (read-only folder, bad tag, a link or special file
+    where the sidecar should be) is a message; a torn last line it kept apart, a note."""
     try:
-        getattr(review, action)(*args)
+        getattr(review, action)(*args, notify=_torn_note)
     except (OSError, OVEarthInputError) as err:
         st.session_state["_rv_error"] = f"Not saved: {views.md_text(str(err))}"
         return False
     return True
+
+
+def _torn_note(message: str) -> None:
+    st.session_state["_rv_note"] = message.removeprefix("note: ")
 
 
 def _on_tags(path: Path, target: review.Target, shown: frozenset[str], key: str) -> None:
@@ -103,6 +107,10 @@ def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> Non
     st.caption(f"Saved in {state.code(str(path))} (beside the ground truth, shared by every "
                "session).")
     show_error()
+    if rs.unreadable is not None:
+        st.error(f"The review file cannot be read, so tags are not shown or written: "
+                 f"{rs.unreadable}")
+        return
     for p in rs.problems[:3]:
         st.warning(f"Skipped a bad line of the review file: {views.md_text(str(p))}")
     shown = rs.tags.get(target, frozenset())
@@ -124,9 +132,11 @@ def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> Non
 
 
 def show_error() -> None:
-    """The last failed write's message, once."""
+    """The last failed write's message, and a torn line a write kept apart, once."""
     if st.session_state.get("_rv_error"):
         st.error(st.session_state.pop("_rv_error"))
+    if st.session_state.get("_rv_note"):
+        st.warning(st.session_state.pop("_rv_note"))
 
 
 def _object_tags(run: Run, rs: review.ReviewState, path: Path, task: str,
@@ -209,9 +219,10 @@ def _export(run: Run, rs: review.ReviewState, task: str) -> None:
         name = st.selectbox("Leave out the queries tagged", rs.all_tags(), key="_rv_export")
         if st.button("Write the benchmark without them"):
             exclude = set(rs.tagged(task, name))
-            out = sidecar(run).parent / "exports" / ("without_" + re.sub(r"[^\w.-]", "_", name))
-            try:
-                review.export_without(run.gt[0], [run.pred[0]], task, exclude, out)
+            out = review.export_folder(run.gt[0], name)
+            try:  # confined to the benchmark's folder; the previous export is replaced
+                review.export_without(run.gt[0], [run.pred[0]], task, exclude, out,
+                                      root=sidecar(run).parent.parent, replace=True)
             except (OSError, OVEarthInputError) as err:
                 st.error(f"Not written: {views.md_text(str(err))}")
                 return
