@@ -208,14 +208,14 @@ def _blob_sizes(store: ResultCache, n: int, payload: int) -> list[str]:
     keys = []
     for i in range(n):
         key = make_key("test", {"i": i})
-        assert store.put(key, b"x" * payload)
+        assert store.put(key, "x" * payload)
         keys.append(key)
     return keys
 
 
 def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Path) -> None:
     probe = ResultCache(tmp_path / "probe", max_bytes=1 << 30)
-    probe.put(make_key("test", {"i": -1}), b"x" * 1000)
+    probe.put(make_key("test", {"i": -1}), "x" * 1000)
     entry_size = probe.entries()[0][1]
     store = ResultCache(tmp_path / "c", max_bytes=entry_size * 5)
     keys = _blob_sizes(store, 5, 1000)
@@ -223,9 +223,9 @@ def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Pa
     # Entry i was last used at time 1000 + i; then entry 0 is read (used now).
     for i, key in enumerate(keys):
         os.utime(store.path(key), (1000 + i, 1000 + i))
-    assert store.get(keys[0]) == b"x" * 1000
+    assert store.get(keys[0]) == "x" * 1000
     new = make_key("test", {"i": 99})
-    assert store.put(new, b"x" * 1000)
+    assert store.put(new, "x" * 1000)
     left = {p.name for _, _, p in store.entries()}
     assert store.path(keys[1]).name not in left  # the least recently used went
     assert {store.path(k).name for k in (keys[0], *keys[2:], new)} == left
@@ -239,7 +239,7 @@ def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Pa
 
 def test_a_value_larger_than_the_cap_is_not_stored(tmp_path: Path) -> None:
     store = ResultCache(tmp_path / "c", max_bytes=500)
-    assert not store.put(make_key("test", {}), b"x" * 1000)
+    assert not store.put(make_key("test", {}), "x" * 1000)
     assert store.entries() == []
 
 
@@ -325,3 +325,215 @@ def test_a_comma_list_and_a_tuple_are_the_same_request(pair: tuple[Path, Path]) 
             != evaluation_key(g, p, "vocabulary", "segmentation,bbox", 0.5))
     assert (evaluation_key(g, p, "vocabulary", "auto", 0.5)
             == evaluation_key(g, p, "vocabulary", " auto", 0.5))
+
+
+# Issue 26: the cache stores data, never code; numbers are those of the bytes hashed.
+
+
+class _Marker:
+    """Unpickling it creates the folder ``path`` (the proof that loading ran code)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.mkdir, (str(self.path),))
+
+
+def _planted(key: str, payload: bytes) -> dict[str, bytes]:
+    """Files an attacker could plant under a valid key: the pickle alone, and the pickle
+    behind a well-formed header of the cache's layout (magic, key, length, SHA-256)."""
+    import hashlib
+
+    header = (cache_mod.MAGIC + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
+              + hashlib.sha256(payload).digest())
+    return {"raw pickle": payload, "pickle behind a valid header": header + payload}
+
+
+@pytest.mark.parametrize("layout", ["raw pickle", "pickle behind a valid header"])
+def test_a_planted_pickle_never_runs(pair: tuple[Path, Path], tmp_path: Path,
+                                     layout: str) -> None:
+    import pickle
+
+    gt, pred = pair
+    marker = tmp_path / "code-ran"
+    store = ResultCache(tmp_path / "c")
+    key = evaluation_key(file_digest(gt), file_digest(pred), "vocabulary", MODS, 0.5)
+    store.folder.mkdir(mode=0o700)
+    payload = pickle.dumps(_Marker(marker), protocol=pickle.HIGHEST_PROTOCOL)
+    store.path(key).write_bytes(_planted(key, payload)[layout])
+    result, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert not marker.exists(), "loading a cache entry ran code"
+    assert not cached and result == _fresh(gt, pred)
+    assert store.rejected and store.rejected[0][0] == store.path(key)
+
+
+class _RewriteOnDigest:
+    """A ``hashlib`` stand-in: the moment a SHA-256 of ``original`` is taken, ``target`` is
+    rewritten with ``replacement`` (a submission saved again between hashing and reading)."""
+
+    def __init__(self, target: Path, original: bytes, replacement: bytes) -> None:
+        import hashlib
+
+        self.real = hashlib
+        self.target, self.replacement = target, replacement
+        self.trigger = hashlib.sha256(original).hexdigest()
+        self.fired = False
+
+    def sha256(self, data: bytes = b"") -> Any:
+        outer, h = self, self.real.sha256(data)
+
+        class Hash:
+            def update(self, more: bytes) -> None:
+                h.update(more)
+
+            def digest(self) -> bytes:
+                self.hexdigest()
+                return h.digest()
+
+            def hexdigest(self) -> str:
+                out = h.hexdigest()
+                if out == outer.trigger and not outer.fired:
+                    outer.fired = True
+                    outer.target.write_bytes(outer.replacement)
+                return out
+
+        return Hash()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def _two_versions(pair: tuple[Path, Path], tmp_path: Path) -> tuple[Path, bytes, bytes]:
+    doc = json.loads(pair[1].read_text())
+    a = json.dumps(doc).encode()
+    doc["tasks"]["open_vocabulary"] = doc["tasks"]["open_vocabulary"][::2]
+    b = json.dumps(doc).encode()
+    pred = tmp_path / "pred.json"
+    pred.write_bytes(a)
+    return pred, a, b
+
+
+def test_the_result_stored_is_of_the_bytes_hashed(pair: tuple[Path, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    gt = pair[0]
+    pred, a, b = _two_versions(pair, tmp_path)
+    fresh_a = _fresh(gt, pred)
+    store = ResultCache(tmp_path / "c")
+    spy = _RewriteOnDigest(pred, a, b)
+    monkeypatch.setattr(cache_mod, "hashlib", spy)
+    first, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert spy.fired and not cached
+    assert first == fresh_a  # the bytes hashed are the bytes evaluated
+    monkeypatch.undo()
+    assert first != _fresh(gt, pred)  # the file now holds the other version
+    pred.write_bytes(a)
+    again, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert cached and again == fresh_a  # never the other version's numbers
+
+
+def test_the_leaderboard_never_stores_numbers_under_other_bytes(
+        pair: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ovearth_core.analysis.leaderboard import evaluate_submissions
+
+    gt = pair[0]
+    pred, a, b = _two_versions(pair, tmp_path)
+    fresh_a = _fresh(gt, pred)
+    pred.write_bytes(b)
+    fresh_b = _fresh(gt, pred)
+    pred.write_bytes(a)
+    store = ResultCache(tmp_path / "c")
+    spy = _RewriteOnDigest(pred, a, b)
+    monkeypatch.setattr(cache_mod, "hashlib", spy)
+    [first] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store, workers=1)
+    monkeypatch.undo()
+    assert spy.fired and not first.cached
+    assert first.result in (fresh_a, fresh_b)
+    pred.write_bytes(a)
+    for _ in range(2):  # evaluated (or loaded) as version a, then loaded as a
+        [again] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store,
+                                       workers=1)
+        assert again.result == fresh_a
+    assert again.cached
+
+
+def _same(a: Any, b: Any, where: str = "") -> None:
+    """Equal in every field, type and float bit (``-0.0`` is not ``0.0``), keys in order."""
+    import struct
+
+    import numpy as np
+
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}/{k}")
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert struct.pack("<d", a) == struct.pack("<d", b), (where, a, b)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), where
+    else:
+        assert a == b, (where, a, b)
+
+
+def test_a_loaded_result_is_bit_identical_to_the_fresh_one(pair: tuple[Path, Path],
+                                                           tmp_path: Path) -> None:
+    gt, pred = pair
+    for task in ("vocabulary", "referring"):
+        fresh = _fresh(gt, pred, task)
+        store = ResultCache(tmp_path / task)
+        _, cached = evaluate_file(gt, pred, task, MODS, cache=store)
+        loaded, cached_again = evaluate_file(gt, pred, task, MODS, cache=store)
+        assert (cached, cached_again) == (False, True)
+        _same(loaded, fresh)
+
+
+@pytest.mark.parametrize("damage", ["flipped payload byte", "truncated", "garbage"])
+def test_a_damaged_entry_is_reported(pair: tuple[Path, Path], tmp_path: Path,
+                                     damage: str) -> None:
+    gt, pred = pair
+    store = ResultCache(tmp_path / "c")
+    evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    [(_, _, path)] = store.entries()
+    path.write_bytes(_corruptions(path.read_bytes())[damage])
+    again, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert not cached and again == _fresh(gt, pred)
+    [(where, why)] = store.rejected
+    assert where == path and why
+    assert "1 damaged entry ignored" in cache_mod.hits_line(store, [False])
+
+
+def test_a_folder_others_can_write_is_refused(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "shared"
+    mine = ResultCache(folder)
+    key = make_key("test", {"i": 1})
+    assert mine.put(key, "value")
+    for mode in (0o777, 0o770, 0o702):
+        folder.chmod(mode)
+        store = ResultCache(folder)
+        assert store.get(key) is MISS and store.put(make_key("test", {}), "v") is False
+        assert "writable by" in (store.refused or "")
+        assert open_cache(folder) is None
+        err = capsys.readouterr().err
+        assert str(folder) in err and "writable by" in err and "off" in err
+    folder.chmod(0o700)
+    assert ResultCache(folder).get(key) == "value"
+
+
+def test_a_linked_or_foreign_folder_is_refused(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real"
+    ResultCache(real).put(make_key("test", {}), "v")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    store = ResultCache(link)
+    assert store.get(make_key("test", {})) is MISS and "link" in (store.refused or "")
+    assert open_cache(link) is None
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(real).st_uid + 1)
+    store = ResultCache(real)
+    assert store.get(make_key("test", {})) is MISS and "owned by" in (store.refused or "")
