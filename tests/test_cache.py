@@ -537,3 +537,49 @@ def test_a_linked_or_foreign_folder_is_refused(tmp_path: Path,
     monkeypatch.setattr(os, "getuid", lambda: os.stat(real).st_uid + 1)
     store = ResultCache(real)
     assert store.get(make_key("test", {})) is MISS and "owned by" in (store.refused or "")
+
+
+ROWS = [{"id": f"q{i}", "score": i / 7, "seg": {"iou": 0.1 * i, "n": i}, "tp_at": [i] * 3}
+        for i in range(12)]
+
+
+@pytest.mark.parametrize("value", [
+    {"per_sample": ROWS, "summary": {"miou": 1 / 3, "none": None}},
+    {"rows": ROWS[:3]},  # too few rows for a table
+    {"mixed": [*ROWS, {"id": "other keys"}]},  # not one table: kept row by row
+    {"reordered": [dict(reversed(list(r.items()))) if i % 2 else r for i, r in enumerate(ROWS)]},
+    [[ROWS, ROWS[:2]], {"deeper": [{"t": ROWS}]}],
+    {"empty": [], "zero": -0.0, "big": 2 ** 62, "tiny": 5e-324, "s": "é\u2603", "b": [True, 0]},
+    "a string",
+])
+def test_a_value_reads_back_exactly(value: Any, tmp_path: Path) -> None:
+    store = ResultCache(tmp_path / "c")
+    key = make_key("test", {})
+    assert store.put(key, value)
+    _same(ResultCache(tmp_path / "c").get(key), value)
+
+
+@pytest.mark.parametrize("value", [
+    {"nan": float("nan")}, {"inf": [float("inf")]}, {"tuple": (1, 2)},
+    {"\x00table": 1}, [{"\x00dict": 1}] * 9, {"bytes": b"x"}, {1: "int key"},
+])
+def test_what_would_not_read_back_exactly_is_not_stored(value: Any, tmp_path: Path) -> None:
+    store = ResultCache(tmp_path / "c")
+    assert store.put(make_key("test", {}), value) is False
+    assert store.entries() == []
+
+
+def test_arrays_read_back_exactly_and_other_dtypes_are_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = ResultCache(tmp_path / "c")
+    key = make_key("test", {})
+    arrays = {"f": np.array([0.1, -0.0, 5e-324]), "b": np.array([True, False]),
+              "i": np.arange(7, dtype=np.int64).reshape(7, 1), "e": np.zeros(0)}
+    assert store.put(key, {"v": 1}, arrays)
+    value, back = store.get_arrays(key)
+    assert value == {"v": 1} and set(back) == set(arrays)
+    for name, a in arrays.items():
+        _same(np.array(back[name]), a)
+    assert not store.put(key, {}, {"o": np.array([object()])})
+    assert not store.put(key, {}, {"c": np.array([1j])})

@@ -1,0 +1,110 @@
+"""Warm leaderboard before and after a change of the result cache (issue 26), in one run.
+
+Usage (from the repository root):
+
+    .venv/bin/python -m benchmarks.cache_load --before REV [--data DIR] [--submissions 49]
+                                              [--repeats 3]
+
+The 49 submissions of :mod:`benchmarks.leaderboard` are built once. Each tree (this one,
+and revision ``REV`` from ``git archive``) gets its own empty result cache, filled by one
+parallel cold :func:`evaluate_folder`; then the warm run (every result from the cache:
+hashing the 49 files and loading the 49 entries) is timed ``--repeats`` times per tree,
+the two trees alternating, each in a new process with that tree first on ``sys.path``.
+Printed: the median wall and CPU seconds of each tree and the ratio after / before (the
+machine is shared: only the ratio of alternating runs means much). Both trees' warm
+results are checked equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.cli_start import _git_tree
+from benchmarks.leaderboard import MODALITIES, TASK, build_submissions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Run in a new process with one tree first on sys.path: fill (cold) or time (warm).
+_CHILD = """
+import hashlib, json, resource, sys, time
+from ovearth_core.analysis.leaderboard import evaluate_folder
+from ovearth_core.cache import ResultCache
+folder, cache, mode, task, mods = sys.argv[1:6]  # mode: "cold" fills, "warm" times
+store = ResultCache(cache, max_bytes=1 << 34)
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+start, c0 = time.perf_counter(), cpu()
+names, results = evaluate_folder(folder, task, mods, workers=None, cache=store)
+wall, used = time.perf_counter() - start, cpu() - c0
+digest = hashlib.sha256(json.dumps([names, results], sort_keys=True).encode()).hexdigest()
+print(json.dumps({"wall": wall, "cpu": used, "hits": store.hits, "n": len(names),
+                  "digest": digest}))
+"""
+
+
+def _child(tree: Path, folder: Path, cache: Path, mode: str) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OVEARTH_CACHE")}
+    env["PYTHONPATH"] = str(tree)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(folder), str(cache), mode, TASK,
+                           MODALITIES], cwd=tree, env=env, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"cache_load: {tree}: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def run(data: Path, n: int, before: str, repeats: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="ovearth_cache_load_") as tmp:
+        folder = build_submissions(data, Path(tmp) / "bench", n)
+        (Path(tmp) / "before").mkdir()
+        trees = {"before": _git_tree(before, Path(tmp) / "before"), "after": ROOT}
+        caches = {name: Path(tmp) / f"cache-{name}" for name in trees}
+        for name, tree in trees.items():
+            _child(tree, folder, caches[name], "cold")
+        warm: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for _ in range(repeats):
+            for name, tree in trees.items():
+                out = _child(tree, folder, caches[name], "warm")
+                if out["hits"] != out["n"]:
+                    raise SystemExit(f"cache_load: {name}: {out['hits']} hits of {out['n']}")
+                warm[name].append(out)
+        if len({w["digest"] for runs in warm.values() for w in runs}) != 1:
+            raise SystemExit("cache_load: the two trees' warm results differ")
+        sizes = {name: sum(p.stat().st_size for p in caches[name].glob("*.entry")) / 1e6
+                 for name in trees}
+    med = {(name, k): statistics.median(w[k] for w in warm[name])
+           for name in trees for k in ("wall", "cpu")}
+    print(f"\n== Warm leaderboard, {n} submissions x 1 task ({TASK}, {MODALITIES}); before = "
+          f"{before}; median of {repeats} alternating runs each ==")
+    print(f"  {'tree':<8} {'wall s':>8} {'CPU s':>8} {'cache MB':>9}")
+    for name in trees:
+        print(f"  {name:<8} {med[name, 'wall']:>8.2f} {med[name, 'cpu']:>8.2f} "
+              f"{sizes[name]:>9.0f}")
+    print(f"  after / before: wall {med['after', 'wall'] / med['before', 'wall']:.3f}x, CPU "
+          f"{med['after', 'cpu'] / med['before', 'cpu']:.3f}x; results identical: yes")
+    return {f"{name}_{k}_s": med[name, k] for name in trees for k in ("wall", "cpu")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="git revision to compare with")
+    parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
+    parser.add_argument("--submissions", type=int, default=49)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not (args.data / "ground_truth.json").exists():
+        from benchmarks.run import ensure_data
+
+        ensure_data(args.data, images=False)
+    run(args.data, args.submissions, args.before, args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
