@@ -2,11 +2,13 @@
 
 Usage (from the repository root):
 
-    .venv/bin/python -m benchmarks.cache_load --before REV [--data DIR] [--submissions 49]
-                                              [--repeats 3]
+    .venv/bin/python -m benchmarks.cache_load --before REV [--after REV] [--data DIR]
+                                              [--submissions 49] [--repeats 3]
 
-The 49 submissions of :mod:`benchmarks.leaderboard` are built once. Each tree (this one,
-and revision ``REV`` from ``git archive``) gets its own empty result cache, filled by one
+The 49 submissions of :mod:`benchmarks.leaderboard` are built once. Each tree (revision
+``--before`` and ``--after`` from ``git archive``; without ``--after``, this working tree,
+which must then not be edited during the run: the cache keys cover the evaluator's source)
+gets its own empty result cache, filled by one
 parallel cold :func:`evaluate_folder`; then the warm run (every result from the cache:
 hashing the 49 files and loading the 49 entries) is timed ``--repeats`` times per tree,
 the two trees alternating, each in a new process with that tree first on ``sys.path``.
@@ -59,11 +61,14 @@ def _child(tree: Path, folder: Path, cache: Path, mode: str) -> dict[str, float]
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def run(data: Path, n: int, before: str, repeats: int) -> dict[str, float]:
+def run(data: Path, n: int, before: str, repeats: int, after: str | None = None
+        ) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="ovearth_cache_load_") as tmp:
         folder = build_submissions(data, Path(tmp) / "bench", n)
-        (Path(tmp) / "before").mkdir()
-        trees = {"before": _git_tree(before, Path(tmp) / "before"), "after": ROOT}
+        for name in ("before", "after"):
+            (Path(tmp) / name).mkdir()
+        trees = {"before": _git_tree(before, Path(tmp) / "before"),
+                 "after": ROOT if after is None else _git_tree(after, Path(tmp) / "after")}
         caches = {name: Path(tmp) / f"cache-{name}" for name in trees}
         for name, tree in trees.items():
             _child(tree, folder, caches[name], "cold")
@@ -81,7 +86,7 @@ def run(data: Path, n: int, before: str, repeats: int) -> dict[str, float]:
     med = {(name, k): statistics.median(w[k] for w in warm[name])
            for name in trees for k in ("wall", "cpu")}
     print(f"\n== Warm leaderboard, {n} submissions x 1 task ({TASK}, {MODALITIES}); before = "
-          f"{before}; median of {repeats} alternating runs each ==")
+          f"{before}, after = {after or 'this tree'}; median of {repeats} alternating runs each ==")
     print(f"  {'tree':<8} {'wall s':>8} {'CPU s':>8} {'cache MB':>9}")
     for name in trees:
         print(f"  {name:<8} {med[name, 'wall']:>8.2f} {med[name, 'cpu']:>8.2f} "
@@ -94,6 +99,7 @@ def run(data: Path, n: int, before: str, repeats: int) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="git revision to compare with")
+    parser.add_argument("--after", default=None, help="git revision (default: this tree)")
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
     parser.add_argument("--submissions", type=int, default=49)
     parser.add_argument("--repeats", type=int, default=3)
@@ -102,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.run import ensure_data
 
         ensure_data(args.data, images=False)
-    run(args.data, args.submissions, args.before, args.repeats)
+    run(args.data, args.submissions, args.before, args.repeats, args.after)
     return 0
 
 

@@ -653,10 +653,15 @@ def hits_line(cache: ResultCache | None, sources: Sequence[bool]) -> str:
     if cache is None:
         return "cache off"
     n = sum(bool(s) for s in sources)
-    line = f"{n} of {len(sources)} from the cache"
-    if cache.rejected:
-        k = len(cache.rejected)
-        path, why = cache.rejected[0]
-        line += (f"; {k} damaged entr{'y' if k == 1 else 'ies'} ignored and recomputed "
-                 f"({path.name}: {why}{', ...' if k > 1 else ''})")
-    return line
+    return f"{n} of {len(sources)} from the cache" + (
+        f"; {rejected_note(cache)}" if cache.rejected else "")
+
+
+def rejected_note(cache: ResultCache) -> str:
+    """``"1 damaged entry ignored and recomputed (<file>: <why>)"``, or ``""``."""
+    if not cache.rejected:
+        return ""
+    k = len(cache.rejected)
+    path, why = cache.rejected[0]
+    return (f"{k} damaged entr{'y' if k == 1 else 'ies'} ignored and recomputed "
+            f"({path.name}: {why}{', ...' if k > 1 else ''})")
