@@ -195,3 +195,16 @@ def test_the_app_stores_the_numbers_of_the_bytes_it_hashed(
     _restart()  # a new session on the file as it is now (version b)
     second = data.evaluate(gt, data.file_key(pred), OPTIONS)
     assert second.results == fresh_b
+
+
+def test_a_shared_cache_folder_is_refused_and_said(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o777)
+    monkeypatch.setenv("OVEARTH_CACHE_DIR", str(folder))
+    store, note = data.result_cache()
+    assert store is None and "writable by group or others" in note and str(folder) in note
+    gt, pred = data.file_key(DEMO / "ground_truth.json"), data.file_key(PRED)
+    assert not data.evaluate(gt, pred, OPTIONS).from_cache
+    assert list(folder.iterdir()) == []

@@ -347,10 +347,14 @@ def _planted(key: str, payload: bytes) -> dict[str, bytes]:
 
     header = (cache_mod.MAGIC + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
               + hashlib.sha256(payload).digest())
-    return {"raw pickle": payload, "pickle behind a valid header": header + payload}
+    legacy = (b"OVEARTH-CACHE\x00" + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
+              + hashlib.sha256(payload).digest())  # the layout of entries before issue 26
+    return {"raw pickle": payload, "pickle behind a valid header": header + payload,
+            "an old-format entry": legacy + payload}
 
 
-@pytest.mark.parametrize("layout", ["raw pickle", "pickle behind a valid header"])
+@pytest.mark.parametrize("layout", ["raw pickle", "pickle behind a valid header",
+                                    "an old-format entry"])
 def test_a_planted_pickle_never_runs(pair: tuple[Path, Path], tmp_path: Path,
                                      layout: str) -> None:
     import pickle
