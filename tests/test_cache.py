@@ -587,3 +587,19 @@ def test_arrays_read_back_exactly_and_other_dtypes_are_refused(tmp_path: Path) -
         _same(np.array(back[name]), a)
     assert not store.put(key, {}, {"o": np.array([object()])})
     assert not store.put(key, {}, {"c": np.array([1j])})
+
+
+def test_a_ground_truth_changed_during_a_leaderboard_run_is_a_problem(
+        pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """The run's keys name the ground truth hashed at its start; a job that reads other
+    ground-truth bytes says so instead of scoring against them under the first digest."""
+    from ovearth_core.analysis.leaderboard import evaluate_submissions
+
+    gt, pred = pair
+    started_with = "0" * 64  # the digest of the ground truth when the run started
+    store = ResultCache(tmp_path / "c")
+    [outcome] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store, workers=1,
+                                     gt_sha256=started_with)
+    assert outcome.result is None and store.entries() == []
+    [problem] = outcome.problems
+    assert problem.file == str(gt) and "changed during the run" in problem.found
