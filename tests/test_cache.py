@@ -603,3 +603,36 @@ def test_a_ground_truth_changed_during_a_leaderboard_run_is_a_problem(
     assert outcome.result is None and store.entries() == []
     [problem] = outcome.problems
     assert problem.file == str(gt) and "changed during the run" in problem.found
+
+
+def _json_trees() -> Any:
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.floats(
+        allow_nan=False, allow_infinity=False) | st.text(max_size=5)
+    keys = st.lists(st.text(max_size=4).filter(lambda k: not k.startswith("\x00")),
+                    min_size=1, max_size=4, unique=True)
+
+    def tables(children: Any) -> Any:  # lists of same-key rows: what becomes a table
+        return keys.flatmap(lambda ks: st.lists(
+            st.fixed_dictionaries({k: children for k in ks}), min_size=0, max_size=12))
+
+    return st.recursive(scalars, lambda children: st.lists(children, max_size=4)
+                        | st.dictionaries(st.text(max_size=4).filter(
+                            lambda k: not k.startswith("\x00")), children, max_size=4)
+                        | tables(children), max_leaves=40)
+
+
+def test_any_json_tree_reads_back_exactly(tmp_path: Path) -> None:
+    from hypothesis import given, settings
+
+    store = ResultCache(tmp_path / "c", max_bytes=1 << 30)
+
+    @settings(max_examples=150, deadline=None)
+    @given(_json_trees())
+    def check(value: Any) -> None:
+        key = make_key("property", {})
+        assert store.put(key, value)
+        _same(store.get(key), value)
+
+    check()
