@@ -1,4 +1,4 @@
-"""A persistent on-disk cache of evaluation results (standard library only).
+"""A persistent on-disk cache of evaluation results (data only: JSON and raw numpy buffers).
 
 A restarted app server, a second leaderboard run or a report of the same files costs only
 reading the files' bytes (to hash them) and loading the stored result. An entry is keyed by
@@ -22,13 +22,22 @@ Location (platformdirs-style, ``ovearth-inspector`` under the user's cache folde
 ``false``) disables it. Size cap: ``OVEARTH_CACHE_MAX_BYTES`` (bytes, or with a ``K``/``M``/
 ``G`` suffix; default 1 GiB); the least recently used entries are removed when it is over.
 
-Entries are written to a temporary file in the same folder and renamed into place
-(atomic; two processes writing the same key both leave a complete entry). Each entry
-carries a magic header, its key, its length and the SHA-256 of its payload: a truncated,
-corrupted or foreign file is ignored (and removed) and the value recomputed.
+Entries hold data, never code: nothing is unpickled or imported on load, so a file
+planted in the folder can at worst be refused. An entry is a header (magic, its key, the
+lengths and the SHA-256 of its payload) and the payload: a JSON document (orjson: the key
+again, the value, and an index of arrays) followed by raw little-endian numpy buffers
+(``numpy.frombuffer`` of a whitelisted dtype; never ``allow_pickle``). A value is stored
+only when it reads back equal (a NaN, which JSON would turn into ``null``, or a tuple, which
+would come back a list, is not stored). A truncated, corrupted, foreign or old-format
+(pickle, before issue 26) file, or one under another key, is a miss: it is removed, the
+value is recomputed and the file is reported (``ResultCache.rejected``, a logged warning,
+:func:`hits_line`); it is never an exception and never loaded.
 
-The payload is a pickle: the cache folder is the user's own (created ``0700``); anyone who
-can write there can already run code as the user.
+The folder is refused (cache off, with a warning) when it is a symbolic link, is not
+owned by this user, or group or others can write it: whoever can write there could plant
+an entry with other numbers. It is created ``0700``. Entries are written to a new
+temporary file (``O_EXCL | O_NOFOLLOW``, ``0600``) in the folder and renamed into place
+(atomic; two processes writing the same key both leave a complete entry).
 
 The spec's plain command ``python -m ovearth_core`` never uses the cache (its options and
 output stay exactly the spec's); the leaderboard, the report and the app do.
@@ -36,18 +45,22 @@ output stay exactly the spec's); the leaderboard, the report and the app do.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
+import logging
 import os
-import pickle
+import secrets
 import stat
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import orjson
 
 from .gcpause import gc_paused
 
@@ -56,14 +69,22 @@ ENV_SWITCH = "OVEARTH_CACHE"
 ENV_MAX_BYTES = "OVEARTH_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
 APP_NAME = "ovearth-inspector"
-FORMAT = 1
-MAGIC = b"OVEARTH-CACHE\x00"
+FORMAT = 2  # 1: pickles (never loaded again: every key changed with this number)
+MAGIC = b"OVEARTH-DATA\x00\x02"
+LEGACY_MAGIC = b"OVEARTH-CACHE\x00"
 SUFFIX = ".entry"
 TMP_PREFIX = ".tmp-"
 STALE_TMP_SECONDS = 3600
-_HEADER = len(MAGIC) + 32 + 8 + 32  # magic, key, payload length, payload SHA-256
+# magic, key, JSON length, payload length, payload SHA-256
+_HEADER = len(MAGIC) + 32 + 8 + 8 + 32
+# The dtypes an entry may hold (raw little-endian buffers; never an object array).
+DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "<u4", "|u1", "|b1"})
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
 # Libraries whose versions can change a number (key part).
 NUMERIC_LIBRARIES = ("numpy", "pycocotools", "shapely", "scipy", "orjson")
+LOG = logging.getLogger("ovearth_core.cache")
+Arrays = Mapping[str, np.ndarray]
 
 
 class _Miss:
@@ -72,6 +93,10 @@ class _Miss:
 
 
 MISS: Any = _Miss()
+
+
+class Rejected(ValueError):
+    """An entry that is not loaded (damaged, foreign, old format, another key)."""
 
 
 def disabled() -> bool:
@@ -125,6 +150,16 @@ def file_digest(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def read_hashed(path: str | os.PathLike[str], role: str) -> tuple[bytes, str]:
+    """The bytes of an input file (:func:`~ovearth_core.io.read_input`: a regular file
+    within the input cap) and their SHA-256 (hex): the digest is of the very bytes
+    returned, which the caller parses (never a second read)."""
+    from .io import read_input
+
+    data = read_input(path, role)
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def _regular_opener(path: str, flags: int) -> int:
@@ -198,7 +233,11 @@ def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: obje
 
 
 class ResultCache:
-    """A folder of entries ``<key>.entry``, at most ``max_bytes`` in total (LRU)."""
+    """A folder of entries ``<key>.entry``, at most ``max_bytes`` in total (LRU).
+
+    ``rejected``: ``(path, reason)`` of every file found under a key and not loaded;
+    ``refused``: why the folder itself is not used (``None`` while it is).
+    """
 
     def __init__(self, folder: str | os.PathLike[str] | None = None,
                  max_bytes: int | None = None) -> None:
@@ -206,6 +245,8 @@ class ResultCache:
         self.max_bytes = max_bytes_from_env() if max_bytes is None else max_bytes
         self.hits = 0
         self.misses = 0
+        self.rejected: list[tuple[Path, str]] = []
+        self.refused: str | None = None
 
     def __repr__(self) -> str:
         return f"ResultCache({str(self.folder)!r}, max_bytes={self.max_bytes})"
@@ -213,58 +254,95 @@ class ResultCache:
     def path(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
 
+    def check(self) -> str | None:
+        """Why the folder is refused, or ``None`` (also when it does not exist yet: it is
+        created ``0700`` by the first :meth:`put`). Checked again before every use."""
+        self.refused = folder_refusal(self.folder)
+        return self.refused
+
     def get(self, key: str) -> Any:
-        """The stored value, or :data:`MISS` (absent, unreadable, truncated, corrupted, or
-        of another key: such a file is removed)."""
+        """The stored value, or :data:`MISS` (absent, refused folder, or a file that is not
+        an entry of this key: such a file is removed and reported in :attr:`rejected`)."""
+        found = self.get_arrays(key)
+        return found if found is MISS else found[0]
+
+    def get_arrays(self, key: str) -> Any:
+        """``(value, arrays)`` of an entry stored with arrays, or :data:`MISS`."""
         path = self.path(key)
-        try:
-            with open(path, "rb") as handle:
-                blob = handle.read()
-        except OSError:
+        blob = None if self.check() is not None else self._read(path)
+        if blob is None:
             self.misses += 1
             return MISS
-        value = _decode(blob, key)
-        if value is MISS:
+        try:
+            found = decode(blob, key)
+        except Rejected as why:
+            self._reject(path, str(why))
             self.misses += 1
-            _unlink(path)
             return MISS
         self.hits += 1
-        try:  # the entry's modification time is its last use (LRU)
-            os.utime(path)
-        except OSError:
-            pass
-        return value
+        return found
 
-    def put(self, key: str, value: Any) -> bool:
-        """Store ``value`` atomically; then evict to the cap. ``False`` when not stored
-        (larger than the cap, or the folder is not writable)."""
-        return self.put_payload(key, dumps(value))
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            if err.errno == errno.ELOOP or path.is_symlink():
+                self._reject(path, "a symbolic link, not an entry")
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self._reject(path, "not a regular file")
+                return None
+            blob = handle.read()
+            try:  # the entry's modification time is its last use (LRU)
+                os.utime(fd) if os.utime in os.supports_fd else os.utime(path)
+            except OSError:
+                pass
+        return blob
 
-    def put_payload(self, key: str, payload: bytes) -> bool:
-        """:meth:`put` of a value already pickled with :func:`dumps` (a worker process
-        pickles its result once: for the cache and for the trip back)."""
-        blob = (MAGIC + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
-                + hashlib.sha256(payload).digest() + payload)
+    def _reject(self, path: Path, reason: str) -> None:
+        self.rejected.append((path, reason))
+        LOG.warning("result cache: ignored %s (%s); the result is computed again", path,
+                    reason)
+        _unlink(path)
+
+    def put(self, key: str, value: Any, arrays: Arrays | None = None) -> bool:
+        """Store ``value`` (JSON data) and ``arrays`` atomically; then evict to the cap.
+        ``False`` when not stored (it would not read back equal, it is larger than the
+        cap, or the folder is refused or not writable)."""
+        try:
+            blob = encode(key, value, arrays)
+        except ValueError as err:
+            LOG.warning("result cache: not stored (%s)", err)
+            return False
+        return self.put_blob(key, blob)
+
+    def put_blob(self, key: str, blob: bytes) -> bool:
+        """:meth:`put` of an entry already made with :func:`encode` (a worker process
+        encodes its result once: for the cache and for the trip back)."""
         if len(blob) > self.max_bytes:
             return False
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=TMP_PREFIX)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(blob)
-                os.replace(tmp, self.path(key))
-            except BaseException:
-                _unlink(Path(tmp))
-                raise
+        except OSError:
+            return False
+        if self.check() is not None:
+            return False
+        try:
+            write_entry(self.folder, self.path(key).name, blob)
         except OSError:
             return False
         self.evict()
         return True
 
     def entries(self) -> list[tuple[float, int, Path]]:
-        """``(last use, size, path)`` of every entry, oldest first."""
-        out = []
+        """``(last use, size, path)`` of every entry, oldest first (old-format files too:
+        never loaded, they age out like any other)."""
+        out: list[tuple[float, int, Path]] = []
+        if self.check() is not None:
+            return out
         try:
             names = os.listdir(self.folder)
         except OSError:
@@ -272,7 +350,7 @@ class ResultCache:
         for name in names:
             path = self.folder / name
             try:
-                st = path.stat()
+                st = path.lstat()
             except OSError:
                 continue
             if name.endswith(SUFFIX):
@@ -305,35 +383,177 @@ class ResultCache:
             _unlink(path)
 
 
-def dumps(value: Any) -> bytes:
-    """The payload of an entry (a pickle, made with the cyclic collector paused)."""
+def folder_refusal(folder: Path) -> str | None:
+    """Why ``folder`` must not hold the cache (a symbolic link, another owner, writable by
+    group or others), or ``None`` (fine, or absent)."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return None  # not a folder: every read misses and every write fails
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and st.st_uid != getuid():
+        return f"{folder} is owned by user id {st.st_uid}, not by this user ({getuid()})"
+    if os.name != "nt" and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"{folder} is writable by group or others (mode "
+                f"{stat.S_IMODE(st.st_mode):04o}); make it 0700 or use another folder")
+    return None
+
+
+def write_entry(folder: Path, name: str, blob: bytes) -> None:
+    """``folder/name`` holds ``blob``, atomically: a new temporary file in ``folder``
+    (``O_CREAT | O_EXCL | O_NOFOLLOW``, ``0600``) renamed over it; nothing half-written is
+    ever under ``name``. (The one place to swap for a shared confined-write helper.)"""
+    tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def encode(key: str, value: Any, arrays: Arrays | None = None) -> bytes:
+    """An entry: the header, then the JSON document (key, value as :func:`pack` lays it
+    out, array index), then the arrays' raw buffers (each at an 8-byte boundary).
+
+    Raises ValueError for what would not read back exactly: a type JSON lacks, a NaN or
+    infinity (JSON has none), a tuple (it would come back a list), an array of another
+    dtype than :data:`DTYPES`.
+    """
+    index: dict[str, list[Any]] = {}
+    chunks: list[bytes] = []
+    at = 0
+    for name, array in (arrays or {}).items():
+        a = np.ascontiguousarray(array)
+        if a.dtype.str not in DTYPES:
+            raise ValueError(f"array {name!r}: dtype {a.dtype.str} is not stored")
+        raw = a.tobytes()
+        index[name] = [a.dtype.str, list(a.shape), at, len(raw)]
+        chunks.append(raw + b"\x00" * (-len(raw) % 8))
+        at += len(chunks[-1])
     with gc_paused():
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        packed, deep = pack(value)
+        try:
+            doc = orjson.dumps({"key": key, "value": packed, "deep": deep, "arrays": index})
+        except orjson.JSONEncodeError as err:
+            raise ValueError(f"not JSON data: {err}") from None
+        # Compared as laid out (unpack is pack's inverse on JSON data: tested): what JSON
+        # would change (NaN -> null, a tuple -> a list) differs here.
+        if orjson.loads(doc)["value"] != packed:
+            raise ValueError("the value would not read back equal (a NaN, an infinity or "
+                             "a tuple)")
+    parts = [doc, b" " * (-len(doc) % 8), *chunks]
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part)
+    length = sum(map(len, parts))
+    return b"".join([MAGIC, bytes.fromhex(key), (len(doc) + len(parts[1])).to_bytes(8, "little"),
+                     length.to_bytes(8, "little"), h.digest(), *parts])
 
 
-def loads(payload: bytes) -> Any:
-    """The value of a payload (:func:`dumps`), loaded with the collector paused: a result
-    is ~10^5 small containers and no cycles, and the collector would walk every object
-    alive in the process again and again while loading."""
-    with gc_paused():
-        return pickle.loads(payload)
-
-
-def _decode(blob: bytes, key: str) -> Any:
+def decode(blob: bytes, key: str) -> tuple[Any, dict[str, np.ndarray]]:
+    """``(value, arrays)`` of an entry made by :func:`encode` under ``key``; raises
+    :class:`Rejected` saying why anything else is not loaded."""
+    if blob.startswith(LEGACY_MAGIC):
+        raise Rejected("an entry of the old pickle format: not loaded")
     if len(blob) < _HEADER or not blob.startswith(MAGIC):
-        return MISS
+        raise Rejected("not a cache entry, or truncated" if blob.startswith(MAGIC[:4])
+                       else "not a cache entry")
     at = len(MAGIC)
     if blob[at:at + 32] != bytes.fromhex(key):
-        return MISS
-    length = int.from_bytes(blob[at + 32:at + 40], "little")
-    digest = blob[at + 40:at + 72]
-    payload = blob[_HEADER:]
-    if len(payload) != length or hashlib.sha256(payload).digest() != digest:
-        return MISS
+        raise Rejected("an entry of another key")
+    json_len = int.from_bytes(blob[at + 32:at + 40], "little")
+    length = int.from_bytes(blob[at + 40:at + 48], "little")
+    payload = memoryview(blob)[_HEADER:]
+    if len(payload) != length or json_len > length:
+        raise Rejected(f"truncated or extended: {len(payload)} payload bytes, "
+                       f"{length} recorded")
+    if hashlib.sha256(payload).digest() != blob[at + 48:at + 80]:
+        raise Rejected("damaged: the payload's SHA-256 does not match")
     try:
-        return loads(payload)
-    except Exception:  # a payload from an incompatible build: recompute
-        return MISS
+        with gc_paused():
+            doc = orjson.loads(payload[:json_len])
+            if doc["key"] != key:
+                raise Rejected("an entry of another key")
+            value = unpack(doc["value"]) if doc["deep"] else doc["value"]
+        arrays = {}
+        base = _HEADER + json_len
+        for name, (dtype, shape, offset, nbytes) in doc["arrays"].items():
+            if dtype not in DTYPES or offset + nbytes > length - json_len:
+                raise Rejected(f"array {name!r}: dtype {dtype} or extent not allowed")
+            arrays[name] = np.frombuffer(blob, np.dtype(dtype), nbytes // np.dtype(
+                dtype).itemsize, base + offset).reshape(shape)
+        return value, arrays
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as err:
+        if isinstance(err, Rejected):
+            raise
+        raise Rejected(f"unreadable payload ({type(err).__name__})") from None
+
+
+# The layout of a packed value (:func:`pack`). A list of at least TABLE_MIN_ROWS dicts with
+# the same keys in the same order (the spec's per_sample rows, the per-category rows) is
+# stored as columns: its keys once, not once per row. The columns themselves stay plain
+# JSON (the rows' seg/bbox blocks are parsed into dicts by orjson, in C): filling the rows
+# in Python costs one assignment per top-level field, and loading matches unpickling
+# (benchmarks/cache_load.py). Dicts and lists holding a table say which of their items to
+# unpack, so unpacking visits nothing else.
+_TABLE, _DICT, _LIST = "\x00table", "\x00dict", "\x00list"
+_RESERVED = (_TABLE, _DICT, _LIST)
+TABLE_MIN_ROWS = 8
+
+
+def pack(value: Any) -> tuple[Any, bool]:
+    """``(JSON data, whether it holds a table)``: ``value`` laid out for :func:`unpack`.
+    ValueError for a dict with one of the layout's own keys."""
+    kind = type(value)
+    if kind is dict:
+        if any(k in value for k in _RESERVED):
+            raise ValueError("a dict with a reserved key of the cache's layout")
+        out, deep = {}, []
+        for k, item in value.items():
+            out[k], inner = pack(item)
+            if inner:
+                deep.append(k)
+        return ({_DICT: out, "deep": deep}, True) if deep else (out, False)
+    if kind is list:
+        if len(value) >= TABLE_MIN_ROWS and type(value[0]) is dict:
+            keys = tuple(value[0])
+            if (all(type(row) is dict and tuple(row) == keys for row in value)
+                    and not any(k in keys for k in _RESERVED)):
+                return {_TABLE: list(keys),
+                        "columns": [[row[k] for row in value] for k in keys]}, True
+        items, deep = [], []
+        for i, item in enumerate(value):
+            packed, inner = pack(item)
+            items.append(packed)
+            if inner:
+                deep.append(i)
+        return ({_LIST: items, "deep": deep}, True) if deep else (items, False)
+    return value, False
+
+
+def unpack(packed: dict[str, Any]) -> Any:
+    """The value :func:`pack` laid out (``packed``: a part that holds a table)."""
+    if _TABLE in packed:
+        keys, columns = packed[_TABLE], packed["columns"]
+        # One presized template copied per row, then filled column by column: ~1.5x
+        # faster than dict(zip(keys, row)), which resizes each dict as it grows.
+        template = dict.fromkeys(keys)
+        rows = [template.copy() for _ in range(len(columns[0]) if columns else 0)]
+        for k, column in zip(keys, columns, strict=True):
+            for row, item in zip(rows, column, strict=True):  # ValueError: damaged
+                row[k] = item
+        return rows
+    inner = packed[_DICT] if _DICT in packed else packed[_LIST]
+    for k in packed["deep"]:
+        inner[k] = unpack(inner[k])
+    return inner
 
 
 def _unlink(path: Path) -> None:
@@ -353,12 +573,26 @@ def add_cache_arguments(parser: Any) -> None:
                         help="neither read nor write the result cache")
 
 
-def open_cache(folder: str | os.PathLike[str] | None = None) -> ResultCache | None:
-    """The cache to use, or ``None`` when ``OVEARTH_CACHE=off``. ``folder`` (a CLI flag)
-    overrides ``OVEARTH_CACHE_DIR``."""
+def opened(folder: str | os.PathLike[str] | None = None) -> tuple[ResultCache | None, str]:
+    """The cache to use (``None`` when ``OVEARTH_CACHE=off`` or the folder is refused) and
+    one line saying which (:func:`describe`, or why it is off)."""
     if disabled():
-        return None
-    return ResultCache(folder)
+        return None, describe(None)
+    store = ResultCache(folder)
+    reason = store.check()
+    if reason is not None:
+        return None, f"result cache off: {reason}"
+    return store, describe(store)
+
+
+def open_cache(folder: str | os.PathLike[str] | None = None) -> ResultCache | None:
+    """The cache to use, or ``None`` when ``OVEARTH_CACHE=off`` or the folder is refused
+    (:func:`folder_refusal`; a warning on stderr says why). ``folder`` (a CLI flag)
+    overrides ``OVEARTH_CACHE_DIR``."""
+    store, note = opened(folder)
+    if store is None and not disabled():
+        print(f"warning: {note}", file=sys.stderr)
+    return store
 
 
 def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[str],
@@ -370,30 +604,37 @@ def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[
                   ) -> tuple[dict[str, Any], bool]:
     """``evaluate_samples(load_samples(...))`` of one submission, through ``cache``.
 
-    Returns ``(result, from_cache)``. ``gt_sha256`` saves hashing the ground truth again;
-    ``ground_truth`` (parsed) or ``ground_truth_loader`` (called only on a miss) saves
-    parsing it. Invalid input raises :class:`~ovearth_core.errors.OVEarthInputError` and
-    is never stored.
+    Returns ``(result, from_cache)``. Each file is read once: the key is the digest of the
+    bytes that are parsed. ``gt_sha256`` with ``ground_truth`` (parsed) or
+    ``ground_truth_loader`` (called only on a miss) saves reading the ground truth: the
+    caller vouches that they are of the same bytes. Invalid input raises
+    :class:`~ovearth_core.errors.OVEarthInputError` and is never stored.
     """
+    from .evaluate import evaluate_samples
+    from .io import load_samples, parse_ground_truth, parse_json
+
+    gt_data = None
+    if gt_sha256 is None or (ground_truth is None and ground_truth_loader is None):
+        gt_data, gt_sha256 = read_hashed(gt_path, "ground-truth")
+    data, pred_sha256 = read_hashed(pred_path, "prediction")
     key = None
     if cache is not None:
-        try:
-            key = evaluation_key(gt_sha256 or file_digest(gt_path), file_digest(pred_path),
-                                 task, modalities, iou_threshold, score_threshold, bbox_format)
-        except OSError:
-            key = None  # unreadable: the loader below says why
-        value = MISS if key is None else cache.get(key)
+        key = evaluation_key(gt_sha256, pred_sha256, task, modalities, iou_threshold,
+                             score_threshold, bbox_format)
+        value = cache.get(key)
         if value is not MISS:
             return value, True
-    from .evaluate import evaluate_samples
-    from .gcpause import gc_paused
-    from .io import load_samples
-
     with gc_paused():
-        if ground_truth is None and ground_truth_loader is not None:
+        if gt_data is not None:
+            ground_truth = parse_ground_truth(parse_json(gt_data, str(gt_path)), str(gt_path))
+            del gt_data
+        elif ground_truth is None and ground_truth_loader is not None:
             ground_truth = ground_truth_loader()
+        doc = parse_json(data, str(pred_path))
+        del data
         samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                               modalities, ground_truth=ground_truth)
+                               modalities, ground_truth=ground_truth, predictions_doc=doc)
+        del doc
         result = evaluate_samples(samples, iou_threshold)
         del samples
     if cache is not None and key is not None:
@@ -405,10 +646,26 @@ def describe(cache: ResultCache | None) -> str:
     """One line for a command's stderr: where the cache is, or that it is off."""
     if cache is None:
         return "result cache off"
+    if cache.refused is not None:
+        return f"result cache off: {cache.refused}"
     return f"result cache {cache.folder}"
 
 
 def hits_line(cache: ResultCache | None, sources: Sequence[bool]) -> str:
-    """``"3 of 49 cached"``-style summary of which results came from the cache."""
+    """``"3 of 49 from the cache"``-style summary of which results came from the cache,
+    and the entries found damaged (ignored, recomputed)."""
+    if cache is None:
+        return "cache off"
     n = sum(bool(s) for s in sources)
-    return f"{n} of {len(sources)} from the cache" if cache is not None else "cache off"
+    return f"{n} of {len(sources)} from the cache" + (
+        f"; {rejected_note(cache)}" if cache.rejected else "")
+
+
+def rejected_note(cache: ResultCache) -> str:
+    """``"1 damaged entry ignored and recomputed (<file>: <why>)"``, or ``""``."""
+    if not cache.rejected:
+        return ""
+    k = len(cache.rejected)
+    path, why = cache.rejected[0]
+    return (f"{k} damaged entr{'y' if k == 1 else 'ies'} ignored and recomputed "
+            f"({path.name}: {why}{', ...' if k > 1 else ''})")

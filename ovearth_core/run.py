@@ -82,3 +82,38 @@ class Run:
         """Box facts of query ``index`` (``None`` when the modality was not evaluated)."""
         kept = self.box_facts.get(modality)
         return None if kept is None else kept[index]
+
+
+def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:
+    """The box facts as flat arrays (for the result cache): per modality ``m``,
+    ``m/best_iou`` and ``m/duplicated`` ``(Q,)``, ``m/num_gt`` ``(Q,)`` and every query's
+    ``gt_best_iou`` joined, ``m/gt_best_iou`` ``(sum num_gt,)``. ValueError when the
+    queries' ``gt_best_iou`` dtypes differ (joining would convert them)."""
+    out: dict[str, np.ndarray] = {}
+    for modality, facts in box_facts.items():
+        dtypes = {f.gt_best_iou.dtype for f in facts}
+        if len(dtypes) > 1:
+            raise ValueError(f"{modality}: gt_best_iou of several dtypes "
+                             f"{sorted(map(str, dtypes))}")
+        out[f"{modality}/best_iou"] = np.array([f.best_iou for f in facts], dtype=np.float64)
+        out[f"{modality}/duplicated"] = np.array([f.duplicated for f in facts], dtype=bool)
+        out[f"{modality}/num_gt"] = np.array([f.gt_best_iou.size for f in facts],
+                                             dtype=np.int64)
+        out[f"{modality}/gt_best_iou"] = (np.concatenate([f.gt_best_iou for f in facts])
+                                          if facts else np.zeros(0))
+    return out
+
+
+def facts_from_arrays(arrays: dict[str, np.ndarray], modalities: list[str]
+                      ) -> dict[str, list[BoxFacts]]:
+    """:func:`facts_arrays` inverted (Python floats and bools, as :meth:`BoxFacts.of`
+    makes them; each ``gt_best_iou`` a view of the joined array)."""
+    out: dict[str, list[BoxFacts]] = {}
+    for modality in modalities:
+        counts = arrays[f"{modality}/num_gt"]
+        parts = np.split(arrays[f"{modality}/gt_best_iou"], np.cumsum(counts)[:-1]) if len(
+            counts) else []
+        out[modality] = [BoxFacts(b, g, d) for b, g, d in zip(
+            arrays[f"{modality}/best_iou"].tolist(), parts,
+            arrays[f"{modality}/duplicated"].tolist(), strict=True)]
+    return out

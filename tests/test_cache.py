@@ -208,14 +208,14 @@ def _blob_sizes(store: ResultCache, n: int, payload: int) -> list[str]:
     keys = []
     for i in range(n):
         key = make_key("test", {"i": i})
-        assert store.put(key, b"x" * payload)
+        assert store.put(key, "x" * payload)
         keys.append(key)
     return keys
 
 
 def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Path) -> None:
     probe = ResultCache(tmp_path / "probe", max_bytes=1 << 30)
-    probe.put(make_key("test", {"i": -1}), b"x" * 1000)
+    probe.put(make_key("test", {"i": -1}), "x" * 1000)
     entry_size = probe.entries()[0][1]
     store = ResultCache(tmp_path / "c", max_bytes=entry_size * 5)
     keys = _blob_sizes(store, 5, 1000)
@@ -223,9 +223,9 @@ def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Pa
     # Entry i was last used at time 1000 + i; then entry 0 is read (used now).
     for i, key in enumerate(keys):
         os.utime(store.path(key), (1000 + i, 1000 + i))
-    assert store.get(keys[0]) == b"x" * 1000
+    assert store.get(keys[0]) == "x" * 1000
     new = make_key("test", {"i": 99})
-    assert store.put(new, b"x" * 1000)
+    assert store.put(new, "x" * 1000)
     left = {p.name for _, _, p in store.entries()}
     assert store.path(keys[1]).name not in left  # the least recently used went
     assert {store.path(k).name for k in (keys[0], *keys[2:], new)} == left
@@ -239,7 +239,7 @@ def test_eviction_keeps_the_cap_and_removes_the_least_recently_used(tmp_path: Pa
 
 def test_a_value_larger_than_the_cap_is_not_stored(tmp_path: Path) -> None:
     store = ResultCache(tmp_path / "c", max_bytes=500)
-    assert not store.put(make_key("test", {}), b"x" * 1000)
+    assert not store.put(make_key("test", {}), "x" * 1000)
     assert store.entries() == []
 
 
@@ -325,3 +325,314 @@ def test_a_comma_list_and_a_tuple_are_the_same_request(pair: tuple[Path, Path]) 
             != evaluation_key(g, p, "vocabulary", "segmentation,bbox", 0.5))
     assert (evaluation_key(g, p, "vocabulary", "auto", 0.5)
             == evaluation_key(g, p, "vocabulary", " auto", 0.5))
+
+
+# Issue 26: the cache stores data, never code; numbers are those of the bytes hashed.
+
+
+class _Marker:
+    """Unpickling it creates the folder ``path`` (the proof that loading ran code)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.mkdir, (str(self.path),))
+
+
+def _planted(key: str, payload: bytes) -> dict[str, bytes]:
+    """Files an attacker could plant under a valid key: the pickle alone, and the pickle
+    behind a well-formed header of the cache's layout (magic, key, length, SHA-256)."""
+    import hashlib
+
+    header = (cache_mod.MAGIC + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
+              + hashlib.sha256(payload).digest())
+    legacy = (b"OVEARTH-CACHE\x00" + bytes.fromhex(key) + len(payload).to_bytes(8, "little")
+              + hashlib.sha256(payload).digest())  # the layout of entries before issue 26
+    return {"raw pickle": payload, "pickle behind a valid header": header + payload,
+            "an old-format entry": legacy + payload}
+
+
+@pytest.mark.parametrize("layout", ["raw pickle", "pickle behind a valid header",
+                                    "an old-format entry"])
+def test_a_planted_pickle_never_runs(pair: tuple[Path, Path], tmp_path: Path,
+                                     layout: str) -> None:
+    import pickle
+
+    gt, pred = pair
+    marker = tmp_path / "code-ran"
+    store = ResultCache(tmp_path / "c")
+    key = evaluation_key(file_digest(gt), file_digest(pred), "vocabulary", MODS, 0.5)
+    store.folder.mkdir(mode=0o700)
+    payload = pickle.dumps(_Marker(marker), protocol=pickle.HIGHEST_PROTOCOL)
+    store.path(key).write_bytes(_planted(key, payload)[layout])
+    result, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert not marker.exists(), "loading a cache entry ran code"
+    assert not cached and result == _fresh(gt, pred)
+    assert store.rejected and store.rejected[0][0] == store.path(key)
+
+
+class _RewriteOnDigest:
+    """A ``hashlib`` stand-in: the moment a SHA-256 of ``original`` is taken, ``target`` is
+    rewritten with ``replacement`` (a submission saved again between hashing and reading)."""
+
+    def __init__(self, target: Path, original: bytes, replacement: bytes) -> None:
+        import hashlib
+
+        self.real = hashlib
+        self.target, self.replacement = target, replacement
+        self.trigger = hashlib.sha256(original).hexdigest()
+        self.fired = False
+
+    def sha256(self, data: bytes = b"") -> Any:
+        outer, h = self, self.real.sha256(data)
+
+        class Hash:
+            def update(self, more: bytes) -> None:
+                h.update(more)
+
+            def digest(self) -> bytes:
+                self.hexdigest()
+                return h.digest()
+
+            def hexdigest(self) -> str:
+                out = h.hexdigest()
+                if out == outer.trigger and not outer.fired:
+                    outer.fired = True
+                    outer.target.write_bytes(outer.replacement)
+                return out
+
+        return Hash()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def _two_versions(pair: tuple[Path, Path], tmp_path: Path) -> tuple[Path, bytes, bytes]:
+    doc = json.loads(pair[1].read_text())
+    a = json.dumps(doc).encode()
+    doc["tasks"]["open_vocabulary"] = doc["tasks"]["open_vocabulary"][::2]
+    b = json.dumps(doc).encode()
+    pred = tmp_path / "pred.json"
+    pred.write_bytes(a)
+    return pred, a, b
+
+
+def test_the_result_stored_is_of_the_bytes_hashed(pair: tuple[Path, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    gt = pair[0]
+    pred, a, b = _two_versions(pair, tmp_path)
+    fresh_a = _fresh(gt, pred)
+    store = ResultCache(tmp_path / "c")
+    spy = _RewriteOnDigest(pred, a, b)
+    monkeypatch.setattr(cache_mod, "hashlib", spy)
+    first, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert spy.fired and not cached
+    assert first == fresh_a  # the bytes hashed are the bytes evaluated
+    monkeypatch.undo()
+    assert first != _fresh(gt, pred)  # the file now holds the other version
+    pred.write_bytes(a)
+    again, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert cached and again == fresh_a  # never the other version's numbers
+
+
+def test_the_leaderboard_never_stores_numbers_under_other_bytes(
+        pair: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ovearth_core.analysis.leaderboard import evaluate_submissions
+
+    gt = pair[0]
+    pred, a, b = _two_versions(pair, tmp_path)
+    fresh_a = _fresh(gt, pred)
+    pred.write_bytes(b)
+    fresh_b = _fresh(gt, pred)
+    pred.write_bytes(a)
+    store = ResultCache(tmp_path / "c")
+    spy = _RewriteOnDigest(pred, a, b)
+    monkeypatch.setattr(cache_mod, "hashlib", spy)
+    [first] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store, workers=1)
+    monkeypatch.undo()
+    assert spy.fired and not first.cached
+    assert first.result in (fresh_a, fresh_b)
+    pred.write_bytes(a)
+    for _ in range(2):  # evaluated (or loaded) as version a, then loaded as a
+        [again] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store,
+                                       workers=1)
+        assert again.result == fresh_a
+    assert again.cached
+
+
+def _same(a: Any, b: Any, where: str = "") -> None:
+    """Equal in every field, type and float bit (``-0.0`` is not ``0.0``), keys in order."""
+    import struct
+
+    import numpy as np
+
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}/{k}")
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert struct.pack("<d", a) == struct.pack("<d", b), (where, a, b)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), where
+    else:
+        assert a == b, (where, a, b)
+
+
+def test_a_loaded_result_is_bit_identical_to_the_fresh_one(pair: tuple[Path, Path],
+                                                           tmp_path: Path) -> None:
+    gt, pred = pair
+    for task in ("vocabulary", "referring"):
+        fresh = _fresh(gt, pred, task)
+        store = ResultCache(tmp_path / task)
+        _, cached = evaluate_file(gt, pred, task, MODS, cache=store)
+        loaded, cached_again = evaluate_file(gt, pred, task, MODS, cache=store)
+        assert (cached, cached_again) == (False, True)
+        _same(loaded, fresh)
+
+
+@pytest.mark.parametrize("damage", ["flipped payload byte", "truncated", "garbage"])
+def test_a_damaged_entry_is_reported(pair: tuple[Path, Path], tmp_path: Path,
+                                     damage: str) -> None:
+    gt, pred = pair
+    store = ResultCache(tmp_path / "c")
+    evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    [(_, _, path)] = store.entries()
+    path.write_bytes(_corruptions(path.read_bytes())[damage])
+    again, cached = evaluate_file(gt, pred, "vocabulary", MODS, cache=store)
+    assert not cached and again == _fresh(gt, pred)
+    [(where, why)] = store.rejected
+    assert where == path and why
+    assert "1 damaged entry ignored" in cache_mod.hits_line(store, [False])
+
+
+def test_a_folder_others_can_write_is_refused(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "shared"
+    mine = ResultCache(folder)
+    key = make_key("test", {"i": 1})
+    assert mine.put(key, "value")
+    for mode in (0o777, 0o770, 0o702):
+        folder.chmod(mode)
+        store = ResultCache(folder)
+        assert store.get(key) is MISS and store.put(make_key("test", {}), "v") is False
+        assert "writable by" in (store.refused or "")
+        assert open_cache(folder) is None
+        err = capsys.readouterr().err
+        assert str(folder) in err and "writable by" in err and "off" in err
+    folder.chmod(0o700)
+    assert ResultCache(folder).get(key) == "value"
+
+
+def test_a_linked_or_foreign_folder_is_refused(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real"
+    ResultCache(real).put(make_key("test", {}), "v")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    store = ResultCache(link)
+    assert store.get(make_key("test", {})) is MISS and "link" in (store.refused or "")
+    assert open_cache(link) is None
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(real).st_uid + 1)
+    store = ResultCache(real)
+    assert store.get(make_key("test", {})) is MISS and "owned by" in (store.refused or "")
+
+
+ROWS = [{"id": f"q{i}", "score": i / 7, "seg": {"iou": 0.1 * i, "n": i}, "tp_at": [i] * 3}
+        for i in range(12)]
+
+
+@pytest.mark.parametrize("value", [
+    {"per_sample": ROWS, "summary": {"miou": 1 / 3, "none": None}},
+    {"rows": ROWS[:3]},  # too few rows for a table
+    {"mixed": [*ROWS, {"id": "other keys"}]},  # not one table: kept row by row
+    {"reordered": [dict(reversed(list(r.items()))) if i % 2 else r for i, r in enumerate(ROWS)]},
+    [[ROWS, ROWS[:2]], {"deeper": [{"t": ROWS}]}],
+    {"empty": [], "zero": -0.0, "big": 2 ** 62, "tiny": 5e-324, "s": "é\u2603", "b": [True, 0]},
+    "a string",
+])
+def test_a_value_reads_back_exactly(value: Any, tmp_path: Path) -> None:
+    store = ResultCache(tmp_path / "c")
+    key = make_key("test", {})
+    assert store.put(key, value)
+    _same(ResultCache(tmp_path / "c").get(key), value)
+
+
+@pytest.mark.parametrize("value", [
+    {"nan": float("nan")}, {"inf": [float("inf")]}, {"tuple": (1, 2)},
+    {"\x00table": 1}, [{"\x00dict": 1}] * 9, {"bytes": b"x"}, {1: "int key"},
+])
+def test_what_would_not_read_back_exactly_is_not_stored(value: Any, tmp_path: Path) -> None:
+    store = ResultCache(tmp_path / "c")
+    assert store.put(make_key("test", {}), value) is False
+    assert store.entries() == []
+
+
+def test_arrays_read_back_exactly_and_other_dtypes_are_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = ResultCache(tmp_path / "c")
+    key = make_key("test", {})
+    arrays = {"f": np.array([0.1, -0.0, 5e-324]), "b": np.array([True, False]),
+              "i": np.arange(7, dtype=np.int64).reshape(7, 1), "e": np.zeros(0)}
+    assert store.put(key, {"v": 1}, arrays)
+    value, back = store.get_arrays(key)
+    assert value == {"v": 1} and set(back) == set(arrays)
+    for name, a in arrays.items():
+        _same(np.array(back[name]), a)
+    assert not store.put(key, {}, {"o": np.array([object()])})
+    assert not store.put(key, {}, {"c": np.array([1j])})
+
+
+def test_a_ground_truth_changed_during_a_leaderboard_run_is_a_problem(
+        pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """The run's keys name the ground truth hashed at its start; a job that reads other
+    ground-truth bytes says so instead of scoring against them under the first digest."""
+    from ovearth_core.analysis.leaderboard import evaluate_submissions
+
+    gt, pred = pair
+    started_with = "0" * 64  # the digest of the ground truth when the run started
+    store = ResultCache(tmp_path / "c")
+    [outcome] = evaluate_submissions(gt, [pred], "vocabulary", MODS, cache=store, workers=1,
+                                     gt_sha256=started_with)
+    assert outcome.result is None and store.entries() == []
+    [problem] = outcome.problems
+    assert problem.file == str(gt) and "changed during the run" in problem.found
+
+
+def _json_trees() -> Any:
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63 - 1) | st.floats(
+        allow_nan=False, allow_infinity=False) | st.text(max_size=5)
+    keys = st.lists(st.text(max_size=4).filter(lambda k: not k.startswith("\x00")),
+                    min_size=1, max_size=4, unique=True)
+
+    def tables(children: Any) -> Any:  # lists of same-key rows: what becomes a table
+        return keys.flatmap(lambda ks: st.lists(
+            st.fixed_dictionaries({k: children for k in ks}), min_size=0, max_size=12))
+
+    return st.recursive(scalars, lambda children: st.lists(children, max_size=4)
+                        | st.dictionaries(st.text(max_size=4).filter(
+                            lambda k: not k.startswith("\x00")), children, max_size=4)
+                        | tables(children), max_leaves=40)
+
+
+def test_any_json_tree_reads_back_exactly(tmp_path: Path) -> None:
+    from hypothesis import given, settings
+
+    store = ResultCache(tmp_path / "c", max_bytes=1 << 30)
+
+    @settings(max_examples=150, deadline=None)
+    @given(_json_trees())
+    def check(value: Any) -> None:
+        key = make_key("property", {})
+        assert store.put(key, value)
+        _same(store.get(key), value)
+
+    check()

@@ -344,7 +344,7 @@ def _dying_job(job: tuple[Any, ...]) -> Any:
 
     if os.getpid() not in _PARENT and job[3].endswith("model_2.json"):
         os._exit(1)
-    return lb._run_job(job, pickled=True)
+    return lb._run_job(job, encoded=True)
 
 
 def test_a_worker_that_dies_leaves_its_jobs_to_the_caller(folder: Path,

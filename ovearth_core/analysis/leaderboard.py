@@ -43,12 +43,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..cache import MISS, ResultCache, dumps, evaluation_key, file_digest, loads
+from ..cache import (
+    MISS,
+    Rejected,
+    ResultCache,
+    decode,
+    encode,
+    evaluation_key,
+    file_digest,
+    read_hashed,
+)
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
 from ..gcpause import gc_paused
-from ..io import load_samples, parse_ground_truth, read_json
+from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..paths import refusal
 from . import additive
 from .compare import not_submitted
@@ -266,6 +275,7 @@ class Outcome:
     cached: bool = False
     num_problems: int = 0  # found in all (``problems`` may hold only the first of them)
     in_worker: bool = False  # evaluated in a worker process
+    sha256: str = ""  # of the prediction bytes the result is of ("" when none was read)
 
     @property
     def has_rows(self) -> bool:
@@ -283,52 +293,69 @@ def _size(path: str) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
-# Per process: (path, sha256, mtime_ns, size) -> parsed GT. Kept in a worker for its life;
-# in the calling process only while it forks workers (they inherit it), then dropped.
-_WORKER_GT: dict[tuple[str, str, int, int], Any] = {}
+# Per process: (path, sha256) -> the ground truth parsed from bytes of that digest. Kept in
+# a worker for its life; in the calling process only while it forks workers (they inherit
+# it), then dropped.
+_WORKER_GT: dict[tuple[str, str], Any] = {}
 
 
 def _worker_gt(gt_path: str, gt_sha: str) -> Any:
-    """The parsed ground truth, once per process (and per version of the file)."""
-    try:
-        st = os.stat(gt_path)
-        key = (gt_path, gt_sha, st.st_mtime_ns, st.st_size)
-    except OSError:
-        key = (gt_path, gt_sha, -1, -1)  # the parser reports it
-    if key not in _WORKER_GT:
+    """The ground truth of digest ``gt_sha``, parsed once per process from one read of
+    ``gt_path``; a file that no longer has that digest (rewritten during the run) is a
+    problem: every result of a run is of one ground truth, the one its keys name."""
+    if (gt_path, gt_sha) not in _WORKER_GT:
+        data, sha = read_hashed(gt_path, "ground-truth")
+        if sha != gt_sha:
+            raise OVEarthInputError([Problem(
+                gt_path, "(file)", f"the ground truth read at the start of the run "
+                f"(SHA-256 {gt_sha[:12]}...)", f"other bytes (SHA-256 {sha[:12]}...): the "
+                "file changed during the run; run it again")])
         _WORKER_GT.clear()
-        _WORKER_GT[key] = parse_ground_truth(read_json(gt_path, "ground-truth"), gt_path)
-    return _WORKER_GT[key]
+        _WORKER_GT[(gt_path, gt_sha)] = parse_ground_truth(parse_json(data, gt_path), gt_path)
+    return _WORKER_GT[(gt_path, gt_sha)]
 
 
 def _evaluate_job(job: tuple[Any, ...]
-                  ) -> tuple[int, bytes | None, list[Problem], bool, int]:
-    """One submission in a worker process: its result pickled once
-    (:func:`~ovearth_core.cache.dumps`), stored under ``key`` in the cache when there is
-    one, and sent back as those bytes."""
-    return _run_job(job, pickled=True)
+                  ) -> tuple[int, Any, list[Problem], bool, int, str]:
+    """One submission in a worker process: with a cache, its result encoded once
+    (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as those
+    bytes; without, the result itself."""
+    return _run_job(job, encoded=True)
 
 
-def _run_job(job: tuple[Any, ...], pickled: bool
-             ) -> tuple[int, Any, list[Problem], bool, int]:
-    """One submission: the result (pickled or not) or the problems that stopped it."""
+def _run_job(job: tuple[Any, ...], encoded: bool
+             ) -> tuple[int, Any, list[Problem], bool, int, str]:
+    """One submission: the result (or its entry's bytes, see :func:`_evaluate_job`) or the
+    problems that stopped it, and the SHA-256 of the bytes evaluated. The prediction file
+    is read once: the cache key is of the bytes parsed, never of an earlier read."""
     (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
-     bbox_format, cache_spec, key) = job
+     bbox_format, cache_spec) = job
     try:
         with gc_paused():
+            ground_truth = _worker_gt(gt_path, gt_sha)
+            data, pred_sha = read_hashed(pred_path, "prediction")
+            doc = parse_json(data, pred_path)
+            del data
             samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                                   modalities, ground_truth=_worker_gt(gt_path, gt_sha))
+                                   modalities, ground_truth=ground_truth, predictions_doc=doc)
+            del doc
             result = evaluate_samples(samples, iou_threshold)
             del samples
     except OVEarthInputError as err:
-        return index, None, list(err.problems), False, err.total
-    if pickled or (cache_spec is not None and key is not None):
-        payload = dumps(result)
-        if cache_spec is not None and key is not None:
-            ResultCache(*cache_spec).put_payload(key, payload)
-        if pickled:
-            return index, payload, [], False, 0
-    return index, result, [], False, 0
+        return index, None, list(err.problems), False, err.total, ""
+    if cache_spec is not None:
+        key = evaluation_key(gt_sha, pred_sha, task, modalities, iou_threshold,
+                             score_threshold, bbox_format)
+        store = ResultCache(*cache_spec)
+        try:
+            blob = encode(key, result)
+        except ValueError:
+            store.put(key, result)  # says why it is not stored
+            return index, result, [], False, 0, pred_sha
+        store.put_blob(key, blob)
+        if encoded:
+            return index, (key, blob), [], False, 0, pred_sha
+    return index, result, [], False, 0, pred_sha
 
 
 # Imported by a forkserver before it forks any worker, so that workers start warm.
@@ -412,20 +439,25 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
     done = 0
 
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
-               num_problems: int = 0) -> int:
+               num_problems: int = 0, sha256: str = "") -> int:
         nonlocal done
-        if isinstance(result, bytes):
-            result = loads(result)
+        if isinstance(result, tuple):  # a worker's entry: (key, bytes)
+            try:
+                result = decode(result[1], result[0])[0]
+            except Rejected as why:  # cannot happen short of a bug: say so, never guess
+                raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
         outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
-                          num_problems)
+                          num_problems, sha256=sha256)
         outcomes[index] = outcome
         done += 1
         if progress is not None:
             progress(done, total, outcome)
         return index
 
+    # Every job checks that the ground truth it parses has this digest (one ground truth
+    # per run, the one the keys name).
     gt_sha = gt_sha256 or ""
-    if cache is not None and not gt_sha:
+    if not gt_sha:
         try:
             gt_sha = file_digest(gt_path)
         except OSError:
@@ -433,19 +465,19 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
     spec = None if cache is None else (str(cache.folder), cache.max_bytes)
     pending = []
     for i, path in enumerate(paths):
-        key = None
         if cache is not None:
             try:
-                key = evaluation_key(gt_sha, file_digest(path), task, modalities,
-                                     iou_threshold, score_threshold, bbox_format)
+                pred_sha = file_digest(path)
             except OSError:
-                key = None  # the job reports why it cannot be read
-            value = MISS if key is None else cache.get(key)
-            if value is not MISS:
-                finish(i, value, [], True)
+                pred_sha = ""  # the job reports why it cannot be read
+            value = MISS if not pred_sha else cache.get(evaluation_key(
+                gt_sha, pred_sha, task, modalities, iou_threshold, score_threshold,
+                bbox_format))
+            if value is not MISS:  # the numbers of the bytes just hashed
+                finish(i, value, [], True, sha256=pred_sha)
                 continue
         pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
-                        score_threshold, bbox_format, spec, key))
+                        score_threshold, bbox_format, spec))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
@@ -454,7 +486,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
     n_workers = min(workers, len(pending))
     if n_workers <= 1:
         for job in pending:
-            finish(*_run_job(job, pickled=False))
+            finish(*_run_job(job, encoded=False))
     else:
         context = _pool_context()
         if context.get_start_method() == "fork":
@@ -479,7 +511,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
             # A worker died (killed for memory, say): the rest run here, where a failure
             # is the evaluator's own error or message, not a lost process.
             for job in sorted(left.values()):
-                finish(*_run_job(job, pickled=False))
+                finish(*_run_job(job, encoded=False))
     if cache is not None:
         cache.evict()
     return [o for o in outcomes if o is not None]

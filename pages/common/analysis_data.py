@@ -29,6 +29,7 @@ from ovearth_core.analysis.leaderboard import (
     worker_count,
 )
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from ovearth_core.cache import rejected_note
 from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
 
@@ -194,6 +195,8 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
     for pred, outcome in zip(todo, outcomes, strict=True):
         by_path[pred[0]] = (outcome.result, outcome.num_problems, outcome.cached)
+    if store is not None and store.rejected:
+        cache_note += f"; {rejected_note(store)}"
     names, results, num_cached = [], [], 0
     for pred in usable:
         result, num_problems, cached = by_path[pred[0]]

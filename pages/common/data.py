@@ -1,7 +1,10 @@
 """Cached loading and evaluation (all of the app's caching lives here).
 
-Files are keyed by ``(resolved path, mtime_ns, size)``; uploads are written once
-to a temporary folder under their SHA-256, so their key is their content.
+Files are keyed by ``(resolved path, mtime_ns, size, inode, ctime_ns)``: a rewrite of the
+same size with its modification time put back still changes the key (the change time
+cannot be set back). Each file is read once per key, and the SHA-256 shown and used for the
+on-disk result cache is of the very bytes evaluated. Uploads are written once to a
+temporary folder under their SHA-256, so their key is their content.
 Evaluation is cached per (ground truth, submission, task, options): selecting
 another query or filter never re-evaluates.
 """
@@ -27,7 +30,7 @@ from ovearth_core import georef, io, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
-from ovearth_core.run import Run
+from ovearth_core.run import Run, facts_arrays, facts_from_arrays
 from ovearth_core.types import SampleList
 from ovearth_core.viz import tiles as tile_viz
 from ovearth_core.viz.images import (
@@ -52,7 +55,8 @@ UPLOAD_DIR = Path(tempfile.mkdtemp(prefix="ovearth_uploads_"))
 atexit.register(shutil.rmtree, UPLOAD_DIR, ignore_errors=True)
 UPLOAD_KEEP_SECONDS = 24 * 3600
 UPLOAD_KEEP_BYTES = 2 * 1024 ** 3
-FileKey = tuple[str, int, int]
+FileKey = tuple[str, int, int, int, int]
+Stamp = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -75,15 +79,18 @@ class Evaluation:
     seconds: float = 0.0
     run: Run | None = None
     from_cache: bool = False
+    gt_sha256: str = ""  # of the bytes evaluated
+    pred_sha256: str = ""
 
 
 def file_key(path: Path) -> FileKey:
-    """``(path, mtime_ns, size)``; a missing file gets ``(path, -1, -1)`` (read fails later)."""
+    """``(path, mtime_ns, size, inode, ctime_ns)``; a missing file gets ``-1`` for each
+    (its read fails later)."""
     try:
         st_ = path.stat()
     except OSError:
-        return (str(path), -1, -1)
-    return (str(path), st_.st_mtime_ns, st_.st_size)
+        return (str(path), -1, -1, -1, -1)
+    return (str(path), st_.st_mtime_ns, st_.st_size, st_.st_ino, st_.st_ctime_ns)
 
 
 def save_upload(name: str, data: bytes) -> Path:
@@ -130,25 +137,37 @@ def prune_uploads(keep: Path | None = None, now: float | None = None) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def digest(key: FileKey) -> str:
-    """SHA-256 of a file (keyed by path, mtime and size: read once per version)."""
-    h = hashlib.sha256()
-    with open(key[0], "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """SHA-256 of a regular file (read once per key). An evaluation's own digests are
+    :attr:`Evaluation.gt_sha256` and :attr:`Evaluation.pred_sha256`."""
+    return result_cache_.file_digest(key[0])
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _ground_truth(key: FileKey) -> io.GroundTruth:
-    return io.parse_ground_truth(io.read_json(key[0], "ground-truth"), key[0])
+def _ground_truth(key: FileKey) -> tuple[io.GroundTruth, str]:
+    """The parsed ground truth and the SHA-256 of the bytes it was parsed from."""
+    data, sha = result_cache_.read_hashed(key[0], "ground-truth")
+    return io.parse_ground_truth(io.parse_json(data, key[0]), key[0]), sha
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
+def _samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
+             score_threshold: float | None, bbox_format: str
+             ) -> tuple[SampleList, str, str]:
+    """Validated samples of one task and the SHA-256s of the ground-truth and prediction
+    bytes they were built from (each file read once; raises OVEarthInputError)."""
+    ground_truth, gt_sha = _ground_truth(gt)
+    data, pred_sha = result_cache_.read_hashed(pred[0], "prediction")
+    doc = io.parse_json(data, pred[0])
+    del data
+    loaded = io.load_samples(gt[0], pred[0], task, score_threshold, bbox_format, modalities,
+                             ground_truth=ground_truth, predictions_doc=doc)
+    return loaded, gt_sha, pred_sha
+
+
 def samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
             score_threshold: float | None, bbox_format: str) -> SampleList:
     """Validated samples of one task (raises OVEarthInputError)."""
-    return io.load_samples(gt[0], pred[0], task, score_threshold, bbox_format, modalities,
-                           ground_truth=_ground_truth(gt))
+    return _samples(gt, pred, task, modalities, score_threshold, bbox_format)[0]
 
 
 # cache_resource, not cache_data: one shared object per key, never copied. cache_data
@@ -160,44 +179,50 @@ def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     logging.getLogger("ovearth_inspector").info("evaluated %s %s %s", gt[0], pred[0], options)
     start = time.perf_counter()
     try:
-        loaded = samples(gt, pred, options.task, options.modalities, options.score_threshold,
-                         options.bbox_format)
-        run, from_cache = _evaluate_run(gt, pred, options, loaded)
+        loaded, gt_sha, pred_sha = _samples(gt, pred, options.task, options.modalities,
+                                            options.score_threshold, options.bbox_format)
+        run, from_cache = _evaluate_run(gt_sha, pred_sha, options, loaded)
     except OVEarthInputError as err:
         return Evaluation(problems=err.problems)
     rows = diagnose.query_rows(run)  # the run's kept box facts: no IoU computed again
     return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run,
-                      from_cache=from_cache)
+                      from_cache=from_cache, gt_sha256=gt_sha, pred_sha256=pred_sha)
 
 
 def result_cache() -> tuple[result_cache_.ResultCache | None, str]:
     """The on-disk result cache shared with the command-line tools (``None`` when
-    ``OVEARTH_CACHE=off`` or misconfigured), and a note saying which."""
+    ``OVEARTH_CACHE=off``, misconfigured, or a folder refused as shared), and a note
+    saying which."""
     try:
-        store = result_cache_.open_cache()
+        return result_cache_.opened()
     except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES: say so, run without
         return None, f"result cache off: {err}"
-    return store, result_cache_.describe(store)
 
 
-def _evaluate_run(gt: FileKey, pred: FileKey, options: Options, loaded: SampleList
+def _evaluate_run(gt_sha: str, pred_sha: str, options: Options, loaded: SampleList
                   ) -> tuple[Run, bool]:
     """:func:`evaluate_run` through the on-disk result cache (results and box facts; the
-    samples are always the freshly loaded ones), and whether it was a hit. A restarted
-    server loads the files and the stored numbers, and evaluates nothing."""
+    samples are always the freshly loaded ones, of the bytes of digests ``gt_sha`` and
+    ``pred_sha``), and whether it was a hit. A restarted server loads the files and the
+    stored numbers, and evaluates nothing."""
     store, _ = result_cache()
     if store is None:
         return evaluate_run(loaded, options.iou_threshold), False
     key = result_cache_.evaluation_key(
-        digest(gt), digest(pred), options.task, list(options.modalities),
+        gt_sha, pred_sha, options.task, list(options.modalities),
         options.iou_threshold, options.score_threshold, options.bbox_format,
         kind="evaluate_run")
-    value = store.get(key)
-    if value is not result_cache_.MISS:
-        results, facts = value
-        return Run(results, loaded, facts), True
+    found = store.get_arrays(key)
+    if found is not result_cache_.MISS:
+        value, arrays = found
+        return Run(value["results"], loaded, facts_from_arrays(arrays, value["facts"])), True
     run = evaluate_run(loaded, options.iou_threshold)
-    store.put(key, (run.results, run.box_facts))
+    try:
+        arrays = facts_arrays(run.box_facts)
+    except ValueError as err:
+        logging.getLogger("ovearth_inspector").warning("result cache: not stored (%s)", err)
+        return run, False
+    store.put(key, {"results": run.results, "facts": list(run.box_facts)}, arrays)
     return run, False
 
 
@@ -210,14 +235,14 @@ _DECODER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ovearth-decode"
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _source_image(images_dir: str, image_path: str, width: int, height: int,
-                  stamp: tuple[int, int]) -> Future[RGB8 | None]:
+                  stamp: Stamp) -> Future[RGB8 | None]:
     return _DECODER.submit(load_source_rgb, images_dir, image_path, width, height)
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
 def display_image(images_dir: str, image_path: str, width: int, height: int,
-                  stamp: tuple[int, int]) -> DisplayImage:
-    """The display image of an annotation; ``stamp`` (mtime, size) invalidates edits.
+                  stamp: Stamp) -> DisplayImage:
+    """The display image of an annotation; ``stamp`` (:func:`image_stamp`) invalidates edits.
 
     Large JPEGs: a reduced decode, while the full resolution decodes beside it for the
     detail window. Other images: derived from the full-resolution decode (one decode).
@@ -237,7 +262,7 @@ def display_image(images_dir: str, image_path: str, width: int, height: int,
 
 @st.cache_resource(show_spinner=False, max_entries=24)
 def detail_image(images_dir: str, image_path: str, width: int, height: int,
-                 stamp: tuple[int, int], region: tuple[float, float, float, float]
+                 stamp: Stamp, region: tuple[float, float, float, float]
                  ) -> DetailImage | None:
     """Full-resolution window around ``region`` when the display image is downscaled."""
     if max(width, height) <= DISPLAY_MAX_SIDE:  # the display image is the original
@@ -266,14 +291,15 @@ def review_state(key: FileKey) -> review.ReviewState:
     return review.load_state(key[0])
 
 
-def image_stamp(images_dir: Path, image_path: str) -> tuple[int, int]:
-    """``(mtime, size)`` of an annotation's image; ``(-1, -1)`` when missing or escaping."""
+def image_stamp(images_dir: Path, image_path: str) -> Stamp:
+    """``(mtime, size, inode, ctime)`` of an annotation's image (as :func:`file_key`: an
+    image saved again shows, even at the same size and mtime); ``-1`` each when missing or
+    escaping."""
     try:
         path = resolve_image_path(images_dir, image_path)
     except ImagePathError:
-        return (-1, -1)
-    _, mtime, size = file_key(path)
-    return (mtime, size)
+        return (-1, -1, -1, -1)
+    return file_key(path)[1:]
 
 
 @st.cache_resource(show_spinner=False, max_entries=48)
@@ -290,7 +316,7 @@ def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
 # the first time, nothing afterwards.
 @st.cache_resource(show_spinner=False, max_entries=2000)
 def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
-              tile: gallery.Tile, stamp: tuple[int, int]) -> bytes:
+              tile: gallery.Tile, stamp: Stamp) -> bytes:
     """The JPEG of one tile: the original pixels around its object, masks and boxes."""
     sample = evaluate(gt, pred, options).run.samples[tile.index]
     row = evaluate(gt, pred, options).run.per_sample[tile.index]
@@ -306,7 +332,7 @@ def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
 def clear_caches() -> None:
     """Forget every cached result (used by tests and the sidebar's reload button)."""
     _ground_truth.clear()
-    samples.clear()
+    _samples.clear()
     evaluate.clear()
     _source_image.clear()
     display_image.clear()

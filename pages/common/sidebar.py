@@ -224,9 +224,9 @@ def render() -> Run | None:
     name = ss["pred_upload"][0] if ss["pred_upload"] else pred_path.name
     gt_name = ss["gt_upload"][0] if ss["gt_upload"] else ss["gt_path"]
     run = Run(evaluation, options, gt, pred, images_dir, name,
-              gt_label=f"{gt_name} · sha256 {data.digest(gt)[:12]}",
+              gt_label=f"{gt_name} · sha256 {evaluation.gt_sha256[:12]}",
               pred_label=f"{name if ss['pred_upload'] else ss['pred_path']} · sha256 "
-                         f"{data.digest(pred)[:12]}")
+                         f"{evaluation.pred_sha256[:12]}")
     views.coverage_warnings(evaluation.results)
     with st.sidebar:
         _saved_views(run)
