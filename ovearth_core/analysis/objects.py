@@ -1,0 +1,278 @@
+"""Object-level diagnosis: an outcome for every GT box and predicted box (TIDE's error kinds).
+
+A query's boxes are matched one-to-one exactly as the evaluator does (:func:`~ovearth_core.
+matching.match`, at the run's IoU threshold ``t_f``); a matched pair is ``matched``. Every
+other predicted box gets one kind, tested in TIDE's order (Bolya et al. 2020, ``tidecv``'s
+``TIDERun._eval_image``), with ``t_b`` = :data:`BACKGROUND_IOU`:
+
+=================  ==========================================================================
+``localisation``   its best IoU with a GT box of its own query is in ``[t_b, t_f)``
+``class confusion`` IoU >= ``t_f`` with a GT box of *another category* on the same image
+                   (the GT boxes of the other positive queries of that image)
+``duplicate``      IoU >= ``t_f`` with a GT box of its own query, which is already matched
+``background``     IoU < ``t_b`` with every GT box of the image, whatever its category
+``both``           the rest: wrong category and ``t_b`` <= IoU < ``t_f`` (TIDE's "other")
+=================  ==========================================================================
+
+A GT box left unmatched is ``mislocalised`` when a ``localisation`` box of its query has it
+as best GT, ``found as other class`` when a ``class confusion`` box (of another query of the
+image) has it as best other-category GT, else ``missed`` (TIDE's rule: only a GT that no
+localisation or class error can fix is missed).
+
+A predicted box's *category* is its query's category (negative open-vocabulary queries
+included: a "large vehicle" box on a small vehicle is a class confusion). Two differences
+from ``tidecv``, both deliberate: the matching is the evaluator's (most pairs, then largest
+IoU) rather than greedy by score, so the ``matched`` counts are the evaluator's TP; and a
+box at exactly ``t_f`` on a matched GT is a duplicate (TIDE calls it localisation).
+Masks get no object-level outcome (one mask per query).
+
+The category confusion counts, per predicted category and GT category, the unmatched
+predicted boxes whose best IoU with a GT box of another category on the same image reaches
+``t_f`` (attributed to that GT box's category), whatever TIDE's order then calls them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import geometry
+from ..matching import match
+from ..types import Sample
+from .sweep import BOX_MODALITIES, box_fields
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BACKGROUND_IOU = 0.1  # TIDE's t_b
+MATCHED = "matched"
+PRED_OUTCOMES = (MATCHED, "localisation", "class confusion", "duplicate", "both",
+                 "background")
+GT_OUTCOMES = (MATCHED, "mislocalised", "found as other class", "missed")
+
+
+@dataclass(frozen=True)
+class QueryObjects:
+    """Outcomes of one query's boxes in one box modality (arrays in box order).
+
+    Predicted boxes ``(P,)``: ``pred_outcome``; ``pred_score`` (``nan``: no score);
+    ``pred_gt`` its matched GT box, else its best GT box of the query (``-1``: none) and
+    ``pred_iou`` that IoU; ``pred_other_category`` / ``pred_other_iou``: its best GT box
+    of another category on the image (``""`` / 0 when none overlaps).
+    GT boxes ``(G,)``: ``gt_outcome``; ``gt_pred`` its matched predicted box, else its
+    best predicted box of the query (``-1``); ``gt_near_query`` / ``gt_near_category`` /
+    ``gt_near_index`` / ``gt_near_iou``: the nearest predicted box of the whole image
+    (any query, so a missed small vehicle shows the "large vehicle" box on it).
+    """
+
+    index: int
+    query_id: str
+    category: str
+    modality: str
+    pred_outcome: tuple[str, ...]
+    pred_score: FloatArray
+    pred_gt: IntArray
+    pred_iou: FloatArray
+    pred_other_category: tuple[str, ...]
+    pred_other_iou: FloatArray
+    gt_outcome: tuple[str, ...]
+    gt_pred: IntArray
+    gt_near_query: tuple[str, ...]
+    gt_near_category: tuple[str, ...]
+    gt_near_index: IntArray
+    gt_near_iou: FloatArray
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{"predictions": {outcome: n}, "ground_truth": {outcome: n}}`` (zeros kept)."""
+        return {"predictions": _count(self.pred_outcome, PRED_OUTCOMES),
+                "ground_truth": _count(self.gt_outcome, GT_OUTCOMES)}
+
+
+def _count(values: Sequence[str], names: Sequence[str]) -> dict[str, int]:
+    c = Counter(values)
+    return {n: c[n] for n in names}
+
+
+@dataclass
+class _Query:
+    index: int
+    sample: Sample
+    gt: FloatArray
+    pred: FloatArray
+    scores: FloatArray
+    own: FloatArray  # (G, P)
+    pool: FloatArray  # (O, P) other-category GT boxes of the image x this query's boxes
+    owners: list[tuple[int, int]]  # pool row -> (query position in the image, GT index)
+    matched_gt: IntArray  # (G,) matched pred or -1
+    matched_pred: IntArray  # (P,) matched GT or -1
+
+
+def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float,
+                  background_iou: float = BACKGROUND_IOU) -> list[QueryObjects]:
+    """Object outcomes of every query (in ``samples`` order) in box modality ``modality``.
+
+    Queries are taken an image at a time: memory follows the image with the most boxes
+    (its GT boxes x one query's predicted boxes), never the file.
+    """
+    if modality not in BOX_MODALITIES:
+        raise ValueError(f"modality: one of {BOX_MODALITIES}, got {modality!r}")
+    by_image: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(samples):
+        by_image[s.image_path].append(i)
+    out: dict[int, QueryObjects] = {}
+    for indices in by_image.values():
+        for qo in _image_objects([samples[i] for i in indices], indices, modality,
+                                 iou_threshold, background_iou):
+            out[qo.index] = qo
+    return [out[i] for i in range(len(samples))]
+
+
+def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: str,
+                   t_f: float, t_b: float) -> list[QueryObjects]:
+    oriented = modality == "oriented_bbox"
+    fields = [box_fields(s, modality) for s in samples]
+    gts = [np.zeros((0, *f[0].shape[1:])) if s.negative else f[0]
+           for s, f in zip(samples, fields, strict=True)]
+    queries = []
+    for pos, (s, (_, pred, scores)) in enumerate(zip(samples, fields, strict=True)):
+        owners = [(q, g) for q, other in enumerate(samples) if other.category != s.category
+                  for g in range(len(gts[q]))]
+        pool = (np.concatenate([gts[q][g:g + 1] for q, g in owners]) if owners
+                else np.zeros((0, *pred.shape[1:])))
+        own = geometry.iou_matrix(gts[pos], pred, oriented)
+        gi, pi = match(own, t_f)
+        matched_gt = np.full(len(gts[pos]), -1, dtype=np.intp)
+        matched_pred = np.full(len(pred), -1, dtype=np.intp)
+        matched_gt[gi], matched_pred[pi] = pi, gi
+        queries.append(_Query(indices[pos], s, gts[pos], pred, scores, own,
+                              geometry.iou_matrix(pool, pred, oriented), owners,
+                              matched_gt, matched_pred))
+    explained: dict[tuple[int, int], str] = {}
+    pred_kinds = []
+    for pos, q in enumerate(queries):
+        kinds = _pred_kinds(q, t_f, t_b)
+        pred_kinds.append(kinds)
+        for p, kind in enumerate(kinds):
+            if kind == "localisation":
+                g = int(q.own[:, p].argmax())
+                if q.matched_gt[g] < 0:
+                    explained[(pos, g)] = "mislocalised"
+            elif kind == "class confusion":
+                owner = q.owners[int(q.pool[:, p].argmax())]
+                if queries[owner[0]].matched_gt[owner[1]] < 0:
+                    explained.setdefault(owner, "found as other class")
+    return [_result(pos, q, queries, pred_kinds[pos], explained, modality)
+            for pos, q in enumerate(queries)]
+
+
+def _pred_kinds(q: _Query, t_f: float, t_b: float) -> list[str]:
+    own_best = q.own.max(axis=0) if len(q.gt) else np.zeros(len(q.pred))
+    other_best = q.pool.max(axis=0) if len(q.owners) else np.zeros(len(q.pred))
+    kinds = []
+    for p in range(len(q.pred)):
+        if q.matched_pred[p] >= 0:
+            kinds.append(MATCHED)
+        elif t_b <= own_best[p] < t_f:
+            kinds.append("localisation")
+        elif other_best[p] >= t_f:
+            kinds.append("class confusion")
+        elif own_best[p] >= t_f:
+            kinds.append("duplicate")
+        elif max(own_best[p], other_best[p]) < t_b:
+            kinds.append("background")
+        else:
+            kinds.append("both")
+    return kinds
+
+
+def _result(pos: int, q: _Query, queries: Sequence[_Query], kinds: list[str],
+            explained: dict[tuple[int, int], str], modality: str) -> QueryObjects:
+    n_gt, n_pred = len(q.gt), len(q.pred)
+    best_gt = q.own.argmax(axis=0) if n_gt else np.zeros(n_pred, dtype=np.intp)
+    pred_gt = np.where(q.matched_pred >= 0, q.matched_pred, best_gt if n_gt else -1)
+    pred_iou = (q.own[pred_gt, np.arange(n_pred)] if n_gt else np.zeros(n_pred))
+    other = q.pool.argmax(axis=0) if q.owners else np.zeros(n_pred, dtype=np.intp)
+    other_iou = q.pool[other, np.arange(n_pred)] if q.owners else np.zeros(n_pred)
+    other_cat = tuple(queries[q.owners[o][0]].sample.category if v > 0 else ""
+                      for o, v in zip(other.tolist(), other_iou.tolist(), strict=True))
+    gt_pred = np.where(q.matched_gt >= 0, q.matched_gt,
+                       q.own.argmax(axis=1) if n_pred else -1)
+    gt_outcome = tuple(MATCHED if q.matched_gt[g] >= 0 else explained.get((pos, g), "missed")
+                       for g in range(n_gt))
+    near = _nearest(pos, q, queries)
+    return QueryObjects(
+        q.index, q.sample.sample_id, q.sample.category, modality, tuple(kinds), q.scores,
+        pred_gt.astype(np.intp), pred_iou, other_cat, other_iou, gt_outcome,
+        np.asarray(gt_pred, dtype=np.intp).reshape(n_gt), *near)
+
+
+def _nearest(pos: int, q: _Query, queries: Sequence[_Query]
+             ) -> tuple[tuple[str, ...], tuple[str, ...], IntArray, FloatArray]:
+    """For each GT box of query ``pos``: the predicted box of the image overlapping it most
+    (its own query's boxes first on ties)."""
+    n_gt = len(q.gt)
+    best = np.zeros(n_gt)
+    who = np.full(n_gt, -1, dtype=np.intp)
+    idx = np.full(n_gt, -1, dtype=np.intp)
+    if q.own.size:
+        best, idx = q.own.max(axis=1), q.own.argmax(axis=1)
+        who[:] = pos
+    for other_pos, other in enumerate(queries):
+        rows = [r for r, (owner, _) in enumerate(other.owners) if owner == pos]
+        if not rows or other.pool.shape[1] == 0:
+            continue
+        block = other.pool[rows]  # (G, P_other), rows in GT order
+        gts = [other.owners[r][1] for r in rows]
+        cand, cand_idx = block.max(axis=1), block.argmax(axis=1)
+        better = cand > best[gts]
+        g = np.asarray(gts)[better]
+        best[g], idx[g], who[g] = cand[better], cand_idx[better], other_pos
+    found = best > 0
+    who = np.where(found, who, -1)
+    return (tuple(queries[w].sample.sample_id if w >= 0 else "" for w in who.tolist()),
+            tuple(queries[w].sample.category if w >= 0 else "" for w in who.tolist()),
+            np.where(found, idx, -1).astype(np.intp), best)
+
+
+def confusion(objects: Sequence[QueryObjects], iou_threshold: float
+              ) -> dict[str, dict[str, int]]:
+    """``{predicted category: {GT category: n}}``: unmatched predicted boxes whose best IoU
+    with a GT box of another category on the same image reaches ``iou_threshold``."""
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for qo in objects:
+        for outcome, cat, iou in zip(qo.pred_outcome, qo.pred_other_category,
+                                     qo.pred_other_iou.tolist(), strict=True):
+            if outcome != MATCHED and iou >= iou_threshold:
+                out[qo.category][cat] += 1
+    return {p: dict(sorted(c.items())) for p, c in sorted(out.items())}
+
+
+def objects_report(samples: Sequence[Sample], modalities: Sequence[str], iou_threshold: float,
+                   background_iou: float = BACKGROUND_IOU) -> dict[str, Any]:
+    """JSON-ready ``{"objects": {modality: ...}, "confusion": {modality: ...}}``.
+
+    ``objects[m]``: the thresholds, total ``predictions`` / ``ground_truth`` outcome counts
+    and ``per_query`` counts of the queries with at least one box.
+    """
+    objects: dict[str, Any] = {}
+    conf: dict[str, Any] = {}
+    for m in (m for m in BOX_MODALITIES if m in modalities):
+        per = query_objects(samples, m, iou_threshold, background_iou)
+        total = {"predictions": Counter(), "ground_truth": Counter()}
+        per_query = {}
+        for qo in per:
+            c = qo.counts()
+            if qo.pred_outcome or qo.gt_outcome:
+                per_query[qo.query_id] = c
+            for side in total:
+                total[side].update(c[side])
+        objects[m] = {"iou_threshold": iou_threshold, "background_iou": background_iou,
+                      "predictions": {k: total["predictions"][k] for k in PRED_OUTCOMES},
+                      "ground_truth": {k: total["ground_truth"][k] for k in GT_OUTCOMES},
+                      "per_query": per_query}
+        conf[m] = confusion(per, iou_threshold)
+    return {"objects": objects, "confusion": conf}
