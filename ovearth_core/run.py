@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .matching import match
 from .types import SampleList
 
 FloatArray = npt.NDArray[np.float64]
@@ -29,7 +30,10 @@ class BoxFacts:
 
     ``best_iou``: the highest IoU of any GT/predicted pair (0 with no pair);
     ``gt_best_iou``: per GT box, its highest IoU with any prediction, ``(G,)``;
-    ``duplicated``: some GT box has two or more predictions at IoU >= the run's threshold.
+    ``duplicated``: some prediction reaches IoU >= the run's threshold with a GT box, yet
+    no maximum matching can use it beside the others (more predictions reach a GT box than
+    the maximum matching pairs). Packed neighbours, each box also overlapping the next GT
+    box, are no duplicates.
     """
 
     best_iou: float
@@ -41,8 +45,12 @@ class BoxFacts:
         """Facts of an exact IoU matrix ``(G, P)`` at matching threshold ``threshold``."""
         if iou.size == 0:
             return cls(0.0, np.zeros(iou.shape[0]), False)
-        return cls(float(iou.max()), iou.max(axis=1),
-                   bool(((iou >= threshold).sum(axis=1) >= 2).any()))
+        valid = iou >= threshold
+        # A GT box reached by one prediction at most leaves every reaching prediction
+        # matchable: only otherwise is the maximum matching needed.
+        duplicated = bool((valid.sum(axis=1) >= 2).any()) and (
+            int(valid.any(axis=0).sum()) > len(match(iou, threshold)[0]))
+        return cls(float(iou.max()), iou.max(axis=1), duplicated)
 
 
 @dataclass(frozen=True)

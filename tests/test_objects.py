@@ -215,3 +215,21 @@ def _by_best_iou(s: Sample) -> Sample:
     scores = iou.max(axis=0) + np.linspace(1e-6, 0, len(s.pred_boxes))
     return _sample(s.sample_id, s.category, s.gt_boxes.tolist(), s.pred_boxes.tolist(),
                    scores.tolist())
+
+
+def test_analysis_json_keys() -> None:
+    from ovearth_core.analysis import analysis_report
+    from ovearth_core.types import SampleList
+
+    scene = SampleList(_scene(), task="open_vocabulary", modalities=("bbox", "oriented_bbox"),
+                       score_threshold=None, bbox_format="xyxy")
+    out = analysis_report(scene, 0.5)
+    want = {"large vehicle": {"small vehicle": 1}, "ship": {"small vehicle": 1}}
+    assert out["error_attribution"]["confusion"] == {"bbox": want, "oriented_bbox": want}
+    assert out["error_attribution"]["objects"]["bbox"]["ground_truth"]["missed"] == 1
+    tags = out["failure_tags"]
+    assert list(tags) == ["q-ship", "q-sv", "q-lv"]
+    # ship: 2 TP of 4 GT and 7 boxes, F1 4/11; small vehicles: 1 of 2, F1 2/3; lv: negative
+    assert tags["q-lv"] == {"tag": "hallucination", "modalities": {}}
+    assert tags["q-sv"]["modalities"] == {"bbox": "under-count", "obb": "under-count"}
+    assert tags["q-ship"]["tag"] != "ok"

@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             args.gt, args.predictions, args.task, bbox_format=args.bbox_format,
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
-                                             hard_negatives=args.hard_negatives)
+                                             hard_negatives=args.hard_negatives,
+                                             evaluated=samples)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.
