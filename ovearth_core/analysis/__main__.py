@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
     from . import slices
+    from .compare import default_unit
 
     parser = build_parser()
     parser.prog = "python -m ovearth_core.analysis"
@@ -43,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="bootstrap resamples per slice (default %(default)s)")
     parser.add_argument("--slice-seed", type=int, default=slices.DEFAULT_SEED,
                         help="bootstrap seed (default %(default)s)")
+    parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
+                        help="what the slice bootstrap resamples (default auto: images for "
+                             "a DOTA or COCO conversion, else queries)")
     args = parser.parse_args(argv)
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
@@ -55,9 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         for attr in dict.fromkeys(args.slice_by):
             table = (query_forms(result, samples) if attr == slices.QUERY_FORM else
                      slices.slice_table(result, samples, attr, taxonomy, tags,
-                                        n_resamples=args.slice_resamples, seed=args.slice_seed))
+                                        n_resamples=args.slice_resamples, seed=args.slice_seed,
+                                        unit=unit()))
             out[attr] = slices.table_to_dict(table)
         return out
+
+    def unit() -> str:
+        return default_unit(args.gt) if args.slice_unit == "auto" else args.slice_unit
 
     def query_forms(result: dict[str, Any], samples: Any) -> slices.SliceTable:
         by_form, results = {}, {}
@@ -71,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                                          modalities=samples.modalities)
             results[form] = evaluate_samples(by_form[form], args.iou_threshold)
         return slices.query_form_table(results, by_form, n_resamples=args.slice_resamples,
-                                       seed=args.slice_seed)
+                                       seed=args.slice_seed, unit=unit())
 
     def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,
