@@ -233,3 +233,41 @@ def test_analysis_json_keys() -> None:
     assert tags["q-lv"] == {"tag": "hallucination", "modalities": {}}
     assert tags["q-sv"]["modalities"] == {"bbox": "under-count", "obb": "under-count"}
     assert tags["q-ship"]["tag"] != "ok"
+
+
+def test_object_rows_list_errors_first_with_the_nearest_box() -> None:
+    got = objects.query_objects(_scene(), "bbox", 0.5)
+    rows = objects.object_rows(got[1])  # small vehicles: GT 1 found as a large vehicle
+    assert [(r["role"], r["index"], r["outcome"]) for r in rows] == [
+        ("GT", 1, "found as other class"), ("GT", 0, "matched"), ("pred", 0, "matched")]
+    assert (rows[0]["near_category"], rows[0]["near_query"]) == ("large vehicle", "q-lv")
+    assert rows[0]["near_iou"] == pytest.approx(1.0) and rows[0]["iou"] == 0.0
+    ship = objects.object_rows(got[0])
+    assert [r["outcome"] for r in ship][:3] == ["missed", "mislocalised", "class confusion"]
+    assert ship[1]["iou"] == pytest.approx(60 / 140)  # GT 2 and its localisation box
+    assert objects.queries_with(got, ["found as other class"]) == {"q-sv"}
+    assert objects.queries_with(got, ["background"]) == {"q-ship", "q-lv"}
+    assert objects.queries_with(got, []) == set()
+
+
+def test_gallery_tiles_carry_the_object_outcome_and_the_confused_category() -> None:
+    from ovearth_core.analysis import diagnose, gallery
+    from ovearth_core.evaluate import evaluate_run
+    from ovearth_core.types import SampleList
+
+    scene = SampleList(_scene(), task="open_vocabulary", modalities=("bbox",),
+                       score_threshold=None, bbox_format="xyxy")
+    run = evaluate_run(scene, 0.5)
+    rows = diagnose.query_rows(run)
+    got = objects.query_objects(run.samples, "bbox", 0.5)
+    preds = gallery.with_objects(gallery.tiles(run, rows, "predicted boxes", "bbox"), got, 0.5)
+    assert [t.error for t in preds] == [*EXPECTED_PRED["ship"], *EXPECTED_PRED["small vehicle"],
+                                        *EXPECTED_PRED["large vehicle"]]
+    # The confusion cell ship -> small vehicle opens ship box 5 alone.
+    cell = gallery.filter_tiles(preds, categories=["ship"], confused_with=["small vehicle"])
+    assert [(t.query_id, t.box_index) for t in cell] == [("q-ship", 5)]
+    gts = gallery.with_objects(gallery.tiles(run, rows, "GT boxes", "bbox"), got, 0.5)
+    found = gallery.filter_tiles(gts, errors=["found as other class"])
+    assert [(t.query_id, t.box_index, t.confused_with) for t in found] == [
+        ("q-sv", 1, "large vehicle")]
+    assert len(gallery.filter_tiles(gts, errors=["missed"])) == 1

@@ -53,6 +53,9 @@ MATCHED = "matched"
 PRED_OUTCOMES = (MATCHED, "localisation", "class confusion", "duplicate", "both",
                  "background")
 GT_OUTCOMES = (MATCHED, "mislocalised", "found as other class", "missed")
+# Every outcome but "matched", worst first: the filters' choices and the lists' order.
+ERRORS = ("missed", "found as other class", "mislocalised", "class confusion", "both",
+          "localisation", "duplicate", "background")
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,10 @@ class QueryObjects:
     ``pred_iou`` that IoU; ``pred_other_category`` / ``pred_other_iou``: its best GT box
     of another category on the image (``""`` / 0 when none overlaps).
     GT boxes ``(G,)``: ``gt_outcome``; ``gt_pred`` its matched predicted box, else its
-    best predicted box of the query (``-1``); ``gt_near_query`` / ``gt_near_category`` /
-    ``gt_near_index`` / ``gt_near_iou``: the nearest predicted box of the whole image
-    (any query, so a missed small vehicle shows the "large vehicle" box on it).
+    best predicted box of the query (``-1``), ``gt_iou`` that IoU; ``gt_near_query`` /
+    ``gt_near_category`` / ``gt_near_index`` / ``gt_near_iou``: the nearest predicted box
+    of the whole image (any query, so a missed small vehicle shows the "large vehicle" box
+    on it).
     """
 
     index: int
@@ -81,6 +85,7 @@ class QueryObjects:
     pred_other_iou: FloatArray
     gt_outcome: tuple[str, ...]
     gt_pred: IntArray
+    gt_iou: FloatArray
     gt_near_query: tuple[str, ...]
     gt_near_category: tuple[str, ...]
     gt_near_index: IntArray
@@ -199,15 +204,17 @@ def _result(pos: int, q: _Query, queries: Sequence[_Query], kinds: list[str],
     other_iou = q.pool[other, np.arange(n_pred)] if q.owners else np.zeros(n_pred)
     other_cat = tuple(queries[q.owners[o][0]].sample.category if v > 0 else ""
                       for o, v in zip(other.tolist(), other_iou.tolist(), strict=True))
-    gt_pred = np.where(q.matched_gt >= 0, q.matched_gt,
-                       q.own.argmax(axis=1) if n_pred else -1)
+    gt_pred = np.asarray(np.where(q.matched_gt >= 0, q.matched_gt,
+                                  q.own.argmax(axis=1) if n_pred else -1),
+                         dtype=np.intp).reshape(n_gt)
+    gt_iou = q.own[np.arange(n_gt), gt_pred] if n_pred else np.zeros(n_gt)
     gt_outcome = tuple(MATCHED if q.matched_gt[g] >= 0 else explained.get((pos, g), "missed")
                        for g in range(n_gt))
     near = _nearest(pos, q, queries)
     return QueryObjects(
         q.index, q.sample.sample_id, q.sample.category, modality, tuple(kinds), q.scores,
-        pred_gt.astype(np.intp), pred_iou, other_cat, other_iou, gt_outcome,
-        np.asarray(gt_pred, dtype=np.intp).reshape(n_gt), *near)
+        pred_gt.astype(np.intp), pred_iou, other_cat, other_iou, gt_outcome, gt_pred, gt_iou,
+        *near)
 
 
 def _nearest(pos: int, q: _Query, queries: Sequence[_Query]
@@ -276,3 +283,30 @@ def objects_report(samples: Sequence[Sample], modalities: Sequence[str], iou_thr
                       "per_query": per_query}
         conf[m] = confusion(per, iou_threshold)
     return {"objects": objects, "confusion": conf}
+
+
+def object_rows(qo: QueryObjects) -> list[dict[str, Any]]:
+    """The query's boxes as table rows, errors first (:data:`ERRORS` order, then matched),
+    each with ``role`` (``GT``/``pred``) and ``index`` (its position among the query's GT
+    or predicted boxes), ``outcome``, ``iou`` (with its matched or best box of the query)
+    and ``score``; ``near_category`` / ``near_iou`` / ``near_query``: for a GT box the
+    nearest predicted box of the image (any query), for a predicted box its best GT box
+    of another category (``""`` / 0 when none)."""
+    rows = [{"role": "GT", "index": g, "outcome": o, "iou": float(qo.gt_iou[g]),
+             "score": None, "near_category": qo.gt_near_category[g],
+             "near_iou": float(qo.gt_near_iou[g]), "near_query": qo.gt_near_query[g]}
+            for g, o in enumerate(qo.gt_outcome)]
+    rows += [{"role": "pred", "index": p, "outcome": o, "iou": float(qo.pred_iou[p]),
+              "score": None if np.isnan(qo.pred_score[p]) else float(qo.pred_score[p]),
+              "near_category": qo.pred_other_category[p],
+              "near_iou": float(qo.pred_other_iou[p]), "near_query": ""}
+             for p, o in enumerate(qo.pred_outcome)]
+    order = {o: i for i, o in enumerate((*ERRORS, MATCHED))}
+    return sorted(rows, key=lambda r: (order[r["outcome"]], r["role"] != "GT", r["index"]))
+
+
+def queries_with(objects: Sequence[QueryObjects], outcomes: Sequence[str]) -> set[str]:
+    """Ids of the queries with at least one GT or predicted box of one of ``outcomes``."""
+    wanted = set(outcomes)
+    return {qo.query_id for qo in objects
+            if wanted & set(qo.gt_outcome) or wanted & set(qo.pred_outcome)}
