@@ -13,7 +13,7 @@ task, rows = run.options.task, run.evaluation.rows
 views.evaluated_caption(run)
 with st.expander("Filters", expanded=True):
     chosen = explorer.filters(rows, open_vocab=task == "vocabulary",
-                              review_tags=tags.query_tags(run))
+                              review_tags=tags.query_tags(run), run=run)
     if st.button("Reset filters"):
         state.set_filters()
         st.rerun()

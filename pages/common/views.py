@@ -137,3 +137,14 @@ TABLE_CONFIG = {
     "obb_f1": st.column_config.NumberColumn("OBB F1", format="%.3f"),
     "failure_detail": st.column_config.TextColumn("detail"),
 }
+
+
+def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The explorer's object list (:func:`ovearth_core.analysis.objects.object_rows`)."""
+    return pd.DataFrame([{
+        "box": f"{r['role']} {r['index'] + 1}", "outcome": r["outcome"],
+        "IoU": fmt(r["iou"]) if r["iou"] else "—",
+        "score": "—" if r["score"] is None else f"{r['score']:.2f}",
+        "nearest other": (f"{r['near_category']} · IoU {r['near_iou']:.2f}"
+                          + (f" ({r['near_query']})" if r["near_query"] else ""))
+        if r["near_category"] else "—"} for r in rows])
