@@ -30,8 +30,9 @@ if not matrix:
     st.info(f"No unmatched predicted box reaches a GT box of another category at IoU ≥ "
             f"{threshold:g}.")
     st.stop()
-cell = views.picked_point(st.plotly_chart(figs.category_confusion_figure(matrix, modality),
-                                          key="catconf", on_select="rerun",
+categories = sorted({r["category"] for r in run.evaluation.rows})
+figure = figs.category_confusion_figure(matrix, modality, categories)
+cell = views.picked_point(st.plotly_chart(figure, key="catconf", on_select="rerun",
                                           selection_mode="points"))
 if cell is not None and isinstance(cell.get("customdata"), list):
     gallery_views.open_cell(modality, *cell["customdata"])

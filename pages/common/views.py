@@ -145,6 +145,6 @@ def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         "box": f"{r['role']} {r['index'] + 1}", "outcome": r["outcome"],
         "IoU": fmt(r["iou"]) if r["iou"] else "—",
         "score": "—" if r["score"] is None else f"{r['score']:.2f}",
-        "nearest other": (f"{r['near_category']} · IoU {r['near_iou']:.2f}"
+        "nearest box": (f"{r['near_category']} · IoU {r['near_iou']:.2f}"
                           + (f" ({r['near_query']})" if r["near_query"] else ""))
         if r["near_category"] else "—"} for r in rows])
