@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dense_fixtures import write_dense_dota
 
 from ovearth_core.analysis import slices
 from ovearth_core.analysis.compare import MIN_UNITS, compare_results, few_units_warning
@@ -125,3 +126,21 @@ def test_default_unit_reads_the_converters_marker(tmp_path, doc: bytes, expected
     path = tmp_path / "gt.json"
     path.write_bytes(doc)
     assert default_unit(path) == expected
+
+
+def test_report_resamples_images_of_a_dota_conversion_and_warns(tmp_path) -> None:
+    from ovearth_core.report import build_report_data, render_html
+
+    bench = write_dense_dota(tmp_path)
+    preds = [bench / "predictions" / "model_a.json", bench / "predictions" / "model_b.json"]
+    data = build_report_data(bench / "ground_truth.json", preds, "bbox", tasks=["vocabulary"],
+                             n_resamples=1000)
+    cmp = data.comparisons["open_vocabulary"]
+    assert (cmp.unit, cmp.num_units) == ("image", 2)
+    html = render_html(data)
+    assert "paired percentile bootstrap over images" in html
+    assert "rests on 2 images resampled" in html
+    by_query = build_report_data(bench / "ground_truth.json", preds, "bbox",
+                                 tasks=["vocabulary"], n_resamples=1000, bootstrap_unit="query")
+    assert by_query.comparisons["open_vocabulary"].num_units == 6
+    assert "rests on 6 queries" in render_html(by_query)
