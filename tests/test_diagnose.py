@@ -194,3 +194,18 @@ def test_weakest_skips_null_metrics() -> None:
             {"category": "c", "m": 0.1}]
     assert [r["category"] for r in diagnose.weakest(rows, "m")] == ["c", "b"]
     assert diagnose.primary_metric([{"category": "a"}]) is None
+
+
+def test_packed_harbour_is_no_duplicate_end_to_end() -> None:
+    # Three ships 3 px apart (10 x 10 boxes: neighbours overlap at IoU 70/130 = 0.54), each
+    # found once, and two stray boxes: F1 = 6 / 8 = 0.75, below PASS_F1, so the tag shows.
+    gt = np.array([[3.0 * k, 0, 3.0 * k + 10, 10] for k in range(3)])
+    pred = np.concatenate([gt + 0.2, [[500.0, 500, 510, 510], [600.0, 600, 610, 610]]])
+    samples = SampleList([Sample("q", "ship", False, "a.png", "a1", "ship", 1000, 1000,
+                                 gt_boxes=gt, pred_boxes=pred,
+                                 pred_box_scores=np.full(len(pred), np.nan))],
+                         task="open_vocabulary", modalities=("bbox",), score_threshold=None,
+                         bbox_format="xyxy")
+    (row,) = diagnose.query_rows(samples, evaluate_samples(samples, 0.5))
+    assert row["bbox_f1"] == pytest.approx(0.75)
+    assert row["failure"] == "over-count"  # the old rule said "duplicates"
