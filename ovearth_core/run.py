@@ -11,6 +11,7 @@ query, not the file).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .matching import match
-from .types import SampleList
+from .types import OVERLAP_EPS, SampleList
 
 FloatArray = npt.NDArray[np.float64]
 BOX_KEYS = ("bbox", "oriented_bbox")
@@ -34,23 +35,37 @@ class BoxFacts:
     no maximum matching can use it beside the others (more predictions reach a GT box than
     the maximum matching pairs). Packed neighbours, each box also overlapping the next GT
     box, are no duplicates.
+    ``stray_overlap``: a GT box the matching left unmatched is overlapped (IoU >=
+    ``OVERLAP_EPS``) by a predicted box it left unmatched too (a box matched to a packed
+    neighbour does not count).
     """
 
     best_iou: float
     gt_best_iou: FloatArray
     duplicated: bool
+    stray_overlap: bool = False
 
     @classmethod
-    def of(cls, iou: FloatArray, threshold: float) -> BoxFacts:
-        """Facts of an exact IoU matrix ``(G, P)`` at matching threshold ``threshold``."""
+    def of(cls, iou: FloatArray, threshold: float,
+           matches: Sequence[Sequence[float]] | None = None) -> BoxFacts:
+        """Facts of an exact IoU matrix ``(G, P)`` at matching threshold ``threshold``;
+        ``matches``: the evaluator's ``[gt, pred, iou]`` pairs of it (computed here with
+        :func:`~ovearth_core.matching.match` when not given)."""
         if iou.size == 0:
             return cls(0.0, np.zeros(iou.shape[0]), False)
-        valid = iou >= threshold
-        # A GT box reached by one prediction at most leaves every reaching prediction
-        # matchable: only otherwise is the maximum matching needed.
-        duplicated = bool((valid.sum(axis=1) >= 2).any()) and (
-            int(valid.any(axis=0).sum()) > len(match(iou, threshold)[0]))
-        return cls(float(iou.max()), iou.max(axis=1), duplicated)
+        if matches is None:
+            gi, pi = match(iou, threshold)
+        else:
+            gi = np.array([int(m[0]) for m in matches], dtype=np.intp)
+            pi = np.array([int(m[1]) for m in matches], dtype=np.intp)
+        free_gt = np.ones(iou.shape[0], dtype=bool)
+        free_pred = np.ones(iou.shape[1], dtype=bool)
+        free_gt[gi], free_pred[pi] = False, False
+        # A maximum matching leaves a box reaching a GT box unmatched only when no maximum
+        # matching can use it beside the others.
+        duplicated = bool((iou[:, free_pred] >= threshold).any())
+        stray = bool((iou[np.ix_(free_gt, free_pred)] >= OVERLAP_EPS).any())
+        return cls(float(iou.max()), iou.max(axis=1), duplicated, stray)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,10 @@ def _det(num_gt: int, num_pred: int, matches: list[list[float]]) -> dict:
     (np.array([[0.0, 0.005]]), [], "wrong object"),
     (np.array([[0.3]]), [], "poor localisation"),
     (np.array([[0.9, 0.8]]), [[0, 0, 0.9]], "duplicates"),
-    (np.array([[0.9], [0.2]]), [[0, 0, 0.9]], "poor localisation"),
+    # The one box sits on GT 0 and only grazes GT 1: GT 1 is missed, not mislocalised.
+    (np.array([[0.9], [0.2]]), [[0, 0, 0.9]], "under-count"),
+    # An unmatched box overlapping the unmatched GT 1 below the threshold: localisation.
+    (np.array([[0.9, 0.0], [0.0, 0.3]]), [[0, 0, 0.9]], "poor localisation"),
     (np.array([[0.9, 0.0]]), [[0, 0, 0.9]], "over-count"),
     (np.array([[0.9], [0.0]]), [[0, 0, 0.9]], "under-count"),
     (np.array([[0.9, 0.0], [0.0, 0.0]]), [[0, 0, 0.9]], "wrong object"),

@@ -71,6 +71,10 @@ def test_box_facts_duplicates_need_an_unmatchable_box() -> None:
     doubled = np.array([[0.9, 0.6, 0.7], [0.0, 0.8, 0.0]])  # box 2: a third on 2 GT boxes
     assert BoxFacts.of(doubled, 0.5).duplicated
     assert _max_matching(doubled >= 0.5) == 2 and _max_matching(packed >= 0.5) == 2
+    # GT 1 missed; box 1 matched to GT 0 grazes it, box 2 is far: no stray overlap.
+    grazed = np.array([[0.9, 0.0], [0.2, 0.0]])
+    assert not BoxFacts.of(grazed, 0.5).stray_overlap
+    assert BoxFacts.of(np.array([[0.9, 0.0], [0.2, 0.05]]), 0.5).stray_overlap
 
 
 def test_box_facts_equal_pairwise_ious() -> None:
@@ -90,5 +94,10 @@ def test_box_facts_equal_pairwise_ious() -> None:
             np.testing.assert_allclose(facts.gt_best_iou, want_gt, atol=1e-9)
             reaching = int((matrix >= 0.5).any(axis=0).sum()) if matrix.size else 0
             assert facts.duplicated == (reaching > _max_matching(matrix >= 0.5))
+            pairs = run.per_sample[i][key]["matches"] if matrix.size else []
+            free_gt = set(range(len(gt))) - {int(m[0]) for m in pairs}
+            free_pred = set(range(len(pred))) - {int(m[1]) for m in pairs}
+            assert facts.stray_overlap == any(matrix[g, p] >= 0.01 for g in free_gt
+                                              for p in free_pred)
             checked += matrix.size > 0
     assert checked > 20

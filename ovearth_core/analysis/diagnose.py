@@ -11,7 +11,8 @@ wrong object        a prediction exists but it does not overlap the ground truth
                     (mask IoU < ``OVERLAP_EPS``; no predicted box has IoU >= ``OVERLAP_EPS``
                     with any GT box)
 poor localisation   overlap, but mask IoU < the IoU threshold, or no box matched, or an
-                    unmatched GT box is overlapped below the threshold
+                    unmatched GT box is overlapped by an unmatched predicted box (a box
+                    matched to a packed neighbour does not count)
 duplicates          a predicted box reaches IoU >= threshold with a GT box but no maximum
                     matching can use it beside the others (packed neighbours are not
                     duplicates)
@@ -73,7 +74,8 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
     the exact ``(G, P)`` IoU matrix of all its GT/pred pairs, from which they are taken)."""
     if entry is None or not entry["evaluated"]:
         return None
-    facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold)
+    facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold,
+                                                               entry["matches"])
     n_gt, n_pred = entry["num_gt"], entry["num_pred"]
     if n_pred == 0:
         return "miss"
@@ -83,9 +85,7 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
         return "poor localisation"
     if facts.duplicated and entry["fp"] > 0:
         return "duplicates"
-    matched_gt = {m[0] for m in entry["matches"]}
-    unmatched_gt = [g for g in range(n_gt) if g not in matched_gt]
-    if unmatched_gt and (facts.gt_best_iou[unmatched_gt] >= OVERLAP_EPS).any():
+    if facts.stray_overlap:
         return "poor localisation"
     if n_pred > n_gt:
         return "over-count"

@@ -191,7 +191,7 @@ def _evaluate_run(gt: FileKey, pred: FileKey, options: Options, loaded: SampleLi
     key = result_cache_.evaluation_key(
         digest(gt), digest(pred), options.task, list(options.modalities),
         options.iou_threshold, options.score_threshold, options.bbox_format,
-        kind="evaluate_run.v2")  # v2: BoxFacts.duplicated by maximum matching
+        kind="evaluate_run")
     value = store.get(key)
     if value is not result_cache_.MISS:
         results, facts = value
