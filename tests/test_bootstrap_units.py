@@ -144,3 +144,26 @@ def test_report_resamples_images_of_a_dota_conversion_and_warns(tmp_path) -> Non
                                  tasks=["vocabulary"], n_resamples=1000, bootstrap_unit="query")
     assert by_query.comparisons["open_vocabulary"].num_units == 6
     assert "rests on 6 queries" in render_html(by_query)
+
+
+@pytest.mark.parametrize(("flag", "unit", "units"), [
+    ([], "image", 2),  # auto: the DOTA conversion's source.resample_unit
+    (["--slice-unit", "query"], "query", 5),  # the 5 positive queries, on 2 images
+])
+def test_analysis_command_slices_resample_the_chosen_unit(tmp_path, capsys, flag: list,
+                                                          unit: str, units: int) -> None:
+    import json
+
+    from ovearth_core.analysis.__main__ import main
+
+    bench = write_dense_dota(tmp_path)
+    out = tmp_path / "analysis.json"
+    code = main(["--gt", str(bench / "ground_truth.json"), "--predictions",
+                 str(bench / "predictions" / "model_a.json"), "--task", "vocabulary",
+                 "--modalities", "bbox", "--slice-by", "polarity", "--slice-resamples", "200",
+                 "--output", str(out), *flag])
+    assert code == 0, capsys.readouterr().err
+    table = json.loads(out.read_text())["analysis"]["slices"]["polarity"]
+    assert table["unit"] == unit
+    positive = next(v for v in table["values"] if v["value"] == "positive")
+    assert positive["num_units"] == units and positive["num_queries"] == 5
