@@ -120,3 +120,20 @@ def test_pages_listed(bench: Dataset) -> None:
 
     assert ("pages/7_Confusion.py", "Category confusion") in PAGES
     assert Path(__file__).resolve().parents[1].joinpath("pages/7_Confusion.py").is_file()
+
+
+def test_object_filter_travels_in_the_link(bench: Dataset) -> None:
+    at = _on(bench, "pages/1_Query_explorer.py", flt_objects=["found as other class"])
+    assert_ok(at)
+    params = {k: at.query_params[k] for k in at.query_params}
+    value = params["obj"]
+    assert (value[0] if isinstance(value, list) else value) == "found as other class"
+    opened = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                               default_timeout=180)
+    opened.switch_page("pages/1_Query_explorer.py")
+    for key, v in params.items():
+        opened.query_params[key] = v[0] if isinstance(v, list) else v
+    opened.run()
+    assert_ok(opened)
+    assert opened.session_state["flt_objects"] == ["found as other class"]
+    assert list(opened.dataframe[0].value["query_id"]) == ["ov_D0001_small-vehicle"]
