@@ -102,20 +102,6 @@ def _count(values: Sequence[str], names: Sequence[str]) -> dict[str, int]:
     return {n: c[n] for n in names}
 
 
-@dataclass
-class _Query:
-    index: int
-    sample: Sample
-    gt: FloatArray
-    pred: FloatArray
-    scores: FloatArray
-    own: FloatArray  # (G, P)
-    pool: FloatArray  # (O, P) other-category GT boxes of the image x this query's boxes
-    owners: list[tuple[int, int]]  # pool row -> (query position in the image, GT index)
-    matched_gt: IntArray  # (G,) matched pred or -1
-    matched_pred: IntArray  # (P,) matched GT or -1
-
-
 def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float,
                   background_iou: float = BACKGROUND_IOU) -> list[QueryObjects]:
     """Object outcomes of every query (in ``samples`` order) in box modality ``modality``.
@@ -136,6 +122,61 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
     return [out[i] for i in range(len(samples))]
 
 
+@dataclass
+class _Query:
+    """One query of an image, its IoU matrices reduced to what the outcomes need (the
+    matrices themselves are dropped: memory follows one query's block, not the image)."""
+
+    index: int
+    sample: Sample
+    n_gt: int
+    scores: FloatArray
+    owners: list[tuple[int, int]]  # pool row -> (query position in the image, GT index)
+    matched_gt: IntArray  # (G,) matched pred or -1
+    matched_pred: IntArray  # (P,) matched GT or -1
+    own_best: FloatArray  # (P,) best IoU with a GT box of the query
+    own_arg: IntArray  # (P,) that GT box (0 with none)
+    pair_iou: FloatArray  # (P,) IoU with the matched GT box, else own_best
+    gt_best: FloatArray  # (G,) best IoU with a box of the query
+    gt_arg: IntArray  # (G,) that box (-1 with none)
+    gt_pair_iou: FloatArray  # (G,) IoU with the matched box, else gt_best
+    other_best: FloatArray  # (P,) best IoU with another category's GT box of the image
+    other_arg: IntArray  # (P,) that pool row (0 with none)
+    pool_best: FloatArray  # (O,) per pool row, best IoU with a box of this query
+    pool_arg: IntArray  # (O,) that box
+    owner_arr: IntArray  # (O, 2) ``owners`` as an array
+
+
+def _reduce(iou: FloatArray, axis: int) -> tuple[FloatArray, IntArray]:
+    """Max and argmax of ``iou`` along ``axis`` (0 and 0 along an empty axis)."""
+    n = iou.shape[1 - axis]
+    if iou.shape[axis] == 0:
+        return np.zeros(n), np.zeros(n, dtype=np.intp)
+    return iou.max(axis=axis), iou.argmax(axis=axis).astype(np.intp)
+
+
+def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores: FloatArray,
+           owners: list[tuple[int, int]], pool: FloatArray, oriented: bool,
+           t_f: float) -> _Query:
+    own = geometry.iou_matrix(gt, pred, oriented)
+    gi, pi = match(own, t_f)
+    matched_gt = np.full(len(gt), -1, dtype=np.intp)
+    matched_pred = np.full(len(pred), -1, dtype=np.intp)
+    matched_gt[gi], matched_pred[pi] = pi, gi
+    own_best, own_arg = _reduce(own, 0)
+    gt_best, gt_arg = _reduce(own, 1)
+    pair_iou, gt_pair_iou = own_best.copy(), gt_best.copy()
+    pair_iou[pi] = gt_pair_iou[gi] = own[gi, pi]
+    gt_arg = np.where(matched_gt >= 0, matched_gt, gt_arg if len(pred) else -1)
+    other = geometry.iou_matrix(pool, pred, oriented)
+    other_best, other_arg = _reduce(other, 0)
+    pool_best, pool_arg = _reduce(other, 1)
+    return _Query(index, sample, len(gt), scores, owners, matched_gt, matched_pred, own_best,
+                  own_arg, pair_iou, gt_best, gt_arg.astype(np.intp), gt_pair_iou, other_best,
+                  other_arg, pool_best, pool_arg,
+                  np.array(owners, dtype=np.intp).reshape(len(owners), 2))
+
+
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: str,
                    t_f: float, t_b: float) -> list[QueryObjects]:
     oriented = modality == "oriented_bbox"
@@ -148,14 +189,8 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
                   for g in range(len(gts[q]))]
         pool = (np.concatenate([gts[q][g:g + 1] for q, g in owners]) if owners
                 else np.zeros((0, *pred.shape[1:])))
-        own = geometry.iou_matrix(gts[pos], pred, oriented)
-        gi, pi = match(own, t_f)
-        matched_gt = np.full(len(gts[pos]), -1, dtype=np.intp)
-        matched_pred = np.full(len(pred), -1, dtype=np.intp)
-        matched_gt[gi], matched_pred[pi] = pi, gi
-        queries.append(_Query(indices[pos], s, gts[pos], pred, scores, own,
-                              geometry.iou_matrix(pool, pred, oriented), owners,
-                              matched_gt, matched_pred))
+        queries.append(_query(indices[pos], s, gts[pos], pred, scores, owners, pool,
+                              oriented, t_f))
     explained: dict[tuple[int, int], str] = {}
     pred_kinds = []
     for pos, q in enumerate(queries):
@@ -163,11 +198,11 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
         pred_kinds.append(kinds)
         for p, kind in enumerate(kinds):
             if kind == "localisation":
-                g = int(q.own[:, p].argmax())
+                g = int(q.own_arg[p])
                 if q.matched_gt[g] < 0:
                     explained[(pos, g)] = "mislocalised"
             elif kind == "class confusion":
-                owner = q.owners[int(q.pool[:, p].argmax())]
+                owner = q.owners[int(q.other_arg[p])]
                 if queries[owner[0]].matched_gt[owner[1]] < 0:
                     explained.setdefault(owner, "found as other class")
     return [_result(pos, q, queries, pred_kinds[pos], explained, modality)
@@ -175,19 +210,18 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
 
 
 def _pred_kinds(q: _Query, t_f: float, t_b: float) -> list[str]:
-    own_best = q.own.max(axis=0) if len(q.gt) else np.zeros(len(q.pred))
-    other_best = q.pool.max(axis=0) if len(q.owners) else np.zeros(len(q.pred))
     kinds = []
-    for p in range(len(q.pred)):
+    for p in range(len(q.matched_pred)):
+        own, other = q.own_best[p], q.other_best[p]
         if q.matched_pred[p] >= 0:
             kinds.append(MATCHED)
-        elif t_b <= own_best[p] < t_f:
+        elif t_b <= own < t_f:
             kinds.append("localisation")
-        elif other_best[p] >= t_f:
+        elif other >= t_f:
             kinds.append("class confusion")
-        elif own_best[p] >= t_f:
+        elif own >= t_f:
             kinds.append("duplicate")
-        elif max(own_best[p], other_best[p]) < t_b:
+        elif max(own, other) < t_b:
             kinds.append("background")
         else:
             kinds.append("both")
@@ -196,48 +230,34 @@ def _pred_kinds(q: _Query, t_f: float, t_b: float) -> list[str]:
 
 def _result(pos: int, q: _Query, queries: Sequence[_Query], kinds: list[str],
             explained: dict[tuple[int, int], str], modality: str) -> QueryObjects:
-    n_gt, n_pred = len(q.gt), len(q.pred)
-    best_gt = q.own.argmax(axis=0) if n_gt else np.zeros(n_pred, dtype=np.intp)
-    pred_gt = np.where(q.matched_pred >= 0, q.matched_pred, best_gt if n_gt else -1)
-    pred_iou = (q.own[pred_gt, np.arange(n_pred)] if n_gt else np.zeros(n_pred))
-    other = q.pool.argmax(axis=0) if q.owners else np.zeros(n_pred, dtype=np.intp)
-    other_iou = q.pool[other, np.arange(n_pred)] if q.owners else np.zeros(n_pred)
+    n_gt = q.n_gt
+    pred_gt = np.where(q.matched_pred >= 0, q.matched_pred, q.own_arg if n_gt else -1)
     other_cat = tuple(queries[q.owners[o][0]].sample.category if v > 0 else ""
-                      for o, v in zip(other.tolist(), other_iou.tolist(), strict=True))
-    gt_pred = np.asarray(np.where(q.matched_gt >= 0, q.matched_gt,
-                                  q.own.argmax(axis=1) if n_pred else -1),
-                         dtype=np.intp).reshape(n_gt)
-    gt_iou = q.own[np.arange(n_gt), gt_pred] if n_pred else np.zeros(n_gt)
+                      for o, v in zip(q.other_arg.tolist(), q.other_best.tolist(),
+                                      strict=True))
     gt_outcome = tuple(MATCHED if q.matched_gt[g] >= 0 else explained.get((pos, g), "missed")
                        for g in range(n_gt))
-    near = _nearest(pos, q, queries)
     return QueryObjects(
         q.index, q.sample.sample_id, q.sample.category, modality, tuple(kinds), q.scores,
-        pred_gt.astype(np.intp), pred_iou, other_cat, other_iou, gt_outcome, gt_pred, gt_iou,
-        *near)
+        pred_gt.astype(np.intp), q.pair_iou, other_cat, q.other_best, gt_outcome, q.gt_arg,
+        q.gt_pair_iou, *_nearest(pos, q, queries))
 
 
 def _nearest(pos: int, q: _Query, queries: Sequence[_Query]
              ) -> tuple[tuple[str, ...], tuple[str, ...], IntArray, FloatArray]:
     """For each GT box of query ``pos``: the predicted box of the image overlapping it most
     (its own query's boxes first on ties)."""
-    n_gt = len(q.gt)
-    best = np.zeros(n_gt)
-    who = np.full(n_gt, -1, dtype=np.intp)
-    idx = np.full(n_gt, -1, dtype=np.intp)
-    if q.own.size:
-        best, idx = q.own.max(axis=1), q.own.argmax(axis=1)
-        who[:] = pos
+    best = q.gt_best.copy()
+    idx = q.gt_arg.copy()
+    who = np.full(q.n_gt, pos, dtype=np.intp)
     for other_pos, other in enumerate(queries):
-        rows = [r for r, (owner, _) in enumerate(other.owners) if owner == pos]
-        if not rows or other.pool.shape[1] == 0:
-            continue
-        block = other.pool[rows]  # (G, P_other), rows in GT order
-        gts = [other.owners[r][1] for r in rows]
-        cand, cand_idx = block.max(axis=1), block.argmax(axis=1)
-        better = cand > best[gts]
-        g = np.asarray(gts)[better]
-        best[g], idx[g], who[g] = cand[better], cand_idx[better], other_pos
+        owner = other.owner_arr
+        rows = np.flatnonzero(owner[:, 0] == pos)  # each GT box of ``pos`` once at most
+        g, cand = owner[rows, 1], other.pool_best[rows]
+        better = cand > best[g]
+        best[g[better]] = cand[better]
+        idx[g[better]] = other.pool_arg[rows][better]
+        who[g[better]] = other_pos
     found = best > 0
     who = np.where(found, who, -1)
     return (tuple(queries[w].sample.sample_id if w >= 0 else "" for w in who.tolist()),
