@@ -38,6 +38,17 @@ def test_confusion_matrix_and_dense_object_list(tmp_path: Path) -> None:
             page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)
+            before = page.get_by_text("Showing x", exact=False).first.inner_text()
+            page.get_by_role("combobox", name="Zoom to an object (errors first)").click()
+            page.get_by_role("option").first.click()  # the first error: a missed ship
+            page.wait_for_function(
+                "t => ![...document.querySelectorAll('p, div')].some(e => e.innerText === t)",
+                arg=before, timeout=60_000)
+            page.wait_for_selector('[data-test-script-state="notRunning"]')
+            after = page.get_by_text("Showing x", exact=False).first.inner_text()
+            assert after != before  # the view zoomed to the box
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(SHOTS / "dense_objects_zoomed.png"), full_page=False)
         finally:
             server.stop()
             browser.close()
