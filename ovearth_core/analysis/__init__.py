@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..run import Run
 from ..types import SampleList
 from . import diagnose, objects
 from .ap import average_precision_report
@@ -33,7 +34,7 @@ from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                     hard_negatives: bool = False, max_points: int | None = 101,
-                    evaluated: SampleList | None = None) -> dict[str, Any]:
+                    evaluated: Run | None = None) -> dict[str, Any]:
     """Sweep, average precision and error attribution of one task's samples.
 
     Args:
@@ -42,12 +43,13 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         iou_threshold: the run's box matching threshold.
         hard_negatives: count boxes on negative queries as AP false positives.
         max_points: cap on the number of sweep thresholds.
-        evaluated: the samples of the evaluation itself (loaded with its score threshold);
-            the failure tags and object outcomes describe them (default: ``samples``).
+        evaluated: the evaluation itself (:func:`~ovearth_core.evaluate.evaluate_run` of the
+            samples loaded with its score threshold, at ``iou_threshold``); the failure tags
+            and object outcomes describe it (default: ``samples`` evaluated here).
     """
     from ..evaluate import evaluate_run
 
-    run = evaluate_run(evaluated if evaluated is not None else samples, iou_threshold)
+    run = evaluated if evaluated is not None else evaluate_run(samples, iou_threshold)
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
     ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import build_parser, run_and_emit
-    from ..evaluate import evaluate_samples
+    from ..evaluate import evaluate_run, evaluate_samples
     from ..io import load_samples
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
@@ -85,13 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         samples = load_samples(args.gt, args.predictions, args.task,
                                score_threshold=args.score_threshold,
                                bbox_format=args.bbox_format, modalities=args.modalities)
-        result = evaluate_samples(samples, args.iou_threshold)
+        run = evaluate_run(samples, args.iou_threshold)
+        result = run.results
         every_box = samples if args.score_threshold is None else load_samples(
             args.gt, args.predictions, args.task, bbox_format=args.bbox_format,
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
                                              hard_negatives=args.hard_negatives,
-                                             evaluated=samples)
+                                             evaluated=run)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.
