@@ -20,7 +20,7 @@ with st.expander("Filters", expanded=True):
 shown = diagnose.filter_rows(rows, **chosen)
 ids = [r["query_id"] for r in shown]
 query_id = explorer.resolve_selection(task, ids, {r["query_id"] for r in rows})
-explorer.table(task, shown, len(rows))
+explorer.table(task, shown, len(rows), run)
 if query_id is None:
     state.sync_url()
     st.info("No query matches the filters. Loosen them, or press “Reset filters”.")

@@ -84,6 +84,12 @@ def test_dense_query_with_f1_above_the_pass_level_is_not_failed(bench: Dataset) 
     failed = set(at.dataframe[0].value["query_id"])
     assert "ov_D0001_ship" not in failed  # 120 ships, F1 0.97, three real duplicates
     assert "ov_D0001_small-vehicle" in failed  # 2 of 4 found: F1 2/3
+    at = _on(bench, "pages/1_Query_explorer.py")
+    table = at.dataframe[0].value.set_index("query_id")
+    assert table.loc["ov_D0001_ship", "failure"] == "ok"
+    assert table.loc["ov_D0001_ship", "object_errors"] == "missed 5 · duplicate 3"
+    assert table.loc["ov_D0001_small-vehicle", "object_errors"] == "found as other class 2"
+    assert table.loc["ov_D0002_ship", "object_errors"] == ""
 
 
 def test_compare_resamples_images_of_a_dota_conversion_and_warns(bench: Dataset) -> None:

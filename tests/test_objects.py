@@ -271,3 +271,10 @@ def test_gallery_tiles_carry_the_object_outcome_and_the_confused_category() -> N
     assert [(t.query_id, t.box_index, t.confused_with) for t in found] == [
         ("q-sv", 1, "large vehicle")]
     assert len(gallery.filter_tiles(gts, errors=["missed"])) == 1
+
+
+def test_error_summary_worst_first() -> None:
+    got = objects.query_objects(_scene(), "bbox", 0.5)
+    assert [objects.error_summary(q) for q in got] == [
+        "missed 1 · mislocalised 1 · class confusion 1 · both 1 · localisation 1 · "
+        "duplicate 1 · background 1", "found as other class 1", "class confusion 1 · background 1"]

@@ -325,6 +325,13 @@ def object_rows(qo: QueryObjects) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (order[r["outcome"]], r["role"] != "GT", r["index"]))
 
 
+def error_summary(qo: QueryObjects) -> str:
+    """The query's object errors in a few words, worst first: ``"missed 5 · duplicate 3"``
+    (``""`` when every box is matched)."""
+    counts = Counter(qo.gt_outcome) + Counter(qo.pred_outcome)
+    return " · ".join(f"{k} {counts[k]}" for k in ERRORS if counts[k])
+
+
 def queries_with(objects: Sequence[QueryObjects], outcomes: Sequence[str]) -> set[str]:
     """Ids of the queries with at least one GT or predicted box of one of ``outcomes``."""
     wanted = set(outcomes)

@@ -106,6 +106,14 @@ def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
     return objects.query_objects(run.samples, modality, options.iou_threshold)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16)
+def object_errors(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                  modality: str) -> dict[str, str]:
+    """``{query_id: its object errors in a few words}`` (:func:`objects.error_summary`)."""
+    return {qo.query_id: objects.error_summary(qo)
+            for qo in object_outcomes(gt, pred, options, modality)}
+
+
 def box_modality(run: Any) -> str | None:
     """The box modality the object views show: HBB when evaluated, else OBB (the viewer's
     box picker's)."""
@@ -347,6 +355,7 @@ def clear() -> None:
     _average_precision.clear()
     attribution.clear()
     object_outcomes.clear()
+    object_errors.clear()
     tiles_with_objects.clear()
     resample_unit.clear()
     _boards.clear()

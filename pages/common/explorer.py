@@ -134,11 +134,15 @@ def _on_table_select(task: str, ids: list[str]) -> None:
         state.select_query(task, ids[picked[0]])
 
 
-def table(task: str, shown: list[dict[str, Any]], total: int) -> None:
+def table(task: str, shown: list[dict[str, Any]], total: int, run: Run | None = None) -> None:
+    """The query table (with ``run``: a column of each query's object errors)."""
     ids = [r["query_id"] for r in shown]
+    modality = None if run is None else analysis_data.box_modality(run)
+    errors = None if modality is None else analysis_data.object_errors(
+        run.gt, run.pred, run.options, modality)
     st.caption(f"{len(shown):,} of {total:,} queries, worst first · click a row to view it")
-    st.dataframe(views.rows_frame(shown), hide_index=True, placeholder="—", width="stretch",
-                 height=300,
+    st.dataframe(views.rows_frame(shown, errors), hide_index=True, placeholder="—",
+                 width="stretch", height=300,
                  column_config=views.TABLE_CONFIG, on_select=partial(_on_table_select, task, ids),
                  selection_mode="single-row", key="qtable")
     jump_box(task, shown)

@@ -123,10 +123,16 @@ def picked_row(event: Any) -> int | None:
     return rows[0] if rows else None
 
 
-def rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def rows_frame(rows: list[dict[str, Any]], object_errors: dict[str, str] | None = None,
+               ) -> pd.DataFrame:
+    """The explorer's table; ``object_errors`` (``{query_id: summary}``) adds a column of
+    each query's object-level errors."""
     columns = ["query_id", "text", "category", "polarity", "outcome", "failure", "seg_iou",
                "bbox_f1", "obb_f1", "num_gt", "num_pred", "failure_detail"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    if object_errors is not None:
+        frame["object_errors"] = [object_errors.get(r["query_id"], "") for r in rows]
+    return frame
 
 
 TABLE_CONFIG = {
@@ -136,6 +142,7 @@ TABLE_CONFIG = {
     "bbox_f1": st.column_config.NumberColumn("HBB F1", format="%.3f"),
     "obb_f1": st.column_config.NumberColumn("OBB F1", format="%.3f"),
     "failure_detail": st.column_config.TextColumn("detail"),
+    "object_errors": st.column_config.TextColumn("object errors", width="medium"),
 }
 
 
