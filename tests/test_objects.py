@@ -278,3 +278,25 @@ def test_error_summary_worst_first() -> None:
     assert [objects.error_summary(q) for q in got] == [
         "missed 1 · mislocalised 1 · class confusion 1 · both 1 · localisation 1 · "
         "duplicate 1 · background 1", "found as other class 1", "class confusion 1 · background 1"]
+
+
+@pytest.mark.parametrize("modality", ["bbox", "oriented_bbox"])
+def test_matched_boxes_are_the_evaluators_true_positives(tmp_path, modality: str) -> None:
+    from dense_fixtures import write_dense_dota
+
+    from ovearth_core.evaluate import evaluate_run
+    from ovearth_core.io import load_samples
+
+    bench = write_dense_dota(tmp_path)
+    samples = load_samples(bench / "ground_truth.json", bench / "predictions" / "model_a.json",
+                           "vocabulary", modalities="bbox,oriented_bbox")
+    run = evaluate_run(samples, 0.5)
+    entries = [r[modality] for r in run.per_sample]
+    for given in (entries, None):  # the evaluator's matches, or recomputed: the same
+        got = objects.query_objects(run.samples, modality, 0.5, entries=given)
+        for qo, entry in zip(got, entries, strict=True):
+            pairs = {(int(g), int(p)) for g, p, _ in (entry["matches"] if entry else [])}
+            mine = {(int(g), p) for p, g in enumerate(qo.pred_gt)
+                    if qo.pred_outcome[p] == "matched"}
+            assert mine == pairs, qo.query_id
+            assert sum(o == "matched" for o in qo.gt_outcome) == len(pairs)

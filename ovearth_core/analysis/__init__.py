@@ -63,7 +63,8 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         "error_attribution": {
             **error_attribution(samples, iou_threshold,
                                 evaluated=run.results if evaluated is None else None),
-            **objects.objects_report(run.samples, mods, iou_threshold)},
+            **objects.objects_report(run.samples, mods, iou_threshold,
+                                     per_sample=run.per_sample)},
         "failure_tags": failure_tags(run),
         "warnings": [{"code": "score_ties", "message": f"{m} AP: {ap[m]['score_ties']['warning']}"}
                      for m in BOX_MODALITIES if ap and ap[m] and ap[m]["score_ties"]["warning"]],

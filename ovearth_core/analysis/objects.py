@@ -103,9 +103,14 @@ def _count(values: Sequence[str], names: Sequence[str]) -> dict[str, int]:
 
 
 def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float,
-                  background_iou: float = BACKGROUND_IOU) -> list[QueryObjects]:
+                  background_iou: float = BACKGROUND_IOU,
+                  entries: Sequence[dict[str, Any] | None] | None = None,
+                  ) -> list[QueryObjects]:
     """Object outcomes of every query (in ``samples`` order) in box modality ``modality``.
 
+    ``entries``: the evaluator's per-sample entries of ``modality`` (same order), whose
+    ``matches`` are then taken as they are, so that ``matched`` is exactly the evaluator's
+    TP; without them the matching is recomputed (:func:`~ovearth_core.matching.match`).
     Queries are taken an image at a time: memory follows the image with the most boxes
     (its GT boxes x one query's predicted boxes), never the file.
     """
@@ -116,8 +121,10 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
         by_image[s.image_path].append(i)
     out: dict[int, QueryObjects] = {}
     for indices in by_image.values():
+        matches = [None if entries is None or entries[i] is None else entries[i]["matches"]
+                   for i in indices]
         for qo in _image_objects([samples[i] for i in indices], indices, modality,
-                                 iou_threshold, background_iou):
+                                 iou_threshold, background_iou, matches):
             out[qo.index] = qo
     return [out[i] for i in range(len(samples))]
 
@@ -157,9 +164,13 @@ def _reduce(iou: FloatArray, axis: int) -> tuple[FloatArray, IntArray]:
 
 def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores: FloatArray,
            owners: list[tuple[int, int]], pool: FloatArray, oriented: bool,
-           t_f: float) -> _Query:
+           t_f: float, matches: Sequence[Sequence[float]] | None) -> _Query:
     own = geometry.iou_matrix(gt, pred, oriented)
-    gi, pi = match(own, t_f)
+    if matches is None or len(gt) == 0:
+        gi, pi = match(own, t_f)
+    else:
+        gi = np.array([int(m[0]) for m in matches], dtype=np.intp)
+        pi = np.array([int(m[1]) for m in matches], dtype=np.intp)
     matched_gt = np.full(len(gt), -1, dtype=np.intp)
     matched_pred = np.full(len(pred), -1, dtype=np.intp)
     matched_gt[gi], matched_pred[pi] = pi, gi
@@ -178,7 +189,7 @@ def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores:
 
 
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: str,
-                   t_f: float, t_b: float) -> list[QueryObjects]:
+                   t_f: float, t_b: float, matches: Sequence[Any]) -> list[QueryObjects]:
     oriented = modality == "oriented_bbox"
     fields = [box_fields(s, modality) for s in samples]
     gts = [np.zeros((0, *f[0].shape[1:])) if s.negative else f[0]
@@ -190,7 +201,7 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
         pool = (np.concatenate([gts[q][g:g + 1] for q, g in owners]) if owners
                 else np.zeros((0, *pred.shape[1:])))
         queries.append(_query(indices[pos], s, gts[pos], pred, scores, owners, pool,
-                              oriented, t_f))
+                              oriented, t_f, matches[pos]))
     explained: dict[tuple[int, int], str] = {}
     pred_kinds = []
     for pos, q in enumerate(queries):
@@ -279,8 +290,10 @@ def confusion(objects: Sequence[QueryObjects], iou_threshold: float
 
 
 def objects_report(samples: Sequence[Sample], modalities: Sequence[str], iou_threshold: float,
-                   background_iou: float = BACKGROUND_IOU) -> dict[str, Any]:
-    """JSON-ready ``{"objects": {modality: ...}, "confusion": {modality: ...}}``.
+                   background_iou: float = BACKGROUND_IOU,
+                   per_sample: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """JSON-ready ``{"objects": {modality: ...}, "confusion": {modality: ...}}``
+    (``per_sample``: the evaluator's rows of these samples, for its matches).
 
     ``objects[m]``: the thresholds, total ``predictions`` / ``ground_truth`` outcome counts
     and ``per_query`` counts of the queries with at least one box.
@@ -288,7 +301,8 @@ def objects_report(samples: Sequence[Sample], modalities: Sequence[str], iou_thr
     objects: dict[str, Any] = {}
     conf: dict[str, Any] = {}
     for m in (m for m in BOX_MODALITIES if m in modalities):
-        per = query_objects(samples, m, iou_threshold, background_iou)
+        per = query_objects(samples, m, iou_threshold, background_iou,
+                            None if per_sample is None else [r[m] for r in per_sample])
         total = {"predictions": Counter(), "ground_truth": Counter()}
         per_query = {}
         for qo in per:

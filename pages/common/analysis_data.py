@@ -103,7 +103,8 @@ def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
     run = data.evaluate(gt, pred, options).run
     if run is None or modality not in run.box_facts:
         return []
-    return objects.query_objects(run.samples, modality, options.iou_threshold)
+    return objects.query_objects(run.samples, modality, options.iou_threshold,
+                                 entries=[r[modality] for r in run.per_sample])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
