@@ -71,9 +71,11 @@ def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
     for lo, hi in geometry.pair_blocks([len(g) * len(p) for g, p in zip(gts, preds,
                                                                          strict=True)]):
         ious = geometry.iou_matrices(gts[lo:hi], preds[lo:hi], oriented, min_iou=min_iou)
+        block = metrics.det_entries(ious, negatives[lo:hi], iou_threshold)
         if facts is not None:
-            kept += [BoxFacts.of(iou, iou_threshold) for iou in ious]
-        entries += metrics.det_entries(ious, negatives[lo:hi], iou_threshold)
+            kept += [BoxFacts.of(iou, iou_threshold, e["matches"])
+                     for iou, e in zip(ious, block, strict=True)]
+        entries += block
         for i, iou in enumerate(ious, start=lo):
             if top.get(i, -1) >= 0:
                 columns[i] = iou[:, top[i]].copy()

@@ -11,13 +11,15 @@ query, not the file).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .types import SampleList
+from .matching import match
+from .types import OVERLAP_EPS, SampleList
 
 FloatArray = npt.NDArray[np.float64]
 BOX_KEYS = ("bbox", "oriented_bbox")
@@ -29,20 +31,41 @@ class BoxFacts:
 
     ``best_iou``: the highest IoU of any GT/predicted pair (0 with no pair);
     ``gt_best_iou``: per GT box, its highest IoU with any prediction, ``(G,)``;
-    ``duplicated``: some GT box has two or more predictions at IoU >= the run's threshold.
+    ``duplicated``: some prediction reaches IoU >= the run's threshold with a GT box, yet
+    no maximum matching can use it beside the others (more predictions reach a GT box than
+    the maximum matching pairs). Packed neighbours, each box also overlapping the next GT
+    box, are no duplicates.
+    ``stray_overlap``: a GT box the matching left unmatched is overlapped (IoU >=
+    ``OVERLAP_EPS``) by a predicted box it left unmatched too (a box matched to a packed
+    neighbour does not count).
     """
 
     best_iou: float
     gt_best_iou: FloatArray
     duplicated: bool
+    stray_overlap: bool = False
 
     @classmethod
-    def of(cls, iou: FloatArray, threshold: float) -> BoxFacts:
-        """Facts of an exact IoU matrix ``(G, P)`` at matching threshold ``threshold``."""
+    def of(cls, iou: FloatArray, threshold: float,
+           matches: Sequence[Sequence[float]] | None = None) -> BoxFacts:
+        """Facts of an exact IoU matrix ``(G, P)`` at matching threshold ``threshold``;
+        ``matches``: the evaluator's ``[gt, pred, iou]`` pairs of it (computed here with
+        :func:`~ovearth_core.matching.match` when not given)."""
         if iou.size == 0:
             return cls(0.0, np.zeros(iou.shape[0]), False)
-        return cls(float(iou.max()), iou.max(axis=1),
-                   bool(((iou >= threshold).sum(axis=1) >= 2).any()))
+        if matches is None:
+            gi, pi = match(iou, threshold)
+        else:
+            gi = np.array([int(m[0]) for m in matches], dtype=np.intp)
+            pi = np.array([int(m[1]) for m in matches], dtype=np.intp)
+        free_gt = np.ones(iou.shape[0], dtype=bool)
+        free_pred = np.ones(iou.shape[1], dtype=bool)
+        free_gt[gi], free_pred[pi] = False, False
+        # A maximum matching leaves a box reaching a GT box unmatched only when no maximum
+        # matching can use it beside the others.
+        duplicated = bool((iou[:, free_pred] >= threshold).any())
+        stray = bool((iou[np.ix_(free_gt, free_pred)] >= OVERLAP_EPS).any())
+        return cls(float(iou.max()), iou.max(axis=1), duplicated, stray)
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ task, rows = run.options.task, run.evaluation.rows
 views.evaluated_caption(run)
 with st.expander("Filters", expanded=True):
     chosen = explorer.filters(rows, open_vocab=task == "vocabulary",
-                              review_tags=tags.query_tags(run))
+                              review_tags=tags.query_tags(run), run=run)
     if st.button("Reset filters"):
         state.set_filters()
         st.rerun()
 shown = diagnose.filter_rows(rows, **chosen)
 ids = [r["query_id"] for r in shown]
 query_id = explorer.resolve_selection(task, ids, {r["query_id"] for r in rows})
-explorer.table(task, shown, len(rows))
+explorer.table(task, shown, len(rows), run)
 if query_id is None:
     state.sync_url()
     st.info("No query matches the filters. Loosen them, or press “Reset filters”.")

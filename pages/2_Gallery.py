@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ovearth_core.analysis import gallery
-from pages.common import data, gallery_views, sidebar, state, views
+from pages.common import analysis_data, gallery_views, sidebar, state, views
 
 run = sidebar.page("Gallery", "Gallery")
 
@@ -17,8 +17,8 @@ if chosen["selector"] != "queries" and chosen["modality"] is None:
     st.info("No box modality (HBB or OBB) was evaluated for this submission: choose "
             "“queries”, or enable bbox / oriented_bbox in the sidebar.")
     st.stop()
-every = data.gallery_tiles(run.gt, run.pred, run.options, chosen["selector"],
-                           chosen["modality"])
+every = analysis_data.tiles_with_objects(run.gt, run.pred, run.options, chosen["selector"],
+                                         chosen["modality"])
 shown = gallery.sort_tiles(gallery.filter_tiles(every, **chosen["filters"]), chosen["sort"])
 st.caption(f"{len(shown):,} of {len(every):,} {chosen['selector']} pass the filters · tiles "
            "are cut from the original pixels around the object (GT mask cyan, prediction "

@@ -15,16 +15,16 @@ from ovearth_core.analysis.compare import Comparison, compare_results
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
-from pages.common import compare_views, data, sidebar, state, tags, views
+from pages.common import analysis_data, compare_views, data, sidebar, state, tags, views
 
 run = sidebar.page("Compare", "Compare two submissions")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
-                options_b: data.Options) -> Comparison:
+                options_b: data.Options, unit: str) -> Comparison:
     return compare_results(data.evaluate(gt, a, options_a).results,
-                           data.evaluate(gt, b, options_b).results)
+                           data.evaluate(gt, b, options_b).results, unit=unit)
 
 
 # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
@@ -42,9 +42,10 @@ evaluation_b = data.evaluate(run.gt, b_key, o)
 if evaluation_b.problems:
     views.problems_report(evaluation_b.problems, Path(run.gt[0]), b_path)
     st.stop()
+unit = analysis_data.unit_picker(run.gt)
 with st.spinner("Bootstrapping…"):
     try:
-        cmp = _comparison(run.gt, run.pred, b_key, run.options, o)
+        cmp = _comparison(run.gt, run.pred, b_key, run.options, o, unit)
     except OVEarthInputError as err:
         views.problems_report(err.problems, Path(run.gt[0]), b_path)
         st.stop()
@@ -54,8 +55,11 @@ views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
                              f"({state.code(b_text)} · sha256 {data.digest(b_key)[:12]})")
 views.coverage_warnings(evaluation_b.results, f"B ({names[1]})")
 st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
-           f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_queries:,} "
-           "queries · —: not submitted or undefined (no difference or interval)")
+           f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_units:,} "
+           f"{'images' if cmp.unit == 'image' else 'queries'} ({cmp.num_queries:,} queries) "
+           "· —: not submitted or undefined (no difference or interval)")
+if cmp.warning:
+    st.warning(f"Intervals: {cmp.warning}.", icon=":material/warning:")
 
 st.header("Key metrics")
 st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—", width="stretch",

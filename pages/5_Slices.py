@@ -30,6 +30,7 @@ if attribute == "group":
         st.error(f"The taxonomy could not be read:\n\n{views.md_text(str(err))}")
         st.stop()
 b = slice_views.paired_b(run)
+unit = analysis_data.unit_picker(run.gt)
 review_tags = tuple(sorted((q, tuple(sorted(t))) for q, t in tags.query_tags(run).items()))
 if attribute == slices.QUERY_FORM:
     slice_views.query_form_caption()
@@ -38,18 +39,20 @@ if attribute == slices.QUERY_FORM:
                                      Path(pred[0])):
             st.stop()
 with st.spinner("Slicing…"):
-    table = (analysis_data.query_form_slices(run.gt, run.pred, run.options, 1000, 0, b)
+    table = (analysis_data.query_form_slices(run.gt, run.pred, run.options, 1000, 0, b, unit)
              if attribute == slices.QUERY_FORM else
              analysis_data.slices(run.gt, run.pred, run.options, attribute,
                                   None if taxonomy is None else tuple(sorted(taxonomy.items())),
-                                  review_tags, 1000, 0, b))
+                                  review_tags, 1000, 0, b, unit))
 state.sync_url()
 if attribute == slices.QUERY_FORM and not table.num_queries:
     st.info("No annotation has a positive query in all three tasks: nothing to compare.")
     st.stop()
 st.caption(f"{len(table.values)} slices of {table.num_queries} queries · percentile bootstrap "
-           f"over each slice's queries, {table.n_resamples} resamples, seed {table.seed}"
+           f"over each slice's {'images' if table.unit == 'image' else 'queries'}, "
+           f"{table.n_resamples} resamples, seed {table.seed}"
            + (" · a query with several tags is in several slices" if attribute == "tag" else ""))
+slice_views.few_units(table)
 if not table.values or not table.values[0].metrics:
     st.info("No key metric to slice: the submission has no evaluated modality.")
     st.stop()

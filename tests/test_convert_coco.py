@@ -382,3 +382,12 @@ def test_plain_from_coco_on_the_bbox_export_gives_the_same_box_metrics(
                            modalities="bbox")["vocabulary"]["summary"]
     assert differences(before["bbox"], after["bbox"]) == []
     assert before["num_positive"] - after["num_positive"] == 10
+
+
+def test_ground_truth_says_it_came_from_coco_and_resamples_images(sample_bench: Path) -> None:
+    from ovearth_core.analysis.compare import default_unit
+
+    gt_path = sample_bench / "ground_truth.json"
+    assert json.loads(gt_path.read_text())["source"] == {"format": "COCO",
+                                                         "resample_unit": "image"}
+    assert default_unit(gt_path) == "image"

@@ -230,3 +230,13 @@ def test_vertex_order_normalisation_gives_a_valid_box_of_the_same_points(
     else:  # the minimum-area rectangle covers the points
         rect = shapely.Polygon(box).buffer(1e-6 * (1 + np.abs(quad).max()))
         assert all(rect.covers(shapely.Point(p)) for p in quad)
+
+
+def test_ground_truth_says_it_came_from_dota_and_resamples_images(
+        bench: tuple[Path, str]) -> None:
+    from ovearth_core.analysis.compare import default_unit
+
+    gt_path = _files(bench[0])[0]
+    assert json.loads(gt_path.read_text())["source"] == {"format": "DOTA",
+                                                         "resample_unit": "image"}
+    assert default_unit(gt_path) == "image"

@@ -11,6 +11,7 @@ from app_fixtures import write_dataset
 from ovearth_core.analysis import diagnose
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.types import Sample, SampleList
 
 ALL = "segmentation,bbox,oriented_bbox"
 
@@ -27,11 +28,21 @@ def _det(num_gt: int, num_pred: int, matches: list[list[float]]) -> dict:
     (np.array([[0.0, 0.005]]), [], "wrong object"),
     (np.array([[0.3]]), [], "poor localisation"),
     (np.array([[0.9, 0.8]]), [[0, 0, 0.9]], "duplicates"),
-    (np.array([[0.9], [0.2]]), [[0, 0, 0.9]], "poor localisation"),
+    # The one box sits on GT 0 and only grazes GT 1: GT 1 is missed, not mislocalised.
+    (np.array([[0.9], [0.2]]), [[0, 0, 0.9]], "under-count"),
+    # An unmatched box overlapping the unmatched GT 1 below the threshold: localisation.
+    (np.array([[0.9, 0.0], [0.0, 0.3]]), [[0, 0, 0.9]], "poor localisation"),
     (np.array([[0.9, 0.0]]), [[0, 0, 0.9]], "over-count"),
     (np.array([[0.9], [0.0]]), [[0, 0, 0.9]], "under-count"),
     (np.array([[0.9, 0.0], [0.0, 0.0]]), [[0, 0, 0.9]], "wrong object"),
     (np.array([[0.9, 0.0], [0.0, 0.7]]), [[0, 0, 0.9], [1, 1, 0.7]], "ok"),
+    # Packed neighbours: box 1 (on GT 1) also reaches GT 0, box 2 is a stray. Every box
+    # that reaches a GT is matched: no duplicate, one box too many.
+    (np.array([[0.9, 0.55, 0.0], [0.0, 0.85, 0.0]]), [[0, 0, 0.9], [1, 1, 0.85]],
+     "over-count"),
+    # Box 2 reaches GT 0 as well, and no maximum matching can use it: a duplicate.
+    (np.array([[0.9, 0.6, 0.7], [0.0, 0.8, 0.0]]), [[0, 0, 0.9], [1, 1, 0.8]],
+     "duplicates"),
 ])
 def test_det_tag_table(iou: np.ndarray, matches: list, expected: str) -> None:
     entry = _det(iou.shape[0], iou.shape[1], matches)
@@ -150,8 +161,54 @@ def test_failure_counts_and_category_rows(dataset) -> None:
     assert [w["category"] for w in weakest] == ["ship", "storage tank"]  # 0.207, (1 + 0) / 2
 
 
+def _row_query(n_gt: int, n_right: int, n_stray: int) -> list[Sample]:
+    """One positive query with ``n_gt`` disjoint 10 x 10 GT boxes in a row, ``n_right``
+    of them predicted exactly and ``n_stray`` boxes far from all of them."""
+    gt = np.array([[20 * i, 0, 20 * i + 10, 10] for i in range(n_gt)], dtype=float)
+    stray = np.array([[500 + 20 * i, 500, 510 + 20 * i, 510] for i in range(n_stray)],
+                     dtype=float).reshape(-1, 4)
+    pred = np.concatenate([gt[:n_right], stray])
+    return SampleList([Sample("q", "ship", False, "a.png", "a1", "ship", 1000, 1000,
+                              gt_boxes=gt, pred_boxes=pred.reshape(-1, 4),
+                              pred_box_scores=np.full(len(pred), np.nan))],
+                      task="open_vocabulary", modalities=("bbox",), score_threshold=None,
+                      bbox_format="xyxy")
+
+
+@pytest.mark.parametrize(("n_gt", "n_right", "n_stray", "f1", "failure", "detail"), [
+    # F1 = 2 TP / (G + P), worked by hand
+    (10, 9, 1, 18 / 20, "ok", "bbox: wrong object"),  # dense, F1 0.9: not a failure
+    (531, 500, 0, 1000 / 1031, "ok", "bbox: under-count"),
+    (10, 8, 2, 16 / 20, "ok", "bbox: wrong object"),  # F1 0.8: passes (>=)
+    (10, 7, 3, 14 / 20, "wrong object", "bbox: wrong object"),
+    (1, 1, 1, 2 / 3, "over-count", "bbox: over-count"),  # small queries keep their tags
+    (2, 1, 0, 2 / 3, "under-count", "bbox: under-count"),
+])
+def test_failed_rule_passes_dense_queries(n_gt: int, n_right: int, n_stray: int, f1: float,
+                                          failure: str, detail: str) -> None:
+    samples = _row_query(n_gt, n_right, n_stray)
+    (row,) = diagnose.query_rows(samples, evaluate_samples(samples, 0.5))
+    assert row["bbox_f1"] == pytest.approx(f1)
+    assert (row["failure"], row["failure_detail"]) == (failure, detail)
+
+
 def test_weakest_skips_null_metrics() -> None:
     rows = [{"category": "a", "m": None}, {"category": "b", "m": 0.5},
             {"category": "c", "m": 0.1}]
     assert [r["category"] for r in diagnose.weakest(rows, "m")] == ["c", "b"]
     assert diagnose.primary_metric([{"category": "a"}]) is None
+
+
+def test_packed_harbour_is_no_duplicate_end_to_end() -> None:
+    # Three ships 3 px apart (10 x 10 boxes: neighbours overlap at IoU 70/130 = 0.54), each
+    # found once, and two stray boxes: F1 = 6 / 8 = 0.75, below PASS_F1, so the tag shows.
+    gt = np.array([[3.0 * k, 0, 3.0 * k + 10, 10] for k in range(3)])
+    pred = np.concatenate([gt + 0.2, [[500.0, 500, 510, 510], [600.0, 600, 610, 610]]])
+    samples = SampleList([Sample("q", "ship", False, "a.png", "a1", "ship", 1000, 1000,
+                                 gt_boxes=gt, pred_boxes=pred,
+                                 pred_box_scores=np.full(len(pred), np.nan))],
+                         task="open_vocabulary", modalities=("bbox",), score_threshold=None,
+                         bbox_format="xyxy")
+    (row,) = diagnose.query_rows(samples, evaluate_samples(samples, 0.5))
+    assert row["bbox_f1"] == pytest.approx(0.75)
+    assert row["failure"] == "over-count"  # the old rule said "duplicates"

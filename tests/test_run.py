@@ -16,6 +16,7 @@ import shapely
 from ovearth_core.analysis import diagnose
 from ovearth_core.evaluate import evaluate_run, evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.run import BoxFacts
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"
 ALL = "segmentation,bbox,oriented_bbox"
@@ -48,6 +49,34 @@ def test_run_equals_evaluate_samples_and_its_table(persona: str, task: str,
     assert diagnose.query_rows(run) == diagnose.query_rows(samples, results)
 
 
+def _max_matching(valid: np.ndarray) -> int:
+    """Maximum bipartite matching size by augmenting paths (Kuhn), GT rows x pred columns."""
+    owner = [-1] * valid.shape[1]
+
+    def augment(g: int, seen: set[int]) -> bool:
+        for p in np.flatnonzero(valid[g]).tolist():
+            if p not in seen:
+                seen.add(p)
+                if owner[p] < 0 or augment(owner[p], seen):
+                    owner[p] = g
+                    return True
+        return False
+
+    return sum(augment(g, set()) for g in range(valid.shape[0]))
+
+
+def test_box_facts_duplicates_need_an_unmatchable_box() -> None:
+    packed = np.array([[0.9, 0.55, 0.0], [0.0, 0.85, 0.0]])  # box 1 reaches GT 0 and 1
+    assert not BoxFacts.of(packed, 0.5).duplicated
+    doubled = np.array([[0.9, 0.6, 0.7], [0.0, 0.8, 0.0]])  # box 2: a third on 2 GT boxes
+    assert BoxFacts.of(doubled, 0.5).duplicated
+    assert _max_matching(doubled >= 0.5) == 2 and _max_matching(packed >= 0.5) == 2
+    # GT 1 missed; box 1 matched to GT 0 grazes it, box 2 is far: no stray overlap.
+    grazed = np.array([[0.9, 0.0], [0.2, 0.0]])
+    assert not BoxFacts.of(grazed, 0.5).stray_overlap
+    assert BoxFacts.of(np.array([[0.9, 0.0], [0.2, 0.05]]), 0.5).stray_overlap
+
+
 def test_box_facts_equal_pairwise_ious() -> None:
     samples = load_samples(DEMO / "ground_truth.json", DEMO / "predictions" / "box_detector.json",
                            "vocabulary", modalities=ALL)
@@ -63,7 +92,12 @@ def test_box_facts_equal_pairwise_ious() -> None:
             assert facts.best_iou == pytest.approx(want_best, abs=1e-9)
             want_gt = matrix.max(axis=1) if matrix.size else np.zeros(len(gt))
             np.testing.assert_allclose(facts.gt_best_iou, want_gt, atol=1e-9)
-            assert facts.duplicated == bool(((matrix >= 0.5).sum(axis=1) >= 2).any()) \
-                if matrix.size else not facts.duplicated
+            reaching = int((matrix >= 0.5).any(axis=0).sum()) if matrix.size else 0
+            assert facts.duplicated == (reaching > _max_matching(matrix >= 0.5))
+            pairs = run.per_sample[i][key]["matches"] if matrix.size else []
+            free_gt = set(range(len(gt))) - {int(m[0]) for m in pairs}
+            free_pred = set(range(len(pred))) - {int(m[1]) for m in pairs}
+            assert facts.stray_overlap == any(matrix[g, p] >= 0.01 for g in free_gt
+                                              for p in free_pred)
             checked += matrix.size > 0
     assert checked > 20

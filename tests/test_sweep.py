@@ -162,7 +162,7 @@ def test_analysis_report_is_json_ready_with_its_three_parts(files: tuple[Path, P
     samples = load_samples(*files, "vocabulary", modalities=MODS)
     out = analysis_report(samples, 0.5)
     assert set(out) == {"loaded_score_threshold", "score_sweep", "average_precision",
-                        "error_attribution", "warnings"}
+                        "error_attribution", "failure_tags", "warnings"}
     assert orjson.loads(orjson.dumps(out)) == out  # no nan, no numpy scalars
     assert out["score_sweep"] == sweep_to_dict(score_sweep(samples, 0.5))
     assert out["average_precision"]["bbox"]["ap_every_point"] > 0

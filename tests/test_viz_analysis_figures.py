@@ -211,3 +211,19 @@ def test_slice_rows_and_figure_leave_undefined_values_out(samples: SampleList) -
     paired = slice_table(result, samples, "polarity", result_b=result, n_resamples=20)
     assert "B − A" in af.slice_rows(paired, name)[0]
     assert "paired" in af.slice_figure(paired, name).layout.title.text
+
+
+def test_category_confusion_figure_cells_and_click_markers() -> None:
+    from ovearth_core.viz.analysis_figures import category_confusion_figure
+
+    matrix = {"large vehicle": {"small vehicle": 2}, "ship": {"harbor": 1, "small vehicle": 3}}
+    fig = category_confusion_figure(matrix, "bbox", ["plane", "ship"])
+    heat, cells = fig.data
+    names = ["harbor", "large vehicle", "plane", "ship", "small vehicle"]
+    assert list(heat.x) == list(heat.y) == names
+    z = {(p, g): heat.z[i][j] for i, p in enumerate(names) for j, g in enumerate(names)}
+    assert z[("ship", "small vehicle")] == 3 and z[("large vehicle", "small vehicle")] == 2
+    assert sum(map(sum, heat.z)) == 6  # every other cell 0
+    assert heat.text[3][3] == "·"  # the diagonal is not counted
+    assert sorted(map(tuple, cells.customdata)) == [
+        ("large vehicle", "small vehicle"), ("ship", "harbor"), ("ship", "small vehicle")]

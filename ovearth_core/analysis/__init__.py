@@ -8,7 +8,11 @@ output (spec keys are never renamed). Its parts:
 ``average_precision``
     :func:`ovearth_core.analysis.ap.average_precision_report` -- VOC / COCO-style AP and PR curves.
 ``error_attribution``
-    :func:`ovearth_core.analysis.attribution.error_attribution` -- metric rise per fixed error kind.
+    :func:`ovearth_core.analysis.attribution.error_attribution` -- metric rise per fixed error
+    kind, with ``objects`` (every box's TIDE kind, :mod:`.objects`) and ``confusion``
+    (predicted category -> GT category -> unmatched boxes on another category's GT).
+``failure_tags``
+    ``{query_id: {"tag", "modalities": {modality: tag}}}`` -- :mod:`.diagnose`'s tags.
 ``warnings``
     ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order).
 
@@ -20,7 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..run import Run
 from ..types import SampleList
+from . import diagnose, objects
 from .ap import average_precision_report
 from .attribution import error_attribution
 from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
@@ -28,7 +34,7 @@ from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                     hard_negatives: bool = False, max_points: int | None = 101,
-                    ) -> dict[str, Any]:
+                    evaluated: Run | None = None) -> dict[str, Any]:
     """Sweep, average precision and error attribution of one task's samples.
 
     Args:
@@ -37,7 +43,13 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         iou_threshold: the run's box matching threshold.
         hard_negatives: count boxes on negative queries as AP false positives.
         max_points: cap on the number of sweep thresholds.
+        evaluated: the evaluation itself (:func:`~ovearth_core.evaluate.evaluate_run` of the
+            samples loaded with its score threshold, at ``iou_threshold``); the failure tags
+            and object outcomes describe it (default: ``samples`` evaluated here).
     """
+    from ..evaluate import evaluate_run
+
+    run = evaluated if evaluated is not None else evaluate_run(samples, iou_threshold)
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
     ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \
@@ -48,7 +60,22 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                                                   max_points=max_points))
                         if has_boxes or samples.task == "open_vocabulary" else None),
         "average_precision": ap,
-        "error_attribution": error_attribution(samples, iou_threshold),
+        "error_attribution": {
+            **error_attribution(samples, iou_threshold,
+                                evaluated=run.results if evaluated is None else None),
+            **objects.objects_report(run.samples, mods, iou_threshold,
+                                     per_sample=run.per_sample)},
+        "failure_tags": failure_tags(run),
         "warnings": [{"code": "score_ties", "message": f"{m} AP: {ap[m]['score_ties']['warning']}"}
                      for m in BOX_MODALITIES if ap and ap[m] and ap[m]["score_ties"]["warning"]],
     }
+
+
+def failure_tags(run: Any) -> dict[str, dict[str, Any]]:
+    """``{query_id: {"tag": tag, "modalities": {"seg"|"bbox"|"obb": tag}}}`` of a
+    :class:`~ovearth_core.run.Run` (:mod:`.diagnose`; modalities not evaluated left out),
+    in the evaluator's query order."""
+    rows = {r["query_id"]: r for r in diagnose.query_rows(run)}
+    return {r["sample_id"]: {"tag": rows[r["sample_id"]]["failure"],
+                             "modalities": rows[r["sample_id"]]["failure_by_modality"]}
+            for r in run.per_sample}

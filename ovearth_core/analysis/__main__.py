@@ -21,11 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import build_parser, run_and_emit
-    from ..evaluate import evaluate_samples
+    from ..evaluate import evaluate_run, evaluate_samples
     from ..io import load_samples
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
     from . import slices
+    from .compare import default_unit
 
     parser = build_parser()
     parser.prog = "python -m ovearth_core.analysis"
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="bootstrap resamples per slice (default %(default)s)")
     parser.add_argument("--slice-seed", type=int, default=slices.DEFAULT_SEED,
                         help="bootstrap seed (default %(default)s)")
+    parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
+                        help="what the slice bootstrap resamples (default auto: images for "
+                             "a DOTA or COCO conversion, else queries)")
     args = parser.parse_args(argv)
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
@@ -61,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
             table = (query_forms(result, samples) if attr == slices.QUERY_FORM else
                      slices.slice_table(result, samples, attr, taxonomy, tags,
                                         n_resamples=args.slice_resamples, seed=args.slice_seed,
-                                        meta=meta))
+                                        meta=meta, unit=unit()))
             out[attr] = slices.table_to_dict(table)
         return out
+
+    def unit() -> str:
+        return default_unit(args.gt) if args.slice_unit == "auto" else args.slice_unit
 
     def query_forms(result: dict[str, Any], samples: Any) -> slices.SliceTable:
         by_form, results = {}, {}
@@ -77,18 +84,20 @@ def main(argv: list[str] | None = None) -> int:
                                          modalities=samples.modalities)
             results[form] = evaluate_samples(by_form[form], args.iou_threshold)
         return slices.query_form_table(results, by_form, n_resamples=args.slice_resamples,
-                                       seed=args.slice_seed)
+                                       seed=args.slice_seed, unit=unit())
 
     def compute() -> dict[str, Any]:
         samples = load_samples(args.gt, args.predictions, args.task,
                                score_threshold=args.score_threshold,
                                bbox_format=args.bbox_format, modalities=args.modalities)
-        result = evaluate_samples(samples, args.iou_threshold)
+        run = evaluate_run(samples, args.iou_threshold)
+        result = run.results
         every_box = samples if args.score_threshold is None else load_samples(
             args.gt, args.predictions, args.task, bbox_format=args.bbox_format,
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
-                                             hard_negatives=args.hard_negatives)
+                                             hard_negatives=args.hard_negatives,
+                                             evaluated=run)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.

@@ -6,7 +6,11 @@ query by query. Every difference is **B − A**.
 
 Uncertainty comes from a paired bootstrap over queries: each resample draws the
 task's N queries with replacement (the same draw for A and B) and recomputes
-each key metric from per-query contributions. All key metrics are ratios of
+each key metric from per-query contributions. With ``unit="image"`` the M images
+are drawn instead (a drawn image brings all its queries), as a DOTA or COCO
+conversion needs: its queries are (image, class) pairs of a few images, and the
+queries of one image are not independent. An interval resting on fewer than
+:data:`MIN_UNITS` units carries a warning (:func:`few_units_warning`). All key metrics are ratios of
 sums of per-query quantities (counts, IoUs, pixel areas), so a resample is a
 row of multiplicities ``c`` (length N, summing to N) and its sums are
 ``c @ X`` for a per-query contribution matrix ``X`` (N × k) built once; R
@@ -30,10 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from ..errors import OVEarthInputError, Problem
 from ..labels import MODALITY_LABELS, metric_label
@@ -46,6 +52,8 @@ DEFAULT_SEED = 0
 CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
 _CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
+UNITS = ("query", "image")
+MIN_UNITS = 30  # fewer resampled units than this: the interval is flagged
 DET_KEYS = additive.BOX_KEYS
 
 
@@ -118,6 +126,9 @@ class Comparison:
     agreements: list[Agreement]
     query_diffs: dict[str, list[QueryDiff]] = field(default_factory=dict)
     categories: list[CategoryDiff] = field(default_factory=list)
+    unit: str = "query"  # what the bootstrap resamples: "query" or "image"
+    num_units: int = 0  # how many of them
+    warning: str | None = None  # set when num_units < MIN_UNITS
 
     def metric(self, modality: str, metric: str) -> MetricDiff:
         """The :class:`MetricDiff` for ``modality``/``metric`` (KeyError when absent)."""
@@ -145,6 +156,50 @@ def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> Float
     return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
 
 
+def unit_groups(rows: Sequence[dict[str, Any]], unit: str) -> npt.NDArray[np.intp]:
+    """Per row, the index of its resampling unit (``query``: itself; ``image``: its
+    ``image_path``, numbered in order of first appearance)."""
+    if unit not in UNITS:
+        raise OVEarthInputError([Problem("(options)", "bootstrap unit", " or ".join(UNITS),
+                                         repr(unit))])
+    if unit == "query":
+        return np.arange(len(rows), dtype=np.intp)
+    index: dict[str, int] = {}
+    return np.array([index.setdefault(r["image_path"], len(index)) for r in rows],
+                    dtype=np.intp)
+
+
+def unit_counts(rng: np.random.Generator, n_resamples: int,
+                groups: npt.NDArray[np.intp]) -> FloatArray:
+    """``(n_resamples, N)`` row multiplicities when the ``max(groups) + 1`` units are drawn
+    with replacement and a row counts as often as its unit (``groups``: per row, its unit)."""
+    n_units = int(groups.max()) + 1 if groups.size else 0
+    return resample_counts(rng, n_resamples, n_units)[:, groups]
+
+
+def default_unit(gt_path: str | Path) -> str:
+    """The bootstrap unit a ground-truth file asks for: ``source.resample_unit`` as the
+    DOTA and COCO converters write it (``image``), else ``query`` (also for a file that is
+    not a JSON object: the loader reports those)."""
+    try:
+        doc = orjson.loads(Path(gt_path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return "query"
+    source = doc.get("source") if isinstance(doc, dict) else None
+    unit = source.get("resample_unit") if isinstance(source, dict) else None
+    return unit if unit in UNITS else "query"
+
+
+def few_units_warning(n_units: int, unit: str) -> str | None:
+    """The warning for an interval resting on ``n_units`` resampled units (``None`` from
+    :data:`MIN_UNITS` on)."""
+    if n_units >= MIN_UNITS:
+        return None
+    noun = unit if n_units == 1 else {"query": "queries", "image": "images"}[unit]
+    return (f"the interval rests on {n_units} {noun} resampled (fewer than {MIN_UNITS}): "
+            "it is rough and usually too narrow")
+
+
 def paired_bootstrap(x_a: FloatArray, x_b: FloatArray, reducer: Reducer, n_resamples: int,
                      seed: int) -> FloatArray:
     """Bootstrap distribution of ``reducer(B sums) − reducer(A sums)`` (NaN where undefined).
@@ -160,19 +215,22 @@ def paired_bootstrap(x_a: FloatArray, x_b: FloatArray, reducer: Reducer, n_resam
 
 
 def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]],
-                    n_resamples: int, seed: int) -> list[FloatArray]:
+                    n_resamples: int, seed: int,
+                    groups: npt.NDArray[np.intp] | None = None) -> list[FloatArray]:
     """Differences B − A for several metrics from one set of resamples.
 
     ``x`` holds, for each part in order, its ``k`` columns of A followed by its ``k``
-    columns of B; every reducer of a part reads those columns. Returns one ``(R,)``
-    array per reducer, in order.
+    columns of B; every reducer of a part reads those columns. ``groups``: per row, its
+    resampling unit (:func:`unit_groups`; ``None``: each row its own). Returns one
+    ``(R,)`` array per reducer, in order.
     """
     rng = np.random.default_rng(seed)
-    n = x.shape[0]
+    if groups is None:
+        groups = np.arange(x.shape[0], dtype=np.intp)
     outs = [np.empty(n_resamples) for _, reducers in parts for _ in reducers]
     for start in range(0, n_resamples, _CHUNK):
         stop = min(start + _CHUNK, n_resamples)
-        sums = resample_counts(rng, stop - start, n) @ x
+        sums = unit_counts(rng, stop - start, groups) @ x
         col, i = 0, 0
         for k, reducers in parts:
             sa, sb = sums[:, col:col + k], sums[:, col + k:col + 2 * k]
@@ -266,7 +324,7 @@ def check_comparable(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
-                    hit_threshold: float = HIT_THRESHOLD) -> Comparison:
+                    hit_threshold: float = HIT_THRESHOLD, unit: str = "query") -> Comparison:
     """Compare two results of :func:`~ovearth_core.evaluate.evaluate_samples` (B − A).
 
     Args:
@@ -276,9 +334,12 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         confidence: two-sided level of the percentile intervals.
         hit_threshold: per-query score at which a query counts as right in the
             per-modality agreement tables (IoU for masks, F1 for boxes).
+        unit: what the bootstrap resamples, ``query`` or ``image`` (:data:`UNITS`).
     """
     check_comparable(a, b)
     rows_a, rows_b = a["per_sample"], b["per_sample"]
+    groups = unit_groups(rows_a, unit)
+    n_units = int(groups.max()) + 1 if groups.size else 0
     # A modality one side does not contain at all is "not submitted" there: its values are
     # None (shown as —) and it gets no difference, interval or per-query comparison.
     missing = not_submitted(a) | not_submitted(b)
@@ -291,7 +352,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
     names = [(spec.modality, spec.metric) for spec in specs]
     bootstrapped = set(names)
     n = len(rows_a)
-    dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed)
+    dists = (_bootstrap_many(np.hstack(blocks), parts, n_resamples, seed, groups)
              if blocks and n else [np.full(n_resamples, np.nan) for _ in names])
     by_name = dict(zip(names, dists, strict=True))
     metrics = []
@@ -332,7 +393,8 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         presence_a=_counts(a["summary"].get("presence")),
         presence_b=_counts(b["summary"].get("presence")),
         agreements=agreements, query_diffs=query_diffs,
-        categories=category_diffs(a.get("per_category", []), b.get("per_category", [])))
+        categories=category_diffs(a.get("per_category", []), b.get("per_category", [])),
+        unit=unit, num_units=n_units, warning=few_units_warning(n_units, unit))
 
 
 def not_submitted(result: dict[str, Any]) -> set[str]:

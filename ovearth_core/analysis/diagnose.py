@@ -11,15 +11,22 @@ wrong object        a prediction exists but it does not overlap the ground truth
                     (mask IoU < ``OVERLAP_EPS``; no predicted box has IoU >= ``OVERLAP_EPS``
                     with any GT box)
 poor localisation   overlap, but mask IoU < the IoU threshold, or no box matched, or an
-                    unmatched GT box is overlapped below the threshold
-duplicates          several predicted boxes with IoU >= threshold on the same GT box
+                    unmatched GT box is overlapped by an unmatched predicted box (a box
+                    matched to a packed neighbour does not count)
+duplicates          a predicted box reaches IoU >= threshold with a GT box but no maximum
+                    matching can use it beside the others (packed neighbours are not
+                    duplicates)
 over-count          more predicted boxes than GT boxes, localisation otherwise fine
 under-count         fewer predicted boxes than GT boxes, localisation otherwise fine
 ok                  none of the above
 ==================  =====================================================================
 
-The query's tag is the most severe of its modality tags (order above). The
-IoU threshold is the evaluation run's (``results["config"]["iou_threshold"]``).
+The query's tag is the most severe of its modality tags (order above), except that a
+positive query *passes* (tag ``ok``, its modality tags kept in ``failure_detail``) when
+every evaluated modality does: mask IoU >= the threshold, box F1 >= :data:`PASS_F1`. So a
+dense query with 531 ships and F1 0.9 is not a failure, while a query of one or two
+objects with any box error (F1 <= 2/3) keeps its tag. The IoU threshold is the
+evaluation run's (``results["config"]["iou_threshold"]``).
 
 *Outcome*: for open vocabulary the presence cell (``TP``, ``FP``, ``TN``,
 ``FN``); for referring and reasoning ``hit`` when the query's IoU (mask IoU,
@@ -39,6 +46,7 @@ from ..run import BoxFacts, Run
 from ..types import OVERLAP_EPS, Sample
 
 HIT_IOU = 0.5
+PASS_F1 = 0.8  # box F1 at which a query's boxes pass (see the module doc)
 TAGS: tuple[str, ...] = ("hallucination", "miss", "wrong object", "poor localisation",
                          "duplicates", "over-count", "under-count", "ok")
 OUTCOMES_OV: tuple[str, ...] = ("TP", "FP", "TN", "FN")
@@ -66,7 +74,8 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
     the exact ``(G, P)`` IoU matrix of all its GT/pred pairs, from which they are taken)."""
     if entry is None or not entry["evaluated"]:
         return None
-    facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold)
+    facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold,
+                                                               entry["matches"])
     n_gt, n_pred = entry["num_gt"], entry["num_pred"]
     if n_pred == 0:
         return "miss"
@@ -76,9 +85,7 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
         return "poor localisation"
     if facts.duplicated and entry["fp"] > 0:
         return "duplicates"
-    matched_gt = {m[0] for m in entry["matches"]}
-    unmatched_gt = [g for g in range(n_gt) if g not in matched_gt]
-    if unmatched_gt and (facts.gt_best_iou[unmatched_gt] >= OVERLAP_EPS).any():
+    if facts.stray_overlap:
         return "poor localisation"
     if n_pred > n_gt:
         return "over-count"
@@ -95,7 +102,8 @@ def _worst(tags: Iterable[str | None]) -> str:
 
 
 def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab: bool,
-              box_iou: BoxFacts, obb_iou: BoxFacts) -> dict[str, Any]:
+              box_iou: BoxFacts, obb_iou: BoxFacts, pass_f1: float = PASS_F1,
+              ) -> dict[str, Any]:
     """One table row for a query.
 
     Args:
@@ -104,16 +112,20 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
         threshold: the run's IoU threshold.
         open_vocab: whether outcomes are presence cells (else hit/miss).
         box_iou, obb_iou: the box facts of its HBBs and OBBs.
+        pass_f1: box F1 at which a modality's boxes pass (:data:`PASS_F1`).
     """
     seg, bbox, obb = row["seg"], row["bbox"], row["oriented_bbox"]
     if sample.negative:
         tags = {"hallucination" if row["pred_present"] else "ok"}
         detail = "hallucination" if row["pred_present"] else ""
+        per_mod = {}
     else:
         per_mod = {"seg": seg_tag(seg, threshold), "bbox": det_tag(bbox, box_iou, threshold),
                    "obb": det_tag(obb, obb_iou, threshold)}
-        tags = set(per_mod.values())
         detail = ", ".join(f"{k}: {v}" for k, v in per_mod.items() if v not in (None, "ok"))
+        passed = all(v in (None, "ok") or (k != "seg" and entry["f1"] >= pass_f1)
+                     for (k, v), entry in zip(per_mod.items(), (seg, bbox, obb), strict=True))
+        tags = {"ok"} if passed else set(per_mod.values())
     seg_iou = seg["iou"] if seg else None
     bbox_best = box_iou.best_iou if bbox and bbox["evaluated"] else None
     obb_best = obb_iou.best_iou if obb and obb["evaluated"] else None
@@ -136,6 +148,7 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
         "outcome": outcome,
         "failure": _worst(tags),
         "failure_detail": detail,
+        "failure_by_modality": {k: v for k, v in per_mod.items() if v is not None},
         "seg_iou": seg_iou,
         "bbox_f1": bbox["f1"] if bbox else None,
         "obb_f1": obb["f1"] if obb else None,

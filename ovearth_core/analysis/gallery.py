@@ -16,6 +16,12 @@ queries             every query; its explorer outcome; ``iou``: mask IoU, else b
                     the prediction for a query without GT; ``None`` with neither)
 ==================  ===========================================================================
 
+With :func:`with_objects`, box tiles also carry ``error``, the box's object-level outcome
+(:mod:`.objects`: TIDE's kinds), and ``confused_with``: for a predicted box left unmatched,
+the category of a GT box of another category it reaches at the IoU threshold (the
+category confusion's cell); for a GT box left unmatched, the category of the nearest
+predicted box of the image when that is another category and reaches the threshold.
+
 Boxes are xyxy in original image pixels. ``size`` is the square root of the object's
 area (box ``w * h``; an oriented box's polygon area; a query: its GT envelope's), binned
 as AI-TOD does (:data:`SIZE_BUCKETS`). Failure tag, category and polarity are the query's
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -70,6 +76,8 @@ class Tile:
     category: str
     polarity: str
     failure: str
+    error: str = ""  # object-level outcome (with_objects), "" when not computed
+    confused_with: str = ""  # another category's GT / prediction at the threshold
 
     @property
     def size_bucket(self) -> str | None:
@@ -204,6 +212,31 @@ def _box_tiles(sample: Sample, entry: dict[str, Any], gt_best: np.ndarray, selec
     return out
 
 
+def with_objects(items: Sequence[Tile], objects: Sequence[Any], iou_threshold: float,
+                 ) -> list[Tile]:
+    """Box tiles with ``error`` and ``confused_with`` from the run's object outcomes
+    (:func:`.objects.query_objects` of the tiles' modality, in query order); query tiles
+    unchanged."""
+    out = []
+    for t in items:
+        qo = objects[t.index] if t.box_index is not None else None
+        if qo is None or qo.modality != t.modality:
+            out.append(t)
+            continue
+        i = t.box_index
+        if t.kind == "gt":
+            error = qo.gt_outcome[i]
+            other = (qo.gt_near_category[i] if error != "matched"
+                     and qo.gt_near_category[i] not in ("", t.category)
+                     and qo.gt_near_iou[i] >= iou_threshold else "")
+        else:
+            error = qo.pred_outcome[i]
+            other = (qo.pred_other_category[i] if error != "matched"
+                     and qo.pred_other_iou[i] >= iou_threshold else "")
+        out.append(replace(t, error=error, confused_with=other))
+    return out
+
+
 def _in_range(value: float | None, low: float, high: float) -> bool:
     if low <= 0 and high >= 1:
         return True
@@ -214,14 +247,16 @@ def filter_tiles(items: Sequence[Tile], *, outcomes: Sequence[str] = (),
                  failures: Sequence[str] = (), categories: Sequence[str] = (),
                  polarity: str = "all", sizes: Sequence[str] = (),
                  iou_range: tuple[float, float] = (0.0, 1.0),
-                 query_ids: Collection[str] | None = None) -> list[Tile]:
+                 query_ids: Collection[str] | None = None, errors: Sequence[str] = (),
+                 confused_with: Sequence[str] = ()) -> list[Tile]:
     """Tiles passing every filter, order kept; an empty selection means "no filter".
 
     A full ``iou_range`` (0, 1) keeps tiles without an IoU (false positives, queries
     without one); a narrower range drops them. ``sizes`` are :data:`SIZE_NAMES`.
     ``query_ids`` (``None``: no filter) keeps the tiles of those queries, as the
     explorer's ``query_ids`` does (the review-tag filter: queries with a tag on the query
-    or on one of its objects).
+    or on one of its objects). ``errors``: object-level outcomes; ``confused_with``: the
+    other category (both need :func:`with_objects`).
     """
     low, high = iou_range
     return [t for t in items
@@ -231,6 +266,8 @@ def filter_tiles(items: Sequence[Tile], *, outcomes: Sequence[str] = (),
             and not (categories and t.category not in categories)
             and not (polarity != "all" and t.polarity != polarity)
             and not (sizes and t.size_bucket not in sizes)
+            and not (errors and t.error not in errors)
+            and not (confused_with and t.confused_with not in confused_with)
             and _in_range(t.iou, low, high)]
 
 

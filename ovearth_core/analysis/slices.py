@@ -31,7 +31,10 @@ Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
                   queries on the annotations that all three tasks ask for.
 
 Intervals: a percentile bootstrap over the slice's queries (each resample draws the
-slice's n queries with replacement, :func:`.compare.resample_counts`); with a second
+slice's n queries with replacement, :func:`.compare.resample_counts`), or with
+``unit="image"`` over the images of the slice's queries (a drawn image brings its queries
+of the slice); ``num_units`` says how many units a slice's interval rests on (flagged
+below :data:`.compare.MIN_UNITS` by the app and the report); with a second
 result B, the same draws give a paired interval of B − A. A metric undefined in a
 resample (zero denominator) leaves that resample out (``n_valid``); undefined observed
 values are ``None`` and get no interval.
@@ -61,7 +64,8 @@ from .compare import (
     check_comparable,
     not_submitted,
     percentile_interval,
-    resample_counts,
+    unit_counts,
+    unit_groups,
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -118,6 +122,7 @@ class SliceValue:
     num_gt_boxes: int
     query_ids: tuple[str, ...]
     metrics: list[SliceMetric] = field(default_factory=list)
+    num_units: int = 0  # units (queries or images) its intervals resample
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class SliceTable:
     confidence: float
     paired: bool
     values: list[SliceValue]
+    unit: str = "query"  # what the intervals resample: "query" or "image"
 
 
 def _bin(x: float, bins: Sequence[tuple[str, float]]) -> str:
@@ -222,7 +228,8 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
                 result_b: dict[str, Any] | None = None,
                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 confidence: float = CONFIDENCE,
-                meta: Mapping[str, Mapping[str, Any]] | None = None) -> SliceTable:
+                meta: Mapping[str, Mapping[str, Any]] | None = None,
+                unit: str = "query") -> SliceTable:
     """Every key metric of ``result`` per value of ``attribute``.
 
     Args:
@@ -236,7 +243,9 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
         n_resamples, seed, confidence: the bootstrap (``numpy.random.Generator(seed)``;
             slices drawn in table order, so the same seed gives the same intervals).
         meta: ``{ann_id: image_meta}`` (:func:`image_meta`; for ``gsd`` and ``meta:KEY``).
+        unit: what the intervals resample, ``query`` or ``image``.
     """
+    unit_groups([], unit)  # refuse an unknown unit before any work
     rows = result["per_sample"]
     ids = [r["sample_id"] for r in rows]
     if ids != [s.sample_id for s in samples]:
@@ -256,18 +265,19 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
             members.setdefault(v, []).append(i)
     rng = np.random.default_rng(seed)
     out = [_slice_value(value, np.array(members[value]), specs, mats_a, mats_b, samples, ids,
-                        rng, n_resamples, confidence)
+                        rng, n_resamples, confidence, unit)
            for value in _ordered(attribute, set(members))]
     return SliceTable(attribute, len(rows), n_resamples, seed, confidence,
-                      result_b is not None, out)
+                      result_b is not None, out, unit)
 
 
 def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive.AdditiveMetric],
                  mats_a: Sequence[FloatArray], mats_b: Sequence[FloatArray] | None,
                  samples: Sequence[Sample], ids: Sequence[str], rng: np.random.Generator,
-                 n_resamples: int, confidence: float) -> SliceValue:
+                 n_resamples: int, confidence: float, unit: str = "query") -> SliceValue:
     """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics."""
-    counts = resample_counts(rng, n_resamples, len(idx))
+    groups = unit_groups([{"image_path": samples[i].image_path} for i in idx], unit)
+    counts = unit_counts(rng, n_resamples, groups)
     metrics = []
     for k, spec in enumerate(specs):
         xa = mats_a[k][idx]
@@ -288,14 +298,15 @@ def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive
     chosen = [samples[i] for i in idx]
     return SliceValue(
         value, len(idx), sum(not s.negative for s in chosen), sum(s.negative for s in chosen),
-        sum(len(s.gt_boxes) for s in chosen), tuple(ids[i] for i in idx), metrics)
+        sum(len(s.gt_boxes) for s in chosen), tuple(ids[i] for i in idx), metrics,
+        int(groups.max()) + 1 if groups.size else 0)
 
 
 def query_form_table(results: Mapping[str, dict[str, Any]],
                      samples: Mapping[str, SampleList | Sequence[Sample]],
                      results_b: Mapping[str, dict[str, Any]] | None = None,
                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                     confidence: float = CONFIDENCE) -> SliceTable:
+                     confidence: float = CONFIDENCE, unit: str = "query") -> SliceTable:
     """"Same target, query form": key metrics per task on the same targets.
 
     The annotations with a positive query in all three tasks (:func:`.crosstask.join`) are
@@ -339,9 +350,9 @@ def query_form_table(results: Mapping[str, dict[str, Any]],
         idx = np.array([i for i, s in enumerate(samples[f])
                         if not s.negative and s.ann_id in common], dtype=int)
         out.append(_slice_value(f, idx, specs, mats_a, mats_b, samples[f], ids[f], rng,
-                                n_resamples, confidence))
+                                n_resamples, confidence, unit))
     return SliceTable(QUERY_FORM, sum(v.num_queries for v in out), n_resamples, seed,
-                      confidence, results_b is not None, out)
+                      confidence, results_b is not None, out, unit)
 
 
 

@@ -465,7 +465,8 @@ def from_coco(instances: PathLike, images: PathLike, out: PathLike,
                                      for img in coco.images.values())
     if lvis:
         _check_lvis(coco)
-    bench = Benchmark(command, inputs=inputs)
+    # One query per (image, category): the queries of an image are not independent.
+    bench = Benchmark(command, inputs=inputs, source={"format": "COCO", "resample_unit": "image"})
     queries: dict[tuple[int, int], str] = {}
     for img in sorted(coco.images.values(), key=lambda im: im.id):
         image_path = f"images/{img.file_name}"

@@ -208,6 +208,9 @@ class Benchmark:
     images: dict[str, Path] = field(default_factory=dict)  # image_path -> source file
     notes: list[str] = field(default_factory=list)
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
+    # Top-level "source" of the ground truth: what it came from ("format") and the unit a
+    # bootstrap should resample ("resample_unit", read by analysis.compare.default_unit).
+    source: dict[str, str] = field(default_factory=dict)
 
     def add_annotation(self, ann_id: str, image_path: str, width: int, height: int,
                        category: str, segmentation: dict[str, Any] | None = None,
@@ -228,7 +231,8 @@ class Benchmark:
         self.tasks[task].append(row)
 
     def ground_truth(self) -> dict[str, Any]:
-        return {"annotations": self.annotations,
+        doc = {"source": self.source} if self.source else {}
+        return {**doc, "annotations": self.annotations,
                 "tasks": {k: v for k, v in self.tasks.items() if v}}
 
     def counts(self) -> dict[str, Any]:

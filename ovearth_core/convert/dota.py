@@ -290,7 +290,8 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
                    | {d.category for found in detections.values() for d in found})
-    bench = Benchmark(command, inputs=inputs)
+    # One query per (image, class): the queries of an image are not independent.
+    bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"})
     present: dict[tuple[str, str], list[DotaObject]] = defaultdict(list)
     for obj in objects:
         present[(obj.image, obj.category)].append(obj)

@@ -12,6 +12,7 @@ from typing import Any
 from ..analysis.compare import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    UNITS,
     Comparison,
     compare_results,
     query_score,
@@ -70,7 +71,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED,
                       taxonomy: Mapping[str, str] | None = None,
-                      cache: ResultCache | None = None) -> ReportData:
+                      cache: ResultCache | None = None,
+                      bootstrap_unit: str | None = None) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
@@ -78,6 +80,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
 
     With ``modalities="auto"`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
+
+    ``bootstrap_unit`` (``query`` or ``image``; ``None``: the ground truth's
+    ``source.resample_unit``, images for a DOTA or COCO conversion) is what the intervals
+    resample.
 
     With a ``cache`` (:mod:`ovearth_core.cache`) each task's evaluator result is looked up
     by the digests of the very bytes read and the options, and stored after evaluating;
@@ -92,8 +98,13 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     # in the report is of the very bytes evaluated.
     data = read_input(gt_file, "ground-truth")
     gt_sha256 = hashlib.sha256(data).hexdigest()
-    gt = parse_ground_truth(parse_json(data, str(gt_file)), str(gt_file))
+    gt_doc = parse_json(data, str(gt_file))
     del data
+    source = gt_doc.get("source") if isinstance(gt_doc, dict) else None
+    unit = bootstrap_unit or (source.get("resample_unit") if isinstance(source, dict)
+                              and source.get("resample_unit") in UNITS else "query")
+    gt = parse_ground_truth(gt_doc, str(gt_file))
+    del gt_doc
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
@@ -132,12 +143,12 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     comparisons = {}
     if len(subs) == 2:
         comparisons = {key: compare_results(subs[0].results[key], subs[1].results[key],
-                                            n_resamples=n_resamples, seed=seed)
+                                            n_resamples=n_resamples, seed=seed, unit=unit)
                        for key in task_keys}
     groups = {} if taxonomy is None else {
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
                          result_b=subs[1].results[key] if len(subs) == 2 else None,
-                         n_resamples=n_resamples, seed=seed) for key in task_keys}
+                         n_resamples=n_resamples, seed=seed, unit=unit) for key in task_keys}
     options = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,

@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help="bootstrap resamples (default 2000, at least 1000)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    parser.add_argument("--bootstrap-unit", choices=("auto", "query", "image"), default="auto",
+                        help="what the bootstrap resamples (default auto: images for a DOTA "
+                             "or COCO conversion, else queries)")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
     add_cache_arguments(parser)
@@ -68,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
                                  args.iou_threshold, args.score_threshold, args.bbox_format,
                                  args.worst, args.name, args.resamples, args.seed, taxonomy,
-                                 cache)
+                                 cache, None if args.bootstrap_unit == "auto"
+                                 else args.bootstrap_unit)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -110,6 +110,8 @@ def _key_metric_table(data: ReportData, task: str) -> str:
     note = ("<p class=\"sub\">Bold Δ: the interval excludes 0. – : not submitted or "
             "undefined (no difference or interval).</p>" if cmp else
             "<p class=\"sub\">– : not submitted or undefined.</p>")
+    if cmp and cmp.warning:
+        note += f"<p class=\"sub warn\">Intervals: {_e(cmp.warning)}.</p>"
     return (f"<p class=\"sub\">{_e(', '.join(counts))}</p>"
             + _table(header, rows, left=2) + note)
 
@@ -404,7 +406,10 @@ def render_html(data: ReportData) -> str:
 def _footer(data: ReportData) -> str:
     if not data.comparisons:
         return ""
-    text = ("Intervals: paired percentile bootstrap over queries (the same resample for both "
+    unit = next(iter(data.comparisons.values())).unit  # one unit for every task
+    over = ("images (a drawn image brings all its queries)" if unit == "image"
+            else "queries")
+    text = (f"Intervals: paired percentile bootstrap over {over} (the same resample for both "
             f"submissions), {data.options['bootstrap_resamples']} resamples, seed "
             f"{data.options['bootstrap_seed']}; a resample in which a metric is undefined is "
             "left out. McNemar: two-sided exact binomial test on the discordant queries.")

@@ -281,3 +281,36 @@ def slice_figure(table: SliceTable, metric: str) -> go.Figure:
     kind = "paired bootstrap" if table.paired else "bootstrap"
     return _layout(fig, f"{label} by {table.attribute} ({table.confidence:.0%} {kind} "
                         f"intervals, {table.n_resamples} resamples)")
+
+
+def category_confusion_figure(matrix: dict[str, dict[str, int]], modality: str,
+                              categories: Sequence[str] = ()) -> go.Figure:
+    """Predicted category (rows) against GT category (columns) of unmatched predicted boxes
+    on another category's GT box (:func:`ovearth_core.analysis.objects.confusion`), over
+    ``categories`` and those of the matrix (the diagonal is not counted: "·").
+
+    Every non-zero cell has an invisible square marker carrying ``[predicted, GT]`` in
+    ``customdata``: a heatmap cell cannot be selected, a marker can (as the presence matrix).
+    """
+    names = sorted({*categories, *matrix, *(g for row in matrix.values() for g in row)})
+    preds = gts = names
+    z = [[matrix.get(p, {}).get(g, 0) for g in gts] for p in preds]
+    text = [["·" if p == g else f"{v:,}" if v else "" for g, v in zip(gts, row, strict=True)]
+            for p, row in zip(preds, z, strict=True)]
+    fig = go.Figure(go.Heatmap(z=z, x=gts, y=preds, text=text, texttemplate="%{text}",
+                               colorscale=[[0, "#f7fbff"], [1, "#cb181d"]], showscale=False,
+                               hoverinfo="skip"))
+    cells = [(p, g, n) for p, row in matrix.items() for g, n in row.items() if n]
+    fig.add_trace(go.Scatter(
+        x=[g for _, g, _ in cells], y=[p for p, _, _ in cells],
+        customdata=[[p, g] for p, g, _ in cells], mode="markers", showlegend=False,
+        marker={"symbol": "square", "size": 40, "opacity": 0}, name="cells",
+        text=[f"{n:,}" for _, _, n in cells],
+        hovertemplate="predicted %{y} on GT %{x}: %{text} boxes<br>click: open them in the "
+                      "Gallery<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title="predicted category (the query's)")
+    fig.update_xaxes(title="GT category")
+    height = max(320, 160 + 44 * len(preds))
+    return _layout(fig, f"{MODALITY_LABELS[modality]}: unmatched predicted boxes on another "
+                        "category's GT box · click a cell", height=height,
+                   clickmode="event+select")

@@ -19,10 +19,11 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core.analysis import crosstask
+from ovearth_core.analysis import crosstask, gallery, objects
 from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
+from ovearth_core.analysis.compare import default_unit
 from ovearth_core.analysis.leaderboard import (
     evaluate_submissions,
     leaderboard_report,
@@ -93,6 +94,68 @@ def attribution(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> 
     value = error_attribution(_loaded(gt, pred, options), options.iou_threshold,
                               evaluated=data.evaluate(gt, pred, options).results)
     return Timed(value, time.perf_counter() - start)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                    modality: str) -> list[objects.QueryObjects]:
+    """:func:`objects.query_objects` of the run as evaluated, in query order (empty when
+    the modality was not evaluated)."""
+    run = data.evaluate(gt, pred, options).run
+    if run is None or modality not in run.box_facts:
+        return []
+    return objects.query_objects(run.samples, modality, options.iou_threshold,
+                                 entries=[r[modality] for r in run.per_sample])
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def object_errors(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                  modality: str) -> dict[str, str]:
+    """``{query_id: its object errors in a few words}`` (:func:`objects.error_summary`)."""
+    return {qo.query_id: objects.error_summary(qo)
+            for qo in object_outcomes(gt, pred, options, modality)}
+
+
+def box_modality(run: Any) -> str | None:
+    """The box modality the object views show: HBB when evaluated, else OBB (the viewer's
+    box picker's)."""
+    return gallery.default_modality(run.evaluation.run) if run.evaluation.run else None
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def tiles_with_objects(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                       selector: str, modality: str | None) -> list[gallery.Tile]:
+    """The gallery's tiles with their object outcome and confused category."""
+    every = data.gallery_tiles(gt, pred, options, selector, modality)
+    if modality is None or selector == "queries":
+        return every
+    return gallery.with_objects(every, object_outcomes(gt, pred, options, modality),
+                                options.iou_threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def resample_unit(gt: data.FileKey) -> str:
+    """The bootstrap unit the ground truth asks for (``image`` for a DOTA / COCO
+    conversion, else ``query``)."""
+    return default_unit(gt[0])
+
+
+UNIT_CHOICES = ("auto", "image", "query")
+
+
+def unit_picker(gt: data.FileKey) -> str:
+    """The "Bootstrap unit" radio (shared by Compare and Slices); returns the unit in use:
+    the choice, or with ``auto`` the ground truth's (images for a DOTA / COCO conversion)."""
+    default = resample_unit(gt)
+    plural = {"image": "images", "query": "queries"}
+    why = ", as the ground truth asks" if default == "image" else ""
+    words = {"auto": f"auto ({plural[default]}{why})", **plural}
+    st.radio("Bootstrap unit", UNIT_CHOICES, horizontal=True, format_func=words.get,
+             help="What a bootstrap resample draws with replacement. Queries of one image "
+                  "(a DOTA or COCO conversion: one query per image and class) are not "
+                  "independent: resample images.", **state.bind("boot_unit", UNIT_CHOICES))
+    picked = st.session_state["boot_unit"]
+    return default if picked == "auto" else picked
 
 
 def has_boxes(modalities: tuple[str, ...]) -> bool:
@@ -234,7 +297,7 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
            taxonomy_items: tuple[tuple[str, str], ...] | None,
            tags: tuple[tuple[str, tuple[str, ...]], ...], n_resamples: int,
            seed: int, b: tuple[data.FileKey, data.Options] | None = None,
-           ) -> slices_.SliceTable:
+           unit: str = "query") -> slices_.SliceTable:
     """:func:`slices_.slice_table` of the run as evaluated (the sidebar's options);
     ``tags`` are the review tags of the task, as sorted items (part of the key); ``b``
     (a submission and its options) adds B and paired intervals of B − A."""
@@ -244,7 +307,7 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
         {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
-        seed=seed)
+        seed=seed, unit=unit)
 
 
 def form_evaluations(gt: data.FileKey, pred: data.FileKey, options: data.Options,
@@ -276,14 +339,14 @@ def joined(gt: data.FileKey, pred: data.FileKey, options: data.Options,
 def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Options,
                       n_resamples: int, seed: int,
                       b: tuple[data.FileKey, data.Options] | None = None,
-                      ) -> slices_.SliceTable:
+                      unit: str = "query") -> slices_.SliceTable:
     """:func:`slices_.query_form_table` of the three forms (and of B's, when given)."""
     ev = form_evaluations(gt, pred, options)
     ev_b = None if b is None else form_evaluations(gt, *b)
     return slices_.query_form_table(
         {f: e.results for f, e in ev.items()}, {f: e.run.samples for f, e in ev.items()},
         None if ev_b is None else {f: e.results for f, e in ev_b.items()},
-        n_resamples=n_resamples, seed=seed)
+        n_resamples=n_resamples, seed=seed, unit=unit)
 
 
 def clear() -> None:
@@ -295,4 +358,8 @@ def clear() -> None:
     _sweep.clear()
     _average_precision.clear()
     attribution.clear()
+    object_outcomes.clear()
+    object_errors.clear()
+    tiles_with_objects.clear()
+    resample_unit.clear()
     _boards.clear()

@@ -8,18 +8,20 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import review
-from ovearth_core.analysis import diagnose
+from ovearth_core.analysis import diagnose, objects
 
-from . import state, tags, viewer, views
+from . import analysis_data, state, tags, viewer, views
 from .sidebar import Run
 
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
 
 
 def filters(rows: list[dict[str, Any]], open_vocab: bool,
-            review_tags: dict[str, frozenset[str]] | None = None) -> dict[str, Any]:
+            review_tags: dict[str, frozenset[str]] | None = None,
+            run: Run | None = None) -> dict[str, Any]:
     """Draw the filter widgets; return keyword arguments for ``diagnose.filter_rows``
-    (``review_tags``: ``{query_id: tags}`` of the review sidecar, for the tag filter)."""
+    (``review_tags``: ``{query_id: tags}`` of the review sidecar, for the tag filter;
+    ``run``: for the object-outcome filter)."""
     ss = st.session_state
     top = st.columns([1.2, 2, 2, 1.3])
     top[0].toggle("Failed queries only", **state.bind("flt_failed_only"))
@@ -39,14 +41,77 @@ def filters(rows: list[dict[str, Any]], open_vocab: bool,
     review_tags = review_tags or {}
     names = [*review.BUILTIN_TAGS,
              *sorted(set().union(*review_tags.values()) - set(review.BUILTIN_TAGS))]
-    st.multiselect("Review tag", names, **state.bind("flt_review_tags", names),
-                   help="Queries with any of these tags (on the query or one of its objects).")
+    cols = st.columns(2)
+    cols[0].multiselect("Review tag", names, **state.bind("flt_review_tags", names),
+                        help="Queries with any of these tags (on the query or one of its "
+                             "objects).")
+    object_ids = object_filter(cols[1], run)
     wanted = set(ss["flt_review_tags"])
     ids = {q for q, t in review_tags.items() if t & wanted} if wanted else None
+    if object_ids is not None:
+        ids = object_ids if ids is None else ids & object_ids
     return {"query_ids": ids, "categories": ss["flt_categories"], "outcomes": ss["flt_outcomes"],
             "failures": ss["flt_failures"], "polarity": ss["flt_polarity"],
             "modality": ss["flt_modality"], "iou_range": tuple(ss["flt_iou"]),
             "text": ss["flt_text"], "failed_only": ss["flt_failed_only"]}
+
+
+def object_filter(where: Any, run: Run | None) -> set[str] | None:
+    """The object-outcome filter: ids of the queries with a box of a chosen outcome in the
+    viewer's box modality (``None``: no filter, or no box modality)."""
+    modality = None if run is None else analysis_data.box_modality(run)
+    where.multiselect(f"Object outcome ({'HBB' if modality == 'bbox' else 'OBB'})"
+                      if modality else "Object outcome", objects.ERRORS,
+                      disabled=modality is None, **state.bind("flt_objects", objects.ERRORS),
+                      help="Queries with a GT or predicted box of any of these outcomes "
+                           "(TIDE's kinds; README, \"error_attribution.objects\").")
+    chosen = st.session_state["flt_objects"]
+    if not chosen or modality is None:
+        return None
+    return objects.queries_with(
+        analysis_data.object_outcomes(run.gt, run.pred, run.options, modality), chosen)
+
+
+def _on_object_row(query_id: str, rows: list[dict[str, Any]], n_gt: int) -> None:
+    picked = st.session_state["_w_objlist"]
+    if picked is not None and picked < len(rows):
+        r = rows[picked]
+        # The viewer's box picker counts GT boxes first, then predictions.
+        st.session_state["view_focus"] = (query_id, r["index"] + (n_gt if r["role"] == "pred"
+                                                                  else 0))
+
+
+def object_list(run: Run, query_id: str) -> None:
+    """The query's boxes by outcome (errors first): a missed GT box with its nearest
+    prediction of the image and that prediction's category; picking one zooms the viewer
+    to the box."""
+    modality = analysis_data.box_modality(run)
+    if modality is None:
+        return
+    per = analysis_data.object_outcomes(run.gt, run.pred, run.options, modality)
+    qo = next((q for q in per if q.query_id == query_id), None)
+    if qo is None or not (qo.gt_outcome or qo.pred_outcome):
+        return
+    rows = objects.object_rows(qo)
+    counts = qo.counts()
+    errors = {k: v for side in counts.values() for k, v in side.items()
+              if v and k != objects.MATCHED}
+    label = "HBB" if modality == "bbox" else "OBB"
+    frame = views.object_frame(rows)
+    with st.expander(f"Objects by outcome ({label}: {len(qo.gt_outcome)} GT, "
+                     f"{len(qo.pred_outcome)} predicted)", expanded=len(rows) > 20):
+        st.caption(" · ".join(f"{k} {v}" for k, v in errors.items()) or "every box matched")
+        labels = [" · ".join(str(v) for v in r.values()) for r in frame.to_dict("records")]
+        st.session_state["_w_objlist"] = None  # a picker, not a state: the focus is kept
+        st.selectbox("Zoom to an object (errors first)", range(len(rows)),
+                     format_func=labels.__getitem__, key="_w_objlist",
+                     placeholder="pick a box to zoom the viewer to it",
+                     on_change=_on_object_row, args=(query_id, rows, len(qo.gt_outcome)))
+        st.dataframe(frame, hide_index=True, placeholder="—", width="stretch",
+                     height=min(400, 38 + 35 * len(rows)))
+        st.caption("For a GT box: the nearest predicted box of the image, any query (a "
+                   "missed small vehicle boxed as a large vehicle shows it here); for a "
+                   "predicted box: its best GT box of another category.")
 
 
 def resolve_selection(task: str, ids: list[str], all_ids: set[str]) -> str | None:
@@ -69,11 +134,15 @@ def _on_table_select(task: str, ids: list[str]) -> None:
         state.select_query(task, ids[picked[0]])
 
 
-def table(task: str, shown: list[dict[str, Any]], total: int) -> None:
+def table(task: str, shown: list[dict[str, Any]], total: int, run: Run | None = None) -> None:
+    """The query table (with ``run``: a column of each query's object errors)."""
     ids = [r["query_id"] for r in shown]
+    modality = None if run is None else analysis_data.box_modality(run)
+    errors = None if modality is None else analysis_data.object_errors(
+        run.gt, run.pred, run.options, modality)
     st.caption(f"{len(shown):,} of {total:,} queries, worst first · click a row to view it")
-    st.dataframe(views.rows_frame(shown), hide_index=True, placeholder="—", width="stretch",
-                 height=300,
+    st.dataframe(views.rows_frame(shown, errors), hide_index=True, placeholder="—",
+                 width="stretch", height=300,
                  column_config=views.TABLE_CONFIG, on_select=partial(_on_table_select, task, ids),
                  selection_mode="single-row", key="qtable")
     jump_box(task, shown)
@@ -135,4 +204,5 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     shown_tags = tags.query_tags(run).get(current, frozenset())
     viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
                   tags=", ".join(sorted(shown_tags)))
+    object_list(run, current)
     viewer.prefetch(run, ids[i + 1] if i + 1 < len(ids) else None)

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import review
-from ovearth_core.analysis import diagnose, gallery
+from ovearth_core.analysis import diagnose, gallery, objects
 
 from . import data, state, tags, views
 from .sidebar import Run
@@ -47,9 +47,20 @@ def controls(run: Run, open_vocab: bool) -> dict[str, Any]:
     bottom[4].slider("IoU range", 0.0, 1.0, step=0.05, **state.bind("gal_iou"))
     review_tags = tags.query_tags(run)
     names = tags.current(run).all_tags()
-    st.multiselect("Review tag", names, **state.bind("gal_review_tags", names),
-                   help="Tiles of queries with any of these tags (on the query or one of "
-                        "its objects), as the explorer's review-tag filter.")
+    third = st.columns(3)
+    third[0].multiselect("Review tag", names, **state.bind("gal_review_tags", names),
+                         help="Tiles of queries with any of these tags (on the query or one "
+                              "of its objects), as the explorer's review-tag filter.")
+    boxes = selector != "queries" and bool(modalities)
+    kinds = (objects.GT_OUTCOMES if selector == "GT boxes" else objects.PRED_OUTCOMES)[1:]
+    third[1].multiselect("Object outcome", kinds, disabled=not boxes,
+                         **state.bind("gal_errors", list(kinds)),
+                         help="TIDE's kinds (README, \"error_attribution.objects\").")
+    third[2].multiselect("Confused with (category)", categories, disabled=not boxes,
+                         **state.bind("gal_confused", categories),
+                         help="A predicted box left unmatched on a GT box of this category "
+                              "(a cell of the category confusion); a GT box left unmatched "
+                              "whose nearest prediction is of this category.")
     wanted = set(ss["gal_review_tags"])
     ids = {q for q, t in review_tags.items() if t & wanted} if wanted else None
     return {"selector": selector,
@@ -58,7 +69,19 @@ def controls(run: Run, open_vocab: bool) -> dict[str, Any]:
             "filters": {"outcomes": ss["gal_outcomes"], "failures": ss["gal_failures"],
                         "categories": ss["gal_categories"], "polarity": ss["gal_polarity"],
                         "sizes": ss["gal_sizes"], "iou_range": tuple(ss["gal_iou"]),
-                        "query_ids": ids}}
+                        "query_ids": ids, "errors": ss["gal_errors"] if boxes else [],
+                        "confused_with": ss["gal_confused"] if boxes else []}}
+
+
+def open_cell(modality: str, predicted: str, gt_category: str) -> None:
+    """Open the Gallery on the predicted boxes of ``predicted`` left unmatched on a GT box
+    of ``gt_category`` (a cell of the category confusion), every other filter reset."""
+    ss = st.session_state
+    for key, value in state.GALLERY_DEFAULTS.items():
+        ss[key] = value.copy() if isinstance(value, list) else value
+    ss.update(gal_selector="predicted boxes", gal_modality=modality,
+              gal_categories=[predicted], gal_confused=[gt_category])
+    st.switch_page("pages/2_Gallery.py")
 
 
 def pager(n_tiles: int) -> int:
@@ -78,6 +101,8 @@ def pager(n_tiles: int) -> int:
 def caption(tile: gallery.Tile) -> str:
     """The text under a tile: outcome, IoU, score, size; then the query's text."""
     parts = [tile.outcome]
+    if tile.error not in ("", "matched", tile.outcome):
+        parts.append(tile.error + (f" ({tile.confused_with})" if tile.confused_with else ""))
     if tile.iou is not None:
         parts.append(f"{'best ' if tile.outcome == 'missed' else ''}IoU {tile.iou:.2f}")
     if tile.score is not None:

@@ -112,7 +112,8 @@ def _options_panel() -> None:
 PAGES = (("app.py", "Overview"), ("pages/1_Query_explorer.py", "Query explorer"),
          ("pages/2_Gallery.py", "Gallery"), ("pages/3_Compare.py", "Compare"),
          ("pages/4_Leaderboard.py", "Leaderboard"), ("pages/5_Slices.py", "Slices"),
-         ("pages/6_Annotation.py", "Annotation (three tasks)"))
+         ("pages/6_Annotation.py", "Annotation (three tasks)"),
+         ("pages/7_Confusion.py", "Category confusion"))
 
 
 def _navigation() -> None:

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis import slices
+from ovearth_core.analysis.compare import MIN_UNITS
 from ovearth_core.viz import analysis_figures as figs
 
 from . import analysis_data, data, state, views
@@ -81,6 +82,19 @@ def query_form_caption() -> None:
                "for (the same targets, named by a category phrase, a referring expression "
                "or a reasoning question): a drop in one form is the language, not the "
                "object. One annotation's three results: the Annotation page.")
+
+
+def few_units(table: slices.SliceTable) -> None:
+    """A warning naming the slices whose intervals rest on fewer than MIN_UNITS units."""
+    few = [v for v in table.values if v.num_units < MIN_UNITS]
+    if not few:
+        return
+    noun = "images" if table.unit == "image" else "queries"
+    listed = ", ".join(f"{v.value} ({v.num_units})" for v in few[:12])
+    more = f" and {len(few) - 12} more" if len(few) > 12 else ""
+    st.warning(f"{len(few)} of {len(table.values)} slices have intervals resting on fewer "
+               f"than {MIN_UNITS} {noun} resampled: {listed}{more}. Such intervals are rough "
+               "and usually too narrow.", icon=":material/warning:")
 
 
 def metric_picker(table: slices.SliceTable) -> str:

@@ -16,7 +16,8 @@ in the sidebar and in each page's caption.
 reproduces a view on a fresh server: ``data`` (benchmark folder), or ``gt`` and
 ``images``; ``sub`` (submission: its name in ``predictions/``, or a path); ``b`` (Compare's
 B); ``task``; ``mods`` (comma list; absent: auto), ``iou``, ``score``, ``fmt``; explorer
-filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags), ``cat``,
+filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags), ``obj``
+(object outcomes), ``cat``,
 ``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``; the
 gallery's ``g*`` parameters (:func:`gallery_params`); ``ann`` (the Annotation page's
 annotation). Paths are
@@ -66,12 +67,13 @@ if not LOG.handlers:  # the module is imported once per server; a re-import must
 FILTER_DEFAULTS: dict[str, Any] = {
     "flt_failed_only": False, "flt_outcomes": [], "flt_failures": [], "flt_categories": [],
     "flt_polarity": "all", "flt_modality": "any", "flt_iou": (0.0, 1.0), "flt_text": "",
-    "flt_review_tags": [],
+    "flt_review_tags": [], "flt_objects": [],
 }
 GALLERY_DEFAULTS: dict[str, Any] = {
     "gal_selector": "GT boxes", "gal_modality": "bbox", "gal_outcomes": [], "gal_failures": [],
     "gal_categories": [], "gal_polarity": "all", "gal_sizes": [], "gal_iou": (0.0, 1.0),
-    "gal_sort": "worst first", "gal_page": 1, "gal_review_tags": [],
+    "gal_sort": "worst first", "gal_page": 1, "gal_review_tags": [], "gal_errors": [],
+    "gal_confused": [],
 }
 VIEWER_DEFAULTS: dict[str, Any] = {
     "view_layers": ["GT mask", "predicted mask", "GT HBB", "predicted HBB", "GT OBB",
@@ -165,7 +167,7 @@ def defaults() -> dict[str, Any]:
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
         "cmp_query": "", "show_analysis": False, "slice_attr": "category",
-        "slice_metric": "", "slice_taxonomy": "",
+        "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
         "_link_notes": [],
@@ -334,7 +336,8 @@ def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
     if _choice(params, "failed", ("1", "true", "0", "false"), notes) in ("1", "true"):
         ss["flt_failed_only"] = True
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
+                      ("cat", "flt_categories"), ("rtag", "flt_review_tags"),
+                      ("obj", "flt_objects")):
         if params.get(key):
             ss[name] = [v for v in params[key].split(",") if v]
     if _choice(params, "pol", ("positive", "negative"), notes):
@@ -354,12 +357,14 @@ def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
 
 # The gallery's link parameters (all prefixed ``g``): gsel (gt, pred, queries), gmod, gout,
 # gtag (failure tags), gcat, gpol, gsize, giou_lo, giou_hi, gsort (worst, smallest,
-# largest), gpage, grtag (review tags). Comma lists like the explorer's.
+# largest), gpage, grtag (review tags), gerr (object outcomes), gconf (confused with a
+# category). Comma lists like the explorer's.
 GALLERY_SELECTORS = {"gt": "GT boxes", "pred": "predicted boxes", "queries": "queries"}
 GALLERY_SORTS = {"worst": "worst first", "smallest": "smallest first",
                  "largest": "largest first"}
 _GALLERY_LISTS = (("gout", "gal_outcomes"), ("gtag", "gal_failures"), ("gcat", "gal_categories"),
-                  ("gsize", "gal_sizes"), ("grtag", "gal_review_tags"))
+                  ("gsize", "gal_sizes"), ("grtag", "gal_review_tags"),
+                  ("gerr", "gal_errors"), ("gconf", "gal_confused"))
 
 
 def _apply_gallery(params: dict[str, str], notes: list[str]) -> None:
@@ -476,7 +481,8 @@ def _filter_params() -> dict[str, str]:
     if ss["flt_failed_only"]:
         out["failed"] = "1"
     for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories"), ("rtag", "flt_review_tags")):
+                      ("cat", "flt_categories"), ("rtag", "flt_review_tags"),
+                      ("obj", "flt_objects")):
         if ss[name]:
             out[key] = ",".join(ss[name])
     if ss["flt_polarity"] != "all":

@@ -134,10 +134,16 @@ def picked_row(event: Any) -> int | None:
     return rows[0] if rows else None
 
 
-def rows_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def rows_frame(rows: list[dict[str, Any]], object_errors: dict[str, str] | None = None,
+               ) -> pd.DataFrame:
+    """The explorer's table; ``object_errors`` (``{query_id: summary}``) adds a column of
+    each query's object-level errors."""
     columns = ["query_id", "text", "category", "polarity", "outcome", "failure", "seg_iou",
                "bbox_f1", "obb_f1", "num_gt", "num_pred", "failure_detail"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    if object_errors is not None:
+        frame["object_errors"] = [object_errors.get(r["query_id"], "") for r in rows]
+    return frame
 
 
 TABLE_CONFIG = {
@@ -147,4 +153,16 @@ TABLE_CONFIG = {
     "bbox_f1": st.column_config.NumberColumn("HBB F1", format="%.3f"),
     "obb_f1": st.column_config.NumberColumn("OBB F1", format="%.3f"),
     "failure_detail": st.column_config.TextColumn("detail"),
+    "object_errors": st.column_config.TextColumn("object errors", width="medium"),
 }
+
+
+def object_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The explorer's object list (:func:`ovearth_core.analysis.objects.object_rows`)."""
+    return pd.DataFrame([{
+        "box": f"{r['role']} {r['index'] + 1}", "outcome": r["outcome"],
+        "IoU": fmt(r["iou"]) if r["iou"] else "—",
+        "score": "—" if r["score"] is None else f"{r['score']:.2f}",
+        "nearest box": (f"{r['near_category']} · IoU {r['near_iou']:.2f}"
+                          + (f" ({r['near_query']})" if r["near_query"] else ""))
+        if r["near_category"] else "—"} for r in rows])
