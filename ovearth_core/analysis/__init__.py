@@ -10,7 +10,8 @@ output (spec keys are never renamed). Its parts:
 ``error_attribution``
     :func:`ovearth_core.analysis.attribution.error_attribution` -- metric rise per fixed error kind.
 ``warnings``
-    ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order).
+    ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order);
+    queries with more GT boxes than the COCO detection cap.
 
 Score-dependent parts are only meaningful for samples loaded without a score threshold; the
 threshold the samples were loaded with is recorded as ``loaded_score_threshold``.
@@ -21,14 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..types import SampleList
-from .ap import average_precision_report
+from .ap import COCO_MAX_DETECTIONS, average_precision_report
 from .attribution import error_attribution
 from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                     hard_negatives: bool = False, max_points: int | None = 101,
-                    ) -> dict[str, Any]:
+                    max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
     """Sweep, average precision and error attribution of one task's samples.
 
     Args:
@@ -37,11 +38,12 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         iou_threshold: the run's box matching threshold.
         hard_negatives: count boxes on negative queries as AP false positives.
         max_points: cap on the number of sweep thresholds.
+        max_detections: COCO's detection cap per query (COCOeval's ``maxDets[-1]``).
     """
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
-    ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \
-        else None
+    ap = average_precision_report(samples, iou_threshold, mods, hard_negatives,
+                                  max_detections) if has_boxes else None
     return {
         "loaded_score_threshold": samples.score_threshold,
         "score_sweep": (sweep_to_dict(score_sweep(samples, iou_threshold,
@@ -49,6 +51,9 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                         if has_boxes or samples.task == "open_vocabulary" else None),
         "average_precision": ap,
         "error_attribution": error_attribution(samples, iou_threshold),
-        "warnings": [{"code": "score_ties", "message": f"{m} AP: {ap[m]['score_ties']['warning']}"}
-                     for m in BOX_MODALITIES if ap and ap[m] and ap[m]["score_ties"]["warning"]],
+        "warnings": [{"code": code, "message": f"{m} AP: {warning}"}
+                     for m in BOX_MODALITIES if ap and ap[m]
+                     for code, warning in (("score_ties", ap[m]["score_ties"]["warning"]),
+                                           ("detection_cap", ap[m]["coco"]["cap_warning"]))
+                     if warning],
     }
