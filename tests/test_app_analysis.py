@@ -340,3 +340,37 @@ def test_leaderboard_with_the_cache_off(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert_ok(at)
     assert "result cache off" in _caption(at)
     assert not (tmp_path / "cache").exists()
+
+
+def test_overview_shows_pooled_ap_and_per_category_map_with_a_raised_cap() -> None:
+    """Issue 25: beside the pooled AP, COCO's and DOTA's per-category mAP, labelled with
+    what they average; the detection cap reaches the computation (and its cache key) and
+    a dense query over the cap gets a note."""
+    at = _overview("box_detector")
+    samples = load_samples(GT, DEMO / "predictions" / "box_detector.json", "vocabulary",
+                           modalities="auto")
+    for cap in (100, 1500):
+        if cap != 100:
+            (box,) = [n for n in at.number_input if n.label.startswith("COCO detection cap")]
+            box.set_value(cap).run()
+        assert_ok(at)
+        report = average_precision_report(samples, 0.5, samples.modalities, False, cap)
+        shown = _metrics(at)
+        for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+            coco, devkit = report[key]["coco"], report[key]["voc_devkit"]
+            assert shown[f"{label} mAP@[.5:.95]"] == _f(coco["map@[0.5:0.95]"])
+            assert shown[f"{label} mAP@.5"] == _f(coco["map@0.5"])
+            assert shown[f"{label} DOTA mAP (VOC07)"] == _f(devkit["map_11_point"])
+            assert shown[f"{label} DOTA mAP (every point)"] == _f(devkit["map_every_point"])
+            assert shown[f"{label} AP@[.5:.95]"] == _f(coco["ap@[0.5:0.95]"])
+        captions = " ".join(c.value for c in at.caption)
+        n = report["bbox"]["coco"]["num_categories"]
+        assert f"mAP@[.5:.95]: COCO's mAP, 101 points, mean over {n} categories" in captions
+        assert "AP: VOC every point, pooled over all queries, class-agnostic" in captions
+        assert f"at most {cap:,} boxes per query" in captions
+        notes = [w.value for w in at.warning if "detection cap" in w.value]
+        over = report["bbox"]["coco"]["queries_over_cap"]
+        assert bool(notes) is bool(over)
+        if cap == 100:
+            assert over and f"cap of {cap:,}" in notes[0] and over[0] in notes[0]
+    assert report["bbox"]["coco"]["max_detections"] == 1500

@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..field_metrics import box_fields
+from ..labels import AP_METRICS
 from ..types import IOU_THRESHOLDS, Sample
 from .coco import (
     COCO_RANGES,
@@ -349,6 +350,20 @@ def cap_check(samples: Sequence[Sample], modality: str, max_detections: int,
                    f"of {max_detections:,} per query ({names}): their COCO-style AP and AR "
                    "cannot reach 1; raise the cap with --max-detections (AI-TOD uses 1500)")
     return {"queries_over_cap": over, "cap_warning": warning}
+
+
+def ap_numbers(entry: dict[str, Any] | None) -> dict[str, tuple[float | None, int | None]]:
+    """Each AP of :data:`~ovearth_core.labels.AP_METRICS` in one modality's block of
+    :func:`average_precision_report` (``None`` for a modality without AP), with the number
+    of categories its mean is over (``None`` for a pooled AP), in the table's order."""
+    out: dict[str, tuple[float | None, int | None]] = {}
+    for key, (_, _, scope) in AP_METRICS.items():
+        block, dot, name = key.partition(".")  # "coco.map@[0.5:0.95]": block, then key
+        holder = (entry or {}).get(block) if dot else entry
+        name = name if dot else key
+        value = (holder or {}).get(name)
+        out[key] = (value, (holder or {}).get("num_categories") if scope == "mean" else None)
+    return out
 
 
 def _none_if_nan(value: Any) -> Any:

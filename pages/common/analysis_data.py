@@ -21,7 +21,7 @@ import streamlit as st
 
 from ovearth_core.analysis import crosstask
 from ovearth_core.analysis import slices as slices_
-from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS, average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.leaderboard import (
     evaluate_submissions,
@@ -70,18 +70,19 @@ def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed
 
 
 def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                      hard_negatives: bool) -> Timed:
-    """:func:`average_precision_report` of every box (no score threshold)."""
-    return _average_precision(gt, pred, every_box(options), hard_negatives)
+                      hard_negatives: bool, max_detections: int = COCO_MAX_DETECTIONS) -> Timed:
+    """:func:`average_precision_report` of every box (no score threshold), COCO's block
+    capped at ``max_detections`` boxes per query (part of the cache key)."""
+    return _average_precision(gt, pred, every_box(options), hard_negatives, max_detections)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                       hard_negatives: bool) -> Timed:
+                       hard_negatives: bool, max_detections: int) -> Timed:
     start = time.perf_counter()
     samples = _loaded(gt, pred, options)
     value = average_precision_report(samples, options.iou_threshold, samples.modalities,
-                                     hard_negatives)
+                                     hard_negatives, max_detections)
     return Timed(value, time.perf_counter() - start)
 
 
