@@ -374,3 +374,37 @@ def test_overview_shows_pooled_ap_and_per_category_map_with_a_raised_cap() -> No
         if cap == 100:
             assert over and f"cap of {cap:,}" in notes[0] and over[0] in notes[0]
     assert report["bbox"]["coco"]["max_detections"] == 1500
+
+
+def _demo_ap(name: str, cap: int) -> dict:
+    samples = load_samples(GT, DEMO / "predictions" / f"{name}.json", "vocabulary",
+                           modalities=("segmentation", "bbox", "oriented_bbox"))
+    return average_precision_report(samples, 0.5, samples.modalities, False, cap)
+
+
+def test_leaderboard_ranks_by_per_category_map_at_the_overview_cap() -> None:
+    """Issue 25: with the toggle on, AP and COCO's / DOTA's mAP are rankable columns equal to
+    each submission's AP report at the Overview's detection cap."""
+    at = _leaderboard(ap_max_detections=110)
+    at.toggle(key="lb_ap").set_value(True).run()
+    assert_ok(at)
+    reports = {name: _demo_ap(name, 110) for name in PERSONAS}
+    column = "HBB mAP@[.5:.95] (mean over categories)"
+    at.selectbox(key="lb_rank_by").set_value("bbox_coco_map").run()
+    assert_ok(at)
+    table = at.dataframe[0].value
+    shown = dict(zip(table["model"], table[column], strict=True))
+    for name, rep in reports.items():
+        value = rep["bbox"]["coco"]["map@[0.5:0.95]"]
+        if name == "cautious_segmenter":  # submits no boxes: not a zero, ranked last
+            assert shown[name] is None or shown[name] != shown[name]
+        else:
+            assert shown[name] == pytest.approx(value)
+    ranked = [n for n in table["model"] if n != "cautious_segmenter"]
+    assert ranked == sorted(ranked, key=lambda n: -reports[n]["bbox"]["coco"]["map@[0.5:0.95]"])
+    assert list(table["model"])[-1] == "cautious_segmenter"
+    dota = dict(zip(table["model"], table["OBB DOTA mAP (VOC07) (mean over categories)"],
+                    strict=True))
+    assert dota["box_detector"] == pytest.approx(
+        reports["box_detector"]["oriented_bbox"]["voc_devkit"]["map_11_point"])
+    assert any("at most 110 boxes per query" in c.value for c in at.caption)

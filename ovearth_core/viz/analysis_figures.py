@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from ..analysis import additive
 from ..analysis.ap import ap_numbers
+from ..analysis.leaderboard import AP_RANKED
 from ..analysis.slices import SliceTable
 from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, metric_label
 from .figures import COLOURS
@@ -34,8 +35,11 @@ KIND_LABELS = {"hallucination": "hallucination", "miss": "miss", "localisation":
 ALL_KINDS_LABEL = "fix everything"
 # Leaderboard and attribution metrics are entries of the additive registry; their names are
 # the labels table's (modality, metric) names.
-LEADERBOARD_METRIC_LABELS = {name: metric_label(m.modality, m.metric)
-                             for name, m in additive.METRICS.items()}
+LEADERBOARD_METRIC_LABELS = {
+    **{name: metric_label(m.modality, m.metric) for name, m in additive.METRICS.items()},
+    **{name: f"{metric_label(m, key)} ("
+             f"{'pooled' if AP_METRICS[key][2] == 'pooled' else 'mean over categories'})"
+       for name, (m, key) in AP_RANKED.items()}}
 ATTRIBUTION_METRIC_LABELS = LEADERBOARD_METRIC_LABELS
 METRIC_COLOURS = {"presence_mcc": PRESENCE_COLOUR, "seg_macro_miou": COLOURS["seg"],
                   "seg_micro_miou": "#19d3f3", "bbox_micro_f1": COLOURS["bbox"],

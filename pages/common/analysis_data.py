@@ -146,7 +146,8 @@ Progress = Callable[[int, int, str, bool], None]
 def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Options,
                 n_subsets: int, seed: int,
                 shared: tuple[data.FileKey, data.Evaluation] | None = None,
-                progress: Progress | None = None) -> Board:
+                progress: Progress | None = None,
+                ap: tuple[bool, int] | None = None) -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     Files a typed path could not name (a link out of the data roots, a pipe, a device, a
@@ -155,9 +156,11 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     and its evaluation under these very options: used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_submissions`);
-    ``progress(done, total, name, cached)`` follows them.
+    ``progress(done, total, name, cached)`` follows them. ``ap`` (hard negatives, COCO's
+    detection cap) also ranks by each submission's AP and mAP (:func:`average_precision`,
+    cached per submission and options).
     """
-    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0])
+    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], ap)
     boards, lock = _boards()
     with lock:
         if key in boards:
@@ -195,7 +198,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
     for pred, outcome in zip(todo, outcomes, strict=True):
         by_path[pred[0]] = (outcome.result, outcome.num_problems, outcome.cached)
-    names, results, num_cached = [], [], 0
+    names, results, num_cached, ranked = [], [], 0, []
     for pred in usable:
         result, num_problems, cached = by_path[pred[0]]
         name = Path(pred[0]).stem
@@ -207,9 +210,12 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
             continue
         names.append(name)
         results.append(result)
+        ranked.append(pred)
         num_cached += cached
+    reports = None if ap is None or not has_boxes(options.modalities) else [
+        average_precision(gt, pred, options, *ap).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
-                                seed=seed)
+                                seed=seed, average_precision=reports)
     in_workers = sum(o.in_worker for o in outcomes)
     workers = min(worker_count(), in_workers)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,
