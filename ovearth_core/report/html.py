@@ -26,6 +26,7 @@ from ..labels import (
     NOT_SUBMITTED,
     TASK_LABELS,
     ap_description,
+    ap_scope,
     metric_label,
 )
 from ..viz import figures
@@ -388,7 +389,9 @@ def _ap_section(data: ReportData, task: str) -> str:
                            for a, b in zip(*values, strict=True)])
     scope = {k: n for k, (_, n) in ap_numbers(first[next(
         m for m in BOX_MODALITIES if first.get(m))]).items()}
-    header = ["modality", "submission"] + [METRIC_LABELS[k] for k in keys]
+    short = {k: "pooled" if AP_METRICS[k][2] == "pooled" else ap_scope(k, scope[k])
+             for k in keys}
+    header = ["modality", "submission"] + [f"{METRIC_LABELS[k]} ({short[k]})" for k in keys]
     legend = "; ".join(ap_description(k, scope[k]) for k in keys)
     view = ("boxes on negative queries count as false positives (of the category their "
             "phrase names, in the mAP)" if first["hard_negatives"] else "positive queries only")

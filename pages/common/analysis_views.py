@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis.ap import MIN_MAX_DETECTIONS, ap_numbers
-from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description
+from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
 from ovearth_core.viz import analysis_figures as af
 
 from . import analysis_data, state, views
@@ -87,10 +87,14 @@ def average_precision(run: Run) -> None:
         st.markdown(f"**Pooled AP** — {POOLED_SCOPE}")
         for part, values in af.ap_cards(report).items():
             _cards(part, values)
-        st.markdown("**mAP** — each category's AP, then the mean (the number COCO and DOTA "
-                    "papers report)")
+        first = next(report[m] for m in af.BOX_MODALITIES if report.get(m))
+        st.markdown(f"**mAP** — {ap_scope('coco.map@[0.5:0.95]', first['coco']['num_categories'])}"
+                    ": each category's AP, then the mean (the number COCO and DOTA papers "
+                    "report)")
         for part, values in af.map_cards(report).items():
-            _cards(part, values)
+            items = list(values.items())  # two a row: the labels are long
+            for k in range(0, len(items), 2):
+                _cards(part, dict(items[k:k + 2]))
         for m in af.BOX_MODALITIES:
             over = (report.get(m) or {}).get("coco", {}).get("queries_over_cap") or []
             if over:
