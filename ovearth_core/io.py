@@ -46,6 +46,8 @@ class Annotation:
     # Ignore regions (COCO crowd): only the COCO-style AP reads them.
     ignore_boxes: np.ndarray = field(default_factory=lambda: EMPTY_BOXES)  # (R, 4) xyxy
     ignore_obbs: np.ndarray = field(default_factory=lambda: EMPTY_POLYS)  # (R, 4, 2)
+    # DOTA's difficult flags (N,) bool, parallel to boxes / obbs; empty when not given.
+    difficult: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,14 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
                       "a unique annotation id", fields.id)
         else:
             boxes, obbs, ignore_boxes, ignore_obbs = arrays
+            counts = {len(a) for a in (boxes, obbs) if len(a)}
+            if fields.difficult.size and counts != {fields.difficult.size}:
+                found.add((1, i, len(GT_BOX_FIELDS) + 2), f"annotations[{i}].difficult",
+                          "one flag per target box (as many as bbox / oriented_bbox: "
+                          f"{' or '.join(map(str, sorted(counts))) or 0})",
+                          f"{fields.difficult.size} flags")
+                broken.add(ann_id)
+                continue
             annotations[fields.id] = replace(fields, boxes=boxes, obbs=obbs,
                                              ignore_boxes=ignore_boxes, ignore_obbs=ignore_obbs)
     return annotations, broken
@@ -311,10 +321,26 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
     except FieldError as err:
         found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found)
         ok = False
-    if not ok:
+    difficult = _difficult_flags(ann.get("difficult"), where, found, key)
+    if difficult is None or not ok:
         return _INVALID
     return Annotation(ann_id, image_path, width, height, category, mask,  # type: ignore[arg-type]
-                      EMPTY_BOXES, EMPTY_POLYS)
+                      EMPTY_BOXES, EMPTY_POLYS, difficult=difficult)
+
+
+def _difficult_flags(value: object, where: str, found: OrderedProblems, key: tuple[int, ...]
+                     ) -> np.ndarray | None:
+    """DOTA's ``difficult`` list (0/1 or booleans) as a bool array; ``None`` if invalid."""
+    if value is None:
+        return np.zeros(0, dtype=bool)
+    if not isinstance(value, list):
+        found.add(key, f"{where}.difficult", "a list of 0 / 1 flags", value)
+        return None
+    for j, flag in enumerate(value):
+        if flag not in (0, 1) or isinstance(flag, float):
+            found.add(key, f"{where}.difficult[{j}]", "0 or 1", flag)
+            return None
+    return np.array(value, dtype=bool)
 
 
 _INVALID = Annotation("", "", 0, 0, "", None, EMPTY_BOXES, EMPTY_POLYS)
@@ -591,6 +617,7 @@ def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,
         sample.gt_obbs = ann.obbs
         sample.gt_ignore_boxes = ann.ignore_boxes
         sample.gt_ignore_obbs = ann.ignore_obbs
+        sample.gt_difficult = ann.difficult
     if pred is None:
         return sample
     if "segmentation" in modalities:

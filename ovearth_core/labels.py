@@ -18,6 +18,21 @@ TASK_LABELS = {"open_vocabulary": "Open vocabulary", "referring": "Referring",
                "reasoning": "Reasoning"}
 MODALITY_LABELS = {"presence": "Presence", "seg": "Segmentation", "bbox": "HBB",
                    "oriented_bbox": "OBB"}
+# Average precision, keys of ``analysis.average_precision.<modality>`` (dotted: the key's
+# block): (label, convention, "pooled" | "mean"). Pooled: every query's boxes ranked as one
+# class (class-agnostic); mean: each category's AP first, then the mean, as COCO and DOTA
+# report mAP. Their labels are METRIC_LABELS entries like any other.
+AP_METRICS = {
+    "ap_every_point": ("AP", "VOC every point", "pooled"),
+    "ap_11_point": ("AP 11-pt", "VOC 2007, 11 points", "pooled"),
+    "coco.ap@[0.5:0.95]": ("AP@[.5:.95]", "COCO-style, 101 points", "pooled"),
+    "coco.map@[0.5:0.95]": ("mAP@[.5:.95]", "COCO's mAP, 101 points", "mean"),
+    "coco.map@0.5": ("mAP@.5", "COCO's mAP at IoU 0.5", "mean"),
+    "voc_devkit.map_11_point": ("DOTA mAP (VOC07)", "DOTA_devkit voc_eval, 11 points, IoU > t",
+                                "mean"),
+    "voc_devkit.map_every_point": ("DOTA mAP (every point)",
+                                   "DOTA_devkit voc_eval, every point, IoU > t", "mean"),
+}
 METRIC_LABELS = {
     "mcc": "MCC",
     "positive_macro_precision": "macro precision", "positive_macro_recall": "macro recall",
@@ -30,9 +45,35 @@ METRIC_LABELS = {
     "category_cum_miou": "class-wise IoU", "gres_giou": "GRES gIoU", "gres_ciou": "GRES cIoU",
     "mean_iou": "top-1 mean IoU", "mae": "count MAE", "rmse": "count RMSE",
     "rmse_with_negatives": "count RMSE with negatives",
+    # average precision (analysis.average_precision.<modality>)
+    **{key: label for key, (label, _, _) in AP_METRICS.items()},
 }
 PAPER_METRIC_LABELS = {"positive_macro_miou": "ma-IoU", "mcc": "MCC", "positive_micro_f1": "mi-F1"}
 NOT_SUBMITTED = "—"
+
+
+POOLED_SCOPE = "pooled over all queries, class-agnostic"
+
+
+def ap_scope(key: str, num_categories: int | None) -> str:
+    """What an AP key of :data:`AP_METRICS` averages: ``"pooled over all queries,
+    class-agnostic"`` (every query's boxes ranked as one class) or ``"mean over N
+    categories"`` (each category's AP first, as COCO and DOTA report mAP).
+
+    >>> ap_scope("coco.map@[0.5:0.95]", 15)
+    'mean over 15 categories'
+    """
+    if AP_METRICS[key][2] == "pooled":
+        return POOLED_SCOPE
+    n = "?" if num_categories is None else f"{num_categories:,}"
+    return f"mean over {n} categor{'y' if num_categories == 1 else 'ies'}"
+
+
+def ap_description(key: str, num_categories: int | None) -> str:
+    """``"<label>: <convention>, <scope>"``, e.g. ``"AP: VOC every point, pooled over all
+    queries, class-agnostic"``."""
+    label, convention, _ = AP_METRICS[key]
+    return f"{label}: {convention}, {ap_scope(key, num_categories)}"
 
 
 def metric_label(modality: str, metric: str) -> str:

@@ -84,6 +84,10 @@ class Sample:
     # COCO-style AP reads them; the spec's metrics see them as background.
     gt_ignore_boxes: npt.NDArray[np.float64] = field(default_factory=_empty_boxes)
     gt_ignore_obbs: npt.NDArray[np.float64] = field(default_factory=_empty_polys)
+    # DOTA's "difficult" flag of each target box (N,), parallel to gt_boxes / gt_obbs; empty
+    # when the annotation has none. Only the devkit's AP (``voc_devkit``) reads it.
+    gt_difficult: npt.NDArray[np.bool_] = field(
+        default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 class SampleList(list[Sample]):

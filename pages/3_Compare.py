@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core import report
-from ovearth_core.analysis.compare import Comparison, compare_results
+from ovearth_core.analysis.compare import Comparison, compare_results, not_submitted
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
@@ -108,11 +108,28 @@ st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
                            for c in cmp.categories]), hide_index=True, placeholder="—",
              width="stretch")
 
+hard = bool(st.session_state.get("ap_hard_negatives", False))  # the Overview's AP options
+cap = st.session_state["ap_max_detections"]
+if analysis_data.has_boxes(o.modalities):
+    st.header("Average precision (every box)")
+    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts, hard, cap).value
+                  for key, opts in ((run.pred, run.options), (b_key, o)))
+    st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
+                                        not_submitted(evaluation_b.results)),
+                 hide_index=True, placeholder="—", width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("A", "B", "Δ B − A")})
+    st.caption(f"No interval: AP ranks boxes across queries, so it is no sum of per-query "
+               f"pieces, which the paired bootstrap resamples. COCO-style at most {cap:,} "
+               "boxes per query" + (", hard negatives" if hard else "") + " (the Overview's "
+               "AP options).")
+
 
 def _report_html() -> bytes:
     built = report.build_report_data(
         run.gt[0], [run.pred[0], b_key[0]], o.modalities, run.images_dir, [o.task],
-        o.iou_threshold, o.score_threshold, o.bbox_format, names=names)
+        o.iou_threshold, o.score_threshold, o.bbox_format, names=names, hard_negatives=hard,
+        max_detections=cap)
     return report.render_html(built).encode("utf-8")
 
 

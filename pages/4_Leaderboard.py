@@ -55,8 +55,13 @@ def _progress(done: int, total: int, name: str, cached: bool) -> None:
                       f" · {name}{' (cached)' if cached else ''}")
 
 
+with_ap = st.toggle("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
+                    "submission's AP is computed: seconds each on the full benchmark)",
+                    key="lb_ap")
+ap = ((bool(st.session_state.get("ap_hard_negatives", False)),
+       st.session_state["ap_max_detections"]) if with_ap else None)
 board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
-                                  shared=shared, progress=_progress)
+                                  shared=shared, progress=_progress, ap=ap)
 bar.empty()
 report = board.report
 state.sync_url()
@@ -76,6 +81,10 @@ if not report["models"]:
 
 st.header("Ranking")
 analysis_views.leaderboard_table(report)
+if ap is not None:
+    st.caption(f"AP and mAP: every box, COCO-style at most {ap[1]:,} boxes per query"
+               + (", hard negatives" if ap[0] else "") + " (the Overview's AP options). They "
+               "rank boxes across queries, so they have no category-subset stability below.")
 st.header("Category-subset stability")
 analysis_views.stability_charts(report)
 analysis_views.mcc_vs_miou(report)

@@ -362,3 +362,71 @@ def test_leaderboard_of_one_submission_ranks_it_and_says_why_no_stability(
     assert "1 submission ranked" in notes
     assert "Presence MCC versus segmentation mIoU (a rank correlation) needs two" in notes
     assert not at.get("plotly_chart")
+
+
+def test_overview_shows_pooled_ap_and_per_category_map_with_a_raised_cap() -> None:
+    """Issue 25: beside the pooled AP, COCO's and DOTA's per-category mAP, labelled with
+    what they average; the detection cap reaches the computation (and its cache key) and
+    a dense query over the cap gets a note."""
+    at = _overview("box_detector")
+    samples = load_samples(GT, DEMO / "predictions" / "box_detector.json", "vocabulary",
+                           modalities="auto")
+    for cap in (100, 1500):
+        if cap != 100:
+            (box,) = [n for n in at.number_input if n.label.startswith("COCO detection cap")]
+            box.set_value(cap).run()
+        assert_ok(at)
+        report = average_precision_report(samples, 0.5, samples.modalities, False, cap)
+        shown = _metrics(at)
+        for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+            coco, devkit = report[key]["coco"], report[key]["voc_devkit"]
+            assert shown[f"{label} mAP@[.5:.95]"] == _f(coco["map@[0.5:0.95]"])
+            assert shown[f"{label} mAP@.5"] == _f(coco["map@0.5"])
+            assert shown[f"{label} DOTA mAP (VOC07)"] == _f(devkit["map_11_point"])
+            assert shown[f"{label} DOTA mAP (every point)"] == _f(devkit["map_every_point"])
+            assert shown[f"{label} AP@[.5:.95]"] == _f(coco["ap@[0.5:0.95]"])
+        captions = " ".join(c.value for c in at.caption)
+        n = report["bbox"]["coco"]["num_categories"]
+        assert f"mAP@[.5:.95]: COCO's mAP, 101 points, mean over {n} categories" in captions
+        assert "AP: VOC every point, pooled over all queries, class-agnostic" in captions
+        assert f"at most {cap:,} boxes per query" in captions
+        notes = [w.value for w in at.warning if "detection cap" in w.value]
+        over = report["bbox"]["coco"]["queries_over_cap"]
+        assert bool(notes) is bool(over)
+        if cap == 100:
+            assert over and f"cap of {cap:,}" in notes[0] and over[0] in notes[0]
+    assert report["bbox"]["coco"]["max_detections"] == 1500
+
+
+def _demo_ap(name: str, cap: int) -> dict:
+    samples = load_samples(GT, DEMO / "predictions" / f"{name}.json", "vocabulary",
+                           modalities=("segmentation", "bbox", "oriented_bbox"))
+    return average_precision_report(samples, 0.5, samples.modalities, False, cap)
+
+
+def test_leaderboard_ranks_by_per_category_map_at_the_overview_cap() -> None:
+    """Issue 25: with the toggle on, AP and COCO's / DOTA's mAP are rankable columns equal to
+    each submission's AP report at the Overview's detection cap."""
+    at = _leaderboard(ap_max_detections=110)
+    at.toggle(key="lb_ap").set_value(True).run()
+    assert_ok(at)
+    reports = {name: _demo_ap(name, 110) for name in PERSONAS}
+    column = "HBB mAP@[.5:.95] (mean over categories)"
+    at.selectbox(key="lb_rank_by").set_value("bbox_coco_map").run()
+    assert_ok(at)
+    table = at.dataframe[0].value
+    shown = dict(zip(table["model"], table[column], strict=True))
+    for name, rep in reports.items():
+        value = rep["bbox"]["coco"]["map@[0.5:0.95]"]
+        if name == "cautious_segmenter":  # submits no boxes: not a zero, ranked last
+            assert shown[name] is None or shown[name] != shown[name]
+        else:
+            assert shown[name] == pytest.approx(value)
+    ranked = [n for n in table["model"] if n != "cautious_segmenter"]
+    assert ranked == sorted(ranked, key=lambda n: -reports[n]["bbox"]["coco"]["map@[0.5:0.95]"])
+    assert list(table["model"])[-1] == "cautious_segmenter"
+    dota = dict(zip(table["model"], table["OBB DOTA mAP (VOC07) (mean over categories)"],
+                    strict=True))
+    assert dota["box_detector"] == pytest.approx(
+        reports["box_detector"]["oriented_bbox"]["voc_devkit"]["map_11_point"])
+    assert any("at most 110 boxes per query" in c.value for c in at.caption)

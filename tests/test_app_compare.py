@@ -126,3 +126,31 @@ def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     assert len(table) == 13
     recall = table[(table["modality"] == "HBB") & (table["metric"] == "micro recall")].iloc[0]
     assert recall["B"] != recall["B"] and recall["A"] > 0  # NaN: not submitted
+
+
+def test_compare_page_shows_ap_and_map_of_both_with_the_overview_cap(ds: Dataset) -> None:
+    """Issue 25: pooled AP and per-category mAP of A and B with B − A (no interval: AP is
+    no sum of per-query pieces), at the Overview's detection cap."""
+    from ovearth_core.analysis.ap import average_precision_report
+
+    at = _compare_page(ds, ap_max_detections=10)
+    assert_ok(at)
+    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    reports = [average_precision_report(s, 0.5, s.modalities, False, 10) for s in (
+        load_samples(ds.gt, p, "vocabulary", modalities=ALL) for p in (ds.model_a, ds.model_b))]
+    rows = {(r["modality"], r["metric"]): r for _, r in table.iterrows()}
+    for m, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+        for metric, a, b in (
+                ("mAP@[.5:.95]", reports[0][m]["coco"]["map@[0.5:0.95]"],
+                 reports[1][m]["coco"]["map@[0.5:0.95]"]),
+                ("DOTA mAP (VOC07)", reports[0][m]["voc_devkit"]["map_11_point"],
+                 reports[1][m]["voc_devkit"]["map_11_point"]),
+                ("AP", reports[0][m]["ap_every_point"], reports[1][m]["ap_every_point"])):
+            row = rows[(label, metric)]
+            _same(row["A"], a)
+            _same(row["B"], b)
+            _same(row["Δ B − A"], None if a is None or b is None else b - a)
+    n = reports[0]["bbox"]["coco"]["num_categories"]
+    assert rows[("HBB", "mAP@[.5:.95]")]["averaged"] == f"mean over {n} categories"
+    assert rows[("HBB", "AP")]["averaged"] == "pooled over all queries, class-agnostic"
+    assert any("No interval" in c.value and "at most 10 boxes" in c.value for c in at.caption)

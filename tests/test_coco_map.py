@@ -504,3 +504,33 @@ def test_report_carries_map_devkit_and_ties() -> None:
     assert entry["voc_devkit"]["ap_11_point"] == pytest.approx(
         devkit_voc_eval([s for s in samples if not s.negative], 0.5, True, False))
     assert entry["score_ties"]["num_detections"] == entry["num_detections"]
+
+
+def test_hard_negative_boxes_count_in_the_category_their_phrase_names() -> None:
+    """Issue 25, worked by hand. Category "ship": one positive query (phrase "ship"), one GT
+    box found exactly at score 0.9. A negative query whose phrase is "ship" holds a box at
+    0.95: with hard negatives it is ship's false positive, ranked first, so ship's precision
+    at recall 1 is 1/2 and its AP 0.5 at every IoU (and DOTA's 11-point AP 0.5). A negative
+    whose phrase names no category ("lake") or two ("tank": two categories use it) counts
+    in none; a phrase equal to a category's name counts there ("plane", whose positive's
+    phrase is "aircraft")."""
+    box = [[10.0, 10.0, 30.0, 30.0]]
+    ship = sample("ship", box, box, [0.9], category="ship")
+    plane = sample("aircraft", box, box, [0.9], category="plane")
+    tank_a = sample("tank", box, box, [0.9], category="storage-tank")
+    tank_b = sample("tank", box, box, [0.9], category="oil-tank")
+    tank_b.sample_id = "tank_b"
+    negatives = [sample(p, [], box, [0.95], negative=True, category="other")
+                 for p in ("ship", "lake", "tank", "plane")]
+    samples = [ship, plane, tank_a, tank_b, *negatives]
+    plain = coco_average_precision(samples, "bbox")
+    hard = coco_average_precision(samples, "bbox", include_negatives=True)
+    devkit = voc_devkit_report(samples, "bbox", 0.5, include_negatives=True)
+    assert {c: v["ap@[0.5:0.95]"] for c, v in plain["per_category"].items()} == {
+        "ship": 1.0, "plane": 1.0, "storage-tank": 1.0, "oil-tank": 1.0}
+    assert {c: v["ap@[0.5:0.95]"] for c, v in hard["per_category"].items()} == (
+        pytest.approx({"ship": 0.5, "plane": 0.5, "storage-tank": 1.0, "oil-tank": 1.0}))
+    assert hard["map@[0.5:0.95]"] == pytest.approx(0.75)
+    assert {c: v["ap_11_point"] for c, v in devkit["per_category"].items()} == pytest.approx(
+        {"ship": 0.5, "plane": 0.5, "storage-tank": 1.0,
+         "oil-tank": 1.0})

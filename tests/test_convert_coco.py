@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from convert_helpers import ALL, DATA, DEMO, blank_images, differences
+from convert_helpers import ALL, DATA, DEMO, ROOT, blank_images, differences
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
@@ -391,3 +393,48 @@ def test_ground_truth_says_it_came_from_coco_and_resamples_images(sample_bench: 
     assert json.loads(gt_path.read_text())["source"] == {"format": "COCO",
                                                          "resample_unit": "image"}
     assert default_unit(gt_path) == "image"
+
+
+@pytest.mark.parametrize(("seed", "cap"), [(0, None), (1, None), (2, 10), (3, 1500)])
+def test_hard_negative_map_through_the_analysis_command_equals_cocoeval(
+        tmp_path: Path, seed: int, cap: int | None) -> None:
+    """Issue 25: after ``from-coco --negatives all``, ``analysis --hard-negatives`` gives
+    COCOeval's mAP and per-category AP on the original files: a box on a negative query (a
+    category absent from the image) is a false positive of that category, as COCOeval
+    counts it. ``--max-detections N`` is COCOeval's ``maxDets = [1, 10, N]``."""
+    gt, res, images = _random_coco(seed, tmp_path)
+    from_coco(gt, images, tmp_path / "bench", [res], negatives="all")
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = COCO(str(gt))
+        ev = COCOeval(coco_gt, coco_gt.loadRes(str(res)), "bbox")
+        if cap is not None:
+            ev.params.maxDets = [1, 10, cap]
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    out = tmp_path / "analysis.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ovearth_core.analysis",
+         "--gt", str(tmp_path / "bench" / "ground_truth.json"),
+         "--predictions", str(tmp_path / "bench" / "predictions" / "res.json"),
+         "--modalities", "bbox", "--hard-negatives", "--output", str(out),
+         *([] if cap is None else ["--max-detections", str(cap)])],
+        cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    coco = json.loads(out.read_text())["analysis"]["average_precision"]["bbox"]["coco"]
+    n = 100 if cap is None else cap
+    assert coco["max_detections"] == n
+    names = {c["id"]: c["name"] for c in _doc(gt)["categories"]}
+    ref = {names[c]: v for c, v in _per_category_ap(ev).items()}
+    assert {c: v["ap@[0.5:0.95]"] for c, v in coco["per_category"].items()} == (
+        pytest.approx(ref, abs=1e-9))
+    # COCOeval's stats[0] asks for maxDets=100 whatever maxDets holds (-1 otherwise): its
+    # precision at the last maxDets is the reference.
+    precision = ev.eval["precision"][:, :, :, 0, -1]
+    assert coco["map@[0.5:0.95]"] == pytest.approx(float(precision[precision > -1].mean()),
+                                                   abs=1e-9)
+    keys = ("map@0.5", "map@0.75", "ap_small", "ap_medium", "ap_large", "ar@1", "ar@10",
+            f"ar@{n}")
+    want = [None if v == -1 else float(v) for v in ev.stats[1:9]]
+    got = [coco[k] for k in keys]
+    assert got == pytest.approx(want, abs=1e-9)

@@ -27,6 +27,7 @@ from docs_helpers import (
 )
 
 from ovearth_core import evaluate_open_vocab, evaluate_reasoning, evaluate_referring
+from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import (
     load_open_vocab_samples,
@@ -415,3 +416,31 @@ def test_spec_python_api_example(tmp_path: Path) -> None:
                                                           modalities={"segmentation"}))
     assert reasoning["summary"]["seg"]["positive_micro_miou"] == 1.0
     assert [r["sample_id"] for r in reasoning["per_sample"]] == ["rea1"]
+
+
+# --- DOTA's difficult flags (issue 25) ---------------------------------------------------
+
+
+def test_difficult_flags_are_read_parallel_to_the_boxes(tmp_path: Path) -> None:
+    gt = ld_gt()
+    gt["annotations"][0]["difficult"] = [1]
+    samples = _load(tmp_path, None, gt=gt)
+    assert samples["ov1"].gt_difficult.tolist() == [True]
+    assert samples["ov3"].gt_difficult.size == 0  # no flags: none difficult
+    assert samples["ov2"].gt_difficult.size == 0  # a negative query has no targets
+
+
+@pytest.mark.parametrize(("value", "field", "expected", "found"), [
+    ([1, 0], "annotations[0].difficult", "one flag per target box", "2 flags"),
+    ([2], "annotations[0].difficult[0]", "0 or 1", "2"),
+    ([0.5], "annotations[0].difficult[0]", "0 or 1", "0.5"),
+    ("yes", "annotations[0].difficult", "a list of 0 / 1 flags", "yes"),
+])
+def test_bad_difficult_flags_are_named(tmp_path: Path, value: Any, field: str, expected: str,
+                                       found: str) -> None:
+    gt = ld_gt()
+    gt["annotations"][0]["difficult"] = value
+    with pytest.raises(OVEarthInputError) as err:
+        _load(tmp_path, None, gt=gt)
+    text = str(err.value)
+    assert field in text and expected in text and found in text and "gt.json" in text

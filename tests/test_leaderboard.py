@@ -475,3 +475,40 @@ def test_app_workers_do_not_run_the_servers_main_script_again(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "True", "True"]
     assert not log.exists(), log.read_text()
+
+
+def test_leaderboard_cli_ranks_by_map_with_the_detection_cap(tmp_path: Path) -> None:
+    """Issue 25: ``--average-precision --max-detections N`` adds AP and COCO's / DOTA's
+    per-category mAP to the ranking, each model's AP report at that cap; a model without
+    boxes is not submitted (ranked last, listed), not a zero."""
+    from ovearth_core.analysis.ap import average_precision_report
+
+    demo = Path(__file__).resolve().parents[1] / "assets" / "demo"
+    out = tmp_path / "lb.json"
+    proc = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(demo),
+                           "--task", "vocabulary", "--modalities", "bbox", "--subsets", "200",
+                           "--workers", "1", "--no-cache", "--average-precision",
+                           "--max-detections", "110", "--output", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    board = json.loads(out.read_text())["vocabulary"]
+    names = board["models"]
+    for i, name in enumerate(names):
+        samples = load_samples(demo / "ground_truth.json", demo / "predictions" / f"{name}.json",
+                               "vocabulary", modalities="bbox")
+        rep = average_precision_report(samples, 0.5, samples.modalities, False, 110)
+        if name in board["not_submitted"]["bbox_coco_map"]:
+            assert board["metrics"]["bbox_coco_map"][i] is None
+            continue
+        assert board["metrics"]["bbox_coco_map"][i] == pytest.approx(
+            rep["bbox"]["coco"]["map@[0.5:0.95]"], abs=1e-12)
+        assert board["metrics"]["bbox_dota_map"][i] == pytest.approx(
+            rep["bbox"]["voc_devkit"]["map_11_point"], abs=1e-12)
+        assert board["metrics"]["bbox_ap"][i] == pytest.approx(rep["bbox"]["ap_every_point"],
+                                                               abs=1e-12)
+    values = dict(zip(names, board["metrics"]["bbox_coco_map"], strict=True))
+    order = board["ranking"]["bbox_coco_map"]
+    defined = [n for n in order if values[n] is not None]
+    assert defined == sorted(defined, key=lambda n: -values[n])
+    assert order[len(defined):] == board["not_submitted"]["bbox_coco_map"]
+    assert "bbox_coco_map" not in board["stability"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 import sys
@@ -535,3 +536,40 @@ def test_cli_warns_about_some_missing_images(dataset: Any, tmp_path: Path) -> No
     # build_dataset(missing_images=(3,)) leaves out images/img_3.png of six.
     assert "warning: 1 of the 6 images" in proc.stderr and "images/img_3.png" in proc.stderr
     assert out.exists()
+
+
+def test_report_shows_pooled_ap_and_per_category_map_with_the_cap(tmp_path: Path) -> None:
+    """Issue 25: the report has AP, labelled pooled or mean over N categories, equal to the
+    analysis command's with the same --max-detections and --hard-negatives (demo data:
+    queries with more than 100 boxes, so the cap matters and is noted)."""
+    demo = Path(__file__).resolve().parents[1] / "assets" / "demo"
+    gt, pred = demo / "ground_truth.json", demo / "predictions" / "box_detector.json"
+    out = tmp_path / "r.html"
+    proc = _run_cli("--gt", str(gt), "--predictions", str(pred), "--task", "vocabulary",
+                    "--modalities", "bbox,oriented_bbox", "--worst", "0", "--no-cache",
+                    "--max-detections", "110", "--hard-negatives", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    analysis = tmp_path / "a.json"
+    subprocess.run([sys.executable, "-m", "ovearth_core.analysis", "--gt", str(gt),
+                    "--predictions", str(pred), "--modalities", "bbox,oriented_bbox",
+                    "--max-detections", "110", "--hard-negatives", "--output", str(analysis)],
+                   check=True, capture_output=True)
+    ap = json.loads(analysis.read_text())["analysis"]["average_precision"]
+    html = out.read_text(encoding="utf-8")
+    cells = {(m, k): v for m, k, v in re.findall(
+        r'<td data-task="open_vocabulary" data-modality="(\w+)" data-ap="([^"]+)" '
+        r'data-sub="A">([^<]*)</td>', html)}
+    for m in ("bbox", "oriented_bbox"):
+        coco, devkit = ap[m]["coco"], ap[m]["voc_devkit"]
+        want = {"ap_every_point": ap[m]["ap_every_point"], "coco.ap@[0.5:0.95]":
+                coco["ap@[0.5:0.95]"], "coco.map@[0.5:0.95]": coco["map@[0.5:0.95]"],
+                "coco.map@0.5": coco["map@0.5"], "voc_devkit.map_11_point":
+                devkit["map_11_point"], "voc_devkit.map_every_point": devkit["map_every_point"]}
+        for key, value in want.items():
+            assert cells[(m, key)] == f"{value:.4f}", (m, key)
+    n = ap["bbox"]["coco"]["num_categories"]
+    assert f"mAP@[.5:.95]: COCO&#x27;s mAP, 101 points, mean over {n} categories" in html
+    assert "AP: VOC every point, pooled over all queries, class-agnostic" in html
+    assert "at most 110 boxes per query" in html and "boxes on negative queries count" in html
+    over = ap["bbox"]["coco"]["queries_over_cap"]
+    assert over and "cap of 110" in html and over[0] in html

@@ -14,7 +14,8 @@ output (spec keys are never renamed). Its parts:
 ``failure_tags``
     ``{query_id: {"tag", "modalities": {modality: tag}}}`` -- :mod:`.diagnose`'s tags.
 ``warnings``
-    ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order).
+    ``{"code", "message"}`` items: many detections sharing a score (AP depends on their order);
+    queries with more GT boxes than the COCO detection cap.
 
 Score-dependent parts are only meaningful for samples loaded without a score threshold; the
 threshold the samples were loaded with is recorded as ``loaded_score_threshold``.
@@ -27,14 +28,15 @@ from typing import Any
 from ..run import Run
 from ..types import SampleList
 from . import diagnose, objects
-from .ap import average_precision_report
+from .ap import COCO_MAX_DETECTIONS, average_precision_report
 from .attribution import error_attribution
 from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                     hard_negatives: bool = False, max_points: int | None = 101,
-                    evaluated: Run | None = None) -> dict[str, Any]:
+                    evaluated: Run | None = None,
+                    max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
     """Sweep, average precision and error attribution of one task's samples.
 
     Args:
@@ -46,14 +48,15 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         evaluated: the evaluation itself (:func:`~ovearth_core.evaluate.evaluate_run` of the
             samples loaded with its score threshold, at ``iou_threshold``); the failure tags
             and object outcomes describe it (default: ``samples`` evaluated here).
+        max_detections: COCO's detection cap per query (COCOeval's ``maxDets[-1]``).
     """
     from ..evaluate import evaluate_run
 
     run = evaluated if evaluated is not None else evaluate_run(samples, iou_threshold)
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
-    ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \
-        else None
+    ap = average_precision_report(samples, iou_threshold, mods, hard_negatives,
+                                  max_detections) if has_boxes else None
     return {
         "loaded_score_threshold": samples.score_threshold,
         "score_sweep": (sweep_to_dict(score_sweep(samples, iou_threshold,
@@ -66,8 +69,11 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
             **objects.objects_report(run.samples, mods, iou_threshold,
                                      per_sample=run.per_sample)},
         "failure_tags": failure_tags(run),
-        "warnings": [{"code": "score_ties", "message": f"{m} AP: {ap[m]['score_ties']['warning']}"}
-                     for m in BOX_MODALITIES if ap and ap[m] and ap[m]["score_ties"]["warning"]],
+        "warnings": [{"code": code, "message": f"{m} AP: {warning}"}
+                     for m in BOX_MODALITIES if ap and ap[m]
+                     for code, warning in (("score_ties", ap[m]["score_ties"]["warning"]),
+                                           ("detection_cap", ap[m]["coco"]["cap_warning"]))
+                     if warning],
     }
 
 

@@ -6,14 +6,32 @@ from pathlib import Path
 from typing import Any
 
 from . import analysis_report
+from .ap import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
+
+
+def detection_cap(text: str) -> int:
+    """argparse type of ``--max-detections``: a whole number of at least
+    :data:`~ovearth_core.analysis.ap.MIN_MAX_DETECTIONS`."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < MIN_MAX_DETECTIONS:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at least {MIN_MAX_DETECTIONS} (COCOeval sorts "
+            f"maxDets = [1, 10, N], so a smaller cap would be 10), found {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ovearth_core.analysis``: the evaluator's output plus an ``analysis`` block.
 
     Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
-    ``--modalities``, ...) and ``--hard-negatives``. The sweep and AP need every box,
-    so with ``--score-threshold`` the samples are loaded a second time without it.
+    ``--modalities``, ...), ``--hard-negatives`` and ``--max-detections N`` (COCO's cap).
+    The sweep and AP need every box, so with ``--score-threshold`` the samples are loaded a
+    second time without it.
     ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
     ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
     ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
@@ -33,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
+    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
+                        metavar="N",
+                        help="COCO-style AP: keep each query's N best boxes (COCOeval's "
+                             "maxDets; default %(default)s, COCO's; AI-TOD uses 1500)")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
                         type=slices.slice_attribute,
                         help="add key metrics per value of ATTR (repeatable): "
@@ -97,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             modalities=samples.modalities)
         result["analysis"] = analysis_report(every_box, args.iou_threshold,
                                              hard_negatives=args.hard_negatives,
-                                             evaluated=run)
+                                             evaluated=run,
+                                             max_detections=args.max_detections)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.

@@ -40,8 +40,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..field_metrics import box_fields
+from ..labels import AP_METRICS
 from ..types import IOU_THRESHOLDS, Sample
-from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher, coco_eval, coco_summary
+from .coco import (
+    COCO_RANGES,
+    IN_IGNORE_REGION,
+    MAX_DETS,
+    UNCAPPED,
+    Matcher,
+    coco_eval,
+    coco_summary,
+)
 from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
 from .sweep import BOX_MODALITIES
 
@@ -52,6 +62,8 @@ RECALL_11 = np.arange(11) / 10
 # (0.30000000000000004, 0.6000000000000001, 0.7000000000000001 among them).
 DEVKIT_RECALL_11 = np.arange(0.0, 1.1, 0.1)
 COCO_MAX_DETECTIONS = 100
+# COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
+MIN_MAX_DETECTIONS = 10
 # Warn when at least this share of ranked detections shares its score with another one.
 TIE_WARNING_SHARE = 0.1
 
@@ -79,7 +91,10 @@ def _voc_hits(ranked: Ranked, threshold: float, strict: bool = False
 def _voc_tp(ranked: Ranked, threshold: float, strict: bool = False) -> npt.NDArray[np.bool_]:
     """VOC matching: a detection whose best GT it hits (:func:`_voc_hits`) is a true
     positive when it is the first in rank order to hit that GT."""
-    hit, best_gt = _voc_hits(ranked, threshold, strict)
+    return _first_hits(*_voc_hits(ranked, threshold, strict))
+
+
+def _first_hits(hit: npt.NDArray[np.bool_], best_gt: IntArray) -> npt.NDArray[np.bool_]:
     tp = np.zeros(hit.size, dtype=bool)
     idx = np.flatnonzero(hit)
     _, first = np.unique(best_gt[idx], return_index=True)
@@ -162,11 +177,25 @@ def voc_average_precision(samples: Sequence[Sample], modality: str = "bbox",
 
 
 def _voc_entry(ranked: Ranked, threshold: float, devkit: bool) -> dict[str, Any]:
-    curve = _curve(ranked, _voc_tp(ranked, threshold, strict=devkit))
+    """VOC AP of ranked detections. The devkit's (``devkit``) ignores difficult GT boxes
+    (DOTA's flag) as ``voc_eval`` does: not counted in ``npos``, and a detection whose
+    best GT box is a difficult one it hits is neither a true nor a false positive (it leaves
+    the curve, which moves no point of it)."""
+    hit, best_gt = _voc_hits(ranked, threshold, strict=devkit)
+    difficult = ranked.gt_difficult if devkit else None
+    if difficult is None:
+        curve = _curve(ranked, _first_hits(hit, best_gt))
+        extra = {}
+    else:
+        keep = ~(hit & difficult[np.maximum(best_gt, 0)])
+        tp = _first_hits(hit & keep, best_gt)
+        curve = _curve_of(ranked.score[keep], tp[keep], ranked.num_gt - int(difficult.sum()))
+        extra = {"num_difficult": int(difficult.sum()),
+                 "num_on_difficult": int(keep.size - keep.sum())}
     return {"ap_every_point": ap_every_point(curve),
             "ap_11_point": ap_sampled(curve, DEVKIT_RECALL_11 if devkit else RECALL_11),
-            "num_gt": curve.num_gt, "num_detections": int(curve.tp.size),
-            "num_tp": int(curve.tp.sum())}
+            "num_gt": curve.num_gt, "num_detections": int(hit.size),
+            "num_tp": int(curve.tp.sum()), **extra}
 
 
 def voc_devkit_report(samples: Sequence[Sample], modality: str, iou_threshold: float,
@@ -183,22 +212,34 @@ def voc_devkit_report(samples: Sequence[Sample], modality: str, iou_threshold: f
         cands = candidates(samples, modality, include_negatives,
                            legacy_pixel=modality == "bbox")
     pooled = _voc_entry(cands.ranked("devkit"), iou_threshold, devkit=True)
+    positive = {c for c, neg in zip(cands.categories, cands.negative, strict=True) if not neg}
     by_cat: dict[str, list[int]] = {}
-    for q, (name, negative) in enumerate(zip(cands.categories, cands.negative, strict=True)):
-        if not negative:
+    for q, name in enumerate(_counted_as(cands.categories, cands.negative, cands.counted_as)):
+        if name in positive:
             by_cat.setdefault(name, []).append(q)
     per_category = {}
     for name in sorted(by_cat):
         entry = _voc_entry(cands.ranked("devkit", by_cat[name]), iou_threshold, devkit=True)
         per_category[name] = {k: entry[k] for k in ("ap_every_point", "ap_11_point",
                                                     "num_gt", "num_tp")}
-    values = list(per_category.values())
+    # The mean over the categories with (non-difficult) GT: a category of difficult objects
+    # only has no AP (the devkit's 0 / 0).
+    values = [v for v in per_category.values() if v["num_gt"] > 0]
     return {**pooled,
             "map_every_point": (float(np.mean([v["ap_every_point"] for v in values]))
                                 if values else float("nan")),
             "map_11_point": (float(np.mean([v["ap_11_point"] for v in values]))
                              if values else float("nan")),
-            "per_category": per_category}
+            "num_categories": len(values), "per_category": per_category}
+
+
+def _counted_as(categories: Sequence[str], negative: npt.NDArray[np.bool_],
+                counted_as: Sequence[str | None] | None) -> list[str | None]:
+    """The category each query's boxes count in: a positive's own, a negative's named one
+    (:func:`~ovearth_core.analysis.ranking.named_categories`) or ``None``."""
+    if counted_as is not None:
+        return list(counted_as)
+    return [None if neg else c for c, neg in zip(categories, negative, strict=True)]
 
 
 def coco_average_precision(samples: Sequence[Sample], modality: str = "bbox",
@@ -209,32 +250,38 @@ def coco_average_precision(samples: Sequence[Sample], modality: str = "bbox",
     all queries as one class, with COCO's per-category mAP, sizes and recall
     (:func:`coco_ap_from_ranked`)."""
     return coco_ap_from_ranked(rank_detections(samples, modality, include_negatives,
-                                               max_detections=max_detections))
+                                               max_detections=max_detections), max_detections)
 
 
-def coco_ap_from_ranked(ranked: Ranked) -> dict[str, Any]:
-    """COCO-style AP of already ranked (and capped) detections.
+def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DETECTIONS,
+                        ) -> dict[str, Any]:
+    """COCO-style AP of already ranked detections, capped at ``max_detections`` per query
+    (COCOeval's ``maxDets = [1, 10, max_detections]``; ``None``: no cap, ``ar@all``).
 
     ``ap@[0.5:0.95]`` and ``ap_by_iou``: every query in one class (class-agnostic, the
     hard negatives' boxes included when ranked); the rest
     (:func:`~ovearth_core.analysis.coco.coco_summary`): each positive query in its
-    category, as COCO defines mAP.
+    category, as COCO defines mAP; a negative query's boxes (hard-negative view) count as
+    false positives of the category its phrase names, as COCOeval counts detections of a
+    category on an image without it.
     """
+    max_dets = (*MAX_DETS[:2], UNCAPPED if max_detections is None else max_detections)
     matcher = Matcher(ranked)
     pooled = coco_eval(ranked, np.zeros(len(ranked.ious), dtype=np.int64), 1,
-                       COCO_RANGES[:1], matcher)["ap"][0, :, 0]
+                       COCO_RANGES[:1], matcher, max_dets)["ap"][0, :, 0]
     by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
     names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
                        if not neg))
     index = {name: k for k, name in enumerate(names)}
-    # A negative query has no category of its own (its annotation is another object):
-    # its boxes go to an extra class without GT, left out of every mean.
-    category = np.array([len(names) if neg else index[c]
-                         for c, neg in zip(ranked.categories, ranked.negative, strict=True)],
-                        dtype=np.int64)
-    summary = coco_summary(ranked, category, names + ["(negative queries)"], matcher)
+    # A negative query whose phrase names no category of these queries: its boxes go to an
+    # extra class without GT, left out of every mean.
+    counted = _counted_as(ranked.categories, ranked.negative, ranked.counted_as)
+    category = np.array([index.get(c, len(names)) if c is not None else len(names)
+                         for c in counted], dtype=np.int64)
+    summary = coco_summary(ranked, category, names + ["(negative queries)"], matcher, max_dets)
     return {"ap@[0.5:0.95]": float(pooled.mean()), "ap_by_iou": by_iou,
-            "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size), **summary}
+            "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size),
+            "max_detections": max_detections, **summary}
 
 
 def score_ties(ranked: Ranked, iou_threshold: float) -> dict[str, Any]:
@@ -288,6 +335,37 @@ def _curve_of(score: FloatArray, tp: npt.NDArray[np.bool_], num_gt: int) -> PRCu
     return PRCurve(score=score, tp=tp, precision=ctp / n, recall=recall, num_gt=num_gt)
 
 
+def cap_check(samples: Sequence[Sample], modality: str, max_detections: int,
+              shown: int = 5) -> dict[str, Any]:
+    """The positive queries with more GT boxes than the COCO detection cap (their COCO
+    recall can never reach 1: a dense DOTA scene holds 500+ ships), and a warning naming
+    the cap and the queries (``None`` when there are none)."""
+    over = [s.sample_id for s in samples
+            if not s.negative and len(box_fields(s, modality)[0]) > max_detections]
+    warning = None
+    if over:
+        names = ", ".join(over[:shown]) + (f" and {len(over) - shown:,} more"
+                                          if len(over) > shown else "")
+        warning = (f"{len(over):,} queries have more GT boxes than the COCO detection cap "
+                   f"of {max_detections:,} per query ({names}): their COCO-style AP and AR "
+                   "cannot reach 1; raise the cap with --max-detections (AI-TOD uses 1500)")
+    return {"queries_over_cap": over, "cap_warning": warning}
+
+
+def ap_numbers(entry: dict[str, Any] | None) -> dict[str, tuple[float | None, int | None]]:
+    """Each AP of :data:`~ovearth_core.labels.AP_METRICS` in one modality's block of
+    :func:`average_precision_report` (``None`` for a modality without AP), with the number
+    of categories its mean is over (``None`` for a pooled AP), in the table's order."""
+    out: dict[str, tuple[float | None, int | None]] = {}
+    for key, (_, _, scope) in AP_METRICS.items():
+        block, dot, name = key.partition(".")  # "coco.map@[0.5:0.95]": block, then key
+        holder = (entry or {}).get(block) if dot else entry
+        name = name if dot else key
+        value = (holder or {}).get(name)
+        out[key] = (value, (holder or {}).get("num_categories") if scope == "mean" else None)
+    return out
+
+
 def _none_if_nan(value: Any) -> Any:
     if isinstance(value, float) and np.isnan(value):
         return None
@@ -300,11 +378,19 @@ def _none_if_nan(value: Any) -> Any:
 
 def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0.5,
                              modalities: Sequence[str] = BOX_MODALITIES,
-                             include_negatives: bool = False) -> dict[str, Any]:
+                             include_negatives: bool = False,
+                             max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
     """JSON-ready AP of each enabled box modality: VOC every-point / 11-point at the run's
-    IoU threshold, COCO-style AP@[0.5:0.95], and the 101-point interpolated PR curve."""
+    IoU threshold, COCO-style AP@[0.5:0.95] with at most ``max_detections`` boxes per query
+    (COCO's 100; a query with more GT boxes than that gets a warning, ``coco.cap_warning``),
+    and the 101-point interpolated PR curve."""
+    if isinstance(max_detections, bool) or not isinstance(max_detections, int) \
+            or max_detections < MIN_MAX_DETECTIONS:
+        raise ValueError(f"max_detections must be an integer of at least {MIN_MAX_DETECTIONS},"
+                         f" got {max_detections!r}")
     out: dict[str, Any] = {"iou_threshold": iou_threshold,
-                           "hard_negatives": include_negatives}
+                           "hard_negatives": include_negatives,
+                           "max_detections": max_detections}
     for m in BOX_MODALITIES:
         if m not in modalities:
             out[m] = None
@@ -317,7 +403,9 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
                  "num_tp": int(curve.tp.sum()),
                  # Unscored boxes rank first in input order: AP is arbitrary if these abound.
                  "num_unscored": int(np.isinf(ranked.score).sum())}
-        entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=COCO_MAX_DETECTIONS))
+        entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=max_detections),
+                                            max_detections)
+        entry["coco"].update(cap_check(samples, m, max_detections))
         ties = score_ties(ranked, iou_threshold)
         del ranked
         if m == "bbox":  # the devkit's own (legacy-pixel) IoUs: not both sets held at once

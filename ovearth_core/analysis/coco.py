@@ -36,6 +36,7 @@ from .ranking import RECALL_101, Ranked
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 MAX_DETS = (1, 10, 100)
+UNCAPPED = int(np.iinfo(np.int64).max)  # a cap no query reaches: AR "ar@all"
 
 
 @dataclass(frozen=True)
@@ -189,10 +190,11 @@ def _count_per_category(mask: npt.NDArray[np.bool_], category: IntArray, n: int)
 
 def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
               ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
-              ) -> dict[str, Any]:
-    """AP ``(R, T, C)`` and AR ``(T, C, len(MAX_DETS))`` at range ``"all"`` of the ranked
-    detections, ``category[q]`` being query ``q``'s category (``nan`` where a category has
-    no GT in a range), with the GT counts ``(R, C)``.
+              max_dets: tuple[int, ...] = MAX_DETS) -> dict[str, Any]:
+    """AP ``(R, T, C)`` and AR ``(T, C, len(max_dets))`` at range ``"all"`` of the ranked
+    detections (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``),
+    ``category[q]`` being query ``q``'s category (``nan`` where a category has no GT in a
+    range), with the GT counts ``(R, C)``.
 
     ``ranges[0]`` must be the range of AR (COCO's ``all``).
     """
@@ -201,7 +203,7 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     det_cat = category[r.query]
     gt_cat = np.repeat(category, np.diff(np.append(r.gt_start, r.gt_area.size)))
     ap = np.full((len(ranges), len(IOU_THRESHOLDS), n_categories), np.nan)
-    ar = np.full((len(IOU_THRESHOLDS), n_categories, len(MAX_DETS)), np.nan)
+    ar = np.full((len(IOU_THRESHOLDS), n_categories, len(max_dets)), np.nan)
     num_gt = np.zeros((len(ranges), n_categories), dtype=np.int64)
     for a, rng in enumerate(ranges):
         gt_in = rng.contains(r.gt_area)
@@ -217,7 +219,7 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
             ap[a, k] = _per_category_ap(tp, keep, det_cat, num_gt[a])
             if a == 0:
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    for j, cap in enumerate(MAX_DETS):
+                    for j, cap in enumerate(max_dets):
                         found = _count_per_category(tp & (r.query_rank < cap), det_cat,
                                                     n_categories)
                         ar[k, :, j] = np.where(num_gt[0] > 0, found / num_gt[0], np.nan)
@@ -231,15 +233,17 @@ def _mean(values: FloatArray) -> float | None:
 
 
 def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
-                 matcher: Matcher | None = None) -> dict[str, Any]:
-    """COCO's mAP as COCO defines it, per category, by size and recall at 1/10/100 boxes.
+                 matcher: Matcher | None = None, max_dets: tuple[int, ...] = MAX_DETS,
+                 ) -> dict[str, Any]:
+    """COCO's mAP as COCO defines it, per category, by size and recall at ``max_dets``
+    boxes (COCOeval's ``maxDets``, default 1/10/100).
 
     ``map@...``: means over the categories with GT of each category's AP; ``per_category``:
     category name -> AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count; ``ap_small`` ...:
     COCO's size ranges; ``ar@k``; ``ap_by_size``: AP@[0.5:0.95] in the AI-TOD bins.
     """
     ranges = COCO_RANGES + AI_TOD_RANGES
-    ev = coco_eval(ranked, category, len(names), ranges, matcher)
+    ev = coco_eval(ranked, category, len(names), ranges, matcher, max_dets)
     ap, ar = ev["ap"], ev["ar"]
     i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
     per_cat = ap[0].mean(axis=0)
@@ -251,8 +255,8 @@ def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
     }
     for a, rng in enumerate(COCO_RANGES[1:], start=1):
         out[f"ap_{rng.name}"] = _mean(ap[a].mean(axis=0))
-    for j, cap in enumerate(MAX_DETS):
-        out[f"ar@{cap}"] = _mean(ar[:, :, j].mean(axis=0))
+    for j, cap in enumerate(max_dets):
+        out["ar@all" if cap == UNCAPPED else f"ar@{cap}"] = _mean(ar[:, :, j].mean(axis=0))
     base = len(COCO_RANGES)
     out["ap_by_size"] = {rng.name: _mean(ap[base + a].mean(axis=0))
                          for a, rng in enumerate(AI_TOD_RANGES)}

@@ -60,7 +60,9 @@ from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..paths import refusal
 from . import additive
+from .ap import COCO_MAX_DETECTIONS, ap_numbers, average_precision_report
 from .compare import not_submitted
+from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
 Row = dict[str, Any]
@@ -71,6 +73,33 @@ SUBSET_SIZES = (5, 20, 50, 100, 150)
 METRICS: dict[str, additive.AdditiveMetric] = {n: additive.METRICS[n] for n in (
     "seg_macro_miou", "seg_micro_miou", "bbox_micro_f1", "bbox_mean_micro_f1",
     "oriented_bbox_micro_f1", "presence_mcc")}
+
+
+# Ranked average precision (every box): name -> (box modality, key of labels.AP_METRICS).
+# Ranks, never sums: AP is no function of per-category additive pieces, so it has no
+# category-subset stability.
+AP_RANKED: dict[str, tuple[str, str]] = {
+    f"{m}_{short}": (m, key) for m in BOX_MODALITIES
+    for short, key in (("ap", "ap_every_point"), ("coco_map", "coco.map@[0.5:0.95]"),
+                       ("dota_map", "voc_devkit.map_11_point"))}
+
+
+def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],
+                   reports: Sequence[dict[str, Any] | None]) -> None:
+    """Add the :data:`AP_RANKED` metrics of each model's
+    :func:`~ovearth_core.analysis.ap.average_precision_report` to a :func:`rank_table`
+    (``None`` where the model does not submit the modality; it ranks last)."""
+    names = table["models"]
+    for name, (m, key) in AP_RANKED.items():
+        if not any(r is not None and r.get(m) for r in reports):
+            continue
+        vals = [None if r is None or not r.get(m) or m in not_submitted(res)
+                else ap_numbers(r[m])[key][0] for res, r in zip(results, reports, strict=True)]
+        table["metrics"][name] = vals
+        table["not_submitted"][name] = [n for n, res in zip(names, results, strict=True)
+                                        if m in not_submitted(res)]
+        arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+        table["ranking"][name] = [names[i] for i in top_k(arr, len(names))]
 
 
 def available_metrics(result: dict[str, Any]) -> list[str]:
@@ -556,13 +585,20 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
 def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
                        stability_metrics: Sequence[str] | None = None,
                        sizes: Sequence[int] = SUBSET_SIZES, n_subsets: int = 1000,
-                       seed: int = 0, k: int = 5) -> dict[str, Any]:
+                       seed: int = 0, k: int = 5,
+                       average_precision: Sequence[dict[str, Any] | None] | None = None,
+                       ) -> dict[str, Any]:
     """Ranking table, category-subset stability of each metric, and (open vocabulary) the
-    MCC-versus-mIoU rank correlation, for evaluator results of one task."""
+    MCC-versus-mIoU rank correlation, for evaluator results of one task.
+
+    ``average_precision`` (each model's AP report, or ``None``) adds the pooled AP and
+    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`)."""
     if not results:
         return {"models": [], "metrics": {}, "ranking": {}, "stability": {},
                 "mcc_vs_miou": None}
     out = rank_table(names, results)
+    if average_precision is not None:
+        add_ap_ranking(out, results, average_precision)
     metrics = list(stability_metrics or available_metrics(results[0]))
     out["stability"] = {}
     for metric in metrics:
@@ -583,17 +619,33 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        iou_threshold: float = 0.5, *, cache: ResultCache | None = None,
                        workers: int | None = 1,
                        progress: Callable[[str], Progress | None] | None = None,
+                       average_precision: tuple[bool, int] | None = None,
                        **stability: Any) -> dict[str, Any]:
     """:func:`leaderboard_report` of every task for a submissions folder (see module doc);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
     ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
-    ``progress(task)`` as its progress callback."""
+    ``progress(task)`` as its progress callback. ``average_precision`` (hard negatives,
+    COCO's detection cap) also ranks by AP and mAP, computed here for each model (every
+    box)."""
     out: dict[str, Any] = {}
     for task in tasks:
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
                                          workers=workers,
                                          progress=progress(task) if progress else None)
-        out[task] = leaderboard_report(names, results, **stability)
+        reports = None
+        if average_precision is not None:
+            gt_path, preds = folder_files(folder)
+            by_name = {p.stem: p for p in preds}
+            reports = []
+            with gc_paused():
+                gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+                for name in names:
+                    samples = load_samples(gt_path, by_name[name], task, modalities=modalities,
+                                           ground_truth=gt)
+                    reports.append(average_precision_report(
+                        samples, iou_threshold, samples.modalities, *average_precision)
+                        if any(m in BOX_MODALITIES for m in samples.modalities) else None)
+        out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
 
 
@@ -607,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..cache import add_cache_arguments, describe, open_cache
     from ..cli import ProgressPrinter, run_and_emit
+    from .__main__ import detection_cap
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
                                      description="Rank the submissions of a benchmark folder.")
@@ -621,6 +674,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None)
     parser.add_argument("--workers", type=int, default=None,
                         help="evaluation processes (default: one per core)")
+    parser.add_argument("--average-precision", action="store_true",
+                        help="also rank by AP and COCO's and DOTA's per-category mAP")
+    parser.add_argument("--hard-negatives", action="store_true",
+                        help="with --average-precision: boxes on negative queries count as "
+                             "false positives")
+    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
+                        metavar="N", help="with --average-precision: COCO's boxes per query "
+                                          "(default %(default)s)")
     add_cache_arguments(parser)
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
@@ -644,8 +705,9 @@ def main(argv: list[str] | None = None) -> int:
 
     return run_and_emit(parser.prog, lambda: folder_leaderboard(
         args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
-        workers=args.workers, progress=progress, n_subsets=args.subsets,
-        seed=args.seed), args.output, inputs)
+        workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
+        average_precision=((args.hard_negatives, args.max_detections)
+                           if args.average_precision else None)), args.output, inputs)
 
 
 if __name__ == "__main__":

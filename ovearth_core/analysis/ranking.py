@@ -60,6 +60,11 @@ class Ranked:
     # detection's position in file order there.
     shared: DetectionOverlaps | None = None
     source: IntArray | None = None
+    # DOTA's difficult flag of every GT box (like ``gt_area``), and the category each query's
+    # boxes count in per category: its own for a positive, the category its phrase names for
+    # a negative (None: no category; see :func:`named_categories`).
+    gt_difficult: npt.NDArray[np.bool_] | None = None
+    counted_as: tuple[str | None, ...] | None = None
 
     @cached_property
     def best_gt(self) -> tuple[IntArray, FloatArray]:
@@ -202,6 +207,8 @@ class Candidates:
     categories: tuple[str, ...]
     negative: npt.NDArray[np.bool_]
     cover: list[FloatArray] | None = None
+    gt_difficult: list[npt.NDArray[np.bool_]] | None = None
+    counted_as: tuple[str | None, ...] | None = None
 
     @cached_property
     def overlaps(self) -> DetectionOverlaps:
@@ -240,7 +247,11 @@ class Candidates:
                       cover=None if self.cover is None else [self.cover[q] for q in pick],
                       gt_area=(np.concatenate([self.gt_area[q] for q in pick]) if pick
                                else np.zeros(0)),
-                      det_area=self.det_area[rank], shared=self.overlaps, source=rank)
+                      det_area=self.det_area[rank], shared=self.overlaps, source=rank,
+                      gt_difficult=(None if self.gt_difficult is None else np.concatenate(
+                          [self.gt_difficult[q] for q in pick] or [np.zeros(0, bool)])),
+                      counted_as=(None if self.counted_as is None
+                                  else tuple(self.counted_as[q] for q in pick)))
 
 
 def candidates(samples: Sequence[Sample], modality: str = "bbox",
@@ -274,11 +285,34 @@ def candidates(samples: Sequence[Sample], modality: str = "bbox",
     gts = [gt.reshape(-1, *shape) for gt, _, _ in fields]
     gt_area = areas(np.concatenate(gts), oriented) if gts else np.zeros(0)
     num_gt = np.array([len(g) for g in gts], dtype=np.int64)
+    difficult = [s.gt_difficult if s.gt_difficult.size == n else np.zeros(n, dtype=bool)
+                 for s, n in zip(chosen, num_gt.tolist(), strict=True)]
+    named = named_categories(samples)
     return Candidates(ious=ious, query=query, box=box, score=score_key(all_scores),
                       det_area=areas(all_pred, oriented), num_gt=num_gt,
                       gt_area=np.split(gt_area, np.cumsum(num_gt)[:-1]) if gts else [],
                       categories=tuple(s.category for s in chosen),
-                      negative=np.array([s.negative for s in chosen], dtype=bool), cover=cover)
+                      negative=np.array([s.negative for s in chosen], dtype=bool), cover=cover,
+                      gt_difficult=difficult if any(d.any() for d in difficult) else None,
+                      counted_as=tuple(named.get(s.phrase) if s.negative else s.category
+                                       for s in chosen))
+
+
+def named_categories(samples: Sequence[Sample]) -> dict[str, str]:
+    """The category each phrase names: the category of the positive queries with that
+    phrase (as converted COCO, DOTA and LVIS data write them: the category's name, or DOTA's
+    ``storage-tank`` as "storage tank"), else the category of that very name. A phrase two
+    categories share names neither. A negative query's boxes are false positives of the
+    category its phrase names (COCOeval's and the devkit's detections of a class on an image
+    without it); a phrase naming no category leaves them in no category."""
+    by_phrase: dict[str, set[str]] = {}
+    names = set()
+    for s in samples:
+        if not s.negative:
+            by_phrase.setdefault(s.phrase, set()).add(s.category)
+            names.add(s.category)
+    named = {p: next(iter(c)) for p, c in by_phrase.items() if len(c) == 1}
+    return {**{n: n for n in names if n not in by_phrase}, **named}
 
 
 def ignore_regions(sample: Sample, modality: str) -> FloatArray:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.ap import COCO_MAX_DETECTIONS, average_precision_report
 from ..analysis.compare import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -18,6 +19,7 @@ from ..analysis.compare import (
     query_score,
 )
 from ..analysis.slices import SliceTable, slice_table
+from ..analysis.sweep import BOX_MODALITIES
 from ..cache import MISS, ResultCache, evaluation_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
@@ -39,6 +41,8 @@ class Submission:
     sha256: str
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # task key -> result
     samples: dict[str, SampleList] = field(default_factory=dict)
+    # task key -> average_precision_report of every box (tasks with box modalities)
+    average_precision: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -72,8 +76,14 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       seed: int = DEFAULT_SEED,
                       taxonomy: Mapping[str, str] | None = None,
                       cache: ResultCache | None = None,
-                      bootstrap_unit: str | None = None) -> ReportData:
+                      bootstrap_unit: str | None = None, hard_negatives: bool = False,
+                      max_detections: int = COCO_MAX_DETECTIONS) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
+
+    Each task with box modalities also gets its average precision
+    (:func:`~ovearth_core.analysis.ap.average_precision_report` of every box, whatever the
+    score threshold: pooled AP and COCO's and DOTA's per-category mAP), COCO's block capped
+    at ``max_detections`` boxes per query, ``hard_negatives`` as the analysis command's.
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
     category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B).
@@ -137,6 +147,13 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                     num_cached += 1
                 num_evaluations += 1
                 sub.results[key] = value
+                if any(m in BOX_MODALITIES for m in samples.modalities):
+                    every_box = samples if score_threshold is None else load_task(
+                        gt_file, pred_file, key, None, bbox_format, samples.modalities,
+                        ground_truth=gt, predictions_doc=doc)
+                    sub.average_precision[key] = average_precision_report(
+                        every_box, iou_threshold, samples.modalities, hard_negatives,
+                        max_detections)
             del doc
         subs.append(sub)
     evaluated = time.perf_counter()
@@ -154,6 +171,9 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,
                "bbox_format": bbox_format, "bootstrap_resamples": n_resamples,
                "bootstrap_seed": seed}
+    if any(sub.average_precision for sub in subs):
+        options.update({"ap_hard_negatives": hard_negatives,
+                        "ap_max_detections": max_detections})
     return ReportData(gt_file, gt_sha256,
                       Path(images) if images is not None else gt_file.parent,
                       task_keys, options, subs, comparisons, worst,

@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from ..analysis.__main__ import detection_cap
+from ..analysis.ap import COCO_MAX_DETECTIONS
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
@@ -44,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "or COCO conversion, else queries)")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
+    parser.add_argument("--hard-negatives", action="store_true",
+                        help="average precision: boxes on negative queries count as false "
+                             "positives (of the category their phrase names, in the mAP)")
+    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
+                        metavar="N", help="COCO-style AP: each query's N best boxes "
+                                          "(default %(default)s, COCO's)")
     add_cache_arguments(parser)
     return parser
 
@@ -71,8 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
                                  args.iou_threshold, args.score_threshold, args.bbox_format,
                                  args.worst, args.name, args.resamples, args.seed, taxonomy,
-                                 cache, None if args.bootstrap_unit == "auto"
-                                 else args.bootstrap_unit)
+                                 cache, bootstrap_unit=None if args.bootstrap_unit == "auto"
+                                 else args.bootstrap_unit, hard_negatives=args.hard_negatives,
+                                 max_detections=args.max_detections)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -11,13 +11,24 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from .. import __version__
+from ..analysis.ap import ap_numbers
 from ..analysis.compare import (
     Comparison,
     biggest_differences,
     category_values,
     not_submitted,
 )
-from ..labels import METRIC_LABELS, MODALITY_LABELS, TASK_LABELS, metric_label
+from ..analysis.sweep import BOX_MODALITIES
+from ..labels import (
+    AP_METRICS,
+    METRIC_LABELS,
+    MODALITY_LABELS,
+    NOT_SUBMITTED,
+    TASK_LABELS,
+    ap_description,
+    ap_scope,
+    metric_label,
+)
 from ..viz import figures
 from . import draw as report_draw
 from .build import ReportData, worst_queries
@@ -341,6 +352,63 @@ FIELD_NOTES = {
 FIELD_NOTES["reasoning"] = FIELD_NOTES["referring"]
 
 
+def _ap_cell(value: float | str | None, **attrs: str) -> str:
+    """A number (``–`` undefined) or :data:`NOT_SUBMITTED`, with ``data-*`` attributes."""
+    if isinstance(value, str):
+        return _cell(None, **attrs).replace(">–<", f">{value}<")
+    return _cell(value, **attrs)
+
+
+def _ap_section(data: ReportData, task: str) -> str:
+    """Average precision of every box: the pooled APs and COCO's and DOTA's per-category mAP
+    (labelled with what they average), per submission and box modality; B − A without an
+    interval (AP ranks boxes across queries: it is no sum of per-query pieces, which is what
+    the paired bootstrap resamples)."""
+    subs = [s for s in data.submissions if task in s.average_precision]
+    if not subs:
+        return ""
+    first = subs[0].average_precision[task]
+    keys = list(AP_METRICS)
+    rows, notes = [], []
+    for m in BOX_MODALITIES:
+        if not first.get(m):
+            continue
+        values = []
+        for tag, sub in zip("AB", subs, strict=False):
+            entry = sub.average_precision[task].get(m)
+            numbers = ap_numbers(entry)
+            gone = m in not_submitted(sub.results[task])
+            values.append([NOT_SUBMITTED if gone else numbers[k][0] for k in keys])
+            rows.append([_td(MODALITY_LABELS[m], "l"), _td(sub.name, "l")]
+                        + [_ap_cell(v, task=task, modality=m, ap=k, sub=tag)
+                           for k, v in zip(keys, values[-1], strict=True)])
+            if entry and entry["coco"].get("cap_warning") and not gone:
+                notes.append(f"{sub.name}, {MODALITY_LABELS[m]}: {entry['coco']['cap_warning']}")
+        if len(values) == 2:
+            rows.append([_td(MODALITY_LABELS[m], "l"), _td("Δ B − A (no interval)", "l")]
+                        + [_td(NOT_SUBMITTED if NOT_SUBMITTED in (a, b) else
+                               _signed(None if a is None or b is None else b - a))
+                           for a, b in zip(*values, strict=True)])
+    scope = {k: n for k, (_, n) in ap_numbers(first[next(
+        m for m in BOX_MODALITIES if first.get(m))]).items()}
+    short = {k: "pooled" if AP_METRICS[k][2] == "pooled" else ap_scope(k, scope[k])
+             for k in keys}
+    header = ["modality", "submission"] + [f"{METRIC_LABELS[k]} ({short[k]})" for k in keys]
+    legend = "; ".join(ap_description(k, scope[k]) for k in keys)
+    view = ("boxes on negative queries count as false positives (of the category their "
+            "phrase names, in the mAP)" if first["hard_negatives"] else "positive queries only")
+    return (f'<h3 id="ap-{task}">Average precision (every box)</h3>'
+            + "".join(f'<div class="notice">{_e(n)}</div>' for n in notes)
+            + _table(header, rows, left=2)
+            + f'<p class="sub">{_e(legend)}. IoU'
+            f" ≥ {first['iou_threshold']:g} (DOTA mAP: > "
+            f"{first['iou_threshold']:g}, difficult objects ignored as DOTA_devkit does); "
+            f"COCO-style: at most {first['max_detections']:,} boxes per query; {view}. "
+            + ("Differences have no interval: AP ranks boxes across queries and is no sum "
+               "of per-query pieces, which the paired bootstrap resamples. "
+               if len(subs) == 2 else "") + "– undefined; — not submitted.</p>")
+
+
 def _field_section(data: ReportData, task: str) -> str:
     results = {s.name: s.results for s in data.submissions}
     return ("<h3>Field metrics</h3>" + field_table_html(results, task)
@@ -356,7 +424,7 @@ def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     first = data.submissions[0].results[task]
     out = [f"<h2 id=\"{task}\">{TASK_LABELS[task]} task</h2>", _warnings(data, task),
            "<h3>Key metrics</h3>", _key_metric_table(data, task), _confusion_tables(data, task),
-           _field_section(data, task)]
+           _field_section(data, task), _ap_section(data, task)]
     summary = first["summary"]
     figs = []
     if summary.get("presence"):

@@ -16,8 +16,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..analysis import additive
+from ..analysis.ap import ap_numbers
+from ..analysis.leaderboard import AP_RANKED
 from ..analysis.slices import SliceTable
-from ..labels import MODALITY_LABELS, metric_label
+from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, metric_label
 from .figures import COLOURS
 
 BOX_MODALITIES = ("bbox", "oriented_bbox")
@@ -33,8 +35,11 @@ KIND_LABELS = {"hallucination": "hallucination", "miss": "miss", "localisation":
 ALL_KINDS_LABEL = "fix everything"
 # Leaderboard and attribution metrics are entries of the additive registry; their names are
 # the labels table's (modality, metric) names.
-LEADERBOARD_METRIC_LABELS = {name: metric_label(m.modality, m.metric)
-                             for name, m in additive.METRICS.items()}
+LEADERBOARD_METRIC_LABELS = {
+    **{name: metric_label(m.modality, m.metric) for name, m in additive.METRICS.items()},
+    **{name: f"{metric_label(m, key)} ("
+             f"{'pooled' if AP_METRICS[key][2] == 'pooled' else 'mean over categories'})"
+       for name, (m, key) in AP_RANKED.items()}}
 ATTRIBUTION_METRIC_LABELS = LEADERBOARD_METRIC_LABELS
 METRIC_COLOURS = {"presence_mcc": PRESENCE_COLOUR, "seg_macro_miou": COLOURS["seg"],
                   "seg_micro_miou": "#19d3f3", "bbox_micro_f1": COLOURS["bbox"],
@@ -134,6 +139,19 @@ def ap_cards(report: dict[str, Any]) -> dict[str, dict[str, float | None]]:
             out[MODALITY_LABELS[m]] = {"AP": entry["ap_every_point"],
                                        "AP 11-pt": entry["ap_11_point"],
                                        "AP@[.5:.95]": entry["coco"]["ap@[0.5:0.95]"]}
+    return out
+
+
+def map_cards(report: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """``{"HBB": {"mAP@[.5:.95]": ..., "mAP@.5": ..., "DOTA mAP (VOC07)": ...,
+    "DOTA mAP (every point)": ...}, "OBB": ...}``: the per-category means of an AP report
+    (COCO's and DOTA_devkit's mAP; modalities without AP left out)."""
+    out = {}
+    for m in BOX_MODALITIES:
+        if report.get(m):
+            out[MODALITY_LABELS[m]] = {
+                METRIC_LABELS[key]: value for key, (value, _) in ap_numbers(report[m]).items()
+                if AP_METRICS[key][2] == "mean"}
     return out
 
 

@@ -21,7 +21,7 @@ import streamlit as st
 
 from ovearth_core.analysis import crosstask, gallery, objects
 from ovearth_core.analysis import slices as slices_
-from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS, average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.compare import default_unit
 from ovearth_core.analysis.leaderboard import (
@@ -72,18 +72,19 @@ def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed
 
 
 def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                      hard_negatives: bool) -> Timed:
-    """:func:`average_precision_report` of every box (no score threshold)."""
-    return _average_precision(gt, pred, every_box(options), hard_negatives)
+                      hard_negatives: bool, max_detections: int = COCO_MAX_DETECTIONS) -> Timed:
+    """:func:`average_precision_report` of every box (no score threshold), COCO's block
+    capped at ``max_detections`` boxes per query (part of the cache key)."""
+    return _average_precision(gt, pred, every_box(options), hard_negatives, max_detections)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                       hard_negatives: bool) -> Timed:
+                       hard_negatives: bool, max_detections: int) -> Timed:
     start = time.perf_counter()
     samples = _loaded(gt, pred, options)
     value = average_precision_report(samples, options.iou_threshold, samples.modalities,
-                                     hard_negatives)
+                                     hard_negatives, max_detections)
     return Timed(value, time.perf_counter() - start)
 
 
@@ -209,7 +210,8 @@ Progress = Callable[[int, int, str, bool], None]
 def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Options,
                 n_subsets: int, seed: int,
                 shared: tuple[data.FileKey, data.Evaluation] | None = None,
-                progress: Progress | None = None) -> Board:
+                progress: Progress | None = None,
+                ap: tuple[bool, int] | None = None) -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     Files a typed path could not name (a link out of the data roots, a pipe, a device, a
@@ -218,9 +220,11 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     and its evaluation under these very options: used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_submissions`);
-    ``progress(done, total, name, cached)`` follows them.
+    ``progress(done, total, name, cached)`` follows them. ``ap`` (hard negatives, COCO's
+    detection cap) also ranks by each submission's AP and mAP (:func:`average_precision`,
+    cached per submission and options).
     """
-    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0])
+    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], ap)
     boards, lock = _boards()
     with lock:
         if key in boards:
@@ -260,7 +264,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         by_path[pred[0]] = (outcome.result, outcome.num_problems, outcome.cached)
     if store is not None and store.rejected:
         cache_note += f"; {rejected_note(store)}"
-    names, results, num_cached = [], [], 0
+    names, results, num_cached, ranked = [], [], 0, []
     for pred in usable:
         result, num_problems, cached = by_path[pred[0]]
         name = Path(pred[0]).stem
@@ -272,9 +276,12 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
             continue
         names.append(name)
         results.append(result)
+        ranked.append(pred)
         num_cached += cached
+    reports = None if ap is None or not has_boxes(options.modalities) else [
+        average_precision(gt, pred, options, *ap).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
-                                seed=seed)
+                                seed=seed, average_precision=reports)
     in_workers = sum(o.in_worker for o in outcomes)
     workers = min(worker_count(), in_workers)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,

@@ -9,10 +9,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ovearth_core.labels import MODALITY_LABELS
+from ovearth_core.analysis.ap import MIN_MAX_DETECTIONS, ap_numbers
+from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
 from ovearth_core.viz import analysis_figures as af
 
-from . import analysis_data, views
+from . import analysis_data, state, views
 from .sidebar import Run
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -74,21 +75,48 @@ def average_precision(run: Run) -> None:
     hard = False
     if run.options.task == "vocabulary":
         hard = st.toggle("Hard-negative view: boxes on negative queries count as false "
-                         "positives", key="ap_hard_negatives")
-    timed = analysis_data.average_precision(run.gt, run.pred, run.options, hard)
+                         "positives (of the category their phrase names, in the mAP)",
+                         key="ap_hard_negatives")
+    cap = int(st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; "
+                              "100 is COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
+                              step=100, **state.bind("ap_max_detections")))
+    timed = analysis_data.average_precision(run.gt, run.pred, run.options, hard, cap)
     report = timed.value
     left, right = st.columns([2, 3])
     with left:
+        st.markdown(f"**Pooled AP** — {POOLED_SCOPE}")
         for part, values in af.ap_cards(report).items():
             _cards(part, values)
+        first = next(report[m] for m in af.BOX_MODALITIES if report.get(m))
+        st.markdown(f"**mAP** — {ap_scope('coco.map@[0.5:0.95]', first['coco']['num_categories'])}"
+                    ": each category's AP, then the mean (the number COCO and DOTA papers "
+                    "report)")
+        for part, values in af.map_cards(report).items():
+            items = list(values.items())  # two a row: the labels are long
+            for k in range(0, len(items), 2):
+                _cards(part, dict(items[k:k + 2]))
+        for m in af.BOX_MODALITIES:
+            over = (report.get(m) or {}).get("coco", {}).get("queries_over_cap") or []
+            if over:
+                st.warning(f"{MODALITY_LABELS[m]} COCO AP / mAP: {len(over):,} queries have "
+                           f"more GT boxes than the detection cap of {cap:,} per query "
+                           f"({', '.join(over[:5])}{' …' if len(over) > 5 else ''}): their "
+                           "recall cannot reach 1. Raise the cap above.")
         unscored = sum((report.get(m) or {}).get("num_unscored", 0) for m in af.BOX_MODALITIES)
         if unscored:
             st.warning(f"{unscored:,} boxes have no score: they rank first in file order, so "
                        "AP depends on that order.")
-        st.caption(f"AP: VOC every point, AP 11-pt: VOC 2007, both at IoU ≥ "
-                   f"{report['iou_threshold']:g}; AP@[.5:.95]: COCO, 101 recall points. "
-                   f"Every box, computed in {timed.seconds:.2f} s.")
+        st.caption(ap_caption(report) + f" Every box, computed in {timed.seconds:.2f} s.")
     right.plotly_chart(af.pr_figure(report), key="pr_chart")
+
+
+def ap_caption(report: dict[str, Any]) -> str:
+    """What each AP card is: convention and scope (pooled, or mean over N categories)."""
+    entry = next(report[m] for m in af.BOX_MODALITIES if report.get(m))
+    parts = [ap_description(key, n) for key, (_, n) in ap_numbers(entry).items()]
+    return (f"IoU ≥ {report['iou_threshold']:g} (DOTA: > {report['iou_threshold']:g}, "
+            "difficult objects ignored as DOTA_devkit does); COCO-style at most "
+            f"{report['max_detections']:,} boxes per query. " + "; ".join(parts) + ".")
 
 
 def error_attribution(run: Run) -> None:

@@ -9,8 +9,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.analysis.compare import Comparison
-from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
+from ovearth_core.analysis.sweep import BOX_MODALITIES
+from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_scope
 from ovearth_core.report import draw as report_draw
 
 from . import data, state, views
@@ -44,6 +46,24 @@ def metrics_frame(cmp: Comparison) -> pd.DataFrame:
         "modality": MODALITY_LABELS[m.modality],
         "metric": METRIC_LABELS.get(m.metric, m.metric), "A": m.a, "B": m.b,
         "Δ B − A": m.diff, "CI low": m.ci_low, "CI high": m.ci_high} for m in cmp.metrics])
+
+
+def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_b: set[str],
+             ) -> pd.DataFrame:
+    """Pooled AP and per-category mAP of A and B (every box) per box modality, with B − A
+    (``None`` where a submission lacks the modality or a value is undefined)."""
+    rows = []
+    for m in BOX_MODALITIES:
+        if not a.get(m):
+            continue
+        na = ap_numbers(None if m in missing_a else a[m])
+        nb = ap_numbers(None if m in missing_b else b.get(m))
+        for key, (va, n) in na.items():
+            vb = nb[key][0]
+            rows.append({"modality": MODALITY_LABELS[m], "metric": METRIC_LABELS[key],
+                         "averaged": ap_scope(key, n), "A": va, "B": vb,
+                         "Δ B − A": None if va is None or vb is None else vb - va})
+    return pd.DataFrame(rows)
 
 
 def agreement_frame(cmp: Comparison, names: list[str]) -> pd.DataFrame:

@@ -43,6 +43,7 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import labels, paths
+from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS
 from ovearth_core.types import MODALITIES, TASK_KEYS
 from ovearth_core.viz.overlay import ZOOM_TARGETS
 
@@ -166,8 +167,8 @@ def defaults() -> dict[str, Any]:
         "modalities": ["segmentation", "bbox", "oriented_bbox"],
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
-        "cmp_query": "", "show_analysis": False, "slice_attr": "category",
-        "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
+        "cmp_query": "", "show_analysis": False, "ap_max_detections": COCO_MAX_DETECTIONS,
+        "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
         "_link_notes": [],

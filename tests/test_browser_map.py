@@ -1,0 +1,103 @@
+"""Issue 25 in headless Chromium: the Overview and the report show COCO's and DOTA's
+per-category mAP beside the pooled AP, each labelled with what it averages.
+
+The app runs (``streamlit run app.py``) on the tiny dataset of ``app_fixtures`` written as
+``assets/demo``; the report is the report command's on the same files. Screenshots go to
+the test's tmp dir and /tmp/ovearth_shots/ (``overview_map.png``, ``report_map.png``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from app_fixtures import write_dataset
+from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, SHOTS, Server, copy_app, settle, shoot
+from playwright.sync_api import Page, expect, sync_playwright
+
+from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.io import load_samples
+from ovearth_core.report import main as report_main
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_app(tmp_path_factory.mktemp("app"))
+    write_dataset(root / "assets" / "demo")
+    return root
+
+
+@pytest.fixture()
+def page() -> Iterator[Page]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 1800})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+            browser.close()
+
+
+def _expected(app_dir: Path) -> dict:
+    demo = app_dir / "assets" / "demo"
+    samples = load_samples(demo / "ground_truth.json", demo / "predictions" / "model_a.json",
+                           "vocabulary", modalities="auto")
+    return average_precision_report(samples, 0.5, samples.modalities)
+
+
+def _metric(page: Page, label: str) -> str:
+    card = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def test_overview_shows_per_category_map_beside_the_pooled_ap(app_dir: Path, page: Page,
+                                                              tmp_path: Path) -> None:
+    server = Server(app_dir, tmp_path / "server.log")
+    try:
+        page.goto(server.url)
+        settle(page, "Presence confusion matrix")
+        page.get_by_text("Show the score sweep, average precision").click()
+        settle(page, "each category's AP, then the mean")
+        report = _expected(app_dir)
+        coco = report["bbox"]["coco"]
+        expect(page.get_by_text("HBB mAP@[.5:.95]", exact=True)).to_be_visible(timeout=MS)
+        assert _metric(page, "HBB mAP@[.5:.95]") == f"{coco['map@[0.5:0.95]']:.3f}"
+        assert _metric(page, "HBB DOTA mAP (VOC07)") == (
+            f"{report['bbox']['voc_devkit']['map_11_point']:.3f}")
+        assert _metric(page, "HBB AP@[.5:.95]") == f"{coco['ap@[0.5:0.95]']:.3f}"
+        n = coco["num_categories"]
+        expect(page.get_by_text(f"mean over {n} categories", exact=False).first).to_be_visible()
+        expect(page.get_by_text("pooled over all queries, class-agnostic", exact=False).first
+               ).to_be_visible()
+        page.get_by_text("Average precision", exact=True).first.scroll_into_view_if_needed()
+        shoot(page, tmp_path, "overview_map.png")
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        server.stop()
+
+
+def test_report_shows_per_category_map_in_chromium(app_dir: Path, page: Page,
+                                                   tmp_path: Path) -> None:
+    demo = app_dir / "assets" / "demo"
+    out = tmp_path / "report.html"
+    assert report_main(["--gt", str(demo / "ground_truth.json"), "--predictions",
+                        str(demo / "predictions" / "model_a.json"), "--task", "vocabulary",
+                        "--modalities", "auto", "--worst", "2", "--no-cache",
+                        "--out", str(out)]) == 0
+    report = _expected(app_dir)
+    page.goto(out.as_uri())
+    heading = page.locator("#ap-open_vocabulary")
+    expect(heading).to_be_visible(timeout=MS)
+    table = heading.locator("xpath=following-sibling::table[1]")
+    cell = table.locator('td[data-modality="bbox"][data-ap="coco.map@[0.5:0.95]"]')
+    assert cell.inner_text() == f"{report['bbox']['coco']['map@[0.5:0.95]']:.4f}"
+    dota = table.locator('td[data-modality="bbox"][data-ap="voc_devkit.map_11_point"]')
+    assert dota.inner_text() == f"{report['bbox']['voc_devkit']['map_11_point']:.4f}"
+    n = report["bbox"]["coco"]["num_categories"]
+    expect(page.get_by_text(f"mean over {n} categories").first).to_be_visible()
+    heading.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(tmp_path / "report_map.png"))
+    (SHOTS / "report_map.png").write_bytes((tmp_path / "report_map.png").read_bytes())

@@ -1,0 +1,304 @@
+"""DOTA's own mAP, exactly (issue 25): ``voc_devkit`` against DOTA_devkit's ``voc_eval`` run
+on the original ``labelTxt`` and Task1 files, difficult objects and a dense image included.
+
+The reference below reads the original files itself and follows ``dota_evaluation_task1.py``
+(oriented) and ``dota_evaluation_task2.py`` (axis-aligned), written out, not imported: per
+class, GT objects of that class with their ``difficult`` flags; ``npos`` the non-difficult
+ones; detections sorted by ``np.argsort(-confidence)``; for each, the max-IoU GT of its image
+and class (polygon IoU after the devkit's +1 pixel envelope pre-filter; task 2 the +1 pixel
+box IoU); ``ovmax > thresh``: a difficult GT -> neither TP nor FP, a GT not yet detected ->
+TP (and marked), else FP; otherwise FP; rec = tp / npos, prec = tp / max(tp + fp, eps); VOC07
+11 levels of ``np.arange(0., 1.1, 0.1)`` or the area under the envelope. Our side goes
+through ``from-dota`` (default: difficult objects as flagged targets) and the analysis
+command with ``--hard-negatives`` (the devkit counts a class's detections on images without
+that class as false positives).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import refs
+from convert_helpers import ROOT, blank_images
+
+from ovearth_core.convert import from_dota
+
+CLASSES = ("plane", "ship", "storage-tank", "small-vehicle")
+SIZES = {"P0001": (1400, 1400), "P0002": (400, 300), "P0003": (500, 500),
+         "P0004": (300, 300), "P0005": (600, 400), "P0006": (256, 256), "P0007": (300, 200)}
+DENSE_SHIPS = 531
+
+
+def _quad(cx: float, cy: float, w: float, h: float, angle: float) -> list[float]:
+    """Four vertices (x1 y1 ... x4 y4) of a w x h rectangle rotated about its centre, two
+    decimals."""
+    c, s = np.cos(angle), np.sin(angle)
+    pts = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    rot = pts @ np.array([[c, s], [-s, c]]) + [cx, cy]
+    return [round(float(v), 2) for v in rot.ravel()]
+
+
+def _objects(rng: np.random.Generator) -> dict[str, list[tuple[str, list[float], int]]]:
+    """Per image: (class, quad, difficult). P0001 is dense: 531 ships on a grid, some
+    difficult, and a few planes; P0007 has no object."""
+    out: dict[str, list[tuple[str, list[float], int]]] = {k: [] for k in SIZES}
+    for k in range(DENSE_SHIPS):
+        row, col = divmod(k, 24)
+        out["P0001"].append(("ship", _quad(30 + 55 * col, 30 + 55 * row, 30, 14,
+                                           float(rng.uniform(-0.6, 0.6))),
+                             int(rng.random() < 0.07)))
+    for k in range(4):
+        out["P0001"].append(("plane", _quad(200 + 250 * k, 1330, 50, 40, 0.3 * k), 0))
+    for stem in ("P0002", "P0003", "P0004", "P0005", "P0006"):
+        width, height = SIZES[stem]
+        for _ in range(int(rng.integers(3, 12))):
+            cls = CLASSES[int(rng.integers(0, len(CLASSES)))]
+            w, h = rng.uniform(12, 60, 2)
+            cx, cy = rng.uniform(35, width - 35), rng.uniform(35, height - 35)
+            out[stem].append((cls, _quad(cx, cy, w, h, float(rng.uniform(0, 3))),
+                              int(rng.random() < 0.2)))
+    return out
+
+
+def _detections(rng: np.random.Generator, objects: dict[str, list[tuple[str, list[float], int]]]
+                ) -> dict[str, list[tuple[str, float, list[float]]]]:
+    """Per class: (image, score, quad): jittered copies of most objects (difficult ones
+    too), duplicates, background boxes, boxes of a class on images without it. Scores are
+    distinct (the devkit's unstable sort then fixes the order)."""
+    out: dict[str, list[tuple[str, float, list[float]]]] = {c: [] for c in CLASSES}
+    for stem, objs in objects.items():
+        for cls, q, _ in objs:
+            pts = np.array(q).reshape(4, 2)
+            cx, cy = pts.mean(axis=0)
+            w = float(np.linalg.norm(pts[1] - pts[0]))
+            h = float(np.linalg.norm(pts[2] - pts[1]))
+            angle = float(np.arctan2(pts[1, 1] - pts[0, 1], pts[1, 0] - pts[0, 0]))
+            for _ in range(int(rng.choice([0, 1, 1, 1, 2]))):
+                out[cls].append((stem, 0.0, _quad(cx + rng.normal(0, w / 8),
+                                                  cy + rng.normal(0, h / 8),
+                                                  w * rng.uniform(0.8, 1.2),
+                                                  h * rng.uniform(0.8, 1.2),
+                                                  angle + rng.normal(0, 0.1))))
+        width, height = SIZES[stem]
+        for cls in CLASSES:  # background boxes, on images with or without the class
+            for _ in range(int(rng.integers(0, 3))):
+                out[cls].append((stem, 0.0, _quad(rng.uniform(30, width - 30),
+                                                  rng.uniform(30, height - 30),
+                                                  rng.uniform(10, 40), rng.uniform(10, 40),
+                                                  float(rng.uniform(0, 3)))))
+    scores = iter(rng.permutation(sum(len(v) for v in out.values())) / 1000 + 0.0005)
+    return {c: [(stem, float(next(scores)), q) for stem, _, q in v] for c, v in out.items()}
+
+
+@pytest.fixture(scope="module")
+def dota(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The original files (labelTxt, Task1 results) and the analysis JSON of our run."""
+    root = tmp_path_factory.mktemp("dense_dota")
+    rng = np.random.default_rng(25)
+    objects = _objects(rng)
+    labels = root / "labelTxt"
+    labels.mkdir()
+    for stem, objs in objects.items():
+        lines = ["imagesource:GoogleEarth", "gsd:0.5"]
+        lines += [" ".join([*(f"{v:g}" for v in q), cls, str(d)]) for cls, q, d in objs]
+        (labels / f"{stem}.txt").write_text("\n".join(lines) + "\n")
+    results = root / "results" / "model_a"
+    results.mkdir(parents=True)
+    for cls, dets in _detections(rng, objects).items():
+        (results / f"Task1_{cls}.txt").write_text("".join(
+            f"{stem} {score!r} " + " ".join(f"{v:g}" for v in q) + "\n"
+            for stem, score, q in dets))
+    images = blank_images(root / "images", {f"{k}.png": v for k, v in SIZES.items()})
+    bench = root / "bench"
+    from_dota(labels, images, bench, [results])
+    out = root / "analysis.json"
+    subprocess.run([sys.executable, "-m", "ovearth_core.analysis",
+                    "--gt", str(bench / "ground_truth.json"),
+                    "--predictions", str(bench / "predictions" / "model_a.json"),
+                    "--task", "vocabulary", "--modalities", "bbox,oriented_bbox",
+                    "--hard-negatives", "--output", str(out)],
+                   cwd=ROOT, check=True, capture_output=True, text=True)
+    return labels, results, out
+
+
+# ------------------------------------------------------------- the devkit, written out
+
+
+def _parse_gt(path: Path) -> list[dict[str, object]]:
+    """dota_utils.parse_dota_poly2-style: 8 coordinates, name, difficult; headers skipped."""
+    objects = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) < 9:
+            continue  # imagesource: / gsd: lines
+        objects.append({"name": parts[8], "difficult": int(parts[9]) if len(parts) > 9 else 0,
+                        "bbox": [float(v) for v in parts[:8]]})
+    return objects
+
+
+def _envelope(poly: list[float]) -> list[float]:
+    xs, ys = poly[0::2], poly[1::2]
+    return [min(xs), min(ys), max(xs), max(ys)]
+
+
+def _box_iou_plus_one(bbgt: np.ndarray, bb: np.ndarray) -> np.ndarray:
+    ixmin = np.maximum(bbgt[:, 0], bb[0])
+    iymin = np.maximum(bbgt[:, 1], bb[1])
+    ixmax = np.minimum(bbgt[:, 2], bb[2])
+    iymax = np.minimum(bbgt[:, 3], bb[3])
+    iw = np.maximum(ixmax - ixmin + 1., 0.)
+    ih = np.maximum(iymax - iymin + 1., 0.)
+    inters = iw * ih
+    uni = ((bb[2] - bb[0] + 1.) * (bb[3] - bb[1] + 1.)
+           + (bbgt[:, 2] - bbgt[:, 0] + 1.) * (bbgt[:, 3] - bbgt[:, 1] + 1.) - inters)
+    return inters / uni
+
+
+def _pairs(poly: list[float]) -> list[tuple[float, float]]:
+    return list(zip(poly[0::2], poly[1::2], strict=True))
+
+
+def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
+             use_07_metric: bool, oriented: bool) -> float:
+    """DOTA_devkit's voc_eval for one class (task 1 oriented, task 2 axis-aligned)."""
+    recs = {p.stem: _parse_gt(p) for p in sorted(labels.glob("*.txt"))}
+    class_recs, npos = {}, 0
+    for name, objs in recs.items():
+        r = [o for o in objs if o["name"] == classname]
+        boxes = [o["bbox"] if oriented else _envelope(o["bbox"]) for o in r]
+        difficult = np.array([o["difficult"] for o in r]).astype(bool)
+        npos += int(np.sum(~difficult))
+        class_recs[name] = {"bbox": np.array(boxes), "difficult": difficult,
+                            "det": [False] * len(r)}
+    lines = [x.strip().split(" ") for x in
+             (results / f"Task1_{classname}.txt").read_text().splitlines() if x.strip()]
+    image_ids = [x[0] for x in lines]
+    confidence = np.array([float(x[1]) for x in lines])
+    bb_all = np.array([[float(z) for z in x[2:]] for x in lines])
+    if not oriented:
+        bb_all = np.array([_envelope(list(b)) for b in bb_all])
+    sorted_ind = np.argsort(-confidence)
+    bb_all = bb_all[sorted_ind, :]
+    image_ids = [image_ids[x] for x in sorted_ind]
+    nd = len(image_ids)
+    tp, fp = np.zeros(nd), np.zeros(nd)
+    for d in range(nd):
+        r = class_recs[image_ids[d]]
+        bb = bb_all[d, :].astype(float)
+        ovmax, jmax = -np.inf, -1
+        bbgt = r["bbox"].astype(float)
+        if bbgt.size > 0:
+            if oriented:
+                # The devkit's pre-filter: +1 pixel envelopes that do not meet -> IoU 0.
+                env = _box_iou_plus_one(np.array([_envelope(list(g)) for g in bbgt]),
+                                        np.array(_envelope(list(bb))))
+                keep = np.where(env > 0)[0]
+                if keep.size:
+                    overlaps = [refs.polygon_iou(_pairs(list(bbgt[k])), _pairs(list(bb)))
+                                for k in keep]
+                    ovmax = float(np.max(overlaps))
+                    jmax = int(keep[int(np.argmax(overlaps))])
+            else:
+                overlaps = _box_iou_plus_one(bbgt, bb)
+                ovmax = float(np.max(overlaps))
+                jmax = int(np.argmax(overlaps))
+        if ovmax > ovthresh:
+            if not r["difficult"][jmax]:
+                if not r["det"][jmax]:
+                    tp[d] = 1.
+                    r["det"][jmax] = True
+                else:
+                    fp[d] = 1.
+        else:
+            fp[d] = 1.
+    fp, tp = np.cumsum(fp), np.cumsum(tp)
+    rec = tp / float(npos)
+    prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
+    if use_07_metric:
+        ap = 0.
+        for t in np.arange(0., 1.1, 0.1):
+            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
+            ap = ap + p / 11.
+        return float(ap)
+    mrec = np.concatenate(([0.], rec, [1.]))
+    mpre = np.concatenate(([0.], prec, [0.]))
+    for i in range(mpre.size - 1, 0, -1):
+        mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
+    i = np.where(mrec[1:] != mrec[:-1])[0]
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+# ------------------------------------------------------------------------ the tests
+
+
+def test_the_data_is_real_style(dota: tuple[Path, Path, Path]) -> None:
+    labels, _, _ = dota
+    objs = [o for p in labels.glob("*.txt") for o in _parse_gt(p)]
+    dense = [o for o in _parse_gt(labels / "P0001.txt") if o["name"] == "ship"]
+    assert len(dense) == DENSE_SHIPS
+    assert sum(int(o["difficult"]) for o in dense) > 10
+    assert sum(int(o["difficult"]) for o in objs) > 20
+
+
+@pytest.mark.parametrize("modality", ["oriented_bbox", "bbox"])
+def test_voc_devkit_equals_dota_devkit_per_class_and_mean(dota: tuple[Path, Path, Path],
+                                                          modality: str) -> None:
+    labels, results, out = dota
+    block = json.loads(out.read_text())["analysis"]["average_precision"][modality]["voc_devkit"]
+    oriented = modality == "oriented_bbox"
+    for key, use_07 in (("ap_11_point", True), ("ap_every_point", False)):
+        want = {c: voc_eval(labels, results, c, 0.5, use_07, oriented) for c in CLASSES}
+        got = {c: block["per_category"][c][key] for c in CLASSES}
+        assert got == pytest.approx(want, abs=1e-9), key
+        mean_key = "map_11_point" if use_07 else "map_every_point"
+        assert block[mean_key] == pytest.approx(float(np.mean(list(want.values()))), abs=1e-9)
+    # npos: the non-difficult objects of each class, as the devkit counts them.
+    objs = [o for p in labels.glob("*.txt") for o in _parse_gt(p)]
+    assert {c: block["per_category"][c]["num_gt"] for c in CLASSES} == {
+        c: sum(1 for o in objs if o["name"] == c and not o["difficult"]) for c in CLASSES}
+
+
+def _analysis(dota: tuple[Path, Path, Path], *extra: str) -> subprocess.CompletedProcess[str]:
+    bench = dota[2].parent / "bench"
+    return subprocess.run([sys.executable, "-m", "ovearth_core.analysis",
+                           "--gt", str(bench / "ground_truth.json"),
+                           "--predictions", str(bench / "predictions" / "model_a.json"),
+                           "--modalities", "oriented_bbox", *extra],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def test_detection_cap_warns_on_the_dense_image_and_can_be_raised(
+        dota: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    default, raised = tmp_path / "default.json", tmp_path / "raised.json"
+    proc = _analysis(dota, "--output", str(default))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(default.read_text())
+    coco = doc["analysis"]["average_precision"]["oriented_bbox"]["coco"]
+    assert coco["max_detections"] == 100 and coco["queries_over_cap"] == ["ov_P0001_ship"]
+    warned = [w["message"] for w in doc["warnings"] if w["code"] == "detection_cap"]
+    assert len(warned) == 1 and "cap of 100" in warned[0] and "ov_P0001_ship" in warned[0]
+    assert "ov_P0001_ship" in proc.stderr and "cap of 100" in proc.stderr
+    # The dense query's recall at 100 boxes is at most 100 / 531 of its ships.
+    assert coco["ar@100"] < 0.9
+    proc = _analysis(dota, "--max-detections", "1500", "--output", str(raised))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(raised.read_text())
+    high = doc["analysis"]["average_precision"]["oriented_bbox"]["coco"]
+    assert high["max_detections"] == 1500 and high["queries_over_cap"] == []
+    assert not [w for w in doc["warnings"] if w["code"] == "detection_cap"]
+    assert "ar@1500" in high and "ar@100" not in high
+    assert high["per_category"]["ship"]["ap@0.5"] > coco["per_category"]["ship"]["ap@0.5"] + 0.2
+
+
+@pytest.mark.parametrize("value", ["0", "5", "many", "-3"])
+def test_a_bad_detection_cap_is_a_clear_message(dota: tuple[Path, Path, Path], tmp_path: Path,
+                                                value: str) -> None:
+    proc = _analysis(dota, "--max-detections", value, "--output", str(tmp_path / "x.json"))
+    assert proc.returncode == 2
+    assert "--max-detections" in proc.stderr and "at least 10" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "x.json").exists()
