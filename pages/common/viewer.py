@@ -57,17 +57,30 @@ def _on_object(query_id: str) -> None:
     st.session_state["view_focus"] = None if picked is None else (query_id, picked)
 
 
-def _object_picker(query_id: str, objects: list[dict[str, Any]]) -> None:
-    """A picker of the query's boxes: choosing one zooms the view to it."""
+def _centres(objects: list[dict[str, Any]], ref: georef.Georef | None) -> list[str]:
+    """Each object's centre (its envelope's: a rectangle's centre) in map coordinates,
+    ``" · centre EPSG:… X …, Y … · lon …, lat …"``; ``""`` each without a georeference."""
+    if ref is None or not objects:
+        return [""] * len(objects)
+    ends = np.array([(o["outline"].min(axis=0), o["outline"].max(axis=0)) for o in objects])
+    mid = ends.mean(axis=1)
+    return [f" · centre {t}" for t in georef.coordinate_texts(ref, mid[:, 0], mid[:, 1])]
+
+
+def _object_picker(query_id: str, objects: list[dict[str, Any]],
+                   ref: georef.Georef | None = None) -> None:
+    """A picker of the query's boxes: choosing one zooms the view to it; each lists its
+    centre in map coordinates when the image is georeferenced (``ref``)."""
     if not objects:
         return
     gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
+    centres = _centres(objects, ref)
 
     def label(n: int) -> str:
         o = objects[n]
         return (f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
                 f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
-                f"{np.ptp(o['outline'][:, 1]):.0f} px")
+                f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}")
 
     focus = st.session_state.get("view_focus")
     # One key for every query (a new widget per query costs the browser a mount): its
@@ -262,10 +275,13 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
 
 
-def _map_note(run: Run, sample: Any, region: overlay.Region) -> list[str]:
+def _georef(run: Run, sample: Any) -> georef.Georef | None:
+    return data.image_georef(str(run.images_dir), sample.image_path,
+                             data.image_stamp(run.images_dir, sample.image_path))
+
+
+def _map_note(ref: georef.Georef | None, region: overlay.Region) -> list[str]:
     """The view centre's map and WGS84 coordinates when the image is georeferenced."""
-    ref = data.image_georef(str(run.images_dir), sample.image_path,
-                            data.image_stamp(run.images_dir, sample.image_path))
     if ref is None:
         return []
     x0, y0, x1, y1 = region
@@ -306,12 +322,13 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
     drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
-    map_note = _map_note(run, sample, region)
+    ref = _georef(run, sample)
+    map_note = _map_note(ref, region)
     if drawn.figure is None:
         if drawn.notice:
             st.info(drawn.notice, icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
-        _object_picker(query_id, objects)
+        _object_picker(query_id, objects, ref)
         _review_panel(review)
         return
     left, right = st.columns([3, 1.25])
@@ -328,7 +345,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                          f"{drawn.scale:.0%}.")
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
-        _object_picker(query_id, objects)
+        _object_picker(query_id, objects, ref)
     with right:
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
