@@ -354,6 +354,11 @@ def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:
     return doc
 
 
+def needs_meta(attribute: str) -> bool:
+    """Whether slicing by ``attribute`` needs :func:`image_meta` (``gsd``, ``meta:KEY``)."""
+    return attribute == GSD or attribute.startswith(META_PREFIX)
+
+
 def slice_attribute(text: str) -> str:
     """``text`` when it names an attribute (for argparse; ``ValueError`` otherwise)."""
     if text in (*ATTRIBUTES, QUERY_FORM, GSD) or (

@@ -16,7 +16,7 @@ from ..analysis.compare import (
     compare_results,
     query_score,
 )
-from ..analysis.slices import SliceTable, slice_table
+from ..analysis.slices import GSD, SliceTable, image_meta, needs_meta, slice_table
 from ..cache import MISS, ResultCache, evaluation_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
@@ -54,6 +54,8 @@ class ReportData:
     groups: dict[str, SliceTable] = field(default_factory=dict)  # task -> by taxonomy group
     num_cached: int = 0  # evaluations loaded from the on-disk result cache
     num_evaluations: int = 0
+    # task -> attribute (--slice-by, in the order given) -> table
+    slices: dict[str, dict[str, SliceTable]] = field(default_factory=dict)
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:
@@ -70,11 +72,14 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED,
                       taxonomy: Mapping[str, str] | None = None,
-                      cache: ResultCache | None = None) -> ReportData:
+                      cache: ResultCache | None = None,
+                      slice_by: Sequence[str] = ()) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
-    category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B).
+    category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B), and
+    per value of each of ``slice_by`` (attributes of one task's queries: ``gsd``,
+    ``meta:KEY``, ``category``, ``gt_size``...; the images' GSD read from ``images``).
 
     With ``modalities="auto"`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
@@ -138,6 +143,13 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
                          result_b=subs[1].results[key] if len(subs) == 2 else None,
                          n_resamples=n_resamples, seed=seed) for key in task_keys}
+    wanted = list(dict.fromkeys(slice_by))
+    meta = (image_meta(gt_file, images if images is not None else gt_file.parent,
+                       with_gsd=GSD in wanted) if any(map(needs_meta, wanted)) else None)
+    sliced = {key: {attr: slice_table(
+        subs[0].results[key], subs[0].samples[key], attr,
+        result_b=subs[1].results[key] if len(subs) == 2 else None, n_resamples=n_resamples,
+        seed=seed, meta=meta) for attr in wanted} for key in task_keys} if wanted else {}
     options = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,
@@ -148,7 +160,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       task_keys, options, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
-                      num_evaluations)
+                      num_evaluations, sliced)
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

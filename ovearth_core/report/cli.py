@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from ..analysis import slices
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
@@ -41,8 +42,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
+    parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
+                        type=_report_slice,
+                        help="adds a table of key metrics per value of ATTR to each task "
+                             "(repeatable): gsd, meta:KEY (the annotations' image_meta[KEY]), "
+                             + ", ".join(a for a in slices.ATTRIBUTES if a not in _NOT_SLICED))
     add_cache_arguments(parser)
     return parser
+
+
+# group: --taxonomy's table; tag: the app's Slices page (the review sidecar's tags)
+_NOT_SLICED = ("group", "tag")
+
+
+def _report_slice(text: str) -> str:
+    """A ``--slice-by`` value the report can slice by (``ValueError`` otherwise)."""
+    if text in _NOT_SLICED or text == slices.QUERY_FORM:
+        raise ValueError(f"{text} is not sliced in the report (group: --taxonomy)")
+    return slices.slice_attribute(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
                                  args.iou_threshold, args.score_threshold, args.bbox_format,
                                  args.worst, args.name, args.resamples, args.seed, taxonomy,
-                                 cache)
+                                 cache, args.slice_by)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

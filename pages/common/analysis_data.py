@@ -231,17 +231,32 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
            taxonomy_items: tuple[tuple[str, str], ...] | None,
            tags: tuple[tuple[str, tuple[str, ...]], ...], n_resamples: int,
            seed: int, b: tuple[data.FileKey, data.Options] | None = None,
-           ) -> slices_.SliceTable:
+           images_dir: str | None = None) -> slices_.SliceTable:
     """:func:`slices_.slice_table` of the run as evaluated (the sidebar's options);
     ``tags`` are the review tags of the task, as sorted items (part of the key); ``b``
-    (a submission and its options) adds B and paired intervals of B − A."""
+    (a submission and its options) adds B and paired intervals of B − A; ``images_dir``:
+    the images folder (for ``gsd``: a GeoTIFF's pixel size)."""
     evaluation = data.evaluate(gt, pred, options)
     result_b = None if b is None else data.evaluate(gt, *b).results
+    meta = (image_meta(gt, images_dir, attribute == slices_.GSD)
+            if slices_.needs_meta(attribute) else None)
     return slices_.slice_table(
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
         {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
-        seed=seed)
+        seed=seed, meta=meta)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def image_meta(gt: data.FileKey, images_dir: str | None, with_gsd: bool
+               ) -> dict[str, dict[str, Any]]:
+    """:func:`slices_.image_meta` of the ground truth (read-only: shared by sessions)."""
+    return slices_.image_meta(gt[0], images_dir, with_gsd)
+
+
+def image_meta_keys(gt: data.FileKey) -> list[str]:
+    """The keys of the annotations' ``image_meta`` objects, sorted."""
+    return sorted({k for meta in image_meta(gt, None, False).values() for k in meta})
 
 
 def form_evaluations(gt: data.FileKey, pred: data.FileKey, options: data.Options,

@@ -161,7 +161,7 @@ def defaults() -> dict[str, Any]:
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
         "cmp_query": "", "show_analysis": False, "slice_attr": "category",
-        "slice_metric": "", "slice_taxonomy": "",
+        "slice_metric": "", "slice_taxonomy": "", "slice_meta_key": "",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
     }
