@@ -29,8 +29,12 @@ from ovearth_core.analysis.leaderboard import (
     worker_count,
 )
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from ovearth_core.convert import chips as chips_
+from ovearth_core.image_paths import ImagePathError, resolve_image_path
+from ovearth_core.io import parse_json, read_input
 from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
+from ovearth_core.viz import images
 
 from . import data, state
 
@@ -308,3 +312,43 @@ def clear() -> None:
     _average_precision.clear()
     attribution.clear()
     _boards.clear()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def submission_chips(pred: data.FileKey) -> dict[str, list[str]]:
+    """:func:`chips_.chips_by_scene` of a submission (``{}`` at the cost of one byte scan
+    when no box carries ``"chips"``)."""
+    raw = read_input(pred[0], "prediction")
+    return chips_.chips_by_scene(parse_json(raw, pred[0])) if b'"chips"' in raw else {}
+
+
+@dataclass(frozen=True)
+class SceneChips:
+    """The chips a submission names for one scene, and the relative paths and sizes of
+    those whose image is in the images folder (beside the scene, with its suffix or
+    .png/.jpg/.tif)."""
+
+    chips: list[chips_.Chip]
+    files: dict[str, tuple[str, tuple[int, int]]]
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def scene_chips(pred: data.FileKey, images_dir: str, image_path: str, width: int,
+                height: int) -> SceneChips:
+    """The chips of the scene ``image_path`` (its file name's stem is the chips' scene)."""
+    scene = Path(image_path)
+    found, files = [], {}
+    for name in submission_chips(pred).get(scene.stem, []):
+        size = None
+        for suffix in dict.fromkeys((scene.suffix, ".png", ".jpg", ".tif")):
+            relative = str(scene.with_name(name + suffix))
+            try:
+                path = resolve_image_path(images_dir, relative)
+                if path.is_file():
+                    size = images.image_size(path)
+                    files[name] = (relative, size)
+                    break
+            except (ImagePathError, OSError, ValueError):
+                continue
+        found.append(chips_.chip_extent(name, (width, height), size))
+    return SceneChips(found, files)
