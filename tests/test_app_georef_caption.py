@@ -103,3 +103,37 @@ def test_no_object_centres_in_map_for_a_plain_image(tmp_path: Path) -> None:
     assert_ok(at)
     labels = at.selectbox(key="_w_objects").options
     assert labels and not any("centre" in label for label in labels)
+
+
+def test_interactive_outlines_hover_with_map_coordinates(tmp_path: Path) -> None:
+    """Every outline vertex of the plotly view carries its point in the CRS and WGS84."""
+    ds = write_dataset(tmp_path / "d")
+    _write_mercator(ds)
+    at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000003"},
+                view_interactive=True)
+    at.switch_page(EXPLORER)
+    at.run()
+    assert_ok(at)
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    outlines = [t for t in fig["data"] if t.get("mode") == "lines" and t.get("hovertext")]
+    assert outlines
+    for trace in outlines:
+        assert "customdata" in trace and "%{customdata[0]" in trace["hovertemplate"]
+        xs, ys, data = (_values(trace[k]) for k in ("x", "y", "customdata"))
+        for x, y, (mx, my, lon, lat) in zip(xs, ys, data, strict=True):
+            if x is None or x != x:  # the gap between two outlines
+                continue
+            assert mx == pytest.approx(1_000_000 + 10 * x, abs=1e-6)
+            assert my == pytest.approx(5_000_000 - 10 * y, abs=1e-6)
+            assert (lon, lat) == pytest.approx(_mercator_lonlat(mx, my), abs=1e-9)
+
+
+def _values(column):
+    """A plotly JSON column: a list, or a typed array ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(column, dict):
+        import base64
+
+        arr = np.frombuffer(base64.b64decode(column["bdata"]), dtype=column["dtype"])
+        return arr.reshape([int(s) for s in str(column.get("shape", len(arr))).split(",")]
+                           ).tolist()
+    return column

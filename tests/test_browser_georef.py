@@ -30,6 +30,12 @@ PIXELS_AT = """(points) => { const i = document.querySelector('[data-testid=stMa
   const c = document.createElement('canvas'); c.width = i.naturalWidth;
   c.height = i.naturalHeight; const g = c.getContext('2d'); g.drawImage(i, 0, 0);
   return points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3))); }"""
+PLOT_READY = ("() => !!document.querySelector('[data-testid=stMain] .js-plotly-plot')"
+              "?._fullLayout")
+TO_SCREEN = """([x, y]) => {
+  const p = document.querySelector('[data-testid=stMain] .js-plotly-plot');
+  const l = p._fullLayout, r = p.getBoundingClientRect();
+  return [r.left + l.xaxis._offset + l.xaxis.l2p(x), r.top + l.yaxis._offset + l.yaxis.l2p(y)]; }"""
 PICTURE = ("() => { const i = document.querySelector('[data-testid=stMain] img.ov-view');"
            " return i && i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight]"
            " : null; }")
@@ -126,6 +132,25 @@ def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
             assert abs(lon - ref_lon) <= 2e-6 and abs(lat - ref_lat) <= 2e-6
             SHOTS.mkdir(parents=True, exist_ok=True)  # the view, its caption, the facts
             page.locator("div.ov-card").first.screenshot(path=str(SHOTS / "georef_scene.png"))
+
+            # The interactive view: hovering the target's top-left corner (an outline
+            # vertex) shows that point's map coordinates.
+            page.get_by_role("button", name="View options").click()
+            page.get_by_text("Interactive (zoom, pan, hover)", exact=True).click()
+            page.keyboard.press("Escape")
+            settle(page, "View centre")
+            page.wait_for_function(PLOT_READY, timeout=MS)
+            page.mouse.move(*page.evaluate(TO_SCREEN, [x, y]))
+            label = page.locator(".hoverlayer .hovertext").first
+            label.wait_for(timeout=MS)
+            hover = label.text_content()
+            assert "EPSG:32633 X 403,160.00, Y 4,998,262.50" in hover, hover
+            ref_lon, ref_lat = utm_north_to_lonlat(403_160.0, 4_998_262.5, 33)
+            got = re.search(r"lon ([\d.-]+)°, ?lat ([\d.-]+)°", hover)
+            assert got is not None, hover
+            assert abs(float(got[1]) - ref_lon) <= 2e-6 and abs(float(got[2]) - ref_lat) <= 2e-6
+            page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
+                path=str(SHOTS / "georef_scene_hover.png"))
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             server.stop()

@@ -224,6 +224,8 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
                                      labels=labels)
+        _hover_map_coordinates(fig, data.image_georef(str(run.images_dir),
+                                                      sample.image_path, stamp))
         picture = None
     else:
         fig = None
@@ -235,6 +237,25 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
     thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region, outlines), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
+
+
+def _hover_map_coordinates(fig: go.Figure, ref: georef.Georef | None) -> None:
+    """Each outline vertex's hover text gains its point in the CRS and WGS84 (``customdata``
+    ``(X, Y, lon, lat)``) when the image is georeferenced."""
+    if ref is None:
+        return
+    for trace in fig.data:
+        if not (isinstance(trace, go.Scatter) and trace.mode == "lines"
+                and trace.hovertext is not None):
+            continue
+        x, y = (np.asarray(v, dtype=np.float64) for v in (trace.x, trace.y))
+        mx, my = ref.to_map(x, y)
+        lon, lat = ref.to_lonlat(x, y)
+        name = ref.crs if ref.epsg is not None else "map"
+        trace.update(customdata=np.column_stack([mx, my, lon, lat]),
+                     hovertemplate=f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, "
+                     "Y %{customdata[1]:,.2f}<br>lon %{customdata[2]:.6f}°, "
+                     "lat %{customdata[3]:.6f}°<extra></extra>")
 
 
 def _key(run: Run, sample: Any) -> tuple[Any, ...]:
