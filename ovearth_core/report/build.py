@@ -16,7 +16,7 @@ from ..analysis.compare import (
     compare_results,
     query_score,
 )
-from ..analysis.slices import GSD, SliceTable, image_meta, needs_meta, slice_table
+from ..analysis.slices import GSD, SliceTable, image_meta_of, needs_meta, slice_table
 from ..cache import MISS, ResultCache, evaluation_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
@@ -97,8 +97,14 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     # in the report is of the very bytes evaluated.
     data = read_input(gt_file, "ground-truth")
     gt_sha256 = hashlib.sha256(data).hexdigest()
-    gt = parse_ground_truth(parse_json(data, str(gt_file)), str(gt_file))
+    gt_doc = parse_json(data, str(gt_file))
     del data
+    gt = parse_ground_truth(gt_doc, str(gt_file))
+    wanted = list(dict.fromkeys(slice_by))
+    # From the very document evaluated; the rest of it is freed with it.
+    meta = (image_meta_of(gt_doc, images if images is not None else gt_file.parent,
+                          with_gsd=GSD in wanted) if any(map(needs_meta, wanted)) else None)
+    del gt_doc
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
@@ -143,9 +149,6 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
                          result_b=subs[1].results[key] if len(subs) == 2 else None,
                          n_resamples=n_resamples, seed=seed) for key in task_keys}
-    wanted = list(dict.fromkeys(slice_by))
-    meta = (image_meta(gt_file, images if images is not None else gt_file.parent,
-                       with_gsd=GSD in wanted) if any(map(needs_meta, wanted)) else None)
     sliced = {key: {attr: slice_table(
         subs[0].results[key], subs[0].samples[key], attr,
         result_b=subs[1].results[key] if len(subs) == 2 else None, n_resamples=n_resamples,
