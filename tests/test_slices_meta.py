@@ -108,14 +108,17 @@ def test_from_dota_keeps_the_header_as_image_meta(tmp_path: Path) -> None:
     assert meta["P0003"] == {"imagesource": "GF2", "gsd": 0.8}
 
 
-def _slices_page(tmp_path: Path, attribute: str, meta_key: str | None = None):
-    """The Slices page (AppTest) on :func:`_dataset` sliced by ``attribute``."""
+def _slices_page(tmp_path: Path, attribute: str, meta_key: str | None = None,
+                 rewrite: bool = True):
+    """The Slices page (AppTest) on :func:`_dataset` (written unless ``rewrite`` is off)
+    sliced by ``attribute``."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    gt, pred = _dataset(tmp_path)
+    gt, pred = (_dataset(tmp_path) if rewrite else
+                (tmp_path / "gt.json", tmp_path / "pred.json"))
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
                            default_timeout=120)
     for key, value in (("gt_path", str(gt)), ("images_dir", str(tmp_path)),
@@ -191,3 +194,15 @@ def test_report_refuses_slices_it_cannot_make(tmp_path: Path, bad: str,
                      "--out", str(tmp_path / "r.html"), "--slice-by", bad])
     assert err.value.code == 2 and "--slice-by" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_slices_page_by_meta_without_any_image_meta(tmp_path: Path) -> None:
+    gt, _ = _dataset(tmp_path)
+    doc = json.loads(gt.read_text())
+    for ann in doc["annotations"]:
+        ann.pop("image_meta", None)
+    gt.write_text(json.dumps(doc))
+    at = _slices_page(tmp_path, "meta", rewrite=False)
+    assert not at.dataframe
+    assert any("No annotation of the ground truth has an image_meta" in i.value
+               for i in at.info)
