@@ -273,3 +273,21 @@ def test_chips_by_scene_reads_what_merge_chips_writes() -> None:
     assert chips_by_scene(doc) == {"P1": ["P1__1__0___0", "P1__1__824___0"],
                                    "P2": ["P2__1__0___0"]}
     assert chips_by_scene([]) == {}
+
+
+def test_chip_picture_outlines_the_object_where_it_lies_in_the_chip() -> None:
+    """Rate 0.5: chip S__0.5__100___50 of a 400 x 300 px chip image covers scene x 200-1000,
+    y 100-700; a scene box at x 300-500, y 200-400 is at chip x 50-150, y 50-150, and on a
+    display at scale 0.5 at x 25-75, y 25-75."""
+    from ovearth_core.convert.chips import chip_extent
+    from ovearth_core.viz.chips import chip_picture
+    from ovearth_core.viz.images import DisplayImage
+
+    chip = chip_extent("S__0.5__100___50", (4000, 3000), (400, 300))
+    assert chip.box == (200, 100, 1000, 700)
+    shown = DisplayImage(np.zeros((150, 200, 3), np.uint8), 0.5, 400, 300)
+    outline = np.array([[300, 200], [500, 200], [500, 400], [300, 400], [300, 200]], float)
+    got = chip_picture(shown, chip, outline, "#ff0000", width=1)
+    red = np.argwhere((got == (255, 0, 0)).all(axis=2))
+    assert (red.min(axis=0).tolist(), red.max(axis=0).tolist()) == ([25, 25], [75, 75])
+    assert not got[26:75, 26:75].any()  # the outline only

@@ -18,6 +18,7 @@ from ovearth_core import georef
 from ovearth_core.convert import chips
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.viz import overlay, tiles
+from ovearth_core.viz.chips import chip_picture
 
 from . import analysis_data, data, state, views
 from .sidebar import Run
@@ -120,9 +121,13 @@ def _chip_link(query_id: str, objects: list[dict[str, Any]],
         with st.expander(f"Chip {chip.name} ↗"):
             stamp = data.image_stamp(run.images_dir, relative)
             shown = data.display_image(str(run.images_dir), relative, w, h, stamp)
-            st.image(shown.rgb, width=min(512, shown.rgb.shape[1]))
+            if shown.notice:
+                st.info(shown.notice, icon=":material/broken_image:")
+            picked = objects[focus[1]]
+            st.image(chip_picture(shown, chip, picked["outline"], picked["colour"]),
+                     width=min(512, shown.rgb.shape[1]))
             st.caption(f"{relative}: x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
-                       "scene")
+                       "scene; the object outlined.")
 
 
 def _object_picker(query_id: str, objects: list[dict[str, Any]],
