@@ -104,11 +104,19 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
 def coordinate_text(ref: Georef, x: float, y: float) -> str:
     """Pixel ``(x, y)`` in the CRS and in WGS84, for a caption:
     ``"EPSG:32633 X 500,025.00, Y 3,999,990.00 · lon 15.000276°, lat 36.145630°"``."""
-    mx, my = ref.to_map([x], [y])
-    lon, lat = ref.to_lonlat([x], [y])
+    return coordinate_texts(ref, [x], [y])[0]
+
+
+def coordinate_texts(ref: Georef, x: npt.ArrayLike, y: npt.ArrayLike) -> list[str]:
+    """:func:`coordinate_text` of every point of ``(x, y)`` (1-D arrays), in one
+    transformation (a dense scene's hundreds of object centres)."""
+    mx, my = ref.to_map(x, y)
+    lon, lat = ref.to_lonlat(x, y)
     name = ref.crs if ref.epsg is not None else "map"
-    return (f"{name} X {float(mx[0]):,.2f}, Y {float(my[0]):,.2f} · "
-            f"lon {float(lon[0]):.6f}°, lat {float(lat[0]):.6f}°")
+    return [f"{name} X {float(a):,.2f}, Y {float(b):,.2f} · "
+            f"lon {float(c):.6f}°, lat {float(d):.6f}°"
+            for a, b, c, d in zip(mx.ravel(), my.ravel(), lon.ravel(), lat.ravel(),
+                                  strict=True)]
 
 
 def pixel_size_m(path: str | os.PathLike[str]) -> float | None:

@@ -13,7 +13,9 @@ from pages.common import analysis_data, data, sidebar, slice_views, state, tags,
 
 run = sidebar.page("Slices", "Slices")
 views.evaluated_caption(run)
-attribute = slice_views.pickers()
+attribute = slice_views.pickers(run)
+if attribute is None:
+    st.stop()
 taxonomy = None
 path = slice_views.taxonomy_path(run.gt[0])
 if attribute == "group":
@@ -43,7 +45,8 @@ with st.spinner("Slicing…"):
              if attribute == slices.QUERY_FORM else
              analysis_data.slices(run.gt, run.pred, run.options, attribute,
                                   None if taxonomy is None else tuple(sorted(taxonomy.items())),
-                                  review_tags, 1000, 0, b, unit))
+                                  review_tags, 1000, 0, b, unit=unit,
+                                  images_dir=str(run.images_dir)))
 state.sync_url()
 if attribute == slices.QUERY_FORM and not table.num_queries:
     st.info("No annotation has a positive query in all three tasks: nothing to compare.")

@@ -227,3 +227,67 @@ def test_bad_chip_names_are_reported_with_file_line_and_field(
     text = str(err.value)
     assert "Task1_plane.txt" in text and "line 2" in text and field in text and found in text
     assert not (tmp_path / "bench").exists()
+
+
+def test_chip_extents_and_where_a_box_fell() -> None:
+    """Hand-worked: a 2048 x 1500 scene cut at rate 1 into 1024-px chips with a 200-px gap
+    (stride 824); at rate 0.5 a chip's offset and its 1024-px side (in the halved scene,
+    cut at its 1024 x 750 border) are doubled back into scene pixels."""
+    from ovearth_core.convert.chips import chip_extent, place, place_text
+
+    scene = (2048, 1500)
+    a = chip_extent("S__1__0___0", scene)
+    b = chip_extent("S__1__824___0", scene)
+    low = chip_extent("S__1__0___824", scene)  # 1500 - 824 = 676 rows left
+    assert (a.box, b.box, low.box) == ((0, 0, 1024, 1024), (824, 0, 1848, 1024),
+                                       (0, 824, 1024, 1500))
+    assert not a.sized
+    assert chip_extent("S__0.5__512___0", scene).box == (1024, 0, 2048, 1500)  # 512 x 750
+    sized = chip_extent("S__2__100___40", scene, (600, 400))
+    assert sized.box == (50, 20, 350, 220) and sized.sized
+    chips = [a, b, low]
+    assert place((100, 100, 140, 140), chips) == ("in", ("S__1__0___0",))
+    assert place((900, 100, 940, 140), chips) == ("in", ("S__1__0___0", "S__1__824___0"))
+    assert place((1800, 100, 1900, 140), chips) == ("seam", ("S__1__824___0",))
+    assert place((700, 1000, 1100, 1100), chips) == ("seam", ("S__1__0___0", "S__1__824___0",
+                                                             "S__1__0___824"))
+    assert place((1900, 1200, 1950, 1250), chips) == ("none", ())
+    assert place_text(("in", ("A",)), 3) == "in chip A"
+    assert place_text(("in", ("A", "B")), 3) == "in chips A and B (where they overlap)"
+    assert place_text(("seam", ("A", "B", "C")), 3) == "on the seam between chips A, B and C"
+    assert place_text(("seam", ("A",)), 3) == "across the border of chip A"
+    assert place_text(("none", ()), 3) == "in none of the submission's 3 chips of this scene"
+    with pytest.raises(ValueError, match="chip name"):
+        chip_extent("P0001.png", scene)
+
+
+def test_chips_by_scene_reads_what_merge_chips_writes() -> None:
+    from ovearth_core.convert.chips import chips_by_scene
+
+    doc = {"tasks": {"open_vocabulary": [
+        {"query_id": "q1", "bbox": [{"bbox": [0, 0, 1, 1], "score": 1,
+                                     "chips": ["P1__1__824___0", "P1__1__0___0"]},
+                                    {"bbox": [0, 0, 1, 1], "score": 1}],
+         "oriented_bbox": [{"polygon": [], "chips": ["P2__1__0___0", "not a chip", 7]}]},
+        {"query_id": "q2", "bbox": "junk"}, "junk"], "referring": None}}
+    assert chips_by_scene(doc) == {"P1": ["P1__1__0___0", "P1__1__824___0"],
+                                   "P2": ["P2__1__0___0"]}
+    assert chips_by_scene([]) == {}
+
+
+def test_chip_picture_outlines_the_object_where_it_lies_in_the_chip() -> None:
+    """Rate 0.5: chip S__0.5__100___50 of a 400 x 300 px chip image covers scene x 200-1000,
+    y 100-700; a scene box at x 300-500, y 200-400 is at chip x 50-150, y 50-150, and on a
+    display at scale 0.5 at x 25-75, y 25-75."""
+    from ovearth_core.convert.chips import chip_extent
+    from ovearth_core.viz.chips import chip_picture
+    from ovearth_core.viz.images import DisplayImage
+
+    chip = chip_extent("S__0.5__100___50", (4000, 3000), (400, 300))
+    assert chip.box == (200, 100, 1000, 700)
+    shown = DisplayImage(np.zeros((150, 200, 3), np.uint8), 0.5, 400, 300)
+    outline = np.array([[300, 200], [500, 200], [500, 400], [300, 400], [300, 200]], float)
+    got = chip_picture(shown, chip, outline, "#ff0000", width=1)
+    red = np.argwhere((got == (255, 0, 0)).all(axis=2))
+    assert (red.min(axis=0).tolist(), red.max(axis=0).tolist()) == ([25, 25], [75, 75])
+    assert not got[26:75, 26:75].any()  # the outline only

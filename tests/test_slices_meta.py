@@ -5,6 +5,7 @@ in metres) and ``--slice-by meta:KEY``. Memberships worked by hand."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +106,103 @@ def test_from_dota_keeps_the_header_as_image_meta(tmp_path: Path) -> None:
     assert meta["P0001"] == {"imagesource": "GoogleEarth", "gsd": 0.5}
     assert meta["P0002"] == {"imagesource": "GoogleEarth"}  # gsd:null: no value
     assert meta["P0003"] == {"imagesource": "GF2", "gsd": 0.8}
+
+
+def _slices_page(tmp_path: Path, attribute: str, meta_key: str | None = None,
+                 rewrite: bool = True):
+    """The Slices page (AppTest) on :func:`_dataset` (written unless ``rewrite`` is off)
+    sliced by ``attribute``."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    gt, pred = (_dataset(tmp_path) if rewrite else
+                (tmp_path / "gt.json", tmp_path / "pred.json"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                           default_timeout=120)
+    for key, value in (("gt_path", str(gt)), ("images_dir", str(tmp_path)),
+                       ("pred_path", str(pred)), ("task", "vocabulary")):
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/5_Slices.py")
+    at.session_state["slice_attr"] = attribute
+    at.session_state["slice_metric"] = "bbox_micro_recall"  # the interval column's
+    if meta_key is not None:
+        at.session_state["slice_meta_key"] = meta_key
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _page_members(at) -> dict[str, tuple[int, float | None]]:
+    frame = at.dataframe[0].value
+    return {v: (int(n), None if r != r else float(r)) for v, n, r in
+            zip(frame["value"], frame["queries"], frame["HBB micro recall"], strict=True)}
+
+
+def test_slices_page_by_gsd(tmp_path: Path) -> None:
+    at = _slices_page(tmp_path, "gsd")
+    assert _page_members(at) == {"0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0),
+                                 "2-5 m": (1, 1.0), "unknown": (2, 0.0)}
+    assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", i)
+               for i in at.dataframe[0].value["interval"])
+
+
+def test_slices_page_by_an_image_meta_key(tmp_path: Path) -> None:
+    at = _slices_page(tmp_path, "meta", "sensor")
+    picker = at.selectbox(key="_w_slice_meta_key")
+    assert sorted(picker.options) == ["gsd", "sensor"]  # the keys the annotations have
+    assert _page_members(at) == {"GF-2": (2, 1.0), "WV-3": (2, 0.0), "(none)": (1, 0.0)}
+
+
+def test_report_slices_by_gsd_and_meta(tmp_path: Path) -> None:
+    from ovearth_core.report.cli import main as report_main
+
+    gt, pred = _dataset(tmp_path)
+    out = tmp_path / "report.html"
+    assert report_main(["--gt", str(gt), "--predictions", str(pred), "--task", "vocabulary",
+                        "--modalities", "bbox", "--no-cache", "--out", str(out),
+                        "--slice-by", "gsd", "--slice-by", "meta:sensor"]) == 0
+    page = out.read_text()
+    # Micro F1 by hand: q1 and q3 found exactly (F1 1), the others empty (F1 0).
+    for title, expected in (("ground sample distance", {
+            "0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0), "2-5 m": (1, 1.0),
+            "unknown": (2, 0.0)}), ("image_meta[sensor]", {
+            "GF-2": (2, 1.0), "WV-3": (2, 0.0), "(none)": (1, 0.0)})):
+        start = page.index(f"Results by {title}")
+        table = page[start:page.index("</table>", start)]
+        header = re.findall(r"<th[^>]*>([^<]*)</th>", table)
+        got = {}
+        for row in re.findall(r"<tr>(<td.*?)</tr>", table):
+            cells = dict(zip(header, re.findall(r"<td[^>]*>([^<]*)</td>", row), strict=True))
+            got[cells[header[0]]] = (int(cells["queries"]),
+                                     float(cells["HBB micro F1"].split()[0]))
+        assert got == expected, table
+        assert re.search(r"\[\d\.\d{3}, \d\.\d{3}\]", table)
+
+
+@pytest.mark.parametrize("bad", ["query_form", "group", "tag", "meta:"])
+def test_report_refuses_slices_it_cannot_make(tmp_path: Path, bad: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from ovearth_core.report.cli import main as report_main
+
+    gt, pred = _dataset(tmp_path)
+    with pytest.raises(SystemExit) as err:
+        report_main(["--gt", str(gt), "--predictions", str(pred), "--modalities", "bbox",
+                     "--out", str(tmp_path / "r.html"), "--slice-by", bad])
+    assert err.value.code == 2 and "--slice-by" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_slices_page_by_meta_without_any_image_meta(tmp_path: Path) -> None:
+    gt, _ = _dataset(tmp_path)
+    doc = json.loads(gt.read_text())
+    for ann in doc["annotations"]:
+        ann.pop("image_meta", None)
+    gt.write_text(json.dumps(doc))
+    at = _slices_page(tmp_path, "meta", rewrite=False)
+    assert not at.dataframe
+    assert any("No annotation of the ground truth has an image_meta" in i.value
+               for i in at.info)

@@ -78,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                     if "group" in args.slice_by else None)
         tags = (load_state(sidecar_for(args.gt)).query_tags(samples.task)
                 if "tag" in args.slice_by else None)
-        wants_meta = [a for a in args.slice_by if a == slices.GSD
-                      or a.startswith(slices.META_PREFIX)]
+        wants_meta = [a for a in args.slice_by if slices.needs_meta(a)]
         meta = (slices.image_meta(args.gt, with_gsd=slices.GSD in wants_meta)
                 if wants_meta else None)
         out = {}

@@ -371,6 +371,11 @@ def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:
     return doc
 
 
+def needs_meta(attribute: str) -> bool:
+    """Whether slicing by ``attribute`` needs :func:`image_meta` (``gsd``, ``meta:KEY``)."""
+    return attribute == GSD or attribute.startswith(META_PREFIX)
+
+
 def slice_attribute(text: str) -> str:
     """``text`` when it names an attribute (for argparse; ``ValueError`` otherwise)."""
     if text in (*ATTRIBUTES, QUERY_FORM, GSD) or (
@@ -408,13 +413,21 @@ def image_meta(gt_path: str | Path, images_root: str | Path | None = None,
     objects; others ignored). ``with_gsd``: an annotation without ``gsd`` gets its image's
     pixel size in metres when it is a GeoTIFF in a projected CRS in metres
     (:mod:`ovearth_core.georef`; ``images_root`` defaults to the file's folder)."""
-    from ..georef import pixel_size_m
-    from ..image_paths import ImagePathError, resolve_image_path
     from ..io import read_json
 
-    doc = read_json(gt_path, "ground truth")
-    anns = doc.get("annotations") if isinstance(doc, dict) else None
     root = Path(images_root) if images_root is not None else Path(gt_path).resolve().parent
+    return image_meta_of(read_json(gt_path, "ground truth"), root, with_gsd)
+
+
+def image_meta_of(doc: object, images_root: str | Path, with_gsd: bool = False
+                  ) -> dict[str, dict[str, Any]]:
+    """:func:`image_meta` of a ground-truth document already read (``images_root``: the
+    folder its image paths are relative to)."""
+    from ..georef import pixel_size_m
+    from ..image_paths import ImagePathError, resolve_image_path
+
+    anns = doc.get("annotations") if isinstance(doc, dict) else None
+    root = Path(images_root)
     out: dict[str, dict[str, Any]] = {}
     sizes: dict[str, float | None] = {}
     for ann in anns if isinstance(anns, list) else []:

@@ -151,3 +151,83 @@ def _overlaps(polys: np.ndarray) -> list[list[int]]:
             if r != c:
                 over[r].append(c)
     return over
+
+
+# ImgSplit's default chip side (``subsize``): a chip's extent when its image is not at hand.
+DEFAULT_SUBSIZE = 1024
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One ImgSplit chip of a scene: ``box`` its extent ``(x0, y0, x1, y1)`` in scene
+    pixels; ``sized``: from the chip image's size (else ``DEFAULT_SUBSIZE`` a side, cut at
+    the scene's border as ImgSplit cuts it)."""
+
+    name: str
+    box: tuple[float, float, float, float]
+    sized: bool
+
+
+def chips_by_scene(doc: object) -> dict[str, list[str]]:
+    """The chip names a submission's boxes carry (``"chips"``, as ``--merge-chips``
+    writes them), per scene, sorted; anything else in the document is ignored."""
+    out: dict[str, set[str]] = defaultdict(set)
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
+    for rows in tasks.values() if isinstance(tasks, dict) else ():
+        for row in rows if isinstance(rows, list) else ():
+            for key in ("bbox", "oriented_bbox"):
+                boxes = row.get(key) if isinstance(row, dict) else None
+                for box in boxes if isinstance(boxes, list) else ():
+                    names = box.get("chips") if isinstance(box, dict) else None
+                    for name in names if isinstance(names, list) else ():
+                        parsed = parse_chip_name(name) if isinstance(name, str) else None
+                        if parsed is not None:
+                            out[parsed[0]].add(name)
+    return {scene: sorted(names) for scene, names in sorted(out.items())}
+
+
+def chip_extent(name: str, scene_size: tuple[int, int],
+                chip_size: tuple[int, int] | None = None) -> Chip:
+    """The extent of chip ``name`` in a ``scene_size = (width, height)`` scene: its offset
+    and ``chip_size`` (the chip image's ``(width, height)``, in the scene resized by the
+    rate) divided by the rate. Raises ``ValueError`` for a name that is no chip name."""
+    parsed = parse_chip_name(name)
+    if parsed is None:
+        raise ValueError(f"expected a chip name {CHIP_NAME}, got {name!r}")
+    _, rate, x, y = parsed
+    if chip_size is None:
+        w = max(0.0, min(DEFAULT_SUBSIZE, scene_size[0] * rate - x))
+        h = max(0.0, min(DEFAULT_SUBSIZE, scene_size[1] * rate - y))
+    else:
+        w, h = chip_size
+    return Chip(name, (x / rate, y / rate, (x + w) / rate, (y + h) / rate),
+                chip_size is not None)
+
+
+def place(box: tuple[float, float, float, float], chips: list[Chip]
+          ) -> tuple[str, tuple[str, ...]]:
+    """Where the box ``(x0, y0, x1, y1)`` (scene pixels) fell: ``("in", names)``, the chips
+    that hold it whole (several where chips overlap); else ``("seam", names)``, the chips
+    it overlaps (it crosses their borders); else ``("none", ())``."""
+    x0, y0, x1, y1 = box
+    inside = tuple(c.name for c in chips if c.box[0] <= x0 and c.box[1] <= y0
+                   and x1 <= c.box[2] and y1 <= c.box[3])
+    if inside:
+        return "in", inside
+    touched = tuple(c.name for c in chips if x0 < c.box[2] and c.box[0] < x1
+                    and y0 < c.box[3] and c.box[1] < y1)
+    return ("seam", touched) if touched else ("none", ())
+
+
+def place_text(where: tuple[str, tuple[str, ...]], num_chips: int) -> str:
+    """:func:`place`'s answer for a reader: ``in chip A``, ``in chips A and B (where they
+    overlap)``, ``on the seam between chips A and B``, or none of the scene's chips."""
+    kind, names = where
+    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    if kind == "in":
+        return (f"in chip {listed}" if len(names) == 1 else
+                f"in chips {listed} (where they overlap)")
+    if kind == "seam":
+        return (f"on the seam between chips {listed}" if len(names) > 1 else
+                f"across the border of chip {listed}")
+    return f"in none of the submission's {num_chips} chips of this scene"

@@ -18,7 +18,7 @@ from ..analysis.compare import (
     compare_results,
     query_score,
 )
-from ..analysis.slices import SliceTable, slice_table
+from ..analysis.slices import GSD, SliceTable, image_meta_of, needs_meta, slice_table
 from ..analysis.sweep import BOX_MODALITIES
 from ..cache import MISS, ResultCache, evaluation_key
 from ..evaluate import evaluate_samples
@@ -59,6 +59,8 @@ class ReportData:
     groups: dict[str, SliceTable] = field(default_factory=dict)  # task -> by taxonomy group
     num_cached: int = 0  # evaluations loaded from the on-disk result cache
     num_evaluations: int = 0
+    # task -> attribute (--slice-by, in the order given) -> table
+    slices: dict[str, dict[str, SliceTable]] = field(default_factory=dict)
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:
@@ -77,7 +79,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       taxonomy: Mapping[str, str] | None = None,
                       cache: ResultCache | None = None,
                       bootstrap_unit: str | None = None, hard_negatives: bool = False,
-                      max_detections: int = COCO_MAX_DETECTIONS) -> ReportData:
+                      max_detections: int = COCO_MAX_DETECTIONS,
+                      slice_by: Sequence[str] = ()) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
     Each task with box modalities also gets its average precision
@@ -86,7 +89,9 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     at ``max_detections`` boxes per query, ``hard_negatives`` as the analysis command's.
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
-    category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B).
+    category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B), and
+    per value of each of ``slice_by`` (attributes of one task's queries: ``gsd``,
+    ``meta:KEY``, ``category``, ``gt_size``...; the images' GSD read from ``images``).
 
     With ``modalities="auto"`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
@@ -114,6 +119,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     unit = bootstrap_unit or (source.get("resample_unit") if isinstance(source, dict)
                               and source.get("resample_unit") in UNITS else "query")
     gt = parse_ground_truth(gt_doc, str(gt_file))
+    wanted = list(dict.fromkeys(slice_by))
+    # From the very document evaluated; the rest of it is freed with it.
+    meta = (image_meta_of(gt_doc, images if images is not None else gt_file.parent,
+                          with_gsd=GSD in wanted) if any(map(needs_meta, wanted)) else None)
     del gt_doc
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
@@ -166,6 +175,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
                          result_b=subs[1].results[key] if len(subs) == 2 else None,
                          n_resamples=n_resamples, seed=seed, unit=unit) for key in task_keys}
+    sliced = {key: {attr: slice_table(
+        subs[0].results[key], subs[0].samples[key], attr,
+        result_b=subs[1].results[key] if len(subs) == 2 else None, n_resamples=n_resamples,
+        seed=seed, meta=meta, unit=unit) for attr in wanted} for key in task_keys} if wanted else {}
     options = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
                "iou_threshold": iou_threshold, "score_threshold": score_threshold,
@@ -179,7 +192,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       task_keys, options, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
-                      num_evaluations)
+                      num_evaluations, sliced)
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from ..analysis import slices
 from ..analysis.__main__ import detection_cap
 from ..analysis.ap import COCO_MAX_DETECTIONS
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -52,8 +53,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
                         metavar="N", help="COCO-style AP: each query's N best boxes "
                                           "(default %(default)s, COCO's)")
+    parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
+                        type=_report_slice,
+                        help="adds a table of key metrics per value of ATTR to each task "
+                             "(repeatable): gsd, meta:KEY (the annotations' image_meta[KEY]), "
+                             + ", ".join(a for a in slices.ATTRIBUTES if a not in _NOT_SLICED))
     add_cache_arguments(parser)
     return parser
+
+
+# group: --taxonomy's table; tag: the app's Slices page (the review sidecar's tags)
+_NOT_SLICED = ("group", "tag")
+
+
+def _report_slice(text: str) -> str:
+    """A ``--slice-by`` value the report can slice by (``ValueError`` otherwise)."""
+    if text in _NOT_SLICED or text == slices.QUERY_FORM:
+        raise ValueError(f"{text} is not sliced in the report (group: --taxonomy)")
+    return slices.slice_attribute(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                                  args.worst, args.name, args.resamples, args.seed, taxonomy,
                                  cache, bootstrap_unit=None if args.bootstrap_unit == "auto"
                                  else args.bootstrap_unit, hard_negatives=args.hard_negatives,
-                                 max_detections=args.max_detections)
+                                 max_detections=args.max_detections, slice_by=args.slice_by)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

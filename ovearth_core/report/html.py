@@ -18,6 +18,7 @@ from ..analysis.compare import (
     category_values,
     not_submitted,
 )
+from ..analysis.slices import GSD, META_PREFIX, SliceTable
 from ..analysis.sweep import BOX_MODALITIES
 from ..labels import (
     AP_METRICS,
@@ -218,12 +219,28 @@ def _interval(low: float | None, high: float | None) -> str:
 def _group_table(data: ReportData, task: str) -> str:
     """Key metrics per taxonomy group (``--taxonomy``) with bootstrap intervals."""
     table = data.groups.get(task)
-    if table is None:
-        return ""
+    return "" if table is None else _slice_table(table, "group", "Per-group results "
+                                                 "(taxonomy groups; ")
+
+
+def _slice_tables(data: ReportData, task: str) -> str:
+    """Key metrics per value of each ``--slice-by`` attribute."""
+    out = []
+    for attribute, table in data.slices.get(task, {}).items():
+        name = ("ground sample distance" if attribute == GSD else
+                f"image_meta[{attribute[len(META_PREFIX):]}]"
+                if attribute.startswith(META_PREFIX) else attribute)
+        out.append(_slice_table(table, attribute, f"Results by {name} ("))
+    return "".join(out)
+
+
+def _slice_table(table: SliceTable, column: str, title: str) -> str:
+    """``table``'s key metrics per value (first column ``column``), headed ``title`` and
+    its interval kind."""
     present = {m.name: m for v in table.values for m in v.metrics}
     names = [n for n in GROUP_METRICS if n in present]
     labels = [metric_label(present[n].modality, present[n].metric) for n in names]
-    header = ["group", "queries", "positive", "negative"] + (
+    header = [column, "queries", "positive", "negative"] + (
         [f"{label} {s}" for label in labels for s in ("A", "B", "Δ B − A")] if table.paired
         else labels)
     rows = []
@@ -239,7 +256,7 @@ def _group_table(data: ReportData, task: str) -> str:
                 row.append(_td(fmt(m.value, 3) + _interval(m.ci_low, m.ci_high)))
         rows.append(row)
     kind = "paired bootstrap" if table.paired else "bootstrap"
-    return (f"<h3>Per-group results (taxonomy groups; {table.confidence:.0%} {kind} intervals, "
+    return (f"<h3>{_e(title)}{table.confidence:.0%} {kind} intervals, "
             f"{table.n_resamples} resamples)</h3><div class=\"scroll\">"
             + _table(header, rows) + "</div>")
 
@@ -440,6 +457,7 @@ def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
         out.append(_comparison_section(data, task, data.comparisons[task], fig))
         out.append(_difference_cards(data, task, data.comparisons[task]))
     out.append(_group_table(data, task))
+    out.append(_slice_tables(data, task))
     out.append(_category_table(data, task))
     out.append(_gallery(data, task))
     return "".join(out)

@@ -31,8 +31,12 @@ from ovearth_core.analysis.leaderboard import (
 )
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 from ovearth_core.cache import rejected_note
+from ovearth_core.convert import chips as chips_
+from ovearth_core.image_paths import ImagePathError, resolve_image_path
+from ovearth_core.io import parse_json, read_input
 from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
+from ovearth_core.viz import images
 
 from . import data, state
 
@@ -304,17 +308,32 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
            taxonomy_items: tuple[tuple[str, str], ...] | None,
            tags: tuple[tuple[str, tuple[str, ...]], ...], n_resamples: int,
            seed: int, b: tuple[data.FileKey, data.Options] | None = None,
-           unit: str = "query") -> slices_.SliceTable:
+           unit: str = "query", images_dir: str | None = None) -> slices_.SliceTable:
     """:func:`slices_.slice_table` of the run as evaluated (the sidebar's options);
     ``tags`` are the review tags of the task, as sorted items (part of the key); ``b``
-    (a submission and its options) adds B and paired intervals of B − A."""
+    (a submission and its options) adds B and paired intervals of B − A; ``images_dir``:
+    the images folder (for ``gsd``: a GeoTIFF's pixel size)."""
     evaluation = data.evaluate(gt, pred, options)
     result_b = None if b is None else data.evaluate(gt, *b).results
+    meta = (image_meta(gt, images_dir, attribute == slices_.GSD)
+            if slices_.needs_meta(attribute) else None)
     return slices_.slice_table(
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
         {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
-        seed=seed, unit=unit)
+        seed=seed, meta=meta, unit=unit)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def image_meta(gt: data.FileKey, images_dir: str | None, with_gsd: bool
+               ) -> dict[str, dict[str, Any]]:
+    """:func:`slices_.image_meta` of the ground truth (read-only: shared by sessions)."""
+    return slices_.image_meta(gt[0], images_dir, with_gsd)
+
+
+def image_meta_keys(gt: data.FileKey) -> list[str]:
+    """The keys of the annotations' ``image_meta`` objects, sorted."""
+    return sorted({k for meta in image_meta(gt, None, False).values() for k in meta})
 
 
 def form_evaluations(gt: data.FileKey, pred: data.FileKey, options: data.Options,
@@ -370,3 +389,43 @@ def clear() -> None:
     tiles_with_objects.clear()
     resample_unit.clear()
     _boards.clear()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def submission_chips(pred: data.FileKey) -> dict[str, list[str]]:
+    """:func:`chips_.chips_by_scene` of a submission (``{}`` at the cost of one byte scan
+    when no box carries ``"chips"``)."""
+    raw = read_input(pred[0], "prediction")
+    return chips_.chips_by_scene(parse_json(raw, pred[0])) if b'"chips"' in raw else {}
+
+
+@dataclass(frozen=True)
+class SceneChips:
+    """The chips a submission names for one scene, and the relative paths and sizes of
+    those whose image is in the images folder (beside the scene, with its suffix or
+    .png/.jpg/.tif)."""
+
+    chips: list[chips_.Chip]
+    files: dict[str, tuple[str, tuple[int, int]]]
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def scene_chips(pred: data.FileKey, images_dir: str, image_path: str, width: int,
+                height: int) -> SceneChips:
+    """The chips of the scene ``image_path`` (its file name's stem is the chips' scene)."""
+    scene = Path(image_path)
+    found, files = [], {}
+    for name in submission_chips(pred).get(scene.stem, []):
+        size = None
+        for suffix in dict.fromkeys((scene.suffix, ".png", ".jpg", ".tif")):
+            relative = str(scene.with_name(name + suffix))
+            try:
+                path = resolve_image_path(images_dir, relative)
+                if path.is_file():
+                    size = images.image_size(path)
+                    files[name] = (relative, size)
+                    break
+            except (ImagePathError, OSError, ValueError):
+                continue
+        found.append(chips_.chip_extent(name, (width, height), size))
+    return SceneChips(found, files)

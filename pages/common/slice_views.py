@@ -23,8 +23,19 @@ ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)"
                     "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
                     "image_size": "image size (long side)", "tag": "review tag",
+                    slices.GSD: "ground sample distance (m / pixel)",
                     slices.QUERY_FORM: "same target, query form (all three tasks)"}
-PICKABLE = (*slices.ATTRIBUTES, slices.QUERY_FORM)
+META = "meta"  # the picker's choice "image metadata": meta:KEY, KEY picked beside it
+PICKABLE = (*slices.ATTRIBUTES, slices.GSD, META, slices.QUERY_FORM)
+
+
+def attribute_label(attribute: str) -> str:
+    """What the page calls ``attribute`` (``meta:KEY``: ``image_meta[KEY]``)."""
+    if attribute == META:
+        return "image metadata (image_meta[KEY])"
+    if attribute.startswith(slices.META_PREFIX):
+        return f"image_meta[{attribute[len(slices.META_PREFIX):]}]"
+    return ATTRIBUTE_LABELS[attribute]
 
 
 def taxonomy_path(gt_path: str) -> str:
@@ -36,15 +47,28 @@ def taxonomy_path(gt_path: str) -> str:
     return str(beside) if beside.is_file() else ""
 
 
-def pickers() -> str:
-    """The attribute picker and the taxonomy field; returns the attribute."""
+def pickers(run: Run) -> str | None:
+    """The attribute picker and the taxonomy field (or, for image metadata, the key
+    picker); returns the attribute (``meta:KEY``; ``None``: no annotation has metadata)."""
     cols = st.columns([2, 3])
-    cols[0].selectbox("Slice by", PICKABLE, format_func=ATTRIBUTE_LABELS.get,
+    cols[0].selectbox("Slice by", PICKABLE, format_func=attribute_label,
                       **state.bind("slice_attr", PICKABLE))
-    cols[1].text_input("Taxonomy JSON (category → group)", **state.bind("slice_taxonomy"),
-                       placeholder="default: taxonomy.json beside the ground truth",
-                       help="An object {category: group}; used to slice by category group.")
-    return st.session_state["slice_attr"]
+    attribute = st.session_state["slice_attr"]
+    if attribute != META:
+        cols[1].text_input("Taxonomy JSON (category → group)", **state.bind("slice_taxonomy"),
+                           placeholder="default: taxonomy.json beside the ground truth",
+                           help="An object {category: group}; used to slice by category "
+                                "group.")
+        return attribute
+    keys = analysis_data.image_meta_keys(run.gt)
+    if not keys:
+        st.info("No annotation of the ground truth has an image_meta object (per-image "
+                "metadata: sensor, date, gsd; from-dota writes DOTA's header there).")
+        return None
+    cols[1].selectbox("image_meta key", keys, **state.bind("slice_meta_key", keys),
+                      help="Each query is in the slice of its annotation's image_meta[KEY] "
+                           f"({slices.NO_META} without it).")
+    return slices.META_PREFIX + st.session_state["slice_meta_key"]
 
 
 def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
@@ -111,7 +135,7 @@ def render(table: slices.SliceTable, metric: str) -> None:
     number = {c: st.column_config.NumberColumn(c, format="%.3f")
               for c in frame.columns if c in figs.LEADERBOARD_METRIC_LABELS.values()}
     st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", column_config={
-        "value": st.column_config.TextColumn(ATTRIBUTE_LABELS[table.attribute]), **number})
+        "value": st.column_config.TextColumn(attribute_label(table.attribute)), **number})
     st.plotly_chart(figs.slice_figure(table, metric), width="stretch")
 
 
@@ -141,7 +165,7 @@ def click_through(table: slices.SliceTable, taxonomy: dict[str, str] | None,
              if (f := explorer_filters(table.attribute, v.value, taxonomy, categories))}
     if not links:
         st.caption(f"The explorer has no filter for "
-                   f"{ATTRIBUTE_LABELS[table.attribute]}; the table lists every slice.")
+                   f"{attribute_label(table.attribute)}; the table lists every slice.")
         return
     counts = {v.value: v.num_queries for v in table.values}
     cols = st.columns([3, 1])

@@ -169,6 +169,7 @@ def defaults() -> dict[str, Any]:
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
         "cmp_query": "", "show_analysis": False, "ap_max_detections": COCO_MAX_DETECTIONS,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
+        "slice_meta_key": "",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
         "_link_notes": [],

@@ -15,9 +15,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ovearth_core import georef
+from ovearth_core.convert import chips
+from ovearth_core.errors import OVEarthInputError
 from ovearth_core.viz import overlay, tiles
+from ovearth_core.viz.chips import chip_picture
 
-from . import data, state, views
+from . import analysis_data, data, state, views
 from .sidebar import Run
 
 
@@ -57,17 +60,93 @@ def _on_object(query_id: str) -> None:
     st.session_state["view_focus"] = None if picked is None else (query_id, picked)
 
 
-def _object_picker(query_id: str, objects: list[dict[str, Any]]) -> None:
-    """A picker of the query's boxes: choosing one zooms the view to it."""
+def _centres(objects: list[dict[str, Any]], ref: georef.Georef | None) -> list[str]:
+    """Each object's centre (its envelope's: a rectangle's centre) in map coordinates,
+    ``" · centre EPSG:… X …, Y … · lon …, lat …"``; ``""`` each without a georeference."""
+    if ref is None or not objects:
+        return [""] * len(objects)
+    ends = np.array([(o["outline"].min(axis=0), o["outline"].max(axis=0)) for o in objects])
+    mid = ends.mean(axis=1)
+    return [f" · centre {t}" for t in georef.coordinate_texts(ref, mid[:, 0], mid[:, 1])]
+
+
+_ASTRAY = ("missed", "false positive")
+
+
+def _envelope(outline: np.ndarray) -> tuple[float, float, float, float]:
+    return (float(outline[:, 0].min()), float(outline[:, 1].min()),
+            float(outline[:, 0].max()), float(outline[:, 1].max()))
+
+
+def _chip_places(scene: analysis_data.SceneChips | None,
+                 objects: list[dict[str, Any]]) -> list[str]:
+    """Where each missed or false object fell among the scene's chips (``""`` else)."""
+    if scene is None or not scene.chips:
+        return [""] * len(objects)
+    return [chips.place_text(chips.place(_envelope(o["outline"]), scene.chips),
+                             len(scene.chips)) if o["status"] in _ASTRAY else ""
+            for o in objects]
+
+
+def _scene_chips(run: Run, sample: Any) -> analysis_data.SceneChips | None:
+    """The chips the submission names for the sample's scene (``None``: unreadable)."""
+    try:
+        return analysis_data.scene_chips(run.pred, str(run.images_dir), sample.image_path,
+                                         sample.width, sample.height)
+    except (OVEarthInputError, OSError) as err:
+        st.caption(f"The submission's chip names could not be read: {views.md_text(str(err))}")
+        return None
+
+
+def _chip_link(query_id: str, objects: list[dict[str, Any]],
+               scene: analysis_data.SceneChips | None, places: list[str],
+               run: Run) -> None:
+    """For the picked object, missed or false, of a scene merged from chips: where it fell,
+    and each chip it fell in whose image is in the images folder, to open."""
+    focus = st.session_state.get("view_focus")
+    if (scene is None or not focus or focus[0] != query_id or focus[1] >= len(objects)
+            or not places[focus[1]]):
+        return
+    kind, names = chips.place(_envelope(objects[focus[1]]["outline"]), scene.chips)
+    unsized = [c.name for c in scene.chips if c.name in names and not c.sized]
+    st.caption(f"The picked {objects[focus[1]]['status']} object is {places[focus[1]]}"
+               + (f" (no chip image in the images folder for {', '.join(unsized)}: taken "
+                  f"as ImgSplit's default {chips.DEFAULT_SUBSIZE}-px chip)" if unsized else "")
+               + ".")
+    for chip in scene.chips:
+        if chip.name not in names or chip.name not in scene.files:
+            continue
+        relative, (w, h) = scene.files[chip.name]
+        x0, y0, x1, y1 = chip.box
+        with st.expander(f"Chip {chip.name} ↗"):
+            stamp = data.image_stamp(run.images_dir, relative)
+            shown = data.display_image(str(run.images_dir), relative, w, h, stamp)
+            if shown.notice:
+                st.info(shown.notice, icon=":material/broken_image:")
+            picked = objects[focus[1]]
+            st.image(chip_picture(shown, chip, picked["outline"], picked["colour"]),
+                     width=min(512, shown.rgb.shape[1]))
+            st.caption(f"{relative}: x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
+                       "scene; the object outlined.")
+
+
+def _object_picker(query_id: str, objects: list[dict[str, Any]],
+                   ref: georef.Georef | None = None, places: list[str] | None = None) -> None:
+    """A picker of the query's boxes: choosing one zooms the view to it; each lists its
+    centre in map coordinates when the image is georeferenced (``ref``) and, missed or
+    false on a scene merged from chips, where it fell among them (``places``)."""
     if not objects:
         return
     gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
+    centres = _centres(objects, ref)
+    places = places or [""] * len(objects)
 
     def label(n: int) -> str:
         o = objects[n]
         return (f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
                 f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
-                f"{np.ptp(o['outline'][:, 1]):.0f} px")
+                f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}"
+                + (f" · {places[n]}" if places[n] else ""))
 
     focus = st.session_state.get("view_focus")
     # One key for every query (a new widget per query costs the browser a mount): its
@@ -150,6 +229,8 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
                                      labels=labels)
+        _hover_map_coordinates(fig, data.image_georef(str(run.images_dir),
+                                                      sample.image_path, stamp))
         picture = None
     else:
         fig = None
@@ -161,6 +242,25 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
     thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region, outlines), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
+
+
+def _hover_map_coordinates(fig: go.Figure, ref: georef.Georef | None) -> None:
+    """Each outline vertex's hover text gains its point in the CRS and WGS84 (``customdata``
+    ``(X, Y, lon, lat)``) when the image is georeferenced."""
+    if ref is None:
+        return
+    for trace in fig.data:
+        if not (isinstance(trace, go.Scatter) and trace.mode == "lines"
+                and trace.hovertext is not None):
+            continue
+        x, y = (np.asarray(v, dtype=np.float64) for v in (trace.x, trace.y))
+        mx, my = ref.to_map(x, y)
+        lon, lat = ref.to_lonlat(x, y)
+        name = ref.crs if ref.epsg is not None else "map"
+        trace.update(customdata=np.column_stack([mx, my, lon, lat]),
+                     hovertemplate=f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, "
+                     "Y %{customdata[1]:,.2f}<br>lon %{customdata[2]:.6f}°, "
+                     "lat %{customdata[3]:.6f}°<extra></extra>")
 
 
 def _key(run: Run, sample: Any) -> tuple[Any, ...]:
@@ -262,10 +362,13 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
 
 
-def _map_note(run: Run, sample: Any, region: overlay.Region) -> list[str]:
+def _georef(run: Run, sample: Any) -> georef.Georef | None:
+    return data.image_georef(str(run.images_dir), sample.image_path,
+                             data.image_stamp(run.images_dir, sample.image_path))
+
+
+def _map_note(ref: georef.Georef | None, region: overlay.Region) -> list[str]:
     """The view centre's map and WGS84 coordinates when the image is georeferenced."""
-    ref = data.image_georef(str(run.images_dir), sample.image_path,
-                            data.image_stamp(run.images_dir, sample.image_path))
     if ref is None:
         return []
     x0, y0, x1, y1 = region
@@ -306,12 +409,16 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
     drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
-    map_note = _map_note(run, sample, region)
+    ref = _georef(run, sample)
+    map_note = _map_note(ref, region)
+    scene = _scene_chips(run, sample)
+    places = _chip_places(scene, objects)
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
-        _object_picker(query_id, objects)
+        _object_picker(query_id, objects, ref, places)
+        _chip_link(query_id, objects, scene, places, run)
         _review_panel(review)
         return
     left, right = st.columns([3, 1.25])
@@ -328,7 +435,8 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                          f"{drawn.scale:.0%}.")
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
-        _object_picker(query_id, objects)
+        _object_picker(query_id, objects, ref, places)
+        _chip_link(query_id, objects, scene, places, run)
     with right:
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
