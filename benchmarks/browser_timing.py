@@ -292,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                 for server in servers.values():
                     server.stop()
     load = os.getloadavg()
-    print(f"data: {args.data} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
+    source = "benchmarks.dense_scene (mosaic, single tiles)" if args.dense else args.data
+    print(f"data: {source} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
           f"{load_before[0]:.1f} before, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} after "
           f"({os.cpu_count()} cores)")
     paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""

@@ -250,32 +250,52 @@ def compose_detail(detail: DetailImage, sample: Sample, layers: Collection[str] 
 
 def _outline(geom: npt.NDArray[np.float64], oriented: bool) -> npt.NDArray[np.float64]:
     """Closed outline ``(5, 2)`` of an xyxy box or a ``(4, 2)`` oriented box."""
+    return outlines([geom], oriented)[0]
+
+
+def _geoms(sample: Sample, oriented: bool) -> tuple[Any, Any, Any]:
+    """GT boxes, predicted boxes and their scores of one modality."""
     if oriented:
-        pts = np.asarray(geom, dtype=float)
-    else:
-        x1, y1, x2, y2 = geom
-        pts = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]])
-    return np.vstack([pts, pts[:1]])
+        return sample.gt_obbs, sample.pred_obbs, sample.pred_obb_scores
+    return sample.gt_boxes, sample.pred_boxes, sample.pred_box_scores
 
 
-def box_groups(sample: Sample, entry: dict[str, Any] | None,
-               oriented: bool) -> list[dict[str, Any]]:
-    """Every GT and predicted box of one modality with its status and label.
+def envelopes(geoms: Any, oriented: bool) -> npt.NDArray[np.float64]:
+    """Envelopes ``(N, 4)`` xyxy of ``N`` xyxy boxes or ``(N, 4, 2)`` oriented boxes."""
+    if oriented:
+        polys = np.asarray(geoms, dtype=float).reshape(-1, 4, 2)
+        return np.concatenate([polys.min(axis=1), polys.max(axis=1)], axis=1)
+    boxes = np.asarray(geoms, dtype=float).reshape(-1, 4)
+    return np.concatenate([np.minimum(boxes[:, :2], boxes[:, 2:]),
+                           np.maximum(boxes[:, :2], boxes[:, 2:])], axis=1)
+
+
+def touching(env: npt.NDArray[np.float64], view: Region) -> npt.NDArray[np.bool_]:
+    """Which envelopes ``(N, 4)`` meet ``view`` (edges included)."""
+    x0, y0, x1, y1 = view
+    return (env[:, 2] >= x0) & (env[:, 0] <= x1) & (env[:, 3] >= y0) & (env[:, 1] <= y1)
+
+
+def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
+               gt_index: Sequence[int] | None = None,
+               pred_index: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Every GT and predicted box of one modality with its status and label (only those
+    of ``gt_index`` / ``pred_index`` when given, in that order; a dense scene's view
+    builds the few it draws, not thousands).
 
     Each item: ``role`` (``GT``/``pred``), ``status``, ``outline`` ``(5, 2)``,
     ``label`` (IoU and score) and ``colour``.
     """
-    gt = sample.gt_obbs if oriented else sample.gt_boxes
-    pred = sample.pred_obbs if oriented else sample.pred_boxes
-    scores = sample.pred_obb_scores if oriented else sample.pred_box_scores
+    gt, pred, scores = _geoms(sample, oriented)
     matches = entry["matches"] if entry else []
     gs, ps, giou, piou = match_status(len(gt), len(pred), matches)
     items = []
-    for i, g in enumerate(gt):
+    for i in range(len(gt)) if gt_index is None else gt_index:
         label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
-        items.append({"role": "GT", "status": gs[i], "outline": _outline(g, oriented),
+        items.append({"role": "GT", "status": gs[i], "outline": _outline(gt[i], oriented),
                       "label": label, "colour": STATUS_COLOURS[gs[i]]})
-    for i, p in enumerate(pred):
+    for i in range(len(pred)) if pred_index is None else pred_index:
+        p = pred[i]
         parts = []
         if i < len(scores) and not np.isnan(scores[i]):
             parts.append(f"score {scores[i]:.2f}")
@@ -299,27 +319,68 @@ class ShownBox:
 
 
 def shown_boxes(sample: Sample, row: dict[str, Any], layers: Collection[str] = LAYERS,
-                labels: bool = True) -> list[ShownBox]:
+                labels: bool = True, view: Region | None = None) -> list[ShownBox]:
     """The boxes of the shown ``layers``, GT before predictions per modality, labelled (up
     to ``MAX_LABELS``; GT boxes only in scenes of at most ``MAX_GT_LABELS_BOXES``) when
-    ``labels``."""
+    ``labels``.
+
+    ``view`` (original pixels): only the boxes whose envelope meets it, and the labelled
+    ones (the same boxes are labelled with or without a ``view``)."""
     out = []
     written = 0
     for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
-        items = box_groups(sample, row.get(key), oriented)
-        label_gt = len(items) <= MAX_GT_LABELS_BOXES
-        for item in items:
-            if f"{'GT' if item['role'] == 'GT' else 'predicted'} {tag}" not in layers:
-                continue
+        geoms = _geoms(sample, oriented)[:2]
+        label_gt = len(geoms[0]) + len(geoms[1]) <= MAX_GT_LABELS_BOXES
+        picked, labelled = [], []
+        for role, found, layer in (("GT", geoms[0], f"GT {tag}"),
+                                   ("pred", geoms[1], f"predicted {tag}")):
+            n = len(found) if layer in layers else 0
+            first = 0
+            if labels and (label_gt or role == "pred"):
+                first = max(0, min(n, MAX_LABELS - written))
+                written += first
+            index = np.arange(n)
+            if view is not None and n:
+                index = np.flatnonzero(touching(envelopes(found, oriented), view)
+                                       | (index < first))
+            picked.append(index.tolist())
+            labelled.append(first)
+        items = box_groups(sample, row.get(key), oriented, *picked)
+        ranks = [(0, i) for i in picked[0]] + [(1, i) for i in picked[1]]
+        for item, (side, i) in zip(items, ranks, strict=True):
             xy = item["outline"]
             corner = xy[:-1][(np.argmax if oriented else np.argmin)(xy[:-1, 1])]
-            label = None
-            if labels and written < MAX_LABELS and (label_gt or item["role"] == "pred"):
-                written += 1
-                label = f"{tag} {item['label']}"
+            label = f"{tag} {item['label']}" if i < labelled[side] else None
             out.append(ShownBox(item, tag, oriented, label, (float(corner[0]),
                                                              float(corner[1]))))
     return out
+
+
+def box_outlines(sample: Sample, row: dict[str, Any]
+                 ) -> list[tuple[npt.NDArray[np.float64], str]]:
+    """``(outline (5, 2), colour)`` of every box of the evaluated modalities (HBB, then
+    OBB; GT before predictions), without labels: what a thumbnail of the whole image
+    draws, built in a few array operations for a scene of thousands of boxes."""
+    out: list[tuple[npt.NDArray[np.float64], str]] = []
+    for key, oriented in (("bbox", False), ("oriented_bbox", True)):
+        if not row.get(key):
+            continue
+        gt, pred, _ = _geoms(sample, oriented)
+        gs, ps, _, _ = match_status(len(gt), len(pred), row[key]["matches"])
+        for geoms, status in ((gt, gs), (pred, ps)):
+            out += zip(outlines(geoms, oriented), [STATUS_COLOURS[s] for s in status],
+                       strict=True)
+    return out
+
+
+def outlines(geoms: Any, oriented: bool) -> npt.NDArray[np.float64]:
+    """Closed outlines ``(N, 5, 2)`` of ``N`` boxes (as :func:`_outline` of each)."""
+    if oriented:
+        pts = np.asarray(geoms, dtype=float).reshape(-1, 4, 2)
+    else:
+        b = np.asarray(geoms, dtype=float).reshape(-1, 4)
+        pts = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+    return np.concatenate([pts, pts[:, :1]], axis=1)
 
 
 def _image_uri(rgb: RGB8) -> str:
@@ -422,7 +483,9 @@ def thumbnail(image: DisplayImage, region: Region | None,
     k = image.scale * factor
     draw = ImageDraw.Draw(thumb)
     for points, colour in outlines:
-        draw.line([(float(x) * k, float(y) * k) for x, y in points], fill=colour, width=2)
+        # a flat list of coordinates: the same line, without a tuple per point
+        draw.line((np.asarray(points, dtype=float) * k).ravel().tolist(), fill=colour,
+                  width=2)
     if region is not None:
         x0, y0, x1, y1 = (v * k for v in region)
         draw.rectangle([x0, y0, max(x0 + 2, x1 - 1), max(y0 + 2, y1 - 1)],
@@ -498,7 +561,10 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
     grid = DetailImage(np.asarray(canvas), x0, y0, k)
     canvas = Image.fromarray(compose_detail(grid, sample, layers, opacity, pixel_mode))
     draw = ImageDraw.Draw(canvas)
-    boxes = shown_boxes(sample, row, layers, labels)
+    # Only the boxes that can touch the picture (a line 3 px wide reaches 2 px beyond its
+    # box): a 96-px view of a 4,000-box scene draws a few dozen, not 500,000 dashes.
+    pad = 4 / k
+    boxes = shown_boxes(sample, row, layers, labels, (x0 - pad, y0 - pad, x1 + pad, y1 + pad))
     for box in boxes:
         xy = (box.item["outline"] - (x0, y0)) * k
         if box.item["role"] == "GT":
