@@ -125,3 +125,23 @@ def test_segmentation_only_and_bad_files(ds: Dataset, tmp_path: Path) -> None:
     bad.write_text("{not json")
     at = _gallery(ds, pred_path=str(bad))
     assert not at.exception and not _tiles(at)
+
+
+def test_a_page_of_one_image_decodes_it_once(ds: Dataset,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: the 48 tiles of a page cut from one image decode it once (a 3,333 x
+    3,546 mosaic's JPEG took ~70 ms a tile; the window's pixels are the same, see
+    test_viz_tiles)."""
+    from pages.common import data
+
+    reads: list[str] = []
+    real_region, real_source = data.load_region, data.load_source_rgb
+    monkeypatch.setattr(data, "load_region",
+                        lambda *a, **kw: reads.append(a[1]) or real_region(*a, **kw))
+    monkeypatch.setattr(data, "load_source_rgb",
+                        lambda *a, **kw: reads.append(a[1]) or real_source(*a, **kw))
+    at = _gallery(_crowded(ds), gal_categories=["car"])
+    assert_ok(at)
+    shown = at.get("image")
+    assert len(shown) == 48
+    assert reads.count("images/rgb.png") == 1

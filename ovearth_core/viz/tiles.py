@@ -11,13 +11,14 @@ the modality in the match colours of :mod:`.overlay` (the tile's own object thic
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterator
 
 import numpy as np
 from PIL import Image, ImageDraw
 
 from ..types import Sample
-from .images import BLANK_GREY, DetailImage
+from .images import BLANK_GREY, RGB8, DetailImage
 from .overlay import (
     STATUS_COLOURS,
     Decoded,
@@ -152,6 +153,19 @@ def jpeg_bytes(image: Image.Image, quality: int = 88) -> bytes:
     buf = io.BytesIO()
     image.save(buf, format="JPEG", quality=quality)
     return buf.getvalue()
+
+
+def source_window(rgb: RGB8, region: Region) -> DetailImage:
+    """The window of a full-resolution decode ``rgb`` covering ``region`` (original
+    pixels), as :func:`~.images.load_region` reads it at scale 1 from the file: a page of
+    tiles cut from one decoded image instead of one decode per tile."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = region
+    left, top = max(0, math.floor(x0)), max(0, math.floor(y0))
+    right = min(w, max(left + 1, math.ceil(x1)))
+    bottom = min(h, max(top + 1, math.ceil(y1)))
+    return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), float(left),
+                       float(top), 1.0)
 
 
 def load_scale(region: Region, tile_px: int = TILE_PX) -> float:

@@ -284,8 +284,16 @@ def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
     sample = evaluate(gt, pred, options).run.samples[tile.index]
     row = evaluate(gt, pred, options).run.per_sample[tile.index]
     region = tile_viz.crop_region(tile.box, sample.width, sample.height)
-    window = load_region(images_dir, sample.image_path, sample.width, sample.height, region,
-                         tile_viz.load_scale(region))
+    scale = tile_viz.load_scale(region)
+    if scale >= 1 and sample.width * sample.height <= SOURCE_MAX_PIXELS:
+        # Full resolution: cut from the image decoded once (the viewer's cached source),
+        # not one decode of the whole file per tile (48 of a dense scene's page).
+        source = _source_image(images_dir, sample.image_path, sample.width, sample.height,
+                               stamp).result()
+        window = None if source is None else tile_viz.source_window(source, region)
+    else:
+        window = load_region(images_dir, sample.image_path, sample.width, sample.height,
+                             region, scale)
     focus = None if tile.box_index is None else (
         "GT" if tile.kind == "gt" else "pred", tile.box_index)
     return tile_viz.jpeg_bytes(tile_viz.render_tile(window, sample, region, tile.modality, row,

@@ -45,10 +45,33 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The query's boxes (HBB, else OBB) as :func:`overlay.box_groups` gives them."""
-    key = "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
-    return [] if key is None else overlay.box_groups(sample, row[key], key == "oriented_bbox")
+def _picked_key(row: dict[str, Any]) -> str | None:
+    """The modality of the box picker: HBB, else OBB (``None``: no boxes evaluated)."""
+    return "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _picker_labels(_run: Run, key: tuple[Any, ...], query_id: str) -> tuple[str, ...]:
+    """The box picker's labels of ``query_id``, GT boxes first (built once per query, and
+    in the background for the next one: a dense scene has 8,000 of them)."""
+    sample, row = _sample_and_row(_run, query_id)
+    box_key = _picked_key(row)
+    if box_key is None:
+        return ()
+    items = overlay.box_groups(sample, row[box_key], box_key == "oriented_bbox")
+    gts = sum(o["role"] == "GT" for o in items)
+    return tuple(f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
+                 f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
+                 f"{np.ptp(o['outline'][:, 1]):.0f} px" for n, o in enumerate(items))
+
+
+def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
+    """The outline ``(5, 2)`` of the picker's box ``n`` (GT boxes, then predictions)."""
+    box_key = _picked_key(row)
+    oriented = box_key == "oriented_bbox"
+    gt = sample.gt_obbs if oriented else sample.gt_boxes
+    pred = sample.pred_obbs if oriented else sample.pred_boxes
+    return overlay.outlines([gt[n] if n < len(gt) else pred[n - len(gt)]], oriented)[0]
 
 
 def _on_object(query_id: str) -> None:
@@ -56,25 +79,18 @@ def _on_object(query_id: str) -> None:
     st.session_state["view_focus"] = None if picked is None else (query_id, picked)
 
 
-def _object_picker(query_id: str, objects: list[dict[str, Any]]) -> None:
+def _object_picker(query_id: str, labels: tuple[str, ...]) -> None:
     """A picker of the query's boxes: choosing one zooms the view to it."""
-    if not objects:
+    if not labels:
         return
-    gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
-
-    def label(n: int) -> str:
-        o = objects[n]
-        return (f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
-                f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
-                f"{np.ptp(o['outline'][:, 1]):.0f} px")
 
     focus = st.session_state.get("view_focus")
     # One key for every query (a new widget per query costs the browser a mount): its
     # value is set from the focus each run, its options are the query's boxes.
     key = "_w_objects"
     st.session_state[key] = focus[1] if focus and focus[0] == query_id else None
-    st.selectbox(f"Zoom to one of the query's {len(objects)} boxes", range(len(objects)),
-                 format_func=label, key=key, placeholder="the view it opened on",
+    st.selectbox(f"Zoom to one of the query's {len(labels):,} boxes", range(len(labels)),
+                 format_func=labels.__getitem__, key=key, placeholder="the view it opened on",
                  on_change=_on_object, args=(query_id,))
 
 
@@ -154,10 +170,8 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
         fig = None
         picture = tiles.jpeg_bytes(overlay.static_view(
             image, sample, row, layers, opacity, pixel_mode, region, detail, labels), 85)
-    outlines = [(i["outline"], i["colour"])
-                for k, oriented in (("bbox", False), ("oriented_bbox", True))
-                for i in overlay.box_groups(sample, row[k], oriented) if row[k]]
-    thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region, outlines), 85)
+    thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region,
+                                               overlay.box_outlines(sample, row)), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
 
@@ -175,7 +189,9 @@ _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovearth-prefet
 def _prefetch(run: Run, query_id: str, zoom: str, controls: Controls) -> None:
     try:
         sample, _ = _sample_and_row(run, query_id)
-        _drawn(run, _key(run, sample), query_id, overlay.zoom_region(sample, zoom), controls)
+        key = _key(run, sample)
+        _drawn(run, key, query_id, overlay.zoom_region(sample, zoom), controls)
+        _picker_labels(run, key, query_id)
     except Exception as err:  # noqa: BLE001 - a failed prefetch is redrawn (and shown) later
         state.LOG.info("prefetch of %s failed: %s", query_id, err)
 
@@ -287,13 +303,14 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
         st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
                 wrap_lines=True)
-    objects = _objects(sample, row)
+    key = _key(run, sample)
+    objects = _picker_labels(run, key, query_id)
     focus = ss.get("view_focus")
     if focus and focus[0] == query_id and focus[1] < len(objects):
-        region = overlay.object_region(sample, objects[focus[1]]["outline"])
+        region = overlay.object_region(sample, _object_outline(sample, row, focus[1]))
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
-    drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
+    drawn = _drawn(run, key, query_id, region, _controls_key())
     if drawn.figure is None:
         if drawn.notice:
             st.info(drawn.notice, icon=":material/broken_image:")
