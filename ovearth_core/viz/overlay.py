@@ -248,11 +248,6 @@ def compose_detail(detail: DetailImage, sample: Sample, layers: Collection[str] 
                                           detail, decoded), opacity)
 
 
-def _outline(geom: npt.NDArray[np.float64], oriented: bool) -> npt.NDArray[np.float64]:
-    """Closed outline ``(5, 2)`` of an xyxy box or a ``(4, 2)`` oriented box."""
-    return outlines([geom], oriented)[0]
-
-
 def _geoms(sample: Sample, oriented: bool) -> tuple[Any, Any, Any]:
     """GT boxes, predicted boxes and their scores of one modality."""
     if oriented:
@@ -289,18 +284,22 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
     gt, pred, scores = _geoms(sample, oriented)
     matches = entry["matches"] if entry else []
     gs, ps, giou, piou = match_status(len(gt), len(pred), matches)
+    gi = list(range(len(gt)) if gt_index is None else gt_index)
+    pi = list(range(len(pred)) if pred_index is None else pred_index)
+    # every outline in one array operation (a dense scene has thousands)
+    g_out = outlines(np.asarray(gt, dtype=float)[gi], oriented) if gi else []
+    p_out = outlines(np.asarray(pred, dtype=float)[pi], oriented) if pi else []
     items = []
-    for i in range(len(gt)) if gt_index is None else gt_index:
+    for i, outline in zip(gi, g_out, strict=True):
         label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
-        items.append({"role": "GT", "status": gs[i], "outline": _outline(gt[i], oriented),
+        items.append({"role": "GT", "status": gs[i], "outline": outline,
                       "label": label, "colour": STATUS_COLOURS[gs[i]]})
-    for i in range(len(pred)) if pred_index is None else pred_index:
-        p = pred[i]
+    for i, outline in zip(pi, p_out, strict=True):
         parts = []
         if i < len(scores) and not np.isnan(scores[i]):
             parts.append(f"score {scores[i]:.2f}")
         parts.append(f"IoU {piou[i]:.2f}" if piou[i] is not None else "FP")
-        items.append({"role": "pred", "status": ps[i], "outline": _outline(p, oriented),
+        items.append({"role": "pred", "status": ps[i], "outline": outline,
                       "label": " · ".join(parts), "colour": STATUS_COLOURS[ps[i]]})
     return items
 
@@ -374,7 +373,8 @@ def box_outlines(sample: Sample, row: dict[str, Any]
 
 
 def outlines(geoms: Any, oriented: bool) -> npt.NDArray[np.float64]:
-    """Closed outlines ``(N, 5, 2)`` of ``N`` boxes (as :func:`_outline` of each)."""
+    """Closed outlines ``(N, 5, 2)`` of ``N`` xyxy boxes or ``(N, 4, 2)`` oriented boxes
+    (the first corner repeated last)."""
     if oriented:
         pts = np.asarray(geoms, dtype=float).reshape(-1, 4, 2)
     else:
@@ -430,6 +430,7 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     # is a handful of traces for plotly to draw, not hundreds. Every vertex carries its
     # box's hover text.
     groups: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
+    notes: list[dict[str, Any]] = []
     gap = np.full((1, 2), np.nan)
     for box in shown_boxes(sample, row, layers, labels):
         item, tag, xy = box.item, box.tag, box.item["outline"]
@@ -438,10 +439,10 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
         group["xy"] += [xy, gap]
         group["text"] += [hover] * len(xy) + [""]
         if box.label is not None:
-            fig.add_annotation(x=box.anchor[0], y=box.anchor[1], text=box.label,
-                               showarrow=False, yanchor="top" if box.oriented else "bottom",
-                               xanchor="left", font={"size": 10, "color": "white"},
-                               bgcolor=item["colour"], opacity=0.9)
+            notes.append({"x": box.anchor[0], "y": box.anchor[1], "text": box.label,
+                          "showarrow": False, "yanchor": "top" if box.oriented else "bottom",
+                          "xanchor": "left", "font": {"size": 10, "color": "white"},
+                          "bgcolor": item["colour"], "opacity": 0.9})
     for (role, tag, status), group in groups.items():
         # numpy arrays, NaN between outlines (a gap in the line): plotly checks a list item
         # by item (~0.1 s for a 200-box scene) and sends an array as one binary block.
@@ -464,7 +465,10 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     fig.update_xaxes(range=[x0, x1], showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(range=[y1, y0], showgrid=False, zeroline=False, scaleanchor="x",
                      constrain="domain")
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 10, "b": 10},
+    # One assignment: each add_annotation copies every annotation before it (40 labels
+    # took 2.5 s).
+    fig.update_layout(annotations=notes, height=height,
+                      margin={"l": 10, "r": 10, "t": 10, "b": 10},
                       dragmode="pan", legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
                       uirevision=f"{sample.sample_id}:{region}", plot_bgcolor="#202020")
     return fig
