@@ -21,9 +21,9 @@ With ``--dense`` (issue 25), the data are the scenes of :mod:`benchmarks.dense_s
 mosaic (3,333 x 3,546 px; queries of ~8,000 GT + predicted boxes and of 10) and the sparse
 single tiles, each app served on both; "Next" is split by the query it lands on (dense or
 sparse, read from the viewer), and the Gallery page is timed on both, with the two issue
-ratios (Gallery mosaic / single tile, Next onto dense / onto sparse) printed. Each of
-the three Gallery sessions opens a page not shown before (1, 2, 3): tiles are cached
-across sessions, so a page seen once costs no drawing.
+ratios (Gallery mosaic / single tile, Next onto dense / onto sparse) printed. Each
+Gallery session opens a page not shown before (pages 1 to 5, the servers in turn for each
+page): tiles are cached across sessions, so a page seen once costs no drawing.
 
 Ratios: interactions over the trivial rerun, pages over the trivial first paint. With
 ``--before REV``, the app of that git revision (``git archive``, into a temporary folder)
@@ -181,19 +181,30 @@ def _gallery_open(browser: Browser, url: str) -> float:
     return _page_open(browser, f"{url}/Gallery", _gallery_ready)
 
 
-def _gallery_pages(browser: Browser, url: str) -> float:
-    """Median of 3 new sessions on Gallery pages 1, 2 and 3: each page's tiles are drawn
-    for the first time (the tile cache is shared by sessions), as when turning pages."""
-    times = []
-    for number in (1, 2, 3):
-        page = browser.new_page(viewport={"width": 1500, "height": 1400})
+GALLERY_PAGES = 5
 
-        def go(p: Page = page, n: int = number) -> None:
-            p.goto(f"{url}/Gallery?gpage={n}")
-            _gallery_ready(p)
-        times.append(_timed(go))
+
+def _gallery_rounds(browser: Browser, urls: dict[str, str]) -> dict[str, float]:
+    """Median per server of new sessions on Gallery pages 1 to ``GALLERY_PAGES``, the
+    servers in turn for each page (load falls on all alike): each page's tiles are drawn
+    for the first time (the tile cache is shared by sessions), as when turning pages. Each
+    server's Overview is opened first (the evaluation cached, as in the explorer)."""
+    for url in urls.values():
+        page = browser.new_page()
+        page.goto(url)
+        _overview_ready(page)
         page.close()
-    return statistics.median(times)
+    times: dict[str, list[float]] = {label: [] for label in urls}
+    for number in range(1, GALLERY_PAGES + 1):
+        for label, url in urls.items():
+            page = browser.new_page(viewport={"width": 1500, "height": 1400})
+
+            def go(p: Page = page, n: int = number, u: str = url) -> None:
+                p.goto(f"{u}/Gallery?gpage={n}")
+                _gallery_ready(p)
+            times[label].append(_timed(go))
+            page.close()
+    return {label: statistics.median(t) for label, t in times.items()}
 
 
 def _split_next(stepper: _Stepper) -> dict[str, float]:
@@ -273,16 +284,17 @@ def main(argv: list[str] | None = None) -> int:
                 interleaved(steppers, args.repeats)
                 base["rerun"] = statistics.median(steppers["trivial"].times)
                 results = {}
+                galleries = {} if not args.dense or args.next_only else _gallery_rounds(
+                    browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
+                              for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
                 for name, app_dir in apps.items():
                     figures = {"Next ▶": statistics.median(steppers[name].times)}
                     sent[name] = statistics.median(steppers[name].received)
                     if args.dense:
                         figures.update(_split_next(steppers[name]))
-                        if not args.next_only:
-                            figures["Gallery, mosaic (new page)"] = _gallery_pages(
-                                browser, servers[name].url)
-                            figures["Gallery, single tile (new page)"] = _gallery_pages(
-                                browser, servers[f"{name} sparse"].url)
+                        for (app, kind), seconds in galleries.items():
+                            if app == name:
+                                figures[f"Gallery, {kind} (new page)"] = seconds
                     elif not args.next_only:
                         figures.update(_pages(browser, servers[name].url,
                                               (app_dir / "pages" / "2_Gallery.py").exists()))

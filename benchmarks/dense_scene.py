@@ -33,7 +33,7 @@ TILE = 1024
 DENSE_GT = 4100
 CELL = 36  # packing pitch in pixels: a ~2,000-cell-per-million-pixel car park
 DENSE_QUERIES = 12
-SPARSE_TILES = 30
+SPARSE_TILES = 50
 
 
 def _packed_centres(rng: np.random.Generator, width: int, height: int,

@@ -307,8 +307,9 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
 @dataclass(frozen=True)
 class ShownBox:
     """One box outline to draw: ``item`` of :func:`box_groups`, its modality ``tag``
-    (``HBB`` / ``OBB``), and its ``label`` text (``None``: unlabelled) placed at ``anchor``
-    (original pixels; HBB labels above the box, OBB labels below, so the two do not collide)."""
+    (``HBB`` / ``OBB``), and its ``label`` text placed at ``anchor`` (original pixels; HBB
+    labels above the box, OBB labels below, so the two do not collide); unlabelled:
+    ``label`` ``None`` and ``anchor`` NaN."""
 
     item: dict[str, Any]
     tag: str
@@ -347,11 +348,12 @@ def shown_boxes(sample: Sample, row: dict[str, Any], layers: Collection[str] = L
         items = box_groups(sample, row.get(key), oriented, *picked)
         ranks = [(0, i) for i in picked[0]] + [(1, i) for i in picked[1]]
         for item, (side, i) in zip(items, ranks, strict=True):
-            xy = item["outline"]
-            corner = xy[:-1][(np.argmax if oriented else np.argmin)(xy[:-1, 1])]
-            label = f"{tag} {item['label']}" if i < labelled[side] else None
-            out.append(ShownBox(item, tag, oriented, label, (float(corner[0]),
-                                                             float(corner[1]))))
+            label, anchor = None, (math.nan, math.nan)
+            if i < labelled[side]:
+                xy = item["outline"]
+                corner = xy[:-1][(np.argmax if oriented else np.argmin)(xy[:-1, 1])]
+                label, anchor = f"{tag} {item['label']}", (float(corner[0]), float(corner[1]))
+            out.append(ShownBox(item, tag, oriented, label, anchor))
     return out
 
 
@@ -572,7 +574,7 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
     for box in boxes:
         xy = (box.item["outline"] - (x0, y0)) * k
         if box.item["role"] == "GT":
-            draw.line([tuple(p) for p in xy], fill=box.item["colour"], width=3, joint="curve")
+            draw.line(xy.ravel().tolist(), fill=box.item["colour"], width=3, joint="curve")
         else:
             dashed_line(draw, xy, box.item["colour"], 2)
     for box in boxes:
