@@ -29,6 +29,7 @@ from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
 from ovearth_core.run import Run
 from ovearth_core.types import SampleList
+from ovearth_core.viz import overlay
 from ovearth_core.viz import tiles as tile_viz
 from ovearth_core.viz.images import (
     DISPLAY_MAX_SIDE,
@@ -275,6 +276,13 @@ def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
     return gallery.tiles(evaluation.run, evaluation.rows, selector, modality)
 
 
+# The full-resolution masks of the last two queries tiled (a 3,333 x 3,546 mask is 12 MB
+# and 30 ms to decode): a page of one query's 48 tiles decodes them once, not per tile.
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _tile_masks(gt: FileKey, pred: FileKey, options: Options, index: int) -> overlay.Decoded:
+    return overlay.decode_masks(evaluate(gt, pred, options).run.samples[index])
+
+
 # One entry per tile picture (a few kB of JPEG): a page of 48 costs one decode per tile
 # the first time, nothing afterwards.
 @st.cache_resource(show_spinner=False, max_entries=2000)
@@ -296,8 +304,9 @@ def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
                              region, scale)
     focus = None if tile.box_index is None else (
         "GT" if tile.kind == "gt" else "pred", tile.box_index)
-    return tile_viz.jpeg_bytes(tile_viz.render_tile(window, sample, region, tile.modality, row,
-                                                    focus))
+    return tile_viz.jpeg_bytes(tile_viz.render_tile(
+        window, sample, region, tile.modality, row, focus,
+        decoded=_tile_masks(gt, pred, options, tile.index)))
 
 
 def clear_caches() -> None:
@@ -311,3 +320,4 @@ def clear_caches() -> None:
     review_state.clear()
     gallery_tiles.clear()
     tile_jpeg.clear()
+    _tile_masks.clear()
