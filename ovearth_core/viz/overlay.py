@@ -287,8 +287,8 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
     gi = list(range(len(gt)) if gt_index is None else gt_index)
     pi = list(range(len(pred)) if pred_index is None else pred_index)
     # every outline in one array operation (a dense scene has thousands)
-    g_out = outlines(np.asarray(gt, dtype=float)[gi], oriented) if gi else []
-    p_out = outlines(np.asarray(pred, dtype=float)[pi], oriented) if pi else []
+    g_out = closed_outlines(np.asarray(gt, dtype=float)[gi], oriented) if gi else []
+    p_out = closed_outlines(np.asarray(pred, dtype=float)[pi], oriented) if pi else []
     items = []
     for i, outline in zip(gi, g_out, strict=True):
         label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
@@ -369,12 +369,12 @@ def box_outlines(sample: Sample, row: dict[str, Any]
         gt, pred, _ = _geoms(sample, oriented)
         gs, ps, _, _ = match_status(len(gt), len(pred), row[key]["matches"])
         for geoms, status in ((gt, gs), (pred, ps)):
-            out += zip(outlines(geoms, oriented), [STATUS_COLOURS[s] for s in status],
+            out += zip(closed_outlines(geoms, oriented), [STATUS_COLOURS[s] for s in status],
                        strict=True)
     return out
 
 
-def outlines(geoms: Any, oriented: bool) -> npt.NDArray[np.float64]:
+def closed_outlines(geoms: Any, oriented: bool) -> npt.NDArray[np.float64]:
     """Closed outlines ``(N, 5, 2)`` of ``N`` xyxy boxes or ``(N, 4, 2)`` oriented boxes
     (the first corner repeated last)."""
     if oriented:

@@ -23,11 +23,11 @@ from .overlay import (
     STATUS_COLOURS,
     Decoded,
     Region,
+    closed_outlines,
     compose_detail,
     decode_masks,
     envelopes,
     match_status,
-    outlines,
     touching,
 )
 
@@ -137,8 +137,8 @@ def _outlines(sample: Sample, row: dict | None, key: str, view: Region
         if not len(geoms):
             continue
         near = np.flatnonzero(touching(envelopes(geoms, oriented), view))
-        for i, outline in zip(near.tolist(), outlines(np.asarray(geoms)[near], oriented),
-                                  strict=True):
+        shapes = closed_outlines(np.asarray(geoms)[near], oriented)
+        for i, outline in zip(near.tolist(), shapes, strict=True):
             yield (role, i), outline, STATUS_COLOURS[status[i]]
 
 

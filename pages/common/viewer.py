@@ -71,7 +71,7 @@ def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
     oriented = box_key == "oriented_bbox"
     gt = sample.gt_obbs if oriented else sample.gt_boxes
     pred = sample.pred_obbs if oriented else sample.pred_boxes
-    return overlay.outlines([gt[n] if n < len(gt) else pred[n - len(gt)]], oriented)[0]
+    return overlay.closed_outlines([gt[n] if n < len(gt) else pred[n - len(gt)]], oriented)[0]
 
 
 def _on_object(query_id: str) -> None:
