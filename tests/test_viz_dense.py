@@ -8,9 +8,11 @@ corners), and the same picture drawn from a scene holding only the boxes near th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
-from PIL import ImageColor, ImageDraw
+from PIL import Image, ImageColor, ImageDraw
 
 from ovearth_core.types import Sample
 from ovearth_core.viz import overlay, tiles
@@ -222,3 +224,36 @@ def test_the_interactive_figure_writes_its_labels_once(monkeypatch: pytest.Monke
     assert made[0] <= 3 * overlay.MAX_LABELS
     texts = [a.text for a in fig.layout.annotations]
     assert texts == [b.label for b in overlay.shown_boxes(sample, row) if b.label]
+
+
+def _reference_dashes(draw: ImageDraw.ImageDraw, points: np.ndarray, colour: str,
+                      width: int, dash: float = 6.0) -> None:
+    """The dash rule written out: each edge cut into ``max(1, length // dash)`` equal
+    steps, every other step drawn, from the first."""
+    for (ax, ay), (bx, by) in zip(points[:-1].tolist(), points[1:].tolist(), strict=True):
+        steps = max(1, int(math.hypot(bx - ax, by - ay) // dash))
+        for k in range(0, steps, 2):
+            t0, t1 = k / steps, min(1.0, (k + 1) / steps)
+            draw.line([(ax + (bx - ax) * t0, ay + (by - ay) * t0),
+                       (ax + (bx - ax) * t1, ay + (by - ay) * t1)], fill=colour, width=width)
+
+
+def test_many_dashed_outlines_at_once_are_the_dashes_one_by_one() -> None:
+    """A dense view draws all its predicted outlines in one call, in order (a later
+    outline over an earlier one), with the dashes of the rule above, at every zoom (edges
+    shorter than a dash, exactly a dash, and many dashes long)."""
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(0, 400, (600, 1, 2))
+    sizes = rng.choice([2.0, 6.0, 12.0, 40.0, 91.7], (600, 1, 1))
+    angle = rng.uniform(0, np.pi, 600)
+    unit = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [1, 1]], dtype=float) / 2
+    rot = np.stack([np.stack([np.cos(angle), -np.sin(angle)], 1),
+                    np.stack([np.sin(angle), np.cos(angle)], 1)], 1)
+    polys = centres + sizes * np.einsum("kj,nij->nki", unit, rot)
+    colours = [rng.choice([overlay.MATCHED, overlay.FALSE_POSITIVE]) for _ in polys]
+    together, one_by_one = (Image.new("RGB", (400, 400)) for _ in range(2))
+    overlay.dashed_lines(ImageDraw.Draw(together), polys, colours, 2)
+    draw = ImageDraw.Draw(one_by_one)
+    for points, colour in zip(polys, colours, strict=True):
+        _reference_dashes(draw, points, colour, 2)
+    np.testing.assert_array_equal(np.asarray(together), np.asarray(one_by_one))
