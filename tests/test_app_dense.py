@@ -54,10 +54,11 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset) -> None:
     card = at.get("html")[0].proto.body
     assert "<code>dense_00</code>" in card
     n_pred = len(_rows(mosaic)["dense_00"]["bbox"])
-    picker = at.selectbox(key="_w_objects")
-    assert len(picker.options) == DENSE_GT + n_pred
-    assert picker.options[0].startswith("GT 1 · ")
-    assert picker.options[DENSE_GT].startswith("pred 1 · ")
+    # more boxes than a list can carry cheaply: a box number instead of 1,760 options
+    assert not [s for s in at.selectbox if s.key == "_w_objects"]
+    number = at.number_input(key="_w_object_no")
+    assert (number.min, number.max) == (1, DENSE_GT + n_pred)
+    assert f"{DENSE_GT + n_pred:,} boxes" in number.label and f"1–{DENSE_GT}" in number.label
     uri = re.search(r"class='ov-view' src='data:image/jpeg;base64,([^']+)'", card).group(1)
     picture = np.asarray(Image.open(io.BytesIO(base64.b64decode(uri))))
     assert max(picture.shape[:2]) == 1024
@@ -76,3 +77,24 @@ def test_a_gallery_page_of_the_mosaic(mosaic: Dataset) -> None:
     assert len(at.get("image")) == 48
     total = DENSE_GT + 5 * 1  # one sparse query of 5 GT boxes
     assert f"{total:,} tiles · showing 1–48" in [c.value for c in at.caption]
+
+
+def test_a_box_number_zooms_to_that_box(mosaic: Dataset) -> None:
+    at = app_on(mosaic, selected={"vocabulary": "dense_00"})
+    at.switch_page("pages/1_Query_explorer.py")
+    at.run()
+    gt = json.loads(mosaic.gt.read_text())
+    boxes = next(a for a in gt["annotations"] if a["id"] == "dense")["bbox"]
+    for number, (x, y, w, h) in ((3, boxes[2]), (DENSE_GT, boxes[-1])):
+        at.number_input(key="_w_object_no").set_value(number).run()
+        assert_ok(at)
+        assert not at.warning  # no widget-state warning either
+        assert at.session_state["view_focus"] == ("dense_00", number - 1)
+        x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+            r"Showing x ([\d,.]+)–([\d,.]+), y ([\d,.]+)–([\d,.]+)",
+            at.get("html")[0].proto.body).groups())
+        assert x0 <= x and x + w <= x1 and y0 <= y and y + h <= y1
+        assert x1 - x0 <= 96.0 + 1  # that box alone, not the scene
+        assert any(c.value.startswith(f"GT {number} · ") for c in at.caption)
+    at.number_input(key="_w_object_no").set_value(None).run()
+    assert at.session_state["view_focus"] is None
