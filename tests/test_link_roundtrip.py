@@ -143,10 +143,9 @@ def _ranges(draw: st.DrawFn) -> tuple[float, float]:
 
 
 WORD = st.text(st.characters(codec="utf-8", exclude_characters=",\x00"), min_size=1,
-               max_size=12).filter(lambda s: s.strip() == s and s != "")
+               max_size=12)
 LISTS = st.lists(WORD, max_size=3, unique=True)
-FREE_TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20
-                    ).filter(lambda s: s.strip() == s)
+FREE_TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20)
 
 
 @st.composite
