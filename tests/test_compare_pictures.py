@@ -32,6 +32,7 @@ SIDE = 96
 GT_BOX = (10, 10, 40, 40)  # x0, y0, x1, y1 in original pixels
 A_BOX = (14, 14, 44, 44)  # IoU with GT_BOX 676 / 1124 = 0.60: matched at 0.5
 B_BOX = (55, 50, 85, 80)  # no overlap with GT_BOX: a false positive
+B_SCORE = 0.4  # below a score threshold of 0.5, above none
 OTHER_GT = (60, 10, 80, 30)  # ref_2: both submissions find it (so there is a second row)
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -53,17 +54,17 @@ def _write(root: Path) -> tuple[Path, Path, Path]:
         {"query_id": "ref_1", "ann_id": "1", "query": "the tank on the left"},
         {"query_id": "ref_2", "ann_id": "2", "query": "the tank on the right"}]}}
 
-    def sub(box: tuple[int, int, int, int]) -> dict:
+    def sub(box: tuple[int, int, int, int], score: float) -> dict:
         return {"tasks": {"referring": [
-            {"query_id": "ref_1", "bbox": [{"bbox": list(map(float, box)), "score": 0.9}]},
+            {"query_id": "ref_1", "bbox": [{"bbox": list(map(float, box)), "score": score}]},
             {"query_id": "ref_2", "bbox": [{"bbox": list(map(float, OTHER_GT)),
                                             "score": 0.9}]}]}}
 
     paths = root / "ground_truth.json", root / "predictions" / "a.json", \
         root / "predictions" / "b.json"
     paths[0].write_text(json.dumps(gt))
-    paths[1].write_text(json.dumps(sub(A_BOX)))
-    paths[2].write_text(json.dumps(sub(B_BOX)))
+    paths[1].write_text(json.dumps(sub(A_BOX, 0.9)))
+    paths[2].write_text(json.dumps(sub(B_BOX, B_SCORE)))
     return paths
 
 
@@ -137,19 +138,35 @@ def _media(files: dict, url: str) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(files[file_id])).convert("RGB"))
 
 
-@pytest.fixture()
-def compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, b_is_a_copy: bool = False,
+          **options: object):
+    """The Compare page on the scene, ref_1 side by side; ``b_is_a_copy``: B is A's bytes
+    under another name (``a_copy``)."""
     gt, a, b = _write(tmp_path / "scene")
+    if b_is_a_copy:
+        b = a.with_name("a_copy.json")
+        b.write_bytes(a.read_bytes())
 
     def run() -> AppTest:
         at = app_on(None, gt_path=str(gt), images_dir=str(gt.parent), pred_path=str(a),
                     task="referring", cmp_b_path=str(b), cmp_query="ref_1",
-                    cmp_modality="bbox")
+                    cmp_modality="bbox", **options)
         at.switch_page(PAGE)
         return at.run()
 
     at, files = _pictures(monkeypatch, run)
     return at, files, (gt, a, b)
+
+
+@pytest.fixture()
+def compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    return _open(tmp_path, monkeypatch)
+
+
+def _shown(at: AppTest, files: dict) -> dict[str, np.ndarray]:
+    """The two pictures the page shows, by submission name (from their captions)."""
+    return {img.caption.split(" · ")[0]: _media(files, img.url)
+            for e in at.get("image") for img in e.proto.imgs}
 
 
 def test_the_premise_a_matches_and_b_is_a_false_positive(tmp_path: Path) -> None:
@@ -205,3 +222,44 @@ def test_each_overlay_draws_its_own_submission(compare, source: str) -> None:
     a_only = _edges(A_BOX, k, band=3)
     for edge in ("right", "bottom"):
         assert not _any_outline(b_pic)[a_only[edge]].any(), ("B shows A's box", edge)
+
+
+def test_the_overlays_follow_the_sidebars_iou_threshold(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At IoU threshold 0.65 A's box (IoU 0.60) no longer matches: the picture shows it red
+    and the GT orange, as the evaluator at 0.65 says. B is a copy of A under another name,
+    so both pictures go through the threshold (A's path and B's)."""
+    at, files, (gt, a, _) = _open(tmp_path, monkeypatch, b_is_a_copy=True, iou_threshold=0.65)
+    assert_ok(at)
+    result = evaluate_samples(load_samples(gt, a, "referring", modalities=("bbox",)), 0.65)
+    row = next(r for r in result["per_sample"] if r["sample_id"] == "ref_1")
+    assert row["bbox"]["tp"] == 0 and row["bbox"]["fp"] == 1  # the premise
+    pictures = _shown(at, files)
+    assert set(pictures) == {"a", "a_copy"}
+    for name, rgb in pictures.items():
+        k = rgb.shape[1] / SIDE
+        assert not _green(rgb).any(), name
+        for box, colour in ((A_BOX, _red), (GT_BOX, _orange)):
+            for edge, band in _edges(box, k).items():
+                if box == A_BOX and edge in ("top", "left"):
+                    continue  # 4 px from the GT's edges: the bands overlap
+                cover = _edge_coverage(colour(rgb), band, edge in ("top", "bottom"))
+                assert cover > 0.3, (name, box, edge, cover)
+
+
+def test_the_overlays_follow_the_sidebars_score_threshold(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """At score threshold 0.5 B's box (score 0.4) is dropped: B's picture shows only the GT
+    it missed (orange), no red; A's (score 0.9) is unchanged."""
+    at, files, _ = _open(tmp_path, monkeypatch, use_score_threshold=True, score_threshold=0.5)
+    assert_ok(at)
+    pictures = _shown(at, files)
+    assert set(pictures) == {"a", "b"}
+    b_pic, a_pic = pictures["b"], pictures["a"]
+    k = b_pic.shape[1] / SIDE
+    assert not _red(b_pic).any() and not _green(b_pic).any()
+    for edge, band in _edges(GT_BOX, k).items():
+        assert _edge_coverage(_orange(b_pic), band, edge in ("top", "bottom")) > 0.6, edge
+    for edge, band in _edges(A_BOX, k).items():
+        assert _edge_coverage(_green(a_pic), band, edge in ("top", "bottom")) > 0.3, edge
