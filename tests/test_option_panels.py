@@ -408,3 +408,75 @@ def test_annotation_follows_the_option(case: str, xywh_pred: Path) -> None:
                                   ("mask IoU", "seg", "iou")):
             value = (row[entry] or {}).get(key)
             assert shown[label] == _fmt(value), (case, qid, label)
+
+
+# --- a dense scene ---------------------------------------------------------------------
+
+DENSE_W, DENSE_H, GRID_X, GRID_Y, CELL, SIDE = 1240, 840, 30, 20, 40, 20  # 600 cars
+
+
+def _dense(root: Path) -> tuple[Path, Path]:
+    """One image with 600 GT cars in one annotation (as in DOTA), and a prediction per car
+    shifted by 0-7 px (IoU from 1 down to about 0.48) with scores spread over (0, 1), plus
+    40 boxes on empty ground."""
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    Image.new("RGB", (DENSE_W, DENSE_H), (90, 90, 90)).save(root / "images" / "lot.png")
+    gt_boxes, preds = [], []
+    for i in range(GRID_X * GRID_Y):
+        x, y = 10 + CELL * (i % GRID_X), 10 + CELL * (i // GRID_X)
+        gt_boxes.append([float(x), float(y), float(SIDE), float(SIDE)])
+        shift = i % 8
+        preds.append({"bbox": [x + shift, y + shift / 2, x + shift + SIDE, y + shift / 2 + SIDE],
+                      "score": round(0.05 + 0.9 * ((i * 37) % 600) / 600, 4)})
+    for j in range(40):
+        x = 5 + 30 * j
+        preds.append({"bbox": [x, DENSE_H - 25, x + SIDE, DENSE_H - 5],
+                      "score": round(0.1 + 0.02 * j, 4)})
+    gt = {"annotations": [{"id": "lot", "image_path": "images/lot.png", "width": DENSE_W,
+                           "height": DENSE_H, "category_name": "car", "segmentation": None,
+                           "bbox": gt_boxes, "oriented_bbox": []}],
+          "tasks": {"open_vocabulary": [
+              {"query_id": "ov_1", "ann_id": "lot", "type": "positive", "phrase": "car"},
+              {"query_id": "ov_2", "ann_id": "lot", "type": "negative", "phrase": "ship"}]}}
+    sub = {"tasks": {"open_vocabulary": [{"query_id": "ov_1", "bbox": preds},
+                                         {"query_id": "ov_2", "bbox": []}]}}
+    (root / "predictions").mkdir()
+    gt_path, pred_path = root / "ground_truth.json", root / "predictions" / "dense.json"
+    gt_path.write_text(json.dumps(gt))
+    pred_path.write_text(json.dumps(sub))
+    return gt_path, pred_path
+
+
+@pytest.mark.parametrize("case", ["default", "iou_threshold", "score_threshold"])
+def test_a_dense_scene_follows_the_option(case: str, tmp_path: Path) -> None:
+    """600 objects of one class in one image: the Overview's HBB cards and the Gallery's
+    tile counts at the option are the evaluator's."""
+    gt, pred = _dense(tmp_path / "dense")
+    ss = {**DEFAULT, **CASES.get(case, {}), "auto_modalities": False, "modalities": ["bbox"]}
+    core = evaluate_run(load_samples(gt, pred, "vocabulary", _score(ss), "xyxy", ("bbox",)),
+                        float(ss["iou_threshold"]))
+    entry = next(r for r in core.results["per_sample"] if r["sample_id"] == "ov_1")["bbox"]
+    assert entry["num_gt"] == 600
+    # Hand-worked: a car shifted by (s, s / 2) has IoU (20 - s)(20 - s / 2) / (800 - that):
+    # s = 0..4 reach 0.5 (s = 4: 0.5625, s = 5: 0.488), s = 0..1 reach 0.75 (s = 2: 0.747).
+    scores = [b["score"] for b in json.loads(pred.read_text())["tasks"]["open_vocabulary"][0][
+        "bbox"]]
+    kept = [s >= ss["score_threshold"] if ss["use_score_threshold"] else True for s in scores]
+    shifts = [i % 8 for i in range(600)]
+    reach = 2 if ss["iou_threshold"] == 0.75 else 5
+    assert entry["num_pred"] == sum(kept)
+    assert entry["tp"] == sum(1 for i, s in enumerate(shifts) if s < reach and kept[i])
+    common = {"gt_path": str(gt), "images_dir": str(gt.parent), "pred_path": str(pred), **ss}
+    at = app_on(None, **common).run()
+    assert_ok(at)
+    expected = _expected_cards(core)
+    assert [m.value for m in at.metric][:len(expected)] == expected
+    at = app_on(None, **common, gal_selector="predicted boxes", gal_outcomes=["FP"])
+    at.switch_page("pages/2_Gallery.py")
+    at.run()
+    assert_ok(at)
+    caption = next(c.value for c in at.caption if "pass the filters" in c.value)
+    assert caption.startswith(f"{entry['fp']:,} of {entry['num_pred']:,} predicted boxes"), (
+        caption, entry["tp"])
