@@ -16,6 +16,7 @@ arrived."""
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 from pathlib import Path
@@ -31,7 +32,7 @@ from ovearth_core.evaluate import evaluate_run, evaluate_samples
 from ovearth_core.io import load_samples
 from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS
 from ovearth_core.run import Run
-from ovearth_core.types import MODALITIES
+from ovearth_core.types import MODALITIES, TASK_KEYS
 from ovearth_core.viz.analysis_figures import LEADERBOARD_METRIC_LABELS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -260,17 +261,50 @@ def test_explorer_table_follows_the_option(case: str, xywh_pred: Path) -> None:
     _premise(case, xywh_pred, lambda r: (_per_query(r), [x["outcome"]
                                                           for x in diagnose.query_rows(r)]))
     core = _core_of(ss, xywh_pred)
-    at = _page("pages/1_Query_explorer.py", ss, xywh_pred)
+    qid = _changed_query(case, ss, xywh_pred)
+    at = _page("pages/1_Query_explorer.py", ss, xywh_pred,
+               selected={TASK_KEYS_BY_NAME[core.results["task"]]: qid})
     table = _frame_with(at, *EXPLORER_COLUMNS)
     numbers = _per_query(core)
     rows = {r["query_id"]: r for r in diagnose.query_rows(core)}
     assert set(table["query_id"]) == set(numbers)
     for _, shown in table.iterrows():
-        qid = shown["query_id"]
-        for column, value in numbers[qid].items():
-            assert _same(shown[column], value), (case, qid, column)
+        q = shown["query_id"]
+        for column, value in numbers[q].items():
+            assert _same(shown[column], value), (case, q, column)
         for column in ("outcome", "failure", "num_gt", "num_pred"):
-            assert _same(shown[column], rows[qid][column]), (case, qid, column)
+            assert _same(shown[column], rows[q][column]), (case, q, column)
+    # The viewer's metric table, of a query whose boxes the option changes.
+    card = at.get("html")[0].proto.body
+    assert f"<code>{qid}</code>" in card
+    text = html.unescape(re.sub(r"<[^>]+>", " ", card))
+    row = next(r for r in core.results["per_sample"] if r["sample_id"] == qid)
+    for key in ("bbox", "oriented_bbox"):
+        e = row[key]
+        if e:
+            assert f"{e['num_gt']} / {e['num_pred']} (TP {e['tp']})" in text, (case, qid, key)
+            assert f" {_fmt(e['f1'])} " in text, (case, qid, key)
+
+
+TASK_KEYS_BY_NAME = {key: name for name, key in TASK_KEYS.items()}
+
+
+def _changed_query(case: str, ss: dict[str, Any], xywh: Path) -> str:
+    """A query whose HBB entry the option changes (the first with boxes when the default
+    has no such query: another task, or a file the default format refuses)."""
+    core = _core_of(ss, xywh)
+    with_boxes = [r for r in core.results["per_sample"] if r["bbox"] and r["bbox"]["num_pred"]]
+    try:
+        default = _core_of(DEFAULT, xywh, pred=str(_pred_for(ss, xywh)))
+    except OVEarthInputError:
+        return with_boxes[0]["sample_id"]
+    before = {r["sample_id"]: r["bbox"] for r in default.results["per_sample"]}
+    key = ("num_gt", "num_pred", "tp")
+    for r in with_boxes:
+        old = before.get(r["sample_id"])
+        if old is None or [old[k] for k in key] != [r["bbox"][k] for k in key]:
+            return r["sample_id"]
+    return with_boxes[0]["sample_id"]
 
 
 # --- Gallery -----------------------------------------------------------------------------
