@@ -18,12 +18,13 @@ threshold the samples were loaded with is recorded as ``loaded_score_threshold``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..types import SampleList
-from .ap import average_precision_report
-from .attribution import error_attribution
-from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+if TYPE_CHECKING:
+    from ..types import SampleList
+
+# The parts are imported by analysis_report: importing one submodule (``.ap``, ``.leaderboard``)
+# or a command's ``--help`` does not load the others (issue 28).
 
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
@@ -38,6 +39,10 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         hard_negatives: count boxes on negative queries as AP false positives.
         max_points: cap on the number of sweep thresholds.
     """
+    from .ap import average_precision_report
+    from .attribution import error_attribution
+    from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
     ap = average_precision_report(samples, iou_threshold, mods, hard_negatives) if has_boxes \
