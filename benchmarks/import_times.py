@@ -35,7 +35,8 @@ COMMANDS = {
     "import hotcoco (peer)": ["-c", "import hotcoco"],
 }
 _LOADED = ("import runpy, sys\n{call}\n"
-           "print('LOADED=' + ','.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))))")
+           "print('LOADED=' + ','.join(sorted({{m.split('.')[0] for m in sys.modules}}\n"
+           "                                 & set({heavy!r}))))")
 
 
 def loaded(tree: Path, args: list[str]) -> str:
