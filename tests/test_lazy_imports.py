@@ -67,3 +67,14 @@ def test_the_work_still_loads_what_it_uses() -> None:
             "assert masks.cocomask is pycocotools.mask and geometry.shapely is shapely")
     heavy, _ = _heavy_loaded(call)
     assert heavy == "pycocotools,shapely"
+
+
+def test_the_forkserver_still_preloads_what_workers_use() -> None:
+    """The app's leaderboard workers start warm: their forkserver imports pycocotools and
+    shapely itself, now that importing the evaluator no longer does."""
+    from ovearth_core.analysis import leaderboard
+
+    names = "\n".join(f"import importlib; importlib.import_module({n!r})"
+                      for n in leaderboard._PRELOAD)
+    heavy, _ = _heavy_loaded(names)
+    assert heavy == "pycocotools,shapely"

@@ -331,8 +331,10 @@ def _run_job(job: tuple[Any, ...], pickled: bool
     return index, result, [], False, 0
 
 
-# Imported by a forkserver before it forks any worker, so that workers start warm.
-_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io"]
+# Imported by a forkserver before it forks any worker, so that workers start warm (the
+# evaluator imports pycocotools and shapely on first use: named here).
+_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io",
+            "pycocotools.mask", "shapely"]
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
