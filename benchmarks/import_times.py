@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.cli_start import _env, _git_tree, _wall, compile_tree
+from benchmarks.cli_start import _CPU, _env, _git_tree, _wall, compile_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy", "pycocotools", "shapely", "plotly", "numpy")
@@ -66,17 +66,22 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees.values():
             compile_tree(tree)
         times: dict[str, dict[str, list[float]]] = {n: {c: [] for c in COMMANDS} for n in trees}
+        cpu: dict[str, dict[str, list[float]]] = {n: {c: [] for c in COMMANDS} for n in trees}
         for _ in range(args.repeats):
             for name, tree in trees.items():
                 for label, cmd in COMMANDS.items():
                     times[name][label].append(_wall([sys.executable, *cmd], tree, _env(tree)))
-        print(f"  {'command':<34}" + "".join(f"{n:>14}" for n in trees)
-              + ("   now / before" if args.before else ""))
+                    cpu[name][label].append(_CPU[0])
+        print(f"  {'command (wall, CPU)':<34}" + "".join(f"{n:>22}" for n in trees)
+              + ("   now / before (CPU)" if args.before else ""))
         for label in COMMANDS:
             med = {n: statistics.median(times[n][label]) for n in trees}
-            row = f"  {label:<34}" + "".join(f"{med[n]:>12.3f} s" for n in trees)
+            cmed = {n: statistics.median(cpu[n][label]) for n in trees}
+            row = f"  {label:<34}" + "".join(f"{med[n]:>12.3f} s {cmed[n]:.3f} s"
+                                             for n in trees)
             if args.before:
-                row += f"   {med['now'] / med[args.before]:.2f}x"
+                row += (f"   {med['now'] / med[args.before]:.2f}x"
+                        f" ({cmed['now'] / cmed[args.before]:.2f}x)")
             print(row)
         for name, tree in trees.items():
             print(f"  [{name}] heavy libraries loaded:")
