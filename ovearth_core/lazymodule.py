@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+_OWN = frozenset({"_name", "_namespace", "_alias"})
+
 
 class LazyModule:
     """Stand-in for module ``name``, bound to ``alias`` in the ``namespace`` (a module's
@@ -23,6 +25,8 @@ class LazyModule:
         self._alias = alias
 
     def __getattr__(self, attr: str) -> Any:
+        if attr in _OWN:  # before __init__ (copy, pickle): not the module's attribute
+            raise AttributeError(attr)
         module = importlib.import_module(self._name)
         self._namespace[self._alias] = module
         return getattr(module, attr)

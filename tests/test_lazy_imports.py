@@ -78,3 +78,20 @@ def test_the_forkserver_still_preloads_what_workers_use() -> None:
                       for n in leaderboard._PRELOAD)
     heavy, _ = _heavy_loaded(names)
     assert heavy == "pycocotools,shapely"
+
+
+def test_lazy_module_imports_on_first_attribute_and_rebinds() -> None:
+    import copy
+
+    from ovearth_core.lazymodule import LazyModule
+
+    namespace: dict[str, object] = {}
+    stand_in = LazyModule("colorsys", namespace, "colorsys")
+    namespace["colorsys"] = stand_in
+    assert "colorsys" in repr(stand_in)
+    copied = copy.copy(stand_in)  # no recursion through __getattr__ on a bare instance
+    assert isinstance(copied, LazyModule)
+    assert stand_in.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)
+    import colorsys
+
+    assert namespace["colorsys"] is colorsys
