@@ -95,3 +95,12 @@ def test_lazy_module_imports_on_first_attribute_and_rebinds() -> None:
     import colorsys
 
     assert namespace["colorsys"] is colorsys
+
+
+def test_analysis_help_loads_not_even_numpy() -> None:
+    """``--help`` of the analysis command costs the interpreter and argparse only, as the
+    spec command's does (its options come from a module without numpy)."""
+    call = _HELP.format(module="ovearth_core.analysis") + (
+        "\nprint('NUMPY=' + str('numpy' in sys.modules))")
+    _, out = _heavy_loaded(call)
+    assert "--slice-by ATTR" in out and "NUMPY=False" in out

@@ -21,11 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import build_parser, run_and_emit
-    from ..evaluate import evaluate_samples
-    from ..io import load_samples
-    from ..review import load_state, sidecar_for
-    from ..types import TASK_KEYS
-    from . import slices
+    from . import slice_options as options
 
     parser = build_parser()
     parser.prog = "python -m ovearth_core.analysis"
@@ -33,18 +29,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hard-negatives", action="store_true",
                         help="count boxes predicted on negative queries as AP false positives")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
-                        type=slices.slice_attribute,
+                        type=options.slice_attribute,
                         help="add key metrics per value of ATTR (repeatable): "
-                             + ", ".join((*slices.ATTRIBUTES, slices.QUERY_FORM, slices.GSD))
+                             + ", ".join((*options.ATTRIBUTES, options.QUERY_FORM, options.GSD))
                              + ", meta:KEY (the annotations' image_meta[KEY])")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group} for --slice-by group (default: "
                              "taxonomy.json beside the ground truth)")
-    parser.add_argument("--slice-resamples", type=int, default=slices.DEFAULT_RESAMPLES,
+    parser.add_argument("--slice-resamples", type=int, default=options.DEFAULT_RESAMPLES,
                         help="bootstrap resamples per slice (default %(default)s)")
-    parser.add_argument("--slice-seed", type=int, default=slices.DEFAULT_SEED,
+    parser.add_argument("--slice-seed", type=int, default=options.DEFAULT_SEED,
                         help="bootstrap seed (default %(default)s)")
     args = parser.parse_args(argv)
+    # Imported once the options are read: ``--help`` loads neither numpy nor the evaluator.
+    from ..evaluate import evaluate_samples
+    from ..io import load_samples
+    from ..review import load_state, sidecar_for
+    from ..types import TASK_KEYS
+    from . import slices
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
         taxonomy_path = args.taxonomy or Path(args.gt).parent / "taxonomy.json"
