@@ -97,10 +97,11 @@ def test_lazy_module_imports_on_first_attribute_and_rebinds() -> None:
     assert namespace["colorsys"] is colorsys
 
 
-def test_analysis_help_loads_not_even_numpy() -> None:
-    """``--help`` of the analysis command costs the interpreter and argparse only, as the
-    spec command's does (its options come from a module without numpy)."""
-    call = _HELP.format(module="ovearth_core.analysis") + (
-        "\nprint('NUMPY=' + str('numpy' in sys.modules))")
+@pytest.mark.parametrize(("module", "option"), [("ovearth_core.analysis", "--slice-by ATTR"),
+                                                ("ovearth_core.leaderboard", "--workers")])
+def test_command_help_loads_not_even_numpy(module: str, option: str) -> None:
+    """``--help`` of the analysis and leaderboard commands costs the interpreter and
+    argparse only, as the spec command's does (their parsers import no numpy)."""
+    call = _HELP.format(module=module) + "\nprint('NUMPY=' + str('numpy' in sys.modules))"
     _, out = _heavy_loaded(call)
-    assert "--slice-by ATTR" in out and "NUMPY=False" in out
+    assert option in out and "NUMPY=False" in out

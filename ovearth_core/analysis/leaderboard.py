@@ -52,6 +52,7 @@ from ..io import load_samples, parse_ground_truth, read_json
 from ..paths import refusal
 from . import additive
 from .compare import not_submitted
+from .leaderboard_cli import main  # the command (its --help imports no numpy)
 
 FloatArray = npt.NDArray[np.float64]
 Row = dict[str, Any]
@@ -565,57 +566,6 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                                          progress=progress(task) if progress else None)
         out[task] = leaderboard_report(names, results, **stability)
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.leaderboard FOLDER``: rank every submission of a folder.
-
-    FOLDER holds ``ground_truth.json`` and ``predictions/*.json`` (the layout of
-    ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
-    """
-    import argparse
-
-    from ..cache import add_cache_arguments, describe, open_cache
-    from ..cli import ProgressPrinter, run_and_emit
-
-    parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
-                                     description="Rank the submissions of a benchmark folder.")
-    parser.add_argument("folder", help="folder with ground_truth.json and predictions/*.json")
-    parser.add_argument("--task", action="append",
-                        choices=("vocabulary", "referring", "reasoning"),
-                        help="task to rank (repeatable; default: all three)")
-    parser.add_argument("--modalities", default="segmentation,bbox")
-    parser.add_argument("--iou-threshold", type=float, default=0.5)
-    parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default=None)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="evaluation processes (default: one per core)")
-    add_cache_arguments(parser)
-    args = parser.parse_args(argv)
-    if args.workers is not None and args.workers < 1:
-        parser.error("--workers must be at least 1")
-    tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
-    folder = Path(args.folder)
-    inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
-    prog = "ovearth-leaderboard"
-    try:
-        cache = None if args.no_cache else open_cache(args.cache_dir)
-    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
-        parser.error(str(err))
-    print(f"{prog}: {describe(cache)}; " + (
-        f"{args.workers} worker process(es)" if args.workers else
-        f"up to {worker_count()} worker processes (none for under "
-        f"{PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
-
-    def progress(task: str) -> Progress:
-        printer = ProgressPrinter(prog, task)
-        return lambda done, total, o: printer(done, total, o.name, o.cached)
-
-    return run_and_emit(parser.prog, lambda: folder_leaderboard(
-        args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
-        workers=args.workers, progress=progress, n_subsets=args.subsets,
-        seed=args.seed), args.output, inputs)
 
 
 if __name__ == "__main__":
