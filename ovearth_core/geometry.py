@@ -21,9 +21,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import shapely
 
+from .lazymodule import LazyModule
 from .masks import FieldError
+
+# shapely is imported on first use (``--help`` of the commands does not need it).
+shapely: Any = LazyModule("shapely", globals(), "shapely")
 
 FloatArray = npt.NDArray[np.float64]
 BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)

@@ -22,7 +22,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pycocotools import mask as cocomask
+
+from .lazymodule import LazyModule
+
+# pycocotools is imported on first use (``--help`` of the commands does not need it).
+cocomask: Any = LazyModule("pycocotools.mask", globals(), "cocomask")
 
 # pycocotools' Cython area() asks numpy 2 for a copy-free array on every call and numpy
 # warns each time; the result is correct, so silence exactly that message.

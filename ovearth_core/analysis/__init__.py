@@ -23,14 +23,16 @@ threshold the samples were loaded with is recorded as ``loaded_score_threshold``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..run import Run
-from ..types import SampleList
-from . import diagnose, objects
-from .ap import COCO_MAX_DETECTIONS, average_precision_report
-from .attribution import error_attribution
-from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
+from .ap_caps import COCO_MAX_DETECTIONS
+
+if TYPE_CHECKING:
+    from ..run import Run
+    from ..types import SampleList
+
+# The parts are imported by analysis_report: importing one submodule (``.ap``, ``.leaderboard``)
+# or a command's ``--help`` does not load the others (issue 28).
 
 
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
@@ -51,6 +53,10 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
         max_detections: COCO's detection cap per query (COCOeval's ``maxDets[-1]``).
     """
     from ..evaluate import evaluate_run
+    from . import objects
+    from .ap import average_precision_report
+    from .attribution import error_attribution
+    from .sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 
     run = evaluated if evaluated is not None else evaluate_run(samples, iou_threshold)
     mods = tuple(samples.modalities)
@@ -81,6 +87,8 @@ def failure_tags(run: Any) -> dict[str, dict[str, Any]]:
     """``{query_id: {"tag": tag, "modalities": {"seg"|"bbox"|"obb": tag}}}`` of a
     :class:`~ovearth_core.run.Run` (:mod:`.diagnose`; modalities not evaluated left out),
     in the evaluator's query order."""
+    from . import diagnose
+
     rows = {r["query_id"]: r for r in diagnose.query_rows(run)}
     return {r["sample_id"]: {"tag": rows[r["sample_id"]]["failure"],
                              "modalities": rows[r["sample_id"]]["failure_by_modality"]}

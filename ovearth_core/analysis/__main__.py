@@ -6,23 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from . import analysis_report
-from .ap import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
-
-
-def detection_cap(text: str) -> int:
-    """argparse type of ``--max-detections``: a whole number of at least
-    :data:`~ovearth_core.analysis.ap.MIN_MAX_DETECTIONS`."""
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < MIN_MAX_DETECTIONS:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of at least {MIN_MAX_DETECTIONS} (COCOeval sorts "
-            f"maxDets = [1, 10, N], so a smaller cap would be 10), found {text!r}")
-    return value
+from .ap_caps import add_ap_arguments
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,38 +23,38 @@ def main(argv: list[str] | None = None) -> int:
     modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import build_parser, run_and_emit
+    from . import slice_options as options
+
+    parser = build_parser()
+    parser.prog = "python -m ovearth_core.analysis"
+    parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
+    add_ap_arguments(parser, "count boxes predicted on negative queries as AP false positives "
+                     "(of the category their phrase names, in the mAP)",
+                     "COCO-style AP: keep each query's N best boxes (COCOeval's maxDets; "
+                     "AI-TOD uses 1500)")
+    parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
+                        type=options.slice_attribute,
+                        help="add key metrics per value of ATTR (repeatable): "
+                             + ", ".join((*options.ATTRIBUTES, options.QUERY_FORM, options.GSD))
+                             + ", meta:KEY (the annotations' image_meta[KEY])")
+    parser.add_argument("--taxonomy", default=None,
+                        help="JSON {category: group} for --slice-by group (default: "
+                             "taxonomy.json beside the ground truth)")
+    parser.add_argument("--slice-resamples", type=int, default=options.DEFAULT_RESAMPLES,
+                        help="bootstrap resamples per slice (default %(default)s)")
+    parser.add_argument("--slice-seed", type=int, default=options.DEFAULT_SEED,
+                        help="bootstrap seed (default %(default)s)")
+    parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
+                        help="what the slice bootstrap resamples (default auto: images for "
+                             "a DOTA or COCO conversion, else queries)")
+    args = parser.parse_args(argv)
+    # Imported once the options are read: ``--help`` loads neither numpy nor the evaluator.
     from ..evaluate import evaluate_run, evaluate_samples
     from ..io import load_samples
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
     from . import slices
     from .compare import default_unit
-
-    parser = build_parser()
-    parser.prog = "python -m ovearth_core.analysis"
-    parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
-    parser.add_argument("--hard-negatives", action="store_true",
-                        help="count boxes predicted on negative queries as AP false positives")
-    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
-                        metavar="N",
-                        help="COCO-style AP: keep each query's N best boxes (COCOeval's "
-                             "maxDets; default %(default)s, COCO's; AI-TOD uses 1500)")
-    parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
-                        type=slices.slice_attribute,
-                        help="add key metrics per value of ATTR (repeatable): "
-                             + ", ".join((*slices.ATTRIBUTES, slices.QUERY_FORM, slices.GSD))
-                             + ", meta:KEY (the annotations' image_meta[KEY])")
-    parser.add_argument("--taxonomy", default=None,
-                        help="JSON {category: group} for --slice-by group (default: "
-                             "taxonomy.json beside the ground truth)")
-    parser.add_argument("--slice-resamples", type=int, default=slices.DEFAULT_RESAMPLES,
-                        help="bootstrap resamples per slice (default %(default)s)")
-    parser.add_argument("--slice-seed", type=int, default=slices.DEFAULT_SEED,
-                        help="bootstrap seed (default %(default)s)")
-    parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
-                        help="what the slice bootstrap resamples (default auto: images for "
-                             "a DOTA or COCO conversion, else queries)")
-    args = parser.parse_args(argv)
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
         taxonomy_path = args.taxonomy or Path(args.gt).parent / "taxonomy.json"

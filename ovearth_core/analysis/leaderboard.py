@@ -60,8 +60,9 @@ from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..paths import refusal
 from . import additive
-from .ap import COCO_MAX_DETECTIONS, ap_numbers, average_precision_report
+from .ap import ap_numbers, average_precision_report
 from .compare import not_submitted
+from .leaderboard_cli import main  # noqa: F401 (the command; its --help imports no numpy)
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -387,8 +388,10 @@ def _run_job(job: tuple[Any, ...], encoded: bool
     return index, result, [], False, 0, pred_sha
 
 
-# Imported by a forkserver before it forks any worker, so that workers start warm.
-_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io"]
+# Imported by a forkserver before it forks any worker, so that workers start warm (the
+# evaluator imports pycocotools and shapely on first use: named here).
+_PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io",
+            "pycocotools.mask", "shapely"]
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -647,67 +650,6 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.leaderboard FOLDER``: rank every submission of a folder.
-
-    FOLDER holds ``ground_truth.json`` and ``predictions/*.json`` (the layout of
-    ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
-    """
-    import argparse
-
-    from ..cache import add_cache_arguments, describe, open_cache
-    from ..cli import ProgressPrinter, run_and_emit
-    from .__main__ import detection_cap
-
-    parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
-                                     description="Rank the submissions of a benchmark folder.")
-    parser.add_argument("folder", help="folder with ground_truth.json and predictions/*.json")
-    parser.add_argument("--task", action="append",
-                        choices=("vocabulary", "referring", "reasoning"),
-                        help="task to rank (repeatable; default: all three)")
-    parser.add_argument("--modalities", default="segmentation,bbox")
-    parser.add_argument("--iou-threshold", type=float, default=0.5)
-    parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default=None)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="evaluation processes (default: one per core)")
-    parser.add_argument("--average-precision", action="store_true",
-                        help="also rank by AP and COCO's and DOTA's per-category mAP")
-    parser.add_argument("--hard-negatives", action="store_true",
-                        help="with --average-precision: boxes on negative queries count as "
-                             "false positives")
-    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
-                        metavar="N", help="with --average-precision: COCO's boxes per query "
-                                          "(default %(default)s)")
-    add_cache_arguments(parser)
-    args = parser.parse_args(argv)
-    if args.workers is not None and args.workers < 1:
-        parser.error("--workers must be at least 1")
-    tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
-    folder = Path(args.folder)
-    inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
-    prog = "ovearth-leaderboard"
-    try:
-        cache = None if args.no_cache else open_cache(args.cache_dir)
-    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
-        parser.error(str(err))
-    print(f"{prog}: {describe(cache)}; " + (
-        f"{args.workers} worker process(es)" if args.workers else
-        f"up to {worker_count()} worker processes (none for under "
-        f"{PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
-
-    def progress(task: str) -> Progress:
-        printer = ProgressPrinter(prog, task)
-        return lambda done, total, o: printer(done, total, o.name, o.cached)
-
-    return run_and_emit(parser.prog, lambda: folder_leaderboard(
-        args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
-        workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
-        average_precision=((args.hard_negatives, args.max_detections)
-                           if args.average_precision else None)), args.output, inputs)
 
 
 if __name__ == "__main__":

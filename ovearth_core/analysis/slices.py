@@ -67,27 +67,29 @@ from .compare import (
     unit_counts,
     unit_groups,
 )
+from .slice_options import (  # the command's options, importable without numpy
+    ATTRIBUTES,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    GSD,
+    META_PREFIX,
+    QUERY_FORM,
+)
+from .slice_options import slice_attribute as slice_attribute  # re-exported (argparse type)
 
 FloatArray = npt.NDArray[np.float64]
-ATTRIBUTES = ("category", "group", "polarity", "gt_size", "num_gt", "phrase_words",
-              "image_size", "tag")
-QUERY_FORM = "query_form"  # across the three tasks: :func:`query_form_table`
 SIZE_BINS = (("very_tiny", 8.0), ("tiny", 16.0), ("small", 32.0), ("medium", 96.0),
              ("large", math.inf))
 NO_BOX = "no_box"
 IMAGE_BINS = (("<1024", 1024), ("1024-2047", 2048), ("2048-4095", 4096), (">=4096", math.inf))
 COUNT_BINS = (("0", 1), ("1", 2), ("2", 3), ("3", 4), ("4", 5), ("5-9", 10), ("10+", math.inf))
 WORD_BINS = (("1", 2), ("2", 3), ("3", 4), ("4", 5), ("5", 6), ("6-9", 10), ("10+", math.inf))
-GSD = "gsd"
-META_PREFIX = "meta:"
 GSD_BINS = (("<0.25 m", 0.25), ("0.25-0.5 m", 0.5), ("0.5-1 m", 1.0), ("1-2 m", 2.0),
             ("2-5 m", 5.0), (">=5 m", math.inf))
 NO_GSD = "unknown"
 NO_META = "(none)"
 NO_GROUP = "(no group)"
 UNTAGGED = "untagged"
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
 _ORDERED = {"gt_size": [*(n for n, _ in SIZE_BINS), NO_BOX],
             "num_gt": [n for n, _ in COUNT_BINS], "phrase_words": [n for n, _ in WORD_BINS],
             "image_size": [n for n, _ in IMAGE_BINS], "polarity": ["positive", "negative"],
@@ -374,15 +376,6 @@ def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:
 def needs_meta(attribute: str) -> bool:
     """Whether slicing by ``attribute`` needs :func:`image_meta` (``gsd``, ``meta:KEY``)."""
     return attribute == GSD or attribute.startswith(META_PREFIX)
-
-
-def slice_attribute(text: str) -> str:
-    """``text`` when it names an attribute (for argparse; ``ValueError`` otherwise)."""
-    if text in (*ATTRIBUTES, QUERY_FORM, GSD) or (
-            text.startswith(META_PREFIX) and len(text) > len(META_PREFIX)):
-        return text
-    raise ValueError(f"expected one of {', '.join((*ATTRIBUTES, QUERY_FORM, GSD))} or "
-                     f"meta:KEY, got {text!r}")
 
 
 def _meta_values(samples: Sequence[Sample], attribute: str,

@@ -7,8 +7,7 @@ import sys
 import time
 
 from ..analysis import slices
-from ..analysis.__main__ import detection_cap
-from ..analysis.ap import COCO_MAX_DETECTIONS
+from ..analysis.ap_caps import add_ap_arguments
 from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
@@ -47,12 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "or COCO conversion, else queries)")
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group}: adds a per-group table to each task")
-    parser.add_argument("--hard-negatives", action="store_true",
-                        help="average precision: boxes on negative queries count as false "
-                             "positives (of the category their phrase names, in the mAP)")
-    parser.add_argument("--max-detections", type=detection_cap, default=COCO_MAX_DETECTIONS,
-                        metavar="N", help="COCO-style AP: each query's N best boxes "
-                                          "(default %(default)s, COCO's)")
+    add_ap_arguments(parser, "average precision: boxes on negative queries count as false "
+                     "positives (of the category their phrase names, in the mAP)",
+                     "COCO-style AP: each query's N best boxes, COCOeval's maxDets")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
                         type=_report_slice,
                         help="adds a table of key metrics per value of ATTR to each task "

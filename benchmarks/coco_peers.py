@@ -1,0 +1,220 @@
+"""COCO-AP peers (issue 28): our COCO-style AP against pycocotools, faster-coco-eval and hotcoco
+on the paper-sized benchmark's vocabulary task, exported to COCO with ``to-coco``.
+
+Usage (from the repository root; the peers are in ``benchmarks/requirements.txt``):
+
+    .venv/bin/python -m benchmarks.coco_peers [--data DIR] [--persona NAME] [--repeats 5]
+                                              [--profile]
+
+Each figure is one new process per repeat (the tools alternate within a repeat, so a
+change of load hits them alike; medians), timed from the files to the numbers: **load**
+(ours: :func:`ovearth_core.io.load_samples` of the benchmark's own files, boxes only; the
+peers: ``COCO(instances_bbox.json)`` + ``loadRes(results_bbox.json)``), then **pooled AP**
+(every query one class: ours ``coco_average_precision(...)["ap@[0.5:0.95]"]``, the function
+the analysis command's ``average_precision.bbox.coco`` block comes from; the peers ``useCats
+= 0`` over ``mapping["cocoeval_image_ids"]["bbox"]``) and **per-category mAP** (ours the
+same function on the queries grouped by phrase, as the export names its categories; the
+peers ``useCats = 1``, each category's AP from ``eval["precision"]``). Every tool runs with
+our IoU thresholds (exact decimals; COCOeval's ``linspace`` gives 0.6000000000000001) and
+100 detections per image. Equality is checked to 1e-12: the pooled AP, the mAP and every
+category's AP. Interpreter start and imports are not in the figures (printed apart).
+
+``--profile`` adds a cProfile of ours (load and AP, in process): where its time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ("ours", "pycocotools", "faster-coco-eval", "hotcoco")
+TOLERANCE = 1e-12
+
+_CHILD = r'''
+import json, sys, time
+t0 = time.perf_counter()
+tool, export, gt_path, pred_path = sys.argv[1:5]
+IMPORT = {"ours": "from ovearth_core.analysis.ap import coco_average_precision",
+          "pycocotools": "from pycocotools.coco import COCO\n"
+                         "from pycocotools.cocoeval import COCOeval",
+          "faster-coco-eval": "from faster_coco_eval import COCO, COCOeval_faster as COCOeval",
+          "hotcoco": "from hotcoco import COCO, COCOeval"}[tool]
+exec(IMPORT)
+import contextlib, io as _io
+import numpy as np
+from ovearth_core.types import IOU_THRESHOLDS
+mapping = json.load(open(f"{export}/mapping.json"))
+names = {c["id"]: c["name"] for c in json.load(open(f"{export}/instances_bbox.json"))["categories"]}
+imported = time.perf_counter() - t0
+out = {"import": imported}
+if tool == "ours":
+    from dataclasses import replace
+    from ovearth_core.io import load_samples
+    s = time.perf_counter()
+    samples = load_samples(gt_path, pred_path, "vocabulary", modalities="bbox")
+    out["load"] = time.perf_counter() - s
+    s = time.perf_counter()
+    pooled = coco_average_precision(samples, "bbox")
+    out["pooled"] = time.perf_counter() - s
+    # The export's categories are the phrases: group by them (not timed; the peers read
+    # their categories from the file).
+    phrased = [replace(x, category=x.phrase) for x in samples]
+    s = time.perf_counter()
+    by_phrase = coco_average_precision(phrased, "bbox")
+    out["per_category"] = time.perf_counter() - s
+    out["pooled_ap"] = pooled["ap@[0.5:0.95]"]
+    out["map"] = by_phrase["map@[0.5:0.95]"]
+    out["category_ap"] = {k: v["ap@[0.5:0.95]"] for k, v in by_phrase["per_category"].items()}
+else:
+    quiet = contextlib.redirect_stdout(_io.StringIO())
+    with quiet:
+        s = time.perf_counter()
+        gt = COCO(f"{export}/instances_bbox.json")
+        dt = gt.loadRes(f"{export}/results_bbox.json")
+        out["load"] = time.perf_counter() - s
+        img_ids = sorted(mapping["cocoeval_image_ids"]["bbox"])
+
+        def run(use_cats):
+            ev = COCOeval(gt, dt, "bbox")
+            p = ev.params
+            p.iouThrs = np.array(IOU_THRESHOLDS) if tool != "hotcoco" else list(IOU_THRESHOLDS)
+            p.imgIds = img_ids
+            p.useCats = int(use_cats) if tool != "hotcoco" else bool(use_cats)
+            if tool == "hotcoco":
+                ev.params = p
+            ev.evaluate(); ev.accumulate(); ev.summarize()
+            return ev
+
+        s = time.perf_counter()
+        ev0 = run(False)
+        out["pooled"] = time.perf_counter() - s
+        s = time.perf_counter()
+        ev1 = run(True)
+        out["per_category"] = time.perf_counter() - s
+    out["pooled_ap"] = float(ev0.stats[0])
+    out["map"] = float(ev1.stats[0])
+    prec = np.asarray(ev1.eval["precision"])[:, :, :, 0, -1]
+    cat_ids = list(ev1.params.catIds) if tool != "hotcoco" else list(ev1.params.cat_ids)
+    cats = {}
+    for k, cat in enumerate(cat_ids):
+        valid = prec[:, :, k][prec[:, :, k] > -1]
+        if valid.size:
+            cats[names[cat]] = float(valid.mean())
+    out["category_ap"] = cats
+print("RESULT=" + json.dumps(out))
+'''
+
+
+def _export(data: Path, persona: str) -> Path:
+    """The vocabulary task of ``persona`` as COCO files (``to-coco``), written once."""
+    out = data.parent / "coco_peers" / persona
+    if not (out / "mapping.json").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "ovearth_core.convert", "to-coco", "--gt",
+                        str(data / "ground_truth.json"), "--predictions",
+                        str(data / "predictions" / f"{persona}.json"), "--task", "vocabulary",
+                        "--out", str(out)], cwd=ROOT, check=True,
+                       env=_env())
+    return out
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"]
+                                     if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _child(tool: str, export: Path, gt: Path, pred: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _CHILD, tool, str(export), str(gt), str(pred)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, check=False)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT=")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"{tool} failed:\n{proc.stderr}")
+    return json.loads(lines[0].removeprefix("RESULT="))
+
+
+def _equal(a: dict, b: dict) -> tuple[bool, float]:
+    """Whether the pooled AP, the mAP and every category's AP agree to TOLERANCE; the
+    largest difference."""
+    if a["category_ap"].keys() != b["category_ap"].keys():
+        return False, float("inf")
+    diffs = [abs(a["pooled_ap"] - b["pooled_ap"]), abs(a["map"] - b["map"])]
+    diffs += [abs(v - b["category_ap"][k]) for k, v in a["category_ap"].items()]
+    worst = max(diffs)
+    return worst <= TOLERANCE, worst
+
+
+def profile_ours(gt: Path, pred: Path, top: int = 25) -> None:
+    import cProfile
+    import pstats
+    from dataclasses import replace
+
+    from ovearth_core.analysis.ap import coco_average_precision
+    from ovearth_core.io import load_samples
+
+    prof = cProfile.Profile()
+    prof.enable()
+    samples = load_samples(gt, pred, "vocabulary", modalities="bbox")
+    coco_average_precision(samples, "bbox")
+    prof.disable()
+    phrased = [replace(x, category=x.phrase) for x in samples]
+    prof.enable()
+    coco_average_precision(phrased, "bbox")
+    prof.disable()
+    print("  cProfile of ours (load + pooled AP + per-category mAP), by own time:")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
+    parser.add_argument("--persona", default="strong_localiser")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    if not (args.data / "ground_truth.json").exists():
+        from benchmarks.run import ensure_data
+
+        ensure_data(args.data, images=False)
+    gt = args.data / "ground_truth.json"
+    pred = args.data / "predictions" / f"{args.persona}.json"
+    export = _export(args.data, args.persona)
+    print(f"\n== COCO-AP peers ({args.persona}, vocabulary, boxes; medians of {args.repeats}; "
+          f"load average {os.getloadavg()[0]:.1f}) ==")
+    runs: dict[str, list[dict]] = {t: [] for t in TOOLS}
+    for _ in range(args.repeats):
+        for tool in TOOLS:
+            runs[tool].append(_child(tool, export, gt, pred))
+    med = {t: {k: statistics.median(r[k] for r in runs[t])
+               for k in ("import", "load", "pooled", "per_category")} for t in TOOLS}
+    for m in med.values():
+        m["total"] = m["load"] + m["pooled"] + m["per_category"]
+    ref = runs["pycocotools"][0]
+    print(f"  {'tool':<18}{'load':>9}{'pooled AP':>11}{'per-cat mAP':>13}{'total':>9}"
+          f"{'/ ours':>8}{'import':>9}   equal to pycocotools (max |diff|)")
+    for tool in TOOLS:
+        m = med[tool]
+        same, worst = _equal(runs[tool][0], ref)
+        print(f"  {tool:<18}{m['load']:>8.3f}s{m['pooled']:>10.3f}s{m['per_category']:>12.3f}s"
+              f"{m['total']:>8.3f}s{m['total'] / med['ours']['total']:>7.2f}x"
+              f"{m['import']:>8.3f}s   {'yes' if same else 'NO'} ({worst:.1e})")
+    ours = runs["ours"][0]
+    print(f"  pooled AP {ours['pooled_ap']:.6f}, mAP {ours['map']:.6f} over "
+          f"{len(ours['category_ap'])} categories (phrases)")
+    stable = all(_equal(r, runs[t][0])[0] for t in TOOLS for r in runs[t])
+    print(f"  every repeat gave the same numbers: {'yes' if stable else 'NO'}")
+    if args.profile:
+        profile_ours(gt, pred)
+    print(f"  load average after {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

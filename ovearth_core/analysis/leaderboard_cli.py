@@ -1,0 +1,66 @@
+"""``python -m ovearth_core.leaderboard FOLDER``: the command of
+:mod:`ovearth_core.analysis.leaderboard`, in a module of its own so that ``--help`` and a
+usage error import neither numpy nor the evaluator (issue 28)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ovearth_core.leaderboard FOLDER``: rank every submission of a folder.
+
+    FOLDER holds ``ground_truth.json`` and ``predictions/*.json`` (the layout of
+    ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
+    """
+    from ..cache import add_cache_arguments, describe, open_cache
+    from ..cli import ProgressPrinter, run_and_emit
+    from .ap_caps import add_ap_arguments
+
+    parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
+                                     description="Rank the submissions of a benchmark folder.")
+    parser.add_argument("folder", help="folder with ground_truth.json and predictions/*.json")
+    parser.add_argument("--task", action="append",
+                        choices=("vocabulary", "referring", "reasoning"),
+                        help="task to rank (repeatable; default: all three)")
+    parser.add_argument("--modalities", default="segmentation,bbox")
+    parser.add_argument("--iou-threshold", type=float, default=0.5)
+    parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="evaluation processes (default: one per core)")
+    parser.add_argument("--average-precision", action="store_true",
+                        help="also rank by AP and COCO's and DOTA's per-category mAP")
+    add_ap_arguments(parser, "with --average-precision: boxes on negative queries count as "
+                     "false positives", "with --average-precision: COCO's boxes per query")
+    add_cache_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    from . import leaderboard as lb  # numpy and the evaluator, once the options are read
+
+    tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
+    folder = Path(args.folder)
+    inputs = [folder / "ground_truth.json", *(folder / "predictions").glob("*.json")]
+    prog = "ovearth-leaderboard"
+    try:
+        cache = None if args.no_cache else open_cache(args.cache_dir)
+    except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES
+        parser.error(str(err))
+    print(f"{prog}: {describe(cache)}; " + (
+        f"{args.workers} worker process(es)" if args.workers else
+        f"up to {lb.worker_count()} worker processes (none for under "
+        f"{lb.PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
+
+    def progress(task: str) -> lb.Progress:
+        printer = ProgressPrinter(prog, task)
+        return lambda done, total, o: printer(done, total, o.name, o.cached)
+
+    return run_and_emit(parser.prog, lambda: lb.folder_leaderboard(
+        args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
+        workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
+        average_precision=((args.hard_negatives, args.max_detections)
+                           if args.average_precision else None)), args.output, inputs)
