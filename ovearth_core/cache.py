@@ -57,9 +57,8 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
 from .gcpause import gc_paused
@@ -84,7 +83,10 @@ _BINARY = getattr(os, "O_BINARY", 0)
 # Libraries whose versions can change a number (key part).
 NUMERIC_LIBRARIES = ("numpy", "pycocotools", "shapely", "scipy", "orjson")
 LOG = logging.getLogger("ovearth_core.cache")
-Arrays = Mapping[str, np.ndarray]
+if TYPE_CHECKING:  # numpy is imported where arrays are encoded: a --help loads none
+    import numpy as np
+
+Arrays = Mapping[str, "np.ndarray"]
 
 
 class _Miss:
@@ -426,6 +428,8 @@ def encode(key: str, value: Any, arrays: Arrays | None = None) -> bytes:
     infinity (JSON has none), a tuple (it would come back a list), an array of another
     dtype than :data:`DTYPES`.
     """
+    import numpy as np
+
     index: dict[str, list[Any]] = {}
     chunks: list[bytes] = []
     at = 0
@@ -460,6 +464,8 @@ def encode(key: str, value: Any, arrays: Arrays | None = None) -> bytes:
 def decode(blob: bytes, key: str) -> tuple[Any, dict[str, np.ndarray]]:
     """``(value, arrays)`` of an entry made by :func:`encode` under ``key``; raises
     :class:`Rejected` saying why anything else is not loaded."""
+    import numpy as np
+
     if blob.startswith(LEGACY_MAGIC):
         raise Rejected("an entry of the old pickle format: not loaded")
     if len(blob) < _HEADER or not blob.startswith(MAGIC):
