@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .matching import match
-from .types import OVERLAP_EPS, SampleList
+from .presence import presence_cell
+from .types import OVERLAP_EPS, Sample, SampleList
 
 FloatArray = npt.NDArray[np.float64]
 BOX_KEYS = ("bbox", "oriented_bbox")
@@ -106,11 +108,87 @@ class Run:
         kept = self.box_facts.get(modality)
         return None if kept is None else kept[index]
 
+    # Keyed views (issue 27): a query's sample and row are looked up by its query_id,
+    # each in its own list, never paired by position.
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {s.sample_id: i for i, s in enumerate(self.samples)}
+
+    @cached_property
+    def _rows(self) -> dict[str, dict[str, Any]]:
+        return {r["sample_id"]: r for r in self.per_sample}
+
+    def has(self, query_id: str) -> bool:
+        """The query is in this run (its samples and its rows)."""
+        return query_id in self._positions and query_id in self._rows
+
+    def position(self, query_id: str) -> int:
+        """Where the query is in :attr:`samples` (and in the box facts)."""
+        try:
+            return self._positions[query_id]
+        except KeyError:
+            raise KeyError(self._absent(query_id, "samples")) from None
+
+    def sample(self, query_id: str) -> Sample:
+        """The query's loaded sample (GT and predictions); KeyError naming it if absent."""
+        return self.samples[self.position(query_id)]
+
+    def row(self, query_id: str) -> dict[str, Any]:
+        """The query's ``per_sample`` row of the results; KeyError naming it if absent."""
+        try:
+            return self._rows[query_id]
+        except KeyError:
+            raise KeyError(self._absent(query_id, "per_sample rows")) from None
+
+    def entry(self, query_id: str) -> QueryEntry:
+        """The query's sample and row together, with their typed facts."""
+        return QueryEntry(self.sample(query_id), self.row(query_id))
+
+    def _absent(self, query_id: str, where: str) -> str:
+        return (f"query_id {query_id!r} is not among the {len(self.samples)} queries' "
+                f"{where} of this run (task {self.results.get('task')!r})")
+
+
+@dataclass(frozen=True)
+class QueryEntry:
+    """One query of a run: its sample and its ``per_sample`` row, with typed fields for
+    what pages and the report read most."""
+
+    sample: Sample
+    row: dict[str, Any]
+
+    @property
+    def query_id(self) -> str:
+        return self.sample.sample_id
+
+    @property
+    def negative(self) -> bool:
+        return bool(self.row["negative"])
+
+    @property
+    def gt_present(self) -> bool:
+        return bool(self.row["gt_present"])
+
+    @property
+    def pred_present(self) -> bool:
+        return bool(self.row["pred_present"])
+
+    @property
+    def presence(self) -> str:
+        """:func:`presence_cell` of the query."""
+        return presence_cell(self.gt_present, self.pred_present)
+
+    def metrics(self, output_key: str) -> dict[str, Any] | None:
+        """The row's block of one modality (``seg``, ``bbox``, ``oriented_bbox``), or
+        ``None`` when it was not evaluated."""
+        return self.row.get(output_key)
+
 
 def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:
     """The box facts as flat arrays (for the result cache): per modality ``m``,
-    ``m/best_iou`` and ``m/duplicated`` ``(Q,)``, ``m/num_gt`` ``(Q,)`` and every query's
-    ``gt_best_iou`` joined, ``m/gt_best_iou`` ``(sum num_gt,)``. ValueError when the
+    ``m/best_iou``, ``m/duplicated``, ``m/stray_overlap`` and ``m/num_gt`` ``(Q,)``, and
+    every query's ``gt_best_iou`` joined, ``m/gt_best_iou`` ``(sum num_gt,)``. ValueError when the
     queries' ``gt_best_iou`` dtypes differ (joining would convert them)."""
     out: dict[str, np.ndarray] = {}
     for modality, facts in box_facts.items():
@@ -120,6 +198,8 @@ def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:
                              f"{sorted(map(str, dtypes))}")
         out[f"{modality}/best_iou"] = np.array([f.best_iou for f in facts], dtype=np.float64)
         out[f"{modality}/duplicated"] = np.array([f.duplicated for f in facts], dtype=bool)
+        out[f"{modality}/stray_overlap"] = np.array([f.stray_overlap for f in facts],
+                                                    dtype=bool)
         out[f"{modality}/num_gt"] = np.array([f.gt_best_iou.size for f in facts],
                                              dtype=np.int64)
         out[f"{modality}/gt_best_iou"] = (np.concatenate([f.gt_best_iou for f in facts])
@@ -136,7 +216,8 @@ def facts_from_arrays(arrays: dict[str, np.ndarray], modalities: list[str]
         counts = arrays[f"{modality}/num_gt"]
         parts = np.split(arrays[f"{modality}/gt_best_iou"], np.cumsum(counts)[:-1]) if len(
             counts) else []
-        out[modality] = [BoxFacts(b, g, d) for b, g, d in zip(
+        out[modality] = [BoxFacts(b, g, d, s) for b, g, d, s in zip(
             arrays[f"{modality}/best_iou"].tolist(), parts,
-            arrays[f"{modality}/duplicated"].tolist(), strict=True)]
+            arrays[f"{modality}/duplicated"].tolist(),
+            arrays[f"{modality}/stray_overlap"].tolist(), strict=True)]
     return out

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from ..field_metrics import box_fields
 from ..labels import AP_METRICS
+from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
 from .coco import (
     COCO_RANGES,
@@ -61,9 +62,6 @@ RECALL_11 = np.arange(11) / 10
 # The 11 levels of DOTA_devkit's and the Python VOC devkits' voc_ap: np.arange(0., 1.1, 0.1)
 # (0.30000000000000004, 0.6000000000000001, 0.7000000000000001 among them).
 DEVKIT_RECALL_11 = np.arange(0.0, 1.1, 0.1)
-COCO_MAX_DETECTIONS = 100
-# COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
-MIN_MAX_DETECTIONS = 10
 # Warn when at least this share of ranked detections shares its score with another one.
 TIE_WARNING_SHARE = 0.1
 

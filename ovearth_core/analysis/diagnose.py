@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry
+from ..presence import presence_cell
 from ..run import BoxFacts, Run
 from ..types import OVERLAP_EPS, Sample
 
@@ -130,8 +131,7 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
     bbox_best = box_iou.best_iou if bbox and bbox["evaluated"] else None
     obb_best = obb_iou.best_iou if obb and obb["evaluated"] else None
     if open_vocab:
-        outcome = ("TP" if row["pred_present"] else "FN") if row["gt_present"] else (
-            "FP" if row["pred_present"] else "TN")
+        outcome = presence_cell(row["gt_present"], row["pred_present"])
     else:
         primary = next((v for v in (seg_iou, bbox_best, obb_best) if v is not None), 0.0)
         outcome = "hit" if primary >= HIT_IOU else "miss"

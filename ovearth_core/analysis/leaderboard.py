@@ -49,15 +49,16 @@ from ..cache import (
     ResultCache,
     decode,
     encode,
-    evaluation_key,
     file_digest,
     read_hashed,
 )
+from ..cache import key as cache_key
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
+from ..options import Options
 from ..paths import refusal
 from . import additive
 from .ap import COCO_MAX_DETECTIONS, ap_numbers, average_precision_report
@@ -357,33 +358,32 @@ def _run_job(job: tuple[Any, ...], encoded: bool
     """One submission: the result (or its entry's bytes, see :func:`_evaluate_job`) or the
     problems that stopped it, and the SHA-256 of the bytes evaluated. The prediction file
     is read once: the cache key is of the bytes parsed, never of an earlier read."""
-    (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
-     bbox_format, cache_spec) = job
+    index, gt_path, gt_sha, pred_path, options, cache_spec = job
     try:
         with gc_paused():
             ground_truth = _worker_gt(gt_path, gt_sha)
             data, pred_sha = read_hashed(pred_path, "prediction")
             doc = parse_json(data, pred_path)
             del data
-            samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                                   modalities, ground_truth=ground_truth, predictions_doc=doc)
+            samples = load_samples(gt_path, pred_path, options.task, options.score_threshold,
+                                   options.bbox_format, options.modalities,
+                                   ground_truth=ground_truth, predictions_doc=doc)
             del doc
-            result = evaluate_samples(samples, iou_threshold)
+            result = evaluate_samples(samples, options.iou_threshold)
             del samples
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total, ""
     if cache_spec is not None:
-        key = evaluation_key(gt_sha, pred_sha, task, modalities, iou_threshold,
-                             score_threshold, bbox_format)
+        entry = cache_key("evaluate_samples", gt_sha, pred_sha, options)
         store = ResultCache(*cache_spec)
         try:
-            blob = encode(key, result)
+            blob = encode(entry, result)
         except ValueError:
-            store.put(key, result)  # says why it is not stored
+            store.put(entry, result)  # says why it is not stored
             return index, result, [], False, 0, pred_sha
-        store.put_blob(key, blob)
+        store.put_blob(entry, blob)
         if encoded:
-            return index, (key, blob), [], False, 0, pred_sha
+            return index, (entry, blob), [], False, 0, pred_sha
     return index, result, [], False, 0, pred_sha
 
 
@@ -449,16 +449,15 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     # ~10^5 containers each, and every collection would walk all of them again.
     try:
         with gc_paused():
-            return _evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
-                                         score_threshold, bbox_format, cache, workers,
-                                         progress, gt_sha256)
+            # The evaluator's options: what a result (and its cache entry) depends on.
+            return _evaluate_submissions(gt_path, preds, Options(
+                task, modalities, iou_threshold, score_threshold, bbox_format), cache,
+                workers, progress, gt_sha256)
     finally:
         _WORKER_GT.clear()
 
 
-def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
-                          modalities: object, iou_threshold: float,
-                          score_threshold: float | None, bbox_format: str,
+def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], options: Options,
                           cache: ResultCache | None, workers: int | None,
                           progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
     gt_path = Path(gt_path)
@@ -499,14 +498,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
                 pred_sha = file_digest(path)
             except OSError:
                 pred_sha = ""  # the job reports why it cannot be read
-            value = MISS if not pred_sha else cache.get(evaluation_key(
-                gt_sha, pred_sha, task, modalities, iou_threshold, score_threshold,
-                bbox_format))
+            value = MISS if not pred_sha else cache.get(cache_key(
+                "evaluate_samples", gt_sha, pred_sha, options))
             if value is not MISS:  # the numbers of the bytes just hashed
                 finish(i, value, [], True, sha256=pred_sha)
                 continue
-        pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
-                        score_threshold, bbox_format, spec))
+        pending.append((i, str(gt_path), gt_sha, str(path), options, spec))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.

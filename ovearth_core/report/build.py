@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,15 @@ from ..analysis.compare import (
 )
 from ..analysis.slices import GSD, SliceTable, image_meta_of, needs_meta, slice_table
 from ..analysis.sweep import BOX_MODALITIES
-from ..cache import MISS, ResultCache, evaluation_key
+from ..cache import MISS, ResultCache
+from ..cache import key as cache_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
 from ..io import load_samples as load_task
 from ..labels import TASK_LABELS
+from ..options import Options
+from ..run import Run
 from ..types import TASK_KEYS, SampleList
 
 CLI_TASK = {v: k for k, v in TASK_KEYS.items()}
@@ -43,6 +46,11 @@ class Submission:
     samples: dict[str, SampleList] = field(default_factory=dict)
     # task key -> average_precision_report of every box (tasks with box modalities)
     average_precision: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def run(self, task: str) -> Run:
+        """The keyed view of one task (``run.sample(query_id)``, ``run.row(query_id)``;
+        no box facts: the report keeps none)."""
+        return Run(self.results[task], self.samples[task], {})
 
 
 @dataclass
@@ -128,6 +136,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
     auto = parse_modalities(modalities) is None
+    asked = Options(task_keys[0], modalities, iou_threshold, score_threshold, bbox_format,
+                    hard_negatives, max_detections)
     subs: list[Submission] = []
     num_cached = num_evaluations = 0
     for label, pred in zip(labels, predictions, strict=True):
@@ -144,14 +154,14 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                 samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
                                     mods, ground_truth=gt, predictions_doc=doc)
                 sub.samples[key] = samples
-                cache_key = None if cache is None else evaluation_key(
-                    gt_sha256, sub.sha256, key, mods, iou_threshold, score_threshold,
-                    bbox_format)
-                value = MISS if cache_key is None else cache.get(cache_key)
+                entry = None if cache is None else cache_key(
+                    "evaluate_samples", gt_sha256, sub.sha256,
+                    replace(asked, task=key, modalities=mods).evaluator())
+                value = MISS if entry is None else cache.get(entry)
                 if value is MISS:
                     value = evaluate_samples(samples, iou_threshold)
-                    if cache is not None and cache_key is not None:
-                        cache.put(cache_key, value)
+                    if cache is not None and entry is not None:
+                        cache.put(entry, value)
                 else:
                     num_cached += 1
                 num_evaluations += 1

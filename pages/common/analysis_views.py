@@ -14,7 +14,7 @@ from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, a
 from ovearth_core.viz import analysis_figures as af
 
 from . import analysis_data, state, views
-from .sidebar import Run
+from .run import Run
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 

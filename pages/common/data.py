@@ -30,6 +30,7 @@ from ovearth_core import georef, io, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
+from ovearth_core.options import Options
 from ovearth_core.run import Run, facts_arrays, facts_from_arrays
 from ovearth_core.types import SampleList
 from ovearth_core.viz import tiles as tile_viz
@@ -57,15 +58,6 @@ UPLOAD_KEEP_SECONDS = 24 * 3600
 UPLOAD_KEEP_BYTES = 2 * 1024 ** 3
 FileKey = tuple[str, int, int, int, int]
 Stamp = tuple[int, int, int, int]
-
-
-@dataclass(frozen=True)
-class Options:
-    task: str
-    modalities: tuple[str, ...]
-    iou_threshold: float
-    score_threshold: float | None
-    bbox_format: str
 
 
 @dataclass
@@ -208,10 +200,7 @@ def _evaluate_run(gt_sha: str, pred_sha: str, options: Options, loaded: SampleLi
     store, _ = result_cache()
     if store is None:
         return evaluate_run(loaded, options.iou_threshold), False
-    key = result_cache_.evaluation_key(
-        gt_sha, pred_sha, options.task, list(options.modalities),
-        options.iou_threshold, options.score_threshold, options.bbox_format,
-        kind="evaluate_run")
+    key = result_cache_.key("evaluate_run", gt_sha, pred_sha, options.evaluator())
     found = store.get_arrays(key)
     if found is not result_cache_.MISS:
         value, arrays = found
@@ -318,8 +307,8 @@ def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
 def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
               tile: gallery.Tile, stamp: Stamp) -> bytes:
     """The JPEG of one tile: the original pixels around its object, masks and boxes."""
-    sample = evaluate(gt, pred, options).run.samples[tile.index]
-    row = evaluate(gt, pred, options).run.per_sample[tile.index]
+    run = evaluate(gt, pred, options).run
+    sample, row = run.sample(tile.query_id), run.row(tile.query_id)
     region = tile_viz.crop_region(tile.box, sample.width, sample.height)
     window = load_region(images_dir, sample.image_path, sample.width, sample.height, region,
                          tile_viz.load_scale(region))
