@@ -113,11 +113,13 @@ class Run:
 
     @cached_property
     def _positions(self) -> dict[str, int]:
-        return {s.sample_id: i for i, s in enumerate(self.samples)}
+        return _unique({s.sample_id: i for i, s in enumerate(self.samples)}, self.samples,
+                       "samples")
 
     @cached_property
     def _rows(self) -> dict[str, dict[str, Any]]:
-        return {r["sample_id"]: r for r in self.per_sample}
+        return _unique({r["sample_id"]: r for r in self.per_sample}, self.per_sample,
+                       "per_sample rows")
 
     def has(self, query_id: str) -> bool:
         """The query is in this run (its samples and its rows)."""
@@ -183,6 +185,15 @@ class QueryEntry:
         """The row's block of one modality (``seg``, ``bbox``, ``oriented_bbox``), or
         ``None`` when it was not evaluated."""
         return self.row.get(output_key)
+
+
+def _unique(by_id: dict[str, Any], items: Sequence[Any], where: str) -> dict[str, Any]:
+    """``by_id`` when every query_id of ``items`` is in it once (the loader guarantees it:
+    a hand-made run with a repeated id would otherwise pair the wrong row)."""
+    if len(by_id) != len(items):
+        raise ValueError(f"the run's {where} repeat a query_id ({len(items)} items, "
+                         f"{len(by_id)} distinct ids)")
+    return by_id
 
 
 def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:

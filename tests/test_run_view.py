@@ -89,3 +89,10 @@ def test_box_facts_survive_the_cache_layout_whole(run: Run) -> None:
             assert a.gt_best_iou.tolist() == b.gt_best_iou.tolist()
     cached = Run(run.results, run.samples, back)
     assert diagnose.query_rows(cached) == diagnose.query_rows(run)
+
+
+def test_a_repeated_query_id_is_refused_not_paired(run: Run) -> None:
+    doubled = Run({**run.results, "per_sample": [*run.per_sample, run.per_sample[0]]},
+                  run.samples, run.box_facts)
+    with pytest.raises(ValueError, match="per_sample rows repeat a query_id"):
+        doubled.row(run.samples[0].sample_id)

@@ -180,9 +180,9 @@ def query_rows(samples: Sequence[Sample] | Run, results: dict[str, Any] | None =
     threshold = run.config.iou_threshold
     open_vocab = run.config.task == "open_vocabulary"
     none = BoxFacts.of(np.zeros((0, 0)), threshold)
-    rows = [query_row(s, r, threshold, open_vocab, run.facts("bbox", i) or none,
-                      run.facts("oriented_bbox", i) or none)
-            for i, (s, r) in enumerate(zip(run.samples, run.per_sample, strict=True))]
+    rows = [query_row(s, run.row(s.sample_id), threshold, open_vocab,
+                      run.facts("bbox", i) or none, run.facts("oriented_bbox", i) or none)
+            for i, s in enumerate(run.samples)]
     return sort_worst_first(rows)
 
 

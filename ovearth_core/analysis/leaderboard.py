@@ -445,14 +445,23 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     Returns the outcomes in the order of ``preds``; invalid files come back with their
     problems, never raised.
     """
+    return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
+                                                 score_threshold, bbox_format),
+                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256)
+
+
+def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
+                  cache: ResultCache | None = None, workers: int | None = None,
+                  progress: Progress | None = None,
+                  gt_sha256: str | None = None) -> list[Outcome]:
+    """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
+    value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
     # ~10^5 containers each, and every collection would walk all of them again.
     try:
         with gc_paused():
-            # The evaluator's options: what a result (and its cache entry) depends on.
-            return _evaluate_submissions(gt_path, preds, Options(
-                task, modalities, iou_threshold, score_threshold, bbox_format), cache,
-                workers, progress, gt_sha256)
+            return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
+                                         progress, gt_sha256)
     finally:
         _WORKER_GT.clear()
 

@@ -4,6 +4,7 @@ and error attribution, and the Leaderboard page's table and charts."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -80,7 +81,8 @@ def average_precision(run: Run) -> None:
     cap = int(st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; "
                               "100 is COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
                               step=100, **state.bind("ap_max_detections")))
-    timed = analysis_data.average_precision(run.gt, run.pred, run.options, hard, cap)
+    timed = analysis_data.average_precision(run.gt, run.pred, replace(
+        run.options, hard_negatives=hard, max_detections=cap))
     report = timed.value
     left, right = st.columns([2, 3])
     with left:
