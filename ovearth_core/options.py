@@ -75,6 +75,14 @@ class Options:
         if self.score_threshold is not None:
             object.__setattr__(self, "score_threshold", _number(self.score_threshold))
 
+    @classmethod
+    def from_args(cls, args: Any) -> Options:
+        """The options of a parsed command line (``argparse.Namespace``): each field from
+        the attribute of its name (``--iou-threshold`` is ``args.iou_threshold``), its
+        default when the command has no such flag."""
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
+        return cls(**given)
+
     @property
     def auto(self) -> bool:
         """The modalities are inferred from the files."""

@@ -147,3 +147,17 @@ def test_another_score_threshold_gets_its_own_numbers(layer: str, files: tuple[P
         assert got["config"]["score_threshold"] == score
         assert _f1(got) == _f1(_fresh(gt, pred, score)), (layer, score)
     assert store.hits >= 2 or layer == "app"
+
+
+def test_options_from_a_command_line_take_every_flag_it_has() -> None:
+    from ovearth_core.cli import build_parser
+
+    args = build_parser().parse_args(["--gt", "g.json", "--prediction", "p.json", "--task",
+                                      "referring", "--modalities", "bbox", "--iou-threshold",
+                                      "0.7", "--score-threshold", "0.25", "--bbox-format",
+                                      "xywh"])
+    assert Options.from_args(args) == Options("referring", ("bbox",), 0.7, 0.25, "xywh",
+                                              False, 100)
+    args.hard_negatives, args.max_detections = True, 1500
+    assert Options.from_args(args) == Options("referring", ("bbox",), 0.7, 0.25, "xywh",
+                                              True, 1500)

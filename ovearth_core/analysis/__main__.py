@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..cli import build_parser, run_and_emit
     from ..evaluate import evaluate_run, evaluate_samples
     from ..io import load_samples
+    from ..options import Options
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
     from . import slices
@@ -108,18 +109,18 @@ def main(argv: list[str] | None = None) -> int:
                                        seed=args.slice_seed, unit=unit())
 
     def compute() -> dict[str, Any]:
-        samples = load_samples(args.gt, args.predictions, args.task,
-                               score_threshold=args.score_threshold,
-                               bbox_format=args.bbox_format, modalities=args.modalities)
-        run = evaluate_run(samples, args.iou_threshold)
+        o = Options.from_args(args)
+        samples = load_samples(args.gt, args.predictions, o.task,
+                               score_threshold=o.score_threshold,
+                               bbox_format=o.bbox_format, modalities=o.modalities)
+        run = evaluate_run(samples, o.iou_threshold)
         result = run.results
-        every_box = samples if args.score_threshold is None else load_samples(
-            args.gt, args.predictions, args.task, bbox_format=args.bbox_format,
+        every_box = samples if o.score_threshold is None else load_samples(
+            args.gt, args.predictions, o.task, bbox_format=o.bbox_format,
             modalities=samples.modalities)
-        result["analysis"] = analysis_report(every_box, args.iou_threshold,
-                                             hard_negatives=args.hard_negatives,
-                                             evaluated=run,
-                                             max_detections=args.max_detections)
+        result["analysis"] = analysis_report(every_box, o.iou_threshold,
+                                             hard_negatives=o.hard_negatives,
+                                             evaluated=run, max_detections=o.max_detections)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.

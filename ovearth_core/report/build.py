@@ -151,28 +151,9 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                 # With "auto", B is read with the modalities resolved for A, so rows pair up.
                 mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
                         else modalities)
-                samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
-                                    mods, ground_truth=gt, predictions_doc=doc)
-                sub.samples[key] = samples
-                entry = None if cache is None else cache_key(
-                    "evaluate_samples", gt_sha256, sub.sha256,
-                    replace(asked, task=key, modalities=mods).evaluator())
-                value = MISS if entry is None else cache.get(entry)
-                if value is MISS:
-                    value = evaluate_samples(samples, iou_threshold)
-                    if cache is not None and entry is not None:
-                        cache.put(entry, value)
-                else:
-                    num_cached += 1
+                num_cached += _evaluate_task(sub, replace(asked, task=key, modalities=mods),
+                                             gt_file, gt, gt_sha256, doc, cache)
                 num_evaluations += 1
-                sub.results[key] = value
-                if any(m in BOX_MODALITIES for m in samples.modalities):
-                    every_box = samples if score_threshold is None else load_task(
-                        gt_file, pred_file, key, None, bbox_format, samples.modalities,
-                        ground_truth=gt, predictions_doc=doc)
-                    sub.average_precision[key] = average_precision_report(
-                        every_box, iou_threshold, samples.modalities, hard_negatives,
-                        max_detections)
             del doc
         subs.append(sub)
     evaluated = time.perf_counter()
@@ -203,6 +184,34 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
                       num_evaluations, sliced)
+
+
+def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundTruth,
+                   gt_sha256: str, doc: Any, cache: ResultCache | None) -> bool:
+    """One task of one submission (its parsed document ``doc``) under ``options``: its
+    samples, its result (through ``cache``: whether it came from there is returned) and,
+    with box modalities, its average precision of every box."""
+    key = options.task
+    samples = load_task(gt_file, sub.path, key, options.score_threshold, options.bbox_format,
+                        options.modalities, ground_truth=gt, predictions_doc=doc)
+    sub.samples[key] = samples
+    entry = None if cache is None else cache_key("evaluate_samples", gt_sha256, sub.sha256,
+                                                 options.evaluator())
+    value = MISS if entry is None or cache is None else cache.get(entry)
+    cached = value is not MISS
+    if not cached:
+        value = evaluate_samples(samples, options.iou_threshold)
+        if cache is not None and entry is not None:
+            cache.put(entry, value)
+    sub.results[key] = value
+    if any(m in BOX_MODALITIES for m in samples.modalities):
+        every_box = samples if options.score_threshold is None else load_task(
+            gt_file, sub.path, key, None, options.bbox_format, samples.modalities,
+            ground_truth=gt, predictions_doc=doc)
+        sub.average_precision[key] = average_precision_report(
+            every_box, options.iou_threshold, samples.modalities, options.hard_negatives,
+            options.max_detections)
+    return cached
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:
