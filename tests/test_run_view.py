@@ -96,3 +96,29 @@ def test_a_repeated_query_id_is_refused_not_paired(run: Run) -> None:
                   run.samples, run.box_facts)
     with pytest.raises(ValueError, match="per_sample rows repeat a query_id"):
         doubled.row(run.samples[0].sample_id)
+
+
+def _sidebar_importers(common: Path) -> list[str]:
+    import ast
+
+    out = []
+    for path in sorted(common.glob("*.py")):
+        if path.name == "sidebar.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if isinstance(node, ast.ImportFrom):
+                names += [f"{node.module or ''}.{a.name}" for a in node.names]
+            if any(n.split(".")[-1] == "sidebar" for n in names):
+                out.append(path.name)
+                break
+    return out
+
+
+def test_view_modules_get_the_app_run_without_the_sidebar() -> None:
+    # The app's Run lives in pages/common/run.py: a view module importing the sidebar for
+    # the type made a cycle (sidebar -> tags -> sidebar).
+    common = Path(__file__).resolve().parents[1] / "pages" / "common"
+    assert (common / "run.py").is_file()
+    assert _sidebar_importers(common) == []

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import analysis_report
 from .ap import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def detection_cap(text: str) -> int:
@@ -25,27 +28,10 @@ def detection_cap(text: str) -> int:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.analysis``: the evaluator's output plus an ``analysis`` block.
-
-    Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
-    ``--modalities``, ...), ``--hard-negatives`` and ``--max-detections N`` (COCO's cap).
-    The sweep and AP need every box, so with ``--score-threshold`` the samples are loaded a
-    second time without it.
-    ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
-    ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
-    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
-    ``query_form`` evaluates all three tasks of the same files (with the resolved
-    modalities of ``--task``) and compares them on the same targets.
-    """
-    from ..cli import build_parser, run_and_emit
-    from ..evaluate import evaluate_run, evaluate_samples
-    from ..io import load_samples
-    from ..options import Options
-    from ..review import load_state, sidecar_for
-    from ..types import TASK_KEYS
+def build_analysis_parser() -> argparse.ArgumentParser:
+    """The analysis command's options: the evaluator's, then the analyses' own."""
+    from ..cli import build_parser
     from . import slices
-    from .compare import default_unit
 
     parser = build_parser()
     parser.prog = "python -m ovearth_core.analysis"
@@ -71,6 +57,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
                         help="what the slice bootstrap resamples (default auto: images for "
                              "a DOTA or COCO conversion, else queries)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ovearth_core.analysis``: the evaluator's output plus an ``analysis`` block.
+
+    Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
+    ``--modalities``, ...), ``--hard-negatives`` and ``--max-detections N`` (COCO's cap).
+    The sweep and AP need every box, so with ``--score-threshold`` the samples are loaded a
+    second time without it.
+    ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
+    ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
+    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
+    ``query_form`` evaluates all three tasks of the same files (with the resolved
+    modalities of ``--task``) and compares them on the same targets.
+    """
+    from ..cli import run_and_emit
+    from ..evaluate import evaluate_run, evaluate_samples
+    from ..io import load_samples
+    from ..options import Options
+    from ..review import load_state, sidecar_for
+    from ..types import TASK_KEYS
+    from . import slices
+    from .compare import default_unit
+
+    parser = build_analysis_parser()
     args = parser.parse_args(argv)
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:

@@ -108,7 +108,7 @@ def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
     if run is None or modality not in run.box_facts:
         return []
     return objects.query_objects(run.samples, modality, options.iou_threshold,
-                                 entries=[r[modality] for r in run.per_sample])
+                                 entries=[run.row(s.sample_id)[modality] for s in run.samples])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
