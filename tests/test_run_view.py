@@ -122,3 +122,50 @@ def test_view_modules_get_the_app_run_without_the_sidebar() -> None:
     common = Path(__file__).resolve().parents[1] / "pages" / "common"
     assert (common / "run.py").is_file()
     assert _sidebar_importers(common) == []
+
+
+def test_a_dense_scene_tags_the_same_from_the_cache_layout(tmp_path: Path) -> None:
+    """600 packed ships in one DOTA image (10 px boxes every 8 px), some dropped, some
+    doubled and some shifted half a pitch: the cached facts give the same failure tags."""
+    import numpy as np
+    from PIL import Image
+
+    from ovearth_core.convert import from_dota
+
+    src = tmp_path / "dota"
+    (src / "labelTxt").mkdir(parents=True)
+    (src / "images").mkdir()
+    Image.fromarray(np.zeros((210, 220, 3), dtype=np.uint8)).save(src / "images" / "S.png")
+
+    def quad(x: float, y: float) -> str:
+        return " ".join(f"{v:g}" for v in (x, y, x + 10, y, x + 10, y + 10, x, y + 10))
+
+    grid = [(8 * i + 2, 8 * j + 2) for i in range(25) for j in range(24)]
+    (src / "labelTxt" / "S.txt").write_text(
+        "gsd:0.5\n" + "".join(f"{quad(x, y)} ship 0\n" for x, y in grid))
+    rng = np.random.default_rng(1)
+    lines = []
+    for k, (x, y) in enumerate(grid):
+        roll = rng.random()
+        if roll < 0.05:
+            continue  # missed
+        shift = 4.0 if roll > 0.95 else float(rng.uniform(-0.7, 0.7))
+        lines.append(f"S {0.99 - k / 1000:.4f} {quad(x + shift, y)}")
+        if k % 50 == 3:
+            lines.append(f"S 0.2000 {quad(x + 0.5, y)}")  # doubled
+    (src / "results" / "m").mkdir(parents=True)
+    (src / "results" / "m" / "Task1_ship.txt").write_text("".join(f"{t}\n" for t in lines))
+    bench = tmp_path / "bench"
+    from_dota(src / "labelTxt", src / "images", bench, [src / "results" / "m"])
+    samples = load_samples(bench / "ground_truth.json", bench / "predictions" / "m.json",
+                           "vocabulary", modalities="bbox,oriented_bbox")
+    run = evaluate_run(samples, 0.5)
+    ships = [s for s in run.samples if len(s.gt_boxes) == len(grid)]
+    assert ships, "the scene's ship query"
+    assert run.row(ships[0].sample_id)["bbox"]["num_gt"] == len(grid)
+    assert any(f.stray_overlap for facts in run.box_facts.values() for f in facts)
+    back = facts_from_arrays(facts_arrays(run.box_facts), list(run.box_facts))
+    for modality, facts in run.box_facts.items():
+        assert [(f.best_iou, f.duplicated, f.stray_overlap) for f in back[modality]] == [
+            (f.best_iou, f.duplicated, f.stray_overlap) for f in facts]
+    assert diagnose.query_rows(Run(run.results, run.samples, back)) == diagnose.query_rows(run)
