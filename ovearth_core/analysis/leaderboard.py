@@ -476,7 +476,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     done = 0
 
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
-               num_problems: int = 0, sha256: str = "") -> int:
+               num_problems: int = 0, sha256: str = "") -> Outcome:
         nonlocal done
         if isinstance(result, tuple):  # a worker's entry: (key, bytes)
             try:
@@ -489,7 +489,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
         done += 1
         if progress is not None:
             progress(done, total, outcome)
-        return index
+        return outcome
 
     # Every job checks that the ground truth it parses has this digest (one ground truth
     # per run, the one the keys name).
@@ -523,33 +523,40 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
         for job in pending:
             finish(*_run_job(job, encoded=False))
     else:
-        context = _pool_context()
-        if context.get_start_method() == "fork":
-            # Parsed once here; every forked worker inherits it.
-            try:
-                _worker_gt(str(gt_path), gt_sha)
-            except OVEarthInputError:
-                pass  # each job reports the problem
-        left = {job[0]: job for job in pending}
-        # Largest files first: a large one left for last would keep one worker busy while
-        # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
-        by_size = sorted(pending, key=lambda job: -_size(job[3]))
-        try:
-            with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-                with _workers_skip_main(context):  # workers start at the first submits
-                    futures = [pool.submit(_evaluate_job, job) for job in by_size]
-                for future in as_completed(futures):
-                    index = finish(*future.result())
-                    outcomes[index].in_worker = True  # type: ignore[union-attr]
-                    del left[index]
-        except BrokenProcessPool:
-            # A worker died (killed for memory, say): the rest run here, where a failure
-            # is the evaluator's own error or message, not a lost process.
-            for job in sorted(left.values()):
-                finish(*_run_job(job, encoded=False))
+        _run_pool(pending, n_workers, str(gt_path), gt_sha, finish)
     if cache is not None:
         cache.evict()
     return [o for o in outcomes if o is not None]
+
+
+def _run_pool(pending: list[tuple[Any, ...]], n_workers: int, gt_path: str, gt_sha: str,
+              finish: Callable[..., Outcome]) -> None:
+    """The ``pending`` jobs in ``n_workers`` processes, each result to ``finish`` as it
+    comes (marked ``in_worker``); the jobs a dead worker left run in this process."""
+    context = _pool_context()
+    if context.get_start_method() == "fork":
+        # Parsed once here; every forked worker inherits it.
+        try:
+            _worker_gt(gt_path, gt_sha)
+        except OVEarthInputError:
+            pass  # each job reports the problem
+    left = {job[0]: job for job in pending}
+    # Largest files first: a large one left for last would keep one worker busy while
+    # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
+    by_size = sorted(pending, key=lambda job: -_size(job[3]))
+    try:
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+            with _workers_skip_main(context):  # workers start at the first submits
+                futures = [pool.submit(_evaluate_job, job) for job in by_size]
+            for future in as_completed(futures):
+                done = future.result()
+                finish(*done).in_worker = True
+                del left[done[0]]
+    except BrokenProcessPool:
+        # A worker died (killed for memory, say): the rest run here, where a failure
+        # is the evaluator's own error or message, not a lost process.
+        for job in sorted(left.values()):
+            finish(*_run_job(job, encoded=False))
 
 
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),
