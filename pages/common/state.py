@@ -411,7 +411,7 @@ def gallery_params() -> dict[str, str]:
         out["gpol"] = ss["gal_polarity"]
     lo, hi = ss["gal_iou"]
     if (lo, hi) != (0.0, 1.0):
-        out.update(giou_lo=f"{lo:g}", giou_hi=f"{hi:g}")
+        out.update(giou_lo=_number(lo), giou_hi=_number(hi))
     if ss["gal_sort"] != d["gal_sort"]:
         out["gsort"] = next(k for k, v in GALLERY_SORTS.items() if v == ss["gal_sort"])
     if int(ss["gal_page"]) != 1:
@@ -433,6 +433,13 @@ def page_url(page: str, params: dict[str, str]) -> str:
     base = (st.context.url or "").split("?")[0]
     root = base.rsplit("/", 1)[0] + "/" if base else ""
     return f"{root}{page}?{urlencode(params)}"
+
+
+def _number(value: float) -> str:
+    """A link's number: short (``0.5``, ``1``) and exact (``0.8515625``, which ``:g``
+    would write as 0.851562: a link of a linked view must be the same view)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
 
 
 def _float(text: str | None) -> float | None:
@@ -466,9 +473,9 @@ def link_params(*, filters: bool = True, **page: str) -> dict[str, str]:
     if not ss["auto_modalities"]:
         out["mods"] = ",".join(m for m in MODALITIES if m in ss["modalities"])
     if ss["iou_threshold"] != 0.5:
-        out["iou"] = f"{ss['iou_threshold']:g}"
+        out["iou"] = _number(ss["iou_threshold"])
     if ss["use_score_threshold"]:
-        out["score"] = f"{ss['score_threshold']:g}"
+        out["score"] = _number(ss["score_threshold"])
     if ss["bbox_format"] != "xyxy":
         out["fmt"] = ss["bbox_format"]
     if filters:
@@ -493,7 +500,7 @@ def _filter_params() -> dict[str, str]:
         out["mod"] = ss["flt_modality"]
     lo, hi = ss["flt_iou"]
     if (lo, hi) != (0.0, 1.0):
-        out.update(iou_lo=f"{lo:g}", iou_hi=f"{hi:g}")
+        out.update(iou_lo=_number(lo), iou_hi=_number(hi))
     if ss["flt_text"]:
         out["text"] = ss["flt_text"]
     return out
