@@ -6,8 +6,9 @@ the SHA-256 of:
 
 - a *kind* (what was computed, e.g. ``"evaluate_samples"``),
 - the SHA-256 of the ground-truth file's bytes and of the prediction file's bytes,
-- the evaluation options (task, modalities as requested, IoU and score thresholds, box
-  format), as canonical JSON,
+- every field of the evaluation options (:class:`~ovearth_core.options.Options`: task,
+  modalities as requested, IoU and score thresholds, box format, AP's detection cap and
+  hard negatives), as canonical JSON (:func:`key`),
 - the package version, the Python version and the versions of the numeric libraries, and
 - a digest of the evaluator's own source files (every ``ovearth_core/*.py``),
 
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .gcpause import gc_paused
+from .options import Options
 
 ENV_DIR = "OVEARTH_CACHE_DIR"
 ENV_SWITCH = "OVEARTH_CACHE"
@@ -215,23 +217,22 @@ def make_key(kind: str, parts: dict[str, Any], code: str | None = None,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def key(kind: str, gt_sha256: str, pred_sha256: str, options: Options) -> str:
+    """The key of ``kind`` (e.g. ``"evaluate_samples"``) computed from a ground truth and a
+    submission (file SHA-256s) under ``options``: every field of :class:`Options` is in it
+    (:meth:`Options.key_parts`), so no call site can leave one out. ``modalities`` as
+    requested (``auto`` stays ``auto``: the file digests decide what it resolves to)."""
+    return make_key(kind, {"gt_sha256": gt_sha256, "pred_sha256": pred_sha256,
+                           **options.key_parts()})
+
+
 def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: object,
                    iou_threshold: float, score_threshold: float | None = None,
                    bbox_format: str = "xyxy", kind: str = "evaluate_samples") -> str:
-    """The key of one evaluation of a ground truth and a submission (file SHA-256s) under
-    the given options; ``modalities`` as requested (``"auto"`` stays ``"auto"``: the file
-    digests decide what it resolves to)."""
-    # "seg,bbox" (the command line) and ("seg", "bbox") (the app) are the same request.
-    if isinstance(modalities, str):
-        mods: object = (modalities.strip() if modalities.strip() == "auto"
-                        else [m.strip() for m in modalities.split(",")])
-    else:
-        mods = [str(m) for m in modalities]  # type: ignore[attr-defined]
-    return make_key(kind, {
-        "gt_sha256": gt_sha256, "pred_sha256": pred_sha256, "task": task,
-        "modalities": mods, "iou_threshold": float(iou_threshold),
-        "score_threshold": None if score_threshold is None else float(score_threshold),
-        "bbox_format": bbox_format})
+    """:func:`key` of the evaluator's options given one by one (the average precision's
+    options at their defaults); for callers that have no :class:`Options` at hand."""
+    return key(kind, gt_sha256, pred_sha256,
+               Options(task, modalities, iou_threshold, score_threshold, bbox_format))
 
 
 class ResultCache:
@@ -623,11 +624,11 @@ def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[
     if gt_sha256 is None or (ground_truth is None and ground_truth_loader is None):
         gt_data, gt_sha256 = read_hashed(gt_path, "ground-truth")
     data, pred_sha256 = read_hashed(pred_path, "prediction")
-    key = None
+    entry = None
     if cache is not None:
-        key = evaluation_key(gt_sha256, pred_sha256, task, modalities, iou_threshold,
-                             score_threshold, bbox_format)
-        value = cache.get(key)
+        entry = key("evaluate_samples", gt_sha256, pred_sha256, Options(
+            task, modalities, iou_threshold, score_threshold, bbox_format))
+        value = cache.get(entry)
         if value is not MISS:
             return value, True
     with gc_paused():
@@ -643,8 +644,8 @@ def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[
         del doc
         result = evaluate_samples(samples, iou_threshold)
         del samples
-    if cache is not None and key is not None:
-        cache.put(key, result)
+    if cache is not None and entry is not None:
+        cache.put(entry, result)
     return result, False
 
 

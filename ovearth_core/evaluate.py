@@ -12,7 +12,7 @@ from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
 from .matching import check_pair_cap
-from .presence import presence_metrics
+from .presence import presence_cell, presence_metrics
 from .run import BoxFacts, Run
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
@@ -130,9 +130,7 @@ def _per_category(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
 def _presence_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
     counts = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
     for r in rows:
-        key = ("tp" if r["pred_present"] else "fn") if r["gt_present"] else (
-            "fp" if r["pred_present"] else "tn")
-        counts[key] += 1
+        counts[presence_cell(r["gt_present"], r["pred_present"]).lower()] += 1
     return counts
 
 

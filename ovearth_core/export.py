@@ -134,8 +134,8 @@ def features(run: Run, modality: str, frames: dict[str, Georef | None]) -> list[
     """The GeoJSON features of every box of the run (see the module docstring)."""
     oriented = modality == "oriented_bbox"
     out = []
-    for sample, row in zip(run.samples, run.per_sample, strict=True):
-        entry = row.get(modality) or {}
+    for sample in run.samples:
+        entry = run.row(sample.sample_id).get(modality) or {}
         gt_match = {g: v for g, _, v in entry.get("matches", [])}
         pred_match = {p: v for _, p, v in entry.get("matches", [])}
         ref = frames.get(sample.image_path)

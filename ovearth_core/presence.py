@@ -27,3 +27,11 @@ def presence_metrics(tp: int, fp: int, tn: int, fn: int) -> dict[str, Any]:
     }
     out["key_metrics"] = {"mcc": value}
     return out
+
+
+def presence_cell(gt_present: bool, pred_present: bool) -> str:
+    """The presence confusion cell of a query: ``TP`` (target there, predicted), ``FN``
+    (there, nothing predicted), ``FP`` (absent, something predicted), ``TN``."""
+    if gt_present:
+        return "TP" if pred_present else "FN"
+    return "FP" if pred_present else "TN"

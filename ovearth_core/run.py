@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .matching import match
-from .types import OVERLAP_EPS, SampleList
+from .presence import presence_cell
+from .types import OVERLAP_EPS, Sample, SampleList
 
 FloatArray = npt.NDArray[np.float64]
 BOX_KEYS = ("bbox", "oriented_bbox")
@@ -105,6 +107,93 @@ class Run:
         """Box facts of query ``index`` (``None`` when the modality was not evaluated)."""
         kept = self.box_facts.get(modality)
         return None if kept is None else kept[index]
+
+    # Keyed views (issue 27): a query's sample and row are looked up by its query_id,
+    # each in its own list, never paired by position.
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return _unique({s.sample_id: i for i, s in enumerate(self.samples)}, self.samples,
+                       "samples")
+
+    @cached_property
+    def _rows(self) -> dict[str, dict[str, Any]]:
+        return _unique({r["sample_id"]: r for r in self.per_sample}, self.per_sample,
+                       "per_sample rows")
+
+    def has(self, query_id: str) -> bool:
+        """The query is in this run (its samples and its rows)."""
+        return query_id in self._positions and query_id in self._rows
+
+    def position(self, query_id: str) -> int:
+        """Where the query is in :attr:`samples` (and in the box facts)."""
+        try:
+            return self._positions[query_id]
+        except KeyError:
+            raise KeyError(self._absent(query_id, "samples")) from None
+
+    def sample(self, query_id: str) -> Sample:
+        """The query's loaded sample (GT and predictions); KeyError naming it if absent."""
+        return self.samples[self.position(query_id)]
+
+    def row(self, query_id: str) -> dict[str, Any]:
+        """The query's ``per_sample`` row of the results; KeyError naming it if absent."""
+        try:
+            return self._rows[query_id]
+        except KeyError:
+            raise KeyError(self._absent(query_id, "per_sample rows")) from None
+
+    def entry(self, query_id: str) -> QueryEntry:
+        """The query's sample and row together, with their typed facts."""
+        return QueryEntry(self.sample(query_id), self.row(query_id))
+
+    def _absent(self, query_id: str, where: str) -> str:
+        return (f"query_id {query_id!r} is not among the {len(self.samples)} queries' "
+                f"{where} of this run (task {self.results.get('task')!r})")
+
+
+@dataclass(frozen=True)
+class QueryEntry:
+    """One query of a run: its sample and its ``per_sample`` row, with typed fields for
+    what pages and the report read most."""
+
+    sample: Sample
+    row: dict[str, Any]
+
+    @property
+    def query_id(self) -> str:
+        return self.sample.sample_id
+
+    @property
+    def negative(self) -> bool:
+        return bool(self.row["negative"])
+
+    @property
+    def gt_present(self) -> bool:
+        return bool(self.row["gt_present"])
+
+    @property
+    def pred_present(self) -> bool:
+        return bool(self.row["pred_present"])
+
+    @property
+    def presence(self) -> str:
+        """:func:`presence_cell` of the query."""
+        return presence_cell(self.gt_present, self.pred_present)
+
+    def metrics(self, output_key: str) -> dict[str, Any] | None:
+        """The row's block of one modality (``seg``, ``bbox``, ``oriented_bbox``), or
+        ``None`` when it was not evaluated."""
+        return self.row.get(output_key)
+
+
+def _unique(by_id: dict[str, Any], items: Sequence[Any], where: str) -> dict[str, Any]:
+    """``by_id`` when every query_id of ``items`` is in it once (the loader guarantees it:
+    a hand-made run with a repeated id would otherwise pair the wrong row)."""
+    if len(by_id) != len(items):
+        raise ValueError(f"the run's {where} repeat a query_id ({len(items)} items, "
+                         f"{len(by_id)} distinct ids)")
+    return by_id
 
 
 _SCALAR_FACTS = ("best_iou", "duplicated", "stray_overlap")  # every BoxFacts field but one

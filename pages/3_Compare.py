@@ -112,7 +112,8 @@ hard = bool(st.session_state.get("ap_hard_negatives", False))  # the Overview's 
 cap = st.session_state["ap_max_detections"]
 if analysis_data.has_boxes(o.modalities):
     st.header("Average precision (every box)")
-    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts, hard, cap).value
+    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, replace(
+        opts, hard_negatives=hard, max_detections=cap)).value
                   for key, opts in ((run.pred, run.options), (b_key, o)))
     st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
                                         not_submitted(evaluation_b.results)),

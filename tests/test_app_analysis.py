@@ -246,7 +246,7 @@ ALL_MODS = ["segmentation", "bbox", "oriented_bbox"]
 
 
 class _Recorder:
-    """Wraps st.progress (the bars the page draws) and evaluate_submissions (what the page
+    """Wraps st.progress (the bars the page draws) and evaluate_with (what the page
     sends to the worker processes), recording both."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,7 +254,7 @@ class _Recorder:
 
         self.bars: list[list[float]] = []
         self.evaluated: list[list[str]] = []
-        real_progress, real_evaluate = st.progress, analysis_data.evaluate_submissions
+        real_progress, real_evaluate = st.progress, analysis_data.evaluate_with
 
         def progress(value: float, text: str | None = None):
             values = [value]
@@ -274,7 +274,7 @@ class _Recorder:
             return real_evaluate(gt, preds, *args, **kwargs)
 
         monkeypatch.setattr(st, "progress", progress)
-        monkeypatch.setattr(analysis_data, "evaluate_submissions", evaluate)
+        monkeypatch.setattr(analysis_data, "evaluate_with", evaluate)
 
 
 def _caption(at: AppTest) -> str:

@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import analysis_report
 from .ap_caps import add_ap_arguments
 
+if TYPE_CHECKING:
+    import argparse
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ovearth_core.analysis``: the evaluator's output plus an ``analysis`` block.
 
-    Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
-    ``--modalities``, ...), ``--hard-negatives`` and ``--max-detections N`` (COCO's cap).
-    The sweep and AP need every box, so with ``--score-threshold`` the samples are loaded a
-    second time without it.
-    ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
-    ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
-    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
-    ``query_form`` evaluates all three tasks of the same files (with the resolved
-    modalities of ``--task``) and compares them on the same targets.
-    """
-    from ..cli import build_parser, run_and_emit
+def build_analysis_parser() -> argparse.ArgumentParser:
+    """The analysis command's options: the evaluator's, then the analyses' own (built
+    without numpy or the evaluator: ``--help`` loads neither)."""
+    from ..cli import build_parser
     from . import slice_options as options
 
     parser = build_parser()
@@ -47,10 +40,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
                         help="what the slice bootstrap resamples (default auto: images for "
                              "a DOTA or COCO conversion, else queries)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ovearth_core.analysis``: the evaluator's output plus an ``analysis`` block.
+
+    Takes the evaluator's options (``--gt``, ``--predictions``, ``--task``,
+    ``--modalities``, ...), ``--hard-negatives`` and ``--max-detections N`` (COCO's cap).
+    The sweep and AP need every box, so with ``--score-threshold`` the samples are loaded a
+    second time without it.
+    ``--slice-by ATTR`` (repeatable) adds ``analysis.slices[ATTR]`` (:mod:`.slices`);
+    ``group`` reads ``--taxonomy`` (default: ``taxonomy.json`` beside the ground truth),
+    ``tag`` the review sidecar beside the ground truth (:mod:`ovearth_core.review`);
+    ``query_form`` evaluates all three tasks of the same files (with the resolved
+    modalities of ``--task``) and compares them on the same targets.
+    """
+    from ..cli import run_and_emit
+
+    parser = build_analysis_parser()
     args = parser.parse_args(argv)
     # Imported once the options are read: ``--help`` loads neither numpy nor the evaluator.
     from ..evaluate import evaluate_run, evaluate_samples
     from ..io import load_samples
+    from ..options import Options
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
     from . import slices
@@ -92,18 +105,18 @@ def main(argv: list[str] | None = None) -> int:
                                        seed=args.slice_seed, unit=unit())
 
     def compute() -> dict[str, Any]:
-        samples = load_samples(args.gt, args.predictions, args.task,
-                               score_threshold=args.score_threshold,
-                               bbox_format=args.bbox_format, modalities=args.modalities)
-        run = evaluate_run(samples, args.iou_threshold)
+        o = Options.from_args(args)
+        samples = load_samples(args.gt, args.predictions, o.task,
+                               score_threshold=o.score_threshold,
+                               bbox_format=o.bbox_format, modalities=o.modalities)
+        run = evaluate_run(samples, o.iou_threshold)
         result = run.results
-        every_box = samples if args.score_threshold is None else load_samples(
-            args.gt, args.predictions, args.task, bbox_format=args.bbox_format,
+        every_box = samples if o.score_threshold is None else load_samples(
+            args.gt, args.predictions, o.task, bbox_format=o.bbox_format,
             modalities=samples.modalities)
-        result["analysis"] = analysis_report(every_box, args.iou_threshold,
-                                             hard_negatives=args.hard_negatives,
-                                             evaluated=run,
-                                             max_detections=args.max_detections)
+        result["analysis"] = analysis_report(every_box, o.iou_threshold,
+                                             hard_negatives=o.hard_negatives,
+                                             evaluated=run, max_detections=o.max_detections)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.

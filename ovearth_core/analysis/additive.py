@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..formulas import f1_array, mcc_array, ratio_array
+from ..presence import presence_cell
 from ..types import IOU_THRESHOLDS
 
 FloatArray = npt.NDArray[np.float64]
@@ -67,8 +68,8 @@ def _entry(row: Row, key: str) -> dict[str, Any] | None:
 
 
 def _presence(row: Row) -> Pieces:
-    g, p = row["gt_present"], row["pred_present"]
-    return (g and p, p and not g, not g and not p, g and not p)
+    cell = presence_cell(row["gt_present"], row["pred_present"])
+    return tuple(cell == c for c in ("TP", "FP", "TN", "FN"))
 
 
 def _seg(*fields: str) -> Callable[[Row], Pieces | None]:

@@ -42,8 +42,8 @@ import numpy.typing as npt
 
 from ..field_metrics import box_fields
 from ..labels import AP_METRICS
+from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
-from .ap_caps import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS  # noqa: F401 (re-exported)
 from .coco import (
     COCO_RANGES,
     IN_IGNORE_REGION,

@@ -1,14 +1,12 @@
-"""COCO's detection cap and the AP options of the commands, in a module that imports
-nothing: the analysis, report and leaderboard commands build their parsers from it, so
+"""The AP options of the commands (COCO's detection cap, hard negatives), in a module that
+imports nothing heavy: the analysis, report and leaderboard commands build their parsers from it, so
 their ``--help`` and usage errors load neither numpy nor the evaluator (issue 28)."""
 
 from __future__ import annotations
 
 import argparse
 
-COCO_MAX_DETECTIONS = 100
-# COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
-MIN_MAX_DETECTIONS = 10
+from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS  # options.py imports nothing
 
 
 def detection_cap(text: str) -> int:

@@ -52,7 +52,7 @@ import numpy.typing as npt
 from .. import geometry, masks, metrics
 from ..evaluate import evaluate_samples
 from ..matching import match
-from ..presence import presence_metrics
+from ..presence import presence_cell, presence_metrics
 from ..types import OUTPUT_KEYS, OVERLAP_EPS, Sample, SampleList
 from .sweep import BOX_MODALITIES, box_fields, iou_matrix
 
@@ -219,8 +219,8 @@ def _key_metrics(samples: Sequence[Sample], rows: Sequence[dict[str, Any]],
                  modalities: Sequence[str], open_vocab: bool) -> dict[str, float | None]:
     out: dict[str, float | None] = dict.fromkeys(METRICS)
     if open_vocab:
-        counts = Counter(("tp" if r["pred_present"] else "fn") if r["gt_present"]
-                         else ("fp" if r["pred_present"] else "tn") for r in rows)
+        counts = Counter(presence_cell(r["gt_present"], r["pred_present"]).lower()
+                         for r in rows)
         out["presence_mcc"] = presence_metrics(counts["tp"], counts["fp"], counts["tn"],
                                                counts["fn"])["mcc"]
     if "segmentation" in modalities:

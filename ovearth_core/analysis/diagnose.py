@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry
+from ..presence import presence_cell
 from ..run import BoxFacts, Run
 from ..types import OVERLAP_EPS, Sample
 
@@ -130,8 +131,7 @@ def query_row(sample: Sample, row: dict[str, Any], threshold: float, open_vocab:
     bbox_best = box_iou.best_iou if bbox and bbox["evaluated"] else None
     obb_best = obb_iou.best_iou if obb and obb["evaluated"] else None
     if open_vocab:
-        outcome = ("TP" if row["pred_present"] else "FN") if row["gt_present"] else (
-            "FP" if row["pred_present"] else "TN")
+        outcome = presence_cell(row["gt_present"], row["pred_present"])
     else:
         primary = next((v for v in (seg_iou, bbox_best, obb_best) if v is not None), 0.0)
         outcome = "hit" if primary >= HIT_IOU else "miss"
@@ -180,9 +180,9 @@ def query_rows(samples: Sequence[Sample] | Run, results: dict[str, Any] | None =
     threshold = run.config.iou_threshold
     open_vocab = run.config.task == "open_vocabulary"
     none = BoxFacts.of(np.zeros((0, 0)), threshold)
-    rows = [query_row(s, r, threshold, open_vocab, run.facts("bbox", i) or none,
-                      run.facts("oriented_bbox", i) or none)
-            for i, (s, r) in enumerate(zip(run.samples, run.per_sample, strict=True))]
+    rows = [query_row(s, run.row(s.sample_id), threshold, open_vocab,
+                      run.facts("bbox", i) or none, run.facts("oriented_bbox", i) or none)
+            for i, s in enumerate(run.samples)]
     return sort_worst_first(rows)
 
 

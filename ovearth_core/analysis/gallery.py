@@ -161,8 +161,8 @@ def tiles(run: Run, rows: Sequence[dict[str, Any]], selector: str,
         raise ValueError(f"selector must be one of {SELECTORS}, got {selector!r}")
     by_id = {r["query_id"]: r for r in rows}
     out: list[Tile] = []
-    for index, (sample, result) in enumerate(zip(run.samples, run.per_sample, strict=True)):
-        row = by_id[sample.sample_id]
+    for index, sample in enumerate(run.samples):
+        result, row = run.row(sample.sample_id), by_id[sample.sample_id]
         common = {"query_id": sample.sample_id, "index": index, "text": sample.phrase,
                   "category": sample.category, "polarity": row["polarity"],
                   "failure": row["failure"]}

@@ -49,15 +49,16 @@ from ..cache import (
     ResultCache,
     decode,
     encode,
-    evaluation_key,
     file_digest,
     read_hashed,
 )
+from ..cache import key as cache_key
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
 from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
+from ..options import Options
 from ..paths import refusal
 from . import additive
 from .ap import ap_numbers, average_precision_report
@@ -358,33 +359,32 @@ def _run_job(job: tuple[Any, ...], encoded: bool
     """One submission: the result (or its entry's bytes, see :func:`_evaluate_job`) or the
     problems that stopped it, and the SHA-256 of the bytes evaluated. The prediction file
     is read once: the cache key is of the bytes parsed, never of an earlier read."""
-    (index, gt_path, gt_sha, pred_path, task, modalities, iou_threshold, score_threshold,
-     bbox_format, cache_spec) = job
+    index, gt_path, gt_sha, pred_path, options, cache_spec = job
     try:
         with gc_paused():
             ground_truth = _worker_gt(gt_path, gt_sha)
             data, pred_sha = read_hashed(pred_path, "prediction")
             doc = parse_json(data, pred_path)
             del data
-            samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                                   modalities, ground_truth=ground_truth, predictions_doc=doc)
+            samples = load_samples(gt_path, pred_path, options.task, options.score_threshold,
+                                   options.bbox_format, options.modalities,
+                                   ground_truth=ground_truth, predictions_doc=doc)
             del doc
-            result = evaluate_samples(samples, iou_threshold)
+            result = evaluate_samples(samples, options.iou_threshold)
             del samples
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total, ""
     if cache_spec is not None:
-        key = evaluation_key(gt_sha, pred_sha, task, modalities, iou_threshold,
-                             score_threshold, bbox_format)
+        entry = cache_key("evaluate_samples", gt_sha, pred_sha, options)
         store = ResultCache(*cache_spec)
         try:
-            blob = encode(key, result)
+            blob = encode(entry, result)
         except ValueError:
-            store.put(key, result)  # says why it is not stored
+            store.put(entry, result)  # says why it is not stored
             return index, result, [], False, 0, pred_sha
-        store.put_blob(key, blob)
+        store.put_blob(entry, blob)
         if encoded:
-            return index, (key, blob), [], False, 0, pred_sha
+            return index, (entry, blob), [], False, 0, pred_sha
     return index, result, [], False, 0, pred_sha
 
 
@@ -448,20 +448,28 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     Returns the outcomes in the order of ``preds``; invalid files come back with their
     problems, never raised.
     """
+    return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
+                                                 score_threshold, bbox_format),
+                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256)
+
+
+def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
+                  cache: ResultCache | None = None, workers: int | None = None,
+                  progress: Progress | None = None,
+                  gt_sha256: str | None = None) -> list[Outcome]:
+    """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
+    value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
     # ~10^5 containers each, and every collection would walk all of them again.
     try:
         with gc_paused():
-            return _evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
-                                         score_threshold, bbox_format, cache, workers,
+            return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
                                          progress, gt_sha256)
     finally:
         _WORKER_GT.clear()
 
 
-def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
-                          modalities: object, iou_threshold: float,
-                          score_threshold: float | None, bbox_format: str,
+def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], options: Options,
                           cache: ResultCache | None, workers: int | None,
                           progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
     gt_path = Path(gt_path)
@@ -471,7 +479,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
     done = 0
 
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
-               num_problems: int = 0, sha256: str = "") -> int:
+               num_problems: int = 0, sha256: str = "") -> Outcome:
         nonlocal done
         if isinstance(result, tuple):  # a worker's entry: (key, bytes)
             try:
@@ -484,7 +492,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
         done += 1
         if progress is not None:
             progress(done, total, outcome)
-        return index
+        return outcome
 
     # Every job checks that the ground truth it parses has this digest (one ground truth
     # per run, the one the keys name).
@@ -502,14 +510,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
                 pred_sha = file_digest(path)
             except OSError:
                 pred_sha = ""  # the job reports why it cannot be read
-            value = MISS if not pred_sha else cache.get(evaluation_key(
-                gt_sha, pred_sha, task, modalities, iou_threshold, score_threshold,
-                bbox_format))
+            value = MISS if not pred_sha else cache.get(cache_key(
+                "evaluate_samples", gt_sha, pred_sha, options))
             if value is not MISS:  # the numbers of the bytes just hashed
                 finish(i, value, [], True, sha256=pred_sha)
                 continue
-        pending.append((i, str(gt_path), gt_sha, str(path), task, modalities, iou_threshold,
-                        score_threshold, bbox_format, spec))
+        pending.append((i, str(gt_path), gt_sha, str(path), options, spec))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
@@ -520,33 +526,40 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task
         for job in pending:
             finish(*_run_job(job, encoded=False))
     else:
-        context = _pool_context()
-        if context.get_start_method() == "fork":
-            # Parsed once here; every forked worker inherits it.
-            try:
-                _worker_gt(str(gt_path), gt_sha)
-            except OVEarthInputError:
-                pass  # each job reports the problem
-        left = {job[0]: job for job in pending}
-        # Largest files first: a large one left for last would keep one worker busy while
-        # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
-        by_size = sorted(pending, key=lambda job: -_size(job[3]))
-        try:
-            with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-                with _workers_skip_main(context):  # workers start at the first submits
-                    futures = [pool.submit(_evaluate_job, job) for job in by_size]
-                for future in as_completed(futures):
-                    index = finish(*future.result())
-                    outcomes[index].in_worker = True  # type: ignore[union-attr]
-                    del left[index]
-        except BrokenProcessPool:
-            # A worker died (killed for memory, say): the rest run here, where a failure
-            # is the evaluator's own error or message, not a lost process.
-            for job in sorted(left.values()):
-                finish(*_run_job(job, encoded=False))
+        _run_pool(pending, n_workers, str(gt_path), gt_sha, finish)
     if cache is not None:
         cache.evict()
     return [o for o in outcomes if o is not None]
+
+
+def _run_pool(pending: list[tuple[Any, ...]], n_workers: int, gt_path: str, gt_sha: str,
+              finish: Callable[..., Outcome]) -> None:
+    """The ``pending`` jobs in ``n_workers`` processes, each result to ``finish`` as it
+    comes (marked ``in_worker``); the jobs a dead worker left run in this process."""
+    context = _pool_context()
+    if context.get_start_method() == "fork":
+        # Parsed once here; every forked worker inherits it.
+        try:
+            _worker_gt(gt_path, gt_sha)
+        except OVEarthInputError:
+            pass  # each job reports the problem
+    left = {job[0]: job for job in pending}
+    # Largest files first: a large one left for last would keep one worker busy while
+    # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
+    by_size = sorted(pending, key=lambda job: -_size(job[3]))
+    try:
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+            with _workers_skip_main(context):  # workers start at the first submits
+                futures = [pool.submit(_evaluate_job, job) for job in by_size]
+            for future in as_completed(futures):
+                done = future.result()
+                finish(*done).in_worker = True
+                del left[done[0]]
+    except BrokenProcessPool:
+        # A worker died (killed for memory, say): the rest run here, where a failure
+        # is the evaluator's own error or message, not a lost process.
+        for job in sorted(left.values()):
+            finish(*_run_job(job, encoded=False))
 
 
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,15 @@ from ..analysis.compare import (
 )
 from ..analysis.slices import GSD, SliceTable, image_meta_of, needs_meta, slice_table
 from ..analysis.sweep import BOX_MODALITIES
-from ..cache import MISS, ResultCache, evaluation_key
+from ..cache import MISS, ResultCache
+from ..cache import key as cache_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
 from ..io import load_samples as load_task
 from ..labels import TASK_LABELS
+from ..options import Options
+from ..run import Run
 from ..types import TASK_KEYS, SampleList
 
 CLI_TASK = {v: k for k, v in TASK_KEYS.items()}
@@ -43,6 +46,11 @@ class Submission:
     samples: dict[str, SampleList] = field(default_factory=dict)
     # task key -> average_precision_report of every box (tasks with box modalities)
     average_precision: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def run(self, task: str) -> Run:
+        """The keyed view of one task (``run.sample(query_id)``, ``run.row(query_id)``;
+        no box facts: the report keeps none)."""
+        return Run(self.results[task], self.samples[task], {})
 
 
 @dataclass
@@ -128,6 +136,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
     auto = parse_modalities(modalities) is None
+    asked = Options(task_keys[0], modalities, iou_threshold, score_threshold, bbox_format,
+                    hard_negatives, max_detections)
     subs: list[Submission] = []
     num_cached = num_evaluations = 0
     for label, pred in zip(labels, predictions, strict=True):
@@ -141,28 +151,9 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                 # With "auto", B is read with the modalities resolved for A, so rows pair up.
                 mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
                         else modalities)
-                samples = load_task(gt_file, pred_file, key, score_threshold, bbox_format,
-                                    mods, ground_truth=gt, predictions_doc=doc)
-                sub.samples[key] = samples
-                cache_key = None if cache is None else evaluation_key(
-                    gt_sha256, sub.sha256, key, mods, iou_threshold, score_threshold,
-                    bbox_format)
-                value = MISS if cache_key is None else cache.get(cache_key)
-                if value is MISS:
-                    value = evaluate_samples(samples, iou_threshold)
-                    if cache is not None and cache_key is not None:
-                        cache.put(cache_key, value)
-                else:
-                    num_cached += 1
+                num_cached += _evaluate_task(sub, replace(asked, task=key, modalities=mods),
+                                             gt_file, gt, gt_sha256, doc, cache)
                 num_evaluations += 1
-                sub.results[key] = value
-                if any(m in BOX_MODALITIES for m in samples.modalities):
-                    every_box = samples if score_threshold is None else load_task(
-                        gt_file, pred_file, key, None, bbox_format, samples.modalities,
-                        ground_truth=gt, predictions_doc=doc)
-                    sub.average_precision[key] = average_precision_report(
-                        every_box, iou_threshold, samples.modalities, hard_negatives,
-                        max_detections)
             del doc
         subs.append(sub)
     evaluated = time.perf_counter()
@@ -193,6 +184,34 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
                       num_evaluations, sliced)
+
+
+def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundTruth,
+                   gt_sha256: str, doc: Any, cache: ResultCache | None) -> bool:
+    """One task of one submission (its parsed document ``doc``) under ``options``: its
+    samples, its result (through ``cache``: whether it came from there is returned) and,
+    with box modalities, its average precision of every box."""
+    key = options.task
+    samples = load_task(gt_file, sub.path, key, options.score_threshold, options.bbox_format,
+                        options.modalities, ground_truth=gt, predictions_doc=doc)
+    sub.samples[key] = samples
+    entry = None if cache is None else cache_key("evaluate_samples", gt_sha256, sub.sha256,
+                                                 options.evaluator())
+    value = MISS if entry is None or cache is None else cache.get(entry)
+    cached = value is not MISS
+    if not cached:
+        value = evaluate_samples(samples, options.iou_threshold)
+        if cache is not None and entry is not None:
+            cache.put(entry, value)
+    sub.results[key] = value
+    if any(m in BOX_MODALITIES for m in samples.modalities):
+        every_box = samples if options.score_threshold is None else load_task(
+            gt_file, sub.path, key, None, options.bbox_format, samples.modalities,
+            ground_truth=gt, predictions_doc=doc)
+        sub.average_precision[key] = average_precision_report(
+            every_box, options.iou_threshold, samples.modalities, options.hard_negatives,
+            options.max_detections)
+    return cached
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

@@ -285,22 +285,24 @@ def _cards(data: ReportData, task: str, chosen: Sequence[tuple[int, str]],
     HTML and how many of them fell back to a blank canvas.
     """
     subs = data.submissions
+    runs = [sub.run(task) for sub in subs]
     cards, missing = [], 0
     for index, score in chosen:
+        query_id = runs[0].per_sample[index]["sample_id"]
         figures_html = []
-        region = report_draw.shared_region([sub.samples[task][index] for sub in subs])
-        pixels, image_notice = report_draw.load_view(data.images, subs[0].samples[task][index],
+        region = report_draw.shared_region([run.sample(query_id) for run in runs])
+        pixels, image_notice = report_draw.load_view(data.images, runs[0].sample(query_id),
                                                      region)
-        for sub in subs:
-            row = sub.results[task]["per_sample"][index]
-            thumb = report_draw.overlay_thumbnail(pixels, sub.samples[task][index], row,
+        for sub, run in zip(subs, runs, strict=True):
+            row = run.row(query_id)
+            thumb = report_draw.overlay_thumbnail(pixels, run.sample(query_id), row,
                                                   region=region)
             figures_html.append(
                 f"<figure><figcaption>{_e(sub.name)}</figcaption>"
                 f"<img alt=\"{_e(row['sample_id'])} {_e(sub.name)}\" "
                 f"src=\"{report_draw.jpeg_data_uri(thumb)}\">{_row_metrics(row)}</figure>")
         missing += image_notice is not None
-        row = subs[0].results[task]["per_sample"][index]
+        row = runs[0].row(query_id)
         kind = "negative" if row["negative"] else "positive"
         notice = f"<div class=\"notice\">{_e(image_notice)}</div>" if image_notice else ""
         cards.append(

@@ -21,11 +21,11 @@ import streamlit as st
 
 from ovearth_core.analysis import crosstask, gallery, objects
 from ovearth_core.analysis import slices as slices_
-from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS, average_precision_report
+from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.compare import default_unit
 from ovearth_core.analysis.leaderboard import (
-    evaluate_submissions,
+    evaluate_with,
     leaderboard_report,
     worker_count,
 )
@@ -75,20 +75,18 @@ def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed
     return Timed(value, time.perf_counter() - start)
 
 
-def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                      hard_negatives: bool, max_detections: int = COCO_MAX_DETECTIONS) -> Timed:
-    """:func:`average_precision_report` of every box (no score threshold), COCO's block
-    capped at ``max_detections`` boxes per query (part of the cache key)."""
-    return _average_precision(gt, pred, every_box(options), hard_negatives, max_detections)
+def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+    """:func:`average_precision_report` of every box (no score threshold), with the
+    options' ``hard_negatives`` and COCO's block capped at their ``max_detections``."""
+    return _average_precision(gt, pred, every_box(options))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
-                       hard_negatives: bool, max_detections: int) -> Timed:
+def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
     start = time.perf_counter()
     samples = _loaded(gt, pred, options)
     value = average_precision_report(samples, options.iou_threshold, samples.modalities,
-                                     hard_negatives, max_detections)
+                                     options.hard_negatives, options.max_detections)
     return Timed(value, time.perf_counter() - start)
 
 
@@ -110,7 +108,7 @@ def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
     if run is None or modality not in run.box_facts:
         return []
     return objects.query_objects(run.samples, modality, options.iou_threshold,
-                                 entries=[r[modality] for r in run.per_sample])
+                                 entries=[run.row(s.sample_id)[modality] for s in run.samples])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -223,7 +221,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     the task are left out (``skipped`` says why). ``shared`` is the sidebar's submission
     and its evaluation under these very options: used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
-    (:func:`~ovearth_core.analysis.leaderboard.evaluate_submissions`);
+    (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
     ``progress(done, total, name, cached)`` follows them. ``ap`` (hard negatives, COCO's
     detection cap) also ranks by each submission's AP and mAP (:func:`average_precision`,
     cached per submission and options).
@@ -258,10 +256,9 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     offset = total - len(todo)
     if progress is not None and offset:
         progress(offset, total, shared_name or "", False)
-    outcomes = evaluate_submissions(
-        gt[0], [p[0] for p in todo], options.task, options.modalities,
-        options.iou_threshold, options.score_threshold, options.bbox_format, cache=store,
-        workers=None, gt_sha256=data.digest(gt) if store is not None else None,
+    outcomes = evaluate_with(
+        gt[0], [p[0] for p in todo], options.evaluator(), cache=store, workers=None,
+        gt_sha256=data.digest(gt) if store is not None else None,
         progress=None if progress is None else
         lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
     for pred, outcome in zip(todo, outcomes, strict=True):
@@ -283,7 +280,8 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         ranked.append(pred)
         num_cached += cached
     reports = None if ap is None or not has_boxes(options.modalities) else [
-        average_precision(gt, pred, options, *ap).value for pred in ranked]
+        average_precision(gt, pred, replace(options, hard_negatives=ap[0],
+                                            max_detections=ap[1])).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed, average_precision=reports)
     in_workers = sum(o.in_worker for o in outcomes)

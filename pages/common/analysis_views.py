@@ -4,6 +4,7 @@ and error attribution, and the Leaderboard page's table and charts."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, a
 from ovearth_core.viz import analysis_figures as af
 
 from . import analysis_data, state, views
-from .sidebar import Run
+from .run import Run
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 
@@ -80,7 +81,8 @@ def average_precision(run: Run) -> None:
     cap = int(st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; "
                               "100 is COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
                               step=100, **state.bind("ap_max_detections")))
-    timed = analysis_data.average_precision(run.gt, run.pred, run.options, hard, cap)
+    timed = analysis_data.average_precision(run.gt, run.pred, replace(
+        run.options, hard_negatives=hard, max_detections=cap))
     report = timed.value
     left, right = st.columns([2, 3])
     with left:

@@ -4,7 +4,6 @@ side by side (crop with GT and that task's prediction, text, numbers, verdict)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -12,9 +11,7 @@ from ovearth_core.analysis import crosstask
 from ovearth_core.report import draw as report_draw
 
 from . import analysis_data, data, state, views
-
-if TYPE_CHECKING:
-    from .sidebar import Run
+from .run import Run
 
 VERDICT_HELP = {
     crosstask.RIGHT: "every query form finds it",
@@ -76,9 +73,8 @@ def render(run: Run, evaluations: dict[str, data.Evaluation],
     """The annotation's verdict, then one column per form with each of its queries."""
     st.markdown(f"### {state.code(ann.ann_id)} · {views.md_text(ann.category)}")
     st.markdown(f"Where it fails: **{ann.verdict}** — {VERDICT_HELP[ann.verdict]}")
-    pairs = {f: [(evaluations[f].run.samples[q.index],
-                  evaluations[f].results["per_sample"][q.index]) for q in ann.queries.get(f, ())]
-             for f in crosstask.FORMS}
+    pairs = {f: [(evaluations[f].run.sample(q.query_id), evaluations[f].run.row(q.query_id))
+                 for q in ann.queries.get(f, ())] for f in crosstask.FORMS}
     everything = [s for f in crosstask.FORMS for s, _ in pairs[f]]
     first = everything[0]
     image_args = (str(run.images_dir), first.image_path, first.width, first.height,

@@ -16,7 +16,7 @@ from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_scope
 from ovearth_core.report import draw as report_draw
 
 from . import data, state, views
-from .sidebar import Run
+from .run import Run
 
 LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="small")
 
@@ -105,11 +105,8 @@ def overlays(run: Run, b_key: data.FileKey, options_b: data.Options, names: list
     o = run.options
     pair = []
     for pred, opts in ((run.pred, o), (b_key, options_b)):
-        loaded = data.samples(run.gt, pred, o.task, opts.modalities, o.score_threshold,
-                              o.bbox_format)
-        index = next(i for i, s in enumerate(loaded) if s.sample_id == query_id)
-        pair.append((loaded[index], data.evaluate(run.gt, pred, opts).results[
-            "per_sample"][index]))
+        evaluated = data.evaluate(run.gt, pred, opts).run
+        pair.append((evaluated.sample(query_id), evaluated.row(query_id)))
     first = pair[0][0]
     image_args = (str(run.images_dir), first.image_path, first.width, first.height,
                   data.image_stamp(run.images_dir, first.image_path))

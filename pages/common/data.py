@@ -30,6 +30,7 @@ from ovearth_core import georef, io, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
+from ovearth_core.options import Options
 from ovearth_core.run import Run, facts_arrays, facts_from_arrays
 from ovearth_core.types import SampleList
 from ovearth_core.viz import overlay
@@ -58,15 +59,6 @@ UPLOAD_KEEP_SECONDS = 24 * 3600
 UPLOAD_KEEP_BYTES = 2 * 1024 ** 3
 FileKey = tuple[str, int, int, int, int]
 Stamp = tuple[int, int, int, int]
-
-
-@dataclass(frozen=True)
-class Options:
-    task: str
-    modalities: tuple[str, ...]
-    iou_threshold: float
-    score_threshold: float | None
-    bbox_format: str
 
 
 @dataclass
@@ -209,10 +201,7 @@ def _evaluate_run(gt_sha: str, pred_sha: str, options: Options, loaded: SampleLi
     store, _ = result_cache()
     if store is None:
         return evaluate_run(loaded, options.iou_threshold), False
-    key = result_cache_.evaluation_key(
-        gt_sha, pred_sha, options.task, list(options.modalities),
-        options.iou_threshold, options.score_threshold, options.bbox_format,
-        kind="evaluate_run")
+    key = result_cache_.key("evaluate_run", gt_sha, pred_sha, options.evaluator())
     found = store.get_arrays(key)
     if found is not result_cache_.MISS:
         value, arrays = found
@@ -316,8 +305,9 @@ def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
 # The full-resolution masks of the last two queries tiled (a 3,333 x 3,546 mask is 12 MB
 # and 30 ms to decode): a page of one query's 48 tiles decodes them once, not per tile.
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _tile_masks(gt: FileKey, pred: FileKey, options: Options, index: int) -> overlay.Decoded:
-    return overlay.decode_masks(evaluate(gt, pred, options).run.samples[index])
+def _tile_masks(gt: FileKey, pred: FileKey, options: Options, query_id: str
+                ) -> overlay.Decoded:
+    return overlay.decode_masks(evaluate(gt, pred, options).run.sample(query_id))
 
 
 # One entry per tile picture (a few kB of JPEG): a page of 48 costs one decode per tile
@@ -326,8 +316,8 @@ def _tile_masks(gt: FileKey, pred: FileKey, options: Options, index: int) -> ove
 def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
               tile: gallery.Tile, stamp: Stamp) -> bytes:
     """The JPEG of one tile: the original pixels around its object, masks and boxes."""
-    sample = evaluate(gt, pred, options).run.samples[tile.index]
-    row = evaluate(gt, pred, options).run.per_sample[tile.index]
+    run = evaluate(gt, pred, options).run
+    sample, row = run.sample(tile.query_id), run.row(tile.query_id)
     region = tile_viz.crop_region(tile.box, sample.width, sample.height)
     scale = tile_viz.load_scale(region)
     if scale >= 1 and sample.width * sample.height <= SOURCE_MAX_PIXELS:
@@ -343,7 +333,7 @@ def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
         "GT" if tile.kind == "gt" else "pred", tile.box_index)
     return tile_viz.jpeg_bytes(tile_viz.render_tile(
         window, sample, region, tile.modality, row, focus,
-        decoded=_tile_masks(gt, pred, options, tile.index)))
+        decoded=_tile_masks(gt, pred, options, tile.query_id)))
 
 
 def clear_caches() -> None:

@@ -11,7 +11,7 @@ from ovearth_core import review
 from ovearth_core.analysis import diagnose, objects
 
 from . import analysis_data, state, tags, viewer, views
-from .sidebar import Run
+from .run import Run
 
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
 

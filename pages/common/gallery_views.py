@@ -10,7 +10,7 @@ from ovearth_core import review
 from ovearth_core.analysis import diagnose, gallery, objects
 
 from . import data, state, tags, views
-from .sidebar import Run
+from .run import Run
 
 COLUMNS = 6
 MODALITY_LABELS = {"bbox": "HBB", "oriented_bbox": "OBB"}
@@ -189,7 +189,7 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
     for start in range(0, len(shown), COLUMNS):
         cols = st.columns(COLUMNS)
         for col, tile in zip(cols, shown[start:start + COLUMNS], strict=False):
-            sample_path = run.evaluation.run.samples[tile.index].image_path
+            sample_path = run.evaluation.run.sample(tile.query_id).image_path
             stamp = data.image_stamp(run.images_dir, sample_path)
             with col:
                 st.image(data.tile_jpeg(run.gt, run.pred, run.options, images_dir, tile,

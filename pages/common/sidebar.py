@@ -7,7 +7,6 @@ validation report and returns ``None`` so the page can stop cleanly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -16,32 +15,10 @@ from ovearth_core.io import BBOX_FORMATS
 from ovearth_core.types import MODALITIES
 
 from . import analysis_data, data, state, tags, views
+from .run import Run
 
 IOU_CHOICES = state.IOU_CHOICES
 UPLOADED = "(uploaded file)"
-
-
-@dataclass(frozen=True)
-class Run:
-    """What a page needs: the evaluation, its options and where the images are."""
-
-    evaluation: data.Evaluation
-    options: data.Options
-    gt: data.FileKey
-    pred: data.FileKey
-    images_dir: Path
-    submission_name: str
-    gt_label: str  # the evaluated files as the captions name them: path and SHA-256 prefix
-    pred_label: str
-
-    @property
-    def config(self) -> dict[str, object]:
-        """The options the evaluator actually ran with (``results["config"]``)."""
-        return self.evaluation.results["config"]
-
-    @property
-    def not_submitted(self) -> list[str]:
-        return self.evaluation.results["coverage"]["not_submitted_modalities"]
 
 
 def _pick_submission() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -15,9 +15,7 @@ from ovearth_core.analysis.compare import MIN_UNITS
 from ovearth_core.viz import analysis_figures as figs
 
 from . import analysis_data, data, state, views
-
-if TYPE_CHECKING:
-    from .sidebar import Run
+from .run import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
                     "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",

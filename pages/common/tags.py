@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -19,9 +18,7 @@ from ovearth_core import review
 from ovearth_core.errors import OVEarthInputError
 
 from . import data, state, views
-
-if TYPE_CHECKING:
-    from .sidebar import Run
+from .run import Run
 
 OBJECT_KINDS = (("gt", "bbox", "GT box"), ("pred", "bbox", "predicted box"),
                 ("gt", "oriented_bbox", "GT oriented box"),
@@ -84,8 +81,7 @@ def _on_object(path: Path, task: str, query_id: str, action: str, key: str) -> N
 
 def _objects(run: Run, query_id: str) -> dict[tuple[str, str, int], str]:
     """The query's GT and predicted objects, ``(source, modality, index) -> label``."""
-    ids = [r["sample_id"] for r in run.evaluation.results["per_sample"]]
-    sample = run.evaluation.run.samples[ids.index(query_id)]
+    sample = run.evaluation.run.sample(query_id)
     counts = {("gt", "bbox"): len(sample.gt_boxes), ("pred", "bbox"): len(sample.pred_boxes),
               ("gt", "oriented_bbox"): len(sample.gt_obbs),
               ("pred", "oriented_bbox"): len(sample.pred_obbs),

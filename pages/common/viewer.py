@@ -21,15 +21,12 @@ from ovearth_core.viz import overlay, tiles
 from ovearth_core.viz.chips import chip_picture
 
 from . import analysis_data, data, state, views
-from .sidebar import Run
+from .run import Run
 
 
 def _sample_and_row(run: Run, query_id: str) -> tuple[Any, dict[str, Any]]:
-    o = run.options
-    loaded = data.samples(run.gt, run.pred, o.task, o.modalities, o.score_threshold,
-                          o.bbox_format)
-    index = next(i for i, s in enumerate(loaded) if s.sample_id == query_id)
-    return loaded[index], run.evaluation.results["per_sample"][index]
+    evaluated = run.evaluation.run
+    return evaluated.sample(query_id), evaluated.row(query_id)
 
 
 def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:

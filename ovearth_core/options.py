@@ -1,0 +1,103 @@
+"""The evaluation options as one value: :class:`Options` (issue 27).
+
+Every option the evaluator and the analyses take lives here, once: the task, the
+modalities as requested, the IoU and score thresholds, the box format, and the average
+precision's detection cap and hard negatives. Caches, the leaderboard, the report and the
+app's data layer take one ``Options`` value; :func:`ovearth_core.cache.key` turns it into
+a cache key from :func:`dataclasses.fields`, so a field added here is in every key without
+touching a call site.
+
+Example::
+
+    >>> from dataclasses import replace
+    >>> o = Options("vocabulary", "segmentation, bbox", score_threshold=0.3)
+    >>> o.modalities, o.score_threshold, o.max_detections
+    (('segmentation', 'bbox'), 0.3, 100)
+    >>> replace(o, score_threshold=None).score_threshold is None
+    True
+
+Normalised once, on construction: ``"seg,bbox"`` (the command line) and ``("seg", "bbox")``
+(the app) are the same request (the order as given, ``auto`` as ``("auto",)``), thresholds
+are floats. Whether the values are allowed is the loader's check
+(:func:`ovearth_core.io.load_samples`), which reports a bad option as a problem naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+# COCOeval's default detection cap per image (``maxDets[-1]``).
+COCO_MAX_DETECTIONS = 100
+# COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
+MIN_MAX_DETECTIONS = 10
+
+
+def _modalities(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(m.strip() for m in value.split(","))
+    if isinstance(value, Iterable):
+        return tuple(str(m).strip() for m in value)
+    return (str(value),)
+
+
+def _number(value: Any) -> Any:
+    """A float for an int or float (bools and anything else as given: the loader says
+    what is wrong with them)."""
+    return float(value) if type(value) in (int, float) else value
+
+
+@dataclass(frozen=True)
+class Options:
+    """One evaluation's options (frozen, hashable: a cache key part as it is).
+
+    ``task``: ``vocabulary``/``referring``/``reasoning`` (or a task key of the output);
+    ``modalities``: as requested, in the order given (``("auto",)``: inferred from the
+    files); ``iou_threshold``: the one-to-one box matching threshold; ``score_threshold``:
+    boxes below it are dropped (``None``: none); ``bbox_format``: ``xyxy`` or ``xywh``;
+    ``hard_negatives``: AP counts boxes on negative queries as false positives;
+    ``max_detections``: COCO-style AP keeps each query's best N boxes.
+    """
+
+    task: str
+    modalities: tuple[str, ...]
+    iou_threshold: float = 0.5
+    score_threshold: float | None = None
+    bbox_format: str = "xyxy"
+    hard_negatives: bool = False
+    max_detections: int = COCO_MAX_DETECTIONS
+
+    def __post_init__(self) -> None:
+        mods = _modalities(self.modalities)
+        object.__setattr__(self, "modalities", ("auto",) if mods == ("auto",) else mods)
+        object.__setattr__(self, "iou_threshold", _number(self.iou_threshold))
+        if self.score_threshold is not None:
+            object.__setattr__(self, "score_threshold", _number(self.score_threshold))
+
+    @classmethod
+    def from_args(cls, args: Any) -> Options:
+        """The options of a parsed command line (``argparse.Namespace``): each field from
+        the attribute of its name (``--iou-threshold`` is ``args.iou_threshold``), its
+        default when the command has no such flag."""
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
+        return cls(**given)
+
+    @property
+    def auto(self) -> bool:
+        """The modalities are inferred from the files."""
+        return self.modalities == ("auto",)
+
+    def evaluator(self) -> Options:
+        """The options the evaluator's result depends on: these with the average
+        precision's own (``hard_negatives``, ``max_detections``) at their defaults, so that
+        one evaluation is one cache entry whatever AP settings are asked of it later."""
+        return replace(self, hard_negatives=False, max_detections=COCO_MAX_DETECTIONS)
+
+    def key_parts(self) -> dict[str, Any]:
+        """Every field as JSON data (tuples as lists), for a cache key."""
+        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+
+
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value

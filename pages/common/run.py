@@ -1,0 +1,32 @@
+"""The app's run: one evaluation with what a page needs around it (its own module, so that
+view modules import the type without importing the sidebar)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import data
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a page needs: the evaluation, its options and where the images are."""
+
+    evaluation: data.Evaluation
+    options: data.Options
+    gt: data.FileKey
+    pred: data.FileKey
+    images_dir: Path
+    submission_name: str
+    gt_label: str  # the evaluated files as the captions name them: path and SHA-256 prefix
+    pred_label: str
+
+    @property
+    def config(self) -> dict[str, object]:
+        """The options the evaluator actually ran with (``results["config"]``)."""
+        return self.evaluation.results["config"]
+
+    @property
+    def not_submitted(self) -> list[str]:
+        return self.evaluation.results["coverage"]["not_submitted_modalities"]
