@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import geometry
-from .common import Problems, progress, read_text_lines
+from .common import Problems
 
 if TYPE_CHECKING:
     from .dota import Quads
@@ -77,35 +77,23 @@ def read_chip_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, in
     Problems go to ``bad`` (file, line, ``image_name``): a name that is no chip name, or a
     chip of a scene with no label file.
     """
-    from .dota import parse_task1_lines  # dota imports this module
+    from .dota import task1_results  # dota imports this module
 
-    if not folder.is_dir():
-        bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
-        return []
-    files = sorted(folder.glob("Task1_*.txt"))
-    if not files:
-        bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
     out = []
-    for path in progress(files, f"reading {folder.name}", show):
-        cat = path.stem[len("Task1_"):]
-        if not cat:
-            bad.add(path, "(file name)", "Task1_<category>.txt", path.name)
+    for path, cat, name, score, k in task1_results(folder, quads, bad, show):
+        chip = parse_chip_name(name)
+        line = quads.lines[k]
+        if chip is None:
+            bad.add(path, "image_name", f"a chip name {CHIP_NAME}", name, line=line)
             continue
-        lines = read_text_lines(path, bad, "DOTA Task1 result file")
-        for name, score, k in parse_task1_lines(lines or [], path, quads, bad):
-            chip = parse_chip_name(name)
-            line = quads.lines[k]
-            if chip is None:
-                bad.add(path, "image_name", f"a chip name {CHIP_NAME}", name, line=line)
-                continue
-            scene, rate, x, y = chip
-            if scene not in sizes:
-                bad.add(path, "image_name", f"a chip of a scene with a label file "
-                        f"({scene}.txt)", name, line=line)
-                continue
-            quads.points[k] = [(v + (x if i % 2 == 0 else y)) / rate
-                               for i, v in enumerate(quads.points[k])]
-            out.append(ChipDetection(scene, cat, score, k, name))
+        scene, rate, x, y = chip
+        if scene not in sizes:
+            bad.add(path, "image_name", f"a chip of a scene with a label file "
+                    f"({scene}.txt)", name, line=line)
+            continue
+        quads.points[k] = [(v + (x if i % 2 == 0 else y)) / rate
+                           for i, v in enumerate(quads.points[k])]
+        out.append(ChipDetection(scene, cat, score, k, name))
     return out
 
 

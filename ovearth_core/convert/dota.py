@@ -31,7 +31,7 @@ import math
 import random
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -342,15 +342,17 @@ def _submission_name(folder: PathLike) -> str:
     return name
 
 
-def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
-                  bad: Problems, show: bool) -> list[Detection]:
+def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
+                  ) -> Iterator[tuple[Path, str, str, float, int]]:
+    """``(file, category, image_name, score, index into quads)`` of every line of the
+    ``Task1_<category>.txt`` files of ``folder`` (problems to ``bad``: no folder, no file,
+    a file without a category, a bad line)."""
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
-        return []
+        return
     files = sorted(folder.glob("Task1_*.txt"))
     if not files:
         bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
-    out = []
     for path in progress(files, f"reading {folder.name}", show):
         cat = path.stem[len("Task1_"):]
         if not cat:
@@ -358,11 +360,18 @@ def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
             continue
         lines = read_text_lines(path, bad, "DOTA Task1 result file")
         for image, score, k in parse_task1_lines(lines or [], path, quads, bad):
-            if image not in sizes:
-                bad.add(path, "image_name", "the name of an image with a label file",
-                        image, line=quads.lines[k])
-                continue
-            out.append(Detection(image, cat, score, k))
+            yield path, cat, image, score, k
+
+
+def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
+                  bad: Problems, show: bool) -> list[Detection]:
+    out = []
+    for path, cat, image, score, k in task1_results(folder, quads, bad, show):
+        if image not in sizes:
+            bad.add(path, "image_name", "the name of an image with a label file",
+                    image, line=quads.lines[k])
+            continue
+        out.append(Detection(image, cat, score, k))
     return out
 
 
