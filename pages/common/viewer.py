@@ -399,8 +399,9 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     ss = st.session_state
     _toolbar(review is not None)
     if ss["view_link"]:
-        st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
-        st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
+        st.caption("Link to this view (dataset, submission, options, filters, query, picked "
+                   "box, zoom, layers and view options):")
+        st.code(state.view_url(**state.view_params(query_id)), language=None,
                 wrap_lines=True)
     objects = _objects(sample, row)
     focus = ss.get("view_focus")
