@@ -71,7 +71,8 @@ def test_opens_on_the_target_drawn_from_the_original_pixels(tmp_path: Path) -> N
     assert (seen == (xs % 2 == 0)).all()
     assert "Full resolution around the target" in card
     picker = at.selectbox(key="_w_objects")
-    assert [o.split(" · ")[0] for o in picker.options] == ["GT 1", "pred 1"]
+    assert [o.split(" · ")[0] for o in picker.options] == ["GT HBB 1", "pred HBB 1",
+                                                           "GT OBB 1", "pred OBB 1"]
 
 
 def test_the_interactive_view_is_a_tall_plot_without_labels(tmp_path: Path) -> None:

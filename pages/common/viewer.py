@@ -50,9 +50,19 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
 
 
 def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The query's boxes (HBB, else OBB) as :func:`overlay.box_groups` gives them."""
-    key = "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
-    return [] if key is None else overlay.box_groups(sample, row[key], key == "oriented_bbox")
+    """The query's boxes as :func:`overlay.box_groups` gives them, each with its ``kind``
+    (``HBB`` / ``OBB``) and its ``number`` among its kind and role: every evaluated HBB
+    (GT, then predicted), then every evaluated OBB (a query failing in OBB is zoomed to its
+    OBB's envelope). The HBBs come first, so an HBB's place is the one it had alone."""
+    out: list[dict[str, Any]] = []
+    for key, oriented, kind in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
+        if not row[key]:
+            continue
+        counts = {"GT": 0, "pred": 0}
+        for item in overlay.box_groups(sample, row[key], oriented):
+            counts[item["role"]] += 1
+            out.append({**item, "kind": kind, "number": counts[item["role"]]})
+    return out
 
 
 def _on_object(query_id: str) -> None:
@@ -137,14 +147,14 @@ def _object_picker(query_id: str, objects: list[dict[str, Any]],
     false on a scene merged from chips, where it fell among them (``places``)."""
     if not objects:
         return
-    gts = sum(o["role"] == "GT" for o in objects)  # box_groups lists GT boxes first
     centres = _centres(objects, ref)
     places = places or [""] * len(objects)
 
     def label(n: int) -> str:
         o = objects[n]
-        return (f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
-                f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
+        size = "envelope " if o["kind"] == "OBB" else ""
+        return (f"{o['role']} {o['kind']} {o['number']} · {o['status']} · "
+                f"{o['label']} · {size}{np.ptp(o['outline'][:, 0]):.0f} × "
                 f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}"
                 + (f" · {places[n]}" if places[n] else ""))
 
