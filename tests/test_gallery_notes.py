@@ -29,6 +29,7 @@ def _selects(at) -> list:
 def test_a_note_without_a_tag_is_saved_with_a_message_and_shown_on_its_tile(
         tmp_path: Path) -> None:
     ds = write_dataset(tmp_path / "data")
+    before = set(tmp_path.rglob("*"))
     at = _gallery(ds)
     assert_ok(at)
     _selects(at)[1].check().run()  # the missed ship of ov_000003
@@ -38,6 +39,9 @@ def test_a_note_without_a_tag_is_saved_with_a_message_and_shown_on_its_tile(
     box = review.Target(OV, "ov_000003", "gt", "bbox", 0)
     state = review.load_state(review.sidecar_for(ds.gt))
     assert state.notes[box].text == "a barge, not a ship" and not state.tags
+    # The app wrote only under DIR/.ovearth/ (README, "Security and deployment").
+    written = set(tmp_path.rglob("*")) - before
+    assert written and all(p.is_relative_to(ds.root / ".ovearth") for p in written), written
     said = " ".join(s.value for s in at.success)
     assert "note" in said and "no tag" in said, said
     # The note is on the tile, after a fresh session too; a query's note on its tiles.

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .sidebar import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
-                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
+                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, each GT box)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
                     "image_size": "image size (long side)", "tag": "review tag",
                     slices.GSD: "ground sample distance (m / pixel)",

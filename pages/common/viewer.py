@@ -183,15 +183,27 @@ def _view_options() -> None:
                  **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
-def _toolbar(review: bool) -> None:
+def _on_layers(shown: tuple[str, ...]) -> None:
+    """The pills' choice, keeping the layers they do not offer here as they were (chosen
+    for data that has that geometry)."""
+    ss = st.session_state
+    picked = ss["_w_view_layers"] or []
+    ss["view_layers"] = [layer for layer in overlay.LAYERS if layer in picked
+                         or (layer not in shown and layer in ss["view_layers"])]
+
+
+def _toolbar(review: bool, shown: tuple[str, ...] = overlay.LAYERS) -> None:
     """Layer toggles, always visible (chips hid the OBB ones); the other view options in a
     popover (drawn only when opened); switches for the review panel and the link. Nothing
     here changes from one query to the next while the panels are off: a query switch then
     costs the browser no redraw of them."""
     cols = st.columns([5.4, 1.4, 1.3, 1.0] if review else [5.4, 1.4, 1.0],
                       vertical_alignment="bottom")
-    cols[0].pills("Layers", overlay.LAYERS, selection_mode="multi",
-                  **state.bind("view_layers", overlay.LAYERS))
+    ss = st.session_state
+    ss["_w_view_layers"] = [layer for layer in ss["view_layers"] if layer in shown]
+    cols[0].pills("Layers", shown, selection_mode="multi", key="_w_view_layers",
+                  on_change=_on_layers, args=(shown,),
+                  help="Only the layers this benchmark has geometry for.")
     with cols[1].popover("View options", width="stretch"):
         _view_options()
     if review:
@@ -407,7 +419,9 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     this page)."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
-    _toolbar(review is not None)
+    evaluated = run.evaluation.run
+    _toolbar(review is not None, overlay.layers_with_geometry(evaluated.samples)
+             if evaluated is not None else overlay.LAYERS)
     if ss["view_link"]:
         st.caption("Link to this view (dataset, submission, options, filters, query, picked "
                    "box, zoom, layers and view options):")
