@@ -309,19 +309,3 @@ def _equal(value: Any, default: Any) -> bool:
         return list(value) == list(default)
     return bool(value == default)
 
-
-def table_markdown() -> str:
-    """The schema as a Markdown table (README's link section)."""
-    rows = ["| parameter | session key | kind | accepts | default | page |",
-            "| --- | --- | --- | --- | --- | --- |"]
-    for p in SCHEMA:
-        name = p.name if p.pair is None else f"{p.name}, {p.pair}"
-        if p.codes is not None:
-            accepts = ", ".join(p.codes)
-        elif p.bounds is not None:
-            accepts = f"{p.bounds[0]:g} to {p.bounds[1]:g}"
-        else:
-            accepts = "text"
-        rows.append(f"| `{name}` | `{p.key}` | {p.kind} | {accepts} | {p.default!r} | "
-                    f"{p.page} |")
-    return "\n".join(rows)
