@@ -2,7 +2,7 @@
 ``streamlit run``, each figure beside a trivial Streamlit app measured in the same run.
 
     .venv/bin/python -m benchmarks.browser_timing [--data DIR] [--repeats 20]
-        [--before REV] [--next-only]
+        [--before REV] [--next-only] [--dense]
 
 ``DIR`` (default: the bundled demo, copied) is opened with ``--data``. Figures (seconds,
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
@@ -17,6 +17,14 @@ median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages)
 - Gallery: a new session until 48 tile images are loaded;
 - Compare: a new session until the script is idle.
 
+With ``--dense`` (issue 25), the data are the scenes of :mod:`benchmarks.dense_scene`: the
+mosaic (3,333 x 3,546 px; queries of ~8,000 GT + predicted boxes and of 10) and the sparse
+single tiles, each app served on both; "Next" is split by the query it lands on (dense or
+sparse, read from the viewer), and the Gallery page is timed on both, with the two issue
+ratios (Gallery mosaic / single tile, Next onto dense / onto sparse) printed. Each
+Gallery session opens a page not shown before (pages 1 to 5, the servers in turn for each
+page): tiles are cached across sessions, so a page seen once costs no drawing.
+
 Ratios: interactions over the trivial rerun, pages over the trivial first paint. With
 ``--before REV``, the app of that git revision (``git archive``, into a temporary folder)
 is measured too, in the same run, on the same server settings. Nothing asserts time: the
@@ -26,6 +34,7 @@ figures depend on the machine and what else runs on it.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -41,6 +50,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app  # noqa: E402
+
+from benchmarks import dense_scene  # noqa: E402
 
 TRIVIAL = '''import streamlit as st
 
@@ -106,6 +117,7 @@ class _Stepper:
         self.page = browser.new_page(viewport={"width": 1500, "height": 1400})
         self.explorer, self.n, self.times = explorer, 1, []
         self.received: list[int] = []  # bytes received per click (websocket and media)
+        self.landed: list[str] = []  # the query id each click landed on (static view)
         self._bytes = 0
         if frames:
             self.page.on("websocket", lambda ws: ws.on(
@@ -131,6 +143,8 @@ class _Stepper:
             p.get_by_text(f"Query {self.n} of").wait_for(timeout=MS)
             _idle(p)
             p.wait_for_function(PLOT, timeout=MS)
+            card = p.locator(".ov-card h3 code")
+            self.landed.append(card.first.inner_text() if card.count() else "")
         else:
             p.get_by_role("button", name="Rerun").click()
             p.get_by_text(f"runs {self.n}").wait_for(timeout=MS)
@@ -158,14 +172,58 @@ def _overview_ready(page: Page) -> None:
     _idle(page)
 
 
+def _gallery_ready(page: Page) -> None:
+    _idle(page)
+    page.wait_for_function(TILES, timeout=MS)
+
+
+def _gallery_open(browser: Browser, url: str) -> float:
+    return _page_open(browser, f"{url}/Gallery", _gallery_ready)
+
+
+GALLERY_PAGES = 5
+
+
+def _gallery_rounds(browser: Browser, urls: dict[str, str]) -> dict[str, float]:
+    """Median per server of new sessions on Gallery pages 1 to ``GALLERY_PAGES``, the
+    servers in turn for each page (load falls on all alike): each page's tiles are drawn
+    for the first time (the tile cache is shared by sessions), as when turning pages. Each
+    server's Overview is opened first (the evaluation cached, as in the explorer)."""
+    for url in urls.values():
+        page = browser.new_page()
+        page.goto(url)
+        _overview_ready(page)
+        page.close()
+    times: dict[str, list[float]] = {label: [] for label in urls}
+    for number in range(1, GALLERY_PAGES + 1):
+        for label, url in urls.items():
+            page = browser.new_page(viewport={"width": 1500, "height": 1400})
+
+            def go(p: Page = page, n: int = number, u: str = url) -> None:
+                p.goto(f"{u}/Gallery?gpage={n}")
+                _gallery_ready(p)
+            times[label].append(_timed(go))
+            page.close()
+    return {label: statistics.median(t) for label, t in times.items()}
+
+
+def _split_next(stepper: _Stepper) -> dict[str, float]:
+    """Median "Next" by the kind of query it landed on (``dense_*`` / ``sparse_*``)."""
+    out = {}
+    for kind in ("dense", "sparse"):
+        times = [t for t, q in zip(stepper.times, stepper.landed, strict=True)
+                 if q.startswith(kind)]
+        if times:
+            out[f"Next ▶ onto {kind} (n={len(times)})"] = statistics.median(times)
+    return out
+
+
 def _pages(browser: Browser, url: str, gallery: bool) -> dict[str, float]:
     out = {"Overview (new session)": _page_open(browser, url, _overview_ready),
            "explorer (new session)": _page_open(browser, f"{url}/Query_explorer",
                                                 _explorer_ready)}
     if gallery:
-        out["Gallery (new session)"] = _page_open(
-            browser, f"{url}/Gallery",
-            lambda p: (_idle(p), p.wait_for_function(TILES, timeout=MS)))
+        out["Gallery (new session)"] = _gallery_open(browser, url)
     out["Compare (new session)"] = _page_open(browser, f"{url}/Compare", _idle)
     return out
 
@@ -186,13 +244,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", help="also measure the app of this git revision")
     parser.add_argument("--next-only", action="store_true",
                         help="only the trivial rerun and the explorer's Next (no new sessions)")
+    parser.add_argument("--dense", action="store_true",
+                        help="issue 25: the dense mosaic and the sparse single tiles "
+                             "(benchmarks.dense_scene) instead of --data")
     args = parser.parse_args(argv)
     sent: dict[str, float] = {}
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ovearth_browser_") as tmp:
         tmp_path = Path(tmp)
         data = tmp_path / "data" / "bench"
-        shutil.copytree(args.data, data, symlinks=True)
+        sparse = tmp_path / "data" / "sparse"
+        if args.dense:
+            dense_scene.write_mosaic(data)
+            dense_scene.write_sparse(sparse)
+        else:
+            shutil.copytree(args.data, data, symlinks=True)
         trivial_dir = tmp_path / "trivial"
         trivial_dir.mkdir()
         (trivial_dir / "app.py").write_text(TRIVIAL)
@@ -208,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
                 servers["trivial"] = Server(trivial_dir, tmp_path / "trivial.log")
                 for i, (name, app_dir) in enumerate(apps.items()):
                     servers[name] = Server(app_dir, tmp_path / f"{i}.log", ["--data", str(data)])
+                    if args.dense:
+                        servers[f"{name} sparse"] = Server(app_dir, tmp_path / f"{i}s.log",
+                                                           ["--data", str(sparse)])
                 base = {} if args.next_only else _trivial(browser, servers["trivial"].url)
                 steppers = {"trivial": _Stepper(browser, servers["trivial"].url, False)}
                 steppers.update({name: _Stepper(browser, f"{servers[name].url}/Query_explorer",
@@ -215,10 +284,18 @@ def main(argv: list[str] | None = None) -> int:
                 interleaved(steppers, args.repeats)
                 base["rerun"] = statistics.median(steppers["trivial"].times)
                 results = {}
+                galleries = {} if not args.dense or args.next_only else _gallery_rounds(
+                    browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
+                              for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
                 for name, app_dir in apps.items():
                     figures = {"Next ▶": statistics.median(steppers[name].times)}
                     sent[name] = statistics.median(steppers[name].received)
-                    if not args.next_only:
+                    if args.dense:
+                        figures.update(_split_next(steppers[name]))
+                        for (app, kind), seconds in galleries.items():
+                            if app == name:
+                                figures[f"Gallery, {kind} (new page)"] = seconds
+                    elif not args.next_only:
                         figures.update(_pages(browser, servers[name].url,
                                               (app_dir / "pages" / "2_Gallery.py").exists()))
                     results[name] = figures
@@ -227,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                 for server in servers.values():
                     server.stop()
     load = os.getloadavg()
-    print(f"data: {args.data} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
+    source = "benchmarks.dense_scene (mosaic, single tiles)" if args.dense else args.data
+    print(f"data: {source} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
           f"{load_before[0]:.1f} before, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} after "
           f"({os.cpu_count()} cores)")
     paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
@@ -236,11 +314,21 @@ def main(argv: list[str] | None = None) -> int:
     for name, figures in results.items():
         print(f"\n{name}")
         for label, seconds in figures.items():
-            ref = base["rerun"] if label == "Next ▶" else base["first paint"]
-            what = "trivial rerun" if label == "Next ▶" else "trivial first paint"
+            nxt = label.startswith("Next ▶")
+            ref = base["rerun"] if nxt else base.get("first paint", math.nan)
+            what = "trivial rerun" if nxt else "trivial first paint"
             extra = (f"   ({sent[name] / 1024:,.0f} KiB received per click, median)"
                      if label == "Next ▶" else "")
-            print(f"  {label:<24} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}{extra}")
+            print(f"  {label:<34} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}{extra}")
+        for label, top, bottom in (
+                ("Gallery: mosaic / single tile (target <= 1.5)",
+                 "Gallery, mosaic (new page)", "Gallery, single tile (new page)"),
+                ("Next: onto dense / onto sparse (target <= 3)",
+                 "Next ▶ onto dense", "Next ▶ onto sparse")):
+            a = next((v for k, v in figures.items() if k.startswith(top)), None)
+            b = next((v for k, v in figures.items() if k.startswith(bottom)), None)
+            if a is not None and b is not None:
+                print(f"  {label:<46} {a / b:5.2f}")
     return 0
 
 

@@ -107,19 +107,25 @@ class Run:
         return None if kept is None else kept[index]
 
 
+_SCALAR_FACTS = ("best_iou", "duplicated", "stray_overlap")  # every BoxFacts field but one
+_SCALAR_DTYPES = {"best_iou": np.float64, "duplicated": bool, "stray_overlap": bool}
+
+
 def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:
-    """The box facts as flat arrays (for the result cache): per modality ``m``,
-    ``m/best_iou`` and ``m/duplicated`` ``(Q,)``, ``m/num_gt`` ``(Q,)`` and every query's
-    ``gt_best_iou`` joined, ``m/gt_best_iou`` ``(sum num_gt,)``. ValueError when the
-    queries' ``gt_best_iou`` dtypes differ (joining would convert them)."""
+    """The box facts as flat arrays (for the result cache): per modality ``m`` and scalar
+    field ``f`` (``best_iou``, ``duplicated``, ``stray_overlap``), ``m/f`` ``(Q,)``;
+    ``m/num_gt`` ``(Q,)`` and every query's ``gt_best_iou`` joined, ``m/gt_best_iou``
+    ``(sum num_gt,)``. ValueError when the queries' ``gt_best_iou`` dtypes differ (joining
+    would convert them)."""
     out: dict[str, np.ndarray] = {}
     for modality, facts in box_facts.items():
         dtypes = {f.gt_best_iou.dtype for f in facts}
         if len(dtypes) > 1:
             raise ValueError(f"{modality}: gt_best_iou of several dtypes "
                              f"{sorted(map(str, dtypes))}")
-        out[f"{modality}/best_iou"] = np.array([f.best_iou for f in facts], dtype=np.float64)
-        out[f"{modality}/duplicated"] = np.array([f.duplicated for f in facts], dtype=bool)
+        for name in _SCALAR_FACTS:
+            out[f"{modality}/{name}"] = np.array([getattr(f, name) for f in facts],
+                                                 dtype=_SCALAR_DTYPES[name])
         out[f"{modality}/num_gt"] = np.array([f.gt_best_iou.size for f in facts],
                                              dtype=np.int64)
         out[f"{modality}/gt_best_iou"] = (np.concatenate([f.gt_best_iou for f in facts])
@@ -136,7 +142,7 @@ def facts_from_arrays(arrays: dict[str, np.ndarray], modalities: list[str]
         counts = arrays[f"{modality}/num_gt"]
         parts = np.split(arrays[f"{modality}/gt_best_iou"], np.cumsum(counts)[:-1]) if len(
             counts) else []
-        out[modality] = [BoxFacts(b, g, d) for b, g, d in zip(
-            arrays[f"{modality}/best_iou"].tolist(), parts,
-            arrays[f"{modality}/duplicated"].tolist(), strict=True)]
+        scalars = [arrays[f"{modality}/{name}"].tolist() for name in _SCALAR_FACTS]
+        out[modality] = [BoxFacts(b, g, d, s) for b, g, d, s in zip(
+            scalars[0], parts, scalars[1], scalars[2], strict=True)]
     return out

@@ -125,3 +125,42 @@ def test_segmentation_only_and_bad_files(ds: Dataset, tmp_path: Path) -> None:
     bad.write_text("{not json")
     at = _gallery(ds, pred_path=str(bad))
     assert not at.exception and not _tiles(at)
+
+
+def test_a_page_of_one_image_decodes_it_once(ds: Dataset,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: the 48 tiles of a page cut from one image decode it once (a 3,333 x
+    3,546 mosaic's JPEG took ~70 ms a tile; the window's pixels are the same, see
+    test_viz_tiles)."""
+    from pages.common import data
+
+    reads: list[str] = []
+    real_region, real_source = data.load_region, data.load_source_rgb
+    monkeypatch.setattr(data, "load_region",
+                        lambda *a, **kw: reads.append(a[1]) or real_region(*a, **kw))
+    monkeypatch.setattr(data, "load_source_rgb",
+                        lambda *a, **kw: reads.append(a[1]) or real_source(*a, **kw))
+    at = _gallery(_crowded(ds), gal_categories=["car"])
+    assert_ok(at)
+    shown = at.get("image")
+    assert len(shown) == 48
+    assert reads.count("images/rgb.png") == 1
+
+
+def test_a_page_of_one_querys_tiles_decodes_its_masks_once(
+        ds: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: 48 tiles of one query with masks decode its GT mask once, not once a
+    tile (a dense 3,333 x 3,546 mask: 30 ms a decode)."""
+    from ovearth_core import masks
+
+    gt = json.loads(_crowded(ds).gt.read_text())
+    gt["annotations"][-1]["segmentation"] = {"size": [48, 64], "counts": [0, 48 * 64]}
+    ds.gt.write_text(json.dumps(gt))
+    decoded: list[tuple[int, int]] = []
+    real = masks.decode
+    monkeypatch.setattr(masks, "decode",
+                        lambda rle, *a, **kw: decoded.append(1) or real(rle, *a, **kw))
+    at = _gallery(ds, gal_categories=["car"])
+    assert_ok(at)
+    assert len(at.get("image")) == 48
+    assert len(decoded) <= 2  # the query's GT mask (and a prediction's, had it one)

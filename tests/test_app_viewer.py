@@ -143,3 +143,24 @@ def test_next_shows_the_query_drawn_in_the_background(
     assert at.session_state["selected"]["vocabulary"] == second
     assert f"<code>{second}</code>" in _card(at)
     assert built.count(second) == 1  # the background drawing was shown, not redrawn
+
+
+def test_the_box_picker_is_built_once_per_query(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: a rerun of the same query (a click elsewhere on the page) builds no box
+    list again: in a dense scene, 8,000 labels cost a second a rerun. The labels, worked
+    out by hand: the 12 x 8 car and the prediction shifted by 1 px (IoU 77 / 115)."""
+    at = _explorer(tmp_path)
+    calls = []
+    real = overlay.box_groups
+    monkeypatch.setattr(overlay, "box_groups",
+                        lambda *a, **kw: calls.append(a[0].sample_id) or real(*a, **kw))
+    at.run()
+    assert_ok(at)
+    assert calls == []
+    # Then the OBBs (issue 27): the predicted OBB is the GT's corners, IoU 1.
+    assert at.selectbox(key="_w_objects").options == [
+        "GT HBB 1 · matched · GT IoU 0.67 · 12 × 8 px",
+        "pred HBB 1 · matched · IoU 0.67 · 12 × 8 px",
+        "GT OBB 1 · matched · GT IoU 1.00 · envelope 12 × 8 px",
+        "pred OBB 1 · matched · IoU 1.00 · envelope 12 × 8 px"]

@@ -41,7 +41,9 @@ def _value(p: links.Param) -> st.SearchStrategy[Any]:
     if p.kind == "list":
         if p.codes is None:
             return st.lists(ITEM, max_size=4)
-        return st.lists(st.sampled_from(sorted(p.codes.values())), unique=True, max_size=6)
+        order = list(p.codes.values())  # a choice of pills or modalities, in their order
+        return st.lists(st.sampled_from(order), unique=True, max_size=6).map(
+            lambda v: sorted(v, key=order.index))
     if p.kind == "range":
         ends = st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0])
         return st.tuples(ends, ends).map(lambda t: (min(t), max(t)))

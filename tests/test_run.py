@@ -101,3 +101,26 @@ def test_box_facts_equal_pairwise_ious() -> None:
                                               for p in free_pred)
             checked += matrix.size > 0
     assert checked > 20
+
+
+def test_box_facts_round_trip_through_the_cache_arrays_keeps_every_field() -> None:
+    """The result cache stores box facts as arrays: every field must come back, including
+    ``stray_overlap`` (left out once, so a cached run tagged "under-count" what a fresh one
+    tagged "poor localisation"). A new field of BoxFacts fails here until it is stored."""
+    import dataclasses
+
+    from ovearth_core.run import BoxFacts, facts_arrays, facts_from_arrays
+
+    facts = [BoxFacts(0.75, np.array([0.75, 0.25]), True, True),
+             BoxFacts(0.0, np.zeros(0), False, False),
+             BoxFacts(0.5, np.array([0.5]), False, True)]
+    back = facts_from_arrays(facts_arrays({"bbox": facts}), ["bbox"])["bbox"]
+    names = [f.name for f in dataclasses.fields(BoxFacts)]
+    assert len(back) == len(facts)
+    for a, b in zip(facts, back, strict=True):
+        for name in names:
+            x, y = getattr(a, name), getattr(b, name)
+            if isinstance(x, np.ndarray):
+                assert np.array_equal(x, y) and x.dtype == y.dtype, name
+            else:
+                assert x == y and type(x) is type(y), name

@@ -83,3 +83,24 @@ def test_tile_at_the_border_and_of_an_unreadable_image(tmp_path: Path) -> None:
     assert tuple(tile[0, 20]) == (0xFF, 0x98, 0x00)
     assert tuple(tile[100, 100]) == (images.BLANK_GREY,) * 3
     assert tiles.jpeg_bytes(Image.fromarray(tile))[:2] == b"\xff\xd8"
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_a_window_of_the_decoded_image_is_the_window_read_from_the_file(
+        tmp_path: Path, bits: int) -> None:
+    """Issue 25: a tile cut from the image decoded once (the Gallery's cached source) has
+    the window, origin and pixels a tile read from the file alone has."""
+    rng = np.random.default_rng(bits)
+    if bits == 8:
+        Image.fromarray(rng.integers(0, 256, (H, W, 3), dtype=np.uint8)).save(tmp_path / "a.png")
+    else:
+        Image.fromarray(rng.integers(0, 4096, (H, W), dtype=np.uint16)).save(tmp_path / "a.png")
+    source = images.load_source_rgb(tmp_path, "a.png", W, H)
+    for box in [(100, 60, 110, 70), (0.4, 0.6, 5.2, 7.9), (190.5, 111.2, 200, 120),
+                (10.0, 10.0, 10.5, 10.5)]:
+        region = tiles.crop_region(box, W, H)
+        assert tiles.load_scale(region) == 1.0
+        read = images.load_region(tmp_path, "a.png", W, H, region, 1.0)
+        cut = tiles.source_window(source, region)
+        assert (cut.left, cut.top, cut.scale) == (read.left, read.top, read.scale)
+        np.testing.assert_array_equal(cut.rgb, read.rgb)

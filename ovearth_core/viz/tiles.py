@@ -11,14 +11,25 @@ the modality in the match colours of :mod:`.overlay` (the tile's own object thic
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterator
 
 import numpy as np
 from PIL import Image, ImageDraw
 
 from ..types import Sample
-from .images import BLANK_GREY, DetailImage
-from .overlay import STATUS_COLOURS, Decoded, Region, compose_detail, decode_masks, match_status
+from .images import BLANK_GREY, RGB8, DetailImage
+from .overlay import (
+    STATUS_COLOURS,
+    Decoded,
+    Region,
+    closed_outlines,
+    compose_detail,
+    decode_masks,
+    envelopes,
+    match_status,
+    touching,
+)
 
 TILE_PX = 160
 MARGIN = 1.0
@@ -100,28 +111,35 @@ def render_tile(window: DetailImage | None, sample: Sample, region: Region,
     canvas = Image.new("RGB", (tile_px, tile_px), (BLANK_GREY,) * 3)
     canvas.paste(Image.fromarray(rgb), (0, 0))
     draw = ImageDraw.Draw(canvas)
-    x0, y0 = region[0], region[1]
+    x0, y0, x1, y1 = region
+    # Only the boxes that can touch the tile (a 3-px line reaches 2 px beyond its box): a
+    # tile of a 4,000-box scene draws its few neighbours, not every box of the scene.
+    pad = 3 / scale
+    view = (x0 - pad, y0 - pad, x1 + pad, y1 + pad)
     for key in (modality,) if modality else ("bbox", "oriented_bbox"):
-        for role, points, colour in _outlines(sample, row, key):
+        for role, points, colour in _outlines(sample, row, key, view):
             own = focus == role
-            draw.line([((x - x0) * scale, (y - y0) * scale) for x, y in points],
-                      fill=colour, width=3 if own else 1)
+            draw.line(((points - (x0, y0)) * scale).ravel().tolist(), fill=colour,
+                      width=3 if own else 1)
     return canvas
 
 
-def _outlines(sample: Sample, row: dict | None, key: str
-              ) -> Iterator[tuple[tuple[str, int], list[tuple[float, float]], str]]:
-    """``((role, index), closed outline points, colour)`` of every box of ``key``."""
+def _outlines(sample: Sample, row: dict | None, key: str, view: Region
+              ) -> Iterator[tuple[tuple[str, int], np.ndarray, str]]:
+    """``((role, index), closed outline (5, 2), colour)`` of every box of ``key`` whose
+    envelope meets ``view``, predictions first."""
     oriented = key == "oriented_bbox"
     gt = sample.gt_obbs if oriented else sample.gt_boxes
     pred = sample.pred_obbs if oriented else sample.pred_boxes
     entry = row.get(key) if row else None
     gs, ps, _, _ = match_status(len(gt), len(pred), entry["matches"] if entry else [])
     for role, geoms, status in (("pred", pred, ps), ("GT", gt, gs)):
-        for i, g in enumerate(geoms):
-            pts = np.asarray(g, dtype=float) if oriented else np.array(
-                [[g[0], g[1]], [g[2], g[1]], [g[2], g[3]], [g[0], g[3]]])
-            yield (role, i), [*map(tuple, pts), tuple(pts[0])], STATUS_COLOURS[status[i]]
+        if not len(geoms):
+            continue
+        near = np.flatnonzero(touching(envelopes(geoms, oriented), view))
+        shapes = closed_outlines(np.asarray(geoms)[near], oriented)
+        for i, outline in zip(near.tolist(), shapes, strict=True):
+            yield (role, i), outline, STATUS_COLOURS[status[i]]
 
 
 def on_screen_size(box: Region, region: Region, tile_px: int = TILE_PX) -> float:
@@ -135,6 +153,19 @@ def jpeg_bytes(image: Image.Image, quality: int = 88) -> bytes:
     buf = io.BytesIO()
     image.save(buf, format="JPEG", quality=quality)
     return buf.getvalue()
+
+
+def source_window(rgb: RGB8, region: Region) -> DetailImage:
+    """The window of a full-resolution decode ``rgb`` covering ``region`` (original
+    pixels), as :func:`~.images.load_region` reads it at scale 1 from the file: a page of
+    tiles cut from one decoded image instead of one decode per tile."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = region
+    left, top = max(0, math.floor(x0)), max(0, math.floor(y0))
+    right = min(w, max(left + 1, math.ceil(x1)))
+    bottom = min(h, max(top + 1, math.ceil(y1)))
+    return DetailImage(np.ascontiguousarray(rgb[top:bottom, left:right]), float(left),
+                       float(top), 1.0)
 
 
 def load_scale(region: Region, tile_px: int = TILE_PX) -> float:

@@ -32,6 +32,7 @@ from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.evaluate import evaluate_run
 from ovearth_core.run import Run, facts_arrays, facts_from_arrays
 from ovearth_core.types import SampleList
+from ovearth_core.viz import overlay
 from ovearth_core.viz import tiles as tile_viz
 from ovearth_core.viz.images import (
     DISPLAY_MAX_SIDE,
@@ -312,6 +313,13 @@ def gallery_tiles(gt: FileKey, pred: FileKey, options: Options, selector: str,
     return gallery.tiles(evaluation.run, evaluation.rows, selector, modality)
 
 
+# The full-resolution masks of the last two queries tiled (a 3,333 x 3,546 mask is 12 MB
+# and 30 ms to decode): a page of one query's 48 tiles decodes them once, not per tile.
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _tile_masks(gt: FileKey, pred: FileKey, options: Options, index: int) -> overlay.Decoded:
+    return overlay.decode_masks(evaluate(gt, pred, options).run.samples[index])
+
+
 # One entry per tile picture (a few kB of JPEG): a page of 48 costs one decode per tile
 # the first time, nothing afterwards.
 @st.cache_resource(show_spinner=False, max_entries=2000)
@@ -321,12 +329,21 @@ def tile_jpeg(gt: FileKey, pred: FileKey, options: Options, images_dir: str,
     sample = evaluate(gt, pred, options).run.samples[tile.index]
     row = evaluate(gt, pred, options).run.per_sample[tile.index]
     region = tile_viz.crop_region(tile.box, sample.width, sample.height)
-    window = load_region(images_dir, sample.image_path, sample.width, sample.height, region,
-                         tile_viz.load_scale(region))
+    scale = tile_viz.load_scale(region)
+    if scale >= 1 and sample.width * sample.height <= SOURCE_MAX_PIXELS:
+        # Full resolution: cut from the image decoded once (the viewer's cached source),
+        # not one decode of the whole file per tile (48 of a dense scene's page).
+        source = _source_image(images_dir, sample.image_path, sample.width, sample.height,
+                               stamp).result()
+        window = None if source is None else tile_viz.source_window(source, region)
+    else:
+        window = load_region(images_dir, sample.image_path, sample.width, sample.height,
+                             region, scale)
     focus = None if tile.box_index is None else (
         "GT" if tile.kind == "gt" else "pred", tile.box_index)
-    return tile_viz.jpeg_bytes(tile_viz.render_tile(window, sample, region, tile.modality, row,
-                                                    focus))
+    return tile_viz.jpeg_bytes(tile_viz.render_tile(
+        window, sample, region, tile.modality, row, focus,
+        decoded=_tile_masks(gt, pred, options, tile.index)))
 
 
 def clear_caches() -> None:
@@ -341,3 +358,4 @@ def clear_caches() -> None:
     review_state.clear()
     gallery_tiles.clear()
     tile_jpeg.clear()
+    _tile_masks.clear()

@@ -11,13 +11,13 @@ naming the parameter, what was expected and what was found; the rest of the link
 Kinds: ``choice`` (one of ``codes``: URL text -> session value), ``number`` (finite, within
 ``bounds``; with ``grid`` also one of those values after rounding to two decimals),
 ``whole`` (a whole number within ``bounds``), ``flag`` (``1`` / ``0``), ``list`` (comma
-list; with ``codes`` each item one of them, ``none`` for an empty list when the default is
-not empty), ``text``, ``range`` (the session value ``(lo, hi)`` under two parameters,
-``name`` and ``pair``; a missing end is 0 or 1; lo at most hi) and ``box`` (the picked box of
-the linked query, 1-based in the box picker's list). A ``gate`` ``(key, value)`` marks a
-parameter that only holds while ``key`` is ``value`` (``mods`` while modalities are not
-automatic, ``score`` while the score threshold is on): applying sets the gate, writing
-happens only when it is set. No Streamlit here.
+list; with ``codes`` each item one of them, written in their order, ``none`` for an empty
+list when the default is not empty), ``text``, ``range`` (the session value ``(lo, hi)``
+under two parameters, ``name`` and ``pair``; a missing end is 0 or 1; lo at most hi) and
+``box`` (the picked box of the linked query, 1-based in the box picker's list). A
+``gate`` ``(key, value)`` marks a parameter that only holds while ``key`` is ``value``
+(``mods`` while modalities are not automatic, ``score`` while the score threshold is on):
+applying sets the gate, writing happens only when it is set. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -267,8 +267,8 @@ def _write(p: Param, value: Any) -> str:
             return NO_ITEMS
         if p.codes is None:
             return ",".join(value)
-        names = {v: k for k, v in p.codes.items()}
-        return ",".join(names[v] for v in value if v in names) or NO_ITEMS
+        chosen = set(value)  # in the table's order: the same choice is the same link
+        return ",".join(k for k, v in p.codes.items() if v in chosen) or NO_ITEMS
     return str(value)
 
 

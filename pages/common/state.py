@@ -51,6 +51,9 @@ GT_NAME = "ground_truth.json"
 IOU_CHOICES = links.IOU_CHOICES
 BBOX_FORMATS = links.BBOX_FORMATS
 MAX_PAGE = links.MAX_PAGE
+GALLERY_SELECTORS = links.GALLERY_SELECTORS
+GALLERY_SORTS = links.GALLERY_SORTS
+ZOOM_TARGETS = links.ZOOM_TARGETS
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
 GALLERY_PAGE = "pages/2_Gallery.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)

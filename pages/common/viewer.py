@@ -49,20 +49,70 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _objects(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The query's boxes as :func:`overlay.box_groups` gives them, each with its ``kind``
-    (``HBB`` / ``OBB``) and its ``number`` among its kind and role: every evaluated HBB
-    (GT, then predicted), then every evaluated OBB (a query failing in OBB is zoomed to its
-    OBB's envelope). The HBBs come first, so an HBB's place is the one it had alone."""
+def _picked_kinds(row: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """The box modalities of the box picker, ``(key, oriented, kind)``: every evaluated HBB,
+    then every evaluated OBB (a query failing in OBB is zoomed to its OBB's envelope). The
+    HBBs come first, so an HBB's place is the one it had alone."""
+    return [(key, oriented, kind) for key, oriented, kind in
+            (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")) if row[key]]
+
+
+def _picked_items(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The picker's boxes as :func:`overlay.box_groups` gives them, each with its ``kind``
+    (``HBB`` / ``OBB``) and ``number`` among its kind and role: GT HBBs, predicted HBBs, GT
+    OBBs, predicted OBBs."""
     out: list[dict[str, Any]] = []
-    for key, oriented, kind in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
-        if not row[key]:
-            continue
+    for key, oriented, kind in _picked_kinds(row):
         counts = {"GT": 0, "pred": 0}
         for item in overlay.box_groups(sample, row[key], oriented):
             counts[item["role"]] += 1
             out.append({**item, "kind": kind, "number": counts[item["role"]]})
     return out
+
+
+@dataclass(frozen=True)
+class Picker:
+    """The box picker's boxes of one query (:func:`_picked_items`' order): each box's
+    label (with its centre in map coordinates and, missed or false on a scene merged from
+    chips, where it fell among them), status, colour and that place (``""``: none)."""
+
+    labels: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    colours: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef | None,
+            _scene: analysis_data.SceneChips | None) -> Picker:
+    """The :class:`Picker` of ``query_id``, built once per query (and in the background for
+    the next one: a dense scene has 8,000 boxes). ``key`` (files, options, images folder,
+    image stamp) decides the georeference and the chips too, so they are not hashed."""
+    sample, row = _sample_and_row(_run, query_id)
+    items = _picked_items(sample, row)
+    if not items:
+        return Picker()
+    centres = _centres(items, _ref)
+    places = _chip_places(_scene, items)
+    labels = tuple(f"{o['role']} {o['kind']} {o['number']} · {o['status']} · {o['label']} · "
+                   f"{'envelope ' if o['kind'] == 'OBB' else ''}"
+                   f"{np.ptp(o['outline'][:, 0]):.0f} × "
+                   f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}"
+                   + (f" · {places[n]}" if places[n] else "") for n, o in enumerate(items))
+    return Picker(labels, tuple(o["status"] for o in items),
+                  tuple(o["colour"] for o in items), tuple(places))
+
+
+def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
+    """The outline ``(5, 2)`` of the picker's box ``n`` (:func:`_picked_items`' order);
+    ``None`` past the last box."""
+    for _, oriented, _ in _picked_kinds(row):
+        for boxes in ((sample.gt_obbs, sample.pred_obbs) if oriented
+                      else (sample.gt_boxes, sample.pred_boxes)):
+            if n < len(boxes):
+                return overlay.closed_outlines([boxes[n]], oriented)[0]
+            n -= len(boxes)
+    return None
 
 
 def _on_object(query_id: str) -> None:
@@ -98,28 +148,33 @@ def _chip_places(scene: analysis_data.SceneChips | None,
             for o in objects]
 
 
-def _scene_chips(run: Run, sample: Any) -> analysis_data.SceneChips | None:
-    """The chips the submission names for the sample's scene (``None``: unreadable)."""
+def _scene_chips(run: Run, sample: Any, quiet: bool = False
+                 ) -> analysis_data.SceneChips | None:
+    """The chips the submission names for the sample's scene (``None``: unreadable, said
+    in a caption unless ``quiet``)."""
     try:
         return analysis_data.scene_chips(run.pred, str(run.images_dir), sample.image_path,
                                          sample.width, sample.height)
     except (OVEarthInputError, OSError) as err:
-        st.caption(f"The submission's chip names could not be read: {views.md_text(str(err))}")
+        if not quiet:
+            st.caption("The submission's chip names could not be read: "
+                       f"{views.md_text(str(err))}")
         return None
 
 
-def _chip_link(query_id: str, objects: list[dict[str, Any]],
-               scene: analysis_data.SceneChips | None, places: list[str],
-               run: Run) -> None:
+def _chip_link(query_id: str, sample: Any, row: dict[str, Any], picker: Picker,
+               scene: analysis_data.SceneChips | None, run: Run) -> None:
     """For the picked object, missed or false, of a scene merged from chips: where it fell,
     and each chip it fell in whose image is in the images folder, to open."""
     focus = st.session_state.get("view_focus")
-    if (scene is None or not focus or focus[0] != query_id or focus[1] >= len(objects)
+    places = picker.places
+    if (scene is None or not focus or focus[0] != query_id or focus[1] >= len(places)
             or not places[focus[1]]):
         return
-    kind, names = chips.place(_envelope(objects[focus[1]]["outline"]), scene.chips)
+    outline = _object_outline(sample, row, focus[1])
+    kind, names = chips.place(_envelope(outline), scene.chips)
     unsized = [c.name for c in scene.chips if c.name in names and not c.sized]
-    st.caption(f"The picked {objects[focus[1]]['status']} object is {places[focus[1]]}"
+    st.caption(f"The picked {picker.statuses[focus[1]]} object is {places[focus[1]]}"
                + (f" (no chip image in the images folder for {', '.join(unsized)}: taken "
                   f"as ImgSplit's default {chips.DEFAULT_SUBSIZE}-px chip)" if unsized else "")
                + ".")
@@ -133,38 +188,60 @@ def _chip_link(query_id: str, objects: list[dict[str, Any]],
             shown = data.display_image(str(run.images_dir), relative, w, h, stamp)
             if shown.notice:
                 st.info(shown.notice, icon=":material/broken_image:")
-            picked = objects[focus[1]]
-            st.image(chip_picture(shown, chip, picked["outline"], picked["colour"]),
+            st.image(chip_picture(shown, chip, outline, picker.colours[focus[1]]),
                      width=min(512, shown.rgb.shape[1]))
             st.caption(f"{relative}: x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
                        "scene; the object outlined.")
 
 
-def _object_picker(query_id: str, objects: list[dict[str, Any]],
-                   ref: georef.Georef | None = None, places: list[str] | None = None) -> None:
-    """A picker of the query's boxes: choosing one zooms the view to it; each lists its
-    centre in map coordinates when the image is georeferenced (``ref``) and, missed or
-    false on a scene merged from chips, where it fell among them (``places``)."""
-    if not objects:
-        return
-    centres = _centres(objects, ref)
-    places = places or [""] * len(objects)
+# More boxes than this: the picker is a box number, not a list. A list is sent with every
+# query: 8,128 labels were 436 KiB and 0.5 s of each "Next" in Chromium (issue 25).
+PICKER_OPTIONS = 500
 
-    def label(n: int) -> str:
-        o = objects[n]
-        size = "envelope " if o["kind"] == "OBB" else ""
-        return (f"{o['role']} {o['kind']} {o['number']} · {o['status']} · "
-                f"{o['label']} · {size}{np.ptp(o['outline'][:, 0]):.0f} × "
-                f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}"
-                + (f" · {places[n]}" if places[n] else ""))
+
+def _on_object_no(query_id: str) -> None:
+    picked = st.session_state["_w_object_no"]
+    st.session_state["view_focus"] = None if picked is None else (query_id, int(picked) - 1)
+
+
+def _number_ranges(labels: tuple[str, ...]) -> str:
+    """Which numbers are which boxes: ``GT HBB 1–880, pred HBB 881–1,760``."""
+    runs: list[list[Any]] = []
+    for n, label in enumerate(labels, start=1):
+        group = " ".join(label.split(" ", 2)[:2])
+        if runs and runs[-1][0] == group:
+            runs[-1][2] = n
+        else:
+            runs.append([group, n, n])
+    return ", ".join(f"{g} {a:,}–{b:,}" for g, a, b in runs)
+
+
+def _object_picker(query_id: str, labels: tuple[str, ...]) -> None:
+    """A picker of the query's boxes: choosing one zooms the view to it (in a dense scene,
+    by its number, the chosen box's label shown under it). Each label lists the box's
+    centre in map coordinates when the image is georeferenced and, missed or false on a
+    scene merged from chips, where it fell among them."""
+    if not labels:
+        return
 
     focus = st.session_state.get("view_focus")
+    if len(labels) > PICKER_OPTIONS:
+        shown = focus[1] if focus and focus[0] == query_id else None
+        st.session_state["_w_object_no"] = None if shown is None else shown + 1
+        st.number_input(f"Zoom to one of the query's {len(labels):,} boxes by number "
+                        f"({_number_ranges(labels)})", min_value=1,
+                        max_value=len(labels), value=None, step=1, key="_w_object_no",
+                        placeholder="the view it opened on", on_change=_on_object_no,
+                        args=(query_id,))
+        if shown is not None:
+            st.caption(labels[shown])
+        return
     # One key for every query (a new widget per query costs the browser a mount): its
     # value is set from the focus each run, its options are the query's boxes.
     key = "_w_objects"
     st.session_state[key] = focus[1] if focus and focus[0] == query_id else None
-    st.selectbox(f"Zoom to one of the query's {len(objects)} boxes", range(len(objects)),
-                 format_func=label, key=key, placeholder="the view it opened on",
+    st.selectbox(f"Zoom to one of the query's {len(labels):,} boxes", range(len(labels)),
+                 format_func=labels.__getitem__, key=key, placeholder="the view it opened on",
                  on_change=_on_object, args=(query_id,))
 
 
@@ -258,10 +335,8 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
         fig = None
         picture = tiles.jpeg_bytes(overlay.static_view(
             image, sample, row, layers, opacity, pixel_mode, region, detail, labels), 85)
-    outlines = [(i["outline"], i["colour"])
-                for k, oriented in (("bbox", False), ("oriented_bbox", True))
-                for i in overlay.box_groups(sample, row[k], oriented) if row[k]]
-    thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region, outlines), 85)
+    thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region,
+                                               overlay.box_outlines(sample, row)), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
 
@@ -298,7 +373,9 @@ _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovearth-prefet
 def _prefetch(run: Run, query_id: str, zoom: str, controls: Controls) -> None:
     try:
         sample, _ = _sample_and_row(run, query_id)
-        _drawn(run, _key(run, sample), query_id, overlay.zoom_region(sample, zoom), controls)
+        key = _key(run, sample)
+        _drawn(run, key, query_id, overlay.zoom_region(sample, zoom), controls)
+        _picker(run, key, query_id, _georef(run, sample), _scene_chips(run, sample, quiet=True))
     except Exception as err:  # noqa: BLE001 - a failed prefetch is redrawn (and shown) later
         state.LOG.info("prefetch of %s failed: %s", query_id, err)
 
@@ -427,23 +504,23 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                    "box, zoom, layers and view options):")
         st.code(state.view_url(**state.view_params(query_id)), language=None,
                 wrap_lines=True)
-    objects = _objects(sample, row)
+    key = _key(run, sample)
+    ref = _georef(run, sample)
+    scene = _scene_chips(run, sample)
+    picker = _picker(run, key, query_id, ref, scene)
     focus = ss.get("view_focus")
-    if focus and focus[0] == query_id and focus[1] < len(objects):
-        region = overlay.object_region(sample, objects[focus[1]]["outline"])
+    if focus and focus[0] == query_id and focus[1] < len(picker.labels):
+        region = overlay.object_region(sample, _object_outline(sample, row, focus[1]))
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
-    drawn = _drawn(run, _key(run, sample), query_id, region, _controls_key())
-    ref = _georef(run, sample)
+    drawn = _drawn(run, key, query_id, region, _controls_key())
     map_note = _map_note(ref, region)
-    scene = _scene_chips(run, sample)
-    places = _chip_places(scene, objects)
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
-        _object_picker(query_id, objects, ref, places)
-        _chip_link(query_id, objects, scene, places, run)
+        _object_picker(query_id, picker.labels)
+        _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
         return
     left, right = st.columns([3, 1.25])
@@ -460,8 +537,8 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                          f"{drawn.scale:.0%}.")
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
-        _object_picker(query_id, objects, ref, places)
-        _chip_link(query_id, objects, scene, places, run)
+        _object_picker(query_id, picker.labels)
+        _chip_link(query_id, sample, row, picker, scene, run)
     with right:
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
