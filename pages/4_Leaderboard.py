@@ -11,6 +11,11 @@ from pages.common import analysis_data, analysis_views, sidebar, state, views
 
 run = sidebar.page("Leaderboard", "Leaderboard")
 
+if not run.evaluation.rows:
+    st.info(f"The ground truth has no queries for the task "
+            f"**{state.TASK_LABELS[run.options.task]}**: nothing to rank. Pick another task "
+            "in the sidebar.")
+    st.stop()
 default = Path(run.gt[0]).parent / "predictions"  # an uploaded GT has none: type a folder
 try:
     default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""

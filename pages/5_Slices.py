@@ -47,7 +47,7 @@ with st.spinner("Slicing…"):
                                   None if taxonomy is None else tuple(sorted(taxonomy.items())),
                                   review_tags, 1000, 0, b, unit=unit,
                                   images_dir=str(run.images_dir)))
-state.sync_url()
+state.sync_url(**state.slices_params())
 if attribute == slices.QUERY_FORM and not table.num_queries:
     st.info("No annotation has a positive query in all three tasks: nothing to compare.")
     st.stop()

@@ -57,8 +57,10 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset) -> None:
     # more boxes than a list can carry cheaply: a box number instead of 1,760 options
     assert not [s for s in at.selectbox if s.key == "_w_objects"]
     number = at.number_input(key="_w_object_no")
-    assert (number.min, number.max) == (1, DENSE_GT + n_pred)
-    assert f"{DENSE_GT + n_pred:,} boxes" in number.label and f"1–{DENSE_GT}" in number.label
+    n_obb = len(_rows(mosaic)["dense_00"]["oriented_bbox"])  # then the OBBs (issue 27)
+    total = 2 * DENSE_GT + n_pred + n_obb
+    assert (number.min, number.max) == (1, total)
+    assert f"{total:,} boxes" in number.label and f"GT HBB 1–{DENSE_GT}" in number.label
     uri = re.search(r"class='ov-view' src='data:image/jpeg;base64,([^']+)'", card).group(1)
     picture = np.asarray(Image.open(io.BytesIO(base64.b64decode(uri))))
     assert max(picture.shape[:2]) == 1024
@@ -95,6 +97,6 @@ def test_a_box_number_zooms_to_that_box(mosaic: Dataset) -> None:
             at.get("html")[0].proto.body).groups())
         assert x0 <= x and x + w <= x1 and y0 <= y and y + h <= y1
         assert x1 - x0 <= 96.0 + 1  # that box alone, not the scene
-        assert any(c.value.startswith(f"GT {number} · ") for c in at.caption)
+        assert any(c.value.startswith(f"GT HBB {number} · ") for c in at.caption)
     at.number_input(key="_w_object_no").set_value(None).run()
     assert at.session_state["view_focus"] is None

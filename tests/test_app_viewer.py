@@ -71,7 +71,8 @@ def test_opens_on_the_target_drawn_from_the_original_pixels(tmp_path: Path) -> N
     assert (seen == (xs % 2 == 0)).all()
     assert "Full resolution around the target" in card
     picker = at.selectbox(key="_w_objects")
-    assert [o.split(" · ")[0] for o in picker.options] == ["GT 1", "pred 1"]
+    assert [o.split(" · ")[0] for o in picker.options] == ["GT HBB 1", "pred HBB 1",
+                                                           "GT OBB 1", "pred OBB 1"]
 
 
 def test_the_interactive_view_is_a_tall_plot_without_labels(tmp_path: Path) -> None:
@@ -157,5 +158,9 @@ def test_the_box_picker_is_built_once_per_query(tmp_path: Path,
     at.run()
     assert_ok(at)
     assert calls == []
+    # Then the OBBs (issue 27): the predicted OBB is the GT's corners, IoU 1.
     assert at.selectbox(key="_w_objects").options == [
-        "GT 1 · matched · GT IoU 0.67 · 12 × 8 px", "pred 1 · matched · IoU 0.67 · 12 × 8 px"]
+        "GT HBB 1 · matched · GT IoU 0.67 · 12 × 8 px",
+        "pred HBB 1 · matched · IoU 0.67 · 12 × 8 px",
+        "GT OBB 1 · matched · GT IoU 1.00 · envelope 12 × 8 px",
+        "pred OBB 1 · matched · IoU 1.00 · envelope 12 × 8 px"]

@@ -388,3 +388,35 @@ def test_a_converted_folder_is_a_benchmark_folder(tmp_path: Path) -> None:
     assert board["models"] == ["model_a", "model_b"]
     # model_b drops the P0002 ship false positive: F1 6/7 against 0.75.
     assert board["metrics"]["bbox_micro_f1"] == pytest.approx([0.75, 6 / 7])
+
+
+def test_missing_parent_folders_of_out_are_created(tmp_path: Path) -> None:
+    """Issue 27 defect 7: ``--out bench/dota`` without ``bench/``."""
+    out = tmp_path / "bench" / "dota"
+    proc = run_cli(*_paths("dota", DATA), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "ground_truth.json").is_file()
+    assert [p.name for p in (tmp_path / "bench").iterdir()] == ["dota"]
+
+
+def test_parents_created_for_a_failed_write_are_removed(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(common, "_place", broken)
+    out = tmp_path / "a" / "b" / "bench"
+    assert cli.main([*_paths("coco", DATA), "--out", str(out), "--quiet"]) == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_below_a_link_or_a_file_is_still_refused(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "bench").mkdir()
+    (tmp_path / "here").symlink_to(tmp_path / "real" / "bench")
+    (tmp_path / "plain.txt").write_text("x")
+    for out in (tmp_path / "here", tmp_path / "plain.txt" / "dota"):
+        proc = run_cli(*_paths("rsvg", DATA), "--out", str(out))
+        assert proc.returncode == 2 and "--out" in proc.stderr and "Traceback" not in \
+            proc.stderr, proc.stderr
+    assert list((tmp_path / "real" / "bench").iterdir()) == []

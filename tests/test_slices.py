@@ -50,8 +50,12 @@ def test_slice_metrics_equal_the_evaluator_on_the_slice(attribute: str, persona:
             samples[3].sample_id: frozenset({"gt_error"})}
     table = slices.slice_table(result, samples, attribute, taxonomy, tags, n_resamples=50)
     assert len(table.values) >= 2
-    if attribute != "tag":  # tags overlap; every other attribute partitions the queries
+    if attribute not in ("tag", "gt_size"):  # tags and per-box sizes overlap; every other
+        # attribute partitions the queries
         assert sum(v.num_queries for v in table.values) == len(samples)
+    if attribute == "gt_size":  # every GT box in exactly one bin
+        assert sum(v.num_gt_boxes for v in table.values) == sum(len(s.gt_boxes)
+                                                                for s in samples)
     for v in table.values:
         sub = evaluate_samples(_subset(samples, set(v.query_ids)), 0.5)
         assert v.num_queries == sub["summary"]["num_samples"]
@@ -88,14 +92,14 @@ def _sample(boxes: list[list[float]], phrase: str = "a b", w: int = 100, h: int 
 
 
 @pytest.mark.parametrize(("boxes", "expected"), [
-    ([], "no_box"),
-    ([[0, 0, 4, 16]], "tiny"),  # sqrt(64) = 8: the edge belongs to the upper bin
-    ([[0, 0, 4, 15.9]], "very_tiny"),
-    ([[0, 0, 2, 2], [10, 10, 42, 42]], "medium"),  # the largest box decides: sqrt(1024) = 32
-    ([[0, 0, 96, 96], [0, 0, 1, 1]], "large"),
+    ([], ("no_box",)),
+    ([[0, 0, 4, 16]], ("tiny",)),  # sqrt(64) = 8: the edge belongs to the upper bin
+    ([[0, 0, 4, 15.9]], ("very_tiny",)),
+    ([[10, 10, 42, 42], [0, 0, 2, 2]], ("very_tiny", "medium")),  # each box: sqrt(1024) = 32
+    ([[0, 0, 96, 96], [0, 0, 1, 1], [5, 5, 6, 6]], ("very_tiny", "large")),
 ])
-def test_gt_size_is_the_largest_box(boxes: list[list[float]], expected: str) -> None:
-    assert slices.gt_size(_sample(boxes)) == expected
+def test_gt_size_is_each_box(boxes: list[list[float]], expected: tuple[str, ...]) -> None:
+    assert slices.gt_sizes(_sample(boxes)) == expected
 
 
 @pytest.mark.parametrize(("attribute", "sample", "expected"), [

@@ -9,9 +9,9 @@ target (spec: "not used as target geometry"), so only positive queries join.
 
 :func:`join` groups the evaluated positive queries of each form by annotation; the
 **verdict** of an annotation says where the model failed. A query is *right* when it found
-the object: its primary IoU (mask IoU, else best HBB IoU, else best OBB IoU, as the
-explorer's hit/miss outcome of :mod:`.diagnose`) is at least ``diagnose.HIT_IOU`` (0.5), in
-every form alike (an open-vocabulary TP only says something was predicted):
+the object by the explorer's rule (:func:`.diagnose.found`: its failure tag is ``ok``, i.e.
+the explorer does not count it failed), in every form alike (an open-vocabulary TP only
+says something was predicted; a best box IoU of 1 on one of 25 ships is not found):
 
 ``right in every query``     every joined query is right;
 ``the object``               no query is right, and at least two forms ask (the model
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..types import TASK_KEYS, Sample
-from .diagnose import HIT_IOU
+from .diagnose import found
 
 FORMS: tuple[str, ...] = tuple(TASK_KEYS)  # vocabulary, referring, reasoning
 RIGHT, OBJECT, LANGUAGE, ONE_FORM = ("right in every query", "the object", "the language",
@@ -71,8 +71,8 @@ class FormQuery:
 
     @property
     def right(self) -> bool:
-        """Found the object: :attr:`primary_iou` at least ``diagnose.HIT_IOU``."""
-        return (self.primary_iou or 0.0) >= HIT_IOU
+        """Found the object (:func:`.diagnose.found`: not failed in the explorer)."""
+        return found(self.failure)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,13 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
     return "ok"
 
 
+def found(failure: str) -> bool:
+    """The one rule for "found" (the explorer's "not failed", the Annotation page's
+    "right"): the query's failure tag is ``ok``. A query whose best box overlaps well but
+    whose F1 fails (one of 25 ships found) is not found."""
+    return failure == "ok"
+
+
 def _worst(tags: Iterable[str | None]) -> str:
     present = [t for t in tags if t is not None]
     return min(present, key=TAGS.index) if present else "ok"
@@ -237,7 +244,7 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, categories: Sequence[str] = (
                 or (outcomes and r["outcome"] not in outcomes)
                 or (failures and r["failure"] not in failures)
                 or (polarity != "all" and r["polarity"] != polarity)
-                or (failed_only and r["failure"] == "ok")
+                or (failed_only and found(r["failure"]))
                 or (query_ids is not None and r["query_id"] not in query_ids)
                 or (modality != "any" and iou is None)
                 or not _in_range(iou, low, high)

@@ -60,6 +60,7 @@ from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..options import Options
 from ..paths import refusal
+from ..types import TASK_KEYS
 from . import additive
 from .ap import ap_numbers, average_precision_report
 from .compare import not_submitted
@@ -636,15 +637,24 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        workers: int | None = 1,
                        progress: Callable[[str], Progress | None] | None = None,
                        average_precision: tuple[bool, int] | None = None,
+                       note: Callable[[str], None] | None = None,
                        **stability: Any) -> dict[str, Any]:
     """:func:`leaderboard_report` of every task for a submissions folder (see module doc);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
     ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
     ``progress(task)`` as its progress callback. ``average_precision`` (hard negatives,
     COCO's detection cap) also ranks by AP and mAP, computed here for each model (every
-    box)."""
+    box). A task without queries in the ground truth is not evaluated: its report is empty
+    and ``note`` is told."""
     out: dict[str, Any] = {}
+    counts = query_counts(folder)
     for task in tasks:
+        if not counts.get(task):
+            why = "the ground truth has no queries for this task"
+            out[task] = {**leaderboard_report([], []), "skipped": why}
+            if note is not None:
+                note(f"{task}: skipped, {why}")
+            continue
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
                                          workers=workers,
                                          progress=progress(task) if progress else None)
@@ -663,6 +673,20 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
+
+
+def query_counts(folder: str | Path) -> dict[str, int]:
+    """The number of queries of each task (CLI name) in the folder's ground truth."""
+    gt_path, _ = folder_files(folder)
+    with gc_paused():
+        gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+    return {cli: len(gt.tasks.get(key, ())) for cli, key in TASK_KEYS.items()}
+
+
+def default_metric(report: dict[str, Any]) -> str | None:
+    """The first ranked metric that at least one model has a value for (``None``: none)."""
+    return next((m for m, values in report["metrics"].items()
+                 if any(v is not None for v in values)), None)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", action="append",
                         choices=("vocabulary", "referring", "reasoning"),
                         help="task to rank (repeatable; default: all three)")
-    parser.add_argument("--modalities", default="segmentation,bbox")
+    parser.add_argument("--modalities", default="segmentation,bbox,oriented_bbox")
     parser.add_argument("--iou-threshold", type=float, default=0.5)
     parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
     parser.add_argument("--seed", type=int, default=0)
@@ -62,5 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     return run_and_emit(parser.prog, lambda: lb.folder_leaderboard(
         args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
         workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
+        note=lambda text: print(f"{prog}: {text}", file=sys.stderr),
         average_precision=((args.hard_negatives, args.max_detections)
                            if args.average_precision else None)), args.output, inputs)

@@ -11,9 +11,12 @@ Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
 ``group``         the category's group in a taxonomy (``{category: group}`` JSON, see
                   :func:`load_taxonomy`); categories it does not list are ``(no group)``.
 ``polarity``      ``positive`` or ``negative``.
-``gt_size``       AI-TOD bin of ``sqrt(w * h)`` of the query's largest GT box (pixels):
-                  ``very_tiny`` < 8 <= ``tiny`` < 16 <= ``small`` < 32 <= ``medium`` < 96
-                  <= ``large``; ``no_box`` without a GT box (negatives, area classes).
+``gt_size``       AI-TOD bin of ``sqrt(w * h)`` of each GT box (pixels): ``very_tiny`` < 8
+                  <= ``tiny`` < 16 <= ``small`` < 32 <= ``medium`` < 96 <= ``large``;
+                  ``no_box`` without a GT box (negatives, area classes). Per object: a
+                  query is in the bin of every GT box it has (531 ships of two sizes: two
+                  bins), its metrics whole in each (a query's pieces are not split by
+                  box), and a bin's ``num_gt_boxes`` counts only its own boxes.
 ``num_gt``        number of GT boxes: ``0`` ... ``4``, ``5-9``, ``10+``.
 ``phrase_words``  words of the phrase or query (whitespace split): ``1`` ... ``5``,
                   ``6-9``, ``10+``.
@@ -148,13 +151,18 @@ def size_bin(side: float) -> str:
     return _bin(side, SIZE_BINS)
 
 
-def gt_size(sample: Sample) -> str:
-    """Size bin of the sample's largest GT box (``gt_boxes`` are ``(N, 4)`` xyxy)."""
+def box_sizes(sample: Sample) -> list[str]:
+    """Size bin of each of the sample's GT boxes (``gt_boxes`` are ``(N, 4)`` xyxy)."""
     b = sample.gt_boxes
-    if len(b) == 0:
-        return NO_BOX
     area = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
-    return size_bin(float(np.sqrt(area.max())))
+    return [size_bin(float(side)) for side in np.sqrt(area)]
+
+
+def gt_sizes(sample: Sample) -> tuple[str, ...]:
+    """The size bins of the sample's GT boxes, each once, in bin order (``no_box``
+    without a GT box)."""
+    found = set(box_sizes(sample))
+    return tuple(n for n, _ in SIZE_BINS if n in found) or (NO_BOX,)
 
 
 def load_taxonomy(path: str | Path) -> dict[str, str]:
@@ -198,6 +206,8 @@ def query_values(samples: Sequence[Sample], attribute: str,
     if attribute == "group" and taxonomy is None:
         raise OVEarthInputError([Problem("(options)", "--taxonomy",
                                          "a taxonomy file to slice by group", "none")])
+    if attribute == "gt_size":
+        return [gt_sizes(s) for s in samples]
     if attribute == "tag":
         tags = tags or {}
         return [tuple(sorted(tags.get(s.sample_id, ()))) or (UNTAGGED,) for s in samples]
@@ -205,7 +215,6 @@ def query_values(samples: Sequence[Sample], attribute: str,
         "category": lambda s: s.category,
         "group": lambda s: taxonomy.get(s.category, NO_GROUP),  # type: ignore[union-attr]
         "polarity": lambda s: "negative" if s.negative else "positive",
-        "gt_size": gt_size,
         "num_gt": lambda s: _bin(len(s.gt_boxes), COUNT_BINS),
         "phrase_words": lambda s: _bin(len(s.phrase.split()), WORD_BINS),
         "image_size": lambda s: _bin(max(s.width, s.height), IMAGE_BINS),
@@ -267,7 +276,7 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
             members.setdefault(v, []).append(i)
     rng = np.random.default_rng(seed)
     out = [_slice_value(value, np.array(members[value]), specs, mats_a, mats_b, samples, ids,
-                        rng, n_resamples, confidence, unit)
+                        rng, n_resamples, confidence, unit, attribute == "gt_size")
            for value in _ordered(attribute, set(members))]
     return SliceTable(attribute, len(rows), n_resamples, seed, confidence,
                       result_b is not None, out, unit)
@@ -276,8 +285,10 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
 def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive.AdditiveMetric],
                  mats_a: Sequence[FloatArray], mats_b: Sequence[FloatArray] | None,
                  samples: Sequence[Sample], ids: Sequence[str], rng: np.random.Generator,
-                 n_resamples: int, confidence: float, unit: str = "query") -> SliceValue:
-    """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics."""
+                 n_resamples: int, confidence: float, unit: str = "query",
+                 by_box_size: bool = False) -> SliceValue:
+    """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics;
+    ``by_box_size``: the slice is a GT size bin, whose GT boxes are those of its size."""
     groups = unit_groups([{"image_path": samples[i].image_path} for i in idx], unit)
     counts = unit_counts(rng, n_resamples, groups)
     metrics = []
@@ -300,7 +311,8 @@ def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive
     chosen = [samples[i] for i in idx]
     return SliceValue(
         value, len(idx), sum(not s.negative for s in chosen), sum(s.negative for s in chosen),
-        sum(len(s.gt_boxes) for s in chosen), tuple(ids[i] for i in idx), metrics,
+        sum(box_sizes(s).count(value) if by_box_size else len(s.gt_boxes) for s in chosen),
+        tuple(ids[i] for i in idx), metrics,
         int(groups.max()) + 1 if groups.size else 0)
 
 

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -259,13 +259,25 @@ def check_target(out: PathLike, force: bool, inputs: Iterable[PathLike] = ()) ->
     or a link where it should be, a non-empty folder without ``force``, a folder that
     holds one of ``inputs`` (or is one of their ancestors) even with ``force``."""
     target = Path(out).absolute()
-    if not target.parent.is_dir():
-        raise fail(out, "--out", "a folder whose parent exists", "<no parent folder>")
+    root = existing_ancestor(target)
+    if not root.is_dir():
+        raise fail(out, "--out", "a folder path (its missing parent folders are created)",
+                   f"<{root} is a file, not a folder>")
     try:
-        files.check_folder(target.parent, target, replace=force, inputs=inputs)
+        files.check_folder(root, target, replace=force, inputs=inputs)
     except files.FileRefused as err:
         raise fail(out, "--out", err.expected, f"<{err.found}>") from None
     return Path(out)
+
+
+def existing_ancestor(target: Path) -> Path:
+    """The nearest folder above ``target`` that exists (as a name: a link counts); the
+    folders below it are created by :func:`ovearth_core.files.folder_writer`, which
+    follows no link."""
+    parent = target.parent
+    while not os.path.lexists(parent) and parent != parent.parent:
+        parent = parent.parent
+    return parent
 
 
 def validate(bench: Benchmark) -> None:
@@ -334,11 +346,27 @@ def atomic_folder(out: PathLike, force: bool, inputs: Iterable[PathLike] = ()
     inputs = list(inputs)
     check_target(out, force, inputs)
     target = Path(out).absolute()
+    root = existing_ancestor(target)
+    made = target.parents[:len(target.relative_to(root).parts) - 1]
     try:
-        with files.folder_writer(target.parent, target, replace=force, inputs=inputs) as tmp:
+        with files.folder_writer(root, target, replace=force, inputs=inputs) as tmp:
             yield tmp
     except files.FileRefused as err:
+        _remove_empty(made)
         raise fail(err.path, "--out", err.expected, f"<{err.found}>") from None
+    except BaseException:
+        _remove_empty(made)
+        raise
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    """Remove the parent folders made for a write that failed (innermost first; only
+    while empty: nothing else is touched)."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _place(folder: files.FolderWriter, rel: str, src: Path, link: bool) -> None:

@@ -42,6 +42,15 @@ MASK_COLOURS: dict[str, tuple[int, int, int]] = {
 LAYERS: tuple[str, ...] = ("GT mask", "predicted mask", "GT HBB", "predicted HBB",
                            "GT OBB", "predicted OBB")
 MAX_LABELS = 40
+
+
+def layers_with_geometry(samples: Sequence[Sample]) -> tuple[str, ...]:
+    """The :data:`LAYERS` some sample has geometry for (GT or predicted masks, HBBs, OBBs;
+    a box-only benchmark has no mask layers), in :data:`LAYERS` order."""
+    kinds = {"mask": any(s.gt_mask is not None or s.pred_mask is not None for s in samples),
+             "HBB": any(len(s.gt_boxes) or len(s.pred_boxes) for s in samples),
+             "OBB": any(len(s.gt_obbs) or len(s.pred_obbs) for s in samples)}
+    return tuple(layer for layer in LAYERS if kinds[layer.split()[-1]])
 # With more boxes than this, GT boxes go unlabelled (their hover text still tells).
 MAX_GT_LABELS_BOXES = 12
 

@@ -198,7 +198,7 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     if current not in ids:
         current = ids[0]
         state.select_query(task, current)
-    state.sync_url(q=current, zoom=st.session_state["view_zoom"])
+    state.sync_url(**state.view_params(current))
     navigator(task, shown, current)
     i = ids.index(current)
     shown_tags = tags.query_tags(run).get(current, frozenset())

@@ -132,6 +132,14 @@ def _tags_line(rs: review.ReviewState, task: str, tile: gallery.Tile) -> str:
     return ", ".join(parts)
 
 
+def _notes_line(rs: review.ReviewState, task: str, tile: gallery.Tile) -> str:
+    """The notes on the tile's object and on its query (``""``: none)."""
+    own, query = targets(task, tile)
+    notes = [(label, rs.notes.get(t)) for label, t in
+             (("note", own), ("query note", query if query != own else None)) if t]
+    return " · ".join(f"{label}: {views.md_text(n.text)}" for label, n in notes if n)
+
+
 def _on_select(key: str, widget: str) -> None:
     ss = st.session_state
     chosen = [k for k in ss["gal_selected"] if k != key]
@@ -200,6 +208,9 @@ def grid(run: Run, shown: list[gallery.Tile]) -> None:
                             f"[{views.md_text(tile.query_id)} ↗]({url})")
                 key = tile_key(tile)
                 widget = f"_gsel_{ss['gal_sel_gen']}_{key}"
+                notes = _notes_line(rs, task, tile)
+                if notes:
+                    st.caption(notes)
                 line = _tags_line(rs, task, tile)
                 st.checkbox("select" + (f" · tagged **{views.md_text(line)}**" if line else ""),
                             value=key in selected, key=widget, on_change=_on_select,

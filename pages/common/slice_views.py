@@ -14,17 +14,17 @@ from ovearth_core.analysis import slices
 from ovearth_core.analysis.compare import MIN_UNITS
 from ovearth_core.viz import analysis_figures as figs
 
-from . import analysis_data, data, state, views
+from . import analysis_data, data, links, state, views
 from .run import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
-                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, largest box)",
+                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, each GT box)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
                     "image_size": "image size (long side)", "tag": "review tag",
                     slices.GSD: "ground sample distance (m / pixel)",
                     slices.QUERY_FORM: "same target, query form (all three tasks)"}
 META = "meta"  # the picker's choice "image metadata": meta:KEY, KEY picked beside it
-PICKABLE = (*slices.ATTRIBUTES, slices.GSD, META, slices.QUERY_FORM)
+PICKABLE = links.SLICE_ATTRIBUTES
 
 
 def attribute_label(attribute: str) -> str:

@@ -15,15 +15,12 @@ in the sidebar and in each page's caption.
 **The URL** (:func:`link_params`, applied once per session by :func:`init_state`)
 reproduces a view on a fresh server: ``data`` (benchmark folder), or ``gt`` and
 ``images``; ``sub`` (submission: its name in ``predictions/``, or a path); ``b`` (Compare's
-B); ``task``; ``mods`` (comma list; absent: auto), ``iou``, ``score``, ``fmt``; explorer
-filters ``failed``, ``outcome``, ``tag`` (failure tags), ``rtag`` (review tags), ``obj``
-(object outcomes), ``cat``,
-``pol``, ``mod``, ``iou_lo``, ``iou_hi``, ``text``; ``q`` (query) and ``zoom``; the
-gallery's ``g*`` parameters (:func:`gallery_params`); ``ann`` (the Annotation page's
-annotation). Paths are
-relative to the app folder or absolute, and must lie in the data roots. A number a widget
-would not accept (out of :data:`LINK_RANGES`, not finite, ``iou_lo`` above ``iou_hi``) is
-dropped with a notice naming the parameter (:func:`pop_link_notes`); the rest applies.
+B); and every parameter of the link schema (:data:`links.SCHEMA`: options, the explorer's
+filters, its query, picked box, zoom, layers and view options, the gallery's, the
+Annotation page's and the Slices page's), which both applies a link and writes one. Paths
+are relative to the app folder or absolute, and must lie in the data roots. A value a
+widget would not accept is dropped with a notice naming the parameter
+(:func:`pop_link_notes`); the rest applies.
 A dataset in a link that is missing or outside the roots is an error on every page
 (:func:`link_error`), never the demo in its place. A saved view
 (:mod:`ovearth_core.review`) stores these parameters.
@@ -32,9 +29,7 @@ A dataset in a link that is missing or outside the roots is an error on every pa
 from __future__ import annotations
 
 import logging
-import math
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,16 +39,21 @@ import streamlit as st
 
 from ovearth_core import labels, paths
 from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS
-from ovearth_core.types import MODALITIES, TASK_KEYS
-from ovearth_core.viz.overlay import ZOOM_TARGETS
+from ovearth_core.types import TASK_KEYS
+
+from . import links
 
 APP_ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = Path("assets") / "demo"
 TASKS: tuple[str, ...] = tuple(TASK_KEYS)
 TASK_LABELS = {cli: labels.TASK_LABELS[key] for cli, key in TASK_KEYS.items()}
 GT_NAME = "ground_truth.json"
-IOU_CHOICES = tuple(round(0.05 * i, 2) for i in range(1, 21))
-BBOX_FORMATS = ("xyxy", "xywh")
+IOU_CHOICES = links.IOU_CHOICES
+BBOX_FORMATS = links.BBOX_FORMATS
+MAX_PAGE = links.MAX_PAGE
+GALLERY_SELECTORS = links.GALLERY_SELECTORS
+GALLERY_SORTS = links.GALLERY_SORTS
+ZOOM_TARGETS = links.ZOOM_TARGETS
 EXPLORER_PAGE = "pages/1_Query_explorer.py"
 GALLERY_PAGE = "pages/2_Gallery.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
@@ -139,11 +139,7 @@ def code(text: str) -> str:
     """``text`` as a Markdown code span: a typed path or an id from a file must not render as
     emphasis, math or a link. The fence is longer than any run of backticks inside, so the
     text cannot close it; newlines become spaces (a code span is one line)."""
-    text = str(text).replace("\n", " ").replace("\r", " ")
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or runs else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return links.code(text)
 
 
 def default_dataset() -> str:
@@ -227,11 +223,7 @@ def apply_link(params: dict[str, str]) -> None:
             return
     if params.get("b"):
         ss["cmp_b_path"] = _linked_file(params["b"], base)
-    _apply_options(params, notes)
-    _apply_filters(params, notes)
-    _apply_gallery(params, notes)
-    if params.get("ann"):
-        ss["ann_id"] = params["ann"]
+    links.apply(params, ss, notes)
     ss["_link_notes"] = notes
 
 
@@ -241,64 +233,6 @@ def pop_link_notes() -> list[str]:
     notes = st.session_state.get("_link_notes") or []
     st.session_state["_link_notes"] = []
     return list(notes)
-
-
-# The link's numbers, with the range their widget accepts (``iou`` is also one of
-# IOU_CHOICES after rounding to two decimals; ``gpage`` is a whole number).
-MAX_PAGE = 10**9
-LINK_RANGES: dict[str, tuple[float, float]] = {
-    "iou": (IOU_CHOICES[0], IOU_CHOICES[-1]), "score": (0.0, 1.0),
-    "iou_lo": (0.0, 1.0), "iou_hi": (0.0, 1.0), "giou_lo": (0.0, 1.0), "giou_hi": (0.0, 1.0),
-    "gpage": (1, MAX_PAGE),
-}
-
-
-def _dropped(name: str, text: str, expected: str) -> str:
-    shown = text if len(text) <= 40 else text[:40] + "…"
-    return (f"The link's {code(name)} ({code(shown)}) was ignored: expected {expected}. "
-            "The rest of the link applies.")
-
-
-def _link_number(params: dict[str, str], name: str, notes: list[str]) -> float | None:
-    """The link's number ``name`` if its widget would accept it; else ``None`` (with a note
-    when the link gives one). An empty value is no value."""
-    text = params.get(name)
-    if text is None or not str(text).strip():
-        return None
-    lo, hi = LINK_RANGES[name]
-    value = _float(str(text))
-    if value is None or not math.isfinite(value) or not lo <= value <= hi:
-        notes.append(_dropped(name, str(text), f"a number from {lo:g} to {hi:g}"))
-        return None
-    return value
-
-
-def _choice(params: dict[str, str], name: str, choices: Sequence[str],
-            notes: list[str]) -> str | None:
-    """The link's value of ``name`` if it is one of ``choices``; else ``None`` (with a note
-    when the link gives another). An empty value is no value."""
-    value = params.get(name)
-    if value is None or not str(value).strip():
-        return None
-    if value in choices:
-        return value
-    notes.append(_dropped(name, str(value), "one of " + ", ".join(choices)))
-    return None
-
-
-def _link_range(params: dict[str, str], names: tuple[str, str],
-                notes: list[str]) -> tuple[float, float] | None:
-    """An IoU range ``(lo, hi)`` of the link (a missing end is 0 or 1), or ``None``."""
-    lo, hi = (_link_number(params, n, notes) for n in names)
-    if lo is not None and hi is not None and lo > hi:
-        a, b = names
-        notes.append(f"The link's {code(a)} ({code(params[a][:40])}) and {code(b)} "
-                     f"({code(params[b][:40])}) were ignored: expected {a} at most {b}. "
-                     "The rest of the link applies.")
-        return None
-    if lo is None and hi is None:
-        return None
-    return (lo if lo is not None else 0.0, hi if hi is not None else 1.0)
 
 
 def _link_problem(path: str, what: str) -> str | None:
@@ -312,111 +246,6 @@ def _link_problem(path: str, what: str) -> str | None:
         return (f"The link names the {what} {path}, which does not exist on this server. "
                 "Open the app without the link, or start it with that data.")
     return None
-
-
-def _apply_options(params: dict[str, str], notes: list[str]) -> None:
-    ss = st.session_state
-    if _choice(params, "task", TASKS, notes):
-        ss["task"] = params["task"]
-    mods = [m for m in params.get("mods", "").split(",") if m in MODALITIES]
-    if mods:
-        ss.update(auto_modalities=False, modalities=mods)
-    iou = _link_number(params, "iou", notes)
-    if iou is not None and round(iou, 2) in IOU_CHOICES:
-        ss["iou_threshold"] = round(iou, 2)
-    elif iou is not None:
-        notes.append(_dropped("iou", params["iou"], "a multiple of 0.05 from 0.05 to 1"))
-    score = _link_number(params, "score", notes)
-    if score is not None:
-        ss.update(use_score_threshold=True, score_threshold=score)
-    if _choice(params, "fmt", BBOX_FORMATS, notes):
-        ss["bbox_format"] = params["fmt"]
-
-
-def _apply_filters(params: dict[str, str], notes: list[str]) -> None:
-    ss = st.session_state
-    if _choice(params, "failed", ("1", "true", "0", "false"), notes) in ("1", "true"):
-        ss["flt_failed_only"] = True
-    for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories"), ("rtag", "flt_review_tags"),
-                      ("obj", "flt_objects")):
-        if params.get(key):
-            ss[name] = [v for v in params[key].split(",") if v]
-    if _choice(params, "pol", ("positive", "negative"), notes):
-        ss["flt_polarity"] = params["pol"]
-    if _choice(params, "mod", ("segmentation", "bbox", "oriented_bbox"), notes):
-        ss["flt_modality"] = params["mod"]
-    iou_range = _link_range(params, ("iou_lo", "iou_hi"), notes)
-    if iou_range is not None:
-        ss["flt_iou"] = iou_range
-    if params.get("text"):
-        ss["flt_text"] = params["text"]
-    if params.get("q"):
-        ss["selected"] = {**ss["selected"], ss["task"]: params["q"]}
-    if _choice(params, "zoom", tuple(ZOOM_TARGETS), notes):
-        ss["view_zoom"] = params["zoom"]
-
-
-# The gallery's link parameters (all prefixed ``g``): gsel (gt, pred, queries), gmod, gout,
-# gtag (failure tags), gcat, gpol, gsize, giou_lo, giou_hi, gsort (worst, smallest,
-# largest), gpage, grtag (review tags), gerr (object outcomes), gconf (confused with a
-# category). Comma lists like the explorer's.
-GALLERY_SELECTORS = {"gt": "GT boxes", "pred": "predicted boxes", "queries": "queries"}
-GALLERY_SORTS = {"worst": "worst first", "smallest": "smallest first",
-                 "largest": "largest first"}
-_GALLERY_LISTS = (("gout", "gal_outcomes"), ("gtag", "gal_failures"), ("gcat", "gal_categories"),
-                  ("gsize", "gal_sizes"), ("grtag", "gal_review_tags"),
-                  ("gerr", "gal_errors"), ("gconf", "gal_confused"))
-
-
-def _apply_gallery(params: dict[str, str], notes: list[str]) -> None:
-    """Set the gallery's selector, filters, sort and page from a link (values a widget
-    does not offer are dropped by :func:`bind` when the page draws it)."""
-    ss = st.session_state
-    if _choice(params, "gsel", tuple(GALLERY_SELECTORS), notes):
-        ss["gal_selector"] = GALLERY_SELECTORS[params["gsel"]]
-    if _choice(params, "gmod", ("bbox", "oriented_bbox"), notes):
-        ss["gal_modality"] = params["gmod"]
-    for key, name in _GALLERY_LISTS:
-        if params.get(key):
-            ss[name] = [v for v in params[key].split(",") if v]
-    if _choice(params, "gpol", ("positive", "negative"), notes):
-        ss["gal_polarity"] = params["gpol"]
-    iou_range = _link_range(params, ("giou_lo", "giou_hi"), notes)
-    if iou_range is not None:
-        ss["gal_iou"] = iou_range
-    if _choice(params, "gsort", tuple(GALLERY_SORTS), notes):
-        ss["gal_sort"] = GALLERY_SORTS[params["gsort"]]
-    page = params.get("gpage", "")
-    if re.fullmatch(r"[0-9]{1,10}", page) and 1 <= int(page) <= MAX_PAGE:
-        ss["gal_page"] = int(page)
-    elif page.strip():
-        notes.append(_dropped("gpage", page, f"a whole number from 1 to {MAX_PAGE:,}"))
-
-
-def gallery_params() -> dict[str, str]:
-    """The gallery's own URL parameters (only those not at their default)."""
-    ss = st.session_state
-    d = GALLERY_DEFAULTS
-    out: dict[str, str] = {}
-    if ss["gal_selector"] != d["gal_selector"]:
-        out["gsel"] = next(k for k, v in GALLERY_SELECTORS.items() if v == ss["gal_selector"])
-    if ss["gal_modality"] != d["gal_modality"] and ss["gal_modality"] in ("bbox",
-                                                                          "oriented_bbox"):
-        out["gmod"] = ss["gal_modality"]
-    for key, name in _GALLERY_LISTS:
-        if ss[name]:
-            out[key] = ",".join(ss[name])
-    if ss["gal_polarity"] != "all":
-        out["gpol"] = ss["gal_polarity"]
-    lo, hi = ss["gal_iou"]
-    if (lo, hi) != (0.0, 1.0):
-        out.update(giou_lo=_number(lo), giou_hi=_number(hi))
-    if ss["gal_sort"] != d["gal_sort"]:
-        out["gsort"] = next(k for k, v in GALLERY_SORTS.items() if v == ss["gal_sort"])
-    if int(ss["gal_page"]) != 1:
-        out["gpage"] = str(int(ss["gal_page"]))
-    return out
 
 
 def annotation_url(ann_id: str) -> str:
@@ -433,20 +262,6 @@ def page_url(page: str, params: dict[str, str]) -> str:
     base = (st.context.url or "").split("?")[0]
     root = base.rsplit("/", 1)[0] + "/" if base else ""
     return f"{root}{page}?{urlencode(params)}"
-
-
-def _number(value: float) -> str:
-    """A link's number: short (``0.5``, ``1``) and exact (``0.8515625``, which ``:g``
-    would write as 0.851562: a link of a linked view must be the same view)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(float(value))
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        return None if text is None else float(text)
-    except ValueError:
-        return None
 
 
 def link_error() -> str | None:
@@ -470,40 +285,25 @@ def link_params(*, filters: bool = True, **page: str) -> dict[str, str]:
     if ss["pred_path"]:
         out["sub"] = pred.stem if in_folder else ss["pred_path"]
     out["task"] = ss["task"]
-    if not ss["auto_modalities"]:
-        out["mods"] = ",".join(m for m in MODALITIES if m in ss["modalities"])
-    if ss["iou_threshold"] != 0.5:
-        out["iou"] = _number(ss["iou_threshold"])
-    if ss["use_score_threshold"]:
-        out["score"] = _number(ss["score_threshold"])
-    if ss["bbox_format"] != "xyxy":
-        out["fmt"] = ss["bbox_format"]
-    if filters:
-        out.update(_filter_params())
+    out.update(links.emit(ss, ["all", "filters"] if filters else ["all"]))
     return {**out, **page}
 
 
-def _filter_params() -> dict[str, str]:
-    """The explorer filters' URL parameters (only those not at their default)."""
-    ss = st.session_state
-    out: dict[str, str] = {}
-    if ss["flt_failed_only"]:
-        out["failed"] = "1"
-    for key, name in (("outcome", "flt_outcomes"), ("tag", "flt_failures"),
-                      ("cat", "flt_categories"), ("rtag", "flt_review_tags"),
-                      ("obj", "flt_objects")):
-        if ss[name]:
-            out[key] = ",".join(ss[name])
-    if ss["flt_polarity"] != "all":
-        out["pol"] = ss["flt_polarity"]
-    if ss["flt_modality"] != "any":
-        out["mod"] = ss["flt_modality"]
-    lo, hi = ss["flt_iou"]
-    if (lo, hi) != (0.0, 1.0):
-        out.update(iou_lo=_number(lo), iou_hi=_number(hi))
-    if ss["flt_text"]:
-        out["text"] = ss["flt_text"]
-    return out
+def view_params(query_id: str) -> dict[str, str]:
+    """The explorer viewer's own URL parameters for ``query_id``: the query, the picked box
+    (when it is one of this query's), the zoom, the layers and the view options (those not
+    at their default)."""
+    return links.emit(st.session_state, ["explorer"], query_id)
+
+
+def gallery_params() -> dict[str, str]:
+    """The gallery's own URL parameters (only those not at their default)."""
+    return links.emit(st.session_state, ["gallery"])
+
+
+def slices_params() -> dict[str, str]:
+    """The Slices page's own URL parameters (only those not at their default)."""
+    return links.emit(st.session_state, ["slices"])
 
 
 def view_url(*, filters: bool = True, **page: str) -> str:

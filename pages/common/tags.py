@@ -128,11 +128,14 @@ def panel(run: Run, query_id: str, key: str = "_rv", export: bool = True) -> Non
 
 
 def show_error() -> None:
-    """The last failed write's message, and a torn line a write kept apart, once."""
+    """The last failed write's message, a torn line a write kept apart, and what a write
+    without a tag saved, once."""
     if st.session_state.get("_rv_error"):
         st.error(st.session_state.pop("_rv_error"))
     if st.session_state.get("_rv_note"):
         st.warning(st.session_state.pop("_rv_note"))
+    if st.session_state.get("_rv_saved"):
+        st.success(st.session_state.pop("_rv_saved"))
 
 
 def _object_tags(run: Run, rs: review.ReviewState, path: Path, task: str,
@@ -162,7 +165,8 @@ def target_tags(rs: review.ReviewState, target: review.Target) -> frozenset[str]
 
 
 def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: str,
-             done: Callable[[], None] | None, current_tags: tuple[str, ...]) -> None:
+             done: Callable[[], None] | None, current_tags: tuple[str, ...],
+             what: tuple[str, str] = ("target", "targets")) -> None:
     name = (st.session_state.get(f"{key}_new") or st.session_state.get(f"{key}_tag")
             or "").strip()
     note = st.session_state.get(f"{key}_note", "").strip()
@@ -176,6 +180,11 @@ def _on_bulk(path: Path, targets: tuple[review.Target, ...], action: str, key: s
             _write(action, path, target, name)
         if action == "tag" and note:
             _write("note", path, target, note)
+    if action == "tag" and note and not name:
+        n = len(targets)
+        st.session_state["_rv_saved"] = (
+            f"Saved the note on {n} {what[n != 1]}, with no tag (choose or type a tag to "
+            "tag them too).")
     st.session_state[f"{key}_note"] = ""
     st.session_state[f"{key}_new"] = ""
     if done is not None:
@@ -197,7 +206,7 @@ def bulk_bar(run: Run, targets: list[review.Target], key: str, what: tuple[str, 
                        placeholder="written on each tagged target")
     chosen = tuple(targets)
     cols[3].button(f"Tag {len(chosen)} {what[len(chosen) != 1]}", on_click=_on_bulk,
-                   args=(path, chosen, "tag", key, done, tuple(rs.all_tags())),
+                   args=(path, chosen, "tag", key, done, tuple(rs.all_tags()), what),
                    disabled=not chosen,
                    width="stretch", key=f"{key}_do_tag", type="primary")
     cols[4].button(f"Untag {len(chosen)}", on_click=_on_bulk,

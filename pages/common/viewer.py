@@ -46,16 +46,32 @@ def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _picked_key(row: dict[str, Any]) -> str | None:
-    """The modality of the box picker: HBB, else OBB (``None``: no boxes evaluated)."""
-    return "bbox" if row["bbox"] else "oriented_bbox" if row["oriented_bbox"] else None
+def _picked_kinds(row: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """The box modalities of the box picker, ``(key, oriented, kind)``: every evaluated HBB,
+    then every evaluated OBB (a query failing in OBB is zoomed to its OBB's envelope). The
+    HBBs come first, so an HBB's place is the one it had alone."""
+    return [(key, oriented, kind) for key, oriented, kind in
+            (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")) if row[key]]
+
+
+def _picked_items(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The picker's boxes as :func:`overlay.box_groups` gives them, each with its ``kind``
+    (``HBB`` / ``OBB``) and ``number`` among its kind and role: GT HBBs, predicted HBBs, GT
+    OBBs, predicted OBBs."""
+    out: list[dict[str, Any]] = []
+    for key, oriented, kind in _picked_kinds(row):
+        counts = {"GT": 0, "pred": 0}
+        for item in overlay.box_groups(sample, row[key], oriented):
+            counts[item["role"]] += 1
+            out.append({**item, "kind": kind, "number": counts[item["role"]]})
+    return out
 
 
 @dataclass(frozen=True)
 class Picker:
-    """The box picker's boxes of one query, GT boxes first: each box's label (with its
-    centre in map coordinates and, missed or false on a scene merged from chips, where it
-    fell among them), status, colour and that place (``""``: none)."""
+    """The box picker's boxes of one query (:func:`_picked_items`' order): each box's
+    label (with its centre in map coordinates and, missed or false on a scene merged from
+    chips, where it fell among them), status, colour and that place (``""``: none)."""
 
     labels: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
@@ -70,15 +86,14 @@ def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef 
     the next one: a dense scene has 8,000 boxes). ``key`` (files, options, images folder,
     image stamp) decides the georeference and the chips too, so they are not hashed."""
     sample, row = _sample_and_row(_run, query_id)
-    box_key = _picked_key(row)
-    if box_key is None:
+    items = _picked_items(sample, row)
+    if not items:
         return Picker()
-    items = overlay.box_groups(sample, row[box_key], box_key == "oriented_bbox")
-    gts = sum(o["role"] == "GT" for o in items)
     centres = _centres(items, _ref)
     places = _chip_places(_scene, items)
-    labels = tuple(f"{o['role']} {n + 1 if n < gts else n - gts + 1} · {o['status']} · "
-                   f"{o['label']} · {np.ptp(o['outline'][:, 0]):.0f} × "
+    labels = tuple(f"{o['role']} {o['kind']} {o['number']} · {o['status']} · {o['label']} · "
+                   f"{'envelope ' if o['kind'] == 'OBB' else ''}"
+                   f"{np.ptp(o['outline'][:, 0]):.0f} × "
                    f"{np.ptp(o['outline'][:, 1]):.0f} px{centres[n]}"
                    + (f" · {places[n]}" if places[n] else "") for n, o in enumerate(items))
     return Picker(labels, tuple(o["status"] for o in items),
@@ -86,12 +101,15 @@ def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef 
 
 
 def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
-    """The outline ``(5, 2)`` of the picker's box ``n`` (GT boxes, then predictions)."""
-    box_key = _picked_key(row)
-    oriented = box_key == "oriented_bbox"
-    gt = sample.gt_obbs if oriented else sample.gt_boxes
-    pred = sample.pred_obbs if oriented else sample.pred_boxes
-    return overlay.closed_outlines([gt[n] if n < len(gt) else pred[n - len(gt)]], oriented)[0]
+    """The outline ``(5, 2)`` of the picker's box ``n`` (:func:`_picked_items`' order);
+    ``None`` past the last box."""
+    for _, oriented, _ in _picked_kinds(row):
+        for boxes in ((sample.gt_obbs, sample.pred_obbs) if oriented
+                      else (sample.gt_boxes, sample.pred_boxes)):
+            if n < len(boxes):
+                return overlay.closed_outlines([boxes[n]], oriented)[0]
+            n -= len(boxes)
+    return None
 
 
 def _on_object(query_id: str) -> None:
@@ -183,6 +201,18 @@ def _on_object_no(query_id: str) -> None:
     st.session_state["view_focus"] = None if picked is None else (query_id, int(picked) - 1)
 
 
+def _number_ranges(labels: tuple[str, ...]) -> str:
+    """Which numbers are which boxes: ``GT HBB 1–880, pred HBB 881–1,760``."""
+    runs: list[list[Any]] = []
+    for n, label in enumerate(labels, start=1):
+        group = " ".join(label.split(" ", 2)[:2])
+        if runs and runs[-1][0] == group:
+            runs[-1][2] = n
+        else:
+            runs.append([group, n, n])
+    return ", ".join(f"{g} {a:,}–{b:,}" for g, a, b in runs)
+
+
 def _object_picker(query_id: str, labels: tuple[str, ...]) -> None:
     """A picker of the query's boxes: choosing one zooms the view to it (in a dense scene,
     by its number, the chosen box's label shown under it). Each label lists the box's
@@ -194,10 +224,9 @@ def _object_picker(query_id: str, labels: tuple[str, ...]) -> None:
     focus = st.session_state.get("view_focus")
     if len(labels) > PICKER_OPTIONS:
         shown = focus[1] if focus and focus[0] == query_id else None
-        gts = sum(label.startswith("GT ") for label in labels)
         st.session_state["_w_object_no"] = None if shown is None else shown + 1
         st.number_input(f"Zoom to one of the query's {len(labels):,} boxes by number "
-                        f"(GT boxes 1–{gts:,}, then predictions)", min_value=1,
+                        f"({_number_ranges(labels)})", min_value=1,
                         max_value=len(labels), value=None, step=1, key="_w_object_no",
                         placeholder="the view it opened on", on_change=_on_object_no,
                         args=(query_id,))
@@ -228,15 +257,27 @@ def _view_options() -> None:
                  **state.bind("view_zoom", overlay.ZOOM_TARGETS))
 
 
-def _toolbar(review: bool) -> None:
+def _on_layers(shown: tuple[str, ...]) -> None:
+    """The pills' choice, keeping the layers they do not offer here as they were (chosen
+    for data that has that geometry)."""
+    ss = st.session_state
+    picked = ss["_w_view_layers"] or []
+    ss["view_layers"] = [layer for layer in overlay.LAYERS if layer in picked
+                         or (layer not in shown and layer in ss["view_layers"])]
+
+
+def _toolbar(review: bool, shown: tuple[str, ...] = overlay.LAYERS) -> None:
     """Layer toggles, always visible (chips hid the OBB ones); the other view options in a
     popover (drawn only when opened); switches for the review panel and the link. Nothing
     here changes from one query to the next while the panels are off: a query switch then
     costs the browser no redraw of them."""
     cols = st.columns([5.4, 1.4, 1.3, 1.0] if review else [5.4, 1.4, 1.0],
                       vertical_alignment="bottom")
-    cols[0].pills("Layers", overlay.LAYERS, selection_mode="multi",
-                  **state.bind("view_layers", overlay.LAYERS))
+    ss = st.session_state
+    ss["_w_view_layers"] = [layer for layer in ss["view_layers"] if layer in shown]
+    cols[0].pills("Layers", shown, selection_mode="multi", key="_w_view_layers",
+                  on_change=_on_layers, args=(shown,),
+                  help="Only the layers this benchmark has geometry for.")
     with cols[1].popover("View options", width="stretch"):
         _view_options()
     if review:
@@ -452,10 +493,13 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     this page)."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
-    _toolbar(review is not None)
+    evaluated = run.evaluation.run
+    _toolbar(review is not None, overlay.layers_with_geometry(evaluated.samples)
+             if evaluated is not None else overlay.LAYERS)
     if ss["view_link"]:
-        st.caption("Link to this view (dataset, submission, options, filters, query, zoom):")
-        st.code(state.view_url(q=query_id, zoom=ss["view_zoom"]), language=None,
+        st.caption("Link to this view (dataset, submission, options, filters, query, picked "
+                   "box, zoom, layers and view options):")
+        st.code(state.view_url(**state.view_params(query_id)), language=None,
                 wrap_lines=True)
     key = _key(run, sample)
     ref = _georef(run, sample)

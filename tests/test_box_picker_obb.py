@@ -1,0 +1,97 @@
+"""The box picker lists oriented boxes too (issue 27 defect 2): a query failing in OBB can be
+zoomed to its OBB (the envelope of its corners), with each box's match status; on a dense
+scene every box of both kinds is listed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_fixtures import Dataset, app_on, assert_ok
+from PIL import Image
+
+EXPLORER = "pages/1_Query_explorer.py"
+W, H = 1200, 900
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def _diamond(cx: float, cy: float, r: float) -> list[list[float]]:
+    return [[cx, cy - r], [cx + r, cy], [cx, cy + r], [cx - r, cy]]
+
+
+def _write(root: Path, gt_hbb: list, gt_obb: list, pred_hbb: list, pred_obb: list) -> Dataset:
+    (root / "images").mkdir(parents=True)
+    Image.fromarray(np.full((H, W, 3), 90, dtype=np.uint8)).save(root / "images" / "s.png")
+    gt = {"annotations": [{"id": "1", "image_path": "images/s.png", "width": W, "height": H,
+                           "category_name": "ship", "segmentation": None, "bbox": gt_hbb,
+                           "oriented_bbox": gt_obb}],
+          "tasks": {"referring": [{"query_id": "ref_1", "ann_id": "1", "query": "ships"}]}}
+    pred = {"tasks": {"referring": [{"query_id": "ref_1", "bbox": pred_hbb,
+                                     "oriented_bbox": pred_obb}]}}
+    (root / "predictions").mkdir()
+    (root / "ground_truth.json").write_text(json.dumps(gt))
+    (root / "predictions" / "model.json").write_text(json.dumps(pred))
+    return Dataset(root, root / "ground_truth.json", root, root / "predictions" / "model.json",
+                   root / "predictions" / "model.json")
+
+
+def _region(at) -> tuple[float, ...]:
+    card = at.get("html")[0].proto.body
+    x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+        r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", card).groups())
+    return x0, y0, x1, y1
+
+
+def test_a_query_failing_in_obb_is_zoomed_to_its_obb(tmp_path: Path) -> None:
+    # HBB right; the predicted OBB is a diamond far away (envelope x 860-940, y 660-740).
+    ds = _write(tmp_path / "d", [[100, 100, 40, 20]], [_rect(100, 100, 140, 120)],
+                [[100, 100, 140, 120]], [_diamond(900, 700, 40)])
+    at = app_on(ds, task="referring", auto_modalities=False,
+                modalities=["bbox", "oriented_bbox"])
+    at.switch_page(EXPLORER)
+    at.run()
+    assert_ok(at)
+    picker = at.selectbox(key="_w_objects")
+    heads = [" · ".join(o.split(" · ")[:2]) for o in picker.options]
+    assert heads == ["GT HBB 1 · matched", "pred HBB 1 · matched", "GT OBB 1 · missed",
+                     "pred OBB 1 · false positive"]
+    assert "envelope 80 × 80 px" in picker.options[3]
+    picker.set_value(3).run()
+    assert_ok(at)
+    x0, y0, x1, y1 = _region(at)
+    assert x0 <= 860 and y0 <= 660 and x1 >= 940 and y1 >= 740  # the diamond's envelope
+    assert x0 > 140  # not the GT ship's view
+    assert at.session_state["view_focus"] == ("ref_1", 3)
+
+
+def test_a_dense_scene_lists_every_box_of_both_kinds(tmp_path: Path) -> None:
+    n = 531
+    xs = [(20 + 40 * (i % 28), 20 + 30 * (i // 28)) for i in range(n)]
+    hbb = [[x, y, 20, 12] for x, y in xs]
+    obb = [_rect(x, y, x + 20, y + 12) for x, y in xs]
+    ds = _write(tmp_path / "d", hbb, obb, [[x, y, x + 20, y + 12] for x, y in xs[:-1]],
+                obb[:-1])
+    at = app_on(ds, task="referring", auto_modalities=False,
+                modalities=["bbox", "oriented_bbox"], view_focus=("ref_1", 4 * n - 3))
+    at.switch_page(EXPLORER)
+    at.run()
+    assert_ok(at)
+    # More boxes than a list carries cheaply: a box number, its ranges in the label.
+    number = at.number_input(key="_w_object_no")
+    assert (number.min, number.max, number.value) == (1, 4 * n - 2, 4 * n - 2)
+    assert ("GT HBB 1–531, pred HBB 532–1,061, GT OBB 1,062–1,592, pred OBB 1,593–2,122"
+            in number.label), number.label
+    assert any(c.value.startswith(f"pred OBB {n - 1} · matched") for c in at.caption)
+    # The focus 4n - 3 is the last predicted OBB (the match of GT OBB n - 1).
+    x0, y0, x1, y1 = _region(at)
+    lx, ly = xs[n - 2]
+    assert x0 <= lx and y0 <= ly and x1 >= lx + 20 and y1 >= ly + 12
+    assert x1 - x0 < 200  # one ship's view, not the scene
