@@ -7,8 +7,11 @@ One feature per GT box and per predicted box of every query of the task, as the 
 of a negative query is an ``FP``). Properties: ``query_id``, ``image_path``, ``kind``
 (``gt`` / ``prediction``), ``index`` (the box's position in the query's list), ``outcome``,
 ``category``, ``phrase``, ``negative``, ``score`` (``null`` for GT and unscored boxes),
-``iou`` (the matched pair's IoU, ``null`` when unmatched) and ``error_type`` (``null``:
-reserved for TIDE's error types).
+``iou`` (the matched pair's IoU, ``null`` when unmatched) and ``error_type``: the box's
+object-level outcome when it is not matched (:mod:`ovearth_core.analysis.objects`, TIDE's
+kinds at the run's IoU threshold: a predicted box ``localisation``, ``class confusion``,
+``duplicate``, ``both`` or ``background``; a GT box ``mislocalised``, ``found as other
+class`` or ``missed``), ``null`` for a matched box.
 
 Coordinates: when the images are georeferenced (:mod:`ovearth_core.georef`), each box's
 corners are mapped by its image's transform into the CRS, which the file names (the
@@ -132,9 +135,14 @@ def _number(value: float) -> float | None:
 
 def features(run: Run, modality: str, frames: dict[str, Georef | None]) -> list[dict[str, Any]]:
     """The GeoJSON features of every box of the run (see the module docstring)."""
+    from .analysis.objects import MATCHED, query_objects
+
     oriented = modality == "oriented_bbox"
+    entries = [run.row(s.sample_id).get(modality) for s in run.samples]
+    objects = query_objects(run.samples, modality, run.config.iou_threshold, entries=entries)
     out = []
-    for sample in run.samples:
+    for sample, qo in zip(run.samples, objects, strict=True):
+        kinds = {"gt": qo.gt_outcome, "prediction": qo.pred_outcome}
         entry = run.row(sample.sample_id).get(modality) or {}
         gt_match = {g: v for g, _, v in entry.get("matches", [])}
         pred_match = {p: v for _, p, v in entry.get("matches", [])}
@@ -159,7 +167,9 @@ def features(run: Run, modality: str, frames: dict[str, Georef | None]) -> list[
                                 "category": sample.category, "phrase": sample.phrase,
                                 "negative": sample.negative,
                                 "score": None if kind == "gt" else _number(scores[k]),
-                                "iou": matched[k] if hit else None, "error_type": None}})
+                                "iou": matched[k] if hit else None,
+                                "error_type": (None if kinds[kind][k] == MATCHED
+                                               else kinds[kind][k])}})
     return out
 
 

@@ -52,12 +52,16 @@ def _dataset(root: Path, image: str) -> tuple[Path, Path]:
     return root / "gt.json", root / "pred.json"
 
 
-EXPECTED = [  # (query, kind, index, outcome, score, iou, box xyxy)
-    ("ov_1", "gt", 0, "TP", None, 1.0, (10, 10, 30, 30)),
-    ("ov_1", "gt", 1, "FN", None, None, (100, 40, 140, 60)),
-    ("ov_1", "prediction", 0, "TP", 0.9, 1.0, (10, 10, 30, 30)),
-    ("ov_1", "prediction", 1, "FP", 0.5, None, (110, 45, 150, 65)),
-    ("ov_2", "prediction", 0, "FP", 0.7, None, (0, 0, 5, 5)),
+# Error types by TIDE's rules (t_f = 0.5, t_b = 0.1), by hand: ov_1's second prediction
+# overlaps the second GT box at IoU 450 / 1150 = 0.39 (same category, below t_f, above t_b):
+# "localisation", and that GT box, left unmatched, is "mislocalised"; ov_2 (a negative query)
+# has a box far from every GT box of the image: "background". Matched boxes have none.
+EXPECTED = [  # (query, kind, index, outcome, score, iou, box xyxy, error type)
+    ("ov_1", "gt", 0, "TP", None, 1.0, (10, 10, 30, 30), None),
+    ("ov_1", "gt", 1, "FN", None, None, (100, 40, 140, 60), "mislocalised"),
+    ("ov_1", "prediction", 0, "TP", 0.9, 1.0, (10, 10, 30, 30), None),
+    ("ov_1", "prediction", 1, "FP", 0.5, None, (110, 45, 150, 65), "localisation"),
+    ("ov_2", "prediction", 0, "FP", 0.7, None, (0, 0, 5, 5), "background"),
 ]
 
 
@@ -77,9 +81,10 @@ def _check_rows(rows: list[dict], geoms: list[shapely.Geometry], corner) -> None
     got = sorted(zip(((r["query_id"], r["kind"], int(r["index"])) for r in rows),
                      rows, geoms, strict=True), key=lambda t: t[0])
     assert [k for k, _, _ in got] == [(q, k, i) for q, k, i, *_ in EXPECTED]
-    for (_, row, geom), (_, _, _, outcome, score, iou, box) in zip(got, EXPECTED, strict=True):
+    for (_, row, geom), (_, _, _, outcome, score, iou, box, error) in zip(got, EXPECTED,
+                                                                          strict=True):
         assert row["outcome"] == outcome and row["category"] == "plane"
-        assert row["error_type"] is None
+        assert row["error_type"] == error, (row, error)
         assert (None if row["score"] is None or math.isnan(row["score"]) else row["score"]) == (
             pytest.approx(score) if score is not None else None)
         got_iou = None if row["iou"] is None or math.isnan(row["iou"]) else row["iou"]
