@@ -24,7 +24,7 @@ from ..cache import MISS, ResultCache
 from ..cache import key as cache_key
 from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
-from ..io import GroundTruth, parse_ground_truth, parse_json, parse_modalities, read_input
+from ..io import GroundTruth, parse_ground_truth, parse_json, read_input
 from ..io import load_samples as load_task
 from ..labels import TASK_LABELS
 from ..options import Options
@@ -117,45 +117,18 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     """
     started = time.perf_counter()
     gt_file = Path(gt_path)
-    # Each file is read once (a regular file within the input cap, never a pipe): the digest
-    # in the report is of the very bytes evaluated.
-    data = read_input(gt_file, "ground-truth")
-    gt_sha256 = hashlib.sha256(data).hexdigest()
-    gt_doc = parse_json(data, str(gt_file))
-    del data
-    source = gt_doc.get("source") if isinstance(gt_doc, dict) else None
-    unit = bootstrap_unit or (source.get("resample_unit") if isinstance(source, dict)
-                              and source.get("resample_unit") in UNITS else "query")
-    gt = parse_ground_truth(gt_doc, str(gt_file))
     wanted = list(dict.fromkeys(slice_by))
-    # From the very document evaluated; the rest of it is freed with it.
-    meta = (image_meta_of(gt_doc, images if images is not None else gt_file.parent,
-                          with_gsd=GSD in wanted) if any(map(needs_meta, wanted)) else None)
-    del gt_doc
+    gt, gt_sha256, source_unit, meta = _read_ground_truth(
+        gt_file, images if images is not None else gt_file.parent, wanted)
+    unit = bootstrap_unit or source_unit
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
-    auto = parse_modalities(modalities) is None
     asked = Options(task_keys[0], modalities, iou_threshold, score_threshold, bbox_format,
                     hard_negatives, max_detections)
-    subs: list[Submission] = []
-    num_cached = num_evaluations = 0
-    for label, pred in zip(labels, predictions, strict=True):
-        pred_file = Path(pred)
-        data = read_input(pred_file, "prediction")
-        sub = Submission(label, pred_file, hashlib.sha256(data).hexdigest())
-        with gc_paused():  # the document is freed before collection resumes
-            doc = parse_json(data, str(pred_file))
-            del data
-            for key in task_keys:
-                # With "auto", B is read with the modalities resolved for A, so rows pair up.
-                mods = (subs[0].results[key]["config"]["modalities"] if auto and subs
-                        else modalities)
-                num_cached += _evaluate_task(sub, replace(asked, task=key, modalities=mods),
-                                             gt_file, gt, gt_sha256, doc, cache)
-                num_evaluations += 1
-            del doc
-        subs.append(sub)
+    subs, num_cached = _evaluate_submissions(labels, predictions, task_keys, asked, gt_file,
+                                             gt, gt_sha256, cache)
+    num_evaluations = len(subs) * len(task_keys)
     evaluated = time.perf_counter()
     comparisons = {}
     if len(subs) == 2:
@@ -184,6 +157,53 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
                       num_evaluations, sliced)
+
+
+def _read_ground_truth(gt_file: Path, images: str | Path, wanted: Sequence[str]
+                       ) -> tuple[GroundTruth, str, str, dict[str, dict[str, Any]] | None]:
+    """The ground truth, the SHA-256 of its bytes, the unit its ``source`` says to resample
+    (``query`` when it says none) and, when ``wanted`` slices need them, the images'
+    metadata (GSD read from the images in ``images``)."""
+    # Each file is read once (a regular file within the input cap, never a pipe): the digest
+    # in the report is of the very bytes evaluated.
+    data = read_input(gt_file, "ground-truth")
+    gt_sha256 = hashlib.sha256(data).hexdigest()
+    gt_doc = parse_json(data, str(gt_file))
+    del data
+    source = gt_doc.get("source") if isinstance(gt_doc, dict) else None
+    unit = (source.get("resample_unit") if isinstance(source, dict)
+            and source.get("resample_unit") in UNITS else "query")
+    gt = parse_ground_truth(gt_doc, str(gt_file))
+    # From the very document evaluated; the rest of it is freed with it.
+    meta = (image_meta_of(gt_doc, images, with_gsd=GSD in wanted)
+            if any(map(needs_meta, wanted)) else None)
+    return gt, gt_sha256, unit, meta
+
+
+def _evaluate_submissions(labels: Sequence[str], predictions: Sequence[str | Path],
+                          task_keys: Sequence[str], asked: Options, gt_file: Path,
+                          gt: GroundTruth, gt_sha256: str, cache: ResultCache | None
+                          ) -> tuple[list[Submission], int]:
+    """Every submission evaluated on every task (each file read and parsed once), and how
+    many of the evaluations came from the cache. With ``asked.modalities`` "auto", B is read
+    with the modalities resolved for A, so that rows pair up."""
+    subs: list[Submission] = []
+    num_cached = 0
+    for label, pred in zip(labels, predictions, strict=True):
+        pred_file = Path(pred)
+        data = read_input(pred_file, "prediction")
+        sub = Submission(label, pred_file, hashlib.sha256(data).hexdigest())
+        with gc_paused():  # the document is freed before collection resumes
+            doc = parse_json(data, str(pred_file))
+            del data
+            for key in task_keys:
+                mods = (subs[0].results[key]["config"]["modalities"] if asked.auto and subs
+                        else asked.modalities)
+                num_cached += _evaluate_task(sub, replace(asked, task=key, modalities=mods),
+                                             gt_file, gt, gt_sha256, doc, cache)
+            del doc
+        subs.append(sub)
+    return subs, num_cached
 
 
 def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundTruth,
