@@ -257,10 +257,46 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     by_stem = images_by_stem(images, bad)
     bad.raise_if_any()
     quads = Quads([], [], [])
+    objects, sizes, metas = _read_labels(files, by_stem, images, quads, bad, show_progress)
+    detections = {}
+    reader = chips.read_chip_results if merge_chips else _read_results
+    for folder in results:
+        detections[_submission_name(folder)] = reader(Path(folder), quads, sizes, bad,
+                                                      show_progress)
+    arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
+    bad.raise_if_any()
+    merged = _merge_chips(detections, arrays) if merge_chips else {}
+    boxes = Boxes(arrays.tolist(), _envelopes(arrays))
+    vocab = sorted({o.category for o in objects} | set(classes)
+                   | {d.category for found in detections.values() for d in found})
+    # One query per (image, class): the queries of an image are not independent.
+    bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"})
+    queries = _add_queries(bench, objects, sizes, metas, by_stem, vocab, boxes, negatives,
+                           seed, difficult)
+    dropped = {}
+    for name, found in detections.items():
+        bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
+    bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
+    bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
+                    f"their scenes and merged per scene and class by polygon NMS at "
+                    f"{chips.NMS_IOU} (DOTA_devkit mergebypoly): {kept:,} kept, each with its "
+                    "chips" for name, (n, kept) in merged.items()]
+    write_benchmark(bench, out, force, link, show_progress)
+    return {**bench.counts(), "vertex_order": {_label(k): v for k, v in outcome.items()},
+            "dropped_results": dropped}
+
+
+def _read_labels(files: list[Path], by_stem: dict[str, Path], images: Path, quads: Quads,
+                 bad: Problems, show: bool
+                 ) -> tuple[list[DotaObject], dict[str, tuple[int, int]],
+                            dict[str, dict[str, Any]]]:
+    """The objects of every label file (their quadrilaterals appended to ``quads``), each
+    image's size and each label file's header (``imagesource``, ``gsd``); problems to
+    ``bad``."""
     objects: list[DotaObject] = []
     sizes: dict[str, tuple[int, int]] = {}
     metas: dict[str, dict[str, Any]] = {}
-    for path in progress(files, "reading labels", show_progress):
+    for path in progress(files, "reading labels", show):
         image = by_stem.get(path.stem)
         if image is None:
             bad.add(path, "(image)", f"an image {path.stem}.<png|jpg|tif|...> in {images}",
@@ -274,24 +310,28 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         metas[path.stem] = label_header(lines or [])
         for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
             objects.append(DotaObject(path.stem, cat, hard, k))
-    detections = {}
-    reader = chips.read_chip_results if merge_chips else _read_results
-    for folder in results:
-        detections[_submission_name(folder)] = reader(Path(folder), quads, sizes, bad,
-                                                      show_progress)
-    arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
-    bad.raise_if_any()
+    return objects, sizes, metas
+
+
+def _merge_chips(detections: dict[str, list[Detection]], arrays: np.ndarray
+                 ) -> dict[str, tuple[int, int]]:
+    """Each submission's chip detections merged per scene and class in place
+    (:func:`.chips.merge`); per submission, how many were read and how many kept."""
     merged = {}
-    if merge_chips:
-        for name, found in detections.items():
-            detections[name] = [Detection(d.image, d.category, d.score, d.index, kept_chips)
-                                for d, kept_chips in chips.merge(found, arrays)]
-            merged[name] = (len(found), len(detections[name]))
-    boxes = Boxes(arrays.tolist(), _envelopes(arrays))
-    vocab = sorted({o.category for o in objects} | set(classes)
-                   | {d.category for found in detections.values() for d in found})
-    # One query per (image, class): the queries of an image are not independent.
-    bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"})
+    for name, found in detections.items():
+        detections[name] = [Detection(d.image, d.category, d.score, d.index, kept_chips)
+                            for d, kept_chips in chips.merge(found, arrays)]
+        merged[name] = (len(found), len(detections[name]))
+    return merged
+
+
+def _add_queries(bench: Benchmark, objects: list[DotaObject], sizes: dict[str, tuple[int, int]],
+                 metas: dict[str, dict[str, Any]], by_stem: dict[str, Path], vocab: list[str],
+                 boxes: Boxes, negatives: int | str, seed: int, difficult: str
+                 ) -> dict[tuple[str, str], str]:
+    """One annotation and query per (image, class): positive where the class is present,
+    negative for the absent classes (all, or ``negatives`` of them, seeded per image); the
+    query id of each (image, class)."""
     present: dict[tuple[str, str], list[DotaObject]] = defaultdict(list)
     for obj in objects:
         present[(obj.image, obj.category)].append(obj)
@@ -312,17 +352,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
             bench.add_query("open_vocabulary", qid, ann_id, phrase_of(cat),
                             negative=not group)
             queries[(stem, cat)] = qid
-    dropped = {}
-    for name, found in detections.items():
-        bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
-    bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
-    bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
-                    f"their scenes and merged per scene and class by polygon NMS at "
-                    f"{chips.NMS_IOU} (DOTA_devkit mergebypoly): {kept:,} kept, each with its "
-                    "chips" for name, (n, kept) in merged.items()]
-    write_benchmark(bench, out, force, link, show_progress)
-    return {**bench.counts(), "vertex_order": {_label(k): v for k, v in outcome.items()},
-            "dropped_results": dropped}
+    return queries
 
 
 def _negatives(value: int | str) -> int | str:
