@@ -43,14 +43,19 @@ def add_input_options(parser: argparse.ArgumentParser,
                         help=prediction_help)
 
 
-def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
-    """The spec's evaluation options, shared by every command that evaluates."""
+def add_matching_options(parser: argparse.ArgumentParser) -> None:
+    """The spec's box options: IoU and score thresholds, the predicted box format."""
     parser.add_argument("--iou-threshold", type=float, default=0.5,
                         help="one-to-one bbox/oriented-bbox matching threshold (default 0.5)")
     parser.add_argument("--score-threshold", type=float, default=None,
                         help="keep bbox/oriented-bbox predictions with score >= this")
     parser.add_argument("--bbox-format", default="xyxy", choices=("xyxy", "xywh"),
                         help="prediction bbox format (default xyxy)")
+
+
+def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    """The spec's evaluation options, shared by every command that evaluates."""
+    add_matching_options(parser)
     parser.add_argument("--modalities", required=True,
                         help="comma-separated: segmentation, bbox, oriented_bbox; or auto")
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .cli import EXIT_BAD_INPUT, add_input_options, emit, output_refused
+from .cli import EXIT_BAD_INPUT, add_input_options, add_matching_options, emit, output_refused
 from .errors import OVEarthInputError, Problem
 from .evaluate import evaluate_run
 from .georef import Georef, read_georef
@@ -63,12 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which boxes to match and write (default bbox)")
     p.add_argument("--pixel", action="store_true",
                    help="pixel coordinates even for georeferenced images")
-    p.add_argument("--iou-threshold", type=float, default=0.5,
-                   help="one-to-one matching threshold (default 0.5)")
-    p.add_argument("--score-threshold", type=float, default=None,
-                   help="keep predicted boxes with score >= this")
-    p.add_argument("--bbox-format", default="xyxy", choices=("xyxy", "xywh"),
-                   help="prediction bbox format (default xyxy)")
+    add_matching_options(p)
     return parser
 
 

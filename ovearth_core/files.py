@@ -444,18 +444,27 @@ def _write_temp(dfd: int, name: str, data: bytes, st: os.stat_result | None) -> 
     return tmp
 
 
+def _open_parent(root: PathLike, path: PathLike) -> tuple[str, str, int | None]:
+    """``(path as shown, its last component, a descriptor of the folder holding it)``,
+    every folder on the way opened without following a link; the descriptor is ``None``
+    when a folder on the way does not exist yet."""
+    real, parts = _parts(root, path)
+    shown = os.path.join(real, *parts)
+    try:
+        return shown, parts[-1], _open_dirs(real, parts[:-1], create=False)
+    except FileNotFoundError:
+        return shown, parts[-1], None
+
+
 def check_confined(root: PathLike, path: PathLike, *, inputs: Iterable[PathLike] = ()) -> Path:
     """Raise :class:`OutputRefused` now if :func:`write_confined` would refuse ``path``
     (a link on the way, a link or special file in its place, one of ``inputs``), so a
     command can refuse before its work; the path. Missing folders are fine."""
-    real, parts = _parts(root, path)
-    shown = os.path.join(real, *parts)
-    try:
-        dfd = _open_dirs(real, parts[:-1], create=False)
-    except FileNotFoundError:
+    shown, name, dfd = _open_parent(root, path)
+    if dfd is None:
         return Path(shown)
     try:
-        _check_file(shown, _existing(dfd, parts[-1]), inputs)
+        _check_file(shown, _existing(dfd, name), inputs)
     finally:
         os.close(dfd)
     return Path(shown)
@@ -672,20 +681,17 @@ def check_folder(root: PathLike, folder: PathLike, *, replace: bool = False,
     """Raise :class:`OutputRefused` unless :func:`folder_writer` may write ``folder``
     (inside ``root``): it is new or an empty folder, or ``replace`` is set and it holds
     none of ``inputs``, and no folder on the way is a link. The folder's path."""
-    real, parts = _parts(root, folder)
-    shown = os.path.join(real, *parts)
-    try:
-        dfd = _open_dirs(real, parts[:-1], create=False)
-    except FileNotFoundError:
+    shown, name, dfd = _open_parent(root, folder)
+    if dfd is None:
         return Path(shown)
     try:
-        st = _existing(dfd, parts[-1])
+        st = _existing(dfd, name)
         if st is None:
             return Path(shown)
         if not stat.S_ISDIR(st.st_mode):
             raise _refused(shown, st, "a folder to create, or an empty folder (links are "
                                       "not followed)")
-        if _non_empty(dfd, parts[-1]):
+        if _non_empty(dfd, name):
             if not replace:
                 raise OutputRefused(shown, "a new or empty folder (or --force to replace it)",
                                     "a non-empty folder")

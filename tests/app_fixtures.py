@@ -161,6 +161,17 @@ def app_on(ds: Dataset | None = None, timeout: float = 120, **state: object):
     return at
 
 
+def open_page(page: str, params: dict[str, str], timeout: float = 120):
+    """An AppTest of ``page`` opened from a link with ``params`` (its query string)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.switch_page(page)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
 def assert_ok(at) -> None:
     """No exception and no error element on the page."""
     assert not at.exception, [e.value for e in at.exception]

@@ -10,7 +10,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,6 +103,32 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+def demo_app(root: Path) -> Path:
+    """A copy of the app under ``root`` whose bundled demo is the tiny test dataset of
+    :func:`app_fixtures.write_dataset` (so a page is quick to draw)."""
+    from app_fixtures import write_dataset
+
+    app = copy_app(root)
+    write_dataset(app / "assets" / "demo")
+    return app
+
+
+@contextmanager
+def chromium_page(width: int = 1500, height: int = 1800) -> Iterator:
+    """A page of a new headless Chromium (Debian's) with a ``width`` x ``height`` viewport,
+    closed with its browser afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": width, "height": height})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+            browser.close()
 
 
 SHOTS = Path("/tmp/ovearth_shots")  # screenshots of the browser tests, kept to look at

@@ -728,3 +728,39 @@ def random_benchmark(seed: int, *, n_ann: int = 8, n_ov: int = 24, n_ref: int = 
         order = rng.permutation(len(rows))
         pred_tasks[key] = [rows[i] for i in order]
     return gt_doc, {"tasks": pred_tasks}
+
+
+def devkit_voc_ap(tp: np.ndarray, fp: np.ndarray, npos: int, use_07_metric: bool) -> float:
+    """The end of DOTA_devkit's ``voc_eval`` and its ``voc_ap``, as written there: the
+    ranked detections' TP / FP flags (0/1) and the number of (non-difficult) GT boxes to
+    VOC07 11-point or every-point AP."""
+    fp, tp = np.cumsum(fp), np.cumsum(tp)
+    rec = tp / float(npos)
+    prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
+    if use_07_metric:
+        ap = 0.
+        for t in np.arange(0., 1.1, 0.1):
+            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
+            ap = ap + p / 11.
+        return float(ap)
+    mrec = np.concatenate(([0.], rec, [1.]))
+    mpre = np.concatenate(([0.], prec, [0.]))
+    for i in range(mpre.size - 1, 0, -1):
+        mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
+    i = np.where(mrec[1:] != mrec[:-1])[0]
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+def devkit_box_iou(bbgt: np.ndarray, bb: np.ndarray) -> np.ndarray:
+    """DOTA_devkit's (and the VOC devkit's) axis-aligned IoU of one box ``bb`` with each
+    row of ``bbgt`` (``[x0, y0, x1, y1]``), its ``+ 1`` pixel convention included."""
+    ixmin = np.maximum(bbgt[:, 0], bb[0])
+    iymin = np.maximum(bbgt[:, 1], bb[1])
+    ixmax = np.minimum(bbgt[:, 2], bb[2])
+    iymax = np.minimum(bbgt[:, 3], bb[3])
+    iw = np.maximum(ixmax - ixmin + 1., 0.)
+    ih = np.maximum(iymax - iymin + 1., 0.)
+    inters = iw * ih
+    uni = ((bb[2] - bb[0] + 1.) * (bb[3] - bb[1] + 1.)
+           + (bbgt[:, 2] - bbgt[:, 0] + 1.) * (bbgt[:, 3] - bbgt[:, 1] + 1.) - inters)
+    return inters / uni

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from app_fixtures import assert_ok
+from app_fixtures import open_page as _open
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -21,14 +22,6 @@ EXPLORER = "pages/1_Query_explorer.py"
 GALLERY = "pages/2_Gallery.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
-
-
-def _open(page: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
 
 
 def _warnings(at: AppTest) -> str:

@@ -12,17 +12,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import write_dataset, write_large_image_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, Server, copy_app, settle, shoot
+from app_fixtures import write_large_image_dataset
+from browser_support import (
+    MS,
+    Server,
+    chromium_page,
+    copy_app,
+    demo_app,
+    settle,
+    shoot,
+)
 from PIL import Image
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 
 @pytest.fixture(scope="module")
 def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_app(tmp_path_factory.mktemp("app"))
-    write_dataset(root / "assets" / "demo")
-    return root
+    return demo_app(tmp_path_factory.mktemp("app"))
 
 
 def _server(app_dir: Path, log: Path) -> Iterator[Server]:
@@ -46,14 +52,8 @@ def fresh_server(app_dir: Path, tmp_path: Path) -> Iterator[Server]:
 
 @pytest.fixture()
 def page() -> Iterator[Page]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 2400})
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
-            browser.close()
+    with chromium_page(1500, 2400) as opened:
+        yield opened
 
 
 def _viewer_shows(page: Page, query_id: str) -> None:

@@ -12,9 +12,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, SHOTS, Server, copy_app, settle, shoot
-from playwright.sync_api import Page, expect, sync_playwright
+from browser_support import (
+    MS,
+    SHOTS,
+    Server,
+    chromium_page,
+    demo_app,
+    settle,
+    shoot,
+)
+from playwright.sync_api import Page, expect
 
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.io import load_samples
@@ -23,21 +30,13 @@ from ovearth_core.report import main as report_main
 
 @pytest.fixture(scope="module")
 def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_app(tmp_path_factory.mktemp("app"))
-    write_dataset(root / "assets" / "demo")
-    return root
+    return demo_app(tmp_path_factory.mktemp("app"))
 
 
 @pytest.fixture()
 def page() -> Iterator[Page]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 1800})
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
-            browser.close()
+    with chromium_page(1500, 1800) as opened:
+        yield opened
 
 
 def _expected(app_dir: Path) -> dict:

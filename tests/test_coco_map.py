@@ -340,18 +340,7 @@ def devkit_voc_eval(samples: list[Sample], ovthresh: float, use_07_metric: bool,
             if oriented:
                 overlaps = np.array([refs.polygon_iou(g, bb) for g in gts])
             else:
-                bbgt = np.asarray(gts, dtype=float)
-                ixmin = np.maximum(bbgt[:, 0], bb[0])
-                iymin = np.maximum(bbgt[:, 1], bb[1])
-                ixmax = np.minimum(bbgt[:, 2], bb[2])
-                iymax = np.minimum(bbgt[:, 3], bb[3])
-                iw = np.maximum(ixmax - ixmin + 1., 0.)
-                ih = np.maximum(iymax - iymin + 1., 0.)
-                inters = iw * ih
-                uni = ((bb[2] - bb[0] + 1.) * (bb[3] - bb[1] + 1.)
-                       + (bbgt[:, 2] - bbgt[:, 0] + 1.) * (bbgt[:, 3] - bbgt[:, 1] + 1.)
-                       - inters)
-                overlaps = inters / uni
+                overlaps = refs.devkit_box_iou(np.asarray(gts, dtype=float), bb)
             ovmax = np.max(overlaps)
             jmax = np.argmax(overlaps)
         if ovmax > ovthresh:
@@ -362,21 +351,7 @@ def devkit_voc_eval(samples: list[Sample], ovthresh: float, use_07_metric: bool,
                 fp[d] = 1.
         else:
             fp[d] = 1.
-    fp, tp = np.cumsum(fp), np.cumsum(tp)
-    rec = tp / float(npos)
-    prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
-    if use_07_metric:
-        ap = 0.
-        for t in np.arange(0., 1.1, 0.1):
-            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
-            ap = ap + p / 11.
-        return float(ap)
-    mrec = np.concatenate(([0.], rec, [1.]))
-    mpre = np.concatenate(([0.], prec, [0.]))
-    for i in range(mpre.size - 1, 0, -1):
-        mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
-    i = np.where(mrec[1:] != mrec[:-1])[0]
-    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+    return refs.devkit_voc_ap(tp, fp, npos, use_07_metric)
 
 
 @pytest.mark.parametrize("oriented", [False, True])

@@ -146,17 +146,6 @@ def _envelope(poly: list[float]) -> list[float]:
     return [min(xs), min(ys), max(xs), max(ys)]
 
 
-def _box_iou_plus_one(bbgt: np.ndarray, bb: np.ndarray) -> np.ndarray:
-    ixmin = np.maximum(bbgt[:, 0], bb[0])
-    iymin = np.maximum(bbgt[:, 1], bb[1])
-    ixmax = np.minimum(bbgt[:, 2], bb[2])
-    iymax = np.minimum(bbgt[:, 3], bb[3])
-    iw = np.maximum(ixmax - ixmin + 1., 0.)
-    ih = np.maximum(iymax - iymin + 1., 0.)
-    inters = iw * ih
-    uni = ((bb[2] - bb[0] + 1.) * (bb[3] - bb[1] + 1.)
-           + (bbgt[:, 2] - bbgt[:, 0] + 1.) * (bbgt[:, 3] - bbgt[:, 1] + 1.) - inters)
-    return inters / uni
 
 
 def _pairs(poly: list[float]) -> list[tuple[float, float]]:
@@ -195,7 +184,7 @@ def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
         if bbgt.size > 0:
             if oriented:
                 # The devkit's pre-filter: +1 pixel envelopes that do not meet -> IoU 0.
-                env = _box_iou_plus_one(np.array([_envelope(list(g)) for g in bbgt]),
+                env = refs.devkit_box_iou(np.array([_envelope(list(g)) for g in bbgt]),
                                         np.array(_envelope(list(bb))))
                 keep = np.where(env > 0)[0]
                 if keep.size:
@@ -204,7 +193,7 @@ def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
                     ovmax = float(np.max(overlaps))
                     jmax = int(keep[int(np.argmax(overlaps))])
             else:
-                overlaps = _box_iou_plus_one(bbgt, bb)
+                overlaps = refs.devkit_box_iou(bbgt, bb)
                 ovmax = float(np.max(overlaps))
                 jmax = int(np.argmax(overlaps))
         if ovmax > ovthresh:
@@ -216,21 +205,7 @@ def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
                     fp[d] = 1.
         else:
             fp[d] = 1.
-    fp, tp = np.cumsum(fp), np.cumsum(tp)
-    rec = tp / float(npos)
-    prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
-    if use_07_metric:
-        ap = 0.
-        for t in np.arange(0., 1.1, 0.1):
-            p = 0 if np.sum(rec >= t) == 0 else np.max(prec[rec >= t])
-            ap = ap + p / 11.
-        return float(ap)
-    mrec = np.concatenate(([0.], rec, [1.]))
-    mpre = np.concatenate(([0.], prec, [0.]))
-    for i in range(mpre.size - 1, 0, -1):
-        mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
-    i = np.where(mrec[1:] != mrec[:-1])[0]
-    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+    return refs.devkit_voc_ap(tp, fp, npos, use_07_metric)
 
 
 # ------------------------------------------------------------------------ the tests

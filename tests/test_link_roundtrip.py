@@ -17,9 +17,9 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 from app_fixtures import assert_ok
+from app_fixtures import open_page as _open
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from streamlit.testing.v1 import AppTest
 
 from ovearth_core.types import MODALITIES
 from pages.common import state
@@ -205,14 +205,6 @@ def test_state_link_state_is_the_identity(drawn: tuple[dict[str, Any], dict[str,
 
 
 # --- through the pages -----------------------------------------------------------------
-
-def _open(page: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
-
 
 @pytest.mark.usefixtures("fresh_caches")
 @pytest.mark.parametrize(("page", "params", "key"), [
