@@ -131,6 +131,24 @@ def chromium_page(width: int = 1500, height: int = 1800) -> Iterator:
             browser.close()
 
 
+@contextmanager
+def served_page(app_dir: Path, log: Path, script_args: Sequence[str] = (), width: int = 1500,
+                height: int = 1800) -> Iterator[tuple[Server, object]]:
+    """A :class:`Server` of ``app_dir`` (``script_args`` after ``--``) and a page of a new
+    headless Chromium with a ``width`` x ``height`` viewport; both stopped afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        server = Server(app_dir, log, script_args)
+        try:
+            yield server, browser.new_context(viewport={"width": width, "height": height}
+                                              ).new_page()
+        finally:
+            server.stop()
+            browser.close()
+
+
 SHOTS = Path("/tmp/ovearth_shots")  # screenshots of the browser tests, kept to look at
 
 

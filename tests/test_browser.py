@@ -18,17 +18,11 @@ from browser_support import (
     Server,
     chromium_page,
     copy_app,
-    demo_app,
     settle,
     shoot,
 )
 from PIL import Image
 from playwright.sync_api import Page, expect
-
-
-@pytest.fixture(scope="module")
-def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_app(tmp_path_factory.mktemp("app"))
 
 
 def _server(app_dir: Path, log: Path) -> Iterator[Server]:

@@ -8,8 +8,14 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, Server, copy_app, settle, shoot
-from playwright.sync_api import expect, sync_playwright
+from browser_support import (
+    MS,
+    copy_app,
+    served_page,
+    settle,
+    shoot,
+)
+from playwright.sync_api import expect
 from test_box_picker_obb import _diamond, _rect, _write
 
 
@@ -20,29 +26,23 @@ def test_a_link_with_a_picked_obb_opens_on_it(tmp_path: Path) -> None:
     link = urlencode({"data": str(ds.root), "sub": "model", "task": "referring",
                       "mods": "bbox,oriented_bbox", "q": "ref_1", "box": "4",
                       "layers": "ghbb,gobb,pobb"})
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log", ["--data-root", str(tmp_path)])
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
-            page.goto(f"{server.url}/Query_explorer?{link}")
-            settle(page, "Showing x")
-            shown = page.get_by_text("Showing x", exact=False).first.inner_text()
-            x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
-                r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", shown).groups())
-            assert x0 <= 860 and x1 >= 940 and y0 <= 660 and y1 >= 740 and x0 > 140, shown
-            shoot(page, tmp_path, "link_picked_box.png")
-            picker = page.get_by_role("combobox", name=re.compile("Zoom to one of"))
-            picker.scroll_into_view_if_needed()
-            box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Zoom to one of")
-            assert "pred OBB 1 · false positive" in box.inner_html(timeout=MS // 10), \
-                box.inner_html()
-            expect(page.get_by_role("button", name="predicted HBB")).to_be_visible()
-            expect(page.get_by_role("button", name="GT mask")).to_have_count(0)  # box-only
-            picker.click()
-            expect(page.get_by_role("option", name=re.compile("GT OBB 1 · missed"))
-                   ).to_be_visible(timeout=MS)
-            shoot(page, tmp_path, "box_picker_obbs.png")
-        finally:
-            server.stop()
-            browser.close()
+    with served_page(app_dir, tmp_path / "server.log", ["--data-root", str(tmp_path)],
+                     width=1500, height=2600) as (server, page):
+        page.goto(f"{server.url}/Query_explorer?{link}")
+        settle(page, "Showing x")
+        shown = page.get_by_text("Showing x", exact=False).first.inner_text()
+        x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+            r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", shown).groups())
+        assert x0 <= 860 and x1 >= 940 and y0 <= 660 and y1 >= 740 and x0 > 140, shown
+        shoot(page, tmp_path, "link_picked_box.png")
+        picker = page.get_by_role("combobox", name=re.compile("Zoom to one of"))
+        picker.scroll_into_view_if_needed()
+        box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Zoom to one of")
+        assert "pred OBB 1 · false positive" in box.inner_html(timeout=MS // 10), \
+            box.inner_html()
+        expect(page.get_by_role("button", name="predicted HBB")).to_be_visible()
+        expect(page.get_by_role("button", name="GT mask")).to_have_count(0)  # box-only
+        picker.click()
+        expect(page.get_by_role("option", name=re.compile("GT OBB 1 · missed"))
+               ).to_be_visible(timeout=MS)
+        shoot(page, tmp_path, "box_picker_obbs.png")

@@ -17,7 +17,6 @@ from browser_support import (
     SHOTS,
     Server,
     chromium_page,
-    demo_app,
     settle,
     shoot,
 )
@@ -26,11 +25,6 @@ from playwright.sync_api import Page, expect
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.io import load_samples
 from ovearth_core.report import main as report_main
-
-
-@pytest.fixture(scope="module")
-def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return demo_app(tmp_path_factory.mktemp("app"))
 
 
 @pytest.fixture()

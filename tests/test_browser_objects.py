@@ -6,49 +6,42 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, SHOTS, Server, copy_app, settle
+from browser_support import SHOTS, copy_app, served_page, settle
 from dense_fixtures import write_dense_dota
-from playwright.sync_api import sync_playwright
 
 
 def test_confusion_matrix_and_dense_object_list(tmp_path: Path) -> None:
     app_dir = copy_app(tmp_path / "app")
     write_dataset(app_dir / "assets" / "demo")
     bench = write_dense_dota(tmp_path / "data")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log", ["--data", str(bench)])
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 1300}).new_page()
-            page.goto(f"{server.url}/Confusion?mods=bbox,oriented_bbox")
-            settle(page, "large-vehicle boxes on small-vehicle")
-            assert page.locator('[data-testid="stException"]').count() == 0
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(SHOTS / "confusion.png"), full_page=True)
-            page.get_by_role("button", name="2 large-vehicle boxes on small-vehicle →").click()
-            settle(page, "predicted boxes pass the filters")
-            assert page.get_by_text("2 of", exact=False).count() > 0
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(SHOTS / "confusion_gallery.png"), full_page=True)
-            page.goto(f"{server.url}/Query_explorer?mods=bbox,oriented_bbox"
-                      "&q=ov_D0001_ship")
-            settle(page, "Objects by outcome")
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)
-            before = page.get_by_text("Showing x", exact=False).first.inner_text()
-            page.get_by_role("combobox", name="Zoom to an object (errors first)").click()
-            page.get_by_role("option").first.click()  # the first error: a missed ship
-            page.wait_for_function(
-                "t => ![...document.querySelectorAll('p, div')].some(e => e.innerText === t)",
-                arg=before, timeout=60_000)
-            page.wait_for_selector('[data-test-script-state="notRunning"]')
-            after = page.get_by_text("Showing x", exact=False).first.inner_text()
-            assert after != before  # the view zoomed to the box
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(SHOTS / "dense_objects_zoomed.png"), full_page=False)
-        finally:
-            server.stop()
-            browser.close()
+    with served_page(app_dir, tmp_path / "server.log", ["--data", str(bench)],
+                     width=1500, height=1300) as (server, page):
+        page.goto(f"{server.url}/Confusion?mods=bbox,oriented_bbox")
+        settle(page, "large-vehicle boxes on small-vehicle")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "confusion.png"), full_page=True)
+        page.get_by_role("button", name="2 large-vehicle boxes on small-vehicle →").click()
+        settle(page, "predicted boxes pass the filters")
+        assert page.get_by_text("2 of", exact=False).count() > 0
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "confusion_gallery.png"), full_page=True)
+        page.goto(f"{server.url}/Query_explorer?mods=bbox,oriented_bbox"
+                  "&q=ov_D0001_ship")
+        settle(page, "Objects by outcome")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)
+        before = page.get_by_text("Showing x", exact=False).first.inner_text()
+        page.get_by_role("combobox", name="Zoom to an object (errors first)").click()
+        page.get_by_role("option").first.click()  # the first error: a missed ship
+        page.wait_for_function(
+            "t => ![...document.querySelectorAll('p, div')].some(e => e.innerText === t)",
+            arg=before, timeout=60_000)
+        page.wait_for_selector('[data-test-script-state="notRunning"]')
+        after = page.get_by_text("Showing x", exact=False).first.inner_text()
+        assert after != before  # the view zoomed to the box
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "dense_objects_zoomed.png"), full_page=False)
