@@ -17,7 +17,7 @@ from PIL import Image
 from rasterio.transform import from_origin
 
 from ovearth_core import georef
-from ovearth_core.export import main
+from ovearth_core.analysis.export import main
 
 W, H = 200, 100
 

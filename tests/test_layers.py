@@ -24,7 +24,7 @@ PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
 RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3}
 # Pure commands kept at their documented names; nothing imports them.
-ENTRY_SHIMS = {"ovearth_core.leaderboard"}
+ENTRY_SHIMS = {"ovearth_core.leaderboard", "ovearth_core.export"}
 # Modules of the evaluator layer that import only the standard library: any layer may use them.
 LEAVES = {"ovearth_core.files"}
 
