@@ -142,8 +142,8 @@ def _ranges(draw: st.DrawFn) -> tuple[float, float]:
     return (min(a, b), max(a, b))
 
 
-WORD = st.text(st.characters(codec="utf-8", exclude_characters=",\x00"), min_size=1,
-               max_size=12)
+WORD = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1,
+               max_size=12)  # commas included: "boat, small" is a category
 LISTS = st.lists(WORD, max_size=3, unique=True)
 FREE_TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20)
 

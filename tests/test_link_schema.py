@@ -20,8 +20,8 @@ from pages.common import links, state
 EXPLORER = "pages/1_Query_explorer.py"
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-ITEM = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=","),
-               min_size=1, max_size=8)
+# Commas and backslashes included: a category such as "boat, small" must survive a link.
+ITEM = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
 
 
 def _value(p: links.Param) -> st.SearchStrategy[Any]:

@@ -12,12 +12,14 @@ Kinds: ``choice`` (one of ``codes``: URL text -> session value), ``number`` (fin
 ``bounds``; with ``grid`` also one of those values after rounding to two decimals),
 ``whole`` (a whole number within ``bounds``), ``flag`` (``1`` / ``0``), ``list`` (comma
 list; with ``codes`` each item one of them, written in their order, ``none`` for an empty
-list when the default is not empty), ``text``, ``range`` (the session value ``(lo, hi)``
-under two parameters, ``name`` and ``pair``; a missing end is 0 or 1; lo at most hi) and
-``box`` (the picked box of the linked query, 1-based in the box picker's list). A
-``gate`` ``(key, value)`` marks a parameter that only holds while ``key`` is ``value``
-(``mods`` while modalities are not automatic, ``score`` while the score threshold is on):
-applying sets the gate, writing happens only when it is set. No Streamlit here.
+list when the default is not empty; without ``codes`` a comma or backslash inside an item is
+written ``\,`` / ``\\``, so a category such as ``boat, small`` survives a link), ``text``,
+``range`` (the session value ``(lo, hi)`` under two parameters, ``name`` and ``pair``; a
+missing end is 0 or 1; lo at most hi) and ``box`` (the picked box of the linked query,
+1-based in the box picker's list). A ``gate`` ``(key, value)`` marks a parameter that only
+holds while ``key`` is ``value`` (``mods`` while modalities are not automatic, ``score``
+while the score threshold is on): applying sets the gate, writing happens only when it is
+set. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -141,6 +143,31 @@ def dropped(name: str, text: str, expected: str) -> str:
             "The rest of the link applies.")
 
 
+def list_text(items: Sequence[str]) -> str:
+    """Free items as one comma list: ``,`` and ``\\`` inside an item escaped by ``\\``."""
+    return ",".join(str(v).replace("\\", "\\\\").replace(",", "\\,") for v in items)
+
+
+def list_items(text: str) -> list[str]:
+    """The items of :func:`list_text` (empty items dropped; a lone trailing ``\\`` kept)."""
+    items, item, escaped = [], [], False
+    for ch in text:
+        if escaped:
+            item.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ",":
+            items.append("".join(item))
+            item = []
+        else:
+            item.append(ch)
+    if escaped:
+        item.append("\\")
+    items.append("".join(item))
+    return [v for v in items if v]
+
+
 def number_text(value: float) -> str:
     """The shortest text that reads back as exactly ``value``."""
     short = f"{value:g}"
@@ -194,9 +221,10 @@ def _read(p: Param, text: str, notes: list[str]) -> tuple[bool, Any]:
     if p.kind == "list":
         if text == NO_ITEMS and p.default:
             return True, []
-        items = [v for v in text.split(",") if v]
         if p.codes is None:
+            items = list_items(text)
             return bool(items), items
+        items = [v for v in text.split(",") if v]
         unknown = [v for v in items if v not in p.codes]
         if unknown:
             notes.append(dropped(p.name, ",".join(unknown), "items from "
@@ -266,7 +294,7 @@ def _write(p: Param, value: Any) -> str:
         if not value:
             return NO_ITEMS
         if p.codes is None:
-            return ",".join(value)
+            return list_text(value)
         chosen = set(value)  # in the table's order: the same choice is the same link
         return ",".join(k for k, v in p.codes.items() if v in chosen) or NO_ITEMS
     return str(value)
