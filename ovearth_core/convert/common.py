@@ -154,12 +154,23 @@ def relative_path(name: object) -> str | None:
 def image_size(path: Path) -> tuple[int, int]:
     """``(width, height)`` from an image file's header (no pixels decoded).
 
-    Pillow's decompression-bomb limit is lifted while the header is read (it is process-wide:
-    do not read images in other threads meanwhile).
+    A TIFF is read by rasterio (GDAL): satellite scenes come as 16-bit, multi-band, tiled or
+    BigTIFF files, which Pillow cannot open. Other formats by Pillow, whose
+    decompression-bomb limit is lifted while the header is read (it is process-wide: do not
+    read images in other threads meanwhile).
 
     Raises:
-        OSError: when the file is missing or not an image Pillow can read.
+        OSError: when the file is missing or not an image Pillow (or, for a TIFF, GDAL) can read.
     """
+    from ..files import FileRefused
+    from ..georef import is_tiff, open_raster  # rasterio: only for TIFF scenes
+
+    try:
+        if is_tiff(path):
+            with open_raster(path) as dataset:
+                return int(dataset.width), int(dataset.height)
+    except FileRefused as err:  # a folder, a pipe, a device: as Pillow's OSError was
+        raise OSError(str(err)) from None
     with warnings.catch_warnings():
         # Satellite scenes beyond Pillow's decompression-bomb limit are fine here: only
         # the header is read.
