@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, open_page, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import review
@@ -100,6 +100,27 @@ def test_saved_view_is_listed_with_its_link(ds: Dataset) -> None:
     links = [m.value for m in at.sidebar.markdown if "Query_explorer?" in m.value]
     assert links and links[0].startswith(r"[failures \[of\] A](Query_explorer?")
     assert "failed=1" in links[0]
+
+
+def test_saved_view_keeps_the_query_its_layers_and_zoom(ds: Dataset) -> None:
+    """"Save view" saves what is on screen: the explorer's query, its layers and zoom (at
+    non-default values), not only the options and filters; opening it restores them."""
+    layers = ["GT mask", "predicted HBB"]
+    at = _explorer(ds, selected={"vocabulary": "ov_000003"}, view_layers=layers,
+                   view_zoom="full image")
+    at.text_input(key="_view_name").set_value("ships")
+    next(b for b in at.button if b.label == "Save view").click().run()
+    assert_ok(at)
+    params = review.load_state(review.sidecar_for(ds.gt)).views["ships"].params
+    assert params["q"] == "ov_000003"
+    assert params["layers"] == "gmask,phbb"
+    assert params["zoom"] == "full image"
+    _restart()
+    again = open_page(EXPLORER, params, TIMEOUT)
+    assert_ok(again)
+    assert again.session_state["selected"]["vocabulary"] == "ov_000003"
+    assert again.session_state["view_layers"] == layers
+    assert again.session_state["view_zoom"] == "full image"
 
 
 def test_slices_page_shows_table_chart_and_links(ds: Dataset) -> None:

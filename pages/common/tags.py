@@ -241,8 +241,14 @@ def saved_views(run: Run) -> list[review.View]:
 
 
 def save_view(run: Run, name: str) -> None:
-    """Save the current view (state's link parameters, plus Compare's B) under ``name``."""
-    extra = {"b": st.session_state["cmp_b_path"]} if st.session_state["cmp_b_path"] else {}
+    """Save the current view under ``name``: the options and filters (state's link
+    parameters), Compare's B, and the explorer's viewer (its query, picked box, zoom, layers
+    and view options), so that opening it shows what was on screen."""
+    ss = st.session_state
+    extra = {"b": ss["cmp_b_path"]} if ss["cmp_b_path"] else {}
+    query = (ss.get("selected") or {}).get(ss["task"])
+    if query:
+        extra.update(state.view_params(query))
     _write("save_view", sidecar(run), name, state.link_params(**extra))
 
 
