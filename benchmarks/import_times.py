@@ -15,6 +15,7 @@ then which of scipy, pycocotools, shapely, plotly and numpy each one loads.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -50,6 +51,19 @@ def loaded(tree: Path, args: list[str]) -> str:
     proc = subprocess.run([sys.executable, "-c", _LOADED.format(call=call, heavy=HEAVY)],
                           cwd=tree, env=_env(tree), capture_output=True, text=True, check=True)
     return [x for x in proc.stdout.splitlines() if x.startswith("LOADED=")][0][7:]
+
+
+def measure(tree: Path, repeats: int) -> dict[str, float]:
+    """Median wall time of each of :data:`COMMANDS` in ``tree``, new processes, the bytecode
+    compiled (``import hotcoco`` left out when hotcoco is not installed)."""
+    compile_tree(tree)
+    commands = {k: v for k, v in COMMANDS.items()
+                if "hotcoco" not in k or importlib.util.find_spec("hotcoco") is not None}
+    times: dict[str, list[float]] = {c: [] for c in commands}
+    for _ in range(repeats):
+        for label, cmd in commands.items():
+            times[label].append(_wall([sys.executable, *cmd], tree, _env(tree)))
+    return {label: statistics.median(v) for label, v in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -250,7 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-scale", action="store_true",
                         help="only issue 17's figures: dense scenes, against --before, "
                              "scaling tables")
+    parser.add_argument("--round3", action="store_true",
+                        help="only issue 28's figures, each with its target and its ratio to "
+                             "the peers (benchmarks.round3)")
     args = parser.parse_args(argv)
+    if args.round3:
+        from benchmarks import round3
+
+        return round3.main(["--data", str(args.data), *(["--quick"] if args.quick else [])])
     data = ensure_data(args.data, images=not args.skip_app)
     gt, pred = data / "ground_truth.json", prediction_file(data)
     print(f"data: {gt} and {pred.name}  (machine: {os.cpu_count()} cores)")
@@ -281,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_app and not args.only_scale:
         from benchmarks import app_timing
         app_timing.report(data)
+    if not args.only_scale:
+        from benchmarks import round3
+
+        print("\n## Issue 28: the peers, one table")
+        round3.print_table(round3.collect(data, round3.SECTIONS, args.quick))
     return 0
 
 
