@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
-from analysis_fixtures import sample
+from analysis_fixtures import sample, sample_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovearth_core.analysis.ap import ap_numbers, average_precision_report
-from ovearth_core.analysis.ap_bootstrap import ap_curves, ap_values
-from ovearth_core.analysis.compare import unit_counts
+from ovearth_core.analysis.ap_bootstrap import ap_curves, ap_run, ap_values
+from ovearth_core.analysis.compare import (
+    Comparison,
+    ap_differences,
+    compare_results,
+    resample_chunks,
+    unit_counts,
+)
+from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.labels import AP_METRICS
 from ovearth_core.types import Sample
 
@@ -170,3 +178,102 @@ def test_weighted_ap_equals_repeated_queries_for_any_multiplicities(
     brute = _brute(samples, c[0], modality, include_negatives, max_detections=10)
     for key in AP_METRICS:
         _assert_same(weighted[key][0], brute[key])
+
+
+# --- paired intervals in the comparison -------------------------------------------------------
+
+def _results(samples: list[Sample]) -> dict[str, Any]:
+    return evaluate_samples(sample_list(samples), 0.5)
+
+
+def _pair(seed: int, n: int = 24, include_negatives: bool = False
+          ) -> tuple[list[Sample], list[Sample], Comparison]:
+    """Two submissions on the same GT (B: A's boxes nudged towards the GT and rescored)."""
+    a = _samples(seed, n)
+    rng = np.random.default_rng(seed + 1)
+    b = []
+    for s in a:
+        shift = rng.normal(0, 1.5, (len(s.pred_boxes), 2))
+        scores = rng.random(len(s.pred_boxes))
+        b.append(replace(s, pred_boxes=s.pred_boxes + np.tile(shift, 2), pred_box_scores=scores,
+                         pred_obbs=s.pred_obbs + shift[:, None, :],
+                         pred_obb_scores=scores.copy()))
+    runs = tuple(ap_run(x, 0.5, MODALITIES, include_negatives) for x in (a, b))
+    cmp = compare_results(_results(a), _results(b), n_resamples=40, seed=3, unit="image",
+                          ap=runs, ap_resamples=25)
+    return a, b, cmp
+
+
+def test_ap_resamples_are_the_first_of_the_key_metrics_stream() -> None:
+    groups = np.repeat(np.arange(10), 3)
+    few = np.vstack([c for _, _, c in resample_chunks(300, 5, groups)])
+    many = np.vstack([c for _, _, c in resample_chunks(1000, 5, groups)])
+    assert few.shape == (300, 30)
+    assert np.array_equal(few, many[:300])
+
+
+def test_ap_interval_is_the_brute_force_percentile_interval() -> None:
+    """Observed A, B and Δ are the reports' numbers exactly; the interval is the percentile
+    interval (numpy's, 95 %) of B − A over the same image draws, each computed by repeating
+    queries and running average_precision_report on A and B."""
+    a, b, cmp = _pair(11)
+    assert cmp.ap_resamples == 25
+    assert len(cmp.ap_metrics) == len(MODALITIES) * len(AP_METRICS)
+    groups = np.array([int(s.image_path[3:-4]) for s in a])
+    draws = np.vstack([c for _, _, c in resample_chunks(25, 3, groups)])
+    reports = [average_precision_report(x, 0.5, MODALITIES) for x in (a, b)]
+    for modality in MODALITIES:
+        brute = [[_brute(x, draws[r], modality, False) for r in range(25)] for x in (a, b)]
+        for key in AP_METRICS:
+            m = cmp.ap_metric(modality, key)
+            va, vb = (ap_numbers(rep[modality])[key][0] for rep in reports)
+            assert (m.a, m.b) == (va, vb)
+            assert m.diff == vb - va  # exactly
+            diffs = np.array([np.nan if x is None or y is None else y - x
+                              for x, y in zip(brute[0], brute[1], strict=True)
+                              for x, y in [(x[key], y[key])]])
+            ok = diffs[np.isfinite(diffs)]
+            assert m.n_valid == ok.size
+            low, high = np.percentile(ok, [2.5, 97.5])
+            assert (m.ci_low, m.ci_high) == pytest.approx((low, high), abs=1e-12, rel=0)
+
+
+def test_identical_submissions_give_zero_width_intervals() -> None:
+    a = _samples(5)
+    run = ap_run(a, 0.5, MODALITIES)
+    result = _results(a)
+    cmp = compare_results(result, result, n_resamples=30, ap=(run, run), ap_resamples=30)
+    assert cmp.ap_metrics
+    for m in cmp.ap_metrics:
+        assert (m.diff, m.ci_low, m.ci_high, m.n_valid) == (0.0, 0.0, 0.0, 30)
+
+
+def test_hand_worked_interval_contains_the_difference_and_warns_below_30_units() -> None:
+    """Two queries of one category, each with one GT box. A finds query 1's box, B finds both:
+    AP_A = 1/2, AP_B = 1 (VOC every point), Δ = 1/2. A resample drawing only query 2 gives
+    0 and 1 (Δ 1), only query 1 gives 1 and 1 (Δ 0): every Δ lies in [0, 1]."""
+    gt = [[0, 0, 10, 10]]
+    a = [sample("q1", gt, gt, [0.9]), sample("q2", gt, [[50, 50, 60, 60]], [0.8])]
+    b = [sample("q1", gt, gt, [0.9]), sample("q2", gt, gt, [0.8])]
+    runs = tuple(ap_run(x, 0.5, MODALITIES) for x in (a, b))
+    cmp = compare_results(_results(a), _results(b), n_resamples=200, ap=runs,
+                          ap_resamples=200)
+    m = cmp.ap_metric("bbox", "ap_every_point")
+    assert (m.a, m.b, m.diff) == (0.5, 1.0, 0.5)
+    assert 0.0 <= m.ci_low <= m.diff <= m.ci_high <= 1.0
+    assert m.ci_low == 0.0 and m.ci_high == 1.0  # both extremes are drawn often enough
+    assert cmp.warning is not None and "2 queries" in cmp.warning
+
+
+def test_not_submitted_modality_has_no_ap_difference() -> None:
+    a = _samples(2)
+    b = [replace(s, pred_obbs=np.zeros((0, 4, 2)), pred_obb_scores=np.zeros(0)) for s in a]
+    result_b = _results(b)
+    result_b.setdefault("coverage", {})["not_submitted_modalities"] = ["oriented_bbox"]
+    runs = (ap_run(a, 0.5, MODALITIES), ap_run(b, 0.5, MODALITIES))
+    ap = ap_differences(_results(a), result_b, *runs, n_resamples=10)
+    for m in ap:
+        if m.modality == "oriented_bbox":
+            assert (m.b, m.diff, m.ci_low, m.ci_high, m.n_valid) == (None, None, None, None, 0)
+        else:
+            assert m.ci_low is not None

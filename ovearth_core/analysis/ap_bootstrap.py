@@ -121,10 +121,14 @@ class APRun:
 
 def ap_run(samples: Sequence[Sample], iou_threshold: float = 0.5,
            modalities: Sequence[str] = BOX_MODALITIES, include_negatives: bool = False,
-           max_detections: int = COCO_MAX_DETECTIONS) -> APRun:
-    """The observed AP report and the curves to resample, with the very same options."""
-    report = average_precision_report(samples, iou_threshold, modalities, include_negatives,
-                                      max_detections)
+           max_detections: int = COCO_MAX_DETECTIONS,
+           report: dict[str, Any] | None = None) -> APRun:
+    """The observed AP report and the curves to resample, with the very same options
+    (``report``: that :func:`average_precision_report` of these samples and options, when
+    the caller has it, e.g. cached)."""
+    if report is None:
+        report = average_precision_report(samples, iou_threshold, modalities,
+                                          include_negatives, max_detections)
     curves = {m: ap_curves(samples, m, iou_threshold, include_negatives, max_detections)
               for m in BOX_MODALITIES if m in modalities}
     return APRun(report, curves)
@@ -254,8 +258,14 @@ def curve_ap(curve: Curve, counts: FloatArray, num_gt: FloatArray,
     r = counts.shape[0]
     if curve.query.size == 0:
         return np.zeros((len(levels), r))
+    # Only the points after true positives can set the envelope: a false positive keeps
+    # the recall of the point before it at a lower precision (see the module docstring).
+    hits = np.flatnonzero(curve.tp)
+    if hits.size == 0:
+        return np.zeros((len(levels), r))
     w, n = _weights(curve.query, counts, cache)
-    ctp = np.cumsum(w * curve.tp, axis=1)
+    ctp = np.cumsum(w[:, hits], axis=1)
+    n = n[:, hits]
     precision = np.divide(ctp, n, out=np.zeros_like(ctp), where=n > 0)
     recall = ctp / num_gt[:, None]
     env = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
