@@ -15,6 +15,7 @@ from analysis_fixtures import sample, sample_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ovearth_core.analysis import ap_bootstrap
 from ovearth_core.analysis.ap import ap_numbers, average_precision_report
 from ovearth_core.analysis.ap_bootstrap import ap_curves, ap_run, ap_values
 from ovearth_core.analysis.compare import (
@@ -89,11 +90,14 @@ def _assert_same(weighted: float, brute: float | None) -> None:
         assert weighted == pytest.approx(brute, abs=1e-12, rel=0)
 
 
+@pytest.mark.parametrize("search_from", [0, 10**9])  # either way of reading the levels
 @pytest.mark.parametrize("crowds", [False, True])
 @pytest.mark.parametrize("include_negatives", [False, True])
 @pytest.mark.parametrize("seed", range(3))
 def test_weighted_ap_equals_repeated_queries(seed: int, include_negatives: bool,
-                                             crowds: bool) -> None:
+                                             crowds: bool, search_from: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ap_bootstrap, "_SEARCH_MIN_POINTS", search_from)
     samples = _samples(seed, crowds=crowds)
     rng = np.random.default_rng(seed + 50)
     counts = np.vstack([np.ones(len(samples)), rng.integers(0, 4, (4, len(samples))),

@@ -69,6 +69,9 @@ BoolArray = npt.NDArray[np.bool_]
 # Resamples x detections of one array in one pass (several such arrays live at once).
 _BUDGET = 1 << 20
 EVERY_POINT = None  # the interpolation of every-point AP (no recall levels)
+# From this many points on, a sampled AP searches every row at once (_first_reaching); below,
+# it counts the points under each level (_points_below). Same numbers; speed only.
+_SEARCH_MIN_POINTS = 128
 
 
 @dataclass(frozen=True)
@@ -267,23 +270,54 @@ def curve_ap(curve: Curve, counts: FloatArray, num_gt: FloatArray,
     ctp = np.cumsum(w[:, hits], axis=1)
     n = n[:, hits]
     precision = np.divide(ctp, n, out=np.zeros_like(ctp), where=n > 0)
-    recall = ctp / num_gt[:, None]
     env = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
     out = np.empty((len(levels), r))
     for i, lv in enumerate(levels):
         if lv is None:  # area under the envelope: each point's recall step times it
+            recall = ctp / num_gt[:, None]
             out[i] = np.sum(np.diff(recall, axis=1, prepend=0.0) * env, axis=1)
             continue
-        # Level l reads the envelope at the first point whose recall reaches it: after the
-        # points covering fewer than l + 1 levels (0 when every point does).
-        n_lv = lv.size
-        covered = np.searchsorted(lv, recall, side="right")
-        flat = (covered + (n_lv + 1) * np.arange(r)[:, None]).ravel()
-        below = np.cumsum(np.bincount(flat, minlength=r * (n_lv + 1)).reshape(r, n_lv + 1),
-                          axis=1)[:, :n_lv]
+        # Level l reads the envelope at the first point whose recall reaches it (0 past
+        # the last point): found by one search of every row when points are many, else by
+        # counting the points below each level (fewer, smaller calls).
+        if ctp.shape[1] >= _SEARCH_MIN_POINTS:
+            first = _first_reaching(ctp, _fewest_reaching(lv, num_gt))
+        else:
+            first = _points_below(ctp / num_gt[:, None], lv)
         padded = np.hstack([env, np.zeros((r, 1))])
-        out[i] = np.take_along_axis(padded, below, axis=1).mean(axis=1)
+        out[i] = np.take_along_axis(padded, first, axis=1).mean(axis=1)
     return out
+
+
+def _points_below(recall: FloatArray, levels: FloatArray) -> IntArray:
+    """``(R, L)``: per row, how many points have recall below each level (recall
+    non-decreasing along the row): those covering fewer than ``l + 1`` levels."""
+    r, n_lv = recall.shape[0], levels.size
+    covered = np.searchsorted(levels, recall, side="right")
+    flat = (covered + (n_lv + 1) * np.arange(r)[:, None]).ravel()
+    return np.cumsum(np.bincount(flat, minlength=r * (n_lv + 1)).reshape(r, n_lv + 1),
+                     axis=1)[:, :n_lv]
+
+
+def _fewest_reaching(levels: FloatArray, num_gt: FloatArray) -> FloatArray:
+    """``(R, L)``: the least whole ``k`` with ``k / num_gt >= level`` as floating point
+    computes it (the recall test of :func:`~ovearth_core.analysis.ap.interpolated_precision`;
+    ``k / g`` never decreases with ``k``, and ``ceil(level * g)`` is at most one off)."""
+    g = num_gt[:, None]
+    k = np.ceil(levels[None, :] * g)
+    k = np.where((k - 1) / g >= levels, k - 1, k)
+    return np.where(k / g < levels, k + 1, k)
+
+
+def _first_reaching(ctp: FloatArray, fewest: FloatArray) -> IntArray:
+    """``(R, L)``: per row, the first column whose ``ctp`` (whole, non-decreasing along the
+    row) reaches ``fewest`` (``P`` when none does). One search of the rows laid end to end,
+    each shifted by a whole number above every count (exact in float64)."""
+    r, p = ctp.shape
+    shift = float(max(ctp[:, -1].max(initial=0.0), fewest.max(initial=0.0)) + 1.0)
+    offset = shift * np.arange(r)[:, None]
+    found = np.searchsorted((ctp + offset).ravel(), (fewest + offset).ravel(), side="left")
+    return found.reshape(fewest.shape) - p * np.arange(r)[:, None]
 
 
 def _weights(query: IntArray, counts: FloatArray, cache: dict[str, Any] | None,
