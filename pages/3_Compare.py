@@ -155,7 +155,9 @@ if analysis_data.has_boxes(o.modalities):
                f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
                f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "
                "boxes once and weighting each query by how often it was drawn; a resample "
-               "without GT in a category leaves the category out of that resample's mAP. "
+               "without GT in a category leaves the category out of that resample's mAP "
+               "(the resampled mAP of many small categories tends to run high, so its "
+               "interval can sit to one side of Δ). "
                f"COCO-style at most {cap:,} boxes per query" + (", hard negatives" if hard
                                                                else "") +
                " (the Overview's AP options).")
