@@ -607,3 +607,39 @@ def test_report_ap_differences_have_paired_intervals_and_the_few_units_warning(
     assert "no interval" not in section
     assert f"the first {DEFAULT_AP_RESAMPLES:,} of the key metrics&#x27; resamples" in section
     assert "AP intervals: the interval rests on 24 queries resampled (fewer than 30)" in section
+
+
+def test_report_ap_intervals_use_every_box_whatever_the_score_threshold(
+        dataset: Any, tmp_path: Path) -> None:
+    """The observed AP ignores --score-threshold (every box); its intervals do too: equal to
+    ap_differences of the runs on samples loaded without a threshold, paired through the
+    thresholded evaluation's rows (same queries). Every other answer's boxes score 0.5,
+    below the threshold of 0.7."""
+    from ovearth_core.analysis.ap_bootstrap import ap_run
+    from ovearth_core.analysis.compare import ap_differences
+    from ovearth_core.report import build_report_data
+
+    task = "open_vocabulary"
+    preds = []
+    for k, path in enumerate((dataset.pred_a, dataset.pred_b)):
+        doc = json.loads(path.read_text())
+        for i, row in enumerate(doc["tasks"][task]):
+            for box in row["bbox"] + row["oriented_bbox"]:
+                box["score"] = 0.5 if (i + k) % 2 else 0.9
+        preds.append(tmp_path / path.name)
+        preds[-1].write_text(json.dumps(doc))
+    data = build_report_data(dataset.gt, preds, ALL, dataset.gt.parent, ["vocabulary"],
+                             score_threshold=0.7, worst=0, ap_resamples=300)
+    every = [load_samples(dataset.gt, p, task, modalities=ALL) for p in preds]
+    kept = [load_samples(dataset.gt, p, task, score_threshold=0.7, modalities=ALL)
+            for p in preds]
+    assert 0 < sum(len(s.pred_boxes) for s in kept[0]) < sum(len(s.pred_boxes)
+                                                             for s in every[0])
+    runs = [ap_run(s, 0.5, s.modalities) for s in every]
+    expected = ap_differences(*[evaluate_samples(s, 0.5) for s in kept], *runs, 300, seed=0)
+    got = data.comparisons[task].ap_metrics
+    assert got == expected
+    thresholded = [ap_run(s, 0.5, s.modalities) for s in kept]
+    assert got != ap_differences(*[evaluate_samples(s, 0.5) for s in kept], *thresholded,
+                                 300, seed=0)
+    assert all(m.ci_low is not None for m in got if m.a is not None and m.b is not None)
