@@ -183,8 +183,8 @@ def _coco_families(cands: Candidates, max_detections: int) -> dict[str, Family]:
     gt_in = everything.contains(r.gt_area)
     det_in = everything.contains(r.det_area)
     ignored = None if gt_in.all() else ~gt_in
-    n_q = len(r.ious)
-    gt_query = np.repeat(np.arange(n_q), [m.shape[0] for m in r.ious])
+    n_q = cands.num_gt.size  # every query ranked, in the candidates' order
+    gt_query = np.repeat(np.arange(n_q), cands.num_gt)
     num_gt = np.bincount(gt_query[gt_in], minlength=n_q)
     names = sorted({c for c, neg in zip(r.categories, r.negative, strict=True) if not neg})
     index = {name: k for k, name in enumerate(names)}
