@@ -19,9 +19,11 @@ point dominated so never sets the precision envelope (the best precision at this
 higher recall), and every interpolation here reads only that envelope: every-point AP is
 its area, the 11- and 101-point APs its value at fixed recall levels (0 beyond the highest
 recall). A query drawn 0 times gives weight 0: its detections repeat the point before
-(or sit at 0 / 0, counted as precision 0), which moves nothing. Recall ``T / num_gt`` and
-precision ``T / n`` are ratios of the same integers as the brute force's, so the two agree
-to round-off in the sum of every-point AP (1e-12 in the tests).
+(or sit at 0 / 0, counted as precision 0), which moves nothing. By the same argument a
+false positive's point is below the point before it, so only the points after true
+positives are evaluated (the running weight sum still counts every detection). Recall
+``T / num_gt`` and precision ``T / n`` are ratios of the same integers as the brute force's,
+so the two agree to round-off in the sum of every-point AP (1e-12 in the tests).
 
 Tie rule: detections are ranked once, exactly as the observed AP ranks them (stable order
 of equal scores: query order, then box order; the devkit's own sort for DOTA's mAP), and
