@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,9 +50,9 @@ from ..errors import OVEarthInputError, Problem
 from ..labels import MODALITY_LABELS, metric_label
 from ..types import OUTPUT_KEYS
 from . import additive
-from .ap import ap_numbers
-from .ap_bootstrap import APRun, ap_values
-from .sweep import BOX_MODALITIES
+
+if TYPE_CHECKING:  # the AP modules (ranking, COCO matching) load when AP is compared
+    from .ap_bootstrap import APRun
 
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_RESAMPLES = 2000
@@ -451,6 +451,9 @@ def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: AP
     one side, has no difference or interval; a resample in which an AP is undefined (no GT
     drawn) is left out (``n_valid``).
     """
+    from .ap import ap_numbers
+    from .ap_bootstrap import ap_values
+
     check_comparable(a, b)
     rows = a["per_sample"]
     groups = unit_groups(rows, unit)
@@ -458,7 +461,7 @@ def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: AP
     gone_a, gone_b = not_submitted(a), not_submitted(b)
     observed: list[tuple[str, str, float | None, float | None]] = []
     columns: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = {}
-    for m in BOX_MODALITIES:
+    for m in DET_KEYS:  # the box modalities, in the AP report's order
         entry_a, entry_b = run_a.report.get(m), run_b.report.get(m)
         if not entry_a:
             continue
