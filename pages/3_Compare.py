@@ -11,7 +11,15 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core import report
-from ovearth_core.analysis.compare import Comparison, compare_results, not_submitted
+from ovearth_core.analysis.ap_bootstrap import ap_run
+from ovearth_core.analysis.compare import (
+    DEFAULT_AP_RESAMPLES,
+    Comparison,
+    MetricDiff,
+    ap_differences,
+    compare_results,
+    not_submitted,
+)
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
@@ -25,6 +33,23 @@ def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: d
                 options_b: data.Options, unit: str) -> Comparison:
     return compare_results(data.evaluate(gt, a, options_a).results,
                            data.evaluate(gt, b, options_b).results, unit=unit)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _ap_comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
+                   options_b: data.Options, unit: str, hard: bool, cap: int,
+                   ) -> list[MetricDiff]:
+    """AP of every box of A and B (the Overview's numbers, at its AP options) with paired
+    intervals over the key metrics' first resamples."""
+    runs = []
+    for key, opts in ((a, options_a), (b, options_b)):
+        ap_opts = replace(opts, hard_negatives=hard, max_detections=cap)
+        every = analysis_data.every_box(ap_opts)
+        samples = data.samples(gt, key, every.task, every.modalities, None, every.bbox_format)
+        runs.append(ap_run(samples, opts.iou_threshold, samples.modalities, hard, cap,
+                           report=analysis_data.average_precision(gt, key, ap_opts).value))
+    return ap_differences(data.evaluate(gt, a, options_a).results,
+                          data.evaluate(gt, b, options_b).results, *runs, unit=unit)
 
 
 # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
@@ -115,15 +140,29 @@ if analysis_data.has_boxes(o.modalities):
     ap_a, ap_b = (analysis_data.average_precision(run.gt, key, replace(
         opts, hard_negatives=hard, max_detections=cap)).value
                   for key, opts in ((run.pred, run.options), (b_key, o)))
+    with st.spinner("Bootstrapping average precision…"):
+        try:
+            ap_diffs = _ap_comparison(run.gt, run.pred, b_key, run.options, o, unit, hard, cap)
+        except OVEarthInputError as err:
+            views.problems_report(err.problems, Path(run.gt[0]), b_path)
+            st.stop()
     st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
-                                        not_submitted(evaluation_b.results)),
+                                        not_submitted(evaluation_b.results), ap_diffs),
                  hide_index=True, placeholder="—", width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("A", "B", "Δ B − A")})
-    st.caption(f"No interval: AP ranks boxes across queries, so it is no sum of per-query "
-               f"pieces, which the paired bootstrap resamples. COCO-style at most {cap:,} "
-               "boxes per query" + (", hard negatives" if hard else "") + " (the Overview's "
-               "AP options).")
+                                for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+    st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals: the first "
+               f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
+               f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "
+               "boxes once and weighting each query by how often it was drawn; a resample "
+               "without GT in a category leaves the category out of that resample's mAP "
+               "(the resampled mAP of many small categories tends to run high, so its "
+               "interval can sit to one side of Δ). "
+               f"COCO-style at most {cap:,} boxes per query" + (", hard negatives" if hard
+                                                               else "") +
+               " (the Overview's AP options).")
+    if cmp.warning:
+        st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
 
 
 def _report_html() -> bytes:

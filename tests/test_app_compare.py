@@ -153,4 +153,34 @@ def test_compare_page_shows_ap_and_map_of_both_with_the_overview_cap(ds: Dataset
     n = reports[0]["bbox"]["coco"]["num_categories"]
     assert rows[("HBB", "mAP@[.5:.95]")]["averaged"] == f"mean over {n} categories"
     assert rows[("HBB", "AP")]["averaged"] == "pooled over all queries, class-agnostic"
-    assert any("No interval" in c.value and "at most 10 boxes" in c.value for c in at.caption)
+    assert any("paired-bootstrap intervals" in c.value and "at most 10 boxes" in c.value
+               for c in at.caption)
+
+
+def test_compare_page_shows_ap_intervals_with_the_few_units_warning(ds: Dataset) -> None:
+    """Issue 25: every AP and mAP row has the paired interval and the resamples it rests on,
+    the core's (ap_differences over the same draws, tests/test_ap_bootstrap.py checks it
+    against brute force) at the Overview's cap and hard-negative view; the tiny dataset's
+    few units get the warning in the AP section too."""
+    from ovearth_core.analysis.ap_bootstrap import ap_run
+    from ovearth_core.analysis.compare import DEFAULT_AP_RESAMPLES, ap_differences
+
+    at = _compare_page(ds, ap_max_detections=10, ap_hard_negatives=True)
+    assert_ok(at)
+    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    samples = [load_samples(ds.gt, p, "vocabulary", modalities=ALL)
+               for p in (ds.model_a, ds.model_b)]
+    results = [evaluate_samples(s, 0.5) for s in samples]
+    runs = [ap_run(s, 0.5, s.modalities, True, 10) for s in samples]
+    expected = ap_differences(*results, *runs, unit="query")  # the GT names no unit
+    assert len(table) == len(expected) == 14
+    for (_, row), m in zip(table.iterrows(), expected, strict=True):
+        for column, value in (("A", m.a), ("B", m.b), ("Δ B − A", m.diff),
+                              ("CI low", m.ci_low), ("CI high", m.ci_high)):
+            _same(row[column], value)
+        if m.ci_low is not None:
+            assert row["resamples used"] == m.n_valid
+            assert 0 < m.n_valid <= DEFAULT_AP_RESAMPLES
+    assert any(m.ci_low is not None and m.ci_low < m.ci_high for m in expected)
+    warnings = [w.value for w in at.warning if w.value.startswith("AP intervals:")]
+    assert len(warnings) == 1 and "fewer than 30" in warnings[0]

@@ -14,6 +14,9 @@ layout's reports was only labels ("mask"/"ma-IoU" -> "Segmentation"/"macro mIoU"
 and the leaderboard's, were rewritten again for "not submitted is not zero" (issue 13): the
 diff was a "–" (null) for every modality a submission does not contain, with no interval,
 per-query difference or correlation for it, and the coverage warnings above each task.
+report_compare.html was rewritten for the AP intervals (issue 25): the diff was the option
+row ``ap_bootstrap_resamples``, "Δ B − A (no interval)" becoming "Δ B − A" with a row of
+intervals under it ("—" there: B does not submit boxes) and the AP note naming the resamples.
 """
 
 from __future__ import annotations

@@ -573,3 +573,73 @@ def test_report_shows_pooled_ap_and_per_category_map_with_the_cap(tmp_path: Path
     assert "at most 110 boxes per query" in html and "boxes on negative queries count" in html
     over = ap["bbox"]["coco"]["queries_over_cap"]
     assert over and "cap of 110" in html and over[0] in html
+
+
+def test_report_ap_differences_have_paired_intervals_and_the_few_units_warning(
+        dataset: Any, compare_report: Path) -> None:
+    """Issue 25: each AP's B − A has its interval and resamples used, those of
+    ap_differences computed here from the files (every box, the report's default options);
+    the dataset's 24 vocabulary queries get the few-units warning under the AP table."""
+    from ovearth_core.analysis.ap_bootstrap import ap_run
+    from ovearth_core.analysis.compare import DEFAULT_AP_RESAMPLES, ap_differences
+    from ovearth_core.labels import AP_METRICS
+
+    task = "open_vocabulary"
+    samples = [load_samples(dataset.gt, p, task, modalities=ALL)
+               for p in (dataset.pred_a, dataset.pred_b)]
+    results = [evaluate_samples(s, 0.5) for s in samples]
+    runs = [ap_run(s, 0.5, s.modalities) for s in samples]
+    expected = ap_differences(*results, *runs, DEFAULT_AP_RESAMPLES, seed=0, unit="query")
+    html = compare_report.read_text(encoding="utf-8")
+    cells = {(m, k, sub): v for m, k, sub, v in re.findall(
+        rf'<td[^>]* data-task="{task}" data-modality="(\w+)" data-ap="([^"]+)" '
+        r'data-sub="(diff|ci)">([^<]*)</td>', html)}
+    assert len(expected) == 2 * len(AP_METRICS)
+    for m in expected:
+        diff = "–" if m.diff is None else f"{m.diff:+.4f}"
+        ci = ("–" if m.ci_low is None else
+              f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}] ({m.n_valid:,})")
+        assert cells[(m.modality, m.metric, "diff")] == diff, m
+        assert cells[(m.modality, m.metric, "ci")] == ci, m
+    assert any(m.ci_low is not None and m.ci_low < m.ci_high for m in expected)
+    section = html[html.index(f'id="ap-{task}"'):]
+    section = section[:section.index("<h3", 10)]
+    assert "no interval" not in section
+    assert f"the first {DEFAULT_AP_RESAMPLES:,} of the key metrics&#x27; resamples" in section
+    assert "AP intervals: the interval rests on 24 queries resampled (fewer than 30)" in section
+
+
+def test_report_ap_intervals_use_every_box_whatever_the_score_threshold(
+        dataset: Any, tmp_path: Path) -> None:
+    """The observed AP ignores --score-threshold (every box); its intervals do too: equal to
+    ap_differences of the runs on samples loaded without a threshold, paired through the
+    thresholded evaluation's rows (same queries). Every other answer's boxes score 0.5,
+    below the threshold of 0.7."""
+    from ovearth_core.analysis.ap_bootstrap import ap_run
+    from ovearth_core.analysis.compare import ap_differences
+    from ovearth_core.report import build_report_data
+
+    task = "open_vocabulary"
+    preds = []
+    for k, path in enumerate((dataset.pred_a, dataset.pred_b)):
+        doc = json.loads(path.read_text())
+        for i, row in enumerate(doc["tasks"][task]):
+            for box in row["bbox"] + row["oriented_bbox"]:
+                box["score"] = 0.5 if (i + k) % 2 else 0.9
+        preds.append(tmp_path / path.name)
+        preds[-1].write_text(json.dumps(doc))
+    data = build_report_data(dataset.gt, preds, ALL, dataset.gt.parent, ["vocabulary"],
+                             score_threshold=0.7, worst=0, ap_resamples=300)
+    every = [load_samples(dataset.gt, p, task, modalities=ALL) for p in preds]
+    kept = [load_samples(dataset.gt, p, task, score_threshold=0.7, modalities=ALL)
+            for p in preds]
+    assert 0 < sum(len(s.pred_boxes) for s in kept[0]) < sum(len(s.pred_boxes)
+                                                             for s in every[0])
+    runs = [ap_run(s, 0.5, s.modalities) for s in every]
+    expected = ap_differences(*[evaluate_samples(s, 0.5) for s in kept], *runs, 300, seed=0)
+    got = data.comparisons[task].ap_metrics
+    assert got == expected
+    thresholded = [ap_run(s, 0.5, s.modalities) for s in kept]
+    assert got != ap_differences(*[evaluate_samples(s, 0.5) for s in kept], *thresholded,
+                                 300, seed=0)
+    assert all(m.ci_low is not None for m in got if m.a is not None and m.b is not None)

@@ -26,16 +26,21 @@ Edge cases:
 * Queries without usable ground truth for a modality have no per-query score
   there and do not enter its per-query differences or hit agreement.
 
+Average precision is no ratio of per-query sums; :func:`ap_differences` (and
+``compare_results(..., ap=...)``) gives its numbers the same paired intervals from the same
+resamples, reweighting the once-ranked detections (:mod:`.ap_bootstrap`). It may use fewer
+resamples (:data:`DEFAULT_AP_RESAMPLES`): the first ones of the same stream.
+
 >>> mcnemar_exact(only_a=1, only_b=7)  # 2 * P(X <= 1), X ~ Binomial(8, 1/2) = 18/256
 0.0703125
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,8 +51,14 @@ from ..labels import MODALITY_LABELS, metric_label
 from ..types import OUTPUT_KEYS
 from . import additive
 
+if TYPE_CHECKING:  # the AP modules (ranking, COCO matching) load when AP is compared
+    from .ap_bootstrap import APRun
+
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_RESAMPLES = 2000
+# AP reweights every ranked detection per resample (benchmarks/README.md, "AP intervals"):
+# fewer resamples by default, the first ones of the additive metrics' stream.
+DEFAULT_AP_RESAMPLES = 1000
 DEFAULT_SEED = 0
 CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
@@ -129,6 +140,10 @@ class Comparison:
     unit: str = "query"  # what the bootstrap resamples: "query" or "image"
     num_units: int = 0  # how many of them
     warning: str | None = None  # set when num_units < MIN_UNITS
+    # Average precision of every box (keys of labels.AP_METRICS as ``metric``), with
+    # intervals from the first ``ap_resamples`` resamples (none: not asked for).
+    ap_metrics: list[MetricDiff] = field(default_factory=list)
+    ap_resamples: int = 0
 
     def metric(self, modality: str, metric: str) -> MetricDiff:
         """The :class:`MetricDiff` for ``modality``/``metric`` (KeyError when absent)."""
@@ -136,6 +151,13 @@ class Comparison:
             if m.modality == modality and m.metric == metric:
                 return m
         raise KeyError(f"{modality}.{metric}")
+
+    def ap_metric(self, modality: str, key: str) -> MetricDiff:
+        """The AP :class:`MetricDiff` of ``modality`` and AP key (KeyError when absent)."""
+        for m in self.ap_metrics:
+            if m.modality == modality and m.metric == key:
+                return m
+        raise KeyError(f"{modality}.{key}")
 
 
 # --- bootstrap --------------------------------------------------------------------------------
@@ -167,6 +189,17 @@ def unit_groups(rows: Sequence[dict[str, Any]], unit: str) -> npt.NDArray[np.int
     index: dict[str, int] = {}
     return np.array([index.setdefault(r["image_path"], len(index)) for r in rows],
                     dtype=np.intp)
+
+
+def resample_chunks(n_resamples: int, seed: int, groups: npt.NDArray[np.intp],
+                    ) -> Iterator[tuple[int, int, FloatArray]]:
+    """The resamples ``[start, stop)`` and their ``(stop - start, N)`` row multiplicities,
+    chunk by chunk (:data:`_CHUNK` rows): the one stream every interval of a comparison
+    reads, so that fewer resamples are the first ones of more."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_resamples, _CHUNK):
+        stop = min(start + _CHUNK, n_resamples)
+        yield start, stop, unit_counts(rng, stop - start, groups)
 
 
 def unit_counts(rng: np.random.Generator, n_resamples: int,
@@ -224,13 +257,11 @@ def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]
     resampling unit (:func:`unit_groups`; ``None``: each row its own). Returns one
     ``(R,)`` array per reducer, in order.
     """
-    rng = np.random.default_rng(seed)
     if groups is None:
         groups = np.arange(x.shape[0], dtype=np.intp)
     outs = [np.empty(n_resamples) for _, reducers in parts for _ in reducers]
-    for start in range(0, n_resamples, _CHUNK):
-        stop = min(start + _CHUNK, n_resamples)
-        sums = unit_counts(rng, stop - start, groups) @ x
+    for start, stop, counts in resample_chunks(n_resamples, seed, groups):
+        sums = counts @ x
         col, i = 0, 0
         for k, reducers in parts:
             sa, sb = sums[:, col:col + k], sums[:, col + k:col + 2 * k]
@@ -324,7 +355,9 @@ def check_comparable(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
-                    hit_threshold: float = HIT_THRESHOLD, unit: str = "query") -> Comparison:
+                    hit_threshold: float = HIT_THRESHOLD, unit: str = "query",
+                    ap: tuple[APRun, APRun] | None = None,
+                    ap_resamples: int = DEFAULT_AP_RESAMPLES) -> Comparison:
     """Compare two results of :func:`~ovearth_core.evaluate.evaluate_samples` (B − A).
 
     Args:
@@ -335,6 +368,9 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         hit_threshold: per-query score at which a query counts as right in the
             per-modality agreement tables (IoU for masks, F1 for boxes).
         unit: what the bootstrap resamples, ``query`` or ``image`` (:data:`UNITS`).
+        ap: A's and B's average precision of every box (:func:`.ap_bootstrap.ap_run`), to
+            compare with intervals (:func:`ap_differences`) in ``ap_metrics``.
+        ap_resamples: resamples of the AP intervals (the first ones of ``n_resamples``'s).
     """
     check_comparable(a, b)
     rows_a, rows_b = a["per_sample"], b["per_sample"]
@@ -394,7 +430,72 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         presence_b=_counts(b["summary"].get("presence")),
         agreements=agreements, query_diffs=query_diffs,
         categories=category_diffs(a.get("per_category", []), b.get("per_category", [])),
-        unit=unit, num_units=n_units, warning=few_units_warning(n_units, unit))
+        unit=unit, num_units=n_units, warning=few_units_warning(n_units, unit),
+        ap_metrics=([] if ap is None else ap_differences(a, b, *ap, ap_resamples, seed,
+                                                         confidence, unit)),
+        ap_resamples=0 if ap is None else ap_resamples)
+
+
+def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: APRun,
+                   n_resamples: int = DEFAULT_AP_RESAMPLES, seed: int = DEFAULT_SEED,
+                   confidence: float = CONFIDENCE, unit: str = "query") -> list[MetricDiff]:
+    """Each AP of :data:`~ovearth_core.labels.AP_METRICS` of A and B per box modality, B − A
+    and its paired percentile interval.
+
+    ``a``, ``b``: the evaluation results compared (their rows are what the resamples draw,
+    with the same seed as :func:`compare_results`, so the resamples are the key metrics'
+    first ``n_resamples``); ``run_a``, ``run_b``: their AP of every box
+    (:func:`.ap_bootstrap.ap_run`, whose options -- IoU threshold, hard negatives, detection
+    cap -- the resampled numbers keep). A and B are the runs' reported numbers and the
+    difference exactly theirs; a modality one side did not submit, or an AP undefined on
+    one side, has no difference or interval; a resample in which an AP is undefined (no GT
+    drawn) is left out (``n_valid``).
+    """
+    from .ap import ap_numbers
+    from .ap_bootstrap import ap_values
+
+    check_comparable(a, b)
+    rows = a["per_sample"]
+    groups = unit_groups(rows, unit)
+    row_of = {r["sample_id"]: i for i, r in enumerate(rows)}
+    gone_a, gone_b = not_submitted(a), not_submitted(b)
+    observed: list[tuple[str, str, float | None, float | None]] = []
+    columns: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] = {}
+    for m in DET_KEYS:  # the box modalities, in the AP report's order
+        entry_a, entry_b = run_a.report.get(m), run_b.report.get(m)
+        if not entry_a:
+            continue
+        na = ap_numbers(None if m in gone_a else entry_a)
+        nb = ap_numbers(None if m in gone_b else entry_b)
+        observed += [(m, key, va, nb[key][0]) for key, (va, _) in na.items()]
+        if m not in gone_a | gone_b and entry_b and m in run_a.curves and m in run_b.curves:
+            columns[m] = (_rows_of(run_a.curves[m].query_ids, row_of),
+                          _rows_of(run_b.curves[m].query_ids, row_of))
+    dists = {(m, key): np.full(n_resamples, np.nan) for m, key, _, _ in observed}
+    if columns and rows:
+        for start, stop, counts in resample_chunks(n_resamples, seed, groups):
+            for m, (cols_a, cols_b) in columns.items():
+                va = ap_values(run_a.curves[m], counts[:, cols_a])
+                vb = ap_values(run_b.curves[m], counts[:, cols_b])
+                for key, value in vb.items():
+                    dists[(m, key)][start:stop] = value - va[key]
+    out = []
+    for m, key, va, vb in observed:
+        diff = None if va is None or vb is None else vb - va
+        low, high, n_valid = (percentile_interval(dists[(m, key)], confidence)
+                              if diff is not None and m in columns else (None, None, 0))
+        out.append(MetricDiff(m, key, va, vb, diff, low, high, n_valid))
+    return out
+
+
+def _rows_of(query_ids: Sequence[str], row_of: dict[str, int]) -> npt.NDArray[np.intp]:
+    """The result rows of an AP run's queries (an id the results lack: the run is of other
+    samples, a caller's mistake)."""
+    try:
+        return np.array([row_of[q] for q in query_ids], dtype=np.intp)
+    except KeyError as err:
+        raise ValueError(f"AP run of query {err.args[0]!r}, which the compared results "
+                         "do not have") from None
 
 
 def not_submitted(result: dict[str, Any]) -> set[str]:

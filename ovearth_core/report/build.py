@@ -9,8 +9,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.ap import COCO_MAX_DETECTIONS, average_precision_report
+from ..analysis.ap import COCO_MAX_DETECTIONS
+from ..analysis.ap_bootstrap import APCurves, APRun, ap_run
 from ..analysis.compare import (
+    DEFAULT_AP_RESAMPLES,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     UNITS,
@@ -46,6 +48,8 @@ class Submission:
     samples: dict[str, SampleList] = field(default_factory=dict)
     # task key -> average_precision_report of every box (tasks with box modalities)
     average_precision: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # task key -> modality -> what the AP intervals reweight (same tasks as above)
+    ap_curves: dict[str, dict[str, APCurves]] = field(default_factory=dict)
 
     def run(self, task: str) -> Run:
         """The keyed view of one task (``run.sample(query_id)``, ``run.row(query_id)``;
@@ -88,13 +92,16 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                       cache: ResultCache | None = None,
                       bootstrap_unit: str | None = None, hard_negatives: bool = False,
                       max_detections: int = COCO_MAX_DETECTIONS,
-                      slice_by: Sequence[str] = ()) -> ReportData:
+                      slice_by: Sequence[str] = (),
+                      ap_resamples: int = DEFAULT_AP_RESAMPLES) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
     Each task with box modalities also gets its average precision
     (:func:`~ovearth_core.analysis.ap.average_precision_report` of every box, whatever the
     score threshold: pooled AP and COCO's and DOTA's per-category mAP), COCO's block capped
-    at ``max_detections`` boxes per query, ``hard_negatives`` as the analysis command's.
+    at ``max_detections`` boxes per query, ``hard_negatives`` as the analysis command's;
+    compared, its B − A has paired intervals from the first ``ap_resamples`` resamples
+    (:func:`~ovearth_core.analysis.compare.ap_differences`).
 
     With a ``taxonomy`` (``{category: group}``) each task also gets its key metrics per
     category group (:func:`~ovearth_core.analysis.slices.slice_table`; paired with B), and
@@ -133,7 +140,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     comparisons = {}
     if len(subs) == 2:
         comparisons = {key: compare_results(subs[0].results[key], subs[1].results[key],
-                                            n_resamples=n_resamples, seed=seed, unit=unit)
+                                            n_resamples=n_resamples, seed=seed, unit=unit,
+                                            ap=_ap_pair(subs, key), ap_resamples=ap_resamples)
                        for key in task_keys}
     groups = {} if taxonomy is None else {
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
@@ -151,6 +159,8 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     if any(sub.average_precision for sub in subs):
         options.update({"ap_hard_negatives": hard_negatives,
                         "ap_max_detections": max_detections})
+        if comparisons:
+            options["ap_bootstrap_resamples"] = ap_resamples
     return ReportData(gt_file, gt_sha256,
                       Path(images) if images is not None else gt_file.parent,
                       task_keys, options, subs, comparisons, worst,
@@ -228,10 +238,18 @@ def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundT
         every_box = samples if options.score_threshold is None else load_task(
             gt_file, sub.path, key, None, options.bbox_format, samples.modalities,
             ground_truth=gt, predictions_doc=doc)
-        sub.average_precision[key] = average_precision_report(
-            every_box, options.iou_threshold, samples.modalities, options.hard_negatives,
-            options.max_detections)
+        run = ap_run(every_box, options.iou_threshold, samples.modalities,
+                     options.hard_negatives, options.max_detections)
+        sub.average_precision[key], sub.ap_curves[key] = run.report, run.curves
     return cached
+
+
+def _ap_pair(subs: Sequence[Submission], task: str) -> tuple[APRun, APRun] | None:
+    """A's and B's AP runs of a task (``None`` without box modalities)."""
+    if not all(task in sub.average_precision for sub in subs):
+        return None
+    a, b = (APRun(sub.average_precision[task], sub.ap_curves[task]) for sub in subs)
+    return a, b
 
 
 def _default_names(paths: Sequence[Path]) -> list[str]:

@@ -8,7 +8,7 @@ import time
 
 from ..analysis import slices
 from ..analysis.ap_caps import add_ap_arguments
-from ..analysis.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.compare import DEFAULT_AP_RESAMPLES, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="display name of A, then of B (default: file names)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help="bootstrap resamples (default 2000, at least 1000)")
+    parser.add_argument("--ap-resamples", type=int, default=DEFAULT_AP_RESAMPLES,
+                        help="resamples of the AP intervals, the first of --resamples' "
+                             f"(default {DEFAULT_AP_RESAMPLES}, at least 100)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     parser.add_argument("--bootstrap-unit", choices=("auto", "query", "image"), default="auto",
                         help="what the bootstrap resamples (default auto: images for a DOTA "
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--worst must be at least 0")
     if args.resamples < 1000:
         parser.error("--resamples must be at least 1000")
+    if args.ap_resamples < 100:
+        parser.error("--ap-resamples must be at least 100")
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
@@ -94,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                                  args.worst, args.name, args.resamples, args.seed, taxonomy,
                                  cache, bootstrap_unit=None if args.bootstrap_unit == "auto"
                                  else args.bootstrap_unit, hard_negatives=args.hard_negatives,
-                                 max_detections=args.max_detections, slice_by=args.slice_by)
+                                 max_detections=args.max_detections, slice_by=args.slice_by,
+                                 ap_resamples=args.ap_resamples)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -14,6 +14,7 @@ from .. import __version__
 from ..analysis.ap import ap_numbers
 from ..analysis.compare import (
     Comparison,
+    MetricDiff,
     biggest_differences,
     category_values,
     not_submitted,
@@ -380,12 +381,14 @@ def _ap_cell(value: float | str | None, **attrs: str) -> str:
 
 def _ap_section(data: ReportData, task: str) -> str:
     """Average precision of every box: the pooled APs and COCO's and DOTA's per-category mAP
-    (labelled with what they average), per submission and box modality; B − A without an
-    interval (AP ranks boxes across queries: it is no sum of per-query pieces, which is what
-    the paired bootstrap resamples)."""
+    (labelled with what they average), per submission and box modality; compared, B − A
+    with its paired interval (:attr:`Comparison.ap_metrics`: the boxes ranked once, each
+    query weighted by how often a resample draws it) and the resamples it rests on."""
     subs = [s for s in data.submissions if task in s.average_precision]
     if not subs:
         return ""
+    cmp = data.comparisons.get(task)
+    intervals = {(m.modality, m.metric): m for m in (cmp.ap_metrics if cmp else ())}
     first = subs[0].average_precision[task]
     keys = list(AP_METRICS)
     rows, notes = [], []
@@ -404,10 +407,16 @@ def _ap_section(data: ReportData, task: str) -> str:
             if entry and entry["coco"].get("cap_warning") and not gone:
                 notes.append(f"{sub.name}, {MODALITY_LABELS[m]}: {entry['coco']['cap_warning']}")
         if len(values) == 2:
-            rows.append([_td(MODALITY_LABELS[m], "l"), _td("Δ B − A (no interval)", "l")]
-                        + [_td(NOT_SUBMITTED if NOT_SUBMITTED in (a, b) else
-                               _signed(None if a is None or b is None else b - a))
-                           for a, b in zip(*values, strict=True)])
+            rows.append([_td(MODALITY_LABELS[m], "l"), _td("Δ B − A", "l")]
+                        + [_ap_diff_cell(a, b, intervals.get((m, k)), task, m, k)
+                           for k, a, b in zip(keys, *values, strict=True)])
+            if intervals:
+                rows.append([_td(MODALITY_LABELS[m], "l"),
+                             _td(f"{cmp.confidence:.0%} CI (resamples used)" if cmp else "",
+                                 "l")]
+                            + [_ap_interval_cell(NOT_SUBMITTED in (a, b), intervals.get((m, k)),
+                                                 task, m, k)
+                               for k, a, b in zip(keys, *values, strict=True)])
     scope = {k: n for k, (_, n) in ap_numbers(first[next(
         m for m in BOX_MODALITIES if first.get(m))]).items()}
     short = {k: "pooled" if AP_METRICS[k][2] == "pooled" else ap_scope(k, scope[k])
@@ -423,9 +432,44 @@ def _ap_section(data: ReportData, task: str) -> str:
             f" ≥ {first['iou_threshold']:g} (DOTA mAP: > "
             f"{first['iou_threshold']:g}, difficult objects ignored as DOTA_devkit does); "
             f"COCO-style: at most {first['max_detections']:,} boxes per query; {view}. "
-            + ("Differences have no interval: AP ranks boxes across queries and is no sum "
-               "of per-query pieces, which the paired bootstrap resamples. "
-               if len(subs) == 2 else "") + "– undefined; — not submitted.</p>")
+            + (_e(_ap_interval_note(cmp)) if len(subs) == 2 and cmp and cmp.ap_metrics
+               else "") + "– undefined; — not submitted.</p>"
+            + (f'<p class="sub warn">AP intervals: {_e(cmp.warning)}.</p>'
+               if len(subs) == 2 and cmp and cmp.ap_metrics and cmp.warning else ""))
+
+
+def _ap_interval_note(cmp: Comparison) -> str:
+    over = "images" if cmp.unit == "image" else "queries"
+    return (f"Intervals: paired percentile bootstrap over {over}, the first "
+            f"{cmp.ap_resamples:,} of the key metrics' resamples; each resample ranks the "
+            "boxes once and weights each query by how often it was drawn, and a category "
+            "without GT in a resample is left out of its mAP (as COCOeval leaves it out); bold "
+            "Δ: the interval excludes 0. ")
+
+
+def _ap_diff_cell(a: float | str | None, b: float | str | None, m: MetricDiff | None,
+                  task: str, modality: str, key: str) -> str:
+    """B − A of one AP (``—`` when a side is not submitted), bold when its interval
+    excludes 0."""
+    if NOT_SUBMITTED in (a, b):
+        return _td(NOT_SUBMITTED)
+    diff = None if a is None or b is None else float(b) - float(a)
+    cls = "pos" if (diff or 0) > 0 else "neg" if (diff or 0) < 0 else ""
+    if m is not None and m.ci_low is not None and m.ci_high is not None \
+            and (m.ci_low > 0 or m.ci_high < 0):
+        cls += " sig"
+    return (f'<td class="{cls.strip()}" data-task="{task}" data-modality="{modality}" '
+            f'data-ap="{_e(key)}" data-sub="diff">{_signed(diff)}</td>')
+
+
+def _ap_interval_cell(gone: bool, m: MetricDiff | None, task: str, modality: str,
+                      key: str) -> str:
+    """``[low, high] (resamples used)``; ``—`` when a side is not submitted, ``–`` when
+    undefined."""
+    text = (NOT_SUBMITTED if gone else "–" if m is None or m.ci_low is None
+            or m.ci_high is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}] ({m.n_valid:,})")
+    return (f'<td data-task="{task}" data-modality="{modality}" data-ap="{_e(key)}" '
+            f'data-sub="ci">{_e(text)}</td>')
 
 
 def _field_section(data: ReportData, task: str) -> str:

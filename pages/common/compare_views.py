@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis.ap import ap_numbers
-from ovearth_core.analysis.compare import Comparison
+from ovearth_core.analysis.compare import Comparison, MetricDiff
 from ovearth_core.analysis.sweep import BOX_MODALITIES
 from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_scope
 from ovearth_core.report import draw as report_draw
@@ -49,9 +50,12 @@ def metrics_frame(cmp: Comparison) -> pd.DataFrame:
 
 
 def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_b: set[str],
-             ) -> pd.DataFrame:
+             intervals: Sequence[MetricDiff] = ()) -> pd.DataFrame:
     """Pooled AP and per-category mAP of A and B (every box) per box modality, with B − A
-    (``None`` where a submission lacks the modality or a value is undefined)."""
+    and, from ``intervals`` (:func:`~ovearth_core.analysis.compare.ap_differences`), its
+    interval and the resamples it rests on (``None`` where a submission lacks the modality
+    or a value is undefined)."""
+    by_key = {(m.modality, m.metric): m for m in intervals}
     rows = []
     for m in BOX_MODALITIES:
         if not a.get(m):
@@ -60,9 +64,14 @@ def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_
         nb = ap_numbers(None if m in missing_b else b.get(m))
         for key, (va, n) in na.items():
             vb = nb[key][0]
+            ci = by_key.get((m, key))
             rows.append({"modality": MODALITY_LABELS[m], "metric": METRIC_LABELS[key],
                          "averaged": ap_scope(key, n), "A": va, "B": vb,
-                         "Δ B − A": None if va is None or vb is None else vb - va})
+                         "Δ B − A": None if va is None or vb is None else vb - va,
+                         "CI low": None if ci is None else ci.ci_low,
+                         "CI high": None if ci is None else ci.ci_high,
+                         "resamples used": None if ci is None or ci.ci_low is None
+                         else ci.n_valid})
     return pd.DataFrame(rows)
 
 
