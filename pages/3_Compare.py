@@ -140,12 +140,27 @@ if analysis_data.has_boxes(o.modalities):
     ap_a, ap_b = (analysis_data.average_precision(run.gt, key, replace(
         opts, hard_negatives=hard, max_detections=cap)).value
                   for key, opts in ((run.pred, run.options), (b_key, o)))
-    with st.spinner("Bootstrapping average precision…"):
-        try:
-            ap_diffs = _ap_comparison(run.gt, run.pred, b_key, run.options, o, unit, hard, cap)
-        except OVEarthInputError as err:
-            views.problems_report(err.problems, Path(run.gt[0]), b_path)
-            st.stop()
+    boxes = (compare_views.box_count(run.evaluation.results)
+             + compare_views.box_count(evaluation_b.results))
+    ap_key = (run.gt, run.pred, b_key, run.options, o, unit, hard, cap)
+    wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
+    if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
+                                f"resamples of {boxes:,} boxes)", key="_ap_ci_button"):
+        st.session_state["_ap_ci"] = ap_key
+        wanted = True
+    ap_diffs: list[MetricDiff] = []
+    if wanted:
+        with st.spinner("Bootstrapping average precision…"):
+            try:
+                ap_diffs = _ap_comparison(*ap_key)
+            except OVEarthInputError as err:
+                views.problems_report(err.problems, Path(run.gt[0]), b_path)
+                st.stop()
+    else:
+        st.info(f"AP intervals are computed on request here: each of the "
+                f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
+                "of A and B again (tens of seconds on the full benchmark). The table shows "
+                "A, B and Δ meanwhile.", icon=":material/timer:")
     st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
                                         not_submitted(evaluation_b.results), ap_diffs),
                  hide_index=True, placeholder="—", width="stretch",

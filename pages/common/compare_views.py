@@ -20,6 +20,16 @@ from . import data, state, views
 from .run import Run
 
 LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="small")
+# AP intervals recompute AP once per resample: up to this many predicted boxes (A and B, HBB
+# and OBB) they are computed with the page (~3 s on 2 cores); above, on request (the full
+# benchmark's 52,712 boxes take 15-25 s).
+AUTO_AP_BOXES = 10_000
+
+
+def box_count(results: dict[str, Any]) -> int:
+    """Predicted boxes of a result's queries over the box modalities."""
+    return sum((row.get(m) or {}).get("num_pred", 0) for row in results["per_sample"]
+               for m in BOX_MODALITIES)
 
 
 def choose_b(run: Run) -> str:
