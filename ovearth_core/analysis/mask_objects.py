@@ -1,0 +1,208 @@
+"""Object-level diagnosis of masks: a query's GT and predicted masks split into objects.
+
+A query has one GT mask and one predicted mask (spec, "Segmentation"); the objects are
+their *connected components*, 8-connected (``scipy.ndimage.label`` with a full 3 x 3
+structure): a rasterised thin object at an angle (a ship, a bridge, a road at 45
+degrees) touches itself only at pixel corners, and 4-connectivity would cut it into
+dozens of one-pixel "background" blobs; the price is that packed objects touching at a
+corner, or merged into one blob in the GT mask, are one object (the GT mask holds no
+instance ids). Components are numbered in raster order of the image (row by row, top to
+bottom, left to right within a row, by their first pixel), which is ``scipy.ndimage.
+label``'s order on the whole mask.
+
+The IoU of two components is ``|A & B| / |A | B|`` in pixels. Matching and outcomes are
+the boxes' (:mod:`.objects`, TIDE's kinds): GT and predicted components of a query are
+matched one-to-one at the run's IoU threshold ``t_f`` by the evaluator's rule
+(:func:`~ovearth_core.matching.match`: most pairs, then largest IoU); a predicted
+component is ``localisation``, ``class confusion`` (IoU >= ``t_f`` with a GT component
+of another category's query on the same image), ``duplicate``, ``background`` or
+``both`` in TIDE's order, and a GT component ``matched``, ``mislocalised``, ``found as
+other class`` or ``missed``. A split prediction (two halves of one GT object) gives one
+half the match when it reaches ``t_f`` and the other ``localisation``; a merged
+prediction over two GT objects matches neither unless one dominates. Masks carry no
+score (``pred_score`` is ``nan``). Masks of two queries of one image with different
+sizes share no pixel (the loader checks each GT mask against its image's size, so
+only annotations without an image size can differ).
+
+Decoding is pycocotools' (:func:`ovearth_core.masks.decode`), labelled on the mask's
+bounding box only; each component is then kept as the sorted flat indices of its pixels,
+and intersections are counted by a binary search of one component set's pixels in the
+other's: memory follows the foreground of one image's masks, never the image's pixels
+times its queries, and no pair of components that do not touch is ever formed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import masks
+from ..matching import match
+from ..types import Sample
+from .objects import BACKGROUND_IOU, QueryObjects, QueryOverlaps, classify_image
+
+IntArray = npt.NDArray[np.intp]
+FloatArray = npt.NDArray[np.float64]
+MODALITY = "segmentation"
+STRUCTURE = np.ones((3, 3), dtype=bool)  # 8-connectivity (module doc)
+
+
+@dataclass(frozen=True)
+class Components:
+    """A mask's connected components: ``index`` ``(N,)`` the sorted flat indices
+    (``y * width + x``) of its foreground pixels, ``label`` ``(N,)`` the component of each
+    (0-based, raster order), ``area`` ``(K,)`` the pixels of each component."""
+
+    size: tuple[int, int]
+    index: npt.NDArray[np.int64]
+    label: IntArray
+    area: npt.NDArray[np.int64]
+
+    @property
+    def count(self) -> int:
+        return int(self.area.size)
+
+
+def _empty(size: tuple[int, int]) -> Components:
+    return Components(size, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp),
+                      np.zeros(0, dtype=np.int64))
+
+
+def components(rle: masks.Rle | None) -> Components:
+    """The 8-connected components of a mask (none for ``None``)."""
+    from scipy import ndimage
+
+    if rle is None:
+        return _empty((0, 0))
+    h, w = int(rle["size"][0]), int(rle["size"][1])
+    box = masks.bbox_of(rle)
+    if box is None or box[2] == 0 or box[3] == 0:
+        return _empty((h, w))
+    x0, y0 = int(box[0]), int(box[1])
+    x1, y1 = x0 + int(box[2]), y0 + int(box[3])
+    crop = masks.decode(rle)[y0:y1, x0:x1]
+    labels, n = ndimage.label(crop, structure=STRUCTURE)
+    ys, xs = np.nonzero(labels)  # row by row: flat indices come out sorted
+    label = labels[ys, xs].astype(np.intp) - 1
+    index = (ys.astype(np.int64) + y0) * w + (xs.astype(np.int64) + x0)
+    return Components((h, w), index, label, np.bincount(label, minlength=n).astype(np.int64))
+
+
+def overlaps(a: Components, b: Components) -> tuple[IntArray, IntArray, FloatArray]:
+    """``(i, j, iou)`` of every pair of a component of ``a`` and one of ``b`` sharing at
+    least one pixel (sorted by ``i``, then ``j``)."""
+    if a.size != b.size or a.index.size == 0 or b.index.size == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0)
+    pos = np.searchsorted(b.index, a.index)
+    hit = pos < b.index.size
+    hit[hit] = b.index[pos[hit]] == a.index[hit]
+    code = a.label[hit].astype(np.int64) * b.count + b.label[pos[hit]]
+    pairs, inter = np.unique(code, return_counts=True)
+    i, j = (pairs // b.count).astype(np.intp), (pairs % b.count).astype(np.intp)
+    return i, j, inter / (a.area[i] + b.area[j] - inter)
+
+
+def _best(keys: IntArray, other: IntArray, iou: FloatArray, n: int
+          ) -> tuple[FloatArray, IntArray]:
+    """Per key ``0..n-1``: the largest ``iou`` and its ``other`` (the smallest on ties;
+    0 and 0 for a key without pairs), as a dense matrix's max and argmax would give."""
+    best, arg = np.zeros(n), np.zeros(n, dtype=np.intp)
+    if keys.size:
+        order = np.lexsort((other, -iou, keys))
+        first = order[np.r_[True, keys[order][1:] != keys[order][:-1]]]
+        best[keys[first]], arg[keys[first]] = iou[first], other[first]
+    return best, arg
+
+
+def _match(gi: IntArray, pi: IntArray, iou: FloatArray, t_f: float
+           ) -> tuple[IntArray, IntArray]:
+    """:func:`~ovearth_core.matching.match` on the pairs reaching ``t_f`` (the rows and
+    columns it would keep of the dense matrix, so its choice is the dense one's)."""
+    ok = iou >= t_f
+    rows, r = np.unique(gi[ok], return_inverse=True)
+    cols, c = np.unique(pi[ok], return_inverse=True)
+    sub = np.zeros((rows.size, cols.size))
+    sub[r, c] = iou[ok]
+    mg, mp = match(sub, t_f)
+    return rows[mg], cols[mp]
+
+
+def _query(index: int, sample: Sample, gt: Components, pred: Components,
+           pool: Sequence[Components], owners: list[tuple[int, int]],
+           pool_first: Sequence[int], t_f: float) -> QueryOverlaps:
+    """The reductions :func:`.objects.classify_image` needs, from sparse overlaps
+    (``pool``: the GT components of the image's other-category queries, their rows
+    starting at ``pool_first``)."""
+    n_gt, n_pred = gt.count, pred.count
+    gi, pi, own = overlaps(gt, pred)
+    mg, mp = _match(gi, pi, own, t_f)
+    matched_gt = np.full(n_gt, -1, dtype=np.intp)
+    matched_pred = np.full(n_pred, -1, dtype=np.intp)
+    matched_gt[mg], matched_pred[mp] = mp, mg
+    own_best, own_arg = _best(pi, gi, own, n_pred)
+    gt_best, gt_arg = _best(gi, pi, own, n_gt)
+    pair_iou, gt_pair_iou = own_best.copy(), gt_best.copy()
+    if mg.size:
+        lookup = dict(zip(zip(gi.tolist(), pi.tolist(), strict=True), own.tolist(),
+                          strict=True))
+        pair_iou[mp] = gt_pair_iou[mg] = [lookup[(g, p)] for g, p in
+                                          zip(mg.tolist(), mp.tolist(), strict=True)]
+    gt_arg = np.where(matched_gt >= 0, matched_gt, gt_arg if n_pred else -1)
+    parts = [overlaps(c, pred) for c in pool]
+    rows = np.concatenate([i + first for (i, _, _), first in zip(parts, pool_first,
+                                                                 strict=True)]
+                          ).astype(np.intp) if parts else np.zeros(0, dtype=np.intp)
+    cols = (np.concatenate([j for _, j, _ in parts]).astype(np.intp) if parts
+            else np.zeros(0, dtype=np.intp))
+    vals = np.concatenate([v for _, _, v in parts]) if parts else np.zeros(0)
+    other_best, other_arg = _best(cols, rows, vals, n_pred)
+    pool_best, pool_arg = _best(rows, cols, vals, len(owners))
+    return QueryOverlaps(index, sample, n_gt, np.full(n_pred, np.nan), owners, matched_gt,
+                         matched_pred, own_best, own_arg, pair_iou, gt_best,
+                         gt_arg.astype(np.intp), gt_pair_iou, other_best, other_arg,
+                         pool_best, pool_arg,
+                         np.array(owners, dtype=np.intp).reshape(len(owners), 2))
+
+
+def _image_objects(samples: Sequence[Sample], indices: Sequence[int], t_f: float,
+                   t_b: float) -> list[QueryObjects]:
+    shared: dict[int, Components] = {}  # a GT mask shared by several queries: labelled once
+
+    def gt_of(s: Sample) -> Components:
+        if s.negative or s.gt_mask is None:
+            return _empty((0, 0))
+        key = id(s.gt_mask)
+        if key not in shared:
+            shared[key] = components(s.gt_mask)
+        return shared[key]
+
+    gts = [gt_of(s) for s in samples]
+    queries = []
+    for pos, s in enumerate(samples):
+        others = [q for q, other in enumerate(samples) if other.category != s.category
+                  and gts[q].count]
+        owners = [(q, g) for q in others for g in range(gts[q].count)]
+        firsts = np.cumsum([0, *(gts[q].count for q in others)])[:-1].tolist()
+        queries.append(_query(indices[pos], s, gts[pos], components(s.pred_mask),
+                              [gts[q] for q in others], owners, firsts, t_f))
+    return classify_image(queries, t_f, t_b, MODALITY)
+
+
+def query_objects(samples: Sequence[Sample], iou_threshold: float,
+                  background_iou: float = BACKGROUND_IOU) -> list[QueryObjects]:
+    """Object outcomes of every query's mask components (in ``samples`` order), an image
+    at a time (its GT masks' components kept, one predicted mask labelled at a time)."""
+    by_image: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(samples):
+        by_image[s.image_path].append(i)
+    out: dict[int, QueryObjects] = {}
+    for indices in by_image.values():
+        for qo in _image_objects([samples[i] for i in indices], indices, iou_threshold,
+                                 background_iou):
+            out[qo.index] = qo
+    return [out[i] for i in range(len(samples))]
