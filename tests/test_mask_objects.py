@@ -45,15 +45,15 @@ SHIP_PRED = _mask([
     (2, 7, 14, 20),   # P1 split of S1, 42/60 = 0.7: matched
     (2, 7, 22, 23),   # P2 its other half, 12/60 = 0.2: localisation (S1 already matched)
     (2, 7, 27, 41),   # P3 merged over S2 and S3 (42/90, 30/90): localisation -> S2
-    (15, 20, 0, 9),   # P4 = small vehicle V0: class confusion
-    (15, 20, 20, 22),  # P5 on small vehicle V1, 18/60 = 0.3, no ship: both
-    (25, 27, 70, 74),  # P6 a blob on nothing: background
+    (15, 20, 56, 65),  # P4 = small vehicle V0: class confusion
+    (15, 20, 68, 70),  # P5 on small vehicle V1, 18/60 = 0.3, no ship: both
+    (25, 27, 72, 76),  # P6 a blob on nothing: background
 ])
-# Small vehicles in rows 15-20: V0 (cols 0-9), V1 (20-29); their query finds V0.
-SVS = _mask([(15, 20, 0, 9), (15, 20, 20, 29)])
-SV_PRED = _mask([(15, 20, 0, 9)])
+# Small vehicles in rows 15-20: V0 (cols 56-65), V1 (68-77); their query finds V0.
+SVS = _mask([(15, 20, 56, 65), (15, 20, 68, 77)])
+SV_PRED = _mask([(15, 20, 56, 65)])
 # A negative "large vehicle" query paints V1 (class confusion) and a blob (background).
-LV_PRED = _mask([(15, 20, 20, 29), (25, 27, 50, 54)])
+LV_PRED = _mask([(15, 20, 68, 77), (2, 5, 72, 76)])
 
 
 def _scene() -> list[Sample]:
@@ -136,9 +136,10 @@ def test_other_images_do_not_confuse() -> None:
 # -- brute force ---------------------------------------------------------------------------
 
 def _labels(pixels: np.ndarray) -> list[np.ndarray]:
-    """Boolean masks of the 8-connected components, in scipy's order on the whole mask."""
-    lab, n = ndimage.label(pixels, structure=np.ones((3, 3)))
-    return [lab == k for k in range(1, n + 1)]
+    """Boolean masks of the 8-connected components, in column-major order (scipy's order
+    on the whole transposed mask)."""
+    lab, n = ndimage.label(pixels.T, structure=np.ones((3, 3)))
+    return [(lab == k).T for k in range(1, n + 1)]
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -298,7 +299,7 @@ def _build(queries: list, speckle: list) -> list[Sample]:
 
 def test_merged_over_equal_objects_explains_the_first() -> None:
     # One 48-pixel blob over two equal 12-pixel objects (IoU 12/48 each): as a dense
-    # matrix's argmax, the first object in raster order is its best GT (mislocalised).
+    # matrix's argmax, the first object in column-major order is its best GT (mislocalised).
     gt = _mask([(0, 3, 0, 2), (0, 3, 4, 6)], (6, 8))
     pred = _mask([(0, 5, 0, 7)], (6, 8))
     got = objects.query_objects([_sample("q", "ship", gt, pred)], "segmentation", 0.5)[0]

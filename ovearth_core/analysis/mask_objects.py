@@ -6,9 +6,9 @@ structure): a rasterised thin object at an angle (a ship, a bridge, a road at 45
 degrees) touches itself only at pixel corners, and 4-connectivity would cut it into
 dozens of one-pixel "background" blobs; the price is that packed objects touching at a
 corner, or merged into one blob in the GT mask, are one object (the GT mask holds no
-instance ids). Components are numbered in raster order of the image (row by row, top to
-bottom, left to right within a row, by their first pixel), which is ``scipy.ndimage.
-label``'s order on the whole mask.
+instance ids). Components are numbered in the RLE's pixel order, column-major: by their
+first pixel, the leftmost column first, top to bottom within a column (``scipy.ndimage.
+label``'s order on the transposed mask).
 
 The IoU of two components is ``|A & B| / |A | B|`` in pixels. Matching and outcomes are
 the boxes' (:mod:`.objects`, TIDE's kinds): GT and predicted components of a query are
@@ -53,9 +53,9 @@ STRUCTURE = np.ones((3, 3), dtype=bool)  # 8-connectivity (module doc)
 
 @dataclass(frozen=True)
 class Components:
-    """A mask's connected components: ``index`` ``(N,)`` the sorted flat indices
-    (``y * width + x``) of its foreground pixels, ``label`` ``(N,)`` the component of each
-    (0-based, raster order), ``area`` ``(K,)`` the pixels of each component."""
+    """A mask's connected components: ``index`` ``(N,)`` the sorted column-major flat
+    indices (``x * height + y``) of its foreground pixels, ``label`` ``(N,)`` the component
+    of each (0-based, column-major order), ``area`` ``(K,)`` the pixels of each component."""
 
     size: tuple[int, int]
     index: npt.NDArray[np.int64]
@@ -84,12 +84,16 @@ def components(rle: masks.Rle | None) -> Components:
         return _empty((h, w))
     x0, y0 = int(box[0]), int(box[1])
     x1, y1 = x0 + int(box[2]), y0 + int(box[3])
-    crop = masks.decode(rle)[y0:y1, x0:x1]
+    # pycocotools decodes column-major: the transposed crop is C-contiguous, labelled
+    # without a copy, and its components come out in the RLE's (column-major) order.
+    crop = masks.decode(rle)[y0:y1, x0:x1].T
     labels, n = ndimage.label(crop, structure=STRUCTURE)
-    ys, xs = np.nonzero(labels)  # row by row: flat indices come out sorted
-    label = labels[ys, xs].astype(np.intp) - 1
-    index = (ys.astype(np.int64) + y0) * w + (xs.astype(np.int64) + x0)
-    return Components((h, w), index, label, np.bincount(label, minlength=n).astype(np.int64))
+    flat = np.flatnonzero(labels)  # sorted: column by column
+    label = labels.ravel()[flat].astype(np.intp) - 1
+    rows = y1 - y0
+    index = (flat // rows + x0) * h + (flat % rows + y0)
+    return Components((h, w), index.astype(np.int64), label,
+                      np.bincount(label, minlength=n).astype(np.int64))
 
 
 def overlaps(a: Components, b: Components) -> tuple[IntArray, IntArray, FloatArray]:

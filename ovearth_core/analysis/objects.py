@@ -63,7 +63,7 @@ ERRORS = ("missed", "found as other class", "mislocalised", "class confusion", "
 @dataclass(frozen=True)
 class QueryObjects:
     """Outcomes of one query's boxes in one box modality (arrays in box order), or of its
-    mask components (``modality`` ``"segmentation"``, in raster order; no score).
+    mask components (``modality`` ``"segmentation"``, in column-major order; no score).
 
     Predicted boxes ``(P,)``: ``pred_outcome``; ``pred_score`` (``nan``: no score);
     ``pred_gt`` its matched GT box, else its best GT box of the query (``-1``: none) and
