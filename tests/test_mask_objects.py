@@ -133,6 +133,26 @@ def test_other_images_do_not_confuse() -> None:
     assert lv.pred_outcome == ("background", "background")
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda h: st.integers(1, 9).flatmap(
+    lambda w: st.lists(st.booleans(), min_size=h * w, max_size=h * w).map(
+        lambda v: np.array(v, dtype=np.uint8).reshape(h, w)))))
+def test_components_are_scipys_on_the_pixels(pixels: np.ndarray) -> None:
+    # From the runs alone (segments joined across columns) against pycocotools' decode
+    # labelled by scipy (8-connected, column-major numbering), pixel for pixel.
+    rle = _rle(pixels)
+    got = mask_objects.components(rle)
+    want = [] if rle is None else _labels(masks.decode(rle))
+    assert got.count == len(want)
+    h, w = pixels.shape
+    for k, ref in enumerate(want):
+        mine = np.zeros(h * w, dtype=bool)
+        for a, b in zip(got.start[got.label == k], got.stop[got.label == k], strict=True):
+            mine[a:b] = True
+        assert np.array_equal(mine.reshape(w, h).T, ref), k
+        assert got.area[k] == ref.sum()
+
+
 # -- brute force ---------------------------------------------------------------------------
 
 def _labels(pixels: np.ndarray) -> list[np.ndarray]:
