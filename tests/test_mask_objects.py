@@ -153,6 +153,20 @@ def test_components_are_scipys_on_the_pixels(pixels: np.ndarray) -> None:
         assert got.area[k] == ref.sum()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 6).flatmap(lambda h: st.lists(
+    st.booleans(), min_size=h * 5, max_size=h * 5).map(
+        lambda v, h=h: np.array(v, dtype=np.uint8).reshape(h, 5))), max_size=5))
+def test_masks_labelled_together_as_one_by_one(many: list[np.ndarray]) -> None:
+    rles = [_rle(m) for m in many]
+    together = mask_objects.components_of(rles)
+    for got, rle in zip(together, rles, strict=True):
+        want = mask_objects.components(rle)
+        assert got.size == want.size
+        for field in ("start", "stop", "label", "area"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+
+
 # -- brute force ---------------------------------------------------------------------------
 
 def _labels(pixels: np.ndarray) -> list[np.ndarray]:

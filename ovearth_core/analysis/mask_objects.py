@@ -101,45 +101,73 @@ def _segments(rle: masks.Rle, h: int) -> tuple[npt.NDArray[np.int64], npt.NDArra
 
 
 def components(rle: masks.Rle | None) -> Components:
-    """The 8-connected components of a mask (none for ``None``), from its runs: no pixel is
-    decoded. Two segments are connected when they lie in neighbouring columns and their rows
-    overlap or touch at a corner (rows ``[y0, y1]`` and ``[v0, v1]`` with ``v0 <= y1 + 1``
-    and ``y0 <= v1 + 1``); segments of one column are never neighbours (a background pixel
-    lies between them)."""
+    """The 8-connected components of a mask (none for ``None``): :func:`components_of`."""
+    return components_of([rle])[0]
+
+
+def components_of(rles: Sequence[masks.Rle | None]) -> list[Components]:
+    """The 8-connected components of each mask, from its runs: no pixel is decoded. Two
+    segments are connected when they lie in neighbouring columns and their rows overlap or
+    touch at a corner (rows ``[y0, y1]`` and ``[v0, v1]`` with ``v0 <= y1 + 1`` and
+    ``y0 <= v1 + 1``); segments of one column are never neighbours (a background pixel lies
+    between them). The masks' segments form one graph (no edge joins two masks): one call
+    of ``connected_components`` for them all, whose fixed cost (about 0.5 ms) was most of
+    the time with a call per mask."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    if rle is None:
-        return _empty((0, 0))
-    h, w = int(rle["size"][0]), int(rle["size"][1])
-    start, stop = _segments(rle, h)
-    if start.size == 0:
-        return _empty((h, w))
-    col = start // h
-    y0, y1 = start - col * h, stop - 1 - col * h
-    # Keys with a stride of h + 2 per column: y - 1 and y + 1 stay within the column's slot.
-    stride = h + 2
-    k0, k1 = col * stride + y0 + 1, col * stride + y1 + 1
-    nxt = (col + 1) * stride
-    lo = np.searchsorted(k1, nxt + y0, "left")
-    hi = np.maximum(np.searchsorted(k0, nxt + y1 + 2, "right"), lo)
-    n = start.size
-    if (hi == lo).all():  # no two segments touch: each is an object
-        label = np.arange(n, dtype=np.intp)
-        k = n
-    else:
-        # The edges come out by source segment: the graph is built as CSR directly.
-        indptr = np.concatenate(([0], np.cumsum(hi - lo)))
-        _, b = _expand(lo, hi)
-        graph = csr_matrix((np.ones(b.size, dtype=np.int8), b, indptr), shape=(n, n))
-        k, labels = connected_components(graph, directed=False)
-        first = np.full(k, n, dtype=np.intp)
-        np.minimum.at(first, labels, np.arange(n, dtype=np.intp))
-        rank = np.empty(k, dtype=np.intp)
-        rank[np.argsort(first)] = np.arange(k, dtype=np.intp)  # by first segment
-        label = rank[labels]
-    return Components((h, w), start, stop, label,
-                      np.bincount(label, weights=stop - start, minlength=k).astype(np.int64))
+    parts = []  # (size, start, stop, lo, hi) per mask with a foreground
+    out: list[Components | None] = []
+    for rle in rles:
+        if rle is None:
+            out.append(_empty((0, 0)))
+            continue
+        h, w = int(rle["size"][0]), int(rle["size"][1])
+        start, stop = _segments(rle, h)
+        if start.size == 0:
+            out.append(_empty((h, w)))
+            continue
+        col = start // h
+        y0, y1 = start - col * h, stop - 1 - col * h
+        # Keys with a stride of h + 2 per column: y - 1 and y + 1 stay in the column's slot.
+        stride = h + 2
+        k0, k1 = col * stride + y0 + 1, col * stride + y1 + 1
+        nxt = (col + 1) * stride
+        lo = np.searchsorted(k1, nxt + y0, "left")
+        hi = np.maximum(np.searchsorted(k0, nxt + y1 + 2, "right"), lo)
+        parts.append(((h, w), start, stop, lo, hi))
+        out.append(None)
+    if not parts:
+        return [c for c in out if c is not None]
+    sizes = np.array([p[1].size for p in parts], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(offsets[-1])
+    lo = np.concatenate([p[3] + off for p, off in zip(parts, offsets.tolist(), strict=False)])
+    hi = np.concatenate([p[4] + off for p, off in zip(parts, offsets.tolist(), strict=False)])
+    # The edges come out by source segment: the graph is built as CSR directly.
+    _, targets = _expand(lo, hi)
+    graph = csr_matrix((np.ones(targets.size, dtype=np.int8), targets,
+                        np.concatenate(([0], np.cumsum(hi - lo)))), shape=(n, n))
+    k, labels = connected_components(graph, directed=False)
+    first = np.full(k, n, dtype=np.intp)
+    np.minimum.at(first, labels, np.arange(n, dtype=np.intp))
+    rank = np.empty(k, dtype=np.intp)
+    rank[np.argsort(first)] = np.arange(k, dtype=np.intp)
+    # Numbered by first segment: column-major within a mask, the masks one after another.
+    label = rank[labels]
+    made = iter(range(len(parts)))
+    result = []
+    for c in out:
+        if c is not None:
+            result.append(c)
+            continue
+        m = next(made)
+        size, start, stop = parts[m][:3]
+        own = label[offsets[m]:offsets[m + 1]]
+        own = own - own[0]
+        result.append(Components(size, start, stop, own, np.bincount(
+            own, weights=stop - start).astype(np.int64)))
+    return result
 
 
 def overlaps(a: Components, b: Components) -> tuple[IntArray, IntArray, FloatArray]:
@@ -222,24 +250,19 @@ def _query(index: int, sample: Sample, gt: Components, pred: Components,
 
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], t_f: float,
                    t_b: float) -> list[QueryObjects]:
-    shared: dict[int, Components] = {}  # a GT mask shared by several queries: labelled once
-
-    def gt_of(s: Sample) -> Components:
-        if s.negative or s.gt_mask is None:
-            return _empty((0, 0))
-        key = id(s.gt_mask)
-        if key not in shared:
-            shared[key] = components(s.gt_mask)
-        return shared[key]
-
-    gts = [gt_of(s) for s in samples]
+    # A GT mask shared by several queries is labelled once; all in one graph.
+    targets = [s.gt_mask if not s.negative else None for s in samples]
+    distinct = list({id(m): m for m in targets if m is not None}.values())
+    found = dict(zip(map(id, distinct), components_of(distinct), strict=True))
+    gts = [found[id(m)] if m is not None else _empty((0, 0)) for m in targets]
+    preds = components_of([s.pred_mask for s in samples])
     queries = []
     for pos, s in enumerate(samples):
         others = [q for q, other in enumerate(samples) if other.category != s.category
                   and gts[q].count]
         owners = [(q, g) for q in others for g in range(gts[q].count)]
         firsts = np.cumsum([0, *(gts[q].count for q in others)])[:-1].tolist()
-        queries.append(_query(indices[pos], s, gts[pos], components(s.pred_mask),
+        queries.append(_query(indices[pos], s, gts[pos], preds[pos],
                               [gts[q] for q in others], owners, firsts, t_f))
     return classify_image(queries, t_f, t_b, MODALITY)
 
