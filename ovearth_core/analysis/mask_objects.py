@@ -1,9 +1,10 @@
 """Object-level diagnosis of masks: a query's GT and predicted masks split into objects.
 
 A query has one GT mask and one predicted mask (spec, "Segmentation"); the objects are
-their *connected components*, 8-connected (``scipy.ndimage.label`` with a full 3 x 3
-structure): a rasterised thin object at an angle (a ship, a bridge, a road at 45
-degrees) touches itself only at pixel corners, and 4-connectivity would cut it into
+their *connected components*, 8-connected (pixels sharing an edge or a corner, as
+``scipy.ndimage.label`` with a full 3 x 3 structure): a rasterised thin object at an
+angle (a ship, a bridge, a road at 45 degrees) touches itself only at pixel corners, and
+4-connectivity would cut it into
 dozens of one-pixel "background" blobs; the price is that packed objects touching at a
 corner, or merged into one blob in the GT mask, are one object (the GT mask holds no
 instance ids). Components are numbered in the RLE's pixel order, column-major: by their
@@ -270,7 +271,7 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], t_f: float
 def query_objects(samples: Sequence[Sample], iou_threshold: float,
                   background_iou: float = BACKGROUND_IOU) -> list[QueryObjects]:
     """Object outcomes of every query's mask components (in ``samples`` order), an image
-    at a time (its GT masks' components kept, one predicted mask labelled at a time)."""
+    at a time: memory follows the segments of one image's masks."""
     by_image: dict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(samples):
         by_image[s.image_path].append(i)
