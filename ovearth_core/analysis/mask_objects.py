@@ -4,12 +4,11 @@ A query has one GT mask and one predicted mask (spec, "Segmentation"); the objec
 their *connected components*, 8-connected (pixels sharing an edge or a corner, as
 ``scipy.ndimage.label`` with a full 3 x 3 structure): a rasterised thin object at an
 angle (a ship, a bridge, a road at 45 degrees) touches itself only at pixel corners, and
-4-connectivity would cut it into
-dozens of one-pixel "background" blobs; the price is that packed objects touching at a
-corner, or merged into one blob in the GT mask, are one object (the GT mask holds no
-instance ids). Components are numbered in the RLE's pixel order, column-major: by their
-first pixel, the leftmost column first, top to bottom within a column (``scipy.ndimage.
-label``'s order on the transposed mask).
+4-connectivity would cut it into dozens of one-pixel "background" blobs; the price is
+that packed objects touching at a corner, or merged into one blob in the GT mask, are one
+object (the GT mask holds no instance ids). Components are numbered in the RLE's pixel
+order, column-major: by their first pixel, the leftmost column first, top to bottom
+within a column (``scipy.ndimage.label``'s order on the transposed mask).
 
 The IoU of two components is ``|A & B| / |A | B|`` in pixels. Matching and outcomes are
 the boxes' (:mod:`.objects`, TIDE's kinds): GT and predicted components of a query are
