@@ -250,12 +250,14 @@ def _query(index: int, sample: Sample, gt: Components, pred: Components,
 
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], t_f: float,
                    t_b: float) -> list[QueryObjects]:
-    # A GT mask shared by several queries is labelled once; all in one graph.
+    # A GT mask shared by several queries is labelled once; all of the image's masks in
+    # one graph.
     targets = [s.gt_mask if not s.negative else None for s in samples]
     distinct = list({id(m): m for m in targets if m is not None}.values())
-    found = dict(zip(map(id, distinct), components_of(distinct), strict=True))
+    every = components_of([*distinct, *(s.pred_mask for s in samples)])
+    found = dict(zip(map(id, distinct), every[:len(distinct)], strict=True))
     gts = [found[id(m)] if m is not None else _empty((0, 0)) for m in targets]
-    preds = components_of([s.pred_mask for s in samples])
+    preds = every[len(distinct):]
     queries = []
     for pos, s in enumerate(samples):
         others = [q for q, other in enumerate(samples) if other.category != s.category
