@@ -24,7 +24,7 @@ included: a "large vehicle" box on a small vehicle is a class confusion). Two di
 from ``tidecv``, both deliberate: the matching is the evaluator's (most pairs, then largest
 IoU) rather than greedy by score, so the ``matched`` counts are the evaluator's TP; and a
 box at exactly ``t_f`` on a matched GT is a duplicate (TIDE calls it localisation).
-Masks get no object-level outcome (one mask per query).
+Masks get the same outcomes for their connected components (:mod:`.mask_objects`).
 
 The category confusion counts, per predicted category and GT category, the unmatched
 predicted boxes whose best IoU with a GT box of another category on the same image reaches
@@ -54,13 +54,16 @@ PRED_OUTCOMES = (MATCHED, "localisation", "class confusion", "duplicate", "both"
                  "background")
 GT_OUTCOMES = (MATCHED, "mislocalised", "found as other class", "missed")
 # Every outcome but "matched", worst first: the filters' choices and the lists' order.
+# Modalities with object outcomes, in the evaluator's order.
+OBJECT_MODALITIES = ("segmentation", *BOX_MODALITIES)
 ERRORS = ("missed", "found as other class", "mislocalised", "class confusion", "both",
           "localisation", "duplicate", "background")
 
 
 @dataclass(frozen=True)
 class QueryObjects:
-    """Outcomes of one query's boxes in one box modality (arrays in box order).
+    """Outcomes of one query's boxes in one box modality (arrays in box order), or of its
+    mask components (``modality`` ``"segmentation"``, in column-major order; no score).
 
     Predicted boxes ``(P,)``: ``pred_outcome``; ``pred_score`` (``nan``: no score);
     ``pred_gt`` its matched GT box, else its best GT box of the query (``-1``: none) and
@@ -106,7 +109,9 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
                   background_iou: float = BACKGROUND_IOU,
                   entries: Sequence[dict[str, Any] | None] | None = None,
                   ) -> list[QueryObjects]:
-    """Object outcomes of every query (in ``samples`` order) in box modality ``modality``.
+    """Object outcomes of every query (in ``samples`` order) in ``modality``: a box
+    modality, or ``"segmentation"`` (the masks' connected components, :mod:`.mask_objects`;
+    ``entries`` are then not needed: the evaluator matches no mask objects).
 
     ``entries``: the evaluator's per-sample entries of ``modality`` (same order), whose
     ``matches`` are then taken as they are, so that ``matched`` is exactly the evaluator's
@@ -114,8 +119,12 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
     Queries are taken an image at a time: memory follows the image with the most boxes
     (its GT boxes x one query's predicted boxes), never the file.
     """
+    if modality == "segmentation":
+        from .mask_objects import query_objects as mask_query_objects
+
+        return mask_query_objects(samples, iou_threshold, background_iou)
     if modality not in BOX_MODALITIES:
-        raise ValueError(f"modality: one of {BOX_MODALITIES}, got {modality!r}")
+        raise ValueError(f"modality: one of {OBJECT_MODALITIES}, got {modality!r}")
     by_image: dict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(samples):
         by_image[s.image_path].append(i)
@@ -130,7 +139,7 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
 
 
 @dataclass
-class _Query:
+class QueryOverlaps:
     """One query of an image, its IoU matrices reduced to what the outcomes need (the
     matrices themselves are dropped: memory follows one query's block, not the image)."""
 
@@ -164,7 +173,7 @@ def _reduce(iou: FloatArray, axis: int) -> tuple[FloatArray, IntArray]:
 
 def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores: FloatArray,
            owners: list[tuple[int, int]], pool: FloatArray, oriented: bool,
-           t_f: float, matches: Sequence[Sequence[float]] | None) -> _Query:
+           t_f: float, matches: Sequence[Sequence[float]] | None) -> QueryOverlaps:
     own = geometry.iou_matrix(gt, pred, oriented)
     if matches is None or len(gt) == 0:
         gi, pi = match(own, t_f)
@@ -182,7 +191,7 @@ def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores:
     other = geometry.iou_matrix(pool, pred, oriented)
     other_best, other_arg = _reduce(other, 0)
     pool_best, pool_arg = _reduce(other, 1)
-    return _Query(index, sample, len(gt), scores, owners, matched_gt, matched_pred, own_best,
+    return QueryOverlaps(index, sample, len(gt), scores, owners, matched_gt, matched_pred, own_best,
                   own_arg, pair_iou, gt_best, gt_arg.astype(np.intp), gt_pair_iou, other_best,
                   other_arg, pool_best, pool_arg,
                   np.array(owners, dtype=np.intp).reshape(len(owners), 2))
@@ -202,6 +211,13 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
                 else np.zeros((0, *pred.shape[1:])))
         queries.append(_query(indices[pos], s, gts[pos], pred, scores, owners, pool,
                               oriented, t_f, matches[pos]))
+    return classify_image(queries, t_f, t_b, modality)
+
+
+def classify_image(queries: Sequence[QueryOverlaps], t_f: float, t_b: float, modality: str
+                   ) -> list[QueryObjects]:
+    """TIDE's kinds and the GT outcomes of one image's queries, from their reduced IoUs
+    (boxes here, mask components in :mod:`.mask_objects`)."""
     explained: dict[tuple[int, int], str] = {}
     pred_kinds = []
     for pos, q in enumerate(queries):
@@ -220,7 +236,7 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
             for pos, q in enumerate(queries)]
 
 
-def _pred_kinds(q: _Query, t_f: float, t_b: float) -> list[str]:
+def _pred_kinds(q: QueryOverlaps, t_f: float, t_b: float) -> list[str]:
     kinds = []
     for p in range(len(q.matched_pred)):
         own, other = q.own_best[p], q.other_best[p]
@@ -239,7 +255,7 @@ def _pred_kinds(q: _Query, t_f: float, t_b: float) -> list[str]:
     return kinds
 
 
-def _result(pos: int, q: _Query, queries: Sequence[_Query], kinds: list[str],
+def _result(pos: int, q: QueryOverlaps, queries: Sequence[QueryOverlaps], kinds: list[str],
             explained: dict[tuple[int, int], str], modality: str) -> QueryObjects:
     n_gt = q.n_gt
     pred_gt = np.where(q.matched_pred >= 0, q.matched_pred, q.own_arg if n_gt else -1)
@@ -254,7 +270,7 @@ def _result(pos: int, q: _Query, queries: Sequence[_Query], kinds: list[str],
         q.gt_pair_iou, *_nearest(pos, q, queries))
 
 
-def _nearest(pos: int, q: _Query, queries: Sequence[_Query]
+def _nearest(pos: int, q: QueryOverlaps, queries: Sequence[QueryOverlaps]
              ) -> tuple[tuple[str, ...], tuple[str, ...], IntArray, FloatArray]:
     """For each GT box of query ``pos``: the predicted box of the image overlapping it most
     (its own query's boxes first on ties)."""
@@ -300,9 +316,10 @@ def objects_report(samples: Sequence[Sample], modalities: Sequence[str], iou_thr
     """
     objects: dict[str, Any] = {}
     conf: dict[str, Any] = {}
-    for m in (m for m in BOX_MODALITIES if m in modalities):
+    for m in (m for m in OBJECT_MODALITIES if m in modalities):
         per = query_objects(samples, m, iou_threshold, background_iou,
-                            None if per_sample is None else [r[m] for r in per_sample])
+                            None if per_sample is None or m not in BOX_MODALITIES
+                            else [r[m] for r in per_sample])
         total = {"predictions": Counter(), "ground_truth": Counter()}
         per_query = {}
         for qo in per:

@@ -329,6 +329,9 @@ def category_confusion_figure(matrix: dict[str, dict[str, int]], modality: str,
     fig.update_yaxes(autorange="reversed", title="predicted category (the query's)")
     fig.update_xaxes(title="GT category")
     height = max(320, 160 + 44 * len(preds))
-    return _layout(fig, f"{MODALITY_LABELS[modality]}: unmatched predicted boxes on another "
-                        "category's GT box · click a cell", height=height,
+    what = ("mask components", "GT object") if modality == "segmentation" else ("boxes",
+                                                                               "GT box")
+    label = MODALITY_LABELS["seg" if modality == "segmentation" else modality]
+    return _layout(fig, f"{label}: unmatched predicted {what[0]} on another category's "
+                        f"{what[1]} · click a cell", height=height,
                    clickmode="event+select")

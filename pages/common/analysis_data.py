@@ -103,12 +103,21 @@ def attribution(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> 
 def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
                     modality: str) -> list[objects.QueryObjects]:
     """:func:`objects.query_objects` of the run as evaluated, in query order (empty when
-    the modality was not evaluated)."""
+    the modality was not evaluated; ``"segmentation"``: the masks' components)."""
     run = data.evaluate(gt, pred, options).run
-    if run is None or modality not in run.box_facts:
+    if run is None or modality not in evaluated_objects(run):
         return []
+    if modality == "segmentation":  # the evaluator matches no mask objects
+        return objects.query_objects(run.samples, modality, options.iou_threshold)
     return objects.query_objects(run.samples, modality, options.iou_threshold,
                                  entries=[run.row(s.sample_id)[modality] for s in run.samples])
+
+
+def evaluated_objects(run: Any) -> list[str]:
+    """The modalities of an evaluated run (:class:`~ovearth_core.run.Run`) with object
+    outcomes: masks (their connected components), HBB, OBB."""
+    return [m for m in objects.OBJECT_MODALITIES
+            if (m in run.config.modalities if m == "segmentation" else m in run.box_facts)]
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -56,15 +56,40 @@ def filters(rows: list[dict[str, Any]], open_vocab: bool,
             "text": ss["flt_text"], "failed_only": ss["flt_failed_only"]}
 
 
+OBJECT_LABELS = {"segmentation": "masks", "bbox": "HBB", "oriented_bbox": "OBB"}
+
+
+def object_modality(run: Run | None) -> str | None:
+    """The object views' modality: the chosen one ("Objects of") when evaluated, else HBB,
+    else OBB (the viewer's box picker's), else masks (``None``: none evaluated)."""
+    evaluated = [] if run is None or run.evaluation.run is None else \
+        analysis_data.evaluated_objects(run.evaluation.run)
+    chosen = st.session_state["flt_obj_modality"]
+    if chosen in evaluated:
+        return chosen
+    box = analysis_data.box_modality(run)
+    return box if box in evaluated else next(iter(evaluated), None)
+
+
 def object_filter(where: Any, run: Run | None) -> set[str] | None:
-    """The object-outcome filter: ids of the queries with a box of a chosen outcome in the
-    viewer's box modality (``None``: no filter, or no box modality)."""
-    modality = None if run is None else analysis_data.box_modality(run)
-    where.multiselect(f"Object outcome ({'HBB' if modality == 'bbox' else 'OBB'})"
-                      if modality else "Object outcome", objects.ERRORS,
-                      disabled=modality is None, **state.bind("flt_objects", objects.ERRORS),
-                      help="Queries with a GT or predicted box of any of these outcomes "
-                           "(TIDE's kinds; README, \"error_attribution.objects\").")
+    """The object-outcome filter: ids of the queries with a box or mask component of a
+    chosen outcome in :func:`object_modality` (``None``: no filter, or no modality)."""
+    evaluated = [] if run is None or run.evaluation.run is None else \
+        analysis_data.evaluated_objects(run.evaluation.run)
+    modality = object_modality(run)
+    pick, outcome = where.columns([1, 2])
+    choices = ["auto", *evaluated]
+    pick.selectbox("Objects of", choices, disabled=len(evaluated) < 2,
+                   format_func=lambda m: OBJECT_LABELS.get(m, m),
+                   **state.bind("flt_obj_modality", choices),
+                   help="Boxes, or the masks' connected components (README, "
+                        "\"error_attribution.objects\"); auto: HBB, else OBB, else masks.")
+    outcome.multiselect(f"Object outcome ({OBJECT_LABELS[modality]})"
+                        if modality else "Object outcome", objects.ERRORS,
+                        disabled=modality is None,
+                        **state.bind("flt_objects", objects.ERRORS),
+                        help="Queries with a GT or predicted object of any of these "
+                             "outcomes (TIDE's kinds; README, \"error_attribution.objects\").")
     chosen = st.session_state["flt_objects"]
     if not chosen or modality is None:
         return None
@@ -82,10 +107,10 @@ def _on_object_row(query_id: str, rows: list[dict[str, Any]], n_gt: int) -> None
 
 
 def object_list(run: Run, query_id: str) -> None:
-    """The query's boxes by outcome (errors first): a missed GT box with its nearest
-    prediction of the image and that prediction's category; picking one zooms the viewer
-    to the box."""
-    modality = analysis_data.box_modality(run)
+    """The query's boxes (or mask components) by outcome (errors first): a missed GT box
+    with its nearest prediction of the image and that prediction's category; picking a box
+    zooms the viewer to it (mask components are not in the viewer's box picker)."""
+    modality = object_modality(run)
     if modality is None:
         return
     per = analysis_data.object_outcomes(run.gt, run.pred, run.options, modality)
@@ -96,11 +121,14 @@ def object_list(run: Run, query_id: str) -> None:
     counts = qo.counts()
     errors = {k: v for side in counts.values() for k, v in side.items()
               if v and k != objects.MATCHED}
-    label = "HBB" if modality == "bbox" else "OBB"
     frame = views.object_frame(rows)
-    with st.expander(f"Objects by outcome ({label}: {len(qo.gt_outcome)} GT, "
-                     f"{len(qo.pred_outcome)} predicted)", expanded=len(rows) > 20):
-        st.caption(" · ".join(f"{k} {v}" for k, v in errors.items()) or "every box matched")
+    with st.expander(f"Objects by outcome ({OBJECT_LABELS[modality]}: {len(qo.gt_outcome)} "
+                     f"GT, {len(qo.pred_outcome)} predicted)", expanded=len(rows) > 20):
+        st.caption(" · ".join(f"{k} {v}" for k, v in errors.items())
+                   or "every object matched")
+        if modality == "segmentation":
+            _mask_object_table(frame, len(rows))
+            return
         labels = [" · ".join(str(v) for v in r.values()) for r in frame.to_dict("records")]
         st.session_state["_w_objlist"] = None  # a picker, not a state: the focus is kept
         st.selectbox("Zoom to an object (errors first)", range(len(rows)),
@@ -112,6 +140,23 @@ def object_list(run: Run, query_id: str) -> None:
         st.caption("For a GT box: the nearest predicted box of the image, any query (a "
                    "missed small vehicle boxed as a large vehicle shows it here); for a "
                    "predicted box: its best GT box of another category.")
+
+
+def _mask_object_table(frame: Any, n_rows: int) -> None:
+    frame = frame.rename(columns={"box": "object", "nearest box": "nearest object"})
+    st.dataframe(frame, hide_index=True, placeholder="—", width="stretch",
+                 height=min(400, 38 + 35 * n_rows))
+    st.caption("Objects: the 8-connected components of the GT and predicted masks, "
+               "numbered column by column (left to right). For a GT object: the nearest "
+               "predicted component of the image, any query; for a predicted one: its best "
+               "GT object of another category.")
+
+
+def open_objects(categories: list[str], outcomes: list[str], modality: str) -> None:
+    """Open the explorer on the queries of ``categories`` with objects of ``outcomes`` in
+    ``modality``, every other filter reset."""
+    state.set_filters(categories=categories, objects=outcomes, obj_modality=modality)
+    st.switch_page("pages/1_Query_explorer.py")
 
 
 def resolve_selection(task: str, ids: list[str], all_ids: set[str]) -> str | None:
@@ -137,7 +182,7 @@ def _on_table_select(task: str, ids: list[str]) -> None:
 def table(task: str, shown: list[dict[str, Any]], total: int, run: Run | None = None) -> None:
     """The query table (with ``run``: a column of each query's object errors)."""
     ids = [r["query_id"] for r in shown]
-    modality = None if run is None else analysis_data.box_modality(run)
+    modality = object_modality(run)
     errors = None if modality is None else analysis_data.object_errors(
         run.gt, run.pred, run.options, modality)
     st.caption(f"{len(shown):,} of {total:,} queries, worst first · click a row to view it")

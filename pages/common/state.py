@@ -68,7 +68,7 @@ if not LOG.handlers:  # the module is imported once per server; a re-import must
 FILTER_DEFAULTS: dict[str, Any] = {
     "flt_failed_only": False, "flt_outcomes": [], "flt_failures": [], "flt_categories": [],
     "flt_polarity": "all", "flt_modality": "any", "flt_iou": (0.0, 1.0), "flt_text": "",
-    "flt_review_tags": [], "flt_objects": [],
+    "flt_review_tags": [], "flt_objects": [], "flt_obj_modality": "auto",
 }
 GALLERY_DEFAULTS: dict[str, Any] = {
     "gal_selector": "GT boxes", "gal_modality": "bbox", "gal_outcomes": [], "gal_failures": [],
