@@ -34,12 +34,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("ours", "pycocotools", "faster-coco-eval", "hotcoco")
+BEFORE = "ours (before)"  # ours from another checkout (--before), run like "ours"
+STEPS = ("load", "pooled", "per_category")
 TOLERANCE = 1e-12
 
 _CHILD = r'''
 import json, sys, time
 t0 = time.perf_counter()
 tool, export, gt_path, pred_path = sys.argv[1:5]
+tool = "ours" if tool == "ours (before)" else tool
 IMPORT = {"ours": "from ovearth_core.analysis.ap import coco_average_precision",
           "pycocotools": "from pycocotools.coco import COCO\n"
                          "from pycocotools.cocoeval import COCOeval",
@@ -111,9 +114,10 @@ print("RESULT=" + json.dumps(out))
 '''
 
 
-def _export(data: Path, persona: str) -> Path:
-    """The vocabulary task of ``persona`` as COCO files (``to-coco``), written once."""
-    out = data.parent / "coco_peers" / persona
+def _export(data: Path, persona: str, out: Path | None = None) -> Path:
+    """The vocabulary task of ``persona`` as COCO files (``to-coco``), written once into
+    ``out`` (default ``DATA/../coco_peers/PERSONA``)."""
+    out = out or data.parent / "coco_peers" / persona
     if not (out / "mapping.json").exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "ovearth_core.convert", "to-coco", "--gt",
@@ -124,16 +128,17 @@ def _export(data: Path, persona: str) -> Path:
     return out
 
 
-def _env() -> dict[str, str]:
+def _env(root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"]
+    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"]
                                      if env.get("PYTHONPATH") else "")
     return env
 
 
-def _child(tool: str, export: Path, gt: Path, pred: Path) -> dict:
+def _child(tool: str, export: Path, gt: Path, pred: Path, root: Path = ROOT) -> dict:
     proc = subprocess.run([sys.executable, "-c", _CHILD, tool, str(export), str(gt), str(pred)],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, check=False)
+                          cwd=root, env=_env(root), capture_output=True, text=True,
+                          check=False)
     lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT=")]
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"{tool} failed:\n{proc.stderr}")
@@ -172,46 +177,78 @@ def profile_ours(gt: Path, pred: Path, top: int = 25) -> None:
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
 
 
+def peer_figures(data: Path, persona: str = "strong_localiser", repeats: int = 5,
+                 tools: tuple[str, ...] = TOOLS, before: Path | None = None,
+                 export: Path | None = None) -> dict:
+    """Medians (seconds) of each tool's ``load``, ``pooled``, ``per_category``, ``total``
+    and ``import``, with ``ratio`` (total / ours' total), ``equal`` and ``max_diff``
+    (against the first tool of ``tools``, pycocotools when it runs); ``before``: also ours
+    from that checkout, as ``"ours (before)"``. The tools alternate within each repeat,
+    each a new process. Also the load average before and after, and whether every repeat
+    gave the same numbers."""
+    gt = data / "ground_truth.json"
+    pred = data / "predictions" / f"{persona}.json"
+    export = _export(data, persona, export)
+    roots = {t: ROOT for t in tools}
+    if before is not None:
+        roots[BEFORE] = before.resolve()
+    load_before = os.getloadavg()[0]
+    runs: dict[str, list[dict]] = {t: [] for t in roots}
+    for _ in range(repeats):
+        for tool, root in roots.items():
+            runs[tool].append(_child(tool, export, gt, pred, root))
+    ref_tool = "pycocotools" if "pycocotools" in runs else next(iter(runs))
+    ref = runs[ref_tool][0]
+    figures: dict[str, dict] = {}
+    for tool, r in runs.items():
+        m = {k: statistics.median(x[k] for x in r) for k in ("import", *STEPS)}
+        m["total"] = sum(m[k] for k in STEPS)
+        m["equal"], m["max_diff"] = _equal(r[0], ref)
+        figures[tool] = m
+    ours = figures["ours"]["total"] if "ours" in figures else None
+    for m in figures.values():
+        m["ratio"] = m["total"] / ours if ours else None
+    first = runs[next(iter(runs))][0]
+    return {"persona": persona, "repeats": repeats, "reference": ref_tool,
+            "load_average": [load_before, os.getloadavg()[0]], "tools": figures,
+            "pooled_ap": first["pooled_ap"], "map": first["map"],
+            "num_categories": len(first["category_ap"]),
+            "stable": all(_equal(x, r[0])[0] for r in runs.values() for x in r)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
     parser.add_argument("--persona", default="strong_localiser")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--export", type=Path, default=None,
+                        help="where the COCO export goes (default DATA/../coco_peers/PERSONA)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of older code: its ours runs too, alternating")
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
         from benchmarks.run import ensure_data
 
         ensure_data(args.data, images=False)
-    gt = args.data / "ground_truth.json"
-    pred = args.data / "predictions" / f"{args.persona}.json"
-    export = _export(args.data, args.persona)
+    tools = tuple(t for t in TOOLS if t in args.tools)
+    fig = peer_figures(args.data, args.persona, args.repeats, tools, args.before, args.export)
     print(f"\n== COCO-AP peers ({args.persona}, vocabulary, boxes; medians of {args.repeats}; "
-          f"load average {os.getloadavg()[0]:.1f}) ==")
-    runs: dict[str, list[dict]] = {t: [] for t in TOOLS}
-    for _ in range(args.repeats):
-        for tool in TOOLS:
-            runs[tool].append(_child(tool, export, gt, pred))
-    med = {t: {k: statistics.median(r[k] for r in runs[t])
-               for k in ("import", "load", "pooled", "per_category")} for t in TOOLS}
-    for m in med.values():
-        m["total"] = m["load"] + m["pooled"] + m["per_category"]
-    ref = runs["pycocotools"][0]
+          f"load average {fig['load_average'][0]:.1f}) ==")
     print(f"  {'tool':<18}{'load':>9}{'pooled AP':>11}{'per-cat mAP':>13}{'total':>9}"
-          f"{'/ ours':>8}{'import':>9}   equal to pycocotools (max |diff|)")
-    for tool in TOOLS:
-        m = med[tool]
-        same, worst = _equal(runs[tool][0], ref)
+          f"{'/ ours':>8}{'import':>9}   equal to {fig['reference']} (max |diff|)")
+    for tool, m in fig["tools"].items():
+        ratio = f"{m['ratio']:>7.2f}x" if m["ratio"] is not None else f"{'-':>8}"
         print(f"  {tool:<18}{m['load']:>8.3f}s{m['pooled']:>10.3f}s{m['per_category']:>12.3f}s"
-              f"{m['total']:>8.3f}s{m['total'] / med['ours']['total']:>7.2f}x"
-              f"{m['import']:>8.3f}s   {'yes' if same else 'NO'} ({worst:.1e})")
-    ours = runs["ours"][0]
-    print(f"  pooled AP {ours['pooled_ap']:.6f}, mAP {ours['map']:.6f} over "
-          f"{len(ours['category_ap'])} categories (phrases)")
-    stable = all(_equal(r, runs[t][0])[0] for t in TOOLS for r in runs[t])
-    print(f"  every repeat gave the same numbers: {'yes' if stable else 'NO'}")
+              f"{m['total']:>8.3f}s{ratio}{m['import']:>8.3f}s   "
+              f"{'yes' if m['equal'] else 'NO'} ({m['max_diff']:.1e})")
+    print(f"  pooled AP {fig['pooled_ap']:.6f}, mAP {fig['map']:.6f} over "
+          f"{fig['num_categories']} categories (phrases)")
+    print(f"  every repeat gave the same numbers: {'yes' if fig['stable'] else 'NO'}")
     if args.profile:
-        profile_ours(gt, pred)
+        profile_ours(args.data / "ground_truth.json",
+                     args.data / "predictions" / f"{args.persona}.json")
     print(f"  load average after {os.getloadavg()[0]:.1f}")
     return 0
 
