@@ -184,10 +184,17 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
         precision = ctp / n
         recall = ctp / totals[cat]
     levels = np.searchsorted(RECALL_101, recall, side="right")
-    best = np.zeros((groups, RECALL_101.size + 1))
-    np.maximum.at(best, (cat, levels), precision)
+    # Only the groups with GT have an AP (most size ranges hold few categories).
+    defined = np.flatnonzero(totals > 0)
+    row = np.full(groups, -1, dtype=np.int64)
+    row[defined] = np.arange(defined.size)
+    counted = row[cat] >= 0
+    best = np.zeros((defined.size, RECALL_101.size + 1))
+    np.maximum.at(best, (row[cat[counted]], levels[counted]), precision[counted])
     sampled = np.maximum.accumulate(best[:, :0:-1], axis=1)[:, ::-1]
-    return np.where(totals > 0, sampled.mean(axis=1), np.nan).reshape(n_t, n_cat)
+    out = np.full(groups, np.nan)
+    out[defined] = sampled.mean(axis=1)
+    return out.reshape(n_t, n_cat)
 
 
 def _count_per_category(mask: npt.NDArray[np.bool_], category: IntArray, n: int) -> IntArray:
