@@ -102,27 +102,40 @@ class Matcher:
                   gt_ignored: npt.NDArray[np.bool_] | None = None) -> IntArray:
         """:meth:`match` at each threshold, ``(T, D)``; ``gt_ignored`` ``(G,)``: the GT boxes
         outside the size range (a box inside it beats them and the regions)."""
-        if gt_ignored is not None:
-            return self._greedy(thresholds, gt_ignored)
+        pool = np.flatnonzero(self.value >= min(_limits(thresholds), default=np.inf))
         if thresholds not in self._base:
-            self._base[thresholds] = self._greedy(thresholds, None)
-        return self._base[thresholds]
+            self._base[thresholds] = self._greedy(thresholds, None, pool)
+        base = self._base[thresholds]
+        if gt_ignored is None:
+            return base
+        # Only a detection with an ignored box among two or more candidates can rank them
+        # differently: its query's matching is redone, the others' are the base's.
+        boxes = pool[self.is_box[pool]]
+        n_candidates = np.bincount(self.row[pool], minlength=self.ranked.query.size)
+        swayed = boxes[gt_ignored[self.col[boxes]] & (n_candidates[self.row[boxes]] > 1)]
+        if swayed.size == 0:
+            return base
+        redone = np.zeros(len(self.ranked.ious), dtype=bool)
+        redone[self.ranked.query[self.row[swayed]]] = True
+        rows = redone[self.ranked.query]
+        out = base.copy()
+        out[:, rows] = self._greedy(thresholds, gt_ignored, pool[rows[self.row[pool]]])[:, rows]
+        return out
 
-    def _greedy(self, thresholds: tuple[float, ...],
-                gt_ignored: npt.NDArray[np.bool_] | None) -> IntArray:
+    def _greedy(self, thresholds: tuple[float, ...], gt_ignored: npt.NDArray[np.bool_] | None,
+                pool: IntArray) -> IntArray:
+        """The matching ``(T, D)`` from the candidate pairs ``pool`` (each detection's all or
+        none; the detections without one get -1)."""
         n_det, n_gt, n_t = self.ranked.query.size, self.n_gt, len(thresholds)
         out = np.full(n_t * n_det, -1, dtype=np.int64)
         inside = self.is_box.copy()
         if gt_ignored is not None:
             inside[self.is_box] = ~gt_ignored[self.col[self.is_box]]
-        # COCOeval's "iou = min(t, 1 - 1e-10)": a match needs IoU >= that.
-        limits = [min(t, 1 - 1e-10) for t in thresholds]
-        pool = np.flatnonzero(self.value >= min(limits, default=np.inf))
         # Each detection's candidates, least preferred first: outside the range (or a
         # region) before inside, then by IoU, then in COCOeval's GT order.
         pool = pool[np.lexsort((self.order_key[pool], self.value[pool], inside[pool],
                                 self.row[pool]))]
-        parts = [pool[self.value[pool] >= t] for t in limits]
+        parts = [pool[self.value[pool] >= t] for t in _limits(thresholds)]
         e = np.concatenate(parts) if parts else pool
         if e.size == 0:
             return out.reshape(n_t, n_det)
@@ -153,6 +166,11 @@ class Matcher:
         return out.reshape(n_t, n_det)
 
 
+def _limits(thresholds: tuple[float, ...]) -> list[float]:
+    """COCOeval's ``iou = min(t, 1 - 1e-10)``: a match needs IoU >= that."""
+    return [min(t, 1 - 1e-10) for t in thresholds]
+
+
 def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
                      category: IntArray, num_gt: IntArray,
                      by_category: IntArray | None = None) -> FloatArray:
@@ -174,7 +192,8 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
     hits = tp[:, by_category].ravel()[flat].astype(np.int64)
     groups = n_t * n_cat
-    start = np.searchsorted(cat, np.arange(groups))
+    counts = np.bincount(cat, minlength=groups)
+    start = np.cumsum(counts) - counts
     csum = np.cumsum(hits)
     before = np.concatenate([[0], csum])[start]
     ctp = csum - before[cat]
