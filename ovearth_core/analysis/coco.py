@@ -181,7 +181,8 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     Level ``l`` of a category gets the highest precision among its detections whose recall
     reaches it, so each detection covers the levels up to its recall: the largest
     precision per (threshold, category, number of levels covered), then a running maximum
-    from the top level down.
+    from the top level down. Only true positives are placed: a false positive has the
+    recall of the true positive before it (or 0) and no higher precision.
     """
     n_t, n_det = tp.shape
     n_cat = num_gt.size
@@ -190,26 +191,23 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     flat = np.flatnonzero(keep[:, by_category])
     # Threshold k's category c is the group k * C + c: the groups come out sorted.
     cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
-    hits = tp[:, by_category].ravel()[flat].astype(np.int64)
+    hits = tp[:, by_category].ravel()[flat]
     groups = n_t * n_cat
     counts = np.bincount(cat, minlength=groups)
     start = np.cumsum(counts) - counts
-    csum = np.cumsum(hits)
-    before = np.concatenate([[0], csum])[start]
-    ctp = csum - before[cat]
-    n = np.arange(cat.size) - start[cat] + 1
     totals = np.tile(num_gt, n_t)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = ctp / n
-        recall = ctp / totals[cat]
-    levels = np.searchsorted(RECALL_101, recall, side="right")
     # Only the groups with GT have an AP (most size ranges hold few categories).
     defined = np.flatnonzero(totals > 0)
     row = np.full(groups, -1, dtype=np.int64)
     row[defined] = np.arange(defined.size)
-    counted = row[cat] >= 0
+    csum = np.cumsum(hits)
+    at = np.flatnonzero(hits & (row[cat] >= 0))
+    cat_at = cat[at]
+    ctp = csum[at] - np.concatenate([[0], csum])[start[cat_at]]
+    precision = ctp / (at - start[cat_at] + 1)
+    levels = np.searchsorted(RECALL_101, ctp / totals[cat_at], side="right")
     best = np.zeros((defined.size, RECALL_101.size + 1))
-    np.maximum.at(best, (row[cat[counted]], levels[counted]), precision[counted])
+    np.maximum.at(best, (row[cat_at], levels), precision)
     sampled = np.maximum.accumulate(best[:, :0:-1], axis=1)[:, ::-1]
     out = np.full(groups, np.nan)
     out[defined] = sampled.mean(axis=1)
