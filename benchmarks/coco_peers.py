@@ -38,6 +38,7 @@ BEFORE = "ours (before)"  # ours from another checkout (--before), run like "our
 # Ours on OVEarth files holding what the COCO export holds: the vocabulary task's boxes.
 BOXES_ONLY = "ours (boxes only)"
 STEPS = ("load", "pooled", "per_category")
+CPU_STEPS = tuple(f"{k}_cpu" for k in STEPS)  # the process's CPU time (all its threads)
 TOLERANCE = 1e-12
 
 _CHILD = r'''
@@ -61,18 +62,18 @@ out = {"import": imported}
 if tool == "ours":
     from dataclasses import replace
     from ovearth_core.io import load_samples
-    s = time.perf_counter()
+    s, c = time.perf_counter(), time.process_time()
     samples = load_samples(gt_path, pred_path, "vocabulary", modalities="bbox")
-    out["load"] = time.perf_counter() - s
-    s = time.perf_counter()
+    out["load"], out["load_cpu"] = time.perf_counter() - s, time.process_time() - c
+    s, c = time.perf_counter(), time.process_time()
     pooled = coco_average_precision(samples, "bbox")
-    out["pooled"] = time.perf_counter() - s
+    out["pooled"], out["pooled_cpu"] = time.perf_counter() - s, time.process_time() - c
     # The export's categories are the phrases: group by them (not timed; the peers read
     # their categories from the file).
     phrased = [replace(x, category=x.phrase) for x in samples]
-    s = time.perf_counter()
+    s, c = time.perf_counter(), time.process_time()
     by_phrase = coco_average_precision(phrased, "bbox")
-    out["per_category"] = time.perf_counter() - s
+    out["per_category"], out["per_category_cpu"] = time.perf_counter() - s, time.process_time() - c
     out["pooled_ap"] = pooled["ap@[0.5:0.95]"]
     # The by-phrase call alone gives every number the peers' two runs give (the pooled AP
     # is class-agnostic): "same work" is the load and that call.
@@ -82,10 +83,10 @@ if tool == "ours":
 else:
     quiet = contextlib.redirect_stdout(_io.StringIO())
     with quiet:
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         gt = COCO(f"{export}/instances_bbox.json")
         dt = gt.loadRes(f"{export}/results_bbox.json")
-        out["load"] = time.perf_counter() - s
+        out["load"], out["load_cpu"] = time.perf_counter() - s, time.process_time() - c
         img_ids = sorted(mapping["cocoeval_image_ids"]["bbox"])
 
         def run(use_cats):
@@ -99,12 +100,13 @@ else:
             ev.evaluate(); ev.accumulate(); ev.summarize()
             return ev
 
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         ev0 = run(False)
-        out["pooled"] = time.perf_counter() - s
-        s = time.perf_counter()
+        out["pooled"], out["pooled_cpu"] = time.perf_counter() - s, time.process_time() - c
+        s, c = time.perf_counter(), time.process_time()
         ev1 = run(True)
         out["per_category"] = time.perf_counter() - s
+        out["per_category_cpu"] = time.process_time() - c
     out["pooled_ap"] = float(ev0.stats[0])
     out["map"] = float(ev1.stats[0])
     prec = np.asarray(ev1.eval["precision"])[:, :, :, 0, -1]
@@ -233,17 +235,21 @@ def peer_figures(data: Path, persona: str = "strong_localiser", repeats: int = 5
     ref = runs[ref_tool][0]
     figures: dict[str, dict] = {}
     for tool, r in runs.items():
-        m = {k: statistics.median(x[k] for x in r) for k in ("import", *STEPS)}
+        m = {k: statistics.median(x[k] for x in r) for k in ("import", *STEPS, *CPU_STEPS)}
         m["total"] = sum(m[k] for k in STEPS)
+        m["total_cpu"] = sum(m[k] for k in CPU_STEPS)
         if tool.startswith("ours"):
             m["same_work"] = m["load"] + m["per_category"]
+            m["same_work_cpu"] = m["load_cpu"] + m["per_category_cpu"]
             if any(x["pooled_ap_by_phrase"] != x["pooled_ap"] for x in r):
                 raise SystemExit(f"{tool}: the by-phrase call's pooled AP differs")
         m["equal"], m["max_diff"] = _equal(r[0], ref)
         figures[tool] = m
     ours = figures["ours"]["total"] if "ours" in figures else None
+    ours_cpu = figures["ours"]["total_cpu"] if "ours" in figures else None
     for m in figures.values():
         m["ratio"] = m["total"] / ours if ours else None
+        m["ratio_cpu"] = m["total_cpu"] / ours_cpu if ours_cpu else None
     first = runs[next(iter(runs))][0]
     return {"persona": persona, "repeats": repeats, "reference": ref_tool,
             "load_average": [load_before, os.getloadavg()[0]], "tools": figures,
@@ -279,12 +285,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {tool:<18}{m['load']:>8.3f}s{m['pooled']:>10.3f}s{m['per_category']:>12.3f}s"
               f"{m['total']:>8.3f}s{ratio}{m['import']:>8.3f}s   "
               f"{'yes' if m['equal'] else 'NO'} ({m['max_diff']:.1e})")
+    print("  CPU time (process_time: every thread of the process), same steps:")
+    for tool, m in fig["tools"].items():
+        ratio = f"{m['ratio_cpu']:>7.2f}x" if m["ratio_cpu"] is not None else f"{'-':>8}"
+        print(f"  {tool:<18}{m['load_cpu']:>8.3f}s{m['pooled_cpu']:>10.3f}s"
+              f"{m['per_category_cpu']:>12.3f}s{m['total_cpu']:>8.3f}s{ratio}")
     hot = fig["tools"].get("hotcoco")
     for tool, m in fig["tools"].items():
         if "same_work" in m:
             print(f"  {tool}, same work as a peer's two runs (load + the by-phrase call, which "
-                  f"gives the pooled AP too): {m['same_work']:.3f}s"
-                  + (f" = {m['same_work'] / hot['total']:.2f}x hotcoco's total" if hot else ""))
+                  f"gives the pooled AP too): {m['same_work']:.3f}s, CPU {m['same_work_cpu']:.3f}s"
+                  + (f" = {m['same_work'] / hot['total']:.2f}x hotcoco's total, CPU "
+                     f"{m['same_work_cpu'] / hot['total_cpu']:.2f}x" if hot else ""))
     print(f"  pooled AP {fig['pooled_ap']:.6f}, mAP {fig['map']:.6f} over "
           f"{fig['num_categories']} categories (phrases)")
     print(f"  every repeat gave the same numbers: {'yes' if fig['stable'] else 'NO'}")
