@@ -4,17 +4,21 @@ query), on random dense queries: ties in IoU and score, IoUs exactly at the thre
 crowd regions, GT and detection areas on the size ranges' edges, detection caps.
 
 The inputs are IoU and coverage matrices drawn directly (no geometry): what is checked is
-the matching and the accumulation, to 1e-12.
+the matching and the accumulation, to 1e-12. ``rounds``: the fixed point's rounds before
+the k-th-by-k-th sweep takes over (1 and 2 make the random cases go through both).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ovearth_core.analysis import coco
 from ovearth_core.analysis.coco import (
     AI_TOD_RANGES,
     COCO_RANGES,
@@ -214,15 +218,17 @@ def test_ranges_written_out_here_are_the_modules() -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 32 - 1), n_queries=st.integers(1, 8), n_cat=st.integers(1, 4),
-       dense=st.booleans(), cap=st.sampled_from([1, 3, 10, 100]))
+       dense=st.booleans(), cap=st.sampled_from([1, 3, 10, 100]),
+       rounds=st.sampled_from([1, 2, coco.FIXED_POINT_ROUNDS]))
 def test_coco_eval_equals_cocoeval_loops(seed: int, n_queries: int, n_cat: int, dense: bool,
-                                         cap: int) -> None:
+                                         cap: int, rounds: int) -> None:
     queries = capped(random_queries(seed, n_queries, n_cat, dense), cap)
     ranked = ranked_of(queries)
     max_dets = [1, 10, cap] if cap > 10 else [1, cap, cap]
     category = np.array([q.category for q in queries], dtype=np.int64)
-    got = coco_eval(ranked, category, n_cat, COCO_RANGES + AI_TOD_RANGES,
-                    max_dets=tuple(max_dets))
+    with mock.patch.object(coco, "FIXED_POINT_ROUNDS", rounds):
+        got = coco_eval(ranked, category, n_cat, COCO_RANGES + AI_TOD_RANGES,
+                        max_dets=tuple(max_dets))
     ap, ar, num_gt = accumulate(queries, n_cat, max_dets)
     assert np.array_equal(got["num_gt"], num_gt)
     assert np.array_equal(np.isnan(got["ap"]), np.isnan(ap))
@@ -233,14 +239,17 @@ def test_coco_eval_equals_cocoeval_loops(seed: int, n_queries: int, n_cat: int, 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 32 - 1), n_queries=st.integers(1, 8), dense=st.booleans(),
-       a=st.integers(0, len(RANGES) - 1))
-def test_matches_equal_cocoeval_loop(seed: int, n_queries: int, dense: bool, a: int) -> None:
+       a=st.integers(0, len(RANGES) - 1), rounds=st.sampled_from([1, 2, coco.FIXED_POINT_ROUNDS]))
+def test_matches_equal_cocoeval_loop(seed: int, n_queries: int, dense: bool, a: int,
+                                     rounds: int) -> None:
     queries = random_queries(seed, n_queries, 1, dense)
-    assert our_matches(queries, ranked_of(queries), RANGES[a]) == \
-        reference_matches(queries, RANGES[a])
+    with mock.patch.object(coco, "FIXED_POINT_ROUNDS", rounds):
+        ours = our_matches(queries, ranked_of(queries), RANGES[a])
+    assert ours == reference_matches(queries, RANGES[a])
 
 
-def test_a_chain_of_150_taken_boxes() -> None:
+@pytest.mark.parametrize("rounds", [1, coco.FIXED_POINT_ROUNDS, 200])
+def test_a_chain_of_150_taken_boxes(rounds: int) -> None:
     # Detection i overlaps GT i-1 (IoU 0.9) and GT i (0.6), ranked i = 0, 1, ...: at 0.5
     # each finds GT i-1 taken by detection i-1 and takes GT i, a choice that depends on all
     # the detections before it. At 0.65 only the 0.9 pairs count: detection 0 takes GT 0,
@@ -252,7 +261,8 @@ def test_a_chain_of_150_taken_boxes() -> None:
     iou[0, 0] = 0.9
     q = Query(iou=iou, cover=np.zeros((0, n)), score=np.linspace(1, 0.1, n),
               gt_area=np.full(n, 100.0), det_area=np.full(n, 100.0), category=0)
-    matcher = Matcher(ranked_of([q]))
-    assert matcher.match(0.5).tolist() == list(range(n))
-    assert matcher.match(0.65).tolist() == [0, -1] + list(range(1, n - 1))
-    assert matcher.match(0.95).tolist() == [-1] * n
+    with mock.patch.object(coco, "FIXED_POINT_ROUNDS", rounds):  # 200: the fixed point alone
+        matcher = Matcher(ranked_of([q]))
+        assert matcher.match(0.5).tolist() == list(range(n))
+        assert matcher.match(0.65).tolist() == [0, -1] + list(range(1, n - 1))
+        assert matcher.match(0.95).tolist() == [-1] * n

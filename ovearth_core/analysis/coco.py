@@ -60,6 +60,8 @@ AI_TOD_RANGES = tuple(AreaRange(name, lo * lo, (SIZE_BINS[k + 1][1] ** 2 if k + 
                       for k, (name, lo) in enumerate(SIZE_BINS))
 
 
+# Rounds of the fixed point before the rest is matched k-th detection by k-th (_sweep).
+FIXED_POINT_ROUNDS = 8
 IN_IGNORE_REGION = -2  # "matched" to an ignore region (a COCO crowd): the detection is ignored
 
 
@@ -76,7 +78,10 @@ class Matcher:
     choice depends only on those ranked before it, so after round ``n`` the first ``n``
     detections of every query hold COCOeval's choice for good; the only fixed point is
     COCOeval's matching, reached within (longest chain of detections whose choices depend
-    on one another) + 1 rounds, each a few numpy calls over all candidate pairs.
+    on one another) + 1 rounds, each a few numpy calls over all candidate pairs (3 rounds
+    on the benchmark). After :data:`FIXED_POINT_ROUNDS` rounds a longer chain is finished
+    k-th detection by k-th, all queries and thresholds together (:func:`_sweep`), so no
+    chain costs more than one pass per detection of its query.
     """
 
     def __init__(self, ranked: Ranked) -> None:
@@ -147,23 +152,60 @@ class Matcher:
         is_box = self.is_box[e]
         box_key = np.where(is_box, level * n_gt + self.col[e], 0)
         positions = np.arange(e.size)
-        holder = np.empty(n_t * n_gt, dtype=np.int64)
+        holder = np.empty(max(1, n_t * n_gt), dtype=np.int64)
         choice = np.full(starts.size, -1, dtype=np.int64)
-        while True:
+        for _ in range(FIXED_POINT_ROUNDS):
             holder.fill(n_det)  # the best-ranked detection holding each GT box
             held = choice >= 0
             held[held] = is_box[choice[held]]
             np.minimum.at(holder, box_key[choice[held]], seg_det[held])
-            free = ~is_box | (holder[box_key] >= det) if n_gt else ~is_box
+            free = ~is_box | (holder[box_key] >= det)
             last = np.maximum.reduceat(np.where(free, positions, -1), starts)
             new = np.where(last >= starts, last, -1)
             if np.array_equal(new, choice):
                 break
             choice = new
+        else:
+            # A long chain: the first FIXED_POINT_ROUNDS detections of each (threshold,
+            # query) are settled; the others are matched k-th by k-th.
+            group = level[starts] * len(self.ranked.ious) + self.ranked.query[seg_det]
+            _sweep(choice, group, starts, seg_det, is_box, box_key, holder, n_det)
         took = choice >= 0
         pick = choice[took]
         out[seg[starts[took]]] = np.where(is_box[pick], self.col[e[pick]], IN_IGNORE_REGION)
         return out.reshape(n_t, n_det)
+
+
+def _sweep(choice: IntArray, group: IntArray, starts: IntArray, seg_det: IntArray,
+           is_box: npt.NDArray[np.bool_], box_key: IntArray, holder: IntArray,
+           n_det: int) -> None:
+    """Finish the matching (``choice``, in place) of segments (one per threshold and
+    detection, their candidate pairs from ``starts`` on, least preferred first) whose first
+    :data:`FIXED_POINT_ROUNDS` of each ``group`` (threshold, query) are settled: the k-th
+    segments of every group together, k = FIXED_POINT_ROUNDS, FIXED_POINT_ROUNDS + 1, ...
+    (each one's earlier ones settled before it)."""
+    order = np.argsort(group, kind="stable")  # each group's segments in rank order
+    first = np.searchsorted(group[order], group[order])
+    pos = np.empty(order.size, dtype=np.int64)
+    pos[order] = np.arange(order.size) - first
+    ends = np.append(starts[1:], is_box.size)
+    settled = (pos < FIXED_POINT_ROUNDS) & (choice >= 0)
+    settled[settled] = is_box[choice[settled]]
+    holder.fill(n_det)
+    holder[box_key[choice[settled]]] = seg_det[settled]
+    by_pos = np.argsort(pos, kind="stable")
+    bounds = np.searchsorted(pos[by_pos], np.arange(FIXED_POINT_ROUNDS, pos.max() + 2))
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        seg = by_pos[lo:hi]
+        size = ends[seg] - starts[seg]
+        offset = np.cumsum(size) - size
+        pairs = np.arange(int(size.sum())) + np.repeat(starts[seg] - offset, size)
+        free = ~is_box[pairs] | (holder[box_key[pairs]] == n_det)
+        last = np.maximum.reduceat(np.where(free, pairs, -1), offset)
+        choice[seg] = last  # -1 when none is free
+        took = last >= 0
+        took[took] = is_box[last[took]]
+        holder[box_key[last[took]]] = seg_det[seg[took]]
 
 
 def _limits(thresholds: tuple[float, ...]) -> list[float]:
