@@ -34,12 +34,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("ours", "pycocotools", "faster-coco-eval", "hotcoco")
+BEFORE = "ours (before)"  # ours from another checkout (--before), run like "ours"
+# Ours on OVEarth files holding what the COCO export holds: the vocabulary task's boxes.
+BOXES_ONLY = "ours (boxes only)"
+STEPS = ("load", "pooled", "per_category")
+CPU_STEPS = tuple(f"{k}_cpu" for k in STEPS)  # the process's CPU time (all its threads)
 TOLERANCE = 1e-12
 
 _CHILD = r'''
 import json, sys, time
 t0 = time.perf_counter()
 tool, export, gt_path, pred_path = sys.argv[1:5]
+tool = "ours" if tool.startswith("ours") else tool
 IMPORT = {"ours": "from ovearth_core.analysis.ap import coco_average_precision",
           "pycocotools": "from pycocotools.coco import COCO\n"
                          "from pycocotools.cocoeval import COCOeval",
@@ -56,28 +62,31 @@ out = {"import": imported}
 if tool == "ours":
     from dataclasses import replace
     from ovearth_core.io import load_samples
-    s = time.perf_counter()
+    s, c = time.perf_counter(), time.process_time()
     samples = load_samples(gt_path, pred_path, "vocabulary", modalities="bbox")
-    out["load"] = time.perf_counter() - s
-    s = time.perf_counter()
+    out["load"], out["load_cpu"] = time.perf_counter() - s, time.process_time() - c
+    s, c = time.perf_counter(), time.process_time()
     pooled = coco_average_precision(samples, "bbox")
-    out["pooled"] = time.perf_counter() - s
+    out["pooled"], out["pooled_cpu"] = time.perf_counter() - s, time.process_time() - c
     # The export's categories are the phrases: group by them (not timed; the peers read
     # their categories from the file).
     phrased = [replace(x, category=x.phrase) for x in samples]
-    s = time.perf_counter()
+    s, c = time.perf_counter(), time.process_time()
     by_phrase = coco_average_precision(phrased, "bbox")
-    out["per_category"] = time.perf_counter() - s
+    out["per_category"], out["per_category_cpu"] = time.perf_counter() - s, time.process_time() - c
     out["pooled_ap"] = pooled["ap@[0.5:0.95]"]
+    # The by-phrase call alone gives every number the peers' two runs give (the pooled AP
+    # is class-agnostic): "same work" is the load and that call.
+    out["pooled_ap_by_phrase"] = by_phrase["ap@[0.5:0.95]"]
     out["map"] = by_phrase["map@[0.5:0.95]"]
     out["category_ap"] = {k: v["ap@[0.5:0.95]"] for k, v in by_phrase["per_category"].items()}
 else:
     quiet = contextlib.redirect_stdout(_io.StringIO())
     with quiet:
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         gt = COCO(f"{export}/instances_bbox.json")
         dt = gt.loadRes(f"{export}/results_bbox.json")
-        out["load"] = time.perf_counter() - s
+        out["load"], out["load_cpu"] = time.perf_counter() - s, time.process_time() - c
         img_ids = sorted(mapping["cocoeval_image_ids"]["bbox"])
 
         def run(use_cats):
@@ -91,12 +100,13 @@ else:
             ev.evaluate(); ev.accumulate(); ev.summarize()
             return ev
 
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         ev0 = run(False)
-        out["pooled"] = time.perf_counter() - s
-        s = time.perf_counter()
+        out["pooled"], out["pooled_cpu"] = time.perf_counter() - s, time.process_time() - c
+        s, c = time.perf_counter(), time.process_time()
         ev1 = run(True)
         out["per_category"] = time.perf_counter() - s
+        out["per_category_cpu"] = time.process_time() - c
     out["pooled_ap"] = float(ev0.stats[0])
     out["map"] = float(ev1.stats[0])
     prec = np.asarray(ev1.eval["precision"])[:, :, :, 0, -1]
@@ -111,9 +121,10 @@ print("RESULT=" + json.dumps(out))
 '''
 
 
-def _export(data: Path, persona: str) -> Path:
-    """The vocabulary task of ``persona`` as COCO files (``to-coco``), written once."""
-    out = data.parent / "coco_peers" / persona
+def _export(data: Path, persona: str, out: Path | None = None) -> Path:
+    """The vocabulary task of ``persona`` as COCO files (``to-coco``), written once into
+    ``out`` (default ``DATA/../coco_peers/PERSONA``)."""
+    out = out or data.parent / "coco_peers" / persona
     if not (out / "mapping.json").exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "ovearth_core.convert", "to-coco", "--gt",
@@ -124,16 +135,41 @@ def _export(data: Path, persona: str) -> Path:
     return out
 
 
-def _env() -> dict[str, str]:
+def _boxes_only(data: Path, persona: str, out: Path) -> tuple[Path, Path]:
+    """The ground truth and predictions of ``persona`` reduced to what the COCO export
+    holds, written once into ``out``: the vocabulary task, the annotations its queries use
+    with their target boxes (no masks, oriented boxes or ignore regions), the prediction
+    rows' ``query_id`` and ``bbox``."""
+    gt_out, pred_out = out / "ovearth_boxes_gt.json", out / f"ovearth_boxes_{persona}.json"
+    if gt_out.exists() and pred_out.exists():
+        return gt_out, pred_out
+    gt = json.loads((data / "ground_truth.json").read_text())
+    queries = gt["tasks"]["open_vocabulary"]
+    used = {q["ann_id"] for q in queries}
+    keep = ("id", "image_path", "width", "height", "category_name", "bbox")
+    anns = [{k: a[k] for k in keep if k in a} for a in gt["annotations"] if a["id"] in used]
+    pred = json.loads((data / "predictions" / f"{persona}.json").read_text())
+    rows = [{k: r[k] for k in ("query_id", "bbox") if k in r}
+            for r in pred["tasks"]["open_vocabulary"]]
+    for path, doc in ((gt_out, {"annotations": anns, "tasks": {"open_vocabulary": queries}}),
+                      (pred_out, {"tasks": {"open_vocabulary": rows}})):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, path)
+    return gt_out, pred_out
+
+
+def _env(root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"]
+    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"]
                                      if env.get("PYTHONPATH") else "")
     return env
 
 
-def _child(tool: str, export: Path, gt: Path, pred: Path) -> dict:
+def _child(tool: str, export: Path, gt: Path, pred: Path, root: Path = ROOT) -> dict:
     proc = subprocess.run([sys.executable, "-c", _CHILD, tool, str(export), str(gt), str(pred)],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, check=False)
+                          cwd=root, env=_env(root), capture_output=True, text=True,
+                          check=False)
     lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT=")]
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"{tool} failed:\n{proc.stderr}")
@@ -172,46 +208,101 @@ def profile_ours(gt: Path, pred: Path, top: int = 25) -> None:
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
 
 
+def peer_figures(data: Path, persona: str = "strong_localiser", repeats: int = 5,
+                 tools: tuple[str, ...] = TOOLS, before: Path | None = None,
+                 export: Path | None = None) -> dict:
+    """Medians (seconds) of each tool's ``load``, ``pooled``, ``per_category``, ``total``
+    and ``import``, with ``ratio`` (total / ours' total), ``equal`` and ``max_diff``
+    (against pycocotools when it runs, else the first tool); with ``"ours"`` also
+    ``"ours (boxes only)"`` (:func:`_boxes_only`); ``before``: also ours from that
+    checkout, as ``"ours (before)"``. The tools alternate within each repeat, each a new
+    process. Also the load average before and after, and whether every repeat gave the
+    same numbers."""
+    gt = data / "ground_truth.json"
+    pred = data / "predictions" / f"{persona}.json"
+    export = _export(data, persona, export)
+    runs_of: dict[str, tuple[Path, Path, Path]] = {t: (ROOT, gt, pred) for t in tools}
+    if "ours" in tools:
+        runs_of[BOXES_ONLY] = (ROOT, *_boxes_only(data, persona, export))
+    if before is not None:
+        runs_of[BEFORE] = (before.resolve(), gt, pred)
+    load_before = os.getloadavg()[0]
+    runs: dict[str, list[dict]] = {t: [] for t in runs_of}
+    for _ in range(repeats):
+        for tool, (root, gt_file, pred_file) in runs_of.items():
+            runs[tool].append(_child(tool, export, gt_file, pred_file, root))
+    ref_tool = "pycocotools" if "pycocotools" in runs else next(iter(runs))
+    ref = runs[ref_tool][0]
+    figures: dict[str, dict] = {}
+    for tool, r in runs.items():
+        m = {k: statistics.median(x[k] for x in r) for k in ("import", *STEPS, *CPU_STEPS)}
+        m["total"] = sum(m[k] for k in STEPS)
+        m["total_cpu"] = sum(m[k] for k in CPU_STEPS)
+        if tool.startswith("ours"):
+            m["same_work"] = m["load"] + m["per_category"]
+            m["same_work_cpu"] = m["load_cpu"] + m["per_category_cpu"]
+            if any(x["pooled_ap_by_phrase"] != x["pooled_ap"] for x in r):
+                raise SystemExit(f"{tool}: the by-phrase call's pooled AP differs")
+        m["equal"], m["max_diff"] = _equal(r[0], ref)
+        figures[tool] = m
+    ours = figures["ours"]["total"] if "ours" in figures else None
+    ours_cpu = figures["ours"]["total_cpu"] if "ours" in figures else None
+    for m in figures.values():
+        m["ratio"] = m["total"] / ours if ours else None
+        m["ratio_cpu"] = m["total_cpu"] / ours_cpu if ours_cpu else None
+    first = runs[next(iter(runs))][0]
+    return {"persona": persona, "repeats": repeats, "reference": ref_tool,
+            "load_average": [load_before, os.getloadavg()[0]], "tools": figures,
+            "pooled_ap": first["pooled_ap"], "map": first["map"],
+            "num_categories": len(first["category_ap"]),
+            "stable": all(_equal(x, r[0])[0] for r in runs.values() for x in r)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "data" / "full")
     parser.add_argument("--persona", default="strong_localiser")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--export", type=Path, default=None,
+                        help="where the COCO export goes (default DATA/../coco_peers/PERSONA)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of older code: its ours runs too, alternating")
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
         from benchmarks.run import ensure_data
 
         ensure_data(args.data, images=False)
-    gt = args.data / "ground_truth.json"
-    pred = args.data / "predictions" / f"{args.persona}.json"
-    export = _export(args.data, args.persona)
+    tools = tuple(t for t in TOOLS if t in args.tools)
+    fig = peer_figures(args.data, args.persona, args.repeats, tools, args.before, args.export)
     print(f"\n== COCO-AP peers ({args.persona}, vocabulary, boxes; medians of {args.repeats}; "
-          f"load average {os.getloadavg()[0]:.1f}) ==")
-    runs: dict[str, list[dict]] = {t: [] for t in TOOLS}
-    for _ in range(args.repeats):
-        for tool in TOOLS:
-            runs[tool].append(_child(tool, export, gt, pred))
-    med = {t: {k: statistics.median(r[k] for r in runs[t])
-               for k in ("import", "load", "pooled", "per_category")} for t in TOOLS}
-    for m in med.values():
-        m["total"] = m["load"] + m["pooled"] + m["per_category"]
-    ref = runs["pycocotools"][0]
+          f"load average {fig['load_average'][0]:.1f}) ==")
     print(f"  {'tool':<18}{'load':>9}{'pooled AP':>11}{'per-cat mAP':>13}{'total':>9}"
-          f"{'/ ours':>8}{'import':>9}   equal to pycocotools (max |diff|)")
-    for tool in TOOLS:
-        m = med[tool]
-        same, worst = _equal(runs[tool][0], ref)
+          f"{'/ ours':>8}{'import':>9}   equal to {fig['reference']} (max |diff|)")
+    for tool, m in fig["tools"].items():
+        ratio = f"{m['ratio']:>7.2f}x" if m["ratio"] is not None else f"{'-':>8}"
         print(f"  {tool:<18}{m['load']:>8.3f}s{m['pooled']:>10.3f}s{m['per_category']:>12.3f}s"
-              f"{m['total']:>8.3f}s{m['total'] / med['ours']['total']:>7.2f}x"
-              f"{m['import']:>8.3f}s   {'yes' if same else 'NO'} ({worst:.1e})")
-    ours = runs["ours"][0]
-    print(f"  pooled AP {ours['pooled_ap']:.6f}, mAP {ours['map']:.6f} over "
-          f"{len(ours['category_ap'])} categories (phrases)")
-    stable = all(_equal(r, runs[t][0])[0] for t in TOOLS for r in runs[t])
-    print(f"  every repeat gave the same numbers: {'yes' if stable else 'NO'}")
+              f"{m['total']:>8.3f}s{ratio}{m['import']:>8.3f}s   "
+              f"{'yes' if m['equal'] else 'NO'} ({m['max_diff']:.1e})")
+    print("  CPU time (process_time: every thread of the process), same steps:")
+    for tool, m in fig["tools"].items():
+        ratio = f"{m['ratio_cpu']:>7.2f}x" if m["ratio_cpu"] is not None else f"{'-':>8}"
+        print(f"  {tool:<18}{m['load_cpu']:>8.3f}s{m['pooled_cpu']:>10.3f}s"
+              f"{m['per_category_cpu']:>12.3f}s{m['total_cpu']:>8.3f}s{ratio}")
+    hot = fig["tools"].get("hotcoco")
+    for tool, m in fig["tools"].items():
+        if "same_work" in m:
+            print(f"  {tool}, same work as a peer's two runs (load + the by-phrase call, which "
+                  f"gives the pooled AP too): {m['same_work']:.3f}s, CPU {m['same_work_cpu']:.3f}s"
+                  + (f" = {m['same_work'] / hot['total']:.2f}x hotcoco's total, CPU "
+                     f"{m['same_work_cpu'] / hot['total_cpu']:.2f}x" if hot else ""))
+    print(f"  pooled AP {fig['pooled_ap']:.6f}, mAP {fig['map']:.6f} over "
+          f"{fig['num_categories']} categories (phrases)")
+    print(f"  every repeat gave the same numbers: {'yes' if fig['stable'] else 'NO'}")
     if args.profile:
-        profile_ours(gt, pred)
+        profile_ours(args.data / "ground_truth.json",
+                     args.data / "predictions" / f"{args.persona}.json")
     print(f"  load average after {os.getloadavg()[0]:.1f}")
     return 0
 

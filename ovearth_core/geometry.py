@@ -510,10 +510,13 @@ def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented
             found: list[tuple[npt.NDArray[np.int64], ...]] = []
         for lo, hi in _chunks(sizes):
             part = sizes[lo:hi]
-            owner = np.repeat(np.arange(lo, hi), part)
-            local = np.arange(int(part.sum())) - np.repeat(np.cumsum(part) - part, part)
-            gi = gt_start[owner] + local // n_pred[owner]
-            pi = pred_start[owner] + local % n_pred[owner]
+            # Pairs row-major per set: each GT box (contiguous across the chunk's sets)
+            # with every prediction of its set, in order.
+            set_of_gt = np.repeat(np.arange(lo, hi), n_gt[lo:hi])
+            per_gt = n_pred[set_of_gt]
+            gi = np.repeat(np.arange(gt_start[lo], gt_start[lo] + set_of_gt.size), per_gt)
+            pi = np.arange(gi.size) + np.repeat(pred_start[set_of_gt] - (np.cumsum(per_gt)
+                                                                         - per_gt), per_gt)
             if oriented:
                 cand = _obb_candidates(gi, pi, min_iou, *bounds)
                 found.append((cand + pair_start[lo], gi[cand], pi[cand]))

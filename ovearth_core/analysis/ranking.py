@@ -105,7 +105,7 @@ class Ranked:
         if self.shared is None or self.source is None:
             return _pairs(self.ious, self.rows_by_query, self.box, self.gt_start)
         det, gt, value = self.shared.overlaps
-        row = np.full(self.shared.best_gt.size, -1, dtype=np.int64)
+        row = np.full(self.shared.query.size, -1, dtype=np.int64)
         row[self.source] = np.arange(self.source.size)
         keep = row[det] >= 0
         rows = row[det[keep]]
@@ -160,23 +160,52 @@ def _best_gt(matrices: list[FloatArray], rows_by_query: list[IntArray], box: Int
 
 @dataclass(frozen=True)
 class DetectionOverlaps:
-    """What the IoU matrices of :class:`Candidates` say about each detection (file order):
-    ``best_gt`` / ``best_iou`` ``(D,)`` its GT box of highest IoU within its query (the
-    first of equal ones; -1 and 0 without GT), and ``overlaps`` ``(det, gt, iou)`` of
+    """What the IoU matrices of :class:`Candidates` say about each detection (file order:
+    query ``q``'s detections are the columns of ``ious[q]``, in order), each read when first
+    asked for: ``best_gt`` / ``best_iou`` ``(D,)`` its GT box of highest IoU within its query
+    (the first of equal ones; -1 and 0 without GT), and ``overlaps`` ``(det, gt, iou)`` of
     every detection and GT box with IoU > 0 (GT indices within the query)."""
 
-    best_gt: IntArray
-    best_iou: FloatArray
-    overlaps: tuple[IntArray, IntArray, FloatArray]
+    ious: list[FloatArray]
+    query: IntArray
 
     @classmethod
-    def of(cls, ious: list[FloatArray], query: IntArray, box: IntArray) -> DetectionOverlaps:
-        bounds = np.searchsorted(query, np.arange(len(ious) + 1))
-        rows = [np.arange(bounds[q], bounds[q + 1]) for q in range(len(ious))]
-        zero = np.zeros(len(ious), dtype=np.int64)
-        best, value = _best_gt(ious, rows, box, zero, query.size)
-        det, gt, _, iou = _pairs(ious, rows, box, zero)
-        return cls(best, value, (det, gt, iou))
+    def of(cls, ious: list[FloatArray], query: IntArray) -> DetectionOverlaps:
+        return cls(ious, query)
+
+    @cached_property
+    def _best(self) -> tuple[IntArray, FloatArray]:
+        bounds = np.searchsorted(self.query, np.arange(len(self.ious) + 1))
+        rows = [np.arange(bounds[q], bounds[q + 1]) for q in range(len(self.ious))]
+        box = np.arange(self.query.size) - bounds[self.query]
+        return _best_gt(self.ious, rows, box, np.zeros(len(self.ious), dtype=np.int64),
+                        self.query.size)
+
+    @property
+    def best_gt(self) -> IntArray:
+        return self._best[0]
+
+    @property
+    def best_iou(self) -> FloatArray:
+        return self._best[1]
+
+    @cached_property
+    def overlaps(self) -> tuple[IntArray, IntArray, FloatArray]:
+        # Every matrix flattened into one array (row-major: GT box, then detection), its
+        # positive entries located by offsets: no per-query numpy calls but the ravel.
+        shapes = np.array([m.shape for m in self.ious], dtype=np.int64).reshape(-1, 2)
+        sizes = shapes[:, 0] * shapes[:, 1]
+        if not sizes.sum():
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0)
+        flat = np.concatenate([m.ravel() for m in self.ious])
+        at = np.flatnonzero(flat > 0)
+        ends = np.cumsum(sizes)
+        q = np.searchsorted(ends, at, side="right")
+        local = at - (ends - sizes)[q]
+        gt, col = np.divmod(local, shapes[q, 1])
+        first = np.searchsorted(self.query, np.arange(len(self.ious)))
+        return first[q] + col, gt, flat[at]
 
 
 def legacy_box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
@@ -214,7 +243,7 @@ class Candidates:
     def overlaps(self) -> DetectionOverlaps:
         """Each detection's best GT box and overlapping pairs, read from the IoU matrices
         once for every ranking of these candidates (VOC, COCO, ties, devkit)."""
-        return DetectionOverlaps.of(self.ious, self.query, self.box)
+        return DetectionOverlaps.of(self.ious, self.query)
 
     def ranked(self, order: str = "stable", queries: Sequence[int] | None = None,
                max_detections: int | None = None) -> Ranked:
