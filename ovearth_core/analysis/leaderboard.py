@@ -26,6 +26,7 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import multiprocessing
 import multiprocessing.context
@@ -50,6 +51,7 @@ from ..cache import (
     decode,
     encode,
     file_digest,
+    files_digest,
     read_hashed,
 )
 from ..cache import key as cache_key
@@ -110,25 +112,109 @@ def available_metrics(result: dict[str, Any]) -> list[str]:
     return [m.name for m in additive.metrics_of(result, list(METRICS))]
 
 
+@dataclass(frozen=True)
+class CategorySums:
+    """One submission's per-category summed pieces of every ranked metric.
+
+    ``categories``: sorted, every category of a ``per_sample`` row (counted or not);
+    ``sums[metric]``: ``(len(categories), size)`` float64, the metric's pieces
+    (:mod:`.additive`) summed per category in row order (zeros where none counts).
+    """
+
+    categories: tuple[str, ...]
+    sums: dict[str, FloatArray]
+
+
+# What the leaderboard keeps of an evaluator result (a *board entry*, :func:`board_entry`):
+# everything but its per-query and per-category rows, and the per-category sums.
+BOARD_KEYS = ("task", "config", "summary", "coverage", "warnings")
+SUMS = "category_sums"
+
+
+def category_sums(result: dict[str, Any]) -> CategorySums:
+    """The :class:`CategorySums` of an evaluator result (or the ones a board entry holds)."""
+    if SUMS in result:
+        return result[SUMS]
+    rows = result["per_sample"]
+    categories = sorted({r["category"] for r in rows})
+    index = {c: i for i, c in enumerate(categories)}
+    where = [index[r["category"]] for r in rows]
+    sums = {}
+    for name, spec in METRICS.items():
+        cats, comps = [], []
+        for i, r in zip(where, rows, strict=True):
+            comp = spec.pieces(r)
+            if comp is not None:
+                cats.append(i)
+                comps.append(comp)
+        out = np.zeros((len(categories), spec.size))
+        if comps:
+            np.add.at(out, np.array(cats), np.array(comps, dtype=np.float64))
+        sums[name] = out
+    return CategorySums(tuple(categories), sums)
+
+
+def board_entry(result: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`leaderboard_report` uses of an evaluator result: its :data:`BOARD_KEYS`
+    and, under :data:`SUMS`, its :func:`category_sums` (a board entry is its own)."""
+    if SUMS in result:
+        return result
+    return {**{k: result[k] for k in BOARD_KEYS if k in result}, SUMS: category_sums(result)}
+
+
+@functools.lru_cache(maxsize=1)
+def _board_code() -> str:
+    """Digest of the analysis code that derives a board entry from a result (a key part:
+    the evaluator's own code is in every key already)."""
+    return files_digest([Path(additive.__file__), Path(__file__)])
+
+
+def board_key(gt_sha256: str, pred_sha256: str, options: Options) -> str:
+    """The result cache key of a :func:`board_entry` (of the evaluator result under the
+    same digests and ``options``, and of the analysis code that derived it)."""
+    return cache_key("leaderboard_entry", gt_sha256, pred_sha256, options,
+                     analysis_code=_board_code())
+
+
+def pack_board(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, FloatArray]]:
+    """A board entry as a cache entry's ``(value, arrays)`` (:func:`~ovearth_core.cache.encode`)."""
+    sums = entry[SUMS]
+    value = {**{k: entry[k] for k in BOARD_KEYS if k in entry},
+             "categories": list(sums.categories)}
+    return value, {f"sums.{name}": array for name, array in sums.sums.items()}
+
+
+def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[str, Any]:
+    """:func:`pack_board`'s inverse; :class:`~ovearth_core.cache.Rejected` when the entry
+    does not hold every metric's sums in the shape of its categories."""
+    categories = value.pop("categories", None)
+    if not isinstance(categories, list):
+        raise Rejected("a leaderboard entry without its categories")
+    sums = {}
+    for name, spec in METRICS.items():
+        array = arrays.get(f"sums.{name}")
+        if (array is None or array.dtype != np.float64
+                or array.shape != (len(categories), spec.size)):
+            raise Rejected(f"a leaderboard entry whose {name} sums are missing or of "
+                           f"another shape")
+        sums[name] = array
+    return {**value, SUMS: CategorySums(tuple(categories), sums)}
+
+
 def category_stats(results: Sequence[dict[str, Any]], metric: str,
                    ) -> tuple[list[str], FloatArray]:
     """Per-model per-category summed components: ``(categories, array (M, C, K))``.
 
-    ``results`` are evaluator outputs of the same task and ground truth.
+    ``results`` are evaluator outputs (or their :func:`board_entry`) of the same task and
+    ground truth; a category a model has no row of is zeros.
     """
-    spec = METRICS[metric]
-    categories = sorted({r["category"] for res in results for r in res["per_sample"]})
+    parts = [category_sums(res) for res in results]
+    categories = sorted(set().union(*(p.categories for p in parts)))
     index = {c: i for i, c in enumerate(categories)}
-    out = np.zeros((len(results), len(categories), spec.size))
-    for m, res in enumerate(results):
-        cats, rows = [], []
-        for r in res["per_sample"]:
-            comp = spec.pieces(r)
-            if comp is not None:
-                cats.append(index[r["category"]])
-                rows.append(comp)
-        if rows:
-            np.add.at(out[m], np.array(cats), np.array(rows, dtype=np.float64))
+    out = np.zeros((len(results), len(categories), METRICS[metric].size))
+    for m, part in enumerate(parts):
+        if part.categories:
+            out[m, [index[c] for c in part.categories]] = part.sums[metric]
     return categories, out
 
 
@@ -347,20 +433,32 @@ def _worker_gt(gt_path: str, gt_sha: str) -> Any:
     return _WORKER_GT[(gt_path, gt_sha)]
 
 
+@dataclass(frozen=True)
+class _Encoded:
+    """A worker's result as the bytes of its cache entry (sent back instead of the value:
+    pickling bytes costs nothing), a board entry when ``board``."""
+
+    key: str
+    blob: bytes
+    board: bool
+
+
 def _evaluate_job(job: tuple[Any, ...]
                   ) -> tuple[int, Any, list[Problem], bool, int, str]:
-    """One submission in a worker process: with a cache, its result encoded once
-    (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as those
-    bytes; without, the result itself."""
+    """One submission in a worker process: with a cache, its result (or board entry)
+    encoded once (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as
+    those bytes; without, the value itself."""
     return _run_job(job, encoded=True)
 
 
 def _run_job(job: tuple[Any, ...], encoded: bool
              ) -> tuple[int, Any, list[Problem], bool, int, str]:
-    """One submission: the result (or its entry's bytes, see :func:`_evaluate_job`) or the
-    problems that stopped it, and the SHA-256 of the bytes evaluated. The prediction file
-    is read once: the cache key is of the bytes parsed, never of an earlier read."""
-    index, gt_path, gt_sha, pred_path, options, cache_spec = job
+    """One submission: the result, or with ``board`` (the job's last field) its
+    :func:`board_entry` (or, ``encoded``, an :class:`_Encoded`), or the problems that
+    stopped it, and the SHA-256 of the bytes evaluated. The prediction file is read once:
+    the cache keys are of the bytes parsed, never of an earlier read. With a cache, the
+    result is stored too (the report and the app use it), and the board entry beside it."""
+    index, gt_path, gt_sha, pred_path, options, cache_spec, board = job
     try:
         with gc_paused():
             ground_truth = _worker_gt(gt_path, gt_sha)
@@ -375,18 +473,53 @@ def _run_job(job: tuple[Any, ...], encoded: bool
             del samples
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total, ""
+    value = board_entry(result) if board else result
     if cache_spec is not None:
-        entry = cache_key("evaluate_samples", gt_sha, pred_sha, options)
         store = ResultCache(*cache_spec)
+        stored = _store(store, cache_key("evaluate_samples", gt_sha, pred_sha, options),
+                        result, {})
+        if board:
+            stored = _store(store, board_key(gt_sha, pred_sha, options), *pack_board(value),
+                            board=True)
+        if encoded and stored is not None:
+            return index, stored, [], False, 0, pred_sha
+    return index, value, [], False, 0, pred_sha
+
+
+def _store(store: ResultCache, key: str, value: Any, arrays: dict[str, Any],
+           board: bool = False) -> _Encoded | None:
+    """``value`` stored under ``key``; its entry's bytes (``None``: it cannot be stored
+    and ``put`` said why)."""
+    try:
+        blob = encode(key, value, arrays)
+    except ValueError:
+        store.put(key, value, arrays)  # says why it is not stored
+        return None
+    store.put_blob(key, blob)
+    return _Encoded(key, blob, board)
+
+
+def _cached(store: ResultCache, gt_sha: str, pred_sha: str, options: Options,
+            board: bool) -> Any:
+    """The cached result (``board``: board entry) of these digests, or :data:`MISS`. A
+    board entry not stored yet is derived from a stored result, and stored; one that
+    decodes to anything but a board entry is reported and removed (a miss)."""
+    full = cache_key("evaluate_samples", gt_sha, pred_sha, options)
+    if not board:
+        return store.get(full)
+    entry = board_key(gt_sha, pred_sha, options)
+    found = store.get_arrays(entry)
+    if found is not MISS:
         try:
-            blob = encode(entry, result)
-        except ValueError:
-            store.put(entry, result)  # says why it is not stored
-            return index, result, [], False, 0, pred_sha
-        store.put_blob(entry, blob)
-        if encoded:
-            return index, (entry, blob), [], False, 0, pred_sha
-    return index, result, [], False, 0, pred_sha
+            return unpack_board(*found)
+        except Rejected as why:
+            store.reject(entry, str(why))
+    result = store.get(full)
+    if result is MISS:
+        return MISS
+    value = board_entry(result)
+    store.put(entry, *pack_board(value))
+    return value
 
 
 # Imported by a forkserver before it forks any worker, so that workers start warm (the
@@ -438,7 +571,7 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          iou_threshold: float = 0.5, score_threshold: float | None = None,
                          bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
                          workers: int | None = None, progress: Progress | None = None,
-                         gt_sha256: str | None = None) -> list[Outcome]:
+                         gt_sha256: str | None = None, board: bool = False) -> list[Outcome]:
     """Evaluate every submission on one task, in parallel processes (``workers``; default
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
@@ -447,17 +580,20 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
     ``progress(done, total, outcome)`` is called in this thread as each one finishes.
     Returns the outcomes in the order of ``preds``; invalid files come back with their
-    problems, never raised.
+    problems, never raised. ``board``: each outcome's result is the :func:`board_entry`
+    the leaderboard uses (cached as such beside the result: a warm run loads neither
+    the per-query rows nor sums them again).
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format),
-                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256)
+                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256,
+                         board=board)
 
 
 def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
                   cache: ResultCache | None = None, workers: int | None = None,
                   progress: Progress | None = None,
-                  gt_sha256: str | None = None) -> list[Outcome]:
+                  gt_sha256: str | None = None, board: bool = False) -> list[Outcome]:
     """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
     value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
@@ -465,14 +601,15 @@ def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Opt
     try:
         with gc_paused():
             return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
-                                         progress, gt_sha256)
+                                         progress, gt_sha256, board)
     finally:
         _WORKER_GT.clear()
 
 
 def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], options: Options,
                           cache: ResultCache | None, workers: int | None,
-                          progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
+                          progress: Progress | None, gt_sha256: str | None,
+                          board: bool) -> list[Outcome]:
     gt_path = Path(gt_path)
     paths = [Path(p) for p in preds]
     total = len(paths)
@@ -482,9 +619,10 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
                num_problems: int = 0, sha256: str = "") -> Outcome:
         nonlocal done
-        if isinstance(result, tuple):  # a worker's entry: (key, bytes)
+        if isinstance(result, _Encoded):  # a worker's entry
             try:
-                result = decode(result[1], result[0])[0]
+                value, arrays = decode(result.blob, result.key)
+                result = unpack_board(value, arrays) if result.board else value
             except Rejected as why:  # cannot happen short of a bug: say so, never guess
                 raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
         outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
@@ -511,12 +649,12 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
                 pred_sha = file_digest(path)
             except OSError:
                 pred_sha = ""  # the job reports why it cannot be read
-            value = MISS if not pred_sha else cache.get(cache_key(
-                "evaluate_samples", gt_sha, pred_sha, options))
+            value = MISS if not pred_sha else _cached(cache, gt_sha, pred_sha, options,
+                                                      board)
             if value is not MISS:  # the numbers of the bytes just hashed
                 finish(i, value, [], True, sha256=pred_sha)
                 continue
-        pending.append((i, str(gt_path), gt_sha, str(path), options, spec))
+        pending.append((i, str(gt_path), gt_sha, str(path), options, spec, board))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
@@ -567,14 +705,14 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
                     roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
                     workers: int | None = 1, progress: Progress | None = None,
-                    ) -> tuple[list[str], list[dict[str, Any]]]:
+                    board: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
     :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
     leaving out models without any row for the task.
 
     ``workers=1`` (default) evaluates in this process, one file after the other (ground
     truth parsed once); more (``None``: one per core for large batches) uses
-    :func:`evaluate_submissions`.
+    :func:`evaluate_submissions` (``board``: results as board entries, see there).
     The first invalid file (by name) raises its :class:`OVEarthInputError`.
     """
     gt_path, preds = folder_files(folder, pred_dir, roots)
@@ -591,7 +729,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                 results.append(evaluate_samples(samples, iou_threshold))
         return names, results
     outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
-                                    cache=cache, workers=workers, progress=progress)
+                                    cache=cache, workers=workers, progress=progress,
+                                    board=board)
     for outcome in outcomes:
         if outcome.problems:
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
@@ -656,7 +795,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                 note(f"{task}: skipped, {why}")
             continue
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
-                                         workers=workers,
+                                         workers=workers, board=True,
                                          progress=progress(task) if progress else None)
         reports = None
         if average_precision is not None:
