@@ -142,9 +142,10 @@ def test_hot_cold_in_process_and_sequential_reports_are_identical(folder: Path,
         assert report == sequential
         assert _bits(report) == _bits(sequential)
     # The warm run read one board entry per file and task (a file without rows for a
-    # task too: it is left out of the ranking after it is read), and nothing else.
+    # task too: it is left out of the ranking after it is read) and the ground truth's
+    # query counts, and nothing else.
     files = len(list((folder / "predictions").glob("*.json")))
-    assert (warm_store.hits, warm_store.misses) == (files * len(TASKS), 0)
+    assert (warm_store.hits, warm_store.misses) == (files * len(TASKS) + 1, 0)
     _, entries = lb.evaluate_folder(folder, "vocabulary", MODS, workers=2,
                                     cache=ResultCache(tmp_path / "c"), board=True)
     assert entries and all("per_sample" not in e and lb.SUMS in e for e in entries)
@@ -168,7 +169,7 @@ def test_entries_are_derived_from_results_cached_without_them(folder: Path,
     warm = ResultCache(tmp_path / "c")
     assert _bits(lb.folder_leaderboard(folder, ("vocabulary",), MODS, workers=2, cache=warm,
                                        **STABILITY)) == _bits(sequential)
-    assert (warm.hits, warm.misses) == (len(models), 0)
+    assert (warm.hits, warm.misses) == (len(models) + 1, 0)  # and the query counts
 
 
 def _damage_flip(path: Path, store: ResultCache, key: str) -> None:
@@ -302,3 +303,44 @@ def test_category_stats_of_entries_equal_those_of_results(folder: Path) -> None:
     # ranking as not submitting the modality, not by its sums).
     assert np.all(lb.category_stats(results, "seg_macro_miou")[1][3][:, 0] == 0)
     assert not lb.submits(results[3], "seg_macro_miou")
+
+
+def test_the_ground_truth_is_parsed_once_cold_and_never_warm(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cold: one parse for the query counts and every task's jobs; warm: none (the
+    counts are stored data of the ground truth's digest)."""
+    calls: list[str] = []
+    real = lb.parse_ground_truth
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(args[1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lb, "parse_ground_truth", counting)
+    store = ResultCache(tmp_path / "c")
+    cold = lb.folder_leaderboard(folder, TASKS, MODS, workers=1, cache=store, **STABILITY)
+    assert len(calls) == 1
+    warm = lb.folder_leaderboard(folder, TASKS, MODS, workers=1,
+                                 cache=ResultCache(tmp_path / "c"), **STABILITY)
+    assert len(calls) == 1 and _bits(warm) == _bits(cold)
+    monkeypatch.undo()
+    assert _bits(cold) == _bits(lb.folder_leaderboard(folder, TASKS, MODS, workers=1,
+                                                      **STABILITY))
+
+
+@pytest.mark.parametrize("planted", [[1, 2, 3], {"vocabulary": -1, "referring": 0,
+                                                  "reasoning": 0}])
+def test_malformed_query_counts_are_recomputed_with_a_warning(
+        folder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, planted: Any) -> None:
+    from ovearth_core.cache import make_key
+
+    sequential = lb.folder_leaderboard(folder, TASKS, MODS, workers=1, **STABILITY)
+    store = ResultCache(tmp_path / "c")
+    entry = make_key("query_counts", {"gt_sha256": file_digest(folder / "ground_truth.json")})
+    assert store.put(entry, planted)
+    with caplog.at_level(logging.WARNING, logger="ovearth_core.cache"):
+        report = lb.folder_leaderboard(folder, TASKS, MODS, workers=1, cache=store,
+                                       **STABILITY)
+    assert _bits(report) == _bits(sequential)
+    assert [p for p, _ in store.rejected] == [store.path(entry)]
+    assert any("query counts" in r.getMessage() for r in caplog.records)

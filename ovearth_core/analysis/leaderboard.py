@@ -52,6 +52,7 @@ from ..cache import (
     encode,
     file_digest,
     files_digest,
+    make_key,
     read_hashed,
 )
 from ..cache import key as cache_key
@@ -571,7 +572,8 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          iou_threshold: float = 0.5, score_threshold: float | None = None,
                          bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
                          workers: int | None = None, progress: Progress | None = None,
-                         gt_sha256: str | None = None, board: bool = False) -> list[Outcome]:
+                         gt_sha256: str | None = None, board: bool = False,
+                         ground_truth: Any = None) -> list[Outcome]:
     """Evaluate every submission on one task, in parallel processes (``workers``; default
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
@@ -582,23 +584,28 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     Returns the outcomes in the order of ``preds``; invalid files come back with their
     problems, never raised. ``board``: each outcome's result is the :func:`board_entry`
     the leaderboard uses (cached as such beside the result: a warm run loads neither
-    the per-query rows nor sums them again).
+    the per-query rows nor sums them again). ``ground_truth``: parsed from the very bytes
+    of ``gt_sha256`` (the caller vouches), used instead of parsing them again.
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format),
                          cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256,
-                         board=board)
+                         board=board, ground_truth=ground_truth)
 
 
 def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
                   cache: ResultCache | None = None, workers: int | None = None,
                   progress: Progress | None = None,
-                  gt_sha256: str | None = None, board: bool = False) -> list[Outcome]:
+                  gt_sha256: str | None = None, board: bool = False,
+                  ground_truth: Any = None) -> list[Outcome]:
     """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
     value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
     # ~10^5 containers each, and every collection would walk all of them again.
     try:
+        if ground_truth is not None and gt_sha256:
+            _WORKER_GT.clear()
+            _WORKER_GT[(str(gt_path), gt_sha256)] = ground_truth
         with gc_paused():
             return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
                                          progress, gt_sha256, board)
@@ -705,21 +712,24 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
                     roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
                     workers: int | None = 1, progress: Progress | None = None,
-                    board: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
+                    board: bool = False, gt_sha256: str | None = None,
+                    ground_truth: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
     :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
     leaving out models without any row for the task.
 
     ``workers=1`` (default) evaluates in this process, one file after the other (ground
     truth parsed once); more (``None``: one per core for large batches) uses
-    :func:`evaluate_submissions` (``board``: results as board entries, see there).
+    :func:`evaluate_submissions` (``board``: results as board entries; ``gt_sha256`` and
+    ``ground_truth``, parsed from the bytes of that digest: see there).
     The first invalid file (by name) raises its :class:`OVEarthInputError`.
     """
     gt_path, preds = folder_files(folder, pred_dir, roots)
     if workers == 1 and cache is None:
         names, results = [], []
         with gc_paused():
-            gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+            gt = ground_truth if ground_truth is not None else parse_ground_truth(
+                read_json(gt_path, "ground-truth"), str(gt_path))
             for path in preds:
                 samples = load_samples(gt_path, path, task, modalities=modalities,
                                        ground_truth=gt)
@@ -730,7 +740,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
         return names, results
     outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
                                     cache=cache, workers=workers, progress=progress,
-                                    board=board)
+                                    board=board, gt_sha256=gt_sha256,
+                                    ground_truth=ground_truth)
     for outcome in outcomes:
         if outcome.problems:
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
@@ -786,7 +797,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     box). A task without queries in the ground truth is not evaluated: its report is empty
     and ``note`` is told."""
     out: dict[str, Any] = {}
-    counts = query_counts(folder)
+    gt_path, _ = folder_files(folder)
+    gt_sha, counts, gt = _ground_truth(gt_path, cache)
     for task in tasks:
         if not counts.get(task):
             why = "the ground truth has no queries for this task"
@@ -795,7 +807,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                 note(f"{task}: skipped, {why}")
             continue
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
-                                         workers=workers, board=True,
+                                         workers=workers, board=True, gt_sha256=gt_sha,
+                                         ground_truth=gt,
                                          progress=progress(task) if progress else None)
         reports = None
         if average_precision is not None:
@@ -803,7 +816,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             by_name = {p.stem: p for p in preds}
             reports = []
             with gc_paused():
-                gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+                if gt is None:
+                    gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
                 for name in names:
                     samples = load_samples(gt_path, by_name[name], task, modalities=modalities,
                                            ground_truth=gt)
@@ -812,6 +826,29 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
+
+
+def _ground_truth(gt_path: Path, cache: ResultCache | None) -> tuple[str, dict[str, int], Any]:
+    """One read of a folder's ground truth: ``(its SHA-256, the number of queries of each
+    task, the ground truth parsed from those bytes)``. With a cache, the counts of a ground
+    truth seen before are stored data, and nothing is parsed (``None``): a warm leaderboard
+    needs no more of it."""
+    data, sha = read_hashed(gt_path, "ground-truth")
+    entry = make_key("query_counts", {"gt_sha256": sha})
+    if cache is not None:
+        counts = cache.get(entry)
+        if (type(counts) is dict and list(counts) == list(TASK_KEYS)
+                and all(type(n) is int and n >= 0 for n in counts.values())):
+            return sha, counts, None
+        if counts is not MISS:
+            cache.reject(entry, "not the query counts of a ground truth")
+    with gc_paused():
+        gt = parse_ground_truth(parse_json(data, str(gt_path)), str(gt_path))
+    del data
+    counts = {cli: len(gt.tasks.get(key, ())) for cli, key in TASK_KEYS.items()}
+    if cache is not None:
+        cache.put(entry, counts)
+    return sha, counts, gt
 
 
 def query_counts(folder: str | Path) -> dict[str, int]:
