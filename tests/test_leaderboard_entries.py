@@ -344,3 +344,38 @@ def test_malformed_query_counts_are_recomputed_with_a_warning(
     assert _bits(report) == _bits(sequential)
     assert [p for p, _ in store.rejected] == [store.path(entry)]
     assert any("query counts" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_average_ranks_equal_scipys_rankdata_exactly(seed: int) -> None:
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(seed)
+    for shape in [(1,), (2,), (9,), (49,), (30, 7), (200, 49)]:
+        values = rng.integers(0, 4, shape).astype(float)  # many ties
+        values[values == 3] = -np.inf  # undefined metrics, as ranked
+        if seed % 2:
+            values += rng.random(shape) * (seed > 2)  # ties only sometimes
+        got = lb.average_ranks(values)
+        ref = rankdata(values, axis=-1)
+        assert got.dtype == np.float64 and got.tobytes() == ref.tobytes(), shape
+
+
+def test_a_warm_leaderboard_imports_no_scipy(folder: Path, tmp_path: Path) -> None:
+    """scipy.stats took 0.5-1 s of every leaderboard command, for the ranks alone; a warm
+    run (nothing to evaluate, so no assignment problem either) loads no scipy."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from ovearth_core.analysis.leaderboard import folder_leaderboard\n"
+            "from ovearth_core.cache import ResultCache\n"
+            f"folder_leaderboard({str(folder)!r}, ('vocabulary', 'referring'), {MODS!r}, "
+            f"workers=1, cache=ResultCache({str(tmp_path / 'c')!r}), n_subsets=50)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    lb.folder_leaderboard(folder, TASKS, MODS, workers=1, cache=ResultCache(tmp_path / "c"),
+                          n_subsets=50)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -228,14 +228,34 @@ def _rank_ready(values: FloatArray) -> FloatArray:
     return np.where(np.isnan(values), -np.inf, values)
 
 
+def average_ranks(values: FloatArray) -> FloatArray:
+    """Ranks ``1..n`` along the last axis, ties sharing their mean rank (what
+    ``scipy.stats.rankdata`` calls ``"average"``; here without importing scipy.stats, which
+    took 0.5-1 s of every leaderboard command). No NaN: rank :func:`_rank_ready` values.
+
+    >>> average_ranks(np.array([0.5, 0.1, 0.5, 0.9])).tolist()
+    [2.5, 1.0, 2.5, 4.0]
+    """
+    n = values.shape[-1]
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    starts = np.ones(values.shape, dtype=bool)  # the first of each run of equal values
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends = np.ones(values.shape, dtype=bool)  # the last of each run
+    ends[..., :-1] = starts[..., 1:]
+    position = np.broadcast_to(np.arange(n), values.shape)
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n - 1), -1),
+                                         axis=-1), -1)
+    out = np.empty(values.shape, dtype=np.float64)
+    np.put_along_axis(out, order, (first + last) / 2 + 1, axis=-1)
+    return out
+
+
 def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
     """Spearman's rho of ``reference`` ``(M,)`` with each row of ``values`` ``(S, M)``."""
-    # Imported here: scipy.stats takes ~0.5-1 s to import, which every worker process
-    # (a forkserver preloads this module) and the evaluation commands would pay for nothing.
-    from scipy.stats import rankdata
-
-    ra = rankdata(_rank_ready(reference))
-    rb = rankdata(_rank_ready(np.atleast_2d(values)), axis=1)
+    ra = average_ranks(_rank_ready(reference))
+    rb = average_ranks(_rank_ready(np.atleast_2d(values)))
     da = ra - ra.mean()
     db = rb - rb.mean(axis=1, keepdims=True)
     den = np.sqrt((da ** 2).sum() * (db ** 2).sum(axis=1))
