@@ -1,28 +1,35 @@
-"""Leaderboard benchmark (issue 17): 49 submissions x 1 task, cold in parallel processes and
-warm from the on-disk result cache, against 49 sequential in-process evaluations measured in
-the same run.
+"""Leaderboard benchmark (issues 17, 28): 49 submissions x 1 task, cold in parallel
+processes and warm from the on-disk result cache, against 49 sequential in-process
+evaluations measured in the same run.
 
 Usage (from the repository root):
 
     .venv/bin/python -m benchmarks.leaderboard [--data DIR] [--submissions 49] [--quick]
+        [--subsets 20] [--modalities segmentation,bbox,oriented_bbox] [--task vocabulary]
+        [--workdir DIR] [--no-command]
 
-The 49 submissions are the full-scale data's personas (``DIR/predictions``) copied into a
-temporary folder and perturbed deterministically (submission ``i``: persona ``i mod 4``
-with a seeded share of 0-20 % of its rows of every task dropped, so that every file, and
-every result, differs). Figures, each with its target and ratio to the sequential time:
+The 49 submissions are the full-scale data's personas (``DIR/predictions``) copied into
+``--workdir`` (default: a temporary folder) and perturbed deterministically (submission
+``i``: persona ``i mod 4`` with a seeded share of 0-20 % of its rows of every task dropped,
+so that every file, and every result, differs). Figures, each with its target and ratio to
+the sequential time:
 
 - sequential: :func:`evaluate_folder` with one worker and no cache (the ground truth parsed
-  once, then load + evaluate of each file in this process);
-- cold: :func:`evaluate_folder` with one worker per core and an empty result cache
-  (includes starting the pool and writing the 49 entries; target <= 0.6x), twice: with
-  workers forked from a process without threads (the command line) and from a
+  once, then load + evaluate of each file in this process); then the report from those
+  results (the reference every other report must equal exactly);
+- cold: the whole leaderboard of the task (:func:`folder_leaderboard`: evaluations and
+  ``--subsets`` random category subsets per size) with one worker per core and an empty
+  result cache (includes starting the pool and writing the entries; target <= 0.6x),
+  twice: with workers forked from a process without threads (the command line) and from a
   forkserver (a process with threads: the app's server);
-- warm: the same again, every result from the cache (hashing the files and loading the
-  entries; target <= 0.1x).
+- warm: the same again, every submission from the cache (target <= 0.1x);
+- the command (``python -m ovearth_core.leaderboard``, a new process: start-up and
+  imports included, as issue 28 measured it), cold and warm.
 
-Every run's names and results are checked equal to the sequential ones. CPU seconds (this
-process and its workers) are printed beside each wall time: on a machine shared with other
-work, wall/CPU shows how much of the cores the run actually got.
+Every report is checked equal to the sequential one. CPU seconds (this process and its
+workers) are printed beside each wall time: on a machine shared with other work, wall/CPU
+shows how much of the cores the run actually got. :func:`figures` returns the numbers as a
+dict (``benchmarks/run.py``).
 """
 
 from __future__ import annotations
@@ -119,8 +126,26 @@ def _board(folder: Path, task: str, modalities: str, subsets: int,
                               n_subsets=subsets)[task]
 
 
+def _command(folder: Path, task: str, modalities: str, subsets: int, cache: Path,
+             output: Path) -> tuple[float, float, dict[str, Any]]:
+    """``python -m ovearth_core.leaderboard`` of this tree in a new process (as the issue
+    measured it): wall seconds, CPU seconds of it and its workers, its report."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OVEARTH_CACHE")}
+    env["PYTHONPATH"] = str(ROOT)
+    cmd = [sys.executable, "-m", "ovearth_core.leaderboard", str(folder), "--task", task,
+           "--modalities", modalities, "--subsets", str(subsets), "--cache-dir", str(cache),
+           "--output", str(output)]
+    output.unlink(missing_ok=True)
+    t, c, proc = _timed(lambda: subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True,
+                                               text=True, check=False))
+    if proc.returncode != 0:
+        raise SystemExit(f"leaderboard: the command failed: {proc.stderr[-2000:]}")
+    return t, c, orjson.loads(output.read_bytes())[task]
+
+
 def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALITIES,
-            task: str = TASK, workdir: Path | None = None) -> dict[str, float]:
+            task: str = TASK, workdir: Path | None = None,
+            command: bool = True) -> dict[str, float]:
     """Time each way in one run and return the figures (seconds, CPU seconds, ratios to
     the sequential evaluations, load averages, parallel headroom); raises SystemExit when
     a report differs from the sequential one.
@@ -133,6 +158,8 @@ def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALI
     cold and warm figure is the whole leaderboard of the task (evaluations and the
     ``subsets`` random category subsets per size); the baseline is the evaluations alone.
     ``workdir`` (default: a temporary folder) holds the submissions and the caches.
+    ``command``: then the command line, cold (an empty cache) and warm, each a new process
+    (start-up and imports included, as the issue measured it).
     """
     load = os.getloadavg()
     room_before = headroom()
@@ -140,7 +167,7 @@ def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALI
         base = Path(workdir) if workdir is not None else Path(tmp)
         folder = build_submissions(data, base / "bench", n)
         stores = []
-        for i in range(2):
+        for i in range(3):
             shutil.rmtree(base / f"cache{i}", ignore_errors=True)  # cold means empty
             stores.append(ResultCache(base / f"cache{i}", max_bytes=1 << 34))
         t_fork, c_fork, fork = _timed(lambda: _board(folder, task, modalities, subsets,
@@ -160,6 +187,17 @@ def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALI
             raise SystemExit(f"leaderboard: warm run had {stores[1].hits} cache hits for "
                              f"{len(names)} submissions")
         cache_mb = stores[1].size() / 1e6
+        cli: dict[str, float] = {}
+        if command:
+            for name in ("cold", "warm"):
+                t, c, report = _command(folder, task, modalities, subsets, stores[2].folder,
+                                        base / "command.json")
+                # Through JSON, as the command writes it (floats round-trip exactly).
+                if report != orjson.loads(orjson.dumps(reference)):
+                    raise SystemExit(f"leaderboard: the {name} command's report differs")
+                cli |= {f"command_{name}_s": t, f"command_{name}_cpu_s": c,
+                        f"command_{name}_ratio": t / t_seq,
+                        f"command_{name}_cpu_ratio": c / c_seq}
     span = fork_own + fork_kids / worker_count()
     return {
         "submissions": n, "subsets": subsets, "workers": worker_count(),
@@ -174,18 +212,19 @@ def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALI
         "cold_fork_critical_path_ratio": span / c_seq,
         "cold_forkserver_ratio": t_fs / t_seq, "warm_ratio": t_warm / t_seq,
         "warm_cpu_ratio": c_warm / c_seq, "cache_mb": cache_mb,
-        "load_before": load[0], "load_after": os.getloadavg()[0],
+        **cli, "load_before": load[0], "load_after": os.getloadavg()[0],
         "headroom_before": room_before, "headroom_after": headroom(),
     }
 
 
 def run(data: Path, n: int, subsets: int = 20, modalities: str = MODALITIES,
-        task: str = TASK, workdir: Path | None = None) -> dict[str, float]:
+        task: str = TASK, workdir: Path | None = None, command: bool = True,
+        ) -> dict[str, float]:
     """:func:`figures`, printed as a table; returns them."""
     print(f"\n== Leaderboard: {n} submissions x 1 task ({task}, {modalities}), "
           f"--subsets {subsets}; {worker_count()} worker(s); load average "
           f"{os.getloadavg()[0]:.1f} ==")
-    f = figures(data, n, subsets, modalities, task, workdir)
+    f = figures(data, n, subsets, modalities, task, workdir, command)
     t_seq = f["sequential_s"]
     _line("figure", "target", "measured", "ratio", "CPU s (wall/CPU)")
 
@@ -201,6 +240,11 @@ def run(data: Path, n: int, subsets: int = 20, modalities: str = MODALITIES,
         f["cold_forkserver_s"], f["cold_forkserver_cpu_s"])
     row("warm leaderboard: every result from the cache", "<= 0.10x", f["warm_s"],
         f["warm_cpu_s"])
+    if "command_cold_s" in f:
+        row("cold command (new process, forked workers)", "<= 0.60x", f["command_cold_s"],
+            f["command_cold_cpu_s"])
+        row("warm command (new process, from the cache)", "<= 0.10x", f["command_warm_s"],
+            f["command_warm_cpu_s"])
     # The machine is shared: wall times depend on what else runs. The forked run's CPU
     # time says what it would take with its cores to itself: the workers' CPU spread over
     # the workers (the queue balances them), plus the calling process's own.
@@ -229,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modalities", default=MODALITIES)
     parser.add_argument("--task", default=TASK, choices=("vocabulary", "referring",
                                                          "reasoning"))
+    parser.add_argument("--no-command", action="store_true",
+                        help="skip the command-line runs (new processes)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="folder for the submissions and caches (default: temporary)")
     args = parser.parse_args(argv)
@@ -237,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ensure_data(args.data, images=False)
     run(args.data, 12 if args.quick else args.submissions, args.subsets, args.modalities,
-        args.task, args.workdir)
+        args.task, args.workdir, not args.no_command)
     return 0
 
 
