@@ -17,6 +17,11 @@ Many submissions (the paper ranks 49): :func:`evaluate_submissions` evaluates th
 worker processes (one per core), loading what the on-disk result cache
 (:mod:`ovearth_core.cache`) already holds and storing the rest, and reports progress as each
 one finishes; the results equal one in-process evaluation after the other (tested).
+What the ranking and the stability analysis use of each result, its *board entry*
+(:func:`board_entry`: summary, coverage, and the per-category sums of every ranked metric),
+is cached beside the result and is what a worker sends back: a warm run loads a few KB per
+submission, parses no ground truth and sums no per-query rows, and its report is the same
+to the bit.
 
 Ranking conventions: higher is better; ties in the top-k keep model order; a metric that is
 undefined for a model (``None`` in the evaluator, e.g. MCC with an empty margin) ranks last.
@@ -404,8 +409,9 @@ def worker_count() -> int:
 
 @dataclass
 class Outcome:
-    """One submission's evaluation: its result (or the problems that stopped it) and
-    whether the result came from the on-disk cache."""
+    """One submission's evaluation: its result (a :func:`board_entry` when the leaderboard
+    asked for one; ``None`` with the problems that stopped it) and whether the result came
+    from the on-disk cache."""
 
     name: str
     path: Path
