@@ -228,16 +228,18 @@ def run(data: Path, n: int, subsets: int = 20, modalities: str = MODALITIES,
     t_seq = f["sequential_s"]
     _line("figure", "target", "measured", "ratio", "CPU s (wall/CPU)")
 
-    def row(label: str, target: str, t: float, c: float) -> None:
-        _line(label, target, f"{t:.2f} s", f"{t / t_seq:.3f}x", f"{c:.1f} ({t / c:.2f})")
+    def row(label: str, target: str, t: float, c: float | None) -> None:
+        _line(label, target, f"{t:.2f} s", f"{t / t_seq:.3f}x",
+              "n/a" if c is None else f"{c:.1f} ({t / c:.2f})")
 
     row(f"{n} sequential in-process evaluations", "baseline", t_seq, f["sequential_cpu_s"])
     row("  + their report (sequential, reference)", "", f["sequential_report_s"],
         f["sequential_report_cpu_s"])
     row("cold leaderboard (forked workers, as the CLI)", "<= 0.60x", f["cold_fork_s"],
         f["cold_fork_cpu_s"])
+    # A forkserver's workers are its children, not this process's: no CPU figure.
     row("cold leaderboard (forkserver workers, as the app)", "<= 0.60x",
-        f["cold_forkserver_s"], f["cold_forkserver_cpu_s"])
+        f["cold_forkserver_s"], None)
     row("warm leaderboard: every result from the cache", "<= 0.10x", f["warm_s"],
         f["warm_cpu_s"])
     if "command_cold_s" in f:

@@ -92,7 +92,7 @@ def _bits(value: Any) -> str:
             return struct.pack("<d", v).hex()
         if isinstance(v, np.ndarray):
             return [v.dtype.str, list(v.shape), v.tobytes().hex()]
-        if isinstance(v, lb.CategorySums):
+        if isinstance(v, getattr(lb, "CategorySums", ())):  # () before issue 28
             return {"categories": walk(list(v.categories)), "sums": walk(v.sums)}
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
@@ -379,3 +379,24 @@ def test_a_warm_leaderboard_imports_no_scipy(folder: Path, tmp_path: Path) -> No
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_each_submission_is_hashed_once_per_run(folder: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every task's lookups use the one digest of the run's start (three tasks: one hash
+    of each file, not three); the ground truth is read once."""
+    tasks = ("vocabulary", "referring", "reasoning")
+    store = ResultCache(tmp_path / "c")
+    cold = lb.folder_leaderboard(folder, tasks, MODS, workers=1, cache=store, **STABILITY)
+    hashed: list[str] = []
+
+    def counting(path: Any) -> str:
+        hashed.append(Path(path).name)
+        return file_digest(path)
+
+    monkeypatch.setattr(lb, "file_digest", counting)
+    warm = lb.folder_leaderboard(folder, tasks, MODS, workers=1,
+                                 cache=ResultCache(tmp_path / "c"), **STABILITY)
+    assert _bits(warm) == _bits(cold)
+    files = sorted(p.name for p in (folder / "predictions").glob("*.json"))
+    assert sorted(hashed) == files

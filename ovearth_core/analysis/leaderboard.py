@@ -599,7 +599,8 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
                          workers: int | None = None, progress: Progress | None = None,
                          gt_sha256: str | None = None, board: bool = False,
-                         ground_truth: Any = None) -> list[Outcome]:
+                         ground_truth: Any = None,
+                         digests: dict[Path, str] | None = None) -> list[Outcome]:
     """Evaluate every submission on one task, in parallel processes (``workers``; default
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
@@ -612,18 +613,22 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     the leaderboard uses (cached as such beside the result: a warm run loads neither
     the per-query rows nor sums them again). ``ground_truth``: parsed from the very bytes
     of ``gt_sha256`` (the caller vouches), used instead of parsing them again.
+    ``digests``: the SHA-256 of submissions hashed earlier in the same run, used for their
+    cache lookups (the numbers found are of the bytes hashed then); a job that evaluates
+    reads and hashes the file it parses, as always.
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format),
                          cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256,
-                         board=board, ground_truth=ground_truth)
+                         board=board, ground_truth=ground_truth, digests=digests)
 
 
 def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
                   cache: ResultCache | None = None, workers: int | None = None,
                   progress: Progress | None = None,
                   gt_sha256: str | None = None, board: bool = False,
-                  ground_truth: Any = None) -> list[Outcome]:
+                  ground_truth: Any = None,
+                  digests: dict[Path, str] | None = None) -> list[Outcome]:
     """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
     value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
@@ -634,7 +639,7 @@ def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Opt
             _WORKER_GT[(str(gt_path), gt_sha256)] = ground_truth
         with gc_paused():
             return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
-                                         progress, gt_sha256, board)
+                                         progress, gt_sha256, board, digests or {})
     finally:
         _WORKER_GT.clear()
 
@@ -642,7 +647,7 @@ def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Opt
 def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], options: Options,
                           cache: ResultCache | None, workers: int | None,
                           progress: Progress | None, gt_sha256: str | None,
-                          board: bool) -> list[Outcome]:
+                          board: bool, digests: dict[Path, str]) -> list[Outcome]:
     gt_path = Path(gt_path)
     paths = [Path(p) for p in preds]
     total = len(paths)
@@ -679,7 +684,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     for i, path in enumerate(paths):
         if cache is not None:
             try:
-                pred_sha = file_digest(path)
+                pred_sha = digests.get(path) or file_digest(path)
             except OSError:
                 pred_sha = ""  # the job reports why it cannot be read
             value = MISS if not pred_sha else _cached(cache, gt_sha, pred_sha, options,
@@ -739,7 +744,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                     roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
                     workers: int | None = 1, progress: Progress | None = None,
                     board: bool = False, gt_sha256: str | None = None,
-                    ground_truth: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
+                    ground_truth: Any = None, digests: dict[Path, str] | None = None,
+                    ) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
     :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
     leaving out models without any row for the task.
@@ -747,7 +753,7 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
     ``workers=1`` (default) evaluates in this process, one file after the other (ground
     truth parsed once); more (``None``: one per core for large batches) uses
     :func:`evaluate_submissions` (``board``: results as board entries; ``gt_sha256`` and
-    ``ground_truth``, parsed from the bytes of that digest: see there).
+    ``ground_truth``, parsed from the bytes of that digest; ``digests``: see there).
     The first invalid file (by name) raises its :class:`OVEarthInputError`.
     """
     gt_path, preds = folder_files(folder, pred_dir, roots)
@@ -767,7 +773,7 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
     outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
                                     cache=cache, workers=workers, progress=progress,
                                     board=board, gt_sha256=gt_sha256,
-                                    ground_truth=ground_truth)
+                                    ground_truth=ground_truth, digests=digests)
     for outcome in outcomes:
         if outcome.problems:
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
@@ -823,8 +829,10 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     box). A task without queries in the ground truth is not evaluated: its report is empty
     and ``note`` is told."""
     out: dict[str, Any] = {}
-    gt_path, _ = folder_files(folder)
+    gt_path, preds = folder_files(folder)
     gt_sha, counts, gt = _ground_truth(gt_path, cache)
+    # Each submission hashed once for the lookups of every task (one snapshot per run).
+    digests: dict[Path, str] = {}
     for task in tasks:
         if not counts.get(task):
             why = "the ground truth has no queries for this task"
@@ -832,9 +840,11 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             if note is not None:
                 note(f"{task}: skipped, {why}")
             continue
+        if cache is not None and not digests:
+            digests = _digests(preds)
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
                                          workers=workers, board=True, gt_sha256=gt_sha,
-                                         ground_truth=gt,
+                                         ground_truth=gt, digests=digests,
                                          progress=progress(task) if progress else None)
         reports = None
         if average_precision is not None:
@@ -851,6 +861,17 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         samples, iou_threshold, samples.modalities, *average_precision)
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
+    return out
+
+
+def _digests(paths: Sequence[Path]) -> dict[Path, str]:
+    """The SHA-256 of every readable file (an unreadable one is left to its job)."""
+    out = {}
+    for path in paths:
+        try:
+            out[path] = file_digest(path)
+        except OSError:
+            continue
     return out
 
 
