@@ -190,7 +190,14 @@ def _damage_missing(path: Path, store: ResultCache, key: str) -> None:
     assert store.put(key, value, dict(list(arrays.items())[1:]))
 
 
-@pytest.mark.parametrize("damage", [_damage_flip, _damage_shape, _damage_missing])
+def _damage_keys(path: Path, store: ResultCache, key: str) -> None:
+    value, arrays = store.get_arrays(key)
+    del value["summary"]
+    assert store.put(key, value, arrays)
+
+
+@pytest.mark.parametrize("damage", [_damage_flip, _damage_shape, _damage_missing,
+                                    _damage_keys])
 def test_a_damaged_board_entry_is_recomputed_with_a_warning(
         folder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: Any) -> None:
     sequential = lb.folder_leaderboard(folder, ("vocabulary",), MODS, workers=1, **STABILITY)

@@ -192,10 +192,14 @@ def pack_board(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, FloatAr
 
 def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[str, Any]:
     """:func:`pack_board`'s inverse; :class:`~ovearth_core.cache.Rejected` when the entry
-    does not hold every metric's sums in the shape of its categories."""
+    lacks the task, summary or coverage, or does not hold every metric's sums in the shape
+    of its categories."""
     categories = value.pop("categories", None)
     if not isinstance(categories, list):
         raise Rejected("a leaderboard entry without its categories")
+    if not (isinstance(value.get("task"), str) and isinstance(value.get("summary"), dict)
+            and isinstance(value.get("coverage"), dict)):
+        raise Rejected("a leaderboard entry without its task, summary or coverage")
     sums = {}
     for name, spec in METRICS.items():
         array = arrays.get(f"sums.{name}")
