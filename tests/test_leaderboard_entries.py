@@ -407,3 +407,26 @@ def test_each_submission_is_hashed_once_per_run(folder: Path, tmp_path: Path,
     assert _bits(warm) == _bits(cold)
     files = sorted(p.name for p in (folder / "predictions").glob("*.json"))
     assert sorted(hashed) == files
+
+
+def test_a_report_of_full_results_sums_each_row_once_per_metric(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Full results (the sequential leaderboard, the app's sidebar result) are summed once
+    for every metric, not once per metric for every metric."""
+    from dataclasses import replace
+
+    names, results = lb.evaluate_folder(folder, "vocabulary", MODS)
+    calls: dict[str, int] = {}
+
+    def counted(name: str, pieces: Any) -> Any:
+        def inner(row: dict[str, Any]) -> Any:
+            calls[name] = calls.get(name, 0) + 1
+            return pieces(row)
+        return inner
+
+    metrics = {n: replace(m, pieces=counted(n, m.pieces)) for n, m in lb.METRICS.items()}
+    monkeypatch.setattr(lb, "METRICS", metrics)
+    report = lb.leaderboard_report(names, results, **STABILITY)
+    assert set(report["stability"]) == set(calls)
+    rows = sum(len(r["per_sample"]) for r in results)
+    assert calls == dict.fromkeys(calls, rows)

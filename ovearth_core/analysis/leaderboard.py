@@ -137,8 +137,10 @@ BOARD_KEYS = ("task", "config", "summary", "coverage", "warnings")
 SUMS = "category_sums"
 
 
-def category_sums(result: dict[str, Any]) -> CategorySums:
-    """The :class:`CategorySums` of an evaluator result (or the ones a board entry holds)."""
+def category_sums(result: dict[str, Any], metrics: Sequence[str] | None = None,
+                  ) -> CategorySums:
+    """The :class:`CategorySums` of an evaluator result, of ``metrics`` (default: every
+    ranked metric), or the ones a board entry holds."""
     if SUMS in result:
         return result[SUMS]
     rows = result["per_sample"]
@@ -146,7 +148,8 @@ def category_sums(result: dict[str, Any]) -> CategorySums:
     index = {c: i for i, c in enumerate(categories)}
     where = [index[r["category"]] for r in rows]
     sums = {}
-    for name, spec in METRICS.items():
+    for name in metrics or METRICS:
+        spec = METRICS[name]
         cats, comps = [], []
         for i, r in zip(where, rows, strict=True):
             comp = spec.pieces(r)
@@ -218,7 +221,7 @@ def category_stats(results: Sequence[dict[str, Any]], metric: str,
     ``results`` are evaluator outputs (or their :func:`board_entry`) of the same task and
     ground truth; a category a model has no row of is zeros.
     """
-    parts = [category_sums(res) for res in results]
+    parts = [category_sums(res, (metric,)) for res in results]
     categories = sorted(set().union(*(p.categories for p in parts)))
     index = {c: i for i, c in enumerate(categories)}
     out = np.zeros((len(results), len(categories), METRICS[metric].size))
@@ -803,10 +806,12 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     if average_precision is not None:
         add_ap_ranking(out, results, average_precision)
     metrics = list(stability_metrics or available_metrics(results[0]))
+    # Each full result's rows summed once for every metric (a board entry holds its sums).
+    summed = [r if SUMS in r else {**r, SUMS: category_sums(r, metrics)} for r in results]
     out["stability"] = {}
     for metric in metrics:
         # Models that do not submit the metric's modality are left out of its correlations.
-        kept = [r for r in results if submits(r, metric)]
+        kept = [r for r in summed if submits(r, metric)]
         if len(kept) < 2:
             continue
         _, stats = category_stats(kept, metric)
