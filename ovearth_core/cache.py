@@ -179,15 +179,20 @@ def source_files() -> list[Path]:
     return sorted(Path(__file__).resolve().parent.glob("*.py"))
 
 
+def files_digest(paths: Sequence[Path]) -> str:
+    """SHA-256 over source files, in the order given (name and bytes of each)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.name.encode() + b"\x00")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
     """SHA-256 over the evaluator's source files (name and bytes of each): any edit of the
     evaluator changes every key."""
-    h = hashlib.sha256()
-    for path in source_files():
-        h.update(path.name.encode() + b"\x00")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+    return files_digest(source_files())
 
 
 @functools.lru_cache(maxsize=1)
@@ -217,13 +222,16 @@ def make_key(kind: str, parts: dict[str, Any], code: str | None = None,
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def key(kind: str, gt_sha256: str, pred_sha256: str, options: Options) -> str:
+def key(kind: str, gt_sha256: str, pred_sha256: str, options: Options,
+        **parts: str) -> str:
     """The key of ``kind`` (e.g. ``"evaluate_samples"``) computed from a ground truth and a
     submission (file SHA-256s) under ``options``: every field of :class:`Options` is in it
     (:meth:`Options.key_parts`), so no call site can leave one out. ``modalities`` as
-    requested (``auto`` stays ``auto``: the file digests decide what it resolves to)."""
+    requested (``auto`` stays ``auto``: the file digests decide what it resolves to).
+    ``parts``: more of what the value depends on, such as the digest of the analysis
+    code that derived it from the evaluator's result (:func:`files_digest`)."""
     return make_key(kind, {"gt_sha256": gt_sha256, "pred_sha256": pred_sha256,
-                           **options.key_parts()})
+                           **options.key_parts(), **parts})
 
 
 def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: object,
@@ -304,6 +312,11 @@ class ResultCache:
             except OSError:
                 pass
         return blob
+
+    def reject(self, key: str, reason: str) -> None:
+        """The entry of ``key`` decoded but is not what its reader expects (a damaged
+        layout): removed and reported like any damaged entry (:attr:`rejected`)."""
+        self._reject(self.path(key), reason)
 
     def _reject(self, path: Path, reason: str) -> None:
         self.rejected.append((path, reason))

@@ -332,7 +332,7 @@ def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path:
     warm_lines = [ln for ln in warm.stderr.splitlines() if "] model_" in ln]
     assert len(warm_lines) == 4 and all(ln.endswith("(cached)") for ln in warm_lines)
     assert "result cache off" in off.stderr
-    assert len(ResultCache(cache_dir).entries()) == 4
+    assert len(ResultCache(cache_dir).entries()) == 9  # 4 results, 4 board entries, counts
 
 
 _PARENT: list[int] = []

@@ -17,6 +17,11 @@ Many submissions (the paper ranks 49): :func:`evaluate_submissions` evaluates th
 worker processes (one per core), loading what the on-disk result cache
 (:mod:`ovearth_core.cache`) already holds and storing the rest, and reports progress as each
 one finishes; the results equal one in-process evaluation after the other (tested).
+What the ranking and the stability analysis use of each result, its *board entry*
+(:func:`board_entry`: summary, coverage, and the per-category sums of every ranked metric),
+is cached beside the result and is what a worker sends back: a warm run loads a few KB per
+submission, parses no ground truth and sums no per-query rows, and its report is the same
+to the bit.
 
 Ranking conventions: higher is better; ties in the top-k keep model order; a metric that is
 undefined for a model (``None`` in the evaluator, e.g. MCC with an empty margin) ranks last.
@@ -26,6 +31,7 @@ undefined (``nan``) when either ranking is constant.
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import multiprocessing
 import multiprocessing.context
@@ -50,6 +56,8 @@ from ..cache import (
     decode,
     encode,
     file_digest,
+    files_digest,
+    make_key,
     read_hashed,
 )
 from ..cache import key as cache_key
@@ -110,25 +118,116 @@ def available_metrics(result: dict[str, Any]) -> list[str]:
     return [m.name for m in additive.metrics_of(result, list(METRICS))]
 
 
+@dataclass(frozen=True)
+class CategorySums:
+    """One submission's per-category summed pieces of every ranked metric.
+
+    ``categories``: sorted, every category of a ``per_sample`` row (counted or not);
+    ``sums[metric]``: ``(len(categories), size)`` float64, the metric's pieces
+    (:mod:`.additive`) summed per category in row order (zeros where none counts).
+    """
+
+    categories: tuple[str, ...]
+    sums: dict[str, FloatArray]
+
+
+# What the leaderboard keeps of an evaluator result (a *board entry*, :func:`board_entry`):
+# everything but its per-query and per-category rows, and the per-category sums.
+BOARD_KEYS = ("task", "config", "summary", "coverage", "warnings")
+SUMS = "category_sums"
+
+
+def category_sums(result: dict[str, Any], metrics: Sequence[str] | None = None,
+                  ) -> CategorySums:
+    """The :class:`CategorySums` of an evaluator result, of ``metrics`` (default: every
+    ranked metric), or the ones a board entry holds."""
+    if SUMS in result:
+        return result[SUMS]
+    rows = result["per_sample"]
+    categories = sorted({r["category"] for r in rows})
+    index = {c: i for i, c in enumerate(categories)}
+    where = [index[r["category"]] for r in rows]
+    sums = {}
+    for name in metrics or METRICS:
+        spec = METRICS[name]
+        cats, comps = [], []
+        for i, r in zip(where, rows, strict=True):
+            comp = spec.pieces(r)
+            if comp is not None:
+                cats.append(i)
+                comps.append(comp)
+        out = np.zeros((len(categories), spec.size))
+        if comps:
+            np.add.at(out, np.array(cats), np.array(comps, dtype=np.float64))
+        sums[name] = out
+    return CategorySums(tuple(categories), sums)
+
+
+def board_entry(result: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`leaderboard_report` uses of an evaluator result: its :data:`BOARD_KEYS`
+    and, under :data:`SUMS`, its :func:`category_sums` (a board entry is its own)."""
+    if SUMS in result:
+        return result
+    return {**{k: result[k] for k in BOARD_KEYS if k in result}, SUMS: category_sums(result)}
+
+
+@functools.lru_cache(maxsize=1)
+def _board_code() -> str:
+    """Digest of the analysis code that derives a board entry from a result (a key part:
+    the evaluator's own code is in every key already)."""
+    return files_digest([Path(additive.__file__), Path(__file__)])
+
+
+def board_key(gt_sha256: str, pred_sha256: str, options: Options) -> str:
+    """The result cache key of a :func:`board_entry` (of the evaluator result under the
+    same digests and ``options``, and of the analysis code that derived it)."""
+    return cache_key("leaderboard_entry", gt_sha256, pred_sha256, options,
+                     analysis_code=_board_code())
+
+
+def pack_board(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, FloatArray]]:
+    """A board entry as a cache entry's ``(value, arrays)`` (:func:`~ovearth_core.cache.encode`)."""
+    sums = entry[SUMS]
+    value = {**{k: entry[k] for k in BOARD_KEYS if k in entry},
+             "categories": list(sums.categories)}
+    return value, {f"sums.{name}": array for name, array in sums.sums.items()}
+
+
+def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[str, Any]:
+    """:func:`pack_board`'s inverse; :class:`~ovearth_core.cache.Rejected` when the entry
+    lacks the task, summary or coverage, or does not hold every metric's sums in the shape
+    of its categories."""
+    categories = value.pop("categories", None)
+    if not isinstance(categories, list):
+        raise Rejected("a leaderboard entry without its categories")
+    if not (isinstance(value.get("task"), str) and isinstance(value.get("summary"), dict)
+            and isinstance(value.get("coverage"), dict)):
+        raise Rejected("a leaderboard entry without its task, summary or coverage")
+    sums = {}
+    for name, spec in METRICS.items():
+        array = arrays.get(f"sums.{name}")
+        if (array is None or array.dtype != np.float64
+                or array.shape != (len(categories), spec.size)):
+            raise Rejected(f"a leaderboard entry whose {name} sums are missing or of "
+                           f"another shape")
+        sums[name] = array
+    return {**value, SUMS: CategorySums(tuple(categories), sums)}
+
+
 def category_stats(results: Sequence[dict[str, Any]], metric: str,
                    ) -> tuple[list[str], FloatArray]:
     """Per-model per-category summed components: ``(categories, array (M, C, K))``.
 
-    ``results`` are evaluator outputs of the same task and ground truth.
+    ``results`` are evaluator outputs (or their :func:`board_entry`) of the same task and
+    ground truth; a category a model has no row of is zeros.
     """
-    spec = METRICS[metric]
-    categories = sorted({r["category"] for res in results for r in res["per_sample"]})
+    parts = [category_sums(res, (metric,)) for res in results]
+    categories = sorted(set().union(*(p.categories for p in parts)))
     index = {c: i for i, c in enumerate(categories)}
-    out = np.zeros((len(results), len(categories), spec.size))
-    for m, res in enumerate(results):
-        cats, rows = [], []
-        for r in res["per_sample"]:
-            comp = spec.pieces(r)
-            if comp is not None:
-                cats.append(index[r["category"]])
-                rows.append(comp)
-        if rows:
-            np.add.at(out[m], np.array(cats), np.array(rows, dtype=np.float64))
+    out = np.zeros((len(results), len(categories), METRICS[metric].size))
+    for m, part in enumerate(parts):
+        if part.categories:
+            out[m, [index[c] for c in part.categories]] = part.sums[metric]
     return categories, out
 
 
@@ -141,14 +240,34 @@ def _rank_ready(values: FloatArray) -> FloatArray:
     return np.where(np.isnan(values), -np.inf, values)
 
 
+def average_ranks(values: FloatArray) -> FloatArray:
+    """Ranks ``1..n`` along the last axis, ties sharing their mean rank (what
+    ``scipy.stats.rankdata`` calls ``"average"``; here without importing scipy.stats, which
+    took 0.5-1 s of every leaderboard command). No NaN: rank :func:`_rank_ready` values.
+
+    >>> average_ranks(np.array([0.5, 0.1, 0.5, 0.9])).tolist()
+    [2.5, 1.0, 2.5, 4.0]
+    """
+    n = values.shape[-1]
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    starts = np.ones(values.shape, dtype=bool)  # the first of each run of equal values
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends = np.ones(values.shape, dtype=bool)  # the last of each run
+    ends[..., :-1] = starts[..., 1:]
+    position = np.broadcast_to(np.arange(n), values.shape)
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n - 1), -1),
+                                         axis=-1), -1)
+    out = np.empty(values.shape, dtype=np.float64)
+    np.put_along_axis(out, order, (first + last) / 2 + 1, axis=-1)
+    return out
+
+
 def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
     """Spearman's rho of ``reference`` ``(M,)`` with each row of ``values`` ``(S, M)``."""
-    # Imported here: scipy.stats takes ~0.5-1 s to import, which every worker process
-    # (a forkserver preloads this module) and the evaluation commands would pay for nothing.
-    from scipy.stats import rankdata
-
-    ra = rankdata(_rank_ready(reference))
-    rb = rankdata(_rank_ready(np.atleast_2d(values)), axis=1)
+    ra = average_ranks(_rank_ready(reference))
+    rb = average_ranks(_rank_ready(np.atleast_2d(values)))
     da = ra - ra.mean()
     db = rb - rb.mean(axis=1, keepdims=True)
     den = np.sqrt((da ** 2).sum() * (db ** 2).sum(axis=1))
@@ -297,8 +416,9 @@ def worker_count() -> int:
 
 @dataclass
 class Outcome:
-    """One submission's evaluation: its result (or the problems that stopped it) and
-    whether the result came from the on-disk cache."""
+    """One submission's evaluation: its result (a :func:`board_entry` when the leaderboard
+    asked for one; ``None`` with the problems that stopped it) and whether the result came
+    from the on-disk cache."""
 
     name: str
     path: Path
@@ -347,20 +467,32 @@ def _worker_gt(gt_path: str, gt_sha: str) -> Any:
     return _WORKER_GT[(gt_path, gt_sha)]
 
 
+@dataclass(frozen=True)
+class _Encoded:
+    """A worker's result as the bytes of its cache entry (sent back instead of the value:
+    pickling bytes costs nothing), a board entry when ``board``."""
+
+    key: str
+    blob: bytes
+    board: bool
+
+
 def _evaluate_job(job: tuple[Any, ...]
                   ) -> tuple[int, Any, list[Problem], bool, int, str]:
-    """One submission in a worker process: with a cache, its result encoded once
-    (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as those
-    bytes; without, the result itself."""
+    """One submission in a worker process: with a cache, its result (or board entry)
+    encoded once (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as
+    those bytes; without, the value itself."""
     return _run_job(job, encoded=True)
 
 
 def _run_job(job: tuple[Any, ...], encoded: bool
              ) -> tuple[int, Any, list[Problem], bool, int, str]:
-    """One submission: the result (or its entry's bytes, see :func:`_evaluate_job`) or the
-    problems that stopped it, and the SHA-256 of the bytes evaluated. The prediction file
-    is read once: the cache key is of the bytes parsed, never of an earlier read."""
-    index, gt_path, gt_sha, pred_path, options, cache_spec = job
+    """One submission: the result, or with ``board`` (the job's last field) its
+    :func:`board_entry` (or, ``encoded``, an :class:`_Encoded`), or the problems that
+    stopped it, and the SHA-256 of the bytes evaluated. The prediction file is read once:
+    the cache keys are of the bytes parsed, never of an earlier read. With a cache, the
+    result is stored too (the report and the app use it), and the board entry beside it."""
+    index, gt_path, gt_sha, pred_path, options, cache_spec, board = job
     try:
         with gc_paused():
             ground_truth = _worker_gt(gt_path, gt_sha)
@@ -375,18 +507,53 @@ def _run_job(job: tuple[Any, ...], encoded: bool
             del samples
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total, ""
+    value = board_entry(result) if board else result
     if cache_spec is not None:
-        entry = cache_key("evaluate_samples", gt_sha, pred_sha, options)
         store = ResultCache(*cache_spec)
+        stored = _store(store, cache_key("evaluate_samples", gt_sha, pred_sha, options),
+                        result, {})
+        if board:
+            stored = _store(store, board_key(gt_sha, pred_sha, options), *pack_board(value),
+                            board=True)
+        if encoded and stored is not None:
+            return index, stored, [], False, 0, pred_sha
+    return index, value, [], False, 0, pred_sha
+
+
+def _store(store: ResultCache, key: str, value: Any, arrays: dict[str, Any],
+           board: bool = False) -> _Encoded | None:
+    """``value`` stored under ``key``; its entry's bytes (``None``: it cannot be stored
+    and ``put`` said why)."""
+    try:
+        blob = encode(key, value, arrays)
+    except ValueError:
+        store.put(key, value, arrays)  # says why it is not stored
+        return None
+    store.put_blob(key, blob)
+    return _Encoded(key, blob, board)
+
+
+def _cached(store: ResultCache, gt_sha: str, pred_sha: str, options: Options,
+            board: bool) -> Any:
+    """The cached result (``board``: board entry) of these digests, or :data:`MISS`. A
+    board entry not stored yet is derived from a stored result, and stored; one that
+    decodes to anything but a board entry is reported and removed (a miss)."""
+    full = cache_key("evaluate_samples", gt_sha, pred_sha, options)
+    if not board:
+        return store.get(full)
+    entry = board_key(gt_sha, pred_sha, options)
+    found = store.get_arrays(entry)
+    if found is not MISS:
         try:
-            blob = encode(entry, result)
-        except ValueError:
-            store.put(entry, result)  # says why it is not stored
-            return index, result, [], False, 0, pred_sha
-        store.put_blob(entry, blob)
-        if encoded:
-            return index, (entry, blob), [], False, 0, pred_sha
-    return index, result, [], False, 0, pred_sha
+            return unpack_board(*found)
+        except Rejected as why:
+            store.reject(entry, str(why))
+    result = store.get(full)
+    if result is MISS:
+        return MISS
+    value = board_entry(result)
+    store.put(entry, *pack_board(value))
+    return value
 
 
 # Imported by a forkserver before it forks any worker, so that workers start warm (the
@@ -438,7 +605,9 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          iou_threshold: float = 0.5, score_threshold: float | None = None,
                          bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
                          workers: int | None = None, progress: Progress | None = None,
-                         gt_sha256: str | None = None) -> list[Outcome]:
+                         gt_sha256: str | None = None, board: bool = False,
+                         ground_truth: Any = None,
+                         digests: dict[Path, str] | None = None) -> list[Outcome]:
     """Evaluate every submission on one task, in parallel processes (``workers``; default
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
@@ -447,32 +616,45 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
     ``progress(done, total, outcome)`` is called in this thread as each one finishes.
     Returns the outcomes in the order of ``preds``; invalid files come back with their
-    problems, never raised.
+    problems, never raised. ``board``: each outcome's result is the :func:`board_entry`
+    the leaderboard uses (cached as such beside the result: a warm run loads neither
+    the per-query rows nor sums them again). ``ground_truth``: parsed from the very bytes
+    of ``gt_sha256`` (the caller vouches), used instead of parsing them again.
+    ``digests``: the SHA-256 of submissions hashed earlier in the same run, used for their
+    cache lookups (the numbers found are of the bytes hashed then); a job that evaluates
+    reads and hashes the file it parses, as always.
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format),
-                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256)
+                         cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256,
+                         board=board, ground_truth=ground_truth, digests=digests)
 
 
 def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Options, *,
                   cache: ResultCache | None = None, workers: int | None = None,
                   progress: Progress | None = None,
-                  gt_sha256: str | None = None) -> list[Outcome]:
+                  gt_sha256: str | None = None, board: bool = False,
+                  ground_truth: Any = None,
+                  digests: dict[Path, str] | None = None) -> list[Outcome]:
     """:func:`evaluate_submissions` under one :class:`~ovearth_core.options.Options`
     value (its evaluator's options: the AP's do not change a result or its cache entry)."""
     # Paused throughout: loading cached results and unpickling the workers' results make
     # ~10^5 containers each, and every collection would walk all of them again.
     try:
+        if ground_truth is not None and gt_sha256:
+            _WORKER_GT.clear()
+            _WORKER_GT[(str(gt_path), gt_sha256)] = ground_truth
         with gc_paused():
             return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
-                                         progress, gt_sha256)
+                                         progress, gt_sha256, board, digests or {})
     finally:
         _WORKER_GT.clear()
 
 
 def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], options: Options,
                           cache: ResultCache | None, workers: int | None,
-                          progress: Progress | None, gt_sha256: str | None) -> list[Outcome]:
+                          progress: Progress | None, gt_sha256: str | None,
+                          board: bool, digests: dict[Path, str]) -> list[Outcome]:
     gt_path = Path(gt_path)
     paths = [Path(p) for p in preds]
     total = len(paths)
@@ -482,9 +664,10 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     def finish(index: int, result: Any, problems: list[Problem], cached: bool,
                num_problems: int = 0, sha256: str = "") -> Outcome:
         nonlocal done
-        if isinstance(result, tuple):  # a worker's entry: (key, bytes)
+        if isinstance(result, _Encoded):  # a worker's entry
             try:
-                result = decode(result[1], result[0])[0]
+                value, arrays = decode(result.blob, result.key)
+                result = unpack_board(value, arrays) if result.board else value
             except Rejected as why:  # cannot happen short of a bug: say so, never guess
                 raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
         outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
@@ -508,15 +691,15 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     for i, path in enumerate(paths):
         if cache is not None:
             try:
-                pred_sha = file_digest(path)
+                pred_sha = digests.get(path) or file_digest(path)
             except OSError:
                 pred_sha = ""  # the job reports why it cannot be read
-            value = MISS if not pred_sha else cache.get(cache_key(
-                "evaluate_samples", gt_sha, pred_sha, options))
+            value = MISS if not pred_sha else _cached(cache, gt_sha, pred_sha, options,
+                                                      board)
             if value is not MISS:  # the numbers of the bytes just hashed
                 finish(i, value, [], True, sha256=pred_sha)
                 continue
-        pending.append((i, str(gt_path), gt_sha, str(path), options, spec))
+        pending.append((i, str(gt_path), gt_sha, str(path), options, spec, board))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
@@ -567,6 +750,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                     iou_threshold: float = 0.5, pred_dir: str | Path | None = None,
                     roots: Sequence[Path] | None = None, *, cache: ResultCache | None = None,
                     workers: int | None = 1, progress: Progress | None = None,
+                    board: bool = False, gt_sha256: str | None = None,
+                    ground_truth: Any = None, digests: dict[Path, str] | None = None,
                     ) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
     :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
@@ -574,14 +759,16 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
 
     ``workers=1`` (default) evaluates in this process, one file after the other (ground
     truth parsed once); more (``None``: one per core for large batches) uses
-    :func:`evaluate_submissions`.
+    :func:`evaluate_submissions` (``board``: results as board entries; ``gt_sha256`` and
+    ``ground_truth``, parsed from the bytes of that digest; ``digests``: see there).
     The first invalid file (by name) raises its :class:`OVEarthInputError`.
     """
     gt_path, preds = folder_files(folder, pred_dir, roots)
     if workers == 1 and cache is None:
         names, results = [], []
         with gc_paused():
-            gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+            gt = ground_truth if ground_truth is not None else parse_ground_truth(
+                read_json(gt_path, "ground-truth"), str(gt_path))
             for path in preds:
                 samples = load_samples(gt_path, path, task, modalities=modalities,
                                        ground_truth=gt)
@@ -591,7 +778,9 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                 results.append(evaluate_samples(samples, iou_threshold))
         return names, results
     outcomes = evaluate_submissions(gt_path, preds, task, modalities, iou_threshold,
-                                    cache=cache, workers=workers, progress=progress)
+                                    cache=cache, workers=workers, progress=progress,
+                                    board=board, gt_sha256=gt_sha256,
+                                    ground_truth=ground_truth, digests=digests)
     for outcome in outcomes:
         if outcome.problems:
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
@@ -617,10 +806,12 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     if average_precision is not None:
         add_ap_ranking(out, results, average_precision)
     metrics = list(stability_metrics or available_metrics(results[0]))
+    # Each full result's rows summed once for every metric (a board entry holds its sums).
+    summed = [r if SUMS in r else {**r, SUMS: category_sums(r, metrics)} for r in results]
     out["stability"] = {}
     for metric in metrics:
         # Models that do not submit the metric's modality are left out of its correlations.
-        kept = [r for r in results if submits(r, metric)]
+        kept = [r for r in summed if submits(r, metric)]
         if len(kept) < 2:
             continue
         _, stats = category_stats(kept, metric)
@@ -647,7 +838,10 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     box). A task without queries in the ground truth is not evaluated: its report is empty
     and ``note`` is told."""
     out: dict[str, Any] = {}
-    counts = query_counts(folder)
+    gt_path, preds = folder_files(folder)
+    gt_sha, counts, gt = _ground_truth(gt_path, cache)
+    # Each submission hashed once for the lookups of every task (one snapshot per run).
+    digests: dict[Path, str] = {}
     for task in tasks:
         if not counts.get(task):
             why = "the ground truth has no queries for this task"
@@ -655,8 +849,11 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             if note is not None:
                 note(f"{task}: skipped, {why}")
             continue
+        if cache is not None and not digests:
+            digests = _digests(preds)
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
-                                         workers=workers,
+                                         workers=workers, board=True, gt_sha256=gt_sha,
+                                         ground_truth=gt, digests=digests,
                                          progress=progress(task) if progress else None)
         reports = None
         if average_precision is not None:
@@ -664,7 +861,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             by_name = {p.stem: p for p in preds}
             reports = []
             with gc_paused():
-                gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+                if gt is None:
+                    gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
                 for name in names:
                     samples = load_samples(gt_path, by_name[name], task, modalities=modalities,
                                            ground_truth=gt)
@@ -673,6 +871,40 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
+
+
+def _digests(paths: Sequence[Path]) -> dict[Path, str]:
+    """The SHA-256 of every readable file (an unreadable one is left to its job)."""
+    out = {}
+    for path in paths:
+        try:
+            out[path] = file_digest(path)
+        except OSError:
+            continue
+    return out
+
+
+def _ground_truth(gt_path: Path, cache: ResultCache | None) -> tuple[str, dict[str, int], Any]:
+    """One read of a folder's ground truth: ``(its SHA-256, the number of queries of each
+    task, the ground truth parsed from those bytes)``. With a cache, the counts of a ground
+    truth seen before are stored data, and nothing is parsed (``None``): a warm leaderboard
+    needs no more of it."""
+    data, sha = read_hashed(gt_path, "ground-truth")
+    entry = make_key("query_counts", {"gt_sha256": sha})
+    if cache is not None:
+        counts = cache.get(entry)
+        if (type(counts) is dict and list(counts) == list(TASK_KEYS)
+                and all(type(n) is int and n >= 0 for n in counts.values())):
+            return sha, counts, None
+        if counts is not MISS:
+            cache.reject(entry, "not the query counts of a ground truth")
+    with gc_paused():
+        gt = parse_ground_truth(parse_json(data, str(gt_path)), str(gt_path))
+    del data
+    counts = {cli: len(gt.tasks.get(key, ())) for cli, key in TASK_KEYS.items()}
+    if cache is not None:
+        cache.put(entry, counts)
+    return sha, counts, gt
 
 
 def query_counts(folder: str | Path) -> dict[str, int]:

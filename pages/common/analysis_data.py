@@ -267,7 +267,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         progress(offset, total, shared_name or "", False)
     outcomes = evaluate_with(
         gt[0], [p[0] for p in todo], options.evaluator(), cache=store, workers=None,
-        gt_sha256=data.digest(gt) if store is not None else None,
+        gt_sha256=data.digest(gt) if store is not None else None, board=True,
         progress=None if progress is None else
         lambda done, _total, o: progress(offset + done, total, o.name, o.cached))
     for pred, outcome in zip(todo, outcomes, strict=True):
