@@ -9,9 +9,10 @@ median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages)
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
 - "Next ▶" in the explorer until the next query's plot is drawn and the script is idle,
-  with the websocket bytes received per click. The trivial rerun and every app's "Next"
-  are clicked in turn (one of each per round, all servers up at once), so load from other
-  work on the machine falls on all of them alike;
+  with the websocket bytes received per click and the page's main-thread time per click
+  (Chromium's ``TaskDuration`` and ``ScriptDuration`` counters, CDP). The trivial rerun
+  and every app's "Next" are clicked in turn (one of each per round, all servers up at
+  once), so load from other work on the machine falls on all of them alike;
 - Overview: a new session until its metric cards are drawn;
 - explorer: a new session until its viewer's plot is drawn;
 - Gallery: a new session until 48 tile images are loaded;
@@ -118,6 +119,10 @@ class _Stepper:
         self.explorer, self.n, self.times = explorer, 1, []
         self.received: list[int] = []  # bytes received per click (websocket and media)
         self.landed: list[str] = []  # the query id each click landed on (static view)
+        # Chromium's own counters per click (CDP Performance.getMetrics): the page's
+        # main-thread task time and, of it, JavaScript, in seconds.
+        self.main_thread: list[float] = []
+        self.script: list[float] = []
         self._bytes = 0
         if frames:
             self.page.on("websocket", lambda ws: ws.on(
@@ -125,6 +130,8 @@ class _Stepper:
             # Pictures come over HTTP from the media endpoint, not the websocket.
             self.page.on("response", lambda r: self._count(
                 int(r.headers.get("content-length", 0)) if "/media/" in r.url else 0))
+        self._cdp = self.page.context.new_cdp_session(self.page)
+        self._cdp.send("Performance.enable")
         self.page.goto(url)
         self.page.get_by_text("Query 1 of" if explorer else "runs 1").wait_for(timeout=MS)
         _idle(self.page)
@@ -134,9 +141,14 @@ class _Stepper:
     def _count(self, n: int) -> None:
         self._bytes += n
 
+    def _metrics(self) -> dict[str, float]:
+        return {m["name"]: m["value"]
+                for m in self._cdp.send("Performance.getMetrics")["metrics"]}
+
     def step(self) -> None:
         p, self.n = self.page, self.n + 1
         self._bytes = 0
+        before = self._metrics()
         start = time.perf_counter()
         if self.explorer:
             p.get_by_role("button", name="Next ▶").click()
@@ -151,6 +163,9 @@ class _Stepper:
             _idle(p)
         self.times.append(time.perf_counter() - start)
         self.received.append(self._bytes)
+        after = self._metrics()
+        self.main_thread.append(after["TaskDuration"] - before["TaskDuration"])
+        self.script.append(after["ScriptDuration"] - before["ScriptDuration"])
 
 
 def interleaved(steppers: dict[str, _Stepper], repeats: int) -> None:
@@ -283,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                                                 True, frames=True) for name in apps})
                 interleaved(steppers, args.repeats)
                 base["rerun"] = statistics.median(steppers["trivial"].times)
+                threads = {name: (statistics.median(st.main_thread), statistics.median(st.script))
+                           for name, st in steppers.items()}
                 results = {}
                 galleries = {} if not args.dense or args.next_only else _gallery_rounds(
                     browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
@@ -311,8 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
     print(f"trivial Streamlit app: {paint}rerun {base['rerun']:.3f} s (reruns interleaved "
           "with every app's Next)")
+    task, script = threads["trivial"]
+    print(f"  its main thread per rerun (CDP TaskDuration): {task * 1000:.0f} ms, of it "
+          f"JavaScript {script * 1000:.0f} ms")
     for name, figures in results.items():
         print(f"\n{name}")
+        task_n, script_n = threads[name]
+        print(f"  main thread per Next (CDP TaskDuration) {task_n * 1000:7.0f} ms "
+              f"({task_n / task:5.2f} x the trivial rerun's), of it JavaScript "
+              f"{script_n * 1000:.0f} ms ({script_n / script:5.2f} x)")
         for label, seconds in figures.items():
             nxt = label.startswith("Next ▶")
             ref = base["rerun"] if nxt else base.get("first paint", math.nan)
