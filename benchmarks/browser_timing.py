@@ -8,7 +8,9 @@
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
-- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle,
+- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle
+  (and, separately, until the card names the next query with its pictures loaded, which
+  comes before the rerun ends),
   with the websocket bytes received per click and the page's main-thread time per click
   (Chromium's ``TaskDuration`` and ``ScriptDuration`` counters, CDP). The trivial rerun
   and every app's "Next" are clicked in turn (one of each per round, all servers up at
@@ -67,6 +69,12 @@ PLOT = ("() => { const m = document.querySelector('[data-testid=stMain]'); "
         "if (m.querySelector('.js-plotly-plot')?._fullLayout) return true; "
         "const i = [...m.querySelectorAll('img')]; "
         "return i.length >= 2 && i.every(x => x.complete && x.naturalWidth > 0); }")
+# The click's switch is drawn: the card names another query than before the click and its
+# pictures are loaded (the rerun may still be running).
+SWITCHED = ("prev => { const c = document.querySelector('[data-testid=stMain] .ov-card h3 code');"
+            " if (!c || c.innerText === prev) return false; "
+            "return [...document.querySelectorAll('[data-testid=stMain] .ov-card img')]"
+            ".every(x => x.complete && x.naturalWidth > 0); }")
 TILES = ("() => { const i = [...document.querySelectorAll('[data-testid=stMain] "
          "[data-testid=stImage] img')]; return i.length >= 48 && i.every(x => x.complete && "
          "x.naturalWidth > 0); }")
@@ -121,6 +129,7 @@ class _Stepper:
         self.landed: list[str] = []  # the query id each click landed on (static view)
         # Chromium's own counters per click (CDP Performance.getMetrics): the page's
         # main-thread task time and, of it, JavaScript, in seconds.
+        self.drawn: list[float] = []  # click to the next query's card drawn (explorer)
         self.main_thread: list[float] = []
         self.script: list[float] = []
         self._bytes = 0
@@ -151,7 +160,13 @@ class _Stepper:
         before = self._metrics()
         start = time.perf_counter()
         if self.explorer:
+            card = p.locator(".ov-card h3 code")
+            shown = card.first.inner_text() if card.count() else ""
+            start = time.perf_counter()
             p.get_by_role("button", name="Next ▶").click()
+            if shown:  # the static view (an app before it had no card)
+                p.wait_for_function(SWITCHED, arg=shown, timeout=MS)
+                self.drawn.append(time.perf_counter() - start)
             p.get_by_text(f"Query {self.n} of").wait_for(timeout=MS)
             _idle(p)
             p.wait_for_function(PLOT, timeout=MS)
@@ -306,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
                               for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
                 for name, app_dir in apps.items():
                     figures = {"Next ▶": statistics.median(steppers[name].times)}
+                    if steppers[name].drawn:
+                        figures["Next ▶, the card drawn"] = statistics.median(
+                            steppers[name].drawn)
                     sent[name] = statistics.median(steppers[name].received)
                     if args.dense:
                         figures.update(_split_next(steppers[name]))
