@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import logging
 import os
 import pstats
@@ -200,8 +201,9 @@ def _query(at: AppTest) -> str:
 
 
 def _drawn_query(at: AppTest, query_id: str) -> bool:
-    """The viewer shows ``query_id``: its HTML block (the static view) or its overlay."""
-    cards = [h.proto.body for h in at.get("html")]
+    """The viewer shows ``query_id``: its card (the static view) or its overlay."""
+    cards = [json.loads(e.proto.json)["html"] for e in at.get("bidi_component")
+             if e.proto.component_name == "ovearth_viewer_card"]
     return any(f"<h3><code>{query_id}</code></h3>" in c for c in cards) or \
         f'"uirevision":"{query_id}:' in _overlay_spec(at).replace(" ", "")
 

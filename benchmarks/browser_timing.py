@@ -8,10 +8,13 @@
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
-- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle,
-  with the websocket bytes received per click. The trivial rerun and every app's "Next"
-  are clicked in turn (one of each per round, all servers up at once), so load from other
-  work on the machine falls on all of them alike;
+- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle
+  (and, separately, until the card names the next query with its pictures loaded, which
+  comes before the rerun ends),
+  with the websocket bytes received per click and the page's main-thread time per click
+  (Chromium's ``TaskDuration`` and ``ScriptDuration`` counters, CDP). The trivial rerun
+  and every app's "Next" are clicked in turn (one of each per round, all servers up at
+  once), so load from other work on the machine falls on all of them alike;
 - Overview: a new session until its metric cards are drawn;
 - explorer: a new session until its viewer's plot is drawn;
 - Gallery: a new session until 48 tile images are loaded;
@@ -66,6 +69,12 @@ PLOT = ("() => { const m = document.querySelector('[data-testid=stMain]'); "
         "if (m.querySelector('.js-plotly-plot')?._fullLayout) return true; "
         "const i = [...m.querySelectorAll('img')]; "
         "return i.length >= 2 && i.every(x => x.complete && x.naturalWidth > 0); }")
+# The click's switch is drawn: the card names another query than before the click and its
+# pictures are loaded (the rerun may still be running).
+SWITCHED = ("prev => { const c = document.querySelector('[data-testid=stMain] .ov-card h3 code');"
+            " if (!c || c.innerText === prev) return false; "
+            "return [...document.querySelectorAll('[data-testid=stMain] .ov-card img')]"
+            ".every(x => x.complete && x.naturalWidth > 0); }")
 TILES = ("() => { const i = [...document.querySelectorAll('[data-testid=stMain] "
          "[data-testid=stImage] img')]; return i.length >= 48 && i.every(x => x.complete && "
          "x.naturalWidth > 0); }")
@@ -118,6 +127,11 @@ class _Stepper:
         self.explorer, self.n, self.times = explorer, 1, []
         self.received: list[int] = []  # bytes received per click (websocket and media)
         self.landed: list[str] = []  # the query id each click landed on (static view)
+        # Chromium's own counters per click (CDP Performance.getMetrics): the page's
+        # main-thread task time and, of it, JavaScript, in seconds.
+        self.drawn: list[float] = []  # click to the next query's card drawn (explorer)
+        self.main_thread: list[float] = []
+        self.script: list[float] = []
         self._bytes = 0
         if frames:
             self.page.on("websocket", lambda ws: ws.on(
@@ -125,6 +139,8 @@ class _Stepper:
             # Pictures come over HTTP from the media endpoint, not the websocket.
             self.page.on("response", lambda r: self._count(
                 int(r.headers.get("content-length", 0)) if "/media/" in r.url else 0))
+        self._cdp = self.page.context.new_cdp_session(self.page)
+        self._cdp.send("Performance.enable")
         self.page.goto(url)
         self.page.get_by_text("Query 1 of" if explorer else "runs 1").wait_for(timeout=MS)
         _idle(self.page)
@@ -134,12 +150,23 @@ class _Stepper:
     def _count(self, n: int) -> None:
         self._bytes += n
 
+    def _metrics(self) -> dict[str, float]:
+        return {m["name"]: m["value"]
+                for m in self._cdp.send("Performance.getMetrics")["metrics"]}
+
     def step(self) -> None:
         p, self.n = self.page, self.n + 1
         self._bytes = 0
+        before = self._metrics()
         start = time.perf_counter()
         if self.explorer:
+            card = p.locator(".ov-card h3 code")
+            shown = card.first.inner_text() if card.count() else ""
+            start = time.perf_counter()
             p.get_by_role("button", name="Next ▶").click()
+            if shown:  # the static view (an app before it had no card)
+                p.wait_for_function(SWITCHED, arg=shown, timeout=MS)
+                self.drawn.append(time.perf_counter() - start)
             p.get_by_text(f"Query {self.n} of").wait_for(timeout=MS)
             _idle(p)
             p.wait_for_function(PLOT, timeout=MS)
@@ -151,6 +178,9 @@ class _Stepper:
             _idle(p)
         self.times.append(time.perf_counter() - start)
         self.received.append(self._bytes)
+        after = self._metrics()
+        self.main_thread.append(after["TaskDuration"] - before["TaskDuration"])
+        self.script.append(after["ScriptDuration"] - before["ScriptDuration"])
 
 
 def interleaved(steppers: dict[str, _Stepper], repeats: int) -> None:
@@ -283,12 +313,17 @@ def main(argv: list[str] | None = None) -> int:
                                                 True, frames=True) for name in apps})
                 interleaved(steppers, args.repeats)
                 base["rerun"] = statistics.median(steppers["trivial"].times)
+                threads = {name: (statistics.median(st.main_thread), statistics.median(st.script))
+                           for name, st in steppers.items()}
                 results = {}
                 galleries = {} if not args.dense or args.next_only else _gallery_rounds(
                     browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
                               for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
                 for name, app_dir in apps.items():
                     figures = {"Next ▶": statistics.median(steppers[name].times)}
+                    if steppers[name].drawn:
+                        figures["Next ▶, the card drawn"] = statistics.median(
+                            steppers[name].drawn)
                     sent[name] = statistics.median(steppers[name].received)
                     if args.dense:
                         figures.update(_split_next(steppers[name]))
@@ -311,8 +346,15 @@ def main(argv: list[str] | None = None) -> int:
     paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
     print(f"trivial Streamlit app: {paint}rerun {base['rerun']:.3f} s (reruns interleaved "
           "with every app's Next)")
+    task, script = threads["trivial"]
+    print(f"  its main thread per rerun (CDP TaskDuration): {task * 1000:.0f} ms, of it "
+          f"JavaScript {script * 1000:.0f} ms")
     for name, figures in results.items():
         print(f"\n{name}")
+        task_n, script_n = threads[name]
+        print(f"  main thread per Next (CDP TaskDuration) {task_n * 1000:7.0f} ms "
+              f"({task_n / task:5.2f} x the trivial rerun's), of it JavaScript "
+              f"{script_n * 1000:.0f} ms ({script_n / script:5.2f} x)")
         for label, seconds in figures.items():
             nxt = label.startswith("Next ▶")
             ref = base["rerun"] if nxt else base.get("first paint", math.nan)

@@ -199,3 +199,59 @@ def write_large_image_dataset(root: Path) -> Dataset:
     gt_path.write_text(json.dumps(gt))
     pred_path.write_text(json.dumps(pred))
     return Dataset(root, gt_path, root, pred_path, pred_path)
+
+
+def viewer_cards(at) -> list[dict]:
+    """The data of each explorer viewer card (``pages/common/viewer_card.py``) on the page
+    (none or one): ``html`` (what the card shows) and ``url`` (the query string it writes
+    to the address bar)."""
+    return [json.loads(e.proto.json) for e in at.get("bidi_component")
+            if e.proto.component_name == "ovearth_viewer_card"]
+
+
+def viewer_card(at) -> dict:
+    """The data of the explorer's viewer card (exactly one on the page)."""
+    cards = viewer_cards(at)
+    assert len(cards) == 1, f"expected one viewer card, found {len(cards)}"
+    return cards[0]
+
+
+def card_html(at) -> str:
+    """The HTML the explorer's viewer card shows (picture, notes, metrics, facts)."""
+    return viewer_card(at)["html"]
+
+
+def card_params(at) -> dict[str, str]:
+    """The URL parameters the explorer's viewer card writes to the address bar."""
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(viewer_card(at)["url"].lstrip("?"), keep_blank_values=True))
+
+
+
+def record_media(monkeypatch) -> dict[str, bytes]:
+    """The pictures the viewer card hands to Streamlit's media endpoint, by the URL the
+    endpoint gave (AppTest's media store ends with its run, so they are kept here)."""
+    from pages.common import viewer_card
+
+    served: dict[str, bytes] = {}
+    real = viewer_card.media_url
+
+    def recording(jpeg: bytes, slot: str) -> str:
+        url = real(jpeg, slot)
+        served[url] = jpeg
+        return url
+    monkeypatch.setattr(viewer_card, "media_url", recording)
+    return served
+
+
+def card_picture(at, served: dict[str, bytes], kind: str = "ov-view") -> bytes:
+    """The bytes of the card's picture of class ``kind`` (``ov-view``: the view,
+    ``ov-thumb``: the thumbnail) served at the URL its HTML names (``served``:
+    :func:`record_media`)."""
+    import re
+
+    src = re.search(rf"class='{kind}' src='([^']+)'", card_html(at)).group(1)
+    assert re.fullmatch(r"(mock/)?media/[0-9a-f]+\.jpg", src), src
+    assert src in served, f"{src} was not handed to the media endpoint"
+    return served[src]

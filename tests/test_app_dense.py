@@ -4,7 +4,6 @@ that it evaluates in a test's time. Expected counts come from the files written.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok
+from app_fixtures import Dataset, app_on, assert_ok, card_html, card_picture, record_media
 from PIL import Image
 
 from benchmarks import dense_scene
@@ -46,12 +45,14 @@ def test_the_scene_is_deterministic_and_dense(tmp_path: Path, mosaic: Dataset) -
     assert len(_rows(mosaic)["dense_00"]["bbox"]) > 0.9 * DENSE_GT
 
 
-def test_the_dense_query_in_the_explorer(mosaic: Dataset) -> None:
+def test_the_dense_query_in_the_explorer(mosaic: Dataset,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    served = record_media(monkeypatch)
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
     at.switch_page("pages/1_Query_explorer.py")
     at.run()
     assert_ok(at)
-    card = at.get("html")[0].proto.body
+    card = card_html(at)
     assert "<code>dense_00</code>" in card
     n_pred = len(_rows(mosaic)["dense_00"]["bbox"])
     # more boxes than a list can carry cheaply: a box number instead of 1,760 options
@@ -61,8 +62,7 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset) -> None:
     total = 2 * DENSE_GT + n_pred + n_obb
     assert (number.min, number.max) == (1, total)
     assert f"{total:,} boxes" in number.label and f"GT HBB 1–{DENSE_GT}" in number.label
-    uri = re.search(r"class='ov-view' src='data:image/jpeg;base64,([^']+)'", card).group(1)
-    picture = np.asarray(Image.open(io.BytesIO(base64.b64decode(uri))))
+    picture = np.asarray(Image.open(io.BytesIO(card_picture(at, served))))
     assert max(picture.shape[:2]) == 1024
     # the view opens on one small vehicle: its green (matched) or orange (missed) GT
     # outline is in the picture
@@ -94,7 +94,7 @@ def test_a_box_number_zooms_to_that_box(mosaic: Dataset) -> None:
         assert at.session_state["view_focus"] == ("dense_00", number - 1)
         x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
             r"Showing x ([\d,.]+)–([\d,.]+), y ([\d,.]+)–([\d,.]+)",
-            at.get("html")[0].proto.body).groups())
+            card_html(at)).groups())
         assert x0 <= x and x + w <= x1 and y0 <= y and y + h <= y1
         assert x1 - x0 <= 96.0 + 1  # that box alone, not the scene
         assert any(c.value.startswith(f"GT HBB {number} · ") for c in at.caption)

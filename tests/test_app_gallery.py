@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, write_dataset
 from streamlit.testing.v1 import AppTest
 
 GALLERY = "pages/2_Gallery.py"
@@ -77,7 +77,7 @@ def test_a_tiles_link_opens_its_query_in_the_explorer(ds: Dataset) -> None:
         explorer.query_params[key] = value
     explorer.run()
     assert_ok(explorer)
-    assert "<h3><code>ov_000003</code></h3>" in explorer.get("html")[0].proto.body  # the viewer
+    assert "<h3><code>ov_000003</code></h3>" in card_html(explorer)  # the viewer
 
 
 def _crowded(ds: Dataset) -> Dataset:

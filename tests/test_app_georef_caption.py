@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rasterio
-from app_fixtures import H, W, app_on, assert_ok, write_dataset
+from app_fixtures import H, W, app_on, assert_ok, card_html, write_dataset
 from rasterio.transform import from_origin
 
 EXPLORER = "pages/1_Query_explorer.py"
@@ -25,7 +25,7 @@ def _card(ds, query: str) -> str:
     at.switch_page(EXPLORER)
     at.run()
     assert_ok(at)
-    return at.get("html")[0].proto.body
+    return card_html(at)
 
 
 def _write_mercator(ds) -> None:

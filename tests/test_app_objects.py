@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok
+from app_fixtures import Dataset, app_on, assert_ok, card_params
 from dense_fixtures import write_dense_dota
 from streamlit.testing.v1 import AppTest
 
@@ -131,7 +131,7 @@ def test_pages_listed(bench: Dataset) -> None:
 def test_object_filter_travels_in_the_link(bench: Dataset) -> None:
     at = _on(bench, "pages/1_Query_explorer.py", flt_objects=["found as other class"])
     assert_ok(at)
-    params = {k: at.query_params[k] for k in at.query_params}
+    params = card_params(at)  # the URL the viewer writes to the address bar
     value = params["obj"]
     assert (value[0] if isinstance(value, list) else value) == "found as other class"
     opened = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),

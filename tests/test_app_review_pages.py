@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import review
@@ -204,7 +204,7 @@ def test_rename_and_delete_a_saved_view(ds: Dataset) -> None:
 
 def test_explorer_links_to_the_same_object_in_other_tasks(ds: Dataset) -> None:
     at = _page(ds, EXPLORER, selected={"vocabulary": "ov_000003"})
-    card = at.get("html")[0].proto.body  # the viewer's card
+    card = card_html(at)  # the viewer's card
     link = html.unescape(re.search(r"href='([^']+)'[^>]*>Same object in other", card).group(1))
     assert "Annotation?" in link and "ann=a2" in link
     fresh = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),

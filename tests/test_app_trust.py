@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, viewer_cards, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.evaluate import evaluate_samples
@@ -44,7 +44,8 @@ def ds(tmp_path: Path) -> Dataset:
 def _texts(at: AppTest) -> str:
     """Every text the page shows, the viewer's HTML block included."""
     return " ".join([e.value for kind in ("caption", "markdown", "warning", "info", "error")
-                     for e in at.get(kind)] + [h.proto.body for h in at.get("html")])
+                     for e in at.get(kind)] + [h.proto.body for h in at.get("html")]
+                    + [c["html"] for c in viewer_cards(at)])
 
 
 def _evaluated_file(at: AppTest) -> Path:
@@ -207,7 +208,7 @@ def test_user_text_is_shown_as_text_in_the_viewer(ds: Dataset) -> None:
     at.switch_page(EXPLORER)
     at.run()
     assert_ok(at)
-    card = at.get("html")[0].proto.body
+    card = card_html(at)
     assert ("<b>tank [CLICK-ME](https://example.com) &lt;img src=x onerror=alert(1)&gt;</b>"
             in card)
     assert "<img src=x" not in card and "href='https://example.com" not in card

@@ -4,7 +4,6 @@ the objects, and the box picker zooms to one box."""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
@@ -13,7 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import app_on, assert_ok, write_large_image_dataset
+from app_fixtures import (
+    app_on,
+    assert_ok,
+    card_html,
+    card_picture,
+    record_media,
+    write_large_image_dataset,
+)
 from browser_support import WAIT_SCALE
 from PIL import Image
 
@@ -30,7 +36,7 @@ def _figure(at) -> dict:
 
 def _card(at) -> str:
     """The static view's HTML (picture, notes, metrics, facts)."""
-    return at.get("html")[0].proto.body
+    return card_html(at)
 
 
 def _region(card: str) -> tuple[float, float, float, float]:
@@ -39,9 +45,8 @@ def _region(card: str) -> tuple[float, float, float, float]:
     return x0, y0, x1, y1
 
 
-def _picture(card: str) -> np.ndarray:
-    uri = re.search(r"class='ov-view' src='data:image/jpeg;base64,([^']+)'", card).group(1)
-    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri))).convert("L"))
+def _picture(at, served: dict[str, bytes]) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(card_picture(at, served))).convert("L"))
 
 
 def _explorer(tmp_path: Path, **state: object):
@@ -51,7 +56,9 @@ def _explorer(tmp_path: Path, **state: object):
     return at.run()
 
 
-def test_opens_on_the_target_drawn_from_the_original_pixels(tmp_path: Path) -> None:
+def test_opens_on_the_target_drawn_from_the_original_pixels(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served = record_media(monkeypatch)
     at = _explorer(tmp_path)
     assert_ok(at)
     assert not at.get("plotly_chart")  # the static view by default
@@ -59,7 +66,7 @@ def test_opens_on_the_target_drawn_from_the_original_pixels(tmp_path: Path) -> N
     x0, y0, x1, y1 = _region(card)
     assert x0 <= 2000 and x1 >= 2012 and y0 <= 1500 and y1 >= 1508  # the 12 x 8 car
     assert x1 - x0 <= 96.0 + 1e-9  # 12 px over <= 96: >= 80 px on a 640-px view
-    picture = _picture(card)
+    picture = _picture(at, served)
     k = picture.shape[1] / (x1 - x0)
     assert max(picture.shape) == overlay.STATIC_PX
     assert picture.shape[0] == pytest.approx((y1 - y0) * k, abs=1)
@@ -84,10 +91,11 @@ def test_the_interactive_view_is_a_tall_plot_without_labels(tmp_path: Path) -> N
     assert x1 - x0 <= 96.0 + 1e-9
     assert layout["height"] >= 700  # a 2600 x 1800 scene
     assert not layout.get("annotations")
-    assert not at.get("html")
+    assert "class='ov-card'" not in card_html(at)  # no static view, only the position line
 
 
-def test_object_focus_and_labels_toggle(tmp_path: Path) -> None:
+def test_object_focus_and_labels_toggle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served = record_media(monkeypatch)
     at = _explorer(tmp_path, view_focus=("ref_1", 1), view_labels=True, view_interactive=True)
     assert_ok(at)
     layout = _figure(at)["layout"]
@@ -98,8 +106,8 @@ def test_object_focus_and_labels_toggle(tmp_path: Path) -> None:
     plain = _explorer(tmp_path / "plain", view_focus=("ref_1", 1))
     labelled = _explorer(tmp_path / "labelled", view_focus=("ref_1", 1), view_labels=True)
     assert _region(_card(plain))[0] <= 2001 and _region(_card(labelled)) == _region(_card(plain))
-    assert np.abs(_picture(_card(plain)).astype(int)
-                  - _picture(_card(labelled)).astype(int)).max() > 100
+    assert np.abs(_picture(plain, served).astype(int)
+                  - _picture(labelled, served).astype(int)).max() > 100
     # A focus on another query's box is ignored.
     at = _explorer(tmp_path / "other", view_focus=("ref_9", 0))
     assert_ok(at)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok
+from app_fixtures import Dataset, app_on, assert_ok, card_html
 from PIL import Image
 
 EXPLORER = "pages/1_Query_explorer.py"
@@ -44,7 +44,7 @@ def _write(root: Path, gt_hbb: list, gt_obb: list, pred_hbb: list, pred_obb: lis
 
 
 def _region(at) -> tuple[float, ...]:
-    card = at.get("html")[0].proto.body
+    card = card_html(at)
     x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
         r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", card).groups())
     return x0, y0, x1, y1

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_fixtures import app_on, assert_ok
+from app_fixtures import app_on, assert_ok, card_html
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis import additive, diagnose
@@ -275,7 +275,7 @@ def test_explorer_table_follows_the_option(case: str, xywh_pred: Path) -> None:
         for column in ("outcome", "failure", "num_gt", "num_pred"):
             assert _same(shown[column], rows[q][column]), (case, q, column)
     # The viewer's metric table, of a query whose boxes the option changes.
-    card = at.get("html")[0].proto.body
+    card = card_html(at)
     assert f"<code>{qid}</code>" in card
     text = html.unescape(re.sub(r"<[^>]+>", " ", card))
     row = next(r for r in core.results["per_sample"] if r["sample_id"] == qid)

@@ -220,18 +220,24 @@ def jump_box(task: str, shown: list[dict[str, Any]]) -> None:
                  args=(task,))
 
 
+def position(shown: list[dict[str, Any]], current: str) -> str:
+    """The navigator's line: the current query's position and label (plain text)."""
+    i = [r["query_id"] for r in shown].index(current)
+    return f"Query {i + 1:,} of {len(shown):,} in the filtered list · {_label(shown[i])}"
+
+
 def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
-    """Previous / next buttons (filtered order) around the current query's position and
-    label."""
+    """Previous / next buttons (filtered order); the viewer's card shows the position and
+    label between them (:func:`position`): nothing here changes from query to query but
+    the buttons' ends."""
     ids = [r["query_id"] for r in shown]
     i = ids.index(current)
-    cols = st.columns([1, 6, 1], vertical_alignment="center")
+    cols = st.columns(2)
     cols[0].button("◀ Previous", on_click=_step, args=(task, ids, current, -1),
-                   disabled=i == 0, width="stretch")
-    cols[1].caption(f"Query {i + 1:,} of {len(ids):,} in the filtered list · "
-                    f"{views.md_text(_label(shown[i]))}")
-    cols[2].button("Next ▶", on_click=_step, args=(task, ids, current, 1),
-                   disabled=i == len(ids) - 1, width="stretch")
+                   disabled=i == 0)
+    with cols[1].container(horizontal=True, horizontal_alignment="right"):
+        st.button("Next ▶", on_click=_step, args=(task, ids, current, 1),
+                  disabled=i == len(ids) - 1)
 
 
 @st.fragment
@@ -243,11 +249,12 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     if current not in ids:
         current = ids[0]
         state.select_query(task, current)
-    state.sync_url(**state.view_params(current))
     navigator(task, shown, current)
     i = ids.index(current)
     shown_tags = tags.query_tags(run).get(current, frozenset())
+    # The URL is written by the viewer's card (one element; no message of its own).
     viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
-                  tags=", ".join(sorted(shown_tags)))
+                  tags=", ".join(sorted(shown_tags)), head=position(shown, current),
+                  url=state.url_query(**state.view_params(current)))
     object_list(run, current)
     viewer.prefetch(run, ids[i + 1] if i + 1 < len(ids) else None)

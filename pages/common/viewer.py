@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import html
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ from ovearth_core.errors import OVEarthInputError
 from ovearth_core.viz import overlay, tiles
 from ovearth_core.viz.chips import chip_picture
 
-from . import analysis_data, data, state, views
+from . import analysis_data, data, state, viewer_card, views
 from .run import Run
 
 
@@ -384,10 +383,6 @@ def prefetch(run: Run, query_id: str | None) -> None:
                          _controls_key())
 
 
-def _uri(jpeg: bytes) -> str:
-    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
-
-
 _CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
              ".ov-main{flex:3 1 0;min-width:0}.ov-side{flex:1.25 1 0;min-width:0}"
              ".ov-card img.ov-view{width:100%;display:block}"
@@ -395,7 +390,9 @@ _CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
              ".ov-card table{border-collapse:collapse;width:100%;font-size:.9rem}"
              ".ov-card th,.ov-card td{border-bottom:1px solid rgba(128,128,128,.3);"
              "padding:.25rem .5rem;text-align:left;white-space:nowrap}"
-             ".ov-card h3{margin:0 0 .5rem}.ov-card p{margin:0 0 .6rem}</style>")
+             ".ov-card h3{margin:0 0 .5rem}.ov-card p{margin:0 0 .6rem}"
+             ".ov-nav{font-size:.875rem;opacity:.75;margin:0 0 .75rem;text-align:center}"
+             "</style>")
 
 
 def _scores(table_row: dict[str, Any]) -> str:
@@ -419,11 +416,14 @@ def _metrics_html(row: dict[str, Any]) -> str:
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
           drawn: Drawn, region: overlay.Region, tags: str | None,
-          map_note: list[str]) -> str:
+          map_note: list[str], head: str = "") -> str:
     """The static view, its notes, the metric table and the query's facts as one HTML
     block: a query switch changes one element of the page, not a dozen (each changed
-    element costs the browser a render of the whole page). User text is escaped."""
+    element costs the browser a render of the whole page). User text is escaped; the two
+    pictures are served by the media endpoint (their URLs, not their bytes, in the HTML)."""
     e = html.escape
+    picture = viewer_card.media_url(drawn.picture or b"", "picture")
+    thumb = viewer_card.media_url(drawn.thumbnail, "thumbnail")
     x0, y0, x1, y1 = region
     notes = [f"Showing x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
              f"{sample.width} × {sample.height} image.", *map_note]
@@ -446,16 +446,21 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
              "Same object in other tasks ↗</a></p>",
              f"<p class='ov-cap'>Image <code>{e(sample.image_path)}</code> · "
              f"{sample.width} × {sample.height} px</p>",
-             f"<img class='ov-thumb' src='{_uri(drawn.thumbnail)}' style='max-width:240px' "
+             f"<img class='ov-thumb' src='{e(thumb)}' style='max-width:240px' "
              "alt='the full image with all boxes'>",
              "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
              "Boxes: green matched · red false positive · orange missed GT; GT solid, "
              "prediction dashed. Masks: GT cyan, prediction magenta (or TP green, FP red, "
              "FN orange).</p>"]
-    return (f"{_CARD_CSS}<div class='ov-card'><div class='ov-main'>"
-            f"<img class='ov-view' src='{_uri(drawn.picture or b'')}' "
+    return (f"{_CARD_CSS}{_head(head)}<div class='ov-card'><div class='ov-main'>"
+            f"<img class='ov-view' src='{e(picture)}' "
             f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
+
+
+def _head(text: str) -> str:
+    """The navigator's position line (plain text, escaped here) above the card."""
+    return f"<p class='ov-nav'>{html.escape(text)}</p>" if text else ""
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
@@ -487,10 +492,12 @@ def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | No
 
 
 def render(run: Run, query_id: str, table_row: dict[str, Any],
-           review: Callable[[], None] | None = None, tags: str | None = None) -> None:
+           review: Callable[[], None] | None = None, tags: str | None = None,
+           head: str = "", url: str | None = None) -> None:
     """The viewer of ``query_id``; ``review`` draws the review panel (under the view, when
     its switch is on) and ``tags`` lists the query's review tags (``None``: no review on
-    this page)."""
+    this page); ``head`` (plain text) is the navigator's position line over the card and
+    ``url`` the query string the card writes to the address bar (``None``: left alone)."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
     evaluated = run.evaluation.run
@@ -515,11 +522,13 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
-        st.html(_card(query_id, sample, row, table_row, drawn, region, tags, map_note))
+        viewer_card.show(_card(query_id, sample, row, table_row, drawn, region, tags, map_note,
+                               head), url)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
         return
+    viewer_card.show(f"{_CARD_CSS}{_head(head)}", url)
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:

@@ -1,0 +1,59 @@
+"""The explorer's viewer card in Chromium (issue 28): one element whose content is
+swapped per query. "Next" and "Previous" change the query it shows and the address bar
+(written by the card itself), the address bar reopens that view in a new session, the
+pictures load from the media endpoint, and nothing else on the page shows the position.
+Screenshot: /tmp/ovearth_shots/explorer_card.png (a query with masks and boxes)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from browser_support import MS, demo_app, served_page, settle, shoot
+from playwright.sync_api import Page, expect
+
+PICTURES = ("() => [...document.querySelectorAll('[data-testid=stMain] .ov-card img')]"
+            ".map(i => [i.className, i.getAttribute('src'), i.complete && i.naturalWidth])")
+
+
+def _shown(page: Page) -> str:
+    """The query id in the card's heading."""
+    return page.locator(".ov-card h3 code").first.inner_text().strip()
+
+
+def _address_query(page: Page) -> str:
+    return parse_qs(urlparse(page.url).query)["q"][0]
+
+
+def test_next_and_previous_swap_the_card_and_the_address(tmp_path: Path) -> None:
+    app = demo_app(tmp_path / "app")
+    with served_page(app, tmp_path / "server.log", width=1500, height=2000) as (server, page):
+        page.goto(f"{server.url}/Query_explorer")
+        settle(page, "Query 1 of 6 in the filtered list")
+        first = _shown(page)
+        assert page.locator(".ov-nav").count() == 1  # the position line is in the card
+        page.get_by_role("button", name="Next ▶").click()
+        settle(page, "Query 2 of 6 in the filtered list")
+        second = _shown(page)
+        assert second != first
+        expect(page).to_have_url(re.compile(rf"[?&]q={second}(&|$)"), timeout=MS)
+        assert _address_query(page) == second
+        # The pictures come from the media endpoint, loaded.
+        pictures = page.wait_for_function(
+            f"() => {{ const p = ({PICTURES})(); return p.length == 2 && p.every(x => x[2] > 0)"
+            " && p; }", timeout=MS).json_value()
+        assert {c for c, _, _ in pictures} == {"ov-view", "ov-thumb"}
+        assert all(src.startswith("media/") and src.endswith(".jpg") for _, src, _ in pictures)
+        shoot(page, tmp_path, "explorer_card.png")
+        page.get_by_role("button", name="◀ Previous").click()
+        settle(page, "Query 1 of 6 in the filtered list")
+        assert _shown(page) == first
+        expect(page).to_have_url(re.compile(rf"[?&]q={first}(&|$)"), timeout=MS)
+        page.get_by_role("button", name="Next ▶").click()
+        settle(page, "Query 2 of 6 in the filtered list")
+        # The address bar, opened in a new session, shows the same view.
+        fresh = page.context.new_page()
+        fresh.goto(page.url)
+        settle(fresh, "Query 2 of 6 in the filtered list")
+        assert _shown(fresh) == second
