@@ -67,6 +67,15 @@ def test_explorer_object_filter_and_object_list_zoom(bench: Dataset) -> None:
     assert_ok(at)
     table = at.dataframe[0].value
     assert list(table["query_id"]) == ["ov_D0001_small-vehicle"]
+    # Closed, the list is not drawn (a lazy expander: it cost every Next ~40 ms in the
+    # browser); opened, it stays open for the following queries.
+    (box,) = [e for e in at.expander if e.label == "Objects by outcome (HBB)"]
+    assert not [s for s in at.selectbox if s.key == "_w_objlist"]
+    at.session_state["_w_objects_open"] = True
+    at.run()
+    assert_ok(at)
+    assert any(c.value.startswith("4 GT, ") and "found as other class 2" in c.value
+               for c in at.caption)
     picker = at.selectbox(key="_w_objlist")
     labels = picker.options
     assert labels[0].startswith("GT ") and "found as other class" in labels[0]

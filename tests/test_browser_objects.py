@@ -31,6 +31,10 @@ def test_confusion_matrix_and_dense_object_list(tmp_path: Path) -> None:
                   "&q=ov_D0001_ship")
         settle(page, "Objects by outcome")
         assert page.locator('[data-testid="stException"]').count() == 0
+        # A lazy expander: closed, nothing of it is drawn; opened, its table and picker.
+        assert page.get_by_text("Zoom to an object (errors first)").count() == 0
+        page.get_by_text("Objects by outcome", exact=False).first.click()
+        settle(page, "Zoom to an object (errors first)")
         page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
         page.wait_for_timeout(800)
         page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)

@@ -57,6 +57,7 @@ def filters(rows: list[dict[str, Any]], open_vocab: bool,
 
 
 OBJECT_LABELS = {"segmentation": "masks", "bbox": "HBB", "oriented_bbox": "OBB"}
+OBJECTS_OPEN = "_w_objects_open"  # the "Objects by outcome" expander's state
 
 
 def object_modality(run: Run | None) -> str | None:
@@ -113,19 +114,26 @@ def object_list(run: Run, query_id: str) -> None:
     modality = object_modality(run)
     if modality is None:
         return
-    per = analysis_data.object_outcomes(run.gt, run.pred, run.options, modality)
-    qo = next((q for q in per if q.query_id == query_id), None)
-    if qo is None or not (qo.gt_outcome or qo.pred_outcome):
-        return
-    rows = objects.object_rows(qo)
-    counts = qo.counts()
-    errors = {k: v for side in counts.values() for k, v in side.items()
-              if v and k != objects.MATCHED}
-    frame = views.object_frame(rows)
-    with st.expander(f"Objects by outcome ({OBJECT_LABELS[modality]}: {len(qo.gt_outcome)} "
-                     f"GT, {len(qo.pred_outcome)} predicted)", expanded=len(rows) > 20):
-        st.caption(" · ".join(f"{k} {v}" for k, v in errors.items())
-                   or "every object matched")
+    # Drawn only while open (a lazy expander; open or closed, it stays so from query to
+    # query): its table and picker changed with every query and cost the browser ~40 ms
+    # of each "Next" (benchmarks/README.md, issue 28). Same label for every query: a new
+    # label would be a new expander, closed again.
+    with st.expander(f"Objects by outcome ({OBJECT_LABELS[modality]})", key=OBJECTS_OPEN,
+                     on_change="rerun") as box:
+        if not box.open:
+            return
+        per = analysis_data.object_outcomes(run.gt, run.pred, run.options, modality)
+        qo = next((q for q in per if q.query_id == query_id), None)
+        if qo is None or not (qo.gt_outcome or qo.pred_outcome):
+            st.caption("No object in this query.")
+            return
+        rows = objects.object_rows(qo)
+        errors = {k: v for side in qo.counts().values() for k, v in side.items()
+                  if v and k != objects.MATCHED}
+        frame = views.object_frame(rows)
+        st.caption(f"{len(qo.gt_outcome)} GT, {len(qo.pred_outcome)} predicted: "
+                   + (" · ".join(f"{k} {v}" for k, v in errors.items())
+                      or "every object matched"))
         if modality == "segmentation":
             _mask_object_table(frame, len(rows))
             return
