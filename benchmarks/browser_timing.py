@@ -47,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -267,6 +268,88 @@ def _before_app(rev: str, root: Path) -> Path:
     return root
 
 
+def measure(data_dir: Path, repeats: int, before: str | None = None,
+            next_only: bool = False, dense: bool = False) -> dict[str, Any]:
+    """Serve the trivial app and this tree's app (and ``before``'s) on ``data_dir`` (or the
+    dense scenes), click in turn, and return ``base`` (the trivial app's rerun and first
+    paint), ``results`` (per app: figure -> seconds), ``threads`` (per app: main-thread and
+    JavaScript seconds per click), ``sent`` (bytes per click) and ``load_before``."""
+    sent: dict[str, float] = {}
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="ovearth_browser_") as tmp:
+        tmp_path = Path(tmp)
+        data = tmp_path / "data" / "bench"
+        sparse = tmp_path / "data" / "sparse"
+        if dense:
+            dense_scene.write_mosaic(data)
+            dense_scene.write_sparse(sparse)
+        else:
+            shutil.copytree(data_dir, data, symlinks=True)
+        trivial_dir = tmp_path / "trivial"
+        trivial_dir.mkdir()
+        (trivial_dir / "app.py").write_text(TRIVIAL)
+        apps = {"after": copy_app(tmp_path / "after")}
+        # The copied app imports ovearth_core from this checkout (cwd is not on the path
+        # for the package), except the revision measured as "before", which brings its own.
+        if before:
+            apps[f"before ({before})"] = _before_app(before, tmp_path / "before")
+        servers: dict[str, Server] = {}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                servers["trivial"] = Server(trivial_dir, tmp_path / "trivial.log")
+                for i, (name, app_dir) in enumerate(apps.items()):
+                    servers[name] = Server(app_dir, tmp_path / f"{i}.log", ["--data", str(data)])
+                    if dense:
+                        servers[f"{name} sparse"] = Server(app_dir, tmp_path / f"{i}s.log",
+                                                           ["--data", str(sparse)])
+                base = {} if next_only else _trivial(browser, servers["trivial"].url)
+                steppers = {"trivial": _Stepper(browser, servers["trivial"].url, False)}
+                steppers.update({name: _Stepper(browser, f"{servers[name].url}/Query_explorer",
+                                                True, frames=True) for name in apps})
+                interleaved(steppers, repeats)
+                base["rerun"] = statistics.median(steppers["trivial"].times)
+                threads = {name: (statistics.median(st.main_thread), statistics.median(st.script))
+                           for name, st in steppers.items()}
+                results = {}
+                galleries = {} if not dense or next_only else _gallery_rounds(
+                    browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
+                              for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
+                for name, app_dir in apps.items():
+                    figures = {"Next ▶": statistics.median(steppers[name].times)}
+                    if steppers[name].drawn:
+                        figures["Next ▶, the card drawn"] = statistics.median(
+                            steppers[name].drawn)
+                    sent[name] = statistics.median(steppers[name].received)
+                    if dense:
+                        figures.update(_split_next(steppers[name]))
+                        for (app, kind), seconds in galleries.items():
+                            if app == name:
+                                figures[f"Gallery, {kind} (new page)"] = seconds
+                    elif not next_only:
+                        figures.update(_pages(browser, servers[name].url,
+                                              (app_dir / "pages" / "2_Gallery.py").exists()))
+                    results[name] = figures
+            finally:
+                browser.close()
+                for server in servers.values():
+                    server.stop()
+    return {"base": base, "results": results, "threads": threads, "sent": sent,
+            "load_before": load_before}
+
+
+def next_figures(repeats: int = 20, data_dir: Path = ROOT / "assets" / "demo"
+                 ) -> dict[str, float]:
+    """Issue 28's figure: the explorer's Next against a trivial rerun, clicked in turn
+    (seconds, medians; main-thread seconds per click)."""
+    got = measure(data_dir, repeats, next_only=True)
+    after = got["results"]["after"]
+    return {"trivial rerun": got["base"]["rerun"], "Next ▶": after["Next ▶"],
+            "main thread trivial": got["threads"]["trivial"][0],
+            "main thread Next": got["threads"]["after"][0],
+            "KiB per Next": got["sent"]["after"] / 1024}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT / "assets" / "demo")
@@ -278,66 +361,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="issue 25: the dense mosaic and the sparse single tiles "
                              "(benchmarks.dense_scene) instead of --data")
     args = parser.parse_args(argv)
-    sent: dict[str, float] = {}
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="ovearth_browser_") as tmp:
-        tmp_path = Path(tmp)
-        data = tmp_path / "data" / "bench"
-        sparse = tmp_path / "data" / "sparse"
-        if args.dense:
-            dense_scene.write_mosaic(data)
-            dense_scene.write_sparse(sparse)
-        else:
-            shutil.copytree(args.data, data, symlinks=True)
-        trivial_dir = tmp_path / "trivial"
-        trivial_dir.mkdir()
-        (trivial_dir / "app.py").write_text(TRIVIAL)
-        apps = {"after": copy_app(tmp_path / "after")}
-        # The copied app imports ovearth_core from this checkout (cwd is not on the path
-        # for the package), except the revision measured as "before", which brings its own.
-        if args.before:
-            apps[f"before ({args.before})"] = _before_app(args.before, tmp_path / "before")
-        servers: dict[str, Server] = {}
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                servers["trivial"] = Server(trivial_dir, tmp_path / "trivial.log")
-                for i, (name, app_dir) in enumerate(apps.items()):
-                    servers[name] = Server(app_dir, tmp_path / f"{i}.log", ["--data", str(data)])
-                    if args.dense:
-                        servers[f"{name} sparse"] = Server(app_dir, tmp_path / f"{i}s.log",
-                                                           ["--data", str(sparse)])
-                base = {} if args.next_only else _trivial(browser, servers["trivial"].url)
-                steppers = {"trivial": _Stepper(browser, servers["trivial"].url, False)}
-                steppers.update({name: _Stepper(browser, f"{servers[name].url}/Query_explorer",
-                                                True, frames=True) for name in apps})
-                interleaved(steppers, args.repeats)
-                base["rerun"] = statistics.median(steppers["trivial"].times)
-                threads = {name: (statistics.median(st.main_thread), statistics.median(st.script))
-                           for name, st in steppers.items()}
-                results = {}
-                galleries = {} if not args.dense or args.next_only else _gallery_rounds(
-                    browser, {(name, kind): servers[f"{name}{suffix}"].url for name in apps
-                              for kind, suffix in (("mosaic", ""), ("single tile", " sparse"))})
-                for name, app_dir in apps.items():
-                    figures = {"Next ▶": statistics.median(steppers[name].times)}
-                    if steppers[name].drawn:
-                        figures["Next ▶, the card drawn"] = statistics.median(
-                            steppers[name].drawn)
-                    sent[name] = statistics.median(steppers[name].received)
-                    if args.dense:
-                        figures.update(_split_next(steppers[name]))
-                        for (app, kind), seconds in galleries.items():
-                            if app == name:
-                                figures[f"Gallery, {kind} (new page)"] = seconds
-                    elif not args.next_only:
-                        figures.update(_pages(browser, servers[name].url,
-                                              (app_dir / "pages" / "2_Gallery.py").exists()))
-                    results[name] = figures
-            finally:
-                browser.close()
-                for server in servers.values():
-                    server.stop()
+    got = measure(args.data, args.repeats, args.before, args.next_only, args.dense)
+    base, results, threads, sent = got["base"], got["results"], got["threads"], got["sent"]
+    load_before = got["load_before"]
     load = os.getloadavg()
     source = "benchmarks.dense_scene (mosaic, single tiles)" if args.dense else args.data
     print(f"data: {source} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
