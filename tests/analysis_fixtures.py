@@ -130,6 +130,24 @@ def write_pair(tmp: Path, gt: dict[str, Any], preds: dict[str, Any],
     return gt_path, pred_path
 
 
+def random_query_boxes(rng: np.random.Generator, negative: bool, duplicate_rate: float
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """A random query's GT boxes ``(g, 4)`` (none when ``negative``, else 1-4) and predicted
+    boxes ``(p, 4)``, xyxy: each GT found with probability 0.8 (jittered), found twice with
+    ``duplicate_rate``, plus 0-2 background boxes; every box at least 1 px wide and high."""
+    g = 0 if negative else int(rng.integers(1, 5))
+    gt = rng.uniform(0, 80, (g, 2))
+    gt = np.hstack([gt, gt + rng.uniform(5, 30, (g, 2))])
+    preds = [b + rng.normal(0, 4, 4) for b in gt if rng.random() < 0.8]
+    preds += [b + rng.normal(0, 2, 4) for b in gt if rng.random() < duplicate_rate]
+    k = int(rng.integers(0, 3))
+    extra = rng.uniform(0, 80, (k, 2))
+    preds += list(np.hstack([extra, extra + rng.uniform(5, 30, (k, 2))]))
+    pred = np.array(preds).reshape(-1, 4)
+    pred[:, 2:] = np.maximum(pred[:, 2:], pred[:, :2] + 1)
+    return gt, pred
+
+
 def sample(sample_id: str, gt_boxes: list[list[float]] | None = None,
            pred_boxes: list[list[float]] | None = None, scores: list[float] | None = None,
            negative: bool = False, category: str = "c", with_masks: bool = False,

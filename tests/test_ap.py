@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from analysis_fixtures import sample, sample_list
+from analysis_fixtures import random_query_boxes, sample, sample_list
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
@@ -100,16 +100,7 @@ def _random_samples(seed: int, n: int = 25) -> list[Sample]:
     out = []
     for i in range(n):
         negative = i % 5 == 4
-        g = 0 if negative else int(rng.integers(1, 5))
-        gt = rng.uniform(0, 80, (g, 2))
-        gt = np.hstack([gt, gt + rng.uniform(5, 30, (g, 2))])
-        preds = [b + rng.normal(0, 4, 4) for b in gt if rng.random() < 0.8]
-        preds += [b + rng.normal(0, 2, 4) for b in gt if rng.random() < 0.2]
-        k = int(rng.integers(0, 3))
-        extra = rng.uniform(0, 80, (k, 2))
-        preds += list(np.hstack([extra, extra + rng.uniform(5, 30, (k, 2))]))
-        pred = np.array(preds).reshape(-1, 4)
-        pred[:, 2:] = np.maximum(pred[:, 2:], pred[:, :2] + 1)
+        gt, pred = random_query_boxes(rng, negative, 0.2)
         scores = rng.random(len(pred)).round(2)  # ties across queries
         out.append(sample(f"q{i}", gt.tolist(), pred.tolist(), scores.tolist(),
                           negative=negative))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from analysis_fixtures import sample, sample_list
+from analysis_fixtures import random_query_boxes, sample, sample_list
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,16 +40,8 @@ def _samples(seed: int, n: int = 24, crowds: bool = False) -> list[Sample]:
     out = []
     for i in range(n):
         negative = i % 6 == 5
-        g = 0 if negative else int(rng.integers(1, 5))
-        gt = rng.uniform(0, 80, (g, 2))
-        gt = np.hstack([gt, gt + rng.uniform(5, 30, (g, 2))])
-        preds = [b + rng.normal(0, 4, 4) for b in gt if rng.random() < 0.8]
-        preds += [b + rng.normal(0, 2, 4) for b in gt if rng.random() < 0.3]
-        k = int(rng.integers(0, 3))
-        extra = rng.uniform(0, 80, (k, 2))
-        preds += list(np.hstack([extra, extra + rng.uniform(5, 30, (k, 2))]))
-        pred = np.array(preds).reshape(-1, 4)
-        pred[:, 2:] = np.maximum(pred[:, 2:], pred[:, :2] + 1)
+        gt, pred = random_query_boxes(rng, negative, 0.3)
+        g = len(gt)
         s = sample(f"q{i}", gt.tolist(), pred.tolist(), rng.random(len(pred)).tolist(),
                    negative=negative, category=f"c{i % 4}")
         s = replace(s, image_path=f"img{i // 4}.png", phrase=f"c{i % 4}" if negative else s.phrase,
