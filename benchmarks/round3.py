@@ -122,7 +122,8 @@ def leaderboard_figures(data: Path, n: int) -> list[Figure]:
             ("command_warm", "the command, warm (new process)", 0.1)):
         if f"{key}_s" not in f:
             continue
-        cpu = f.get(f"{key}_cpu_s")
+        # A forkserver's workers are its children, not this process's: no CPU figure.
+        cpu = None if key == "cold_forkserver" else f.get(f"{key}_cpu_s")
         ratios = f"{_ratio(f[key + '_s'], seq)} sequential (wall)"
         if cpu is not None:
             ratios += f", {_ratio(cpu, seq_cpu)} (CPU)"
