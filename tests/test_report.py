@@ -643,3 +643,36 @@ def test_report_ap_intervals_use_every_box_whatever_the_score_threshold(
     assert got != ap_differences(*[evaluate_samples(s, 0.5) for s in kept], *thresholded,
                                  300, seed=0)
     assert all(m.ci_low is not None for m in got if m.a is not None and m.b is not None)
+
+
+def test_cli_ap_resamples_reach_the_intervals(dataset: Any, tmp_path: Path) -> None:
+    """``--ap-resamples`` at a non-default value reaches the report: its AP intervals are
+    ap_differences' at 150 resamples (not the default 1,000) and the note names 150; below
+    100 the command refuses with a message and writes nothing."""
+    from ovearth_core.analysis.ap_bootstrap import ap_run
+    from ovearth_core.analysis.compare import ap_differences
+
+    out = tmp_path / "r.html"
+    args = ["--gt", str(dataset.gt), "--predictions", str(dataset.pred_a), "--compare",
+            str(dataset.pred_b), "--images", str(dataset.gt.parent), "--modalities", ALL,
+            "--task", "vocabulary", "--out", str(out)]
+    assert main([*args, "--ap-resamples", "150"]) == 0
+    html = out.read_text(encoding="utf-8")
+    task = "open_vocabulary"
+    samples = [load_samples(dataset.gt, p, task, modalities=ALL)
+               for p in (dataset.pred_a, dataset.pred_b)]
+    runs = [ap_run(s, 0.5, s.modalities) for s in samples]
+    expected = ap_differences(*[evaluate_samples(s, 0.5) for s in samples], *runs, 150,
+                              seed=0, unit="query")
+    cells = dict(re.findall(rf'data-task="{task}" data-modality="bbox" data-ap="([^"]+)" '
+                            r'data-sub="ci">([^<]*)</td>', html))
+    shown = [m for m in expected if m.modality == "bbox" and m.ci_low is not None]
+    assert shown
+    for m in shown:
+        assert cells[m.metric] == f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}] ({m.n_valid:,})"
+        assert m.n_valid <= 150
+    assert "the first 150 of the key metrics&#x27; resamples" in html
+    refused = _run_cli(*args[:-1], str(tmp_path / "none.html"), "--ap-resamples", "50")
+    assert refused.returncode == 2
+    assert "--ap-resamples must be at least 100" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "none.html").exists()
