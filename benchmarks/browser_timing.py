@@ -8,9 +8,11 @@
 median of ``--repeats`` for the interactions, of 3 fresh sessions for the pages):
 
 - trivial app: first paint of a new session, and a rerun (a button that bumps a counter);
-- "Next ▶" in the explorer until the next query's plot is drawn and the script is idle
-  (and, separately, until the card names the next query with its pictures loaded, which
-  comes before the rerun ends),
+- "Next ▶" in the explorer until the rerun it starts has sent its card and the script is
+  idle, the next query's pictures drawn (and, separately, until the card names the next
+  query with its pictures loaded, which comes before the rerun ends: at the click itself
+  when the card the button opens was sent ahead; timed by Playwright, and in the page from
+  the click event to the first frame showing it, as the trivial rerun is too),
   with the websocket bytes received per click and the page's main-thread time per click
   (Chromium's ``TaskDuration`` and ``ScriptDuration`` counters, CDP). The trivial rerun
   and every app's "Next" are clicked in turn (one of each per round, all servers up at
@@ -53,7 +55,15 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app  # noqa: E402
+from browser_support import (  # noqa: E402
+    CARD_SENT,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    MS,
+    Server,
+    copy_app,
+)
 
 from benchmarks import dense_scene  # noqa: E402
 
@@ -76,6 +86,20 @@ SWITCHED = ("prev => { const c = document.querySelector('[data-testid=stMain] .o
             " if (!c || c.innerText === prev) return false; "
             "return [...document.querySelectorAll('[data-testid=stMain] .ov-card img')]"
             ".every(x => x.complete && x.naturalWidth > 0); }")
+# In the page (no Playwright round trip in it): from the click event to the first animation
+# frame whose DOM shows the click's result (a frame callback runs just before that frame is
+# painted). ``shown`` is the condition, as a function body over ``arg``; the trivial app and
+# the explorer are timed the same way.
+FRAME_WATCH = ("([body, arg]) => { const shown = new Function('arg', body); "
+               "window.__ovFrame = null; document.addEventListener('click', () => { "
+               "const t0 = performance.now(); const tick = () => { if (shown(arg)) "
+               "window.__ovFrame = performance.now() - t0; else requestAnimationFrame(tick); };"
+               " requestAnimationFrame(tick); }, {capture: true, once: true}); }")
+CARD_SHOWN = ("const c = document.querySelector('[data-testid=stMain] .ov-card h3 code'); "
+              "if (!c || c.innerText === arg) return false; return [...document."
+              "querySelectorAll('[data-testid=stMain] .ov-card img')].every(x => x.complete "
+              "&& x.naturalWidth > 0);")
+TEXT_SHOWN = "return document.querySelector('[data-testid=stMain]').innerText.includes(arg);"
 TILES = ("() => { const i = [...document.querySelectorAll('[data-testid=stMain] "
          "[data-testid=stImage] img')]; return i.length >= 48 && i.every(x => x.complete && "
          "x.naturalWidth > 0); }")
@@ -131,6 +155,7 @@ class _Stepper:
         # Chromium's own counters per click (CDP Performance.getMetrics): the page's
         # main-thread task time and, of it, JavaScript, in seconds.
         self.drawn: list[float] = []  # click to the next query's card drawn (explorer)
+        self.frame: list[float] = []  # click to the frame showing it, timed in the page
         self.main_thread: list[float] = []
         self.script: list[float] = []
         self._bytes = 0
@@ -163,21 +188,31 @@ class _Stepper:
         if self.explorer:
             card = p.locator(".ov-card h3 code")
             shown = card.first.inner_text() if card.count() else ""
+            p.evaluate(FRAME_WATCH, [CARD_SHOWN, shown])
+            sent = p.evaluate(CARD_SENT)
             start = time.perf_counter()
             p.get_by_role("button", name="Next ▶").click()
             if shown:  # the static view (an app before it had no card)
                 p.wait_for_function(SWITCHED, arg=shown, timeout=MS)
                 self.drawn.append(time.perf_counter() - start)
+            if sent is not None:  # the card the click put in place is not the rerun's end
+                p.wait_for_function(f"prev => ({CARD_SENT})() !== prev", arg=sent,
+                                    timeout=MS)
             p.get_by_text(f"Query {self.n} of").wait_for(timeout=MS)
             _idle(p)
             p.wait_for_function(PLOT, timeout=MS)
             card = p.locator(".ov-card h3 code")
             self.landed.append(card.first.inner_text() if card.count() else "")
         else:
+            p.evaluate(FRAME_WATCH, [TEXT_SHOWN, f"runs {self.n}"])
+            start = time.perf_counter()
             p.get_by_role("button", name="Rerun").click()
             p.get_by_text(f"runs {self.n}").wait_for(timeout=MS)
             _idle(p)
         self.times.append(time.perf_counter() - start)
+        framed = p.evaluate("() => window.__ovFrame")
+        if framed is not None:
+            self.frame.append(framed / 1000)
         self.received.append(self._bytes)
         after = self._metrics()
         self.main_thread.append(after["TaskDuration"] - before["TaskDuration"])
@@ -309,6 +344,7 @@ def measure(data_dir: Path, repeats: int, before: str | None = None,
                                                 True, frames=True) for name in apps})
                 interleaved(steppers, repeats)
                 base["rerun"] = statistics.median(steppers["trivial"].times)
+                base["rerun, in the page"] = statistics.median(steppers["trivial"].frame)
                 threads = {name: (statistics.median(st.main_thread), statistics.median(st.script))
                            for name, st in steppers.items()}
                 results = {}
@@ -320,6 +356,9 @@ def measure(data_dir: Path, repeats: int, before: str | None = None,
                     if steppers[name].drawn:
                         figures["Next ▶, the card drawn"] = statistics.median(
                             steppers[name].drawn)
+                    if steppers[name].frame:
+                        figures["Next ▶, shown, in the page"] = statistics.median(
+                            steppers[name].frame)
                     sent[name] = statistics.median(steppers[name].received)
                     if dense:
                         figures.update(_split_next(steppers[name]))
@@ -372,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
     print(f"trivial Streamlit app: {paint}rerun {base['rerun']:.3f} s (reruns interleaved "
           "with every app's Next)")
+    print(f"  in the page, from the click to the frame that shows it: "
+          f"{base['rerun, in the page']:.3f} s")
     task, script = threads["trivial"]
     print(f"  its main thread per rerun (CDP TaskDuration): {task * 1000:.0f} ms, of it "
           f"JavaScript {script * 1000:.0f} ms")
@@ -383,8 +424,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{script_n * 1000:.0f} ms ({script_n / script:5.2f} x)")
         for label, seconds in figures.items():
             nxt = label.startswith("Next ▶")
-            ref = base["rerun"] if nxt else base.get("first paint", math.nan)
-            what = "trivial rerun" if nxt else "trivial first paint"
+            in_page = label.endswith("in the page")
+            ref = (base["rerun, in the page"] if in_page else base["rerun"]) if nxt else \
+                base.get("first paint", math.nan)
+            what = ("trivial rerun, in the page" if in_page else "trivial rerun") if nxt \
+                else "trivial first paint"
             extra = (f"   ({sent[name] / 1024:,.0f} KiB received per click, median)"
                      if label == "Next ▶" else "")
             print(f"  {label:<34} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}{extra}")

@@ -161,6 +161,21 @@ def settle(page, text: str) -> None:
     expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=MS)
 
 
+# The number of the last card the server sent to the explorer's viewer card (its script
+# keeps it): a click on "Next" / "Previous" may put the next card in place at once, before
+# the rerun that confirms it, so a test waits for the server's card, not only the text.
+CARD_SENT = "() => document.querySelector('.ov-viewer')?.dataset.sent ?? null"
+
+
+def navigate(page, label: str, text: str) -> None:
+    """Click the explorer's navigator button ``label`` ("Next ▶", "◀ Previous") and wait
+    for the rerun it starts to send its card and end, ``text`` shown (:func:`settle`)."""
+    sent = page.evaluate(CARD_SENT)
+    page.get_by_role("button", name=label).click()
+    page.wait_for_function(f"prev => ({CARD_SENT})() !== prev", arg=sent, timeout=MS)
+    settle(page, text)
+
+
 def shoot(page, tmp_path: Path, name: str) -> None:
     """A full-page screenshot into the test's folder, copied to ``SHOTS``."""
     SHOTS.mkdir(parents=True, exist_ok=True)

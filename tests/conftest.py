@@ -45,11 +45,15 @@ def fresh_caches() -> Iterator[None]:
     """Streamlit's caches are shared by every AppTest in the process: start and end empty."""
     import streamlit as st
 
+    from pages.common import viewer
+
     st.cache_data.clear()
     st.cache_resource.clear()
+    viewer._READY.clear()  # the views drawn, for the cards sent ahead
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
+    viewer._READY.clear()
 
 
 @pytest.fixture(scope="module")

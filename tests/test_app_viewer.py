@@ -125,8 +125,9 @@ def test_picking_a_box_zooms_to_it(tmp_path: Path) -> None:
 
 def test_next_shows_the_query_drawn_in_the_background(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While a query is shown, the one "Next" leads to is drawn in the background; "Next"
-    then shows that drawing (its figure is not built again) of the right query."""
+    """While a query is shown, the two "Next" leads to are drawn in the background, in
+    order (the second for the card sent ahead with the next one's); "Next" then shows that
+    drawing (its figure is not built again) of the right query."""
     built: list[str] = []
     real = overlay.static_view
 
@@ -140,12 +141,12 @@ def test_next_shows_the_query_drawn_in_the_background(
     at.run()
     assert_ok(at)
     options = at.selectbox(key="_w_jump").options
-    first, second = (o.split(" — ", 1)[0] for o in options[:2])
+    first, second, third = (o.split(" — ", 1)[0] for o in options[:3])
     assert built[0] == first
     deadline = time.monotonic() + 60 * WAIT_SCALE  # polled: a busy machine is not a failure
-    while second not in built and time.monotonic() < deadline:
+    while third not in built and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert built == [first, second]  # drawn before anyone asked for it
+    assert built == [first, second, third]  # drawn before anyone asked for them
     next(b for b in at.button if b.label == "Next ▶").click().run()
     assert_ok(at)
     assert at.session_state["selected"]["vocabulary"] == second

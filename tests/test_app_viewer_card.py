@@ -94,3 +94,109 @@ def test_the_interactive_view_keeps_the_position_line_and_the_url(ds: Dataset) -
     assert "class='ov-card'" not in card_html(at)  # the figure, not the static picture
     assert _position(at).startswith("Query ") and "ov_000003" in _position(at)
     assert card_params(at)["q"] == "ov_000003"
+
+
+# The cards sent ahead: "Next" and "Previous" put them in place at the click, before the
+# rerun (viewer_card.js); they must be exactly the cards the rerun then sends.
+
+MISSING = "ov_000006"  # the test data's query whose image file is missing
+
+
+def _drawn_ahead() -> None:
+    """Wait until the background worker has drawn every query it was handed."""
+    from pages.common import viewer
+
+    viewer._PREFETCH.submit(lambda: None).result(timeout=60)
+
+
+def _press(at, label: str) -> None:
+    next(b for b in at.button if b.label == label).click().run()
+    assert_ok(at)
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    # Non-default view options: each must reach the card sent ahead as it reaches the card.
+    {"view_zoom": "whole image", "view_labels": True, "view_opacity": 0.8,
+     "view_pixel_mode": True, "view_layers": ["GT HBB", "pred HBB", "GT mask"]},
+])
+def test_the_card_sent_ahead_is_the_card_the_button_opens(ds: Dataset, monkeypatch,
+                                                          options: dict) -> None:
+    from app_fixtures import record_media
+
+    served = record_media(monkeypatch)
+    at = _open(ds, **options)
+    ids = list(at.dataframe[0].value["query_id"])
+    # Two queries in a row whose images are there (MISSING's is not: see the next test).
+    k = next(k for k in range(len(ids) - 1) if MISSING not in ids[k:k + 2])
+    at.session_state["selected"] = {"vocabulary": ids[k]}
+    at.run()
+    _drawn_ahead()
+    at.run()  # the same query again, now with the next one drawn
+    first = viewer_card(at)
+    assert _heading(at) == ids[k]
+    assert set(first["ahead"]) == ({"next"} if k == 0 or ids[k - 1] == MISSING
+                                   else {"next", "prev"})
+    ahead = first["ahead"]["next"]
+    assert f"<code>{ids[k + 1]}</code>" in ahead["html"]
+    _press(at, "Next ▶")
+    second = viewer_card(at)
+    assert _heading(at) == ids[k + 1]
+    # What the click put in place is what the rerun sends: same HTML (pictures at the same
+    # content-addressed URLs), same digest, same address.
+    assert (second["html"], second["digest"], second["url"]) == (
+        ahead["html"], ahead["digest"], ahead["url"])
+    for src in re.findall(r"src='([^']+)'", ahead["html"]):
+        assert src in served  # handed to the media endpoint with the card sent ahead
+    # "Previous" from here opens the first card, as it was.
+    back = second["ahead"]["prev"]
+    assert (back["html"], back["url"]) == (first["html"], first["url"])
+    _press(at, "◀ Previous")
+    assert (card_html(at), viewer_card(at)["url"]) == (back["html"], back["url"])
+
+
+def test_no_card_is_sent_ahead_of_an_image_that_could_not_be_read(ds: Dataset) -> None:
+    """Its notice is said outside the card: the rerun shows it, not the click."""
+    at = _open(ds)
+    ids = list(at.dataframe[0].value["query_id"])
+    before = ids.index(MISSING) - 1
+    assert before >= 0, "the test data put the query with the missing image first"
+    at.session_state["selected"] = {"vocabulary": ids[before]}
+    at.run()
+    _drawn_ahead()
+    at.run()
+    assert "next" not in viewer_card(at)["ahead"]
+    _press(at, "Next ▶")
+    assert _heading(at) == MISSING
+    assert any("image file not found" in i.value for i in at.info)
+
+
+def test_a_card_not_drawn_yet_is_not_sent_ahead_nor_drawn_for_it(ds: Dataset,
+                                                                 monkeypatch) -> None:
+    """The page never waits to draw a card ahead: with the background worker idle (its
+    queue dropped) no "next" card is sent, and the rerun still opens the next query."""
+    from pages.common import viewer
+
+    monkeypatch.setattr(viewer._PREFETCH, "submit", lambda *a, **k: None)
+    drawn = []
+    real = viewer._drawn
+
+    def counting(*args, **kwargs):
+        drawn.append(args[2])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(viewer, "_drawn", counting)
+    at = _open(ds)
+    ids = list(at.dataframe[0].value["query_id"])
+    assert viewer_card(at)["ahead"] == {}
+    _press(at, "Next ▶")
+    assert _heading(at) == ids[1]
+    assert set(viewer_card(at)["ahead"]) == {"prev"}  # the first query: drawn for the page
+    assert set(drawn) == {ids[0], ids[1]}
+
+
+def test_no_card_is_sent_ahead_of_the_interactive_view(ds: Dataset) -> None:
+    at = _open(ds, view_interactive=True)
+    _drawn_ahead()
+    at.run()
+    _press(at, "Next ▶")
+    assert viewer_card(at)["ahead"] == {}

@@ -18,6 +18,7 @@ from browser_support import (
     Server,
     chromium_page,
     copy_app,
+    navigate,
     settle,
     shoot,
 )
@@ -76,8 +77,7 @@ def test_overview_cell_link_leads_to_query(server: Server, page: Page, tmp_path:
     page.wait_for_url("**/Query_explorer**", timeout=MS)
     settle(page, "Viewer")
     _viewer_shows(page, "ov_000002")
-    page.get_by_role("button", name="Next ▶").click()
-    settle(page, "Query 2 of 4")
+    navigate(page, "Next ▶", "Query 2 of 4")
     _viewer_shows(page, "ov_000006")
     assert "q=ov_000006" in page.url
 

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from browser_support import MS, demo_app, served_page, settle, shoot
+from browser_support import MS, demo_app, navigate, served_page, settle, shoot
 from playwright.sync_api import Page, expect
 
 PICTURES = ("() => [...document.querySelectorAll('[data-testid=stMain] .ov-card img')]"
@@ -33,8 +33,7 @@ def test_next_and_previous_swap_the_card_and_the_address(tmp_path: Path) -> None
         settle(page, "Query 1 of 6 in the filtered list")
         first = _shown(page)
         assert page.locator(".ov-nav").count() == 1  # the position line is in the card
-        page.get_by_role("button", name="Next ▶").click()
-        settle(page, "Query 2 of 6 in the filtered list")
+        navigate(page, "Next ▶", "Query 2 of 6 in the filtered list")
         second = _shown(page)
         assert second != first
         expect(page).to_have_url(re.compile(rf"[?&]q={second}(&|$)"), timeout=MS)
@@ -46,14 +45,47 @@ def test_next_and_previous_swap_the_card_and_the_address(tmp_path: Path) -> None
         assert {c for c, _, _ in pictures} == {"ov-view", "ov-thumb"}
         assert all(src.startswith("media/") and src.endswith(".jpg") for _, src, _ in pictures)
         shoot(page, tmp_path, "explorer_card.png")
-        page.get_by_role("button", name="◀ Previous").click()
-        settle(page, "Query 1 of 6 in the filtered list")
+        navigate(page, "◀ Previous", "Query 1 of 6 in the filtered list")
         assert _shown(page) == first
         expect(page).to_have_url(re.compile(rf"[?&]q={first}(&|$)"), timeout=MS)
-        page.get_by_role("button", name="Next ▶").click()
-        settle(page, "Query 2 of 6 in the filtered list")
+        navigate(page, "Next ▶", "Query 2 of 6 in the filtered list")
         # The address bar, opened in a new session, shows the same view.
         fresh = page.context.new_page()
         fresh.goto(page.url)
         settle(fresh, "Query 2 of 6 in the filtered list")
         assert _shown(fresh) == second
+
+
+# At the click, before the rerun: what the card shows, and the script's state (a listener
+# added after the card's own, which puts the card "Previous" opens in place).
+AT_CLICK = ("() => { window.atClick = null; document.addEventListener('click', () => { "
+            "window.atClick = [document.querySelector('.ov-card h3 code').innerText.trim(), "
+            "document.querySelector('[data-testid=stApp]').getAttribute("
+            "'data-test-script-state'), new URLSearchParams(location.search).get('q')]; }, "
+            "{capture: true, once: true}); }")
+
+
+def test_previous_shows_the_query_at_the_click_and_the_rerun_keeps_it(tmp_path: Path) -> None:
+    """The card "Previous" opens (the query just seen, so drawn) is sent ahead with the
+    card: the click puts it in place, with its address, before the rerun starts; the rerun
+    then sends the same card (the card stays; nothing reverts). Screenshot:
+    explorer_card_previous.png (the settled page after "Previous")."""
+    app = demo_app(tmp_path / "app")
+    with served_page(app, tmp_path / "server.log", width=1500, height=2000) as (server, page):
+        page.goto(f"{server.url}/Query_explorer")
+        settle(page, "Query 1 of 6 in the filtered list")
+        first = _shown(page)
+        navigate(page, "Next ▶", "Query 2 of 6 in the filtered list")
+        second = _shown(page)
+        page.evaluate(AT_CLICK)
+        sent = page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent")
+        navigate(page, "◀ Previous", "Query 1 of 6 in the filtered list")
+        shown, script, address = page.evaluate("() => window.atClick")
+        assert (shown, address) == (first, first) and second != first
+        assert script == "notRunning"  # before the rerun: the click alone swapped the card
+        # The rerun's card arrived (a new one from the server) and is the same query.
+        assert page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent") != sent
+        assert _shown(page) == first
+        expect(page).to_have_url(re.compile(rf"[?&]q={first}(&|$)"), timeout=MS)
+        assert page.evaluate(f"() => ({PICTURES})().every(x => x[2] > 0)")
+        shoot(page, tmp_path, "explorer_card_previous.png")

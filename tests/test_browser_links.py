@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app, settle, shoot
+from browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    MS,
+    Server,
+    copy_app,
+    navigate,
+    settle,
+    shoot,
+)
 from playwright.sync_api import Page, expect, sync_playwright
 
 
@@ -62,8 +72,7 @@ def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -
             settle(page, "harbour_bench/predictions/zz_model.json")
             # The query in view stays ov_000001 (5th of 6 for this submission): step back
             # once, so the link's query is not the one a fresh session would open on.
-            page.get_by_role("button", name="◀ Previous").click()
-            settle(page, "Query 4 of 6")
+            navigate(page, "◀ Previous", "Query 4 of 6")
             before = _view(page)
             page.get_by_text("Link", exact=True).click()  # the switch that shows the link
             page.wait_for_selector(IDLE, timeout=MS)

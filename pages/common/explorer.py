@@ -259,10 +259,23 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
         state.select_query(task, current)
     navigator(task, shown, current)
     i = ids.index(current)
-    shown_tags = tags.query_tags(run).get(current, frozenset())
+    query_tags = tags.query_tags(run)
+
+    def card(j: int, slot: str | None = None) -> dict[str, Any]:
+        kw = {"tags": ", ".join(sorted(query_tags.get(ids[j], frozenset()))),
+              "head": position(shown, ids[j]), "url": state.url_query(**state.view_params(ids[j]))}
+        return kw if slot is None else viewer.card_ahead(run, ids[j], shown[j], slot, **kw)
+
+    def ahead() -> dict[str, Any]:
+        # The cards "Next" and "Previous" open, when drawn already: the card element puts
+        # one in place at the click, so the next query shows before the rerun ends.
+        cards = {slot: card(j, slot) for slot, j in (("next", i + 1), ("prev", i - 1))
+                 if 0 <= j < len(ids)}
+        return {slot: c for slot, c in cards.items() if c is not None}
+
     # The URL is written by the viewer's card (one element; no message of its own).
     viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
-                  tags=", ".join(sorted(shown_tags)), head=position(shown, current),
-                  url=state.url_query(**state.view_params(current)))
+                  ahead=ahead, **card(i))
     object_list(run, current)
-    viewer.prefetch(run, ids[i + 1] if i + 1 < len(ids) else None)
+    # Two ahead: the card sent with the next query's run is then drawn already.
+    viewer.prefetch(run, *ids[i + 1:i + 3])

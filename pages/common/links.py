@@ -1,4 +1,4 @@
-"""The link schema: one table of URL parameters that both applies a link and writes one.
+r"""The link schema: one table of URL parameters that both applies a link and writes one.
 
 Each :class:`Param` names its URL parameter, the session key it sets, its kind (how the
 text reads and is written), the values it accepts, its default and the page it belongs to.

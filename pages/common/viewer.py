@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -366,21 +367,70 @@ def _key(run: Run, sample: Any) -> tuple[Any, ...]:
 _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovearth-prefetch")
 
 
+# The static views drawn to the end (by the worker or for the page), by their ``_drawn``
+# arguments: a card sent ahead (:func:`card_ahead`) is built only from one of these, never
+# drawn while the page waits. Insertion-ordered, the oldest dropped past _READY_MAX (as
+# many as ``_drawn`` keeps).
+_READY: dict[tuple[Any, ...], Drawn] = {}
+_READY_MAX = 16
+_READY_LOCK = threading.Lock()  # the worker and the page's script threads both add
+
+
+def _drawn_ready(run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Region,
+                 controls: Controls) -> Drawn:
+    drawn = _drawn(run, key, query_id, region, controls)
+    if drawn.picture is not None:
+        ready = (key, query_id, region, controls)
+        with _READY_LOCK:
+            _READY.pop(ready, None)
+            _READY[ready] = drawn
+            while len(_READY) > _READY_MAX:
+                _READY.pop(next(iter(_READY)))
+    return drawn
+
+
 def _prefetch(run: Run, query_id: str, zoom: str, controls: Controls) -> None:
     try:
         sample, _ = _sample_and_row(run, query_id)
         key = _key(run, sample)
-        _drawn(run, key, query_id, overlay.zoom_region(sample, zoom), controls)
+        _drawn_ready(run, key, query_id, overlay.zoom_region(sample, zoom), controls)
         _picker(run, key, query_id, _georef(run, sample), _scene_chips(run, sample, quiet=True))
     except Exception as err:  # noqa: BLE001 - a failed prefetch is redrawn (and shown) later
         state.LOG.info("prefetch of %s failed: %s", query_id, err)
 
 
-def prefetch(run: Run, query_id: str | None) -> None:
-    """Draw ``query_id`` in the background (opened as its zoom setting opens it)."""
-    if query_id is not None:
-        _PREFETCH.submit(_prefetch, run, query_id, st.session_state["view_zoom"],
-                         _controls_key())
+def prefetch(run: Run, *query_ids: str | None) -> None:
+    """Draw ``query_ids`` in the background, in order (each opened as its zoom setting
+    opens it); ``None`` is skipped."""
+    for query_id in query_ids:
+        if query_id is not None:
+            _PREFETCH.submit(_prefetch, run, query_id, st.session_state["view_zoom"],
+                             _controls_key())
+
+
+def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], slot: str,
+               tags: str | None = None, head: str = "", url: str | None = None
+               ) -> dict[str, Any] | None:
+    """The card ``query_id`` would show when the navigator opens it (its zoom setting's
+    region; a picked box belongs to the query shown now), for the card element to put in
+    place at the click, before the rerun that confirms it (``slot``: ``next`` or ``prev``,
+    the media endpoint's slots of its pictures). ``None`` unless its view is drawn already
+    (never drawn here: the page does not wait for it), static, and without a notice (an
+    image that could not be read is said outside the card)."""
+    ss = st.session_state
+    if ss["view_interactive"]:
+        return None
+    sample, row = _sample_and_row(run, query_id)
+    key = _key(run, sample)
+    region = overlay.zoom_region(sample, ss["view_zoom"])
+    controls = _controls_key()
+    with _READY_LOCK:
+        drawn = _READY.get((key, query_id, region, controls))
+    if drawn is None or drawn.notice:
+        return None
+    html_text = _card(query_id, sample, row, table_row, drawn, region, tags,
+                      _map_note(_georef(run, sample), region), head, slot=f"{slot}.")
+    return viewer_card.payload(html_text, url)
 
 
 _CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
@@ -416,14 +466,15 @@ def _metrics_html(row: dict[str, Any]) -> str:
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
           drawn: Drawn, region: overlay.Region, tags: str | None,
-          map_note: list[str], head: str = "") -> str:
+          map_note: list[str], head: str = "", slot: str = "") -> str:
     """The static view, its notes, the metric table and the query's facts as one HTML
     block: a query switch changes one element of the page, not a dozen (each changed
     element costs the browser a render of the whole page). User text is escaped; the two
-    pictures are served by the media endpoint (their URLs, not their bytes, in the HTML)."""
+    pictures are served by the media endpoint (their URLs, not their bytes, in the HTML;
+    ``slot`` prefixes their slots there: a card sent ahead keeps its own)."""
     e = html.escape
-    picture = viewer_card.media_url(drawn.picture or b"", "picture")
-    thumb = viewer_card.media_url(drawn.thumbnail, "thumbnail")
+    picture = viewer_card.media_url(drawn.picture or b"", f"{slot}picture")
+    thumb = viewer_card.media_url(drawn.thumbnail, f"{slot}thumbnail")
     x0, y0, x1, y1 = region
     notes = [f"Showing x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
              f"{sample.width} × {sample.height} image.", *map_note]
@@ -493,11 +544,14 @@ def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | No
 
 def render(run: Run, query_id: str, table_row: dict[str, Any],
            review: Callable[[], None] | None = None, tags: str | None = None,
-           head: str = "", url: str | None = None) -> None:
+           head: str = "", url: str | None = None,
+           ahead: Callable[[], dict[str, Any]] | None = None) -> None:
     """The viewer of ``query_id``; ``review`` draws the review panel (under the view, when
     its switch is on) and ``tags`` lists the query's review tags (``None``: no review on
     this page); ``head`` (plain text) is the navigator's position line over the card and
-    ``url`` the query string the card writes to the address bar (``None``: left alone)."""
+    ``url`` the query string the card writes to the address bar (``None``: left alone);
+    ``ahead`` gives the cards the navigator's buttons open (:func:`card_ahead`, by button:
+    ``next`` / ``prev``), which the card puts in place at the click."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
     evaluated = run.evaluation.run
@@ -517,13 +571,13 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         region = overlay.object_region(sample, _object_outline(sample, row, focus[1]))
     else:
         region = overlay.zoom_region(sample, ss["view_zoom"])
-    drawn = _drawn(run, key, query_id, region, _controls_key())
+    drawn = _drawn_ready(run, key, query_id, region, _controls_key())
     map_note = _map_note(ref, region)
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
         viewer_card.show(_card(query_id, sample, row, table_row, drawn, region, tags, map_note,
-                               head), url)
+                               head), url, ahead() if ahead is not None else None)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)

@@ -1,7 +1,43 @@
 // The explorer's viewer card (pages/common/viewer_card.py): one element whose content is
-// swapped per query. data = {html, url}: the card's HTML (built and escaped on the
-// server) and, when not null, the view's query string, written to the address bar with
-// history.replaceState (the URL sync, without a message of its own).
+// swapped per query. data = {html, digest, url, ahead, sent}: the card's HTML (built and escaped
+// on the server), its digest, and, when not null, the view's query string, written to the
+// address bar with history.replaceState (the URL sync, without a message of its own).
+// ahead = {next, prev}: the cards (same shape) the navigator's "Next ▶" / "◀ Previous"
+// open. At that button's click the card puts the one it opens in place at once (its
+// pictures were fetched when it arrived); the rerun the button starts then confirms it
+// (same digest: nothing is redrawn) or replaces it (the server's card always wins; sent
+// numbers the server's cards).
+const BUTTONS = { "Next ▶": "next", "◀ Previous": "prev" };
+
+function put(root, card) {
+  if (root.dataset.html !== card.digest) {
+    root.innerHTML = card.html;
+    root.dataset.html = card.digest;
+  }
+  if (typeof card.url === "string" && window.location.search !== card.url) {
+    window.history.replaceState(window.history.state, "", card.url + window.location.hash);
+  }
+}
+
+function onClick(event) {
+  const button = event.target instanceof Element ? event.target.closest("button") : null;
+  const slot = button && !button.disabled && BUTTONS[button.innerText.trim()];
+  const root = slot && document.querySelector(".ov-viewer");
+  const card = root && root.ovAhead && root.ovAhead[slot];
+  if (!card) return;
+  root.ovAhead = {}; // once per server card: a second click before the rerun is the server's
+  put(root, card);
+}
+
+function preload(card) {
+  const urls = card.html.match(/src='[^']+'/g) || [];
+  for (const attr of urls) {
+    const picture = new Image();
+    picture.src = attr.slice(5, -1).replace(/&amp;/g, "&");
+    if (picture.decode) picture.decode().catch(() => {});
+  }
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   let root = parentElement.querySelector(":scope > .ov-viewer");
@@ -10,11 +46,16 @@ export default function (component) {
     root.className = "ov-viewer";
     parentElement.appendChild(root);
   }
-  if (root.dataset.html !== data.digest) {
-    root.innerHTML = data.html;
-    root.dataset.html = data.digest;
+  // Only a card the server sent anew is put in place (it wins over one put in place at a
+  // click); the element drawn again with the card it had leaves the shown one alone.
+  if (root.dataset.sent !== String(data.sent)) {
+    root.dataset.sent = String(data.sent);
+    put(root, data);
   }
-  if (typeof data.url === "string" && window.location.search !== data.url) {
-    window.history.replaceState(window.history.state, "", data.url + window.location.hash);
+  root.ovAhead = data.ahead || {};
+  Object.values(root.ovAhead).forEach(preload);
+  if (!window.ovCardNavigation) {
+    window.ovCardNavigation = true;
+    document.addEventListener("click", onClick, true);
   }
 }

@@ -10,6 +10,7 @@ The HTML is built on the server (user text escaped, as for ``st.html``); the scr
 from __future__ import annotations
 
 import hashlib
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ NAME = "ovearth_viewer_card"
 KEY = "_w_viewer_card"
 _JS = (Path(__file__).with_name("viewer_card.js")).read_text(encoding="utf-8")
 _mount = st.components.v2.component(NAME, js=_JS, isolate_styles=False)
+_SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
 
 
 def media_url(jpeg: bytes, slot: str) -> str:
@@ -39,7 +41,10 @@ def payload(html: str, url: str | None) -> dict[str, Any]:
             "url": url}
 
 
-def show(html: str, url: str | None) -> None:
+def show(html: str, url: str | None, ahead: dict[str, dict[str, Any]] | None = None) -> None:
     """Mount (or update) the card with ``html``; write ``url`` (``?a=b&…``) to the
-    address bar."""
-    _mount(key=KEY, data=payload(html, url), height="content")
+    address bar. ``ahead``: the :func:`payload` of the card each navigator button opens
+    (``next`` / ``prev``), put in place when that button is clicked, before the rerun
+    that confirms it (its pictures are fetched beforehand)."""
+    _mount(key=KEY, data={**payload(html, url), "ahead": ahead or {}, "sent": next(_SENT)},
+           height="content")
