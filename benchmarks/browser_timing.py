@@ -380,10 +380,14 @@ def measure(data_dir: Path, repeats: int, before: str | None = None,
 def next_figures(repeats: int = 20, data_dir: Path = ROOT / "assets" / "demo"
                  ) -> dict[str, float]:
     """Issue 28's figure: the explorer's Next against a trivial rerun, clicked in turn
-    (seconds, medians; main-thread seconds per click)."""
+    (seconds, medians; main-thread seconds per click): until the rerun ends (``Next ▶``)
+    and until the next query's card is shown (``Next ▶ shown``, and in the page)."""
     got = measure(data_dir, repeats, next_only=True)
     after = got["results"]["after"]
     return {"trivial rerun": got["base"]["rerun"], "Next ▶": after["Next ▶"],
+            "Next ▶ shown": after["Next ▶, the card drawn"],
+            "trivial rerun in the page": got["base"]["rerun, in the page"],
+            "Next ▶ shown in the page": after["Next ▶, shown, in the page"],
             "main thread trivial": got["threads"]["trivial"][0],
             "main thread Next": got["threads"]["after"][0],
             "KiB per Next": got["sent"]["after"] / 1024}

@@ -147,11 +147,20 @@ def next_figures(repeats: int) -> list[Figure]:
     from benchmarks import browser_timing
 
     got = browser_timing.next_figures(repeats=repeats)
-    rerun, nxt = got["trivial rerun"], got["Next ▶"]
+    rerun, nxt, shown = got["trivial rerun"], got["Next ▶"], got["Next ▶ shown"]
+    rerun_in, shown_in = got["trivial rerun in the page"], got["Next ▶ shown in the page"]
     main_r, main_n = got["main thread trivial"], got["main thread Next"]
-    return [Figure("next", "explorer Next ▶ in Chromium (demo, median of "
-                           f"{repeats})", "<= 1.50x", f"{nxt:.3f} s",
-                   f"{_ratio(nxt, rerun)} trivial rerun ({rerun:.3f} s)", nxt / rerun <= 1.5),
+    return [Figure("next", "explorer Next ▶ in Chromium until the next query's card is "
+                           f"shown (demo, median of {repeats})", "<= 1.50x", f"{shown:.3f} s",
+                   f"{_ratio(shown, rerun)} trivial rerun ({rerun:.3f} s)",
+                   shown / rerun <= 1.5),
+            Figure("next", "  the same in the page (click event to the frame showing it)",
+                   "<= 1.50x", f"{shown_in:.3f} s",
+                   f"{_ratio(shown_in, rerun_in)} trivial rerun ({rerun_in:.3f} s)",
+                   shown_in / rerun_in <= 1.5),
+            Figure("next", "  until the rerun it starts ends (every panel of the query)",
+                   "<= 1.50x", f"{nxt:.3f} s", f"{_ratio(nxt, rerun)} trivial rerun",
+                   nxt / rerun <= 1.5),
             Figure("next", "  the page's main thread per click (CDP TaskDuration)", "",
                    f"{main_n * 1000:.0f} ms", f"{_ratio(main_n, main_r)} trivial rerun's "
                    f"({main_r * 1000:.0f} ms); {got['KiB per Next']:.0f} KiB received")]
