@@ -89,3 +89,41 @@ def test_previous_shows_the_query_at_the_click_and_the_rerun_keeps_it(tmp_path: 
         expect(page).to_have_url(re.compile(rf"[?&]q={first}(&|$)"), timeout=MS)
         assert page.evaluate(f"() => ({PICTURES})().every(x => x[2] > 0)")
         shoot(page, tmp_path, "explorer_card_previous.png")
+
+
+def _keyed(page: Page, key: str, text: str) -> None:
+    """Press ``key`` and wait for the rerun it starts, ``text`` shown (as ``navigate``)."""
+    sent = page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent")
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "prev => document.querySelector('.ov-viewer').dataset.sent !== prev", arg=sent,
+        timeout=MS)
+    settle(page, text)
+
+
+def test_the_arrow_keys_open_the_next_and_previous_query_but_not_in_a_text_field(
+        tmp_path: Path) -> None:
+    app = demo_app(tmp_path / "app")
+    with served_page(app, tmp_path / "server.log", width=1500, height=2000) as (server, page):
+        page.goto(f"{server.url}/Query_explorer")
+        settle(page, "Query 1 of 6 in the filtered list")
+        first = _shown(page)
+        _keyed(page, "ArrowRight", "Query 2 of 6 in the filtered list")
+        second = _shown(page)
+        assert second != first and _address_query(page) == second
+        # In a text field the keys move the caret: no query switch, no rerun.
+        field = page.get_by_role("textbox", name="Search text / id")
+        field.click()
+        field.press("ArrowLeft")
+        field.press("ArrowRight")
+        page.wait_for_timeout(1000)
+        page.wait_for_selector('[data-test-script-state="notRunning"]', timeout=MS)
+        assert _shown(page) == second
+        expect(page.get_by_text("Query 2 of 6 in the filtered list")).to_be_visible()
+        page.locator("h1").first.click()  # the focus out of the field
+        _keyed(page, "ArrowLeft", "Query 1 of 6 in the filtered list")
+        assert _shown(page) == first and _address_query(page) == first
+        # At the first query "Previous" is disabled: the key does nothing.
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_timeout(1000)
+        assert _shown(page) == first

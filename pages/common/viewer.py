@@ -483,7 +483,8 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
         notes.append(f"Full resolution around the target ({w} × {h} px); the rest of the "
                      f"image is shown at {drawn.scale:.0%}.")
     notes.append("“Interactive” (in View options) zooms, pans and shows each outline's text "
-                 "on hover; “Tag / note” opens the review panel under the view.")
+                 "on hover; “Tag / note” opens the review panel under the view; the → and ← "
+                 "keys open the next and previous query.")
     side = [f"<h3><code>{e(query_id)}</code></h3>", f"<p><b>{e(sample.phrase)}</b></p>",
             f"<p>Category: <b>{e(sample.category)}</b> · {e(table_row['polarity'])} query<br>"
             f"Outcome: <b>{e(table_row['outcome'])}</b> · Failure: "

@@ -29,6 +29,25 @@ function onClick(event) {
   put(root, card);
 }
 
+// The arrow keys press the navigator's buttons ("→" Next, "←" Previous), unless the key
+// is meant for what has the focus: a text field, a picker, a slider, the data grids.
+const KEYS = { ArrowRight: "Next ▶", ArrowLeft: "◀ Previous" };
+const OWN_KEYS = "input, textarea, select, [contenteditable], [role=slider], [role=combobox], "
+  + "[role=listbox], [role=grid], [data-testid=stDataFrame], .js-plotly-plot";
+
+function onKey(event) {
+  const label = KEYS[event.key];
+  if (!label || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey
+      || event.defaultPrevented || !document.querySelector(".ov-viewer")) return;
+  const focused = event.target instanceof Element ? event.target : null;
+  if (focused && focused.closest(OWN_KEYS)) return;
+  const button = [...document.querySelectorAll("[data-testid=stMain] button")]
+    .find((b) => b.innerText.trim() === label);
+  if (!button || button.disabled) return;
+  event.preventDefault();
+  button.click(); // the same click as the mouse's: the card ahead, then the rerun
+}
+
 function preload(card) {
   const urls = card.html.match(/src='[^']+'/g) || [];
   for (const attr of urls) {
@@ -57,5 +76,6 @@ export default function (component) {
   if (!window.ovCardNavigation) {
     window.ovCardNavigation = true;
     document.addEventListener("click", onClick, true);
+    document.addEventListener("keydown", onKey);
   }
 }
