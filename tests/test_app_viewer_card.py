@@ -200,3 +200,23 @@ def test_no_card_is_sent_ahead_of_the_interactive_view(ds: Dataset) -> None:
     at.run()
     _press(at, "Next ▶")
     assert viewer_card(at)["ahead"] == {}
+
+
+def test_a_query_with_a_picked_box_is_not_sent_ahead(ds: Dataset) -> None:
+    """"Previous" back to a query whose box was picked reopens it zoomed to that box: its
+    card is drawn by the rerun, not sent ahead with the zoom setting's view."""
+    at = _open(ds)
+    ids = list(at.dataframe[0].value["query_id"])
+    k = next(k for k in range(len(ids) - 1) if MISSING not in ids[k:k + 2])
+    at.session_state["selected"] = {"vocabulary": ids[k]}
+    at.run()
+    picker = at.selectbox(key="_w_objects")
+    picker.set_value(0).run()
+    assert_ok(at)
+    zoomed = card_html(at)
+    _drawn_ahead()
+    _press(at, "Next ▶")
+    assert _heading(at) == ids[k + 1]
+    assert "prev" not in viewer_card(at)["ahead"]
+    _press(at, "◀ Previous")
+    assert card_html(at) == zoomed  # the box's view, as before

@@ -416,10 +416,12 @@ def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], slot: str,
     place at the click, before the rerun that confirms it (``slot``: ``next`` or ``prev``,
     the media endpoint's slots of its pictures). ``None`` unless its view is drawn already
     (never drawn here: the page does not wait for it), static, and without a notice (an
-    image that could not be read is said outside the card)."""
+    image that could not be read is said outside the card), nor for a query with a picked
+    box (it reopens zoomed to that box)."""
     ss = st.session_state
-    if ss["view_interactive"]:
-        return None
+    focus = ss.get("view_focus")
+    if ss["view_interactive"] or (focus and focus[0] == query_id):
+        return None  # (a box picked in that query: it reopens zoomed to it, drawn then)
     sample, row = _sample_and_row(run, query_id)
     key = _key(run, sample)
     region = overlay.zoom_region(sample, ss["view_zoom"])
