@@ -169,6 +169,10 @@ def test_no_card_is_sent_ahead_of_an_image_that_could_not_be_read(ds: Dataset) -
     _press(at, "Next ▶")
     assert _heading(at) == MISSING
     assert any("image file not found" in i.value for i in at.info)
+    # Nor from it: its notice would stay beside the next query's card until the rerun.
+    _drawn_ahead()
+    at.run()
+    assert viewer_card(at)["ahead"] == {}
 
 
 def test_a_card_not_drawn_yet_is_not_sent_ahead_nor_drawn_for_it(ds: Dataset,
@@ -187,11 +191,15 @@ def test_a_card_not_drawn_yet_is_not_sent_ahead_nor_drawn_for_it(ds: Dataset,
     monkeypatch.setattr(viewer, "_drawn", counting)
     at = _open(ds)
     ids = list(at.dataframe[0].value["query_id"])
-    assert viewer_card(at)["ahead"] == {}
+    k = next(k for k in range(len(ids) - 1) if MISSING not in ids[k:k + 2])
+    at.session_state["selected"] = {"vocabulary": ids[k]}
+    at.run()
+    assert "next" not in viewer_card(at)["ahead"]
+    drawn.clear()
     _press(at, "Next ▶")
-    assert _heading(at) == ids[1]
-    assert set(viewer_card(at)["ahead"]) == {"prev"}  # the first query: drawn for the page
-    assert set(drawn) == {ids[0], ids[1]}
+    assert _heading(at) == ids[k + 1]
+    assert set(viewer_card(at)["ahead"]) == {"prev"}  # drawn for the page just before
+    assert drawn == [ids[k + 1]]  # nothing drawn for the cards ahead
 
 
 def test_no_card_is_sent_ahead_of_the_interactive_view(ds: Dataset) -> None:
@@ -215,6 +223,8 @@ def test_a_query_with_a_picked_box_is_not_sent_ahead(ds: Dataset) -> None:
     assert_ok(at)
     zoomed = card_html(at)
     _drawn_ahead()
+    at.run()
+    assert viewer_card(at)["ahead"] == {}  # nor from it (the picked box's notes stay)
     _press(at, "Next ▶")
     assert _heading(at) == ids[k + 1]
     assert "prev" not in viewer_card(at)["ahead"]

@@ -579,8 +579,11 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
+        # No card ahead while this query says more outside the card (its image's notice,
+        # a picked box's chips): at the click it would stay beside the next query's card.
+        said = drawn.notice or (focus and focus[0] == query_id)
         viewer_card.show(_card(query_id, sample, row, table_row, drawn, region, tags, map_note,
-                               head), url, ahead() if ahead is not None else None)
+                               head), url, ahead() if ahead is not None and not said else None)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
