@@ -47,13 +47,17 @@ def fresh_caches() -> Iterator[None]:
 
     from pages.common import viewer
 
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    viewer._READY.clear()  # the views drawn, for the cards sent ahead
+    def idle() -> None:
+        # The explorer's background worker finishes what an earlier test handed it (it
+        # would draw, through whatever that test patches, while this one runs).
+        viewer._PREFETCH.submit(lambda: None).result(timeout=120)
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        viewer._READY.clear()  # the views drawn, for the cards sent ahead
+
+    idle()
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    viewer._READY.clear()
+    idle()
 
 
 @pytest.fixture(scope="module")

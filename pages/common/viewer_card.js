@@ -70,9 +70,9 @@ export default function (component) {
   if (root.dataset.sent !== String(data.sent)) {
     root.dataset.sent = String(data.sent);
     put(root, data);
+    root.ovAhead = data.ahead || {}; // (a redraw does not bring back cards used at a click)
+    Object.values(root.ovAhead).forEach(preload);
   }
-  root.ovAhead = data.ahead || {};
-  Object.values(root.ovAhead).forEach(preload);
   if (!window.ovCardNavigation) {
     window.ovCardNavigation = true;
     document.addEventListener("click", onClick, true);
