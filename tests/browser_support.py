@@ -167,11 +167,15 @@ def settle(page, text: str) -> None:
 CARD_SENT = "() => document.querySelector('.ov-viewer')?.dataset.sent ?? null"
 
 
-def navigate(page, label: str, text: str) -> None:
-    """Click the explorer's navigator button ``label`` ("Next ▶", "◀ Previous") and wait
-    for the rerun it starts to send its card and end, ``text`` shown (:func:`settle`)."""
+def navigate(page, label: str, text: str, key: str | None = None) -> None:
+    """Click the explorer's navigator button ``label`` ("Next ▶", "◀ Previous"), or press
+    ``key`` instead, and wait for the rerun it starts to send its card and end, ``text``
+    shown (:func:`settle`)."""
     sent = page.evaluate(CARD_SENT)
-    page.get_by_role("button", name=label).click()
+    if key is None:
+        page.get_by_role("button", name=label).click()
+    else:
+        page.keyboard.press(key)
     page.wait_for_function(f"prev => ({CARD_SENT})() !== prev", arg=sent, timeout=MS)
     settle(page, text)
 

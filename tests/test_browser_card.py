@@ -94,16 +94,6 @@ def test_previous_shows_the_query_at_the_click_and_the_rerun_keeps_it(tmp_path: 
         shoot(page, tmp_path, "explorer_card_previous.png")
 
 
-def _keyed(page: Page, key: str, text: str) -> None:
-    """Press ``key`` and wait for the rerun it starts, ``text`` shown (as ``navigate``)."""
-    sent = page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent")
-    page.keyboard.press(key)
-    page.wait_for_function(
-        "prev => document.querySelector('.ov-viewer').dataset.sent !== prev", arg=sent,
-        timeout=MS)
-    settle(page, text)
-
-
 def test_the_arrow_keys_open_the_next_and_previous_query_but_not_in_a_text_field(
         tmp_path: Path) -> None:
     app = demo_app(tmp_path / "app")
@@ -111,7 +101,7 @@ def test_the_arrow_keys_open_the_next_and_previous_query_but_not_in_a_text_field
         page.goto(f"{server.url}/Query_explorer")
         settle(page, "Query 1 of 6 in the filtered list")
         first = _shown(page)
-        _keyed(page, "ArrowRight", "Query 2 of 6 in the filtered list")
+        navigate(page, "Next ▶", "Query 2 of 6 in the filtered list", key="ArrowRight")
         second = _shown(page)
         assert second != first and _address_query(page) == second
         # In a text field the keys move the caret: no query switch, no rerun.
@@ -124,7 +114,7 @@ def test_the_arrow_keys_open_the_next_and_previous_query_but_not_in_a_text_field
         assert _shown(page) == second
         expect(page.get_by_text("Query 2 of 6 in the filtered list")).to_be_visible()
         page.locator("h1").first.click()  # the focus out of the field
-        _keyed(page, "ArrowLeft", "Query 1 of 6 in the filtered list")
+        navigate(page, "◀ Previous", "Query 1 of 6 in the filtered list", key="ArrowLeft")
         assert _shown(page) == first and _address_query(page) == first
         # At the first query "Previous" is disabled: the key does nothing.
         page.keyboard.press("ArrowLeft")

@@ -261,16 +261,17 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     i = ids.index(current)
     query_tags = tags.query_tags(run)
 
-    def card(j: int, slot: str | None = None) -> dict[str, Any]:
-        kw = {"tags": ", ".join(sorted(query_tags.get(ids[j], frozenset()))),
-              "head": position(shown, ids[j]), "url": state.url_query(**state.view_params(ids[j]))}
-        return kw if slot is None else viewer.card_ahead(run, ids[j], shown[j], slot, **kw)
+    def card(j: int) -> dict[str, Any]:
+        """The card's own arguments for the ``j``-th query shown."""
+        return {"tags": ", ".join(sorted(query_tags.get(ids[j], frozenset()))),
+                "head": position(shown, ids[j]),
+                "url": state.url_query(**state.view_params(ids[j]))}
 
     def ahead() -> dict[str, Any]:
         # The cards "Next" and "Previous" open, when drawn already: the card element puts
         # one in place at the click, so the next query shows before the rerun ends.
-        cards = {slot: card(j, slot) for slot, j in (("next", i + 1), ("prev", i - 1))
-                 if 0 <= j < len(ids)}
+        cards = {slot: viewer.card_ahead(run, ids[j], shown[j], slot, **card(j))
+                 for slot, j in (("next", i + 1), ("prev", i - 1)) if 0 <= j < len(ids)}
         return {slot: c for slot, c in cards.items() if c is not None}
 
     # The URL is written by the viewer's card (one element; no message of its own).
