@@ -61,8 +61,10 @@ def test_next_and_previous_swap_the_card_and_the_address(tmp_path: Path) -> None
 AT_CLICK = ("() => { window.atClick = null; document.addEventListener('click', () => { "
             "window.atClick = [document.querySelector('.ov-card h3 code').innerText.trim(), "
             "document.querySelector('[data-testid=stApp]').getAttribute("
-            "'data-test-script-state'), new URLSearchParams(location.search).get('q')]; }, "
-            "{capture: true, once: true}); }")
+            "'data-test-script-state'), new URLSearchParams(location.search).get('q'), "
+            "[...document.querySelectorAll('[data-ov-stale]')].map(e => e.innerText).join("
+            "' | ')]; }, {capture: true, once: true}); }")
+STALE = "() => document.querySelectorAll('[data-ov-stale], [style*=\"opacity: 0.4\"]').length"
 
 
 def test_previous_shows_the_query_at_the_click_and_the_rerun_keeps_it(tmp_path: Path) -> None:
@@ -83,9 +85,14 @@ def test_previous_shows_the_query_at_the_click_and_the_rerun_keeps_it(tmp_path: 
         page.evaluate(AT_CLICK)
         sent = page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent")
         navigate(page, "◀ Previous", "Query 3 of 6 in the filtered list")
-        shown, script, address = page.evaluate("() => window.atClick")
+        shown, script, address, dimmed = page.evaluate("() => window.atClick")
         assert (shown, address) == (first, first) and second != first
         assert script == "notRunning"  # before the rerun: the click alone swapped the card
+        # What follows the card is still the old query's until the rerun: dimmed, the box
+        # picker among it ("Zoom to one of the query's N boxes"), not the card or buttons.
+        assert "Zoom to one of the query" in dimmed and first not in dimmed
+        assert "Next" not in dimmed and "Layers" not in dimmed
+        assert page.evaluate(STALE) == 0  # the rerun ended: nothing is dimmed
         # The rerun's card arrived (a new one from the server) and is the same query.
         assert page.evaluate("() => document.querySelector('.ov-viewer').dataset.sent") != sent
         assert _shown(page) == first

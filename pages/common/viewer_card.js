@@ -19,6 +19,42 @@ function put(root, card) {
   }
 }
 
+// Until the rerun has drawn them, what follows the card in the viewer (box picker, chips,
+// "Objects by outcome", the review panel) is still the previous query's: dimmed from the
+// click until the rerun that sent the next card has ended (or STALE_MS, whichever first).
+const STALE_MS = 10000;
+
+function scriptState() {
+  const app = document.querySelector("[data-testid=stApp]");
+  return app ? app.getAttribute("data-test-script-state") : null;
+}
+
+function dimFollowing(root) {
+  const host = root.closest("[data-testid=stElementContainer]");
+  for (let next = host && host.nextElementSibling; next; next = next.nextElementSibling) {
+    next.dataset.ovStale = "1";
+    next.style.opacity = "0.4";
+  }
+  root.ovPending = true; // cleared by the server's next card
+  window.setTimeout(undim, STALE_MS);
+}
+
+function undim() {
+  for (const el of document.querySelectorAll("[data-ov-stale]")) {
+    delete el.dataset.ovStale;
+    el.style.opacity = "";
+  }
+}
+
+function watchRuns() {
+  const app = document.querySelector("[data-testid=stApp]");
+  if (!app) return;
+  new MutationObserver(() => {
+    const root = document.querySelector(".ov-viewer");
+    if (scriptState() === "notRunning" && !(root && root.ovPending)) undim();
+  }).observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+}
+
 function onClick(event) {
   const button = event.target instanceof Element ? event.target.closest("button") : null;
   const slot = button && !button.disabled && BUTTONS[button.innerText.trim()];
@@ -27,6 +63,7 @@ function onClick(event) {
   if (!card) return;
   root.ovAhead = {}; // once per server card: a second click before the rerun is the server's
   put(root, card);
+  dimFollowing(root);
 }
 
 // The arrow keys press the navigator's buttons ("→" Next, "←" Previous), unless the key
@@ -72,10 +109,13 @@ export default function (component) {
     put(root, data);
     root.ovAhead = data.ahead || {}; // (a redraw does not bring back cards used at a click)
     Object.values(root.ovAhead).forEach(preload);
+    root.ovPending = false; // the rerun's own card: what follows is undimmed when it ends
+    if (scriptState() === "notRunning") undim();
   }
   if (!window.ovCardNavigation) {
     window.ovCardNavigation = true;
     document.addEventListener("click", onClick, true);
     document.addEventListener("keydown", onKey);
+    watchRuns();
   }
 }
