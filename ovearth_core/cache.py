@@ -4,7 +4,8 @@ A restarted app server, a second leaderboard run or a report of the same files c
 reading the files' bytes (to hash them) and loading the stored result. An entry is keyed by
 the SHA-256 of:
 
-- a *kind* (what was computed, e.g. ``"evaluate_samples"``),
+- a *kind* (what was computed: ``"evaluation"`` for every evaluation, made by
+  :mod:`ovearth_core.pipeline` alone; ``"leaderboard_entry"``, ...),
 - the SHA-256 of the ground-truth file's bytes and of the prediction file's bytes,
 - every field of the evaluation options (:class:`~ovearth_core.options.Options`: task,
   modalities as requested, IoU and score thresholds, box format, AP's detection cap and
@@ -56,7 +57,7 @@ import secrets
 import stat
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +225,7 @@ def make_key(kind: str, parts: dict[str, Any], code: str | None = None,
 
 def key(kind: str, gt_sha256: str, pred_sha256: str, options: Options,
         **parts: str) -> str:
-    """The key of ``kind`` (e.g. ``"evaluate_samples"``) computed from a ground truth and a
+    """The key of ``kind`` (e.g. ``"evaluation"``) computed from a ground truth and a
     submission (file SHA-256s) under ``options``: every field of :class:`Options` is in it
     (:meth:`Options.key_parts`), so no call site can leave one out. ``modalities`` as
     requested (``auto`` stays ``auto``: the file digests decide what it resolves to).
@@ -232,15 +233,6 @@ def key(kind: str, gt_sha256: str, pred_sha256: str, options: Options,
     code that derived it from the evaluator's result (:func:`files_digest`)."""
     return make_key(kind, {"gt_sha256": gt_sha256, "pred_sha256": pred_sha256,
                            **options.key_parts(), **parts})
-
-
-def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: object,
-                   iou_threshold: float, score_threshold: float | None = None,
-                   bbox_format: str = "xyxy", kind: str = "evaluate_samples") -> str:
-    """:func:`key` of the evaluator's options given one by one (the average precision's
-    options at their defaults); for callers that have no :class:`Options` at hand."""
-    return key(kind, gt_sha256, pred_sha256,
-               Options(task, modalities, iou_threshold, score_threshold, bbox_format))
 
 
 class ResultCache:
@@ -613,53 +605,6 @@ def open_cache(folder: str | os.PathLike[str] | None = None) -> ResultCache | No
     if store is None and not disabled():
         print(f"warning: {note}", file=sys.stderr)
     return store
-
-
-def evaluate_file(gt_path: str | os.PathLike[str], pred_path: str | os.PathLike[str],
-                  task: str, modalities: object = ("segmentation", "bbox"),
-                  iou_threshold: float = 0.5, score_threshold: float | None = None,
-                  bbox_format: str = "xyxy", *, cache: ResultCache | None = None,
-                  gt_sha256: str | None = None, ground_truth: Any = None,
-                  ground_truth_loader: Callable[[], Any] | None = None,
-                  ) -> tuple[dict[str, Any], bool]:
-    """``evaluate_samples(load_samples(...))`` of one submission, through ``cache``.
-
-    Returns ``(result, from_cache)``. Each file is read once: the key is the digest of the
-    bytes that are parsed. ``gt_sha256`` with ``ground_truth`` (parsed) or
-    ``ground_truth_loader`` (called only on a miss) saves reading the ground truth: the
-    caller vouches that they are of the same bytes. Invalid input raises
-    :class:`~ovearth_core.errors.OVEarthInputError` and is never stored.
-    """
-    from .evaluate import evaluate_samples
-    from .io import load_samples, parse_ground_truth, parse_json
-
-    gt_data = None
-    if gt_sha256 is None or (ground_truth is None and ground_truth_loader is None):
-        gt_data, gt_sha256 = read_hashed(gt_path, "ground-truth")
-    data, pred_sha256 = read_hashed(pred_path, "prediction")
-    entry = None
-    if cache is not None:
-        entry = key("evaluate_samples", gt_sha256, pred_sha256, Options(
-            task, modalities, iou_threshold, score_threshold, bbox_format))
-        value = cache.get(entry)
-        if value is not MISS:
-            return value, True
-    with gc_paused():
-        if gt_data is not None:
-            ground_truth = parse_ground_truth(parse_json(gt_data, str(gt_path)), str(gt_path))
-            del gt_data
-        elif ground_truth is None and ground_truth_loader is not None:
-            ground_truth = ground_truth_loader()
-        doc = parse_json(data, str(pred_path))
-        del data
-        samples = load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
-                               modalities, ground_truth=ground_truth, predictions_doc=doc)
-        del doc
-        result = evaluate_samples(samples, iou_threshold)
-        del samples
-    if cache is not None and entry is not None:
-        cache.put(entry, result)
-    return result, False
 
 
 def describe(cache: ResultCache | None) -> str:

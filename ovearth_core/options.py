@@ -16,7 +16,8 @@ Example::
     >>> replace(o, score_threshold=None).score_threshold is None
     True
 
-Normalised once, on construction: ``"seg,bbox"`` (the command line) and ``("seg", "bbox")``
+Normalised once, on construction: the task by its command-line name (``open_vocabulary``
+is ``vocabulary``), ``"seg,bbox"`` (the command line) and ``("seg", "bbox")``
 (the app) are the same request (the order as given, ``auto`` as ``("auto",)``), thresholds
 are floats. Whether the values are allowed is the loader's check
 (:func:`ovearth_core.io.load_samples`), which reports a bad option as a problem naming it.
@@ -28,6 +29,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+# CLI task value -> JSON key under "tasks" (re-exported by ovearth_core.types).
+TASK_KEYS: dict[str, str] = {
+    "vocabulary": "open_vocabulary",
+    "referring": "referring",
+    "reasoning": "reasoning",
+}
+_CLI_TASK = {key: cli for cli, key in TASK_KEYS.items()}
 # COCOeval's default detection cap per image (``maxDets[-1]``).
 COCO_MAX_DETECTIONS = 100
 # COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
@@ -69,6 +77,9 @@ class Options:
     max_detections: int = COCO_MAX_DETECTIONS
 
     def __post_init__(self) -> None:
+        # One name per task: the output's key ("open_vocabulary") is the command line's.
+        if isinstance(self.task, str):
+            object.__setattr__(self, "task", _CLI_TASK.get(self.task, self.task))
         mods = _modalities(self.modalities)
         object.__setattr__(self, "modalities", ("auto",) if mods == ("auto",) else mods)
         object.__setattr__(self, "iou_threshold", _number(self.iou_threshold))
@@ -76,12 +87,13 @@ class Options:
             object.__setattr__(self, "score_threshold", _number(self.score_threshold))
 
     @classmethod
-    def from_args(cls, args: Any) -> Options:
+    def from_args(cls, args: Any, **overrides: Any) -> Options:
         """The options of a parsed command line (``argparse.Namespace``): each field from
         the attribute of its name (``--iou-threshold`` is ``args.iou_threshold``), its
-        default when the command has no such flag."""
+        default when the command has no such flag; ``overrides`` where the command's flag
+        has another shape (the report's repeatable ``--task``)."""
         given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
-        return cls(**given)
+        return cls(**{**given, **overrides})
 
     @property
     def auto(self) -> bool:

@@ -12,13 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .masks import Rle
+from .options import TASK_KEYS  # noqa: F401  (CLI task value -> JSON key; defined there)
 
-# CLI task value -> JSON key under "tasks".
-TASK_KEYS: dict[str, str] = {
-    "vocabulary": "open_vocabulary",
-    "referring": "referring",
-    "reasoning": "reasoning",
-}
 MODALITIES: tuple[str, ...] = ("segmentation", "bbox", "oriented_bbox")
 # Modality -> key of its summary / per-sample entry in the output JSON.
 OUTPUT_KEYS: dict[str, str] = {

@@ -37,17 +37,16 @@ def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: d
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _ap_comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
-                   options_b: data.Options, unit: str, hard: bool, cap: int,
-                   ) -> list[MetricDiff]:
-    """AP of every box of A and B (the Overview's numbers, at its AP options) with paired
-    intervals over the key metrics' first resamples."""
+                   options_b: data.Options, unit: str) -> list[MetricDiff]:
+    """AP of every box of A and B (the Overview's numbers, at the options' AP settings)
+    with paired intervals over the key metrics' first resamples."""
     runs = []
     for key, opts in ((a, options_a), (b, options_b)):
-        ap_opts = replace(opts, hard_negatives=hard, max_detections=cap)
-        every = analysis_data.every_box(ap_opts)
+        every = analysis_data.every_box(opts)
         samples = data.samples(gt, key, every.task, every.modalities, None, every.bbox_format)
-        runs.append(ap_run(samples, opts.iou_threshold, samples.modalities, hard, cap,
-                           report=analysis_data.average_precision(gt, key, ap_opts).value))
+        runs.append(ap_run(samples, opts.iou_threshold, samples.modalities,
+                           opts.hard_negatives, opts.max_detections,
+                           report=analysis_data.average_precision(gt, key, opts).value))
     return ap_differences(data.evaluate(gt, a, options_a).results,
                           data.evaluate(gt, b, options_b).results, *runs, unit=unit)
 
@@ -70,7 +69,7 @@ if evaluation_b.problems:
 unit = analysis_data.unit_picker(run.gt)
 with st.spinner("Bootstrapping…"):
     try:
-        cmp = _comparison(run.gt, run.pred, b_key, run.options, o, unit)
+        cmp = _comparison(run.gt, run.pred, b_key, run.options.evaluator(), o.evaluator(), unit)
     except OVEarthInputError as err:
         views.problems_report(err.problems, Path(run.gt[0]), b_path)
         st.stop()
@@ -133,16 +132,13 @@ st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
                            for c in cmp.categories]), hide_index=True, placeholder="—",
              width="stretch")
 
-hard = bool(st.session_state.get("ap_hard_negatives", False))  # the Overview's AP options
-cap = st.session_state["ap_max_detections"]
 if analysis_data.has_boxes(o.modalities):
     st.header("Average precision (every box)")
-    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, replace(
-        opts, hard_negatives=hard, max_detections=cap)).value
+    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts).value
                   for key, opts in ((run.pred, run.options), (b_key, o)))
     boxes = (compare_views.box_count(run.evaluation.results)
              + compare_views.box_count(evaluation_b.results))
-    ap_key = (run.gt, run.pred, b_key, run.options, o, unit, hard, cap)
+    ap_key = (run.gt, run.pred, b_key, run.options, o, unit)
     wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
     if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
                                 f"resamples of {boxes:,} boxes)", key="_ap_ci_button"):
@@ -173,18 +169,14 @@ if analysis_data.has_boxes(o.modalities):
                "without GT in a category leaves the category out of that resample's mAP "
                "(the resampled mAP of many small categories tends to run high, so its "
                "interval can sit to one side of Δ). "
-               f"COCO-style at most {cap:,} boxes per query" + (", hard negatives" if hard
-                                                               else "") +
-               " (the Overview's AP options).")
+               f"{views.ap_options(o)} (the sidebar's AP options).")
     if cmp.warning:
         st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
 
 
 def _report_html() -> bytes:
-    built = report.build_report_data(
-        run.gt[0], [run.pred[0], b_key[0]], o.modalities, run.images_dir, [o.task],
-        o.iou_threshold, o.score_threshold, o.bbox_format, names=names, hard_negatives=hard,
-        max_detections=cap)
+    built = report.build_report_data(run.gt[0], [run.pred[0], b_key[0]], o, run.images_dir,
+                                     [o.task], names=names)
     return report.render_html(built).encode("utf-8")
 
 

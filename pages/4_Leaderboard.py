@@ -63,10 +63,8 @@ def _progress(done: int, total: int, name: str, cached: bool) -> None:
 with_ap = st.toggle("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
                     "submission's AP is computed: seconds each on the full benchmark)",
                     key="lb_ap")
-ap = ((bool(st.session_state.get("ap_hard_negatives", False)),
-       st.session_state["ap_max_detections"]) if with_ap else None)
 board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
-                                  shared=shared, progress=_progress, ap=ap)
+                                  shared=shared, progress=_progress, with_ap=with_ap)
 bar.empty()
 report = board.report
 state.sync_url()
@@ -78,7 +76,7 @@ st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sideb
            f"{options.iou_threshold:g} · ranked in {board.seconds:.2f} s "
            f"({f'{board.workers} worker processes' if board.workers else 'in this process'}"
            f"{''.join(f'; {w}' for w in where if w)})"
-           f" · {board.cache_note}")
+           f" · {board.cache_note} · {views.ap_options(options)}")
 for name, why in board.skipped:
     st.warning(f"{state.code(name)} left out: {views.md_text(why)}.")
 if not report["models"]:
@@ -86,10 +84,10 @@ if not report["models"]:
 
 st.header("Ranking")
 analysis_views.leaderboard_table(report)
-if ap is not None:
-    st.caption(f"AP and mAP: every box, COCO-style at most {ap[1]:,} boxes per query"
-               + (", hard negatives" if ap[0] else "") + " (the Overview's AP options). They "
-               "rank boxes across queries, so they have no category-subset stability below.")
+if with_ap:
+    st.caption(f"AP and mAP: every box; {views.ap_options(options)} (the sidebar's AP "
+               "options). They rank boxes across queries, so they have no category-subset "
+               "stability below.")
 st.header("Category-subset stability")
 analysis_views.stability_charts(report)
 analysis_views.mcc_vs_miou(report)

@@ -98,7 +98,10 @@ def test_moving_the_slider_never_reloads_or_reevaluates(monkeypatch) -> None:
         return wrapper
 
     monkeypatch.setattr(core_io, "load_samples", counting("load", core_io.load_samples))
-    monkeypatch.setattr(data, "evaluate_run", counting("evaluate", data.evaluate_run))
+    import ovearth_core.evaluate as core_evaluate
+
+    monkeypatch.setattr(core_evaluate, "evaluate_run",
+                        counting("evaluate", core_evaluate.evaluate_run))
     monkeypatch.setattr(analysis_data, "score_sweep",
                         counting("sweep", analysis_data.score_sweep))
     at = _overview("box_detector")
@@ -147,7 +150,7 @@ def test_average_precision_cards_and_hard_negative_toggle() -> None:
                            modalities="auto")
     for hard in (False, True):
         if hard:
-            at.toggle(key="ap_hard_negatives").set_value(True).run()
+            at.sidebar.toggle(key="_w_ap_hard_negatives").set_value(True).run()
         assert_ok(at)
         report = average_precision_report(samples, 0.5, samples.modalities, hard)
         shown = _metrics(at)

@@ -58,8 +58,11 @@ def test_a_restarted_server_loads_the_numbers_from_the_cache(
 
     _restart()
     calls: list[object] = []
-    real = data.evaluate_run
-    monkeypatch.setattr(data, "evaluate_run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    import ovearth_core.evaluate as core_evaluate
+
+    real = core_evaluate.evaluate_run
+    monkeypatch.setattr(core_evaluate, "evaluate_run",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
     second = _overview()
     assert_ok(second)
     assert "the numbers from the result cache" in _first_caption(second)

@@ -72,7 +72,7 @@ def test_unexpected_error_is_a_reference_not_a_traceback(caplog: pytest.LogCaptu
 
     at = app_on(None, 120).run()
 
-    data = sys.modules["pages.common.data"]
+    data = sys.modules["ovearth_core.evaluate"]  # where the app's pipeline evaluates
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom at /secret/path")

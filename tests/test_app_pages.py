@@ -151,7 +151,7 @@ def test_unexpected_evaluator_error_is_a_message(ds: Dataset,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     at = _app(ds).run()
     assert_ok(at)
-    data = sys.modules["pages.common.data"]  # imported by the run above
+    data = sys.modules["ovearth_core.evaluate"]  # where the app's pipeline evaluates
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")

@@ -20,8 +20,6 @@ from ovearth_core import cache as cache_mod
 from ovearth_core.cache import (
     MISS,
     ResultCache,
-    evaluate_file,
-    evaluation_key,
     file_digest,
     make_key,
     open_cache,
@@ -29,8 +27,26 @@ from ovearth_core.cache import (
 )
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.options import Options
+from ovearth_core.pipeline import entry_key, evaluate_cached, load
 
 MODS = "segmentation,bbox,oriented_bbox"
+
+
+def evaluate_file(gt: Path, pred: Path, task: str, modalities: object,
+                  iou_threshold: float = 0.5, score_threshold: float | None = None, *,
+                  cache: ResultCache | None) -> tuple[dict, bool]:
+    """The one pipeline on two files: ``(results, from the cache)``."""
+    run, cached = evaluate_cached(load(gt, pred, Options(task, modalities, iou_threshold,
+                                                         score_threshold)), cache)
+    return run.results, cached
+
+
+def evaluation_key(gt_sha256: str, pred_sha256: str, task: str, modalities: object,
+                   iou_threshold: float = 0.5, score_threshold: float | None = None,
+                   bbox_format: str = "xyxy") -> str:
+    return entry_key(gt_sha256, pred_sha256, Options(task, modalities, iou_threshold,
+                                                     score_threshold, bbox_format))
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -128,7 +144,8 @@ def test_key_changes_with_every_option(pair: tuple[Path, Path]) -> None:
         keys.add(evaluation_key(g, p, **{**base, **change}))
     assert len(keys) == len(variants) + 1
     # Another kind of value (what was computed) never shares a key either.
-    assert evaluation_key(g, p, **base, kind="evaluate_run") not in keys
+    assert cache_mod.key("leaderboard_entry", g, p, Options("vocabulary", **{
+        k: v for k, v in base.items() if k != "task"})) not in keys
     # GT and prediction digests are not interchangeable.
     assert evaluation_key(p, g, **base) not in keys
 

@@ -1,7 +1,7 @@
 """The on-disk result cache never serves one option's result for another (issue 27).
 
 For every evaluation option and every place that builds a cache key (the app's
-``pages.common.data.evaluate``, ``ovearth_core.cache.evaluate_file``, the report's
+``pages.common.data.evaluate``, ``ovearth_core.pipeline.evaluate_cached``, the report's
 ``build_report_data`` and the leaderboard's ``evaluate_submissions``), two runs that differ
 only in that option go through one temporary ``OVEARTH_CACHE_DIR``, with every in-memory
 cache forgotten in between: the second run must equal a fresh evaluation under its own
@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 import streamlit as st
 
+from ovearth_core import pipeline
 from ovearth_core.analysis.leaderboard import evaluate_submissions
-from ovearth_core.cache import ResultCache, evaluate_file
+from ovearth_core.cache import ResultCache
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.report.build import build_report_data
 from ovearth_core.types import TASK_KEYS
@@ -71,14 +72,14 @@ def _app(o: dict[str, Any], folder: Path) -> tuple[dict[str, Any], bool]:
     return evaluation.results, evaluation.from_cache
 
 
-def _evaluate_file(o: dict[str, Any], folder: Path) -> tuple[dict[str, Any], bool]:
-    return evaluate_file(GT, PRED, o["task"], o["modalities"], o["iou_threshold"],
-                         o["score_threshold"], o["bbox_format"], cache=ResultCache(folder))
+def _pipeline(o: dict[str, Any], folder: Path) -> tuple[dict[str, Any], bool]:
+    run, cached = pipeline.evaluate_cached(pipeline.load(GT, PRED, data.Options(**o)),
+                                           ResultCache(folder))
+    return run.results, cached
 
 
 def _report(o: dict[str, Any], folder: Path) -> tuple[dict[str, Any], bool]:
-    built = build_report_data(GT, [PRED], o["modalities"], GT.parent, [o["task"]],
-                              o["iou_threshold"], o["score_threshold"], o["bbox_format"],
+    built = build_report_data(GT, [PRED], data.Options(**o), GT.parent, [o["task"]],
                               n_resamples=10, cache=ResultCache(folder))
     return built.submissions[0].results[TASK_KEYS[o["task"]]], built.num_cached == 1
 
@@ -92,7 +93,7 @@ def _leaderboard(o: dict[str, Any], folder: Path) -> tuple[dict[str, Any], bool]
 
 
 CALL_SITES: dict[str, Callable[[dict[str, Any], Path], tuple[dict[str, Any], bool]]] = {
-    "app data.evaluate": _app, "cache.evaluate_file": _evaluate_file,
+    "app data.evaluate": _app, "pipeline.evaluate_cached": _pipeline,
     "report build_report_data": _report, "leaderboard evaluate_submissions": _leaderboard,
 }
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from analysis_fixtures import make_ground_truth, make_predictions
 
+from ovearth_core import pipeline
 from ovearth_core.analysis import leaderboard as lb
 from ovearth_core.cache import ResultCache, file_digest
-from ovearth_core.cache import key as cache_key
 from ovearth_core.options import Options
 
 MODS = "segmentation,bbox,oriented_bbox"
@@ -266,7 +266,7 @@ def test_a_file_rewritten_between_hash_and_parse_is_never_stale(
     gt_sha = file_digest(gt)
     options = Options("vocabulary", MODS).evaluator()
     sha_a = hashlib.sha256(a).hexdigest()
-    assert not store.path(cache_key("evaluate_samples", gt_sha, sha_a, options)).exists()
+    assert not store.path(pipeline.entry_key(gt_sha, sha_a, options)).exists()
     assert not store.path(lb.board_key(gt_sha, sha_a, options)).exists()
     pred.write_bytes(a)
     for cached in (False, True):  # a is evaluated, then loaded: never b's numbers
@@ -281,7 +281,7 @@ def test_the_entry_key_covers_the_analysis_code(monkeypatch: pytest.MonkeyPatch,
     cover: editing the ranked metrics' pieces changes every entry's key."""
     options = Options("vocabulary", MODS).evaluator()
     base = lb.board_key("a" * 64, "b" * 64, options)
-    assert base != cache_key("evaluate_samples", "a" * 64, "b" * 64, options)
+    assert base != pipeline.entry_key("a" * 64, "b" * 64, options)
     copy = tmp_path / "additive.py"
     copy.write_bytes(Path(lb.additive.__file__).read_bytes())
     monkeypatch.setattr(lb.additive, "__file__", str(copy))

@@ -130,16 +130,15 @@ def test_another_score_threshold_gets_its_own_numbers(layer: str, files: tuple[P
         if layer == "report":
             from ovearth_core.report.build import build_report_data
 
-            built = build_report_data(gt, [pred], MODS, tasks=["vocabulary"],
-                                      score_threshold=score, worst=0, cache=store)
+            built = build_report_data(gt, [pred], Options("vocabulary", MODS,
+                                                          score_threshold=score),
+                                      tasks=["vocabulary"], worst=0, cache=store)
             return built.submissions[0].results["open_vocabulary"]
-        from ovearth_core.cache import file_digest
         from pages.common import data
 
-        samples = load_samples(gt, pred, "vocabulary", score, "xyxy", MODS)
-        evaluated, _ = data._evaluate_run(file_digest(gt), file_digest(pred),
-                                          data.Options("vocabulary", MODS, 0.5, score, "xyxy"),
-                                          samples)
+        data.clear_caches()
+        evaluated = data.evaluate(data.file_key(gt), data.file_key(pred),
+                                  data.Options("vocabulary", MODS, 0.5, score, "xyxy"))
         return evaluated.results
 
     for score in (0.2, 0.8, 0.2, 0.8):  # the second pair from the cache

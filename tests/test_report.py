@@ -20,6 +20,7 @@ from report_fixtures import build_dataset
 from ovearth_core.analysis.compare import compare_results
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.options import Options
 from ovearth_core.report import draw as report_draw
 from ovearth_core.report import (
     main,
@@ -628,8 +629,8 @@ def test_report_ap_intervals_use_every_box_whatever_the_score_threshold(
                 box["score"] = 0.5 if (i + k) % 2 else 0.9
         preds.append(tmp_path / path.name)
         preds[-1].write_text(json.dumps(doc))
-    data = build_report_data(dataset.gt, preds, ALL, dataset.gt.parent, ["vocabulary"],
-                             score_threshold=0.7, worst=0, ap_resamples=300)
+    data = build_report_data(dataset.gt, preds, Options("vocabulary", ALL, score_threshold=0.7),
+                             dataset.gt.parent, ["vocabulary"], worst=0, ap_resamples=300)
     every = [load_samples(dataset.gt, p, task, modalities=ALL) for p in preds]
     kept = [load_samples(dataset.gt, p, task, score_threshold=0.7, modalities=ALL)
             for p in preds]

@@ -16,6 +16,7 @@ from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.options import Options
 from ovearth_core.report.build import build_report_data
 from ovearth_core.report.html import render_html
 from ovearth_core.types import Sample, SampleList
@@ -227,9 +228,11 @@ def test_report_per_group_table(tmp_path: Path) -> None:
     a = DEMO / "predictions" / "strong_localiser.json"
     b = DEMO / "predictions" / "weak_baseline.json"
     taxonomy = slices.load_taxonomy(DEMO / "taxonomy.json")
-    plain = build_report_data(gt, [a], "auto", tasks=["vocabulary"], worst=0)
+    plain = build_report_data(gt, [a], Options("vocabulary", "auto"), tasks=["vocabulary"],
+                              worst=0)
     assert "Per-group results" not in render_html(plain)
-    data = build_report_data(gt, [a, b], "auto", tasks=["vocabulary"], worst=0,
+    data = build_report_data(gt, [a, b], Options("vocabulary", "auto"), tasks=["vocabulary"],
+                             worst=0,
                              n_resamples=1000, taxonomy=taxonomy)
     table = data.groups["open_vocabulary"]
     assert table.paired

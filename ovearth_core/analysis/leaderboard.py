@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import pipeline
 from ..cache import (
     MISS,
     Rejected,
@@ -495,26 +496,23 @@ def _run_job(job: tuple[Any, ...], encoded: bool
     index, gt_path, gt_sha, pred_path, options, cache_spec, board = job
     try:
         with gc_paused():
-            ground_truth = _worker_gt(gt_path, gt_sha)
-            data, pred_sha = read_hashed(pred_path, "prediction")
-            doc = parse_json(data, pred_path)
-            del data
-            samples = load_samples(gt_path, pred_path, options.task, options.score_threshold,
-                                   options.bbox_format, options.modalities,
-                                   ground_truth=ground_truth, predictions_doc=doc)
-            del doc
-            result = evaluate_samples(samples, options.iou_threshold)
-            del samples
+            loaded = pipeline.load(gt_path, pred_path, options,
+                                   ground_truth=_worker_gt(gt_path, gt_sha), gt_sha256=gt_sha)
+            store = None if cache_spec is None else ResultCache(*cache_spec)
+            run, _, blob = pipeline.evaluate_stored(loaded, store)
     except OVEarthInputError as err:
         return index, None, list(err.problems), False, err.total, ""
-    value = board_entry(result) if board else result
-    if cache_spec is not None:
-        store = ResultCache(*cache_spec)
-        stored = _store(store, cache_key("evaluate_samples", gt_sha, pred_sha, options),
-                        result, {})
-        if board:
-            stored = _store(store, board_key(gt_sha, pred_sha, options), *pack_board(value),
-                            board=True)
+    pred_sha, result = loaded.pred_sha256, run.results
+    del loaded, run
+    if not board:
+        if encoded and blob is not None:
+            key = pipeline.entry_key(gt_sha, pred_sha, options)
+            return index, _Encoded(key, blob, False), [], False, 0, pred_sha
+        return index, result, [], False, 0, pred_sha
+    value = board_entry(result)
+    if store is not None:
+        stored = _store(store, board_key(gt_sha, pred_sha, options), *pack_board(value),
+                        board=True)
         if encoded and stored is not None:
             return index, stored, [], False, 0, pred_sha
     return index, value, [], False, 0, pred_sha
@@ -538,20 +536,18 @@ def _cached(store: ResultCache, gt_sha: str, pred_sha: str, options: Options,
     """The cached result (``board``: board entry) of these digests, or :data:`MISS`. A
     board entry not stored yet is derived from a stored result, and stored; one that
     decodes to anything but a board entry is reported and removed (a miss)."""
-    full = cache_key("evaluate_samples", gt_sha, pred_sha, options)
-    if not board:
-        return store.get(full)
-    entry = board_key(gt_sha, pred_sha, options)
-    found = store.get_arrays(entry)
-    if found is not MISS:
-        try:
-            return unpack_board(*found)
-        except Rejected as why:
-            store.reject(entry, str(why))
-    result = store.get(full)
-    if result is MISS:
-        return MISS
-    value = board_entry(result)
+    if board:
+        entry = board_key(gt_sha, pred_sha, options)
+        found = store.get_arrays(entry)
+        if found is not MISS:
+            try:
+                return unpack_board(*found)
+            except Rejected as why:
+                store.reject(entry, str(why))
+    full = pipeline.lookup(store, gt_sha, pred_sha, options)
+    if full is MISS or not board:
+        return full if full is MISS else full[0]
+    value = board_entry(full[0])
     store.put(entry, *pack_board(value))
     return value
 
@@ -667,7 +663,8 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
         if isinstance(result, _Encoded):  # a worker's entry
             try:
                 value, arrays = decode(result.blob, result.key)
-                result = unpack_board(value, arrays) if result.board else value
+                # a board entry, or an evaluation entry (:mod:`ovearth_core.pipeline`)
+                result = unpack_board(value, arrays) if result.board else value["results"]
             except Rejected as why:  # cannot happen short of a bug: say so, never guess
                 raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
         outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,

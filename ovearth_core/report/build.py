@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.ap import COCO_MAX_DETECTIONS
+from .. import pipeline
 from ..analysis.ap_bootstrap import APCurves, APRun, ap_run
 from ..analysis.compare import (
     DEFAULT_AP_RESAMPLES,
@@ -22,12 +22,9 @@ from ..analysis.compare import (
 )
 from ..analysis.slices import GSD, SliceTable, image_meta_of, needs_meta, slice_table
 from ..analysis.sweep import BOX_MODALITIES
-from ..cache import MISS, ResultCache
-from ..cache import key as cache_key
-from ..evaluate import evaluate_samples
+from ..cache import ResultCache
 from ..gcpause import gc_paused
 from ..io import GroundTruth, parse_ground_truth, parse_json, read_input
-from ..io import load_samples as load_task
 from ..labels import TASK_LABELS
 from ..options import Options
 from ..run import Run
@@ -82,24 +79,25 @@ def default_tasks(gt: GroundTruth) -> list[str]:
 
 
 def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
-                      modalities: object, images: str | Path | None = None,
-                      tasks: Sequence[str] | None = None, iou_threshold: float = 0.5,
-                      score_threshold: float | None = None, bbox_format: str = "xyxy",
+                      options: Options, images: str | Path | None = None,
+                      tasks: Sequence[str] | None = None, *,
                       worst: int = WORST_DEFAULT, names: Sequence[str] | None = None,
                       n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED,
                       taxonomy: Mapping[str, str] | None = None,
                       cache: ResultCache | None = None,
-                      bootstrap_unit: str | None = None, hard_negatives: bool = False,
-                      max_detections: int = COCO_MAX_DETECTIONS,
+                      bootstrap_unit: str | None = None,
                       slice_by: Sequence[str] = (),
                       ap_resamples: int = DEFAULT_AP_RESAMPLES) -> ReportData:
     """Load, evaluate and (with two prediction files) compare every selected task.
 
+    ``options``: the one :class:`~ovearth_core.options.Options` value of the run (its
+    ``task`` is replaced by each of ``tasks``; ``None``: the tasks the ground truth has).
     Each task with box modalities also gets its average precision
     (:func:`~ovearth_core.analysis.ap.average_precision_report` of every box, whatever the
     score threshold: pooled AP and COCO's and DOTA's per-category mAP), COCO's block capped
-    at ``max_detections`` boxes per query, ``hard_negatives`` as the analysis command's;
+    at ``options.max_detections`` boxes per query, ``options.hard_negatives`` as the
+    analysis command's;
     compared, its B − A has paired intervals from the first ``ap_resamples`` resamples
     (:func:`~ovearth_core.analysis.compare.ap_differences`).
 
@@ -108,7 +106,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     per value of each of ``slice_by`` (attributes of one task's queries: ``gsd``,
     ``meta:KEY``, ``category``, ``gt_size``...; the images' GSD read from ``images``).
 
-    With ``modalities="auto"`` the first submission's inferred modalities are used for
+    With ``options.modalities`` ``auto`` the first submission's inferred modalities are used for
     the second as well (per task), as comparing needs the same modalities.
 
     ``bootstrap_unit`` (``query`` or ``image``; ``None``: the ground truth's
@@ -131,8 +129,7 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     task_keys = (list(dict.fromkeys(TASK_KEYS.get(t, t) for t in tasks)) if tasks
                  else default_tasks(gt))
     labels = list(names) if names else _default_names([Path(p) for p in predictions])
-    asked = Options(task_keys[0], modalities, iou_threshold, score_threshold, bbox_format,
-                    hard_negatives, max_detections)
+    asked = replace(options, task=task_keys[0])
     subs, num_cached = _evaluate_submissions(labels, predictions, task_keys, asked, gt_file,
                                              gt, gt_sha256, cache)
     num_evaluations = len(subs) * len(task_keys)
@@ -151,19 +148,20 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
         subs[0].results[key], subs[0].samples[key], attr,
         result_b=subs[1].results[key] if len(subs) == 2 else None, n_resamples=n_resamples,
         seed=seed, meta=meta, unit=unit) for attr in wanted} for key in task_keys} if wanted else {}
-    options = {"tasks": [CLI_TASK[k] for k in task_keys],
+    shown = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
-               "iou_threshold": iou_threshold, "score_threshold": score_threshold,
-               "bbox_format": bbox_format, "bootstrap_resamples": n_resamples,
+               "iou_threshold": options.iou_threshold,
+               "score_threshold": options.score_threshold,
+               "bbox_format": options.bbox_format, "bootstrap_resamples": n_resamples,
                "bootstrap_seed": seed}
     if any(sub.average_precision for sub in subs):
-        options.update({"ap_hard_negatives": hard_negatives,
-                        "ap_max_detections": max_detections})
+        shown.update({"ap_hard_negatives": options.hard_negatives,
+                      "ap_max_detections": options.max_detections})
         if comparisons:
-            options["ap_bootstrap_resamples"] = ap_resamples
+            shown["ap_bootstrap_resamples"] = ap_resamples
     return ReportData(gt_file, gt_sha256,
                       Path(images) if images is not None else gt_file.parent,
-                      task_keys, options, subs, comparisons, worst,
+                      task_keys, shown, subs, comparisons, worst,
                       {"load_evaluate_s": evaluated - started,
                        "compare_s": time.perf_counter() - evaluated}, groups, num_cached,
                       num_evaluations, sliced)
@@ -219,28 +217,24 @@ def _evaluate_submissions(labels: Sequence[str], predictions: Sequence[str | Pat
 def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundTruth,
                    gt_sha256: str, doc: Any, cache: ResultCache | None) -> bool:
     """One task of one submission (its parsed document ``doc``) under ``options``: its
-    samples, its result (through ``cache``: whether it came from there is returned) and,
-    with box modalities, its average precision of every box."""
-    key = options.task
-    samples = load_task(gt_file, sub.path, key, options.score_threshold, options.bbox_format,
-                        options.modalities, ground_truth=gt, predictions_doc=doc)
+    samples, its result (through the one pipeline and ``cache``: whether it came from there
+    is returned) and, with box modalities, its average precision of every box."""
+    key = TASK_KEYS[options.task]
+    loaded = pipeline.load(gt_file, sub.path, options, ground_truth=gt, gt_sha256=gt_sha256,
+                           predictions_doc=doc, pred_sha256=sub.sha256)
+    samples = loaded.samples
     sub.samples[key] = samples
-    entry = None if cache is None else cache_key("evaluate_samples", gt_sha256, sub.sha256,
-                                                 options.evaluator())
-    value = MISS if entry is None or cache is None else cache.get(entry)
-    cached = value is not MISS
-    if not cached:
-        value = evaluate_samples(samples, options.iou_threshold)
-        if cache is not None and entry is not None:
-            cache.put(entry, value)
-    sub.results[key] = value
+    run, cached = pipeline.evaluate_cached(loaded, cache)
+    sub.results[key] = run.results
     if any(m in BOX_MODALITIES for m in samples.modalities):
-        every_box = samples if options.score_threshold is None else load_task(
-            gt_file, sub.path, key, None, options.bbox_format, samples.modalities,
-            ground_truth=gt, predictions_doc=doc)
-        run = ap_run(every_box, options.iou_threshold, samples.modalities,
-                     options.hard_negatives, options.max_detections)
-        sub.average_precision[key], sub.ap_curves[key] = run.report, run.curves
+        every_box = samples if options.score_threshold is None else pipeline.load(
+            gt_file, sub.path, replace(options, score_threshold=None,
+                                       modalities=samples.modalities),
+            ground_truth=gt, gt_sha256=gt_sha256, predictions_doc=doc,
+            pred_sha256=sub.sha256).samples
+        ap = ap_run(every_box, options.iou_threshold, samples.modalities,
+                    options.hard_negatives, options.max_detections)
+        sub.average_precision[key], sub.ap_curves[key] = ap.report, ap.curves
     return cached
 
 

@@ -13,6 +13,7 @@ from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
+from ..options import Options
 from ..types import TASK_KEYS
 from ..viz.images import ImagePathError, resolve_image_path
 from .build import WORST_DEFAULT, ReportData, build_report_data
@@ -94,12 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         taxonomy = None if args.taxonomy is None else load_taxonomy(args.taxonomy)
-        data = build_report_data(args.gt, preds, args.modalities, args.images, args.task,
-                                 args.iou_threshold, args.score_threshold, args.bbox_format,
-                                 args.worst, args.name, args.resamples, args.seed, taxonomy,
-                                 cache, bootstrap_unit=None if args.bootstrap_unit == "auto"
-                                 else args.bootstrap_unit, hard_negatives=args.hard_negatives,
-                                 max_detections=args.max_detections, slice_by=args.slice_by,
+        options = Options.from_args(args, task=(args.task or ["vocabulary"])[0])
+        data = build_report_data(args.gt, preds, options, args.images, args.task,
+                                 worst=args.worst, names=args.name, n_resamples=args.resamples,
+                                 seed=args.seed, taxonomy=taxonomy, cache=cache,
+                                 bootstrap_unit=None if args.bootstrap_unit == "auto"
+                                 else args.bootstrap_unit, slice_by=args.slice_by,
                                  ap_resamples=args.ap_resamples)
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)

@@ -222,7 +222,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
                 n_subsets: int, seed: int,
                 shared: tuple[data.FileKey, data.Evaluation] | None = None,
                 progress: Progress | None = None,
-                ap: tuple[bool, int] | None = None) -> Board:
+                with_ap: bool = False) -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     Files a typed path could not name (a link out of the data roots, a pipe, a device, a
@@ -231,11 +231,11 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     and its evaluation under these very options: used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
-    ``progress(done, total, name, cached)`` follows them. ``ap`` (hard negatives, COCO's
-    detection cap) also ranks by each submission's AP and mAP (:func:`average_precision`,
-    cached per submission and options).
+    ``progress(done, total, name, cached)`` follows them. ``with_ap`` also ranks by each
+    submission's AP and mAP (:func:`average_precision` at the options' hard negatives and
+    COCO detection cap, cached per submission and options).
     """
-    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], ap)
+    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], with_ap)
     boards, lock = _boards()
     with lock:
         if key in boards:
@@ -288,9 +288,8 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         results.append(result)
         ranked.append(pred)
         num_cached += cached
-    reports = None if ap is None or not has_boxes(options.modalities) else [
-        average_precision(gt, pred, replace(options, hard_negatives=ap[0],
-                                            max_detections=ap[1])).value for pred in ranked]
+    reports = None if not with_ap or not has_boxes(options.modalities) else [
+        average_precision(gt, pred, options).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed, average_precision=reports)
     in_workers = sum(o.in_worker for o in outcomes)

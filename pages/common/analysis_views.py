@@ -4,18 +4,17 @@ and error attribution, and the Leaderboard page's table and charts."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis import leaderboard
-from ovearth_core.analysis.ap import MIN_MAX_DETECTIONS, ap_numbers
+from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
 from ovearth_core.viz import analysis_figures as af
 
-from . import analysis_data, state, views
+from . import analysis_data, views
 from .run import Run
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -74,16 +73,10 @@ def average_precision(run: Run) -> None:
     if not analysis_data.sweep(run.gt, run.pred, run.options).value["thresholds"]:
         st.caption("No scored boxes in this submission: detections cannot be ranked.")
         return
-    hard = False
-    if run.options.task == "vocabulary":
-        hard = st.toggle("Hard-negative view: boxes on negative queries count as false "
-                         "positives (of the category their phrase names, in the mAP)",
-                         key="ap_hard_negatives")
-    cap = int(st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; "
-                              "100 is COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
-                              step=100, **state.bind("ap_max_detections")))
-    timed = analysis_data.average_precision(run.gt, run.pred, replace(
-        run.options, hard_negatives=hard, max_detections=cap))
+    st.caption(f"{views.ap_options(run.options)}: set in the sidebar, under "
+               "Evaluation options.")
+    cap = run.options.max_detections
+    timed = analysis_data.average_precision(run.gt, run.pred, run.options)
     report = timed.value
     left, right = st.columns([2, 3])
     with left:
@@ -104,7 +97,8 @@ def average_precision(run: Run) -> None:
                 st.warning(f"{MODALITY_LABELS[m]} COCO AP / mAP: {len(over):,} queries have "
                            f"more GT boxes than the detection cap of {cap:,} per query "
                            f"({', '.join(over[:5])}{' …' if len(over) > 5 else ''}): their "
-                           "recall cannot reach 1. Raise the cap above.")
+                           "recall cannot reach 1. Raise the cap in the sidebar (Evaluation "
+                           "options).")
         unscored = sum((report.get(m) or {}).get("num_unscored", 0) for m in af.BOX_MODALITIES)
         if unscored:
             st.warning(f"{unscored:,} boxes have no score: they rank first in file order, so "

@@ -19,19 +19,18 @@ import shutil
 import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from ovearth_core import cache as result_cache_
-from ovearth_core import georef, io, review
+from ovearth_core import georef, io, pipeline, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
-from ovearth_core.evaluate import evaluate_run
 from ovearth_core.options import Options
-from ovearth_core.run import Run, facts_arrays, facts_from_arrays
+from ovearth_core.run import Run
 from ovearth_core.types import SampleList
 from ovearth_core.viz import overlay
 from ovearth_core.viz import tiles as tile_viz
@@ -144,42 +143,47 @@ def _ground_truth(key: FileKey) -> tuple[io.GroundTruth, str]:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
-             score_threshold: float | None, bbox_format: str
-             ) -> tuple[SampleList, str, str]:
+             score_threshold: float | None, bbox_format: str) -> pipeline.Loaded:
     """Validated samples of one task and the SHA-256s of the ground-truth and prediction
     bytes they were built from (each file read once; raises OVEarthInputError)."""
     ground_truth, gt_sha = _ground_truth(gt)
-    data, pred_sha = result_cache_.read_hashed(pred[0], "prediction")
-    doc = io.parse_json(data, pred[0])
-    del data
-    loaded = io.load_samples(gt[0], pred[0], task, score_threshold, bbox_format, modalities,
-                             ground_truth=ground_truth, predictions_doc=doc)
-    return loaded, gt_sha, pred_sha
+    return pipeline.load(gt[0], pred[0], Options(task, modalities, score_threshold=score_threshold,
+                                                 bbox_format=bbox_format),
+                         ground_truth=ground_truth, gt_sha256=gt_sha)
 
 
 def samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
             score_threshold: float | None, bbox_format: str) -> SampleList:
     """Validated samples of one task (raises OVEarthInputError)."""
-    return _samples(gt, pred, task, modalities, score_threshold, bbox_format)[0]
+    return _samples(gt, pred, task, modalities, score_threshold, bbox_format).samples
 
 
 # cache_resource, not cache_data: one shared object per key, never copied. cache_data
 # unpickled ~1.6 MB of results and rows on every rerun of every page (~80 ms per query
 # switch). Callers treat the Evaluation as read-only.
-@st.cache_resource(show_spinner=False, max_entries=16)
 def evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
-    """Evaluate a submission; bad input comes back as ``problems``, never raised."""
+    """Evaluate a submission through the one pipeline (:mod:`ovearth_core.pipeline`: the
+    result cache entry the report and the leaderboard share); bad input comes back as
+    ``problems``, never raised. Under the evaluator's options only: the average
+    precision's own never evaluate again."""
+    return _evaluate(gt, pred, options.evaluator())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     logging.getLogger("ovearth_inspector").info("evaluated %s %s %s", gt[0], pred[0], options)
     start = time.perf_counter()
     try:
-        loaded, gt_sha, pred_sha = _samples(gt, pred, options.task, options.modalities,
-                                            options.score_threshold, options.bbox_format)
-        run, from_cache = _evaluate_run(gt_sha, pred_sha, options, loaded)
+        loaded = _samples(gt, pred, options.task, options.modalities,
+                          options.score_threshold, options.bbox_format)
+        run, from_cache = pipeline.evaluate_cached(replace(loaded, options=options),
+                                                   result_cache()[0])
     except OVEarthInputError as err:
         return Evaluation(problems=err.problems)
     rows = diagnose.query_rows(run)  # the run's kept box facts: no IoU computed again
     return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run,
-                      from_cache=from_cache, gt_sha256=gt_sha, pred_sha256=pred_sha)
+                      from_cache=from_cache, gt_sha256=loaded.gt_sha256,
+                      pred_sha256=loaded.pred_sha256)
 
 
 def result_cache() -> tuple[result_cache_.ResultCache | None, str]:
@@ -190,30 +194,6 @@ def result_cache() -> tuple[result_cache_.ResultCache | None, str]:
         return result_cache_.opened()
     except ValueError as err:  # a bad OVEARTH_CACHE_MAX_BYTES: say so, run without
         return None, f"result cache off: {err}"
-
-
-def _evaluate_run(gt_sha: str, pred_sha: str, options: Options, loaded: SampleList
-                  ) -> tuple[Run, bool]:
-    """:func:`evaluate_run` through the on-disk result cache (results and box facts; the
-    samples are always the freshly loaded ones, of the bytes of digests ``gt_sha`` and
-    ``pred_sha``), and whether it was a hit. A restarted server loads the files and the
-    stored numbers, and evaluates nothing."""
-    store, _ = result_cache()
-    if store is None:
-        return evaluate_run(loaded, options.iou_threshold), False
-    key = result_cache_.key("evaluate_run", gt_sha, pred_sha, options.evaluator())
-    found = store.get_arrays(key)
-    if found is not result_cache_.MISS:
-        value, arrays = found
-        return Run(value["results"], loaded, facts_from_arrays(arrays, value["facts"])), True
-    run = evaluate_run(loaded, options.iou_threshold)
-    try:
-        arrays = facts_arrays(run.box_facts)
-    except ValueError as err:
-        logging.getLogger("ovearth_inspector").warning("result cache: not stored (%s)", err)
-        return run, False
-    store.put(key, {"results": run.results, "facts": list(run.box_facts)}, arrays)
-    return run, False
 
 
 # Full-resolution pixels are kept for the last two images only (a 5200 x 5200 image is
@@ -340,7 +320,7 @@ def clear_caches() -> None:
     """Forget every cached result (used by tests and the sidebar's reload button)."""
     _ground_truth.clear()
     _samples.clear()
-    evaluate.clear()
+    _evaluate.clear()
     _source_image.clear()
     display_image.clear()
     detail_image.clear()

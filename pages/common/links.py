@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovearth_core.analysis import slices
+from ovearth_core.options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ovearth_core.types import MODALITIES, TASK_KEYS
 from ovearth_core.viz.overlay import LAYERS, ZOOM_TARGETS
 
@@ -90,6 +91,10 @@ SCHEMA: tuple[Param, ...] = (
     Param("score", "score_threshold", "number", 0.3, "all", bounds=(0.0, 1.0),
           gate=("use_score_threshold", True), doc="score threshold (absent: off)"),
     Param("fmt", "bbox_format", "choice", "xyxy", "all", codes=_same(BBOX_FORMATS)),
+    Param("hardneg", "ap_hard_negatives", "flag", False, "all",
+          doc="AP: boxes on negative queries count as false positives"),
+    Param("cap", "ap_max_detections", "whole", COCO_MAX_DETECTIONS, "all",
+          bounds=(MIN_MAX_DETECTIONS, MAX_BOXES), doc="AP: COCO detection cap per query"),
     Param("failed", "flt_failed_only", "flag", False, "filters"),
     *(Param(n, k, "list", [], "filters", doc=d) for n, k, d in _EXPLORER_LISTS),
     Param("pol", "flt_polarity", "choice", "all", "filters",

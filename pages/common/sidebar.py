@@ -12,9 +12,10 @@ from pathlib import Path
 import streamlit as st
 
 from ovearth_core.io import BBOX_FORMATS
+from ovearth_core.options import MIN_MAX_DETECTIONS
 from ovearth_core.types import MODALITIES
 
-from . import analysis_data, data, state, tags, views
+from . import analysis_data, data, links, state, tags, views
 from .run import Run
 
 IOU_CHOICES = state.IOU_CHOICES
@@ -84,6 +85,14 @@ def _options_panel() -> None:
                         **state.bind("score_threshold"))
     st.radio("Predicted bbox format", BBOX_FORMATS, horizontal=True,
              **state.bind("bbox_format", BBOX_FORMATS))
+    st.markdown("**Average precision** (every box, whatever the score threshold)")
+    st.toggle("Hard negatives: boxes on negative queries count as false positives (of the "
+              "category their phrase names, in the mAP)", disabled=
+              st.session_state["task"] != "vocabulary", **state.bind("ap_hard_negatives"),
+              help="Open vocabulary only: referring and reasoning queries have no negatives.")
+    st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; 100 is "
+                    "COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
+                    max_value=links.MAX_BOXES, step=100, **state.bind("ap_max_detections"))
 
 
 PAGES = (("app.py", "Overview"), ("pages/1_Query_explorer.py", "Query explorer"),
@@ -135,7 +144,9 @@ def current_options() -> data.Options:
             m for m in MODALITIES if m in ss["modalities"]),
         iou_threshold=float(ss["iou_threshold"]),
         score_threshold=float(ss["score_threshold"]) if ss["use_score_threshold"] else None,
-        bbox_format=ss["bbox_format"])
+        bbox_format=ss["bbox_format"],
+        hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
+        max_detections=int(ss["ap_max_detections"]))
 
 
 def page(name: str, title: str) -> Run:

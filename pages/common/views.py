@@ -69,7 +69,14 @@ def evaluated_caption(run: Any, extra: str = "") -> None:
                f"{state.code(run.pred_label)} · "
                f"{state.TASK_LABELS[run.options.task]} · modalities {mods} · IoU threshold "
                f"{c['iou_threshold']:g} · score threshold {score} · {c['bbox_format']}"
-               + (f" · {extra}" if extra else ""))
+               f" · {ap_options(run.options)}" + (f" · {extra}" if extra else ""))
+
+
+def ap_options(options: Any) -> str:
+    """The average precision's options of ``options`` in words (every page's first line,
+    the AP captions)."""
+    return (f"AP: at most {options.max_detections:,} boxes per query (COCO), hard negatives "
+            f"{'on' if options.hard_negatives else 'off'}")
 
 
 def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> None:
