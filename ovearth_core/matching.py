@@ -8,12 +8,7 @@ linear assignment on ``(iou >= t) * (big + iou)`` and keep the valid pairs
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import sys
-import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -125,68 +120,19 @@ def _star_matching(valid: npt.NDArray[np.bool_], weights: npt.NDArray[np.float64
 
 # ------------------------------------------------------------------ the assignment solver
 
-_SOLVER: list[Callable[..., Any]] = []  # the loaded solver (filled on first use)
-_SOLVER_LOCK = threading.Lock()  # the app evaluates in several threads
-_LSAP = "scipy.optimize._lsap"
+_SOLVER: list[Callable[..., Any]] = []  # the solver, once imported (filled on first use)
 
 
 def assignment_solver() -> Callable[..., Any]:
-    """scipy's ``linear_sum_assignment(cost, maximize)``, loaded on first use.
-
-    ``import scipy.optimize`` costs 0.4-0.65 s (most of it scipy parsing its own docstrings
-    and importing scipy.linalg, scipy.special, numpy.f2py ...), paid by every CLI process with
-    one query that needs an assignment. The solver itself is the extension module
-    ``scipy/optimize/_lsap``, which loads alone in under a millisecond: load that file
-    directly, without executing ``scipy/__init__.py`` or ``scipy/optimize/__init__.py``.
-    ``_lsap`` is a private module of scipy (1.17 here; ``linear_sum_assignment`` is
-    re-exported from it unchanged, ``scipy/optimize/__init__.py``): when the file is missing
-    or does not load, use the public ``scipy.optimize.linear_sum_assignment`` (same solver,
-    same results; only the import is slower). Not registered in ``sys.modules``, so a later
-    ``import scipy.optimize`` is unaffected.
-    """
+    """scipy's public ``scipy.optimize.linear_sum_assignment(cost, maximize)``, imported on
+    first use: only a query whose candidate pairs share a box needs it, so a run without
+    such a query never imports ``scipy.optimize`` (0.5-0.7 s on this machine). Issue 39:
+    no longer scipy's private ``_lsap`` extension loaded by file path (0.14-0.28 s), a
+    private module whose name and layout scipy may change in any release."""
     if not _SOLVER:
-        with _SOLVER_LOCK:
-            if not _SOLVER:
-                _SOLVER.append(_load_lsap() or _public_solver())
+        from scipy.optimize import linear_sum_assignment  # import is thread-safe
+
+        _SOLVER.append(linear_sum_assignment)
     return _SOLVER[0]
 
 
-def _public_solver() -> Callable[..., Any]:
-    from scipy.optimize import linear_sum_assignment as solver
-
-    return solver
-
-
-def _lsap_paths() -> list[Path]:
-    """Where scipy's ``optimize/_lsap`` extension would be, without importing scipy."""
-    spec = importlib.util.find_spec("scipy")  # a top-level name: scipy is not executed
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    return [Path(folder) / "optimize" / f"_lsap{suffix}"
-            for folder in spec.submodule_search_locations
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-
-
-def _load_lsap() -> Callable[..., Any] | None:
-    """``linear_sum_assignment`` of scipy's private ``_lsap`` extension, or ``None``."""
-    loaded = sys.modules.get(_LSAP)  # scipy.optimize already imported: its own module
-    if loaded is None:
-        path = next((p for p in _lsap_paths() if p.is_file()), None)
-        if path is None:
-            return None
-        try:
-            loader = importlib.machinery.ExtensionFileLoader(_LSAP, str(path))
-            spec = importlib.util.spec_from_file_location(_LSAP, path, loader=loader)
-            if spec is None:
-                return None
-            loaded = importlib.util.module_from_spec(spec)
-            loader.exec_module(loaded)
-        except Exception:  # noqa: BLE001 - any failure of a private module: the public path
-            return None
-        finally:
-            # Loading a single-phase extension registers it in sys.modules without its
-            # parent packages: drop it, so that a later ``import scipy.optimize`` loads and
-            # binds ``scipy.optimize._lsap`` as usual.
-            sys.modules.pop(_LSAP, None)
-    solver = getattr(loaded, "linear_sum_assignment", None)
-    return solver if callable(solver) else None

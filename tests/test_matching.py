@@ -193,10 +193,10 @@ def _cli_imports(tmp_path: Path, pred_boxes: list[list[float]],
     return tp, proc.stderr.strip().splitlines()[-1]
 
 
-def test_the_cli_never_imports_scipy_optimize(tmp_path: Path) -> None:
+def test_the_cli_imports_scipy_optimize_only_for_a_conflict(tmp_path: Path) -> None:
     """Issue 17: the assignment solver is loaded only for a query whose candidate pairs
-    share a box, and even then without ``scipy.optimize`` (0.4-0.65 s to import: scipy's
-    private ``_lsap`` extension is loaded alone)."""
+    share a box (``scipy.optimize`` takes 0.5-0.7 s to import); issue 39: then through
+    scipy's public ``scipy.optimize.linear_sum_assignment``."""
     apart = [[0, 0, 10, 10], [20, 0, 10, 10]]
     assert _cli_imports(tmp_path, [[0, 0, 10, 10], [20, 0, 30, 10]], apart) == (
         2, "SOLVER=False SCIPY_OPTIMIZE=False")
@@ -209,7 +209,7 @@ def test_the_cli_never_imports_scipy_optimize(tmp_path: Path) -> None:
     # real conflict, solved by the assignment.
     assert _cli_imports(tmp_path, [[1, 0, 11, 10], [0, 0, 10, 10]],
                         [[0, 0, 10, 10], [2, 0, 10, 10]]) == (
-        2, "SOLVER=True SCIPY_OPTIMIZE=False")
+        2, "SOLVER=True SCIPY_OPTIMIZE=True")
 
 
 # ------------------------------------------------------------------ the assignment solver
@@ -235,52 +235,14 @@ def _cost_matrices() -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("maximize", [True, False], ids=["maximize", "minimize"])
-def test_loaded_solver_equals_scipy_public_function(maximize: bool) -> None:
-    """The solver ``match`` uses (scipy's private ``_lsap``, loaded alone) returns exactly
-    what ``scipy.optimize.linear_sum_assignment`` returns, ties included."""
+def test_the_solver_is_scipys_public_function() -> None:
+    """Issue 39: no private module of scipy (``_lsap``) is loaded by path any more."""
     from scipy.optimize import linear_sum_assignment as public
 
-    solver = matching._load_lsap()
-    assert solver is not None, "scipy's _lsap extension did not load"
-    for m in _cost_matrices():
-        r1, c1 = solver(m, maximize=maximize)
-        r2, c2 = public(m, maximize=maximize)
-        assert r1.tolist() == r2.tolist() and c1.tolist() == c2.tolist()
-
-
-def test_the_solver_loads_without_executing_scipy_optimize() -> None:
-    """In a fresh interpreter: the solver is scipy's ``_lsap`` function, ``scipy`` and
-    ``scipy.optimize`` stay unimported, and a later ``import scipy.optimize`` still binds
-    ``scipy.optimize._lsap`` as usual."""
-    code = ("import sys\nfrom ovearth_core import matching\n"
-            "solver = matching.assignment_solver()\n"
-            "print(solver.__name__, sorted(m for m in sys.modules if m.startswith('scipy')))\n"
-            "import scipy.optimize\n"
-            "print(scipy.optimize._lsap.linear_sum_assignment is "
-            "scipy.optimize.linear_sum_assignment)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout.splitlines()
-    assert out == ["linear_sum_assignment []", "True"]
-
-
-@pytest.mark.parametrize("how", ["missing", "fails"])
-def test_solver_falls_back_to_scipy_optimize(monkeypatch, tmp_path: Path, how: str) -> None:
-    """When the private ``_lsap`` file is missing or does not load, ``match`` uses the
-    public ``scipy.optimize.linear_sum_assignment`` and still matches correctly."""
-    from scipy.optimize import linear_sum_assignment as public
-
-    bogus = tmp_path / "_lsap.so"
-    bogus.write_bytes(b"not a shared object")
-    paths = [tmp_path / "absent.so"] + ([bogus] if how == "fails" else [])
-    monkeypatch.setattr(matching, "_lsap_paths", lambda: paths)
-    monkeypatch.setattr(matching, "_SOLVER", [])
-    monkeypatch.delitem(sys.modules, "scipy.optimize._lsap", raising=False)
-    assert matching._load_lsap() is None
     assert matching.assignment_solver() is public
-    check_against_brute_force(np.array([[0.9, 0.6], [0.6, 0.0]]), 0.5)
-    gi, pi = match(np.array([[0.8, 0.7, 0.0], [0.75, 0.0, 0.0], [0.0, 0.0, 0.0]]), 0.5)
-    assert (gi.tolist(), pi.tolist()) == ([0, 1], [1, 0])
+    for m in _cost_matrices()[:20]:  # and match() solves with it: brute force agrees
+        if m.shape[0] <= 6 and m.shape[1] <= 6:
+            check_against_brute_force(np.clip(m / max(m.max(), 1e-9), 0, 1), 0.5)
 
 
 # ------------------------------------------------------------------ stars (issue 17)
