@@ -338,11 +338,11 @@ def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path:
 _PARENT: list[int] = []
 
 
-def _dying_job(job: tuple[Any, ...]) -> Any:
+def _dying_job(job: Any) -> Any:
     """The worker's job, except that a worker given model_2 dies (as if killed for memory)."""
     from ovearth_core.analysis import leaderboard as lb
 
-    if os.getpid() not in _PARENT and job[3].endswith("model_2.json"):
+    if os.getpid() not in _PARENT and job.pred_path.endswith("model_2.json"):
         os._exit(1)
     return lb._run_job(job, encoded=True)
 
@@ -399,8 +399,8 @@ def test_workers_get_the_largest_files_first(folder: Path, monkeypatch) -> None:
         def __exit__(self, *_exc: object) -> None:
             return None
 
-        def submit(self, fn: Any, job: tuple[Any, ...]) -> Future:
-            submitted.append(Path(job[3]).name)
+        def submit(self, fn: Any, job: Any) -> Future:
+            submitted.append(Path(job.pred_path).name)
             future: Future = Future()
             future.set_result(fn(job))
             return future

@@ -478,44 +478,75 @@ class _Encoded:
     board: bool
 
 
-def _evaluate_job(job: tuple[Any, ...]
-                  ) -> tuple[int, Any, list[Problem], bool, int, str]:
+@dataclass(frozen=True)
+class Job:
+    """One submission to evaluate (picklable: sent to a worker process). ``index``: its
+    place among the run's submissions; ``gt_sha``: the digest the ground truth must have;
+    ``cache_spec``: ``(folder, max_bytes)`` of the result cache (``None``: none);
+    ``board``: the leaderboard's entry is wanted, not the full result."""
+
+    index: int
+    gt_path: str
+    gt_sha: str
+    pred_path: str
+    options: Options
+    cache_spec: tuple[str, int] | None
+    board: bool
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a :class:`Job` gives back: ``value`` (the result, a board entry, an
+    :class:`_Encoded` entry from a worker, or ``None`` with ``problems``: the first of
+    ``num_problems``), whether it came from the cache, and the SHA-256 of the prediction
+    bytes evaluated (``""`` when none was read)."""
+
+    index: int
+    value: Any
+    problems: tuple[Problem, ...] = ()
+    cached: bool = False
+    num_problems: int = 0
+    sha256: str = ""
+
+
+def _evaluate_job(job: Job) -> JobResult:
     """One submission in a worker process: with a cache, its result (or board entry)
     encoded once (:func:`~ovearth_core.cache.encode`), stored in the cache and sent back as
     those bytes; without, the value itself."""
     return _run_job(job, encoded=True)
 
 
-def _run_job(job: tuple[Any, ...], encoded: bool
-             ) -> tuple[int, Any, list[Problem], bool, int, str]:
-    """One submission: the result, or with ``board`` (the job's last field) its
+def _run_job(job: Job, encoded: bool) -> JobResult:
+    """One submission: the result, or with ``job.board`` its
     :func:`board_entry` (or, ``encoded``, an :class:`_Encoded`), or the problems that
     stopped it, and the SHA-256 of the bytes evaluated. The prediction file is read once:
     the cache keys are of the bytes parsed, never of an earlier read. With a cache, the
     result is stored too (the report and the app use it), and the board entry beside it."""
-    index, gt_path, gt_sha, pred_path, options, cache_spec, board = job
+    index, gt_path, gt_sha, options, board = (job.index, job.gt_path, job.gt_sha,
+                                              job.options, job.board)
+    cache_spec = job.cache_spec
     try:
         with gc_paused():
-            loaded = pipeline.load(gt_path, pred_path, options,
+            loaded = pipeline.load(gt_path, job.pred_path, options,
                                    ground_truth=_worker_gt(gt_path, gt_sha), gt_sha256=gt_sha)
             store = None if cache_spec is None else ResultCache(*cache_spec)
             run, _, blob = pipeline.evaluate_stored(loaded, store)
     except OVEarthInputError as err:
-        return index, None, list(err.problems), False, err.total, ""
+        return JobResult(index, None, tuple(err.problems), num_problems=err.total)
     pred_sha, result = loaded.pred_sha256, run.results
     del loaded, run
     if not board:
         if encoded and blob is not None:
             key = pipeline.entry_key(gt_sha, pred_sha, options)
-            return index, _Encoded(key, blob, False), [], False, 0, pred_sha
-        return index, result, [], False, 0, pred_sha
+            return JobResult(index, _Encoded(key, blob, False), sha256=pred_sha)
+        return JobResult(index, result, sha256=pred_sha)
     value = board_entry(result)
     if store is not None:
         stored = _store(store, board_key(gt_sha, pred_sha, options), *pack_board(value),
                         board=True)
         if encoded and stored is not None:
-            return index, stored, [], False, 0, pred_sha
-    return index, value, [], False, 0, pred_sha
+            return JobResult(index, stored, sha256=pred_sha)
+    return JobResult(index, value, sha256=pred_sha)
 
 
 def _store(store: ResultCache, key: str, value: Any, arrays: dict[str, Any],
@@ -657,9 +688,9 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     outcomes: list[Outcome | None] = [None] * total
     done = 0
 
-    def finish(index: int, result: Any, problems: list[Problem], cached: bool,
-               num_problems: int = 0, sha256: str = "") -> Outcome:
+    def finish(done_job: JobResult) -> Outcome:
         nonlocal done
+        index, result = done_job.index, done_job.value
         if isinstance(result, _Encoded):  # a worker's entry
             try:
                 value, arrays = decode(result.blob, result.key)
@@ -667,8 +698,8 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
                 result = unpack_board(value, arrays) if result.board else value["results"]
             except Rejected as why:  # cannot happen short of a bug: say so, never guess
                 raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
-        outcome = Outcome(paths[index].stem, paths[index], result, problems, cached,
-                          num_problems, sha256=sha256)
+        outcome = Outcome(paths[index].stem, paths[index], result, list(done_job.problems),
+                          done_job.cached, done_job.num_problems, sha256=done_job.sha256)
         outcomes[index] = outcome
         done += 1
         if progress is not None:
@@ -694,18 +725,18 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
             value = MISS if not pred_sha else _cached(cache, gt_sha, pred_sha, options,
                                                       board)
             if value is not MISS:  # the numbers of the bytes just hashed
-                finish(i, value, [], True, sha256=pred_sha)
+                finish(JobResult(i, value, cached=True, sha256=pred_sha))
                 continue
-        pending.append((i, str(gt_path), gt_sha, str(path), options, spec, board))
+        pending.append(Job(i, str(gt_path), gt_sha, str(path), options, spec, board))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
-        size = sum(_size(job[3]) for job in pending)
+        size = sum(_size(job.pred_path) for job in pending)
         workers = worker_count() if size >= PARALLEL_MIN_BYTES else 1
     n_workers = min(workers, len(pending))
     if n_workers <= 1:
         for job in pending:
-            finish(*_run_job(job, encoded=False))
+            finish(_run_job(job, encoded=False))
     else:
         _run_pool(pending, n_workers, str(gt_path), gt_sha, finish)
     if cache is not None:
@@ -713,7 +744,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
     return [o for o in outcomes if o is not None]
 
 
-def _run_pool(pending: list[tuple[Any, ...]], n_workers: int, gt_path: str, gt_sha: str,
+def _run_pool(pending: list[Job], n_workers: int, gt_path: str, gt_sha: str,
               finish: Callable[..., Outcome]) -> None:
     """The ``pending`` jobs in ``n_workers`` processes, each result to ``finish`` as it
     comes (marked ``in_worker``); the jobs a dead worker left run in this process."""
@@ -724,23 +755,23 @@ def _run_pool(pending: list[tuple[Any, ...]], n_workers: int, gt_path: str, gt_s
             _worker_gt(gt_path, gt_sha)
         except OVEarthInputError:
             pass  # each job reports the problem
-    left = {job[0]: job for job in pending}
+    left = {job.index: job for job in pending}
     # Largest files first: a large one left for last would keep one worker busy while
     # the others idle (longest-processing-time order); outcomes keep ``preds``' order.
-    by_size = sorted(pending, key=lambda job: -_size(job[3]))
+    by_size = sorted(pending, key=lambda job: -_size(job.pred_path))
     try:
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
             with _workers_skip_main(context):  # workers start at the first submits
                 futures = [pool.submit(_evaluate_job, job) for job in by_size]
             for future in as_completed(futures):
                 done = future.result()
-                finish(*done).in_worker = True
-                del left[done[0]]
+                finish(done).in_worker = True
+                del left[done.index]
     except BrokenProcessPool:
         # A worker died (killed for memory, say): the rest run here, where a failure
         # is the evaluator's own error or message, not a lost process.
-        for job in sorted(left.values()):
-            finish(*_run_job(job, encoded=False))
+        for job in sorted(left.values(), key=lambda job: job.index):
+            finish(_run_job(job, encoded=False))
 
 
 def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmentation", "bbox"),
