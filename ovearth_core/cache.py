@@ -17,10 +17,10 @@ so that editing the evaluator, or upgrading numpy/shapely/pycocotools, can never
 number computed by other code. A cached value is always equal to a fresh evaluation of the
 same inputs, or it is not found.
 
-Location (platformdirs-style, ``ovearth-inspector`` under the user's cache folder):
-``$OVEARTH_CACHE_DIR`` if set; else ``%LOCALAPPDATA%\\ovearth-inspector\\Cache`` on Windows,
-``~/Library/Caches/ovearth-inspector`` on macOS, ``$XDG_CACHE_HOME/ovearth-inspector`` or
-``~/.cache/ovearth-inspector`` elsewhere. ``OVEARTH_CACHE=off`` (or ``0``, ``no``,
+Location: ``$OVEARTH_CACHE_DIR`` if set; else ``platformdirs.user_cache_dir`` of
+``ovearth-inspector`` (``$XDG_CACHE_HOME/ovearth-inspector`` or
+``~/.cache/ovearth-inspector`` on Linux, ``~/Library/Caches/ovearth-inspector`` on macOS,
+``%LOCALAPPDATA%\\ovearth-inspector\\Cache`` on Windows). ``OVEARTH_CACHE=off`` (or ``0``, ``no``,
 ``false``) disables it. Size cap: ``OVEARTH_CACHE_MAX_BYTES`` (bytes, or with a ``K``/``M``/
 ``G`` suffix; default 1 GiB); the least recently used entries are removed when it is over.
 
@@ -114,14 +114,9 @@ def default_dir() -> Path:
     override = os.environ.get(ENV_DIR)
     if override:
         return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / APP_NAME / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / APP_NAME
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    # The XDG spec: a relative path is invalid and is to be ignored.
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / APP_NAME
+    import platformdirs  # the platform's convention (XDG, ~/Library/Caches, %LOCALAPPDATA%)
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
 def parse_size(text: str) -> int:

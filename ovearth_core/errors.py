@@ -8,6 +8,7 @@ our code. Loaders collect problems and raise once, showing at most
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,22 +98,10 @@ def describe(value: object, limit: int = 60) -> str:
     return f"{type(value).__name__} {text}"
 
 
-def _preview(value: object, depth: int = 4, items: int = 8) -> str:
-    """``repr``-like text of a JSON value, bounded in depth and width.
-
-    ``repr`` itself recurses without limit (RecursionError on the deep nesting
-    that JSON parsers accept) and renders every element of a huge list.
-    """
-    if isinstance(value, list):
-        if depth == 0:
-            return "[...]"
-        parts = [_preview(v, depth - 1, items) for v in value[:items]]
-        return "[" + ", ".join(parts + (["..."] if len(value) > items else [])) + "]"
-    if isinstance(value, dict):
-        if depth == 0:
-            return "{...}"
-        parts = [f"{k!r}: {_preview(v, depth - 1, items)}" for k, v in list(value.items())[:items]]
-        return "{" + ", ".join(parts + (["..."] if len(value) > items else [])) + "}"
-    if isinstance(value, str) and len(value) > 80:
-        return repr(value[:80]) + "..."
-    return repr(value)
+# ``repr`` of a JSON value, bounded in depth and width (the standard library's reprlib):
+# ``repr`` itself recurses without limit (RecursionError on the deep nesting that JSON
+# parsers accept) and renders every element of a huge list.
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxlevel, _PREVIEW.maxlist, _PREVIEW.maxdict = 4, 8, 8
+_PREVIEW.maxstring = _PREVIEW.maxother = _PREVIEW.maxlong = 80
+_preview = _PREVIEW.repr

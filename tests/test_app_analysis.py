@@ -304,7 +304,6 @@ def test_leaderboard_progress_shared_evaluation_and_cache(monkeypatch: pytest.Mo
 
     # A restarted server (every in-memory cache gone): only loading, from the disk cache.
     data.clear_caches()
-    analysis_data.clear()
     import streamlit as st
 
     st.cache_data.clear()

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core.cache import ResultCache
 from ovearth_core.evaluate import evaluate_run
 from ovearth_core.io import load_samples
-from pages.common import analysis_data, data
+from pages.common import data
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -31,7 +31,6 @@ pytestmark = pytest.mark.usefixtures("fresh_caches")
 def _restart() -> None:
     """What a server restart forgets: every in-memory cache."""
     data.clear_caches()
-    analysis_data.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
 

@@ -25,7 +25,7 @@ from ovearth_core.cache import ResultCache
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.report.build import build_report_data
 from ovearth_core.types import TASK_KEYS
-from pages.common import analysis_data, data
+from pages.common import data
 
 REPO = Path(__file__).resolve().parents[1]
 GT = REPO / "assets" / "demo" / "ground_truth.json"
@@ -61,7 +61,6 @@ def _fresh(o: dict[str, Any]) -> dict[str, Any]:
 def _forget_memory() -> None:
     """What a restarted server forgets: every in-memory cache (the disk cache stays)."""
     data.clear_caches()
-    analysis_data.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
 

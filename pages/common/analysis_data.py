@@ -381,22 +381,6 @@ def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Option
         n_resamples=n_resamples, seed=seed, unit=unit)
 
 
-def clear() -> None:
-    """Forget every cached analysis (tests)."""
-    taxonomy.clear()
-    slices.clear()
-    joined.clear()
-    query_form_slices.clear()
-    _sweep.clear()
-    _average_precision.clear()
-    attribution.clear()
-    object_outcomes.clear()
-    object_errors.clear()
-    tiles_with_objects.clear()
-    resample_unit.clear()
-    _boards.clear()
-
-
 @st.cache_resource(show_spinner=False, max_entries=4)
 def submission_chips(pred: data.FileKey) -> dict[str, list[str]]:
     """:func:`chips_.chips_by_scene` of a submission (``{}`` at the cost of one byte scan

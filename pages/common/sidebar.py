@@ -15,7 +15,7 @@ from ovearth_core.io import BBOX_FORMATS
 from ovearth_core.options import MIN_MAX_DETECTIONS
 from ovearth_core.types import MODALITIES
 
-from . import analysis_data, data, links, state, tags, views
+from . import data, links, state, tags, views
 from .run import Run
 
 IOU_CHOICES = state.IOU_CHOICES
@@ -177,7 +177,6 @@ def render() -> Run | None:
         _options_panel()
         if st.button("Reload files", help="Forget cached results and read the files again."):
             data.clear_caches()
-            analysis_data.clear()
     if state.link_error():
         return None
     # Typed paths are read only inside the data roots; uploads live in the app's own folder.
