@@ -53,7 +53,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import stat
 import sys
 import time
@@ -75,7 +74,7 @@ FORMAT = 2  # 1: pickles (never loaded again: every key changed with this number
 MAGIC = b"OVEARTH-DATA\x00\x02"
 LEGACY_MAGIC = b"OVEARTH-CACHE\x00"
 SUFFIX = ".entry"
-TMP_PREFIX = ".tmp-"
+TMP_SUFFIX = ".tmp"  # ovearth_core.files.atomic_write's temporary files: ".<name>.<hex>.tmp"
 STALE_TMP_SECONDS = 3600
 # magic, key, JSON length, payload length, payload SHA-256
 _HEADER = len(MAGIC) + 32 + 8 + 8 + 32
@@ -358,7 +357,8 @@ class ResultCache:
                 continue
             if name.endswith(SUFFIX):
                 out.append((st.st_mtime, st.st_size, path))
-            elif name.startswith(TMP_PREFIX) and time.time() - st.st_mtime > STALE_TMP_SECONDS:
+            elif (name.startswith(".") and name.endswith(TMP_SUFFIX)
+                  and time.time() - st.st_mtime > STALE_TMP_SECONDS):
                 _unlink(path)  # left by a writer that died
         out.sort()
         return out
@@ -407,18 +407,11 @@ def folder_refusal(folder: Path) -> str | None:
 
 
 def write_entry(folder: Path, name: str, blob: bytes) -> None:
-    """``folder/name`` holds ``blob``, atomically: a new temporary file in ``folder``
-    (``O_CREAT | O_EXCL | O_NOFOLLOW``, ``0600``) renamed over it; nothing half-written is
-    ever under ``name``. (The one place to swap for a shared confined-write helper.)"""
-    tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.replace(tmp, folder / name)
-    except BaseException:
-        _unlink(tmp)
-        raise
+    """``folder/name`` holds ``blob``, atomically and ``0600``
+    (:func:`ovearth_core.files.atomic_write`); nothing half-written is ever under ``name``."""
+    from .files import atomic_write
+
+    atomic_write(folder / name, blob, mode=0o600)
 
 
 def encode(key: str, value: Any, arrays: Arrays | None = None) -> bytes:

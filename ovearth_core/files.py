@@ -45,7 +45,6 @@ import secrets
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -289,32 +288,38 @@ def _stream(path: str, data: bytes, inputs: list[PathLike],
         os.close(fd)
 
 
+def atomic_write(target: PathLike, data: bytes, *, mode: int = 0o666,
+                 keep: os.stat_result | None = None) -> None:
+    """``target`` holds ``data``, all or nothing: the one atomic write of the package (the
+    result cache's entries, uploads, outputs; :func:`write_files` stages its files the same
+    way). A new temporary file beside ``target`` (``O_CREAT | O_EXCL | O_NOFOLLOW``) is
+    written in full, fsynced and renamed over it; on any failure it is removed and
+    ``target`` is untouched. The temporary file is created with ``mode`` (the process's
+    umask narrows it as for any new file: the umask is never read or changed), or with
+    ``keep``'s mode and owner (an existing file being replaced)."""
+    folder, name = os.path.split(os.fspath(target))
+    dfd = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        tmp = _write_temp(dfd, name, data, keep, mode)
+        try:
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
+
+
 def _replace(target: str, data: bytes, st: os.stat_result | None,
              notify: Callable[[str], None]) -> None:
-    """Atomic write: a temporary file beside ``target``, fsync, rename over it."""
-    folder, name = os.path.split(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if st is not None and stat.S_ISREG(st.st_mode):
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            if os.geteuid() == 0:  # root replacing a user's file must not take it over
-                with contextlib.suppress(OSError):
-                    os.chown(tmp, st.st_uid, st.st_gid)
-            if st.st_nlink > 1:
-                notify(f"note: {target} had {st.st_nlink} hard links; the other names keep "
-                       "the previous content")
-        else:
-            # mkstemp creates 0600 files; give the result the mode a plain open() would.
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Atomic write over ``target`` (:func:`atomic_write`); an existing regular file's mode
+    and owner are kept (a new file gets the mode a plain ``open()`` would)."""
+    old = st if st is not None and stat.S_ISREG(st.st_mode) else None
+    if old is not None and old.st_nlink > 1:
+        notify(f"note: {target} had {old.st_nlink} hard links; the other names keep the "
+               "previous content")
+    atomic_write(target, data, keep=old)
 
 
 # --- confined writes ------------------------------------------------------------------------
@@ -420,10 +425,12 @@ def _check_file(shown: str, st: os.stat_result | None, inputs: Iterable[PathLike
     _refuse_inputs(shown, st, inputs)
 
 
-def _write_temp(dfd: int, name: str, data: bytes, st: os.stat_result | None) -> str:
-    """``data`` in a new temporary file beside ``name`` (flushed); its name."""
+def _write_temp(dfd: int, name: str, data: bytes, st: os.stat_result | None,
+                new_mode: int = 0o666) -> str:
+    """``data`` in a new temporary file beside ``name`` (fsynced), with ``st``'s mode and
+    owner (an existing file) or ``new_mode`` (narrowed by the umask); its name."""
     tmp = _tmp_name(name, ".tmp")
-    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666
+    mode = stat.S_IMODE(st.st_mode) if st is not None else new_mode
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  mode, dir_fd=dfd)
     try:
@@ -732,12 +739,11 @@ def folder_writer(root: PathLike, folder: PathLike, *, replace: bool = False,
     name = parts[-1]
     tmp = _tmp_name(name, ".partial")
     try:
-        os.mkdir(tmp, 0o700, dir_fd=pfd)
+        os.mkdir(tmp, 0o777, dir_fd=pfd)  # the umask narrows it, as for any new folder
         parent = target.parent
         try:
             yield FolderWriter(parent / tmp, target)
             check_folder(root, folder, replace=replace, inputs=inputs)
-            os.chmod(tmp, 0o777 & ~_umask(), dir_fd=pfd)  # mkdir made it 0700
             st = _existing(pfd, name)
             if st is not None and _non_empty(pfd, name):
                 old = _tmp_name(name, ".old")
@@ -759,7 +765,3 @@ def folder_writer(root: PathLike, folder: PathLike, *, replace: bool = False,
         os.close(pfd)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -44,7 +44,7 @@ def test_concurrent_uploads_of_one_file_never_read_partial_bytes(data) -> None:
     for t in threads:
         t.join()
     assert errors == [] and seen == [True] * 8
-    assert not list(data.UPLOAD_DIR.glob("*/.part-*"))  # no temporary file left behind
+    assert not list(data.UPLOAD_DIR.glob("*/.*.tmp"))  # no temporary file left behind
 
 
 def test_uploads_are_pruned_by_age_and_size(data, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -323,7 +323,7 @@ def test_two_processes_writing_at_once(tmp_path: Path) -> None:
     store = ResultCache(folder, max_bytes=cap)
     entries = store.entries()
     assert entries and store.size() <= cap
-    assert not [n for n in os.listdir(folder) if n.startswith(cache_mod.TMP_PREFIX)]
+    assert not [n for n in os.listdir(folder) if n.endswith(cache_mod.TMP_SUFFIX)]
     for _, _, path in entries:
         key = path.name.removesuffix(cache_mod.SUFFIX)
         value = store.get(key)

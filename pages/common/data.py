@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import logging
-import os
 import shutil
 import tempfile
 import time
@@ -26,7 +25,7 @@ from typing import Any
 import streamlit as st
 
 from ovearth_core import cache as result_cache_
-from ovearth_core import georef, io, pipeline, review
+from ovearth_core import files, georef, io, pipeline, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.options import Options
@@ -98,11 +97,8 @@ def save_upload(name: str, data: bytes) -> Path:
     safe = Path(name).name or "upload.json"
     target = UPLOAD_DIR / digest / safe
     target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)  # atomic; a concurrent writer of the same bytes is harmless
+    if not target.exists():  # atomic; a concurrent writer of the same bytes is harmless
+        files.atomic_write(target, data, mode=0o600)
     prune_uploads(keep=target)
     return target
 
