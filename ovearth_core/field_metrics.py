@@ -1,6 +1,6 @@
 """The numbers other benchmarks report, from the evaluator's per-query entries.
 
-Added summary keys (README, "Added keys"); every one is null when its denominator is zero.
+Added summary keys (docs/metrics.md, "Added keys"); every one is null when its denominator is zero.
 
 * Grounding (RSVG, Zhan et al. 2022), boxes: each evaluated positive query's *top-1*
   box -- the highest score, a box without a score counting as ``+inf`` as in the

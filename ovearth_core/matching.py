@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # a type only: matching stays free of pycocotools (types -> m
 IntArray = npt.NDArray[np.intp]
 # At most this many GT x predicted box pairs in one query and modality: beyond it one
 # query's IoU matrix alone (8 bytes a pair, with its temporaries) would take gigabytes.
-# The reference toolkit has no cap (README, "Command line": the input rules).
+# The reference toolkit has no cap (docs/cli.md: the input rules).
 MAX_PAIRS_PER_QUERY = 50_000_000
 _BOX_FIELDS = {"bbox": ("gt_boxes", "pred_boxes"), "oriented_bbox": ("gt_obbs", "pred_obbs")}
 

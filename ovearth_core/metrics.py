@@ -1,6 +1,6 @@
 """Per-query metric entries and their summaries (the spec's "Metrics" section).
 
-Conventions the spec leaves open (also in README's metric section):
+Conventions the spec leaves open (also in docs/metrics.md):
 
 * A positive query is *evaluated* for a modality when it has usable ground
   truth there: a non-empty GT mask for segmentation, at least one GT box for

@@ -451,7 +451,7 @@ def _geom_intersection(a: Any, b: Any, oriented: bool) -> float:
 
 def _field_stats(gts: list[Any], preds: list[Any], scores: list[float | None], oriented: bool,
                  det: dict[str, Any], threshold: float) -> dict[str, Any]:
-    """Top-1 overlap and size-bin counts of one query (README, added keys).
+    """Top-1 overlap and size-bin counts of one query (docs/metrics.md, "Added keys").
 
     Top-1: the highest score, an unscored box counting as +inf, the first on ties; its
     best GT box: the highest IoU, the first on ties. No prediction: I = 0, U = the

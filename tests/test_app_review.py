@@ -178,7 +178,7 @@ def test_the_export_button_never_writes_through_a_link(ds: Dataset, tmp_path: Pa
     a file elsewhere is replaced by the export, the file it named keeps its bytes."""
     victim = tmp_path / "victim.json"
     victim.write_bytes(b"precious\n")
-    out = ds.root / ".ovearth" / "exports" / "without_gt_error"  # where the README says
+    out = ds.root / ".ovearth" / "exports" / "without_gt_error"  # where docs/review.md says
     out.mkdir(parents=True)
     (out / "ground_truth.json").symlink_to(victim)
     review.tag(review.sidecar_for(ds.gt), review.Target(OV, "ov_000003"), "gt_error")

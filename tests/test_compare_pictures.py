@@ -6,9 +6,9 @@ region is at least 96 pixels wide, clipped to the image) and a picture of side `
 original pixel ``(x, y)`` to ``(x, y) * S / 96``. One GT box; A predicts a box that matches
 it (IoU 0.60: the GT outline and A's are green), B predicts a box elsewhere (a false
 positive: red, and the GT is missed: orange). The colours are classified by hue, the
-README's rule (green matched, red false positive, orange missed), so JPEG noise does not
-matter. The planted bug this guards: B's overlay drawn from A's boxes (the old page test
-counted two images, not what they show)."""
+app's rule (docs/app.md, Query explorer: green matched, red false positive, orange missed),
+so JPEG noise does not matter. The planted bug this guards: B's overlay drawn from A's boxes
+(the old page test counted two images, not what they show)."""
 
 from __future__ import annotations
 

@@ -77,8 +77,8 @@ def test_joined_numbers_are_the_per_sample_rows(strong) -> None:
                 assert q.bbox_f1 == (row["bbox"]["f1"] if row["bbox"] else None)
                 scores = samples[q.index].pred_box_scores
                 assert q.score == (max(map(float, scores)) if len(scores) else None)
-                # Found (issue 27: the explorer's rule, README "Failed"): every evaluated
-                # modality passes, mask IoU >= the IoU threshold and box F1 >= 0.8.
+                # Found (issue 27: the explorer's rule, docs/app.md, "Failure tags"): every
+                # evaluated modality passes, mask IoU >= the IoU threshold and box F1 >= 0.8.
                 passes = [row["seg"]["iou"] >= 0.5] if row["seg"] else []
                 passes += [row[k]["f1"] >= 0.8 for k in ("bbox", "oriented_bbox")
                            if row[k] and row[k]["evaluated"]]

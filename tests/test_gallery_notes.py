@@ -39,7 +39,7 @@ def test_a_note_without_a_tag_is_saved_with_a_message_and_shown_on_its_tile(
     box = review.Target(OV, "ov_000003", "gt", "bbox", 0)
     state = review.load_state(review.sidecar_for(ds.gt))
     assert state.notes[box].text == "a barge, not a ship" and not state.tags
-    # The app wrote only under DIR/.ovearth/ (README, "Security and deployment").
+    # The app wrote only under DIR/.ovearth/ (docs/security.md).
     written = set(tmp_path.rglob("*")) - before
     assert written and all(p.is_relative_to(ds.root / ".ovearth") for p in written), written
     said = " ".join(s.value for s in at.success)

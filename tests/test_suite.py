@@ -1,7 +1,7 @@
 """evaluate_files (several tasks, files read once) and the GC pause around loading.
 
 evaluate_files promises the results of one load_samples + evaluate_samples per
-task with the same options (README, "Python API"); checked on the bundled demo
+task with the same options (docs/python-api.md); checked on the bundled demo
 for every persona and option set, byte for byte.
 """
 

@@ -1,10 +1,10 @@
 """``python -m ovearth_core.suite``: several tasks in one run (issue 17: "three tasks <= 3 s").
 
-Its promise (README, "Command line"): OUTPUT_DIR/<task>.json holds, byte for byte, what
-``python -m ovearth_core --task <task> --output ...`` writes with the same options; the
-warnings are the per-task runs' warnings; bad input is all or nothing (every failing task
-reported under its name, no file written, exit status 2). The reference is the spec's own
-command run once per task, not the suite's code.
+Its promise (docs/cli.md, "Several tasks in one run"): OUTPUT_DIR/<task>.json holds, byte
+for byte, what ``python -m ovearth_core --task <task> --output ...`` writes with the same
+options; the warnings are the per-task runs' warnings; bad input is all or nothing (every
+failing task reported under its name, no file written, exit status 2). The reference is the
+spec's own command run once per task, not the suite's code.
 """
 
 from __future__ import annotations

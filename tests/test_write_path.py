@@ -93,7 +93,7 @@ def test_item1_the_apps_export_never_replaces_a_file_a_link_names(bench: Path,
     victim = tmp_path / "victim.json"
     victim.write_bytes(b"precious\n")
     gt = bench / "ground_truth.json"
-    out = bench / ".ovearth" / "exports" / "without_gt_error"  # where the README says
+    out = bench / ".ovearth" / "exports" / "without_gt_error"  # where docs/review.md says
     assert review.export_folder(gt, "gt_error") == out
     out.mkdir(parents=True)
     (out / "ground_truth.json").symlink_to(victim)

@@ -83,14 +83,15 @@ def object_filter(where: Any, run: Run | None) -> set[str] | None:
     pick.selectbox("Objects of", choices, disabled=len(evaluated) < 2,
                    format_func=lambda m: OBJECT_LABELS.get(m, m),
                    **state.bind("flt_obj_modality", choices),
-                   help="Boxes, or the masks' connected components (README, "
+                   help="Boxes, or the masks' connected components (docs/analysis.md, "
                         "\"error_attribution.objects\"); auto: HBB, else OBB, else masks.")
     outcome.multiselect(f"Object outcome ({OBJECT_LABELS[modality]})"
                         if modality else "Object outcome", objects.ERRORS,
                         disabled=modality is None,
                         **state.bind("flt_objects", objects.ERRORS),
                         help="Queries with a GT or predicted object of any of these "
-                             "outcomes (TIDE's kinds; README, \"error_attribution.objects\").")
+                             "outcomes (TIDE's kinds; docs/analysis.md, "
+                             "\"error_attribution.objects\").")
     chosen = st.session_state["flt_objects"]
     if not chosen or modality is None:
         return None

@@ -55,7 +55,7 @@ def controls(run: Run, open_vocab: bool) -> dict[str, Any]:
     kinds = (objects.GT_OUTCOMES if selector == "GT boxes" else objects.PRED_OUTCOMES)[1:]
     third[1].multiselect("Object outcome", kinds, disabled=not boxes,
                          **state.bind("gal_errors", list(kinds)),
-                         help="TIDE's kinds (README, \"error_attribution.objects\").")
+                         help="TIDE's kinds (docs/analysis.md, \"error_attribution.objects\").")
     third[2].multiselect("Confused with (category)", categories, disabled=not boxes,
                          **state.bind("gal_confused", categories),
                          help="A predicted box left unmatched on a GT box of this category "
