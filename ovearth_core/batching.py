@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .boxparse import ParsedBatch
 from .errors import ProblemCollector
-from .geometry import ParsedBatch
 
 
 class OrderedProblems:

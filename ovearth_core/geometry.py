@@ -1,4 +1,5 @@
-"""Axis-aligned boxes and oriented boxes: parsing, validation and IoU matrices.
+"""Axis-aligned boxes and oriented boxes: areas, intersections and IoU matrices (their
+parsing and validation: :mod:`ovearth_core.boxparse`).
 
 This is the only module that imports shapely.
 
@@ -10,350 +11,22 @@ wide). Internally an axis-aligned box is ``[x1, y1, x2, y2]`` (arrays of shape
 
 from __future__ import annotations
 
-import math
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .boxparse import polygon_checks
 from .lazymodule import LazyModule
-from .masks import FieldError
 
 # shapely is imported on first use (``--help`` of the commands does not need it).
 shapely: Any = LazyModule("shapely", globals(), "shapely")
 
 FloatArray = npt.NDArray[np.float64]
-BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
-# IoU multiplies coordinates: areas and cross products two at a time, GEOS's polygon
-# intersection up to three (its overlay fails from about 5e102, the cube root of the largest
-# double). Within +-1e100 every such product is a finite double, so no IoU overflows; larger
-# coordinates are a validation problem, not a RuntimeWarning and an IoU of nan.
-MAX_COORDINATE = 1e100
-IN_RANGE = "coordinates within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
-_NUMBER_TYPES = {int, float}  # exact types: JSON booleans (bool) are not numbers here
-
-
-def _finite_number(value: object) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
-
-
-def parse_score(value: object) -> float:
-    if not _finite_number(value):
-        raise FieldError(".score", "a finite number", value)
-    return float(value)
-
-
-def parse_box(value: object, bbox_format: str) -> tuple[tuple[float, float, float, float] | None,
-                                                         float | None]:
-    """Parse one predicted box (object or shorthand form) to ``(xyxy, score)``.
-
-    The ``[0, 0, 0, 0]`` compatibility sentinel gives ``(None, score)``.
-    """
-    score = None
-    coords = value
-    if isinstance(value, dict):
-        if "bbox" not in value:
-            raise FieldError(".bbox", "present in a box object {\"bbox\": [...], \"score\": s}",
-                             "<missing>")
-        coords = value["bbox"]
-        if value.get("score") is not None or "score" in value:
-            score = parse_score(value.get("score"))
-        prefix = ".bbox"
-    else:
-        prefix = ""
-    if type(coords) is not list or len(coords) != 4:
-        raise FieldError(prefix, f"a box of four numbers [{_format_names(bbox_format)}]", coords)
-    if not set(map(type, coords)) <= _NUMBER_TYPES or not all(map(math.isfinite, coords)):
-        raise FieldError(prefix, "four finite numbers", coords)
-    a, b, c, d = float(coords[0]), float(coords[1]), float(coords[2]), float(coords[3])
-    if not max(abs(a), abs(b), abs(c), abs(d)) <= MAX_COORDINATE:
-        raise FieldError(prefix, f"four {IN_RANGE}", coords)
-    if (a, b, c, d) == BOX_SENTINEL:
-        return None, score
-    if bbox_format == "xywh":
-        x2, y2 = a + c, b + d
-        # x2 > a also rejects widths lost to rounding (1e20 + 1).
-        if c <= 0 or d <= 0 or not (a < x2 <= MAX_COORDINATE and b < y2 <= MAX_COORDINATE):
-            raise FieldError(prefix, "positive width and height, with x + width and y + height "
-                             "within ±1e100 and greater than x and y (--bbox-format xywh)",
-                             coords)
-        return (a, b, x2, y2), score
-    if c <= a or d <= b or not (math.isfinite(c - a) and math.isfinite(d - b)):
-        raise FieldError(prefix, "x2 > x1 and y2 > y1, with a finite width and height "
-                         "(--bbox-format xyxy)", coords)
-    return (a, b, c, d), score
-
-
-def _format_names(bbox_format: str) -> str:
-    return "x, y, width, height" if bbox_format == "xywh" else "x1, y1, x2, y2"
-
-
-def parse_gt_box(value: object) -> tuple[float, float, float, float]:
-    """Parse one ground-truth COCO ``[x, y, width, height]`` box to xyxy."""
-    if (not isinstance(value, list) or len(value) != 4
-            or not all(_finite_number(v) for v in value)):
-        raise FieldError("", "a COCO box [x, y, width, height] of four finite numbers", value)
-    x, y, w, h = (float(v) for v in value)
-    if not max(abs(x), abs(y), abs(w), abs(h)) <= MAX_COORDINATE:
-        raise FieldError("", f"a COCO box [x, y, width, height] of four {IN_RANGE}", value)
-    x2, y2 = x + w, y + h
-    if w <= 0 or h <= 0 or not (x < x2 <= MAX_COORDINATE and y < y2 <= MAX_COORDINATE):
-        raise FieldError("", "positive width and height, with x + width and y + height "
-                         "within ±1e100 and greater than x and y", value)
-    return x, y, x2, y2
-
-
-def _four_vertices(value: object) -> list[tuple[float, float]] | None:
-    """Fast path: the vertices of a well-formed ``[[x, y] * 4]`` of finite numbers, else None."""
-    if type(value) is not list or len(value) != 4:
-        return None
-    try:
-        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = value
-    except (TypeError, ValueError):
-        return None
-    coords = (x0, y0, x1, y1, x2, y2, x3, y3)
-    if not set(map(type, coords)) <= _NUMBER_TYPES or not all(map(math.isfinite, coords)):
-        return None
-    if not all(type(v) is list for v in value):
-        return None
-    return [(float(x0), float(y0)), (float(x1), float(y1)), (float(x2), float(y2)),
-            (float(x3), float(y3))]
-
-
-def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
-    """Validate an oriented box: four finite vertices, boundary order, convex, area > 0.
-
-    Plain Python on purpose: for four vertices it is several times faster than numpy.
-    """
-    pts = _four_vertices(value)
-    if pts is None:
-        if not isinstance(value, list) or len(value) != 4:
-            raise FieldError("", "exactly four vertices [[x, y], [x, y], [x, y], [x, y]]",
-                             value)
-        raise FieldError("", "vertices of two finite numbers [x, y]", value)
-    # Tests run on coordinates divided by their scale, so huge values cannot overflow.
-    scale = max(abs(c) for p in pts for c in p) or 1.0
-    if not scale <= MAX_COORDINATE:
-        raise FieldError("", f"vertices of two {IN_RANGE}", value)
-    unit = [(x / scale, y / scale) for x, y in pts]
-    tol = 1e-12
-    positive = negative = False
-    area2 = 0.0
-    for i in range(4):
-        (ax, ay), (bx, by), (cx, cy) = unit[i], unit[(i + 1) % 4], unit[(i + 2) % 4]
-        cross = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
-        positive |= cross > tol
-        negative |= cross < -tol
-        area2 += ax * by - bx * ay
-    if positive and negative:
-        raise FieldError("", "a convex polygon with vertices in boundary order (not self-crossing)",
-                         value)
-    if abs(area2) <= tol:
-        raise FieldError("", "a polygon with positive area", value)
-    return tuple(pts)
-
-
-def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | None]:
-    """Parse one predicted oriented box (object or shorthand form) to ``(polygon, score)``."""
-    if isinstance(value, dict):
-        if "polygon" not in value:
-            raise FieldError(".polygon", "present in an oriented box object", "<missing>")
-        score = parse_score(value.get("score")) if "score" in value else None
-        try:
-            return parse_polygon(value["polygon"]), score
-        except FieldError as err:
-            raise FieldError(".polygon" + err.field, err.expected, err.found) from None
-    return parse_polygon(value), None
-
-
-# ------------------------------------------------------------------ batch parsing
-# The parsers above define what is valid, item by item. The batch versions below
-# check whole lists at once with numpy and hand every item they cannot vouch for
-# (wrong types, failed checks, sentinels aside) back to the item parser, so
-# they accept exactly what it accepts, with the same values and errors.
-
-_ABSENT = object()  # "no score key", as opposed to a score of null
-
-
-@dataclass(frozen=True)
-class ParsedBatch:
-    """Parsed items of one list: the kept geometries and the rejected items' errors.
-
-    ``values[k]`` (a box ``(4,)`` or a polygon ``(4, 2)``) came from item
-    ``index[k]``, with ``scores[k]`` (``nan`` without a score). Items that are the
-    ``[0, 0, 0, 0]`` sentinel are neither kept nor errors.
-    """
-
-    values: FloatArray
-    index: npt.NDArray[np.intp]
-    scores: FloatArray
-    errors: list[tuple[int, FieldError]]
-
-
-def parse_boxes(items: list[object], bbox_format: str) -> ParsedBatch:
-    """:func:`parse_box` over a list of predicted boxes, checked with numpy."""
-    return _parse_batch(items, (4,), "bbox", lambda v: parse_box(v, bbox_format),
-                        lambda a: _box_checks(a, bbox_format))
-
-
-def parse_obbs(items: list[object]) -> ParsedBatch:
-    """:func:`parse_obb` over a list of predicted oriented boxes, checked with numpy."""
-    return _parse_batch(items, (4, 2), "polygon", parse_obb, _polygon_checks)
-
-
-def parse_gt_boxes(items: list[object]) -> ParsedBatch:
-    """:func:`parse_gt_box` over a list of COCO ``[x, y, w, h]`` boxes (values xyxy)."""
-    return _parse_batch(items, (4,), None, lambda v: (parse_gt_box(v), None), _gt_box_checks)
-
-
-def parse_polygons(items: list[object]) -> ParsedBatch:
-    """:func:`parse_polygon` over a list of ground-truth polygons."""
-    return _parse_batch(items, (4, 2), None, lambda v: (parse_polygon(v), None), _polygon_checks)
-
-
-def _parse_batch(items: list[object], shape: tuple[int, ...], key: str | None,
-                 scalar: Callable[[object], tuple[Any, float | None]],
-                 checks: Callable[[FloatArray], tuple[FloatArray, npt.NDArray[np.bool_],
-                                                      npt.NDArray[np.bool_]]]) -> ParsedBatch:
-    n = len(items)
-    values = np.zeros((n, *shape))
-    ok = np.zeros(n, dtype=bool)
-    skip = np.zeros(n, dtype=bool)
-    scores = np.full(n, math.nan)
-    # Each form (objects, shorthand lists) is checked in its own batch; anything else, and
-    # every item a batch cannot vouch for, goes to the item parser.
-    kinds = list(map(type, items))
-    forms = set(kinds)
-    for form in (dict, list):
-        if form not in forms:
-            continue
-        where = (np.arange(n) if len(forms) == 1
-                 else np.array([j for j, kind in enumerate(kinds) if kind is form]))
-        fast = _numbers(items if len(forms) == 1 else [items[j] for j in where], shape, key)
-        if fast is None:
-            continue
-        coords, found_scores, score_ok = fast
-        found_values, found_ok, found_skip = checks(coords)
-        trusted = (found_ok | found_skip) & score_ok
-        values[where], scores[where] = found_values, found_scores
-        ok[where], skip[where] = found_ok & trusted, found_skip & trusted
-    recheck = ~(ok | skip)
-    errors = []
-    for j in np.flatnonzero(recheck).tolist():
-        try:
-            geom, score = scalar(items[j])
-        except FieldError as err:
-            errors.append((j, err))
-            continue
-        if geom is None:
-            skip[j] = True
-            continue
-        values[j] = geom
-        ok[j] = True
-        scores[j] = math.nan if score is None else score
-    index = np.flatnonzero(ok)
-    return ParsedBatch(values[index], index, scores[index], errors)
-
-
-def _numbers(items: list[object], shape: tuple[int, ...], key: str | None
-             ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]] | None:
-    """Coordinates ``(N, *shape)`` and scores of items of one uniform, well-typed form.
-
-    ``None`` when the list mixes forms or holds anything but nested lists of
-    JSON numbers (the item parser then sorts it out); scores that are not finite
-    numbers are flagged in the returned mask rather than rejected here.
-    """
-    n = len(items)
-    kinds = set(map(type, items))
-    absent: list[object] = [_ABSENT]
-    if kinds == {dict} and key is not None:
-        try:
-            coords = [item[key] for item in items]  # type: ignore[index]
-        except KeyError:
-            return None
-        raw_scores = [item.get("score", _ABSENT) for item in items]  # type: ignore[attr-defined]
-    elif kinds <= {list}:
-        coords, raw_scores = items, absent * n
-    else:
-        return None
-    for size in shape:
-        if set(map(type, coords)) - {list} or set(map(len, coords)) - {size}:
-            return None
-        coords = list(chain.from_iterable(coords))
-    if set(map(type, coords)) - _NUMBER_TYPES:
-        return None
-    try:
-        arr = np.array(coords, dtype=np.float64).reshape(n, *shape)
-        scores = np.array([s if type(s) in _NUMBER_TYPES else math.nan for s in raw_scores],
-                          dtype=np.float64).reshape(n)
-    except OverflowError:  # integers beyond float range: the item parser reports them
-        return None
-    score_ok = np.array([s is _ABSENT or type(s) in _NUMBER_TYPES for s in raw_scores],
-                        dtype=bool).reshape(n)
-    absent_score = np.array([s is _ABSENT for s in raw_scores], dtype=bool).reshape(n)
-    score_ok &= absent_score | np.isfinite(scores)
-    return arr, scores, score_ok
-
-
-def _box_checks(a: FloatArray, bbox_format: str
-                ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """xyxy values, validity and sentinel masks of ``(N, 4)`` predicted boxes."""
-    x1, y1, c, d = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
-    finite = (np.abs(a) <= MAX_COORDINATE).all(axis=1)  # nan compares false
-    sentinel = finite & (a == 0).all(axis=1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if bbox_format == "xywh":
-            x2, y2 = x1 + c, y1 + d
-            ok = ((c > 0) & (d > 0) & (x1 < x2) & (x2 <= MAX_COORDINATE) & (y1 < y2)
-                  & (y2 <= MAX_COORDINATE))
-            values = np.stack([x1, y1, x2, y2], axis=1)
-        else:
-            ok = (c > x1) & (d > y1) & np.isfinite(c - x1) & np.isfinite(d - y1)
-            values = a.copy()
-    return values, finite & ok & ~sentinel, sentinel
-
-
-def _gt_box_checks(a: FloatArray
-                   ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """xyxy values and validity of ``(N, 4)`` COCO ground-truth boxes (no sentinel)."""
-    x, y, w, h = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
-    with np.errstate(over="ignore", invalid="ignore"):
-        x2, y2 = x + w, y + h
-        ok = ((np.abs(a) <= MAX_COORDINATE).all(axis=1) & (w > 0) & (h > 0) & (x < x2)
-              & (x2 <= MAX_COORDINATE) & (y < y2) & (y2 <= MAX_COORDINATE))
-    return np.stack([x, y, x2, y2], axis=1), ok, np.zeros(len(a), dtype=bool)
-
-
-def _polygon_checks(a: FloatArray
-                    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Validity of ``(N, 4, 2)`` polygons: :func:`parse_polygon`'s tests, same arithmetic."""
-    n = len(a)
-    finite = (np.abs(a) <= MAX_COORDINATE).all(axis=(1, 2))  # nan compares false
-    with np.errstate(over="ignore", invalid="ignore"):
-        scale = np.abs(a).max(axis=(1, 2), initial=0.0)
-        scale[scale == 0] = 1.0
-        unit = a / scale[:, None, None]
-        positive = np.zeros(n, dtype=bool)
-        negative = np.zeros(n, dtype=bool)
-        area2 = np.zeros(n)
-        tol = 1e-12
-        for i in range(4):
-            ax, ay = unit[:, i, 0], unit[:, i, 1]
-            bx, by = unit[:, (i + 1) % 4, 0], unit[:, (i + 1) % 4, 1]
-            cx, cy = unit[:, (i + 2) % 4, 0], unit[:, (i + 2) % 4, 1]
-            cross = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
-            positive |= cross > tol
-            negative |= cross < -tol
-            area2 = area2 + (ax * by - bx * ay)
-        ok = finite & ~(positive & negative) & (np.abs(area2) > tol)
-    return a, ok, np.zeros(n, dtype=bool)
 
 
 def box_area(boxes: FloatArray) -> FloatArray:
@@ -361,15 +34,20 @@ def box_area(boxes: FloatArray) -> FloatArray:
     return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
 
 
+def box_intersection(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Intersection areas of xyxy boxes ``a`` and ``b`` (``(..., 4)``, broadcast against
+    each other: aligned pairs ``(N, 4)`` and ``(N, 4)``, or every pair with ``a[:, None]``
+    and ``b[None]``). The one box-intersection routine of the package."""
+    w = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0])
+    h = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1])
+    return np.clip(w, 0, None) * np.clip(h, 0, None)
+
+
 def box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     """IoU of every GT box (rows) with every predicted box (columns), shape ``(G, P)``."""
     if len(gt) == 0 or len(pred) == 0:
         return np.zeros((len(gt), len(pred)))
-    x1 = np.maximum(gt[:, None, 0], pred[None, :, 0])
-    y1 = np.maximum(gt[:, None, 1], pred[None, :, 1])
-    x2 = np.minimum(gt[:, None, 2], pred[None, :, 2])
-    y2 = np.minimum(gt[:, None, 3], pred[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    inter = box_intersection(gt[:, None], pred[None, :])
     union = box_area(gt)[:, None] + box_area(pred)[None, :] - inter
     return inter / union
 
@@ -400,12 +78,7 @@ def coverage_matrix(regions: FloatArray, dets: FloatArray, oriented: bool) -> Fl
         reg, det = shapely.polygons(regions), shapely.polygons(dets)
         inter = shapely.area(shapely.intersection(reg[:, None], det[None, :]))
         return np.minimum(inter / shapely.area(det)[None, :], 1.0)
-    w = (np.minimum(regions[:, None, 2], dets[None, :, 2])
-         - np.maximum(regions[:, None, 0], dets[None, :, 0]))
-    h = (np.minimum(regions[:, None, 3], dets[None, :, 3])
-         - np.maximum(regions[:, None, 1], dets[None, :, 1]))
-    inter = np.clip(w, 0, None) * np.clip(h, 0, None)
-    return inter / box_area(dets)[None, :]
+    return box_intersection(regions[:, None], dets[None, :]) / box_area(dets)[None, :]
 
 
 def obb_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
@@ -477,10 +150,7 @@ def iou_matrix(gt: FloatArray, pred: FloatArray, oriented: bool, min_iou: float 
         area_g, area_p = box_area(gt), box_area(pred)
         step = max(1, _PAIRS_PER_CHUNK // len(pred))
         for lo in range(0, len(gt), step):
-            a = gt[lo:lo + step, None, :]
-            w = np.minimum(a[..., 2], pred[:, 2]) - np.maximum(a[..., 0], pred[:, 0])
-            h = np.minimum(a[..., 3], pred[:, 3]) - np.maximum(a[..., 1], pred[:, 1])
-            inter = np.clip(w, 0, None) * np.clip(h, 0, None)
+            inter = box_intersection(gt[lo:lo + step, None, :], pred)
             out[lo:lo + step] = inter / (area_g[lo:lo + step, None] + area_p - inter)
         return out
     env_g, env_p = envelope(gt), envelope(pred)
@@ -575,14 +245,8 @@ def _chunks(sizes: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
 
 def _box_pair_iou(a: FloatArray, b: FloatArray) -> FloatArray:
     """IoU of aligned pairs of xyxy boxes, ``(N, 4)`` each."""
-    inter = _box_pair_intersection(a, b)
+    inter = box_intersection(a, b)
     return inter / (box_area(a) + box_area(b) - inter)
-
-
-def _box_pair_intersection(a: FloatArray, b: FloatArray) -> FloatArray:
-    w = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
-    h = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
-    return np.clip(w, 0, None) * np.clip(h, 0, None)
 
 
 def _obb_candidates(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], min_iou: float,
@@ -598,7 +262,7 @@ def _obb_upper_bound(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], env_g
                      ) -> tuple[FloatArray, FloatArray]:
     """A bound on the intersection of each pair (envelopes' overlap, smaller area) and the
     IoU bound it gives."""
-    bound = np.minimum(_box_pair_intersection(env_g[gi], env_p[pi]),
+    bound = np.minimum(box_intersection(env_g[gi], env_p[pi]),
                        np.minimum(area_g[gi], area_p[pi]))
     return bound, bound / (area_g[gi] + area_p[pi] - bound)
 
@@ -668,11 +332,11 @@ def pair_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
     """
     if not oriented:
         a, b = gt[gi], pred[pi]
-        inter = _box_pair_intersection(a, b)
+        inter = box_intersection(a, b)
         return inter, box_area(a) + box_area(b) - inter
     inter = np.zeros(gi.size)
     union = areas(gt[gi], True) + areas(pred[pi], True)
-    touch = np.flatnonzero(_box_pair_intersection(envelope(gt[gi]), envelope(pred[pi])) > 0)
+    touch = np.flatnonzero(box_intersection(envelope(gt[gi]), envelope(pred[pi])) > 0)
     if touch.size:
         inter[touch], union[touch] = _polygon_overlaps(gt, pred, gi[touch], pi[touch])
     return inter, union
@@ -788,7 +452,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     quads = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
     out = quads.copy()
     status = np.zeros(len(quads), dtype=np.int8)
-    _, ok, _ = _polygon_checks(quads)
+    _, ok, _ = polygon_checks(quads)
     todo = np.flatnonzero(~ok)
     if todo.size == 0:
         return out, status
@@ -799,7 +463,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     rel = np.mod(angle - angle[:, :1], 2 * np.pi)
     order = np.argsort(rel, axis=1, kind="stable")
     sorted_quads = np.take_along_axis(sub, order[..., None], axis=1)
-    _, sorted_ok, _ = _polygon_checks(sorted_quads)
+    _, sorted_ok, _ = polygon_checks(sorted_quads)
     out[todo[sorted_ok]] = sorted_quads[sorted_ok]
     status[todo[sorted_ok]] = QUAD_REORDERED
     rest = todo[~sorted_ok]
@@ -807,7 +471,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
         rects = min_area_rects(list(quads[rest]))
         finite = np.isfinite(rects).all(axis=(1, 2))
         if finite.any():
-            _, rect_ok, _ = _polygon_checks(rects[finite])
+            _, rect_ok, _ = polygon_checks(rects[finite])
             finite[finite] = rect_ok
         out[rest] = rects
         status[rest] = np.where(finite, QUAD_RECTIFIED, QUAD_DEGENERATE)
@@ -817,4 +481,4 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
 
 def valid_polygons(polys: FloatArray) -> npt.NDArray[np.bool_]:
     """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, convex, area > 0)."""
-    return _polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2))[1]
+    return polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2))[1]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from . import files, geometry, masks
+from . import boxparse, files, masks
 from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
@@ -244,9 +244,9 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
 
 # Box lists of a ground-truth annotation, in checking order; the ignore_* lists are optional.
 GT_BOX_FIELDS = ("bbox", "oriented_bbox", "ignore_bbox", "ignore_oriented_bbox")
-_GT_PARSERS = {"bbox": geometry.parse_gt_boxes, "oriented_bbox": geometry.parse_polygons,
-               "ignore_bbox": geometry.parse_gt_boxes,
-               "ignore_oriented_bbox": geometry.parse_polygons}
+_GT_PARSERS = {"bbox": boxparse.parse_gt_boxes, "oriented_bbox": boxparse.parse_polygons,
+               "ignore_bbox": boxparse.parse_gt_boxes,
+               "ignore_oriented_bbox": boxparse.parse_polygons}
 
 
 def _gt_arrays(column: ListColumn, parse_batch: Any, stage: int, n: int,
@@ -509,9 +509,9 @@ def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProble
                 score_threshold: float | None, bbox_format: str) -> None:
     """Parse a column's boxes in one batch; report problems, file kept boxes per row."""
     if column.field == "bbox":
-        batch = column.parse(lambda items: geometry.parse_boxes(items, bbox_format))
+        batch = column.parse(lambda items: boxparse.parse_boxes(items, bbox_format))
     else:
-        batch = column.parse(geometry.parse_obbs)
+        batch = column.parse(boxparse.parse_obbs)
 
     def report(item: int, suffix: str, expected: str, found_value: object) -> None:
         slot, j = column.locate(item)

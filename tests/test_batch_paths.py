@@ -1,7 +1,7 @@
 """The batch (numpy) paths equal their item-by-item definitions exactly (issue 6).
 
 The loader parses every box list of a file in one numpy batch
-(``geometry.parse_boxes`` / ``parse_obbs`` / ``parse_gt_boxes`` /
+(``boxparse.parse_boxes`` / ``parse_obbs`` / ``parse_gt_boxes`` /
 ``parse_polygons``) and the evaluator builds all detection entries at once
 (``metrics.det_entries``). Their meaning is the scalar functions'
 (``parse_box``, ``parse_obb``, ``parse_gt_box``, ``parse_polygon``,
@@ -21,7 +21,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ovearth_core import geometry, metrics
+from ovearth_core import boxparse, metrics
 from ovearth_core.masks import FieldError
 
 # ------------------------------------------------------------------ strategies
@@ -105,7 +105,7 @@ def scalar_batch(items: list[Any], parse: Any) -> tuple[list[Any], list[int], li
     return values, index, found_scores, errors
 
 
-def assert_same_batch(batch: geometry.ParsedBatch, items: list[Any], parse: Any,
+def assert_same_batch(batch: boxparse.ParsedBatch, items: list[Any], parse: Any,
                       shape: tuple[int, ...]) -> None:
     values, index, found_scores, errors = scalar_batch(items, parse)
     assert batch.index.tolist() == index
@@ -120,34 +120,34 @@ def assert_same_batch(batch: geometry.ParsedBatch, items: list[Any], parse: Any,
 @settings(max_examples=300, deadline=None)
 @given(with_objects(box_coords, "bbox"), st.sampled_from(["xyxy", "xywh"]))
 def test_parse_boxes_equals_parse_box(items: list[Any], fmt: str) -> None:
-    assert_same_batch(geometry.parse_boxes(items, fmt), items,
-                      lambda v: geometry.parse_box(v, fmt), (4,))
+    assert_same_batch(boxparse.parse_boxes(items, fmt), items,
+                      lambda v: boxparse.parse_box(v, fmt), (4,))
 
 
 @settings(max_examples=300, deadline=None)
 @given(with_objects(polygon_coords, "polygon"))
 def test_parse_obbs_equals_parse_obb(items: list[Any]) -> None:
-    assert_same_batch(geometry.parse_obbs(items), items, geometry.parse_obb, (4, 2))
+    assert_same_batch(boxparse.parse_obbs(items), items, boxparse.parse_obb, (4, 2))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(box_coords, st.just({"bbox": [0, 0, 1, 1]})), max_size=8))
 def test_parse_gt_boxes_equals_parse_gt_box(items: list[Any]) -> None:
-    assert_same_batch(geometry.parse_gt_boxes(items), items,
-                      lambda v: (geometry.parse_gt_box(v), None), (4,))
+    assert_same_batch(boxparse.parse_gt_boxes(items), items,
+                      lambda v: (boxparse.parse_gt_box(v), None), (4,))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(polygon_coords, st.just({"polygon": [[0, 0], [1, 0], [1, 1]]})),
                 max_size=8))
 def test_parse_polygons_equals_parse_polygon(items: list[Any]) -> None:
-    assert_same_batch(geometry.parse_polygons(items), items,
-                      lambda v: (geometry.parse_polygon(v), None), (4, 2))
+    assert_same_batch(boxparse.parse_polygons(items), items,
+                      lambda v: (boxparse.parse_polygon(v), None), (4, 2))
 
 
 def test_parse_boxes_hand_worked() -> None:
     """Spec "Bounding Boxes": the sentinel is dropped, a bad item is reported by index."""
-    batch = geometry.parse_boxes(
+    batch = boxparse.parse_boxes(
         [{"bbox": [1, 2, 3, 4], "score": 0.5}, {"bbox": [0, 0, 0, 0], "score": 0.9},
          {"bbox": [5, 5, 4, 9], "score": 0.1}, {"bbox": [0, 0, 2, 2]}], "xyxy")
     assert batch.index.tolist() == [0, 3]

@@ -1,5 +1,5 @@
 """Hostile coordinates in converter sources (issue 26 item 10): a coordinate beyond the
-evaluator's ±1e100 bound (``geometry.MAX_COORDINATE``: beyond it IoU arithmetic overflows)
+evaluator's ±1e100 bound (``boxparse.MAX_COORDINATE``: beyond it IoU arithmetic overflows)
 is refused by every converter with the file, the line or id, and the field, before any of
 it reaches GEOS or pycocotools (no RuntimeWarning, no GEOSException)."""
 

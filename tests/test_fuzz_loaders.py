@@ -29,7 +29,7 @@ from pycocotools import mask as cocomask
 from ovearth_core.analysis import analysis_report
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
-from ovearth_core.geometry import parse_box, parse_obb, parse_polygon
+from ovearth_core.boxparse import parse_box, parse_obb, parse_polygon
 from ovearth_core.io import load_samples, parse_ground_truth, read_json
 from ovearth_core.masks import MAX_PIXELS, FieldError, parse_rle
 

@@ -11,7 +11,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ovearth_core import geometry
+from ovearth_core import boxparse, geometry
 from ovearth_core.masks import FieldError
 
 # ----------------------------------------------------------------------- helpers
@@ -300,7 +300,7 @@ SQUARE = [[0, 0], [4, 0], [4, 4], [0, 4]]
 )
 def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
     """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, convex, positive area."""
-    assert geometry.parse_polygon(poly) == tuple((float(x), float(y)) for x, y in poly)
+    assert boxparse.parse_polygon(poly) == tuple((float(x), float(y)) for x, y in poly)
 
 
 @pytest.mark.parametrize(
@@ -333,13 +333,13 @@ def test_parse_polygon_rejects(poly: object) -> None:
     """Spec "Oriented Bounding Box Evaluation": self-crossing order, non-convex and zero-area
     quadrilaterals are rejected, as are non-finite or malformed vertices."""
     with pytest.raises(FieldError):
-        geometry.parse_polygon(poly)
+        boxparse.parse_polygon(poly)
 
 
 @given(quad_strategy)
 @settings(deadline=None)
 def test_parse_polygon_accepts_any_rotated_rectangle(poly: list[list[float]]) -> None:
-    assert len(geometry.parse_polygon(poly)) == 4
+    assert len(boxparse.parse_polygon(poly)) == 4
 
 
 @given(quad_strategy)
@@ -348,20 +348,20 @@ def test_parse_polygon_rejects_swapped_vertices(poly: list[list[float]]) -> None
     """Swapping two adjacent corners of a rectangle makes both diagonals edges: a bow-tie."""
     bow_tie = [poly[0], poly[2], poly[1], poly[3]]
     with pytest.raises(FieldError):
-        geometry.parse_polygon(bow_tie)
+        boxparse.parse_polygon(bow_tie)
 
 
 def test_parse_obb_forms() -> None:
     """Spec "Oriented Bounding Boxes": object form with optional score, or bare polygon."""
     poly = tuple((float(x), float(y)) for x, y in SQUARE)
-    assert geometry.parse_obb({"polygon": SQUARE, "score": 0.91}) == (poly, 0.91)
-    assert geometry.parse_obb({"polygon": SQUARE}) == (poly, None)
-    assert geometry.parse_obb(SQUARE) == (poly, None)
+    assert boxparse.parse_obb({"polygon": SQUARE, "score": 0.91}) == (poly, 0.91)
+    assert boxparse.parse_obb({"polygon": SQUARE}) == (poly, None)
+    assert boxparse.parse_obb(SQUARE) == (poly, None)
     bow_tie = [[0, 0], [4, 4], [4, 0], [0, 4]]
     for bad in ({"score": 0.5}, {"polygon": SQUARE, "score": math.nan},
                 {"polygon": SQUARE, "score": "high"}, {"polygon": bow_tie}):
         with pytest.raises(FieldError):
-            geometry.parse_obb(bad)
+            boxparse.parse_obb(bad)
 
 
 # ----------------------------------------------------------------------- parse_box
@@ -385,7 +385,7 @@ def test_parse_obb_forms() -> None:
 )
 def test_parse_box_accepts(value: object, fmt: str, expected: tuple) -> None:
     """Spec "Axis-Aligned Bounding Boxes": xyxy default, xywh converted, [0, 0, 0, 0] ignored."""
-    assert geometry.parse_box(value, fmt) == expected
+    assert boxparse.parse_box(value, fmt) == expected
 
 
 @pytest.mark.parametrize(
@@ -416,15 +416,15 @@ def test_parse_box_accepts(value: object, fmt: str, expected: tuple) -> None:
 )
 def test_parse_box_rejects(value: object, fmt: str) -> None:
     with pytest.raises(FieldError):
-        geometry.parse_box(value, fmt)
+        boxparse.parse_box(value, fmt)
 
 
 @given(st.floats(-1e4, 1e4), st.floats(-1e4, 1e4), st.floats(1e-3, 1e4), st.floats(1e-3, 1e4))
 @settings(deadline=None)
 def test_parse_box_formats_agree(x: float, y: float, w: float, h: float) -> None:
     """The same box written as xywh and as xyxy parses to the same corners."""
-    xyxy, _ = geometry.parse_box([x, y, x + w, y + h], "xyxy")
-    xywh, _ = geometry.parse_box([x, y, w, h], "xywh")
+    xyxy, _ = boxparse.parse_box([x, y, x + w, y + h], "xyxy")
+    xywh, _ = boxparse.parse_box([x, y, w, h], "xywh")
     assert xyxy == xywh == (x, y, x + w, y + h)
     assert xyxy[2] > xyxy[0] and xyxy[3] > xyxy[1]
 
@@ -439,10 +439,10 @@ def test_parse_gt_box(value: list[float], ok: bool) -> None:
     """Spec "Ground Truth": COCO [x, y, width, height] converted to xyxy."""
     if ok:
         x, y, w, h = value
-        assert geometry.parse_gt_box(value) == (x, y, x + w, y + h)
+        assert boxparse.parse_gt_box(value) == (x, y, x + w, y + h)
     else:
         with pytest.raises(FieldError):
-            geometry.parse_gt_box(value)
+            boxparse.parse_gt_box(value)
 
 
 # ------------------------------------------------------------------ converter helpers (issue 16)

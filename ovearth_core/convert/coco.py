@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .. import geometry, masks
+from .. import boxparse, geometry, masks
 from ..files import COMPONENT, is_component
 from ..io import load_samples
 from ..masks import FieldError, Rle
@@ -285,7 +285,7 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
             xywh = value
         else:
             try:
-                box = geometry.parse_gt_box(value)
+                box = boxparse.parse_gt_box(value)
                 xywh = [float(v) for v in value]
             except FieldError as err:
                 bad.add(path, f"{where}.bbox", err.expected, err.found)
@@ -303,7 +303,7 @@ def _instance(obj: dict[str, Any], where: str, path: Path, image: CocoImage, bad
     obb = None
     if obj.get("oriented_bbox") is not None:
         try:
-            obb = [list(v) for v in geometry.parse_polygon(obj["oriented_bbox"])]
+            obb = [list(v) for v in boxparse.parse_polygon(obj["oriented_bbox"])]
         except FieldError as err:
             bad.add(path, f"{where}.oriented_bbox", err.expected, err.found)
             ok = False
@@ -320,7 +320,7 @@ _NUMBERS = (int, float)
 
 
 def _fast_box(value: object) -> tuple[float, float, float, float] | None:
-    """:func:`~ovearth_core.geometry.parse_gt_box` for the usual well-formed box (``None``
+    """:func:`~ovearth_core.boxparse.parse_gt_box` for the usual well-formed box (``None``
     for anything else, which the full parser then explains)."""
     if type(value) is not list or len(value) != 4:
         return None
@@ -329,7 +329,7 @@ def _fast_box(value: object) -> tuple[float, float, float, float] | None:
             and type(h) in _NUMBERS):
         return None
     x2, y2 = x + w, y + h
-    bound = geometry.MAX_COORDINATE
+    bound = boxparse.MAX_COORDINATE
     if w > 0 and h > 0 and x < x2 <= bound and y < y2 <= bound and x >= -bound \
             and y >= -bound and w <= bound and h <= bound:
         return float(x), float(y), float(x2), float(y2)
@@ -348,7 +348,7 @@ def _mask_of(seg: object, image: CocoImage) -> Rle | None:
     if isinstance(seg, list):
         for j, poly in enumerate(seg):
             if (not isinstance(poly, list) or len(poly) < 6 or len(poly) % 2
-                    or not all(geometry._finite_number(v) for v in poly)):
+                    or not all(boxparse.finite_number(v) for v in poly)):
                 raise FieldError(f"[{j}]", "a polygon [x1, y1, x2, y2, ...] of at least three "
                                  "vertices (an even count of finite numbers)", poly)
             if not (all(-w <= x <= 2 * w for x in poly[0::2])
@@ -395,7 +395,7 @@ def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False,
             continue
         key = _image_category(row, where, path, coco.images, coco.categories, bad)
         score = row.get("score")
-        if not geometry._finite_number(score):
+        if not boxparse.finite_number(score):
             bad.add(path, f"{where}.score", "a finite number", row.get("score", "<missing>"))
             continue
         if key is None:

@@ -36,20 +36,20 @@ from typing import Any, TextIO
 import orjson
 from PIL import Image
 
-from .. import files, geometry, io
+from .. import boxparse, files, io
 from ..errors import OVEarthInputError, Problem, describe
 from ..types import MODALITIES, TASK_KEYS
 
 PathLike = str | os.PathLike[str]
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
-# A source coordinate is refused beyond the evaluator's bound (geometry.MAX_COORDINATE), so
+# A source coordinate is refused beyond the evaluator's bound (boxparse.MAX_COORDINATE), so
 # it never reaches GEOS or pycocotools; the problem names the file, the line or id, the field.
 COORDINATE = "a finite number within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 
 
 def far_out(values: Iterable[float]) -> int | None:
-    """The index of the first value beyond ±``geometry.MAX_COORDINATE`` (``None``: none)."""
-    return next((i for i, v in enumerate(values) if not abs(v) <= geometry.MAX_COORDINATE),
+    """The index of the first value beyond ±``boxparse.MAX_COORDINATE`` (``None``: none)."""
+    return next((i for i, v in enumerate(values) if not abs(v) <= boxparse.MAX_COORDINATE),
                 None)
 
 

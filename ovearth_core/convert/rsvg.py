@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from .. import geometry
+from .. import boxparse
 from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
@@ -264,13 +264,13 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
                     query_id=qid)
             continue
         try:
-            box, score = geometry.parse_box(row.get("bbox", "<missing>"), "xyxy")
+            box, score = boxparse.parse_box(row.get("bbox", "<missing>"), "xyxy")
         except FieldError as err:
             bad.add(path, f"{where}.bbox{err.field}", err.expected, err.found, query_id=qid)
             continue
         if "score" in row:
             try:
-                score = geometry.parse_score(row["score"])
+                score = boxparse.parse_score(row["score"])
             except FieldError as err:
                 bad.add(path, f"{where}.score", err.expected, err.found, query_id=qid)
                 continue
