@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.common import analysis_data, analysis_views, sidebar, state, views
+from pages.common import analysis_data, analysis_views, links, sidebar, state, views
 
 run = sidebar.page("Leaderboard", "Leaderboard")
 
@@ -24,9 +24,11 @@ except ValueError:
 top = st.columns([3, 1, 1])
 folder_text = top[0].text_input("Submissions folder (every *.json in it is ranked)",
                                 value=default_text, key=f"lb_folder_{default_text}")
-n_subsets = top[1].number_input("Subsets per size", min_value=200, max_value=5000,
-                                value=1000, step=100, key="lb_subsets")
-seed = top[2].number_input("Seed", min_value=0, value=0, step=1, key="lb_seed")
+n_subsets = top[1].number_input("Subsets per size", min_value=links.LB_SUBSET_BOUNDS[0],
+                                max_value=links.LB_SUBSET_BOUNDS[1], step=100,
+                                **state.bind("lb_subsets"))
+seed = top[2].number_input("Seed", min_value=0, max_value=2**32 - 1, step=1,
+                           **state.bind("lb_seed"))
 folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
 if folder is None:
     st.info("Type the folder that holds the submissions to rank.")
@@ -62,12 +64,12 @@ def _progress(done: int, total: int, name: str, cached: bool) -> None:
 
 with_ap = st.toggle("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
                     "submission's AP is computed: seconds each on the full benchmark)",
-                    key="lb_ap")
+                    **state.bind("lb_ap"))
 board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
                                   shared=shared, progress=_progress, with_ap=with_ap)
 bar.empty()
 report = board.report
-state.sync_url()
+state.sync_url(**state.leaderboard_params())
 where = [f"{board.num_cached} from the result cache" if board.num_cached else "",
          f"{state.code(board.shared)} shared with the sidebar" if board.shared else ""]
 st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "

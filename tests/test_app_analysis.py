@@ -224,11 +224,11 @@ def test_leaderboard_ranks_the_four_demo_personas() -> None:
 
 def test_leaderboard_stability_is_seeded_and_uses_at_least_200_subsets() -> None:
     at = _leaderboard()
-    assert at.number_input(key="lb_subsets").min == 200
+    assert at.number_input(key="_w_lb_subsets").min == 200
     assert "1,000 random category subsets per size (seed 0)" in " ".join(
         c.value for c in at.caption)
-    at.number_input(key="lb_subsets").set_value(200).run()
-    at.number_input(key="lb_seed").set_value(3).run()
+    at.number_input(key="_w_lb_subsets").set_value(200).run()
+    at.number_input(key="_w_lb_seed").set_value(3).run()
     assert_ok(at)
     assert "200 random category subsets per size (seed 3)" in " ".join(
         c.value for c in at.caption)
@@ -410,7 +410,7 @@ def test_leaderboard_ranks_by_per_category_map_at_the_overview_cap() -> None:
     """Issue 25: with the toggle on, AP and COCO's / DOTA's mAP are rankable columns equal to
     each submission's AP report at the Overview's detection cap."""
     at = _leaderboard(ap_max_detections=110)
-    at.toggle(key="lb_ap").set_value(True).run()
+    at.toggle(key="_w_lb_ap").set_value(True).run()
     assert_ok(at)
     reports = {name: _demo_ap(name, 110) for name in PERSONAS}
     column = "HBB mAP@[.5:.95] (mean over categories)"

@@ -192,3 +192,35 @@ def test_a_link_with_a_bad_ap_option_says_so_and_keeps_the_default(
     assert field in notes, notes
     assert fresh.sidebar.number_input(key="_w_ap_max_detections").value == 100
     assert fresh.sidebar.toggle(key="_w_ap_hard_negatives").value is False
+
+
+def test_a_leaderboard_link_carries_its_options(ds: Dataset) -> None:
+    """Every option a user sets on the Leaderboard travels in its link: subsets, seed, the
+    AP ranking and the sidebar's AP cap."""
+    sender = app_on(ds, lb_subsets=300, lb_seed=7, lb_ap=True, ap_max_detections=10)
+    sender.switch_page("pages/4_Leaderboard.py")
+    sender.run()
+    assert_ok(sender)
+    params = {k: v[0] if isinstance(v, list) else v for k, v in sender.query_params.items()}
+    assert {k: params.get(k) for k in ("lbsub", "lbseed", "lbap", "cap")} == {
+        "lbsub": "300", "lbseed": "7", "lbap": "1", "cap": "10"}
+    fresh = open_page("pages/4_Leaderboard.py", params)
+    assert_ok(fresh)
+    assert fresh.number_input(key="_w_lb_subsets").value == 300
+    assert fresh.number_input(key="_w_lb_seed").value == 7
+    assert fresh.toggle(key="_w_lb_ap").value is True
+    assert any("at most 10 boxes per query" in c.value and "AP and mAP" in c.value
+               for c in fresh.caption)
+
+
+def test_a_compare_link_carries_the_bootstrap_unit(ds: Dataset) -> None:
+    sender = app_on(ds, boot_unit="image", cmp_b_path=str(ds.model_b))
+    sender.switch_page("pages/3_Compare.py")
+    sender.run()
+    assert_ok(sender)
+    params = {k: v[0] if isinstance(v, list) else v for k, v in sender.query_params.items()}
+    assert params.get("unit") == "image"
+    fresh = open_page("pages/3_Compare.py", params)
+    assert_ok(fresh)
+    assert fresh.radio(key="_w_boot_unit").value == "image"
+    assert any("over images" in c.value for c in fresh.caption)

@@ -38,7 +38,7 @@ from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
 from ovearth_core.viz import images
 
-from . import data, state
+from . import data, links, state
 
 # Subset sizes of the stability analysis: the paper's (5, 20, 50, 100, 150) and smaller ones
 # so that a small folder (the demo has 25 categories) still gives a curve.
@@ -152,7 +152,7 @@ def resample_unit(gt: data.FileKey) -> str:
     return default_unit(gt[0])
 
 
-UNIT_CHOICES = ("auto", "image", "query")
+UNIT_CHOICES = links.UNIT_CHOICES
 
 
 def unit_picker(gt: data.FileKey) -> str:

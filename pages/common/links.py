@@ -49,8 +49,11 @@ NO_ITEMS = "none"
 SLICE_ATTRIBUTES = (*slices.ATTRIBUTES, slices.GSD, "meta", slices.QUERY_FORM)
 # Pages: "all" (every page's link: the options), "filters" (the explorer's filters, in
 # every link that keeps them), "explorer" (the viewer: query, picked box, zoom, layers and
-# view options), "gallery", "annotation", "slices".
-PAGES = ("all", "filters", "explorer", "gallery", "annotation", "slices")
+# view options), "gallery", "annotation", "slices", "leaderboard".
+PAGES = ("all", "filters", "explorer", "gallery", "annotation", "slices", "leaderboard")
+# The bootstrap unit's choices ("auto": the ground truth's own), the Leaderboard's subsets.
+UNIT_CHOICES = ("auto", "image", "query")
+LB_SUBSETS, LB_SUBSET_BOUNDS = 1000, (200, 5000)
 
 
 def _same(values: Sequence[Any]) -> dict[str, Any]:
@@ -95,6 +98,8 @@ SCHEMA: tuple[Param, ...] = (
           doc="AP: boxes on negative queries count as false positives"),
     Param("cap", "ap_max_detections", "whole", COCO_MAX_DETECTIONS, "all",
           bounds=(MIN_MAX_DETECTIONS, MAX_BOXES), doc="AP: COCO detection cap per query"),
+    Param("unit", "boot_unit", "choice", "auto", "all", codes=_same(UNIT_CHOICES),
+          doc="what the bootstrap resamples (Compare, Slices)"),
     Param("failed", "flt_failed_only", "flag", False, "filters"),
     *(Param(n, k, "list", [], "filters", doc=d) for n, k, d in _EXPLORER_LISTS),
     Param("pol", "flt_polarity", "choice", "all", "filters",
@@ -131,6 +136,11 @@ SCHEMA: tuple[Param, ...] = (
           codes=_same(SLICE_ATTRIBUTES), doc="slice by"),
     Param("smetric", "slice_metric", "text", "", "slices"),
     Param("smeta", "slice_meta_key", "text", "", "slices", doc="image_meta key"),
+    Param("lbsub", "lb_subsets", "whole", LB_SUBSETS, "leaderboard", bounds=LB_SUBSET_BOUNDS,
+          doc="category subsets per size"),
+    Param("lbseed", "lb_seed", "whole", 0, "leaderboard", bounds=(0, 2**32 - 1),
+          doc="the stability's seed"),
+    Param("lbap", "lb_ap", "flag", False, "leaderboard", doc="also rank by AP and mAP"),
 )
 BY_NAME = {p.name: p for p in SCHEMA}
 URL_NAMES = frozenset(BY_NAME) | {p.pair for p in SCHEMA if p.pair}

@@ -166,7 +166,7 @@ def defaults() -> dict[str, Any]:
         "cmp_query": "", "show_analysis": False, "ap_max_detections": COCO_MAX_DETECTIONS,
         "ap_hard_negatives": False,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
-        "slice_meta_key": "",
+        "slice_meta_key": "", "lb_subsets": links.LB_SUBSETS, "lb_seed": 0, "lb_ap": False,
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
         "_link_notes": [],
@@ -300,6 +300,11 @@ def view_params(query_id: str) -> dict[str, str]:
 def gallery_params() -> dict[str, str]:
     """The gallery's own URL parameters (only those not at their default)."""
     return links.emit(st.session_state, ["gallery"])
+
+
+def leaderboard_params() -> dict[str, str]:
+    """The Leaderboard page's own URL parameters (only those not at their default)."""
+    return links.emit(st.session_state, ["leaderboard"])
 
 
 def slices_params() -> dict[str, str]:
