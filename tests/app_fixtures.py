@@ -226,8 +226,7 @@ def _pictures(table) -> dict[str, bytes]:
 
 def _card_elements(at) -> list:
     return [e for e in at.get("bidi_component")
-            if e.proto.component_name == "ovearth_viewer_card"
-            and "end" not in _component_data(e.proto)]
+            if e.proto.component_name == "ovearth_viewer_card"]
 
 
 def viewer_cards(at) -> list[dict]:
@@ -235,7 +234,7 @@ def viewer_cards(at) -> list[dict]:
     (none or one): ``html`` (what the card shows), ``url`` (the query string it writes
     to the address bar), ``ahead`` (the cards its buttons open, at the click) and
     ``pictures`` (``{address: JPEG}``: the pictures sent with it, those the browser was
-    not sent before). Its end marker (the same component) is not one."""
+    not sent before)."""
     cards = []
     for e in _card_elements(at):
         data = _component_data(e.proto)

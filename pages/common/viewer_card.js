@@ -10,8 +10,9 @@
 // (the server's card always wins; sent numbers the server's cards).
 // Pictures: the HTML names each by its digest (data-pic); pictures = an Arrow table
 // (digest, jpeg) of the ones not sent to this page before, kept here as Blob URLs.
-// The same component, mounted last in the viewer's fragment, is its end marker:
-// data = {end}, the number of the card its run sent.
+// The end marker (viewer_card.py's second component, mounted last in the viewer's
+// fragment) sets window.ovRunEnd to the number of the card its run sent and calls
+// window.ovCardSettle.
 
 const PICTURES = window.ovCardPictures || (window.ovCardPictures = new Map());
 const PICTURES_MAX = 32; // twice the server's HELD_MAX: it holds every one the server thinks
@@ -25,7 +26,8 @@ function complete(card) {
   return named(card.html).every((digest) => PICTURES.has(digest));
 }
 
-// Each new picture becomes a Blob URL, decoded now (off the main thread), not at the swap.
+// Each new picture becomes an image of a Blob URL, decoded now (off the main thread), not
+// at the swap.
 function receive(table) {
   if (!table || !table.numRows) return;
   const digests = table.getChild("digest");
@@ -58,11 +60,21 @@ function touch(used) {
   }
 }
 
-function withPictures(html) {
-  return html.replace(PIC, (attr, digest) => {
-    const entry = PICTURES.get(digest);
-    return entry ? `src='${entry.url}' ${attr}` : attr;
-  });
+// The card's <img data-pic> are placeholders: each is replaced by the picture's own
+// element, loaded and decoded already (a new <img> of a Blob URL would load it again,
+// and show it a frame or two later). A picture is in one place at a time: in one card.
+function place(root) {
+  for (const slot of root.querySelectorAll("img[data-pic]")) {
+    const entry = PICTURES.get(slot.dataset.pic);
+    if (!entry) continue;
+    // (the same picture twice in one card: a copy for the second)
+    const picture = entry.picture.isConnected ? entry.picture.cloneNode() : entry.picture;
+    for (const name of picture.getAttributeNames()) {
+      if (name !== "src") picture.removeAttribute(name);
+    }
+    for (const { name, value } of slot.attributes) picture.setAttribute(name, value);
+    slot.replaceWith(picture);
+  }
 }
 
 function put(root, card) {
@@ -70,7 +82,8 @@ function put(root, card) {
   if (!done || root.dataset.html !== done) {
     const focused = document.activeElement;
     const go = focused && root.contains(focused) ? focused.dataset.go : undefined;
-    root.innerHTML = withPictures(card.html);
+    root.innerHTML = card.html;
+    place(root);
     root.dataset.html = done; // a card shown without a picture is drawn again
     if (go) root.querySelector(`button[data-go=${go}]`)?.focus(); // the key stays there
   }
@@ -152,12 +165,6 @@ function missing(root) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  if (data && "end" in data) { // the end marker: the rerun that sent card `end` is drawn
-    window.ovRunEnd = String(data.end);
-    const root = document.querySelector(".ov-viewer");
-    if (root) settle(root);
-    return;
-  }
   let root = parentElement.querySelector(":scope > .ov-viewer");
   if (!root) {
     root = document.createElement("div");
@@ -183,5 +190,9 @@ export default function (component) {
   if (!window.ovCardNavigation) {
     window.ovCardNavigation = true;
     document.addEventListener("keydown", onKey);
+    window.ovCardSettle = () => { // the end marker came: the rerun that sent it has ended
+      const shown = document.querySelector(".ov-viewer");
+      if (shown) settle(shown);
+    };
   }
 }

@@ -30,11 +30,12 @@ import streamlit as st
 NAME = "ovearth_viewer_card"
 KEY = "_w_viewer_card"
 END_KEY = "_w_viewer_card_end"  # the fragment's last element: its rerun has ended
-_JS = (Path(__file__).with_name("viewer_card.js")).read_text(encoding="utf-8")
-# Global (isolate_styles=False): the end marker takes no room; the navigator's buttons
-# look like Streamlit's secondary buttons (the theme's variables the component is given).
-_CSS = (f".st-key-{END_KEY}{{display:none}}"
-        ".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
+# Every update of the element carries its script: sent without its comment lines.
+_JS = "\n".join(line for line in (Path(__file__).with_name("viewer_card.js")).read_text(
+    encoding="utf-8").splitlines() if not line.lstrip().startswith("//"))
+# Global (isolate_styles=False): the navigator's buttons look like Streamlit's secondary
+# buttons (the theme's variables the component is given).
+_CSS = (".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
         ".ov-bar .ov-nav{flex:1 1 0;margin:0}"
         ".ov-go{font:inherit;font-size:var(--st-base-font-size,1rem);line-height:1.6;"
         "min-height:2.5rem;padding:.25rem .75rem;cursor:pointer;white-space:nowrap;"
@@ -47,6 +48,12 @@ _CSS = (f".st-key-{END_KEY}{{display:none}}"
         "outline-offset:1px}"
         ".ov-go:disabled{cursor:not-allowed;opacity:.4}")
 _mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+# The end marker: its own tiny component (its script comes with each update too), which
+# takes no room and hands the number of the card its run sent to the card's script.
+_mount_end = st.components.v2.component(
+    f"{NAME}_end", css=f".st-key-{END_KEY}{{display:none}}", isolate_styles=False,
+    js="export default function ({ data }) { window.ovRunEnd = String(data.end); "
+       "if (window.ovCardSettle) window.ovCardSettle(); }")
 _SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
 NAV = {"prev": "◀ Previous", "next": "Next ▶"}
 
@@ -141,4 +148,4 @@ def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
 def end() -> None:
     """The last element of the viewer's fragment: when it arrives, the rerun that sent the
     card has drawn everything after the card (the script undims it)."""
-    _mount(key=END_KEY, data={"end": st.session_state.get(_LAST)}, height="content")
+    _mount_end(key=END_KEY, data={"end": st.session_state.get(_LAST)}, height="content")
