@@ -289,12 +289,19 @@ def press(at, go: str, enabled: bool = True):
     assert button.group(1) == CARD_LABELS[go]
     assert card_buttons(html)[go] == enabled, \
         f"the card's {CARD_LABELS[go]} is {'disabled' if enabled else 'enabled'}"
+    return trigger(at, "nav", go)
+
+
+def trigger(at, event: str, value):
+    """Run with the viewer card's trigger ``event`` set to ``value``, as its script's
+    ``setTriggerValue(event, value)`` sends it (beside the page's other widgets)."""
+    (element,) = _card_elements(at)
     states = element.root.get_widget_states()
-    trigger = states.widgets.add()
+    fired = states.widgets.add()
     # The component's trigger aggregator (streamlit.components.v2: "<internal prefix>_<id>
-    # __events"), a JSON list of {event, value}, as the card's setTriggerValue sends it.
-    trigger.id = f"$$STREAMLIT_INTERNAL_KEY_{element.proto.id}__events"
-    trigger.json_trigger_value = json.dumps([{"event": "nav", "value": go}])
+    # __events"), a JSON list of {event, value}.
+    fired.id = f"$$STREAMLIT_INTERNAL_KEY_{element.proto.id}__events"
+    fired.json_trigger_value = json.dumps([{"event": event, "value": value}])
     return at._run(states)
 
 

@@ -20,6 +20,7 @@ from app_fixtures import (
     card_html,
     card_params,
     press,
+    trigger,
     viewer_card,
     write_dataset,
 )
@@ -265,3 +266,40 @@ def test_a_query_with_a_picked_box_is_not_sent_ahead(ds: Dataset) -> None:
     assert "prev" not in viewer_card(at)["ahead"]
     _press(at, "prev")
     assert card_html(at) == zoomed  # the box's view, as before
+
+
+def _named(card: dict) -> set[str]:
+    """The picture addresses a card's HTML and its cards ahead name."""
+    return {a for c in [card, *card["ahead"].values()]
+            for a in re.findall(r"data-pic='([0-9a-f]+)'", c["html"])}
+
+
+def test_each_picture_is_sent_once_until_the_page_may_have_dropped_it(
+        ds: Dataset, monkeypatch) -> None:
+    """A rerun of the same query sends no picture again; the card's ``missing`` trigger
+    (the page lacks one) has every picture named sent again; a query seen long ago (more
+    pictures since than the page is sure to keep: ``HELD_MAX``) has its pictures sent
+    again."""
+    from pages.common import viewer_card as card_module
+
+    at = _open(ds)
+    ids = list(at.dataframe[0].value["query_id"])
+    first = viewer_card(at)
+    assert _named(first) and _named(first) <= set(first["pictures"])
+    at.run()
+    assert viewer_card(at)["pictures"] == {}  # the page has them
+    trigger(at, "missing", True)
+    assert_ok(at)
+    again = viewer_card(at)
+    assert set(again["pictures"]) == _named(again) and _heading(at) == ids[0]
+    monkeypatch.setattr(card_module, "HELD_MAX", 4)  # two queries' pictures
+    shown = [k for k in range(len(ids)) if ids[k] != MISSING]
+    for k in shown[1:4]:
+        at.session_state["selected"] = {"vocabulary": ids[k]}
+        at.run()
+        assert_ok(at)
+    at.session_state["selected"] = {"vocabulary": ids[shown[0]]}
+    at.run()
+    back = viewer_card(at)
+    view = re.search(r"class='ov-view' data-pic='([0-9a-f]+)'", back["html"]).group(1)
+    assert view in first["pictures"] and view in back["pictures"]  # the same, sent again

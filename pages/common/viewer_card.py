@@ -61,7 +61,7 @@ NAV = {"prev": "◀ Previous", "next": "Next ▶"}
 # (the script keeps at least twice as many, used in the same order: it holds every one
 # listed here unless a message was lost, which it then reports: ``missing``).
 HELD = "_ov_card_pictures"
-HELD_MAX = 24
+HELD_MAX = 16  # (the script keeps 32: PICTURES_MAX)
 _LAST = "_ov_card_sent"  # the number of the card this run sent (for the end marker)
 
 
