@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import json
 import logging
 import os
 import pstats
@@ -47,6 +46,9 @@ from streamlit.testing.v1.local_script_runner import LocalScriptRunner
 from pages.common import data, state
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from app_fixtures import press, viewer_cards  # noqa: E402 (the card's data, its buttons)
+
 APP = str(ROOT / "app.py")
 COMPARE_PAGE = "pages/3_Compare.py"
 PERSONA = "strong_localiser"
@@ -202,8 +204,7 @@ def _query(at: AppTest) -> str:
 
 def _drawn_query(at: AppTest, query_id: str) -> bool:
     """The viewer shows ``query_id``: its card (the static view) or its overlay."""
-    cards = [json.loads(e.proto.json)["html"] for e in at.get("bidi_component")
-             if e.proto.component_name == "ovearth_viewer_card"]
+    cards = [c["html"] for c in viewer_cards(at)]
     return any(f"<h3><code>{query_id}</code></h3>" in c for c in cards) or \
         f'"uirevision":"{query_id}:' in _overlay_spec(at).replace(" ", "")
 
@@ -218,10 +219,11 @@ def _switch(probe: Probe, at: AppTest, action: Callable[[], object], what: str) 
     return t
 
 
-def _press(at: AppTest, label: str) -> Callable[[], object]:
-    """Deferred: a click evaluated before :func:`_switch` reads the current query would be
+def _press(at: AppTest, go: str) -> Callable[[], object]:
+    """A click on the viewer card's "Next ▶" (``go="next"``) or "◀ Previous" (``"prev"``).
+    Deferred: a click evaluated before :func:`_switch` reads the current query would be
     read as no switch at all."""
-    return lambda: next(b for b in at.button if b.label == label).click().run()
+    return lambda: press(at, go)
 
 
 def _pick(at: AppTest, query_id: str) -> Callable[[], object]:
@@ -262,9 +264,9 @@ def bench_switch(probe: Probe, paths: Paths, task: str, seed: int = 0) -> None:
           f"{TARGET_SWITCH * 1000:.0f} ms per switch, mean of {SWITCHES}) ==")
     at, opened = open_explorer(probe, paths, task)
     _line("open the explorer (evaluation cached)", opened)
-    forward = [_switch(probe, at, _press(at, "Next ▶"), "next") for _ in range(SWITCHES)]
+    forward = [_switch(probe, at, _press(at, "next"), "next") for _ in range(SWITCHES)]
     _switch_stats(f"'Next ▶' x{SWITCHES} (new queries)", forward)
-    back = [_switch(probe, at, _press(at, "◀ Previous"), "previous") for _ in range(SWITCHES)]
+    back = [_switch(probe, at, _press(at, "prev"), "previous") for _ in range(SWITCHES)]
     _switch_stats(f"'◀ Previous' x{SWITCHES} (revisits, images cached)", back)
     count = len(at.selectbox(key="_w_jump").options)
     jumps = []
@@ -331,7 +333,7 @@ def profile_slow_parts(probe: Probe, paths: Paths, task: str) -> None:
     _profiled(probe, "warm overview", lambda: timed(probe, new_session(paths), "warm overview"))
     at, _ = open_explorer(probe, paths, task)
     _profiled(probe, f"{SWITCHES} query switches ('Next ▶', task {task})",
-              lambda: [_switch(probe, at, _press(at, "Next ▶"), "next") for _ in range(SWITCHES)])
+              lambda: [_switch(probe, at, _press(at, "next"), "next") for _ in range(SWITCHES)])
     clear_all_caches()
     _profiled(probe, "cold compare page",
               lambda: timed(probe, new_session(paths, COMPARE_PAGE), "cold compare"))

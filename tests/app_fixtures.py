@@ -201,12 +201,45 @@ def write_large_image_dataset(root: Path) -> Dataset:
     return Dataset(root, gt_path, root, pred_path, pred_path)
 
 
+def _component_data(proto) -> dict:
+    """The data a ``st.components.v2`` element was given, as its script gets it: JSON, or
+    JSON with Arrow tables (``mixed``: each table a ``pyarrow.Table``)."""
+    import pyarrow as pa
+
+    if proto.WhichOneof("data") != "mixed":
+        return json.loads(proto.json)
+    data = json.loads(proto.mixed.json)
+    for name, value in data.items():
+        if isinstance(value, dict) and "__streamlit_arrow_ref__" in value:
+            blob = proto.mixed.arrow_blobs[value["__streamlit_arrow_ref__"]].data
+            data[name] = pa.ipc.open_stream(blob).read_all()
+    return data
+
+
+def _pictures(table) -> dict[str, bytes]:
+    """The card's ``pictures`` table (``None``: none sent) as ``{address: JPEG}``."""
+    if table is None:
+        return {}
+    return dict(zip(table.column("digest").to_pylist(), table.column("jpeg").to_pylist(),
+                    strict=True))
+
+
+def _card_elements(at) -> list:
+    return [e for e in at.get("bidi_component")
+            if e.proto.component_name == "ovearth_viewer_card"]
+
+
 def viewer_cards(at) -> list[dict]:
     """The data of each explorer viewer card (``pages/common/viewer_card.py``) on the page
-    (none or one): ``html`` (what the card shows) and ``url`` (the query string it writes
-    to the address bar)."""
-    return [json.loads(e.proto.json) for e in at.get("bidi_component")
-            if e.proto.component_name == "ovearth_viewer_card"]
+    (none or one): ``html`` (what the card shows), ``url`` (the query string it writes
+    to the address bar), ``ahead`` (the cards its buttons open, at the click) and
+    ``pictures`` (``{address: JPEG}``: the pictures sent with it, those the browser was
+    not sent before)."""
+    cards = []
+    for e in _card_elements(at):
+        data = _component_data(e.proto)
+        cards.append({**data, "pictures": _pictures(data.get("pictures"))})
+    return cards
 
 
 def viewer_card(at) -> dict:
@@ -228,30 +261,73 @@ def card_params(at) -> dict[str, str]:
     return dict(parse_qsl(viewer_card(at)["url"].lstrip("?"), keep_blank_values=True))
 
 
-
-def record_media(monkeypatch) -> dict[str, bytes]:
-    """The pictures the viewer card hands to Streamlit's media endpoint, by the URL the
-    endpoint gave (AppTest's media store ends with its run, so they are kept here)."""
-    from pages.common import viewer_card
-
-    served: dict[str, bytes] = {}
-    real = viewer_card.media_url
-
-    def recording(jpeg: bytes, slot: str) -> str:
-        url = real(jpeg, slot)
-        served[url] = jpeg
-        return url
-    monkeypatch.setattr(viewer_card, "media_url", recording)
-    return served
-
-
-def card_picture(at, served: dict[str, bytes], kind: str = "ov-view") -> bytes:
-    """The bytes of the card's picture of class ``kind`` (``ov-view``: the view,
-    ``ov-thumb``: the thumbnail) served at the URL its HTML names (``served``:
-    :func:`record_media`)."""
+def card_buttons(html: str) -> dict[str, bool]:
+    """The navigator's buttons in a card's HTML: ``{"prev": enabled, "next": enabled}``
+    (those it has), read from the ``<button … data-go=…>`` tags."""
     import re
 
-    src = re.search(rf"class='{kind}' src='([^']+)'", card_html(at)).group(1)
-    assert re.fullmatch(r"(mock/)?media/[0-9a-f]+\.jpg", src), src
-    assert src in served, f"{src} was not handed to the media endpoint"
-    return served[src]
+    return {m.group(2): "disabled" not in m.group(1) for m in re.finditer(
+        r"<button([^>]*data-go='(prev|next)'[^>]*)>", html)}
+
+
+CARD_LABELS = {"prev": "◀ Previous", "next": "Next ▶"}
+
+
+def press(at, go: str, enabled: bool = True):
+    """Click the viewer card's "◀ Previous" (``go="prev"``) or "Next ▶" (``"next"``) and
+    run: what the card's script sends at that click, its trigger ``nav`` with ``go``
+    (AppTest has no interaction for a custom component, so the trigger's widget state goes
+    in beside the page's other widgets, as the browser sends it). The button must be in
+    the card, with that label, and enabled (``enabled=False``: disabled, the trigger sent
+    all the same, as a click on the card before it changed would)."""
+    import re
+
+    (element,) = _card_elements(at)
+    html = _component_data(element.proto)["html"]
+    button = re.search(rf"<button[^>]*data-go='{go}'[^>]*>([^<]*)</button>", html)
+    assert button is not None, f"no {go!r} button in the card"
+    assert button.group(1) == CARD_LABELS[go]
+    assert card_buttons(html)[go] == enabled, \
+        f"the card's {CARD_LABELS[go]} is {'disabled' if enabled else 'enabled'}"
+    return trigger(at, "nav", go)
+
+
+def trigger(at, event: str, value):
+    """Run with the viewer card's trigger ``event`` set to ``value``, as its script's
+    ``setTriggerValue(event, value)`` sends it (beside the page's other widgets)."""
+    (element,) = _card_elements(at)
+    states = element.root.get_widget_states()
+    fired = states.widgets.add()
+    # The component's trigger aggregator (streamlit.components.v2: "<internal prefix>_<id>
+    # __events"), a JSON list of {event, value}.
+    fired.id = f"$$STREAMLIT_INTERNAL_KEY_{element.proto.id}__events"
+    fired.json_trigger_value = json.dumps([{"event": event, "value": value}])
+    return at._run(states)
+
+
+def record_pictures(monkeypatch) -> dict[str, bytes]:
+    """The pictures the viewer card sends to the browser in its data (the ``pictures``
+    table), by address, over every run from now on (AppTest keeps only the last run's
+    elements, and a picture is sent once per session)."""
+    from pages.common import viewer_card
+
+    sent: dict[str, bytes] = {}
+    real = viewer_card._mount
+
+    def recording(**kwargs):
+        sent.update(_pictures((kwargs.get("data") or {}).get("pictures")))
+        return real(**kwargs)
+    monkeypatch.setattr(viewer_card, "_mount", recording)
+    return sent
+
+
+def card_picture(at, sent: dict[str, bytes], kind: str = "ov-view") -> bytes:
+    """The bytes of the card's picture of class ``kind`` (``ov-view``: the view,
+    ``ov-thumb``: the thumbnail) at the address its HTML names, as sent to the browser
+    (``sent``: :func:`record_pictures`)."""
+    import re
+
+    address = re.search(rf"class='{kind}' data-pic='([^']+)'", card_html(at)).group(1)
+    assert re.fullmatch(r"[0-9a-f]{24}", address), address
+    assert address in sent, f"{address} was not sent to the browser"
+    return sent[address]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_html, card_picture, record_media
+from app_fixtures import Dataset, app_on, assert_ok, card_html, card_picture, record_pictures
 from PIL import Image
 
 from benchmarks import dense_scene
@@ -47,7 +47,7 @@ def test_the_scene_is_deterministic_and_dense(tmp_path: Path, mosaic: Dataset) -
 
 def test_the_dense_query_in_the_explorer(mosaic: Dataset,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    served = record_media(monkeypatch)
+    served = record_pictures(monkeypatch)
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
     at.switch_page("pages/1_Query_explorer.py")
     at.run()

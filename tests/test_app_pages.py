@@ -11,8 +11,10 @@ from app_fixtures import (
     Dataset,
     app_on,
     assert_ok,
+    card_buttons,
     card_html,
     card_params,
+    press,
     write_dataset,
     write_large_image_dataset,
 )
@@ -189,11 +191,11 @@ def test_explorer_filters_select_and_navigate(ds: Dataset) -> None:
     assert at.session_state["selected"]["vocabulary"] == "ov_000005"
     assert at.selectbox(key="_w_jump").value is None  # a search box: empty again
     assert card_params(at)["q"] == "ov_000005"  # the URL the viewer writes
-    prev = next(b for b in at.button if b.label == "◀ Previous")
-    prev.click().run()
+    assert card_buttons(card_html(at)) == {"prev": True, "next": False}  # the last one
+    press(at, "prev")
     assert at.session_state["selected"]["vocabulary"] == "ov_000006"
-    assert next(b for b in at.button if b.label == "◀ Previous").disabled
-    next(b for b in at.button if b.label == "Next ▶").click().run()
+    assert card_buttons(card_html(at)) == {"prev": False, "next": True}  # the first one
+    press(at, "next")
     assert at.session_state["selected"]["vocabulary"] == "ov_000005"
     at.text_input(key="_w_flt_text").set_value("no such thing").run()
     assert not at.exception and "No query matches" in at.info[0].value

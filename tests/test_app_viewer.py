@@ -17,7 +17,8 @@ from app_fixtures import (
     assert_ok,
     card_html,
     card_picture,
-    record_media,
+    press,
+    record_pictures,
     write_large_image_dataset,
 )
 from browser_support import WAIT_SCALE
@@ -58,7 +59,7 @@ def _explorer(tmp_path: Path, **state: object):
 
 def test_opens_on_the_target_drawn_from_the_original_pixels(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served = record_media(monkeypatch)
+    served = record_pictures(monkeypatch)
     at = _explorer(tmp_path)
     assert_ok(at)
     assert not at.get("plotly_chart")  # the static view by default
@@ -95,7 +96,7 @@ def test_the_interactive_view_is_a_tall_plot_without_labels(tmp_path: Path) -> N
 
 
 def test_object_focus_and_labels_toggle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served = record_media(monkeypatch)
+    served = record_pictures(monkeypatch)
     at = _explorer(tmp_path, view_focus=("ref_1", 1), view_labels=True, view_interactive=True)
     assert_ok(at)
     layout = _figure(at)["layout"]
@@ -147,7 +148,7 @@ def test_next_shows_the_query_drawn_in_the_background(
     while third not in built and time.monotonic() < deadline:
         time.sleep(0.1)
     assert built == [first, second, third]  # drawn before anyone asked for them
-    next(b for b in at.button if b.label == "Next ▶").click().run()
+    press(at, "next")
     assert_ok(at)
     assert at.session_state["selected"]["vocabulary"] == second
     assert f"<code>{second}</code>" in _card(at)

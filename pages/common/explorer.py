@@ -1,4 +1,5 @@
-"""Explorer widgets: filters, the query table and previous/next navigation."""
+"""Explorer widgets: filters, the query table and the viewer with its previous/next
+navigation."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import streamlit as st
 from ovearth_core import review
 from ovearth_core.analysis import diagnose, objects
 
-from . import analysis_data, state, tags, viewer, views
+from . import analysis_data, state, tags, viewer, viewer_card, views
 from .run import Run
 
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
@@ -235,30 +236,18 @@ def position(shown: list[dict[str, Any]], current: str) -> str:
     return f"Query {i + 1:,} of {len(shown):,} in the filtered list · {_label(shown[i])}"
 
 
-def navigator(task: str, shown: list[dict[str, Any]], current: str) -> None:
-    """Previous / next buttons (filtered order); the viewer's card shows the position and
-    label between them (:func:`position`): nothing here changes from query to query but
-    the buttons' ends."""
-    ids = [r["query_id"] for r in shown]
-    i = ids.index(current)
-    cols = st.columns(2)
-    cols[0].button("◀ Previous", on_click=_step, args=(task, ids, current, -1),
-                   disabled=i == 0)
-    with cols[1].container(horizontal=True, horizontal_alignment="right"):
-        st.button("Next ▶", on_click=_step, args=(task, ids, current, 1),
-                  disabled=i == len(ids) - 1)
-
-
 @st.fragment
 def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
     """Navigator and viewer of the selected query. A fragment: "Next", "Previous" and the
-    viewer's controls rerun only this part, not the sidebar, filters, table and jump box."""
+    viewer's controls rerun only this part, not the sidebar, filters, table and jump box.
+    The navigator is the viewer card's own line: "◀ Previous", the query's position
+    (:func:`position`) and "Next ▶" (filtered order; no "Previous" on the first query, no
+    "Next" on the last), whose clicks the card reports (its trigger ``nav``)."""
     ids = [r["query_id"] for r in shown]
     current = state.selected_query(task)
     if current not in ids:
         current = ids[0]
         state.select_query(task, current)
-    navigator(task, shown, current)
     i = ids.index(current)
     query_tags = tags.query_tags(run)
 
@@ -266,18 +255,24 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
         """The card's own arguments for the ``j``-th query shown."""
         return {"tags": ", ".join(sorted(query_tags.get(ids[j], frozenset()))),
                 "head": position(shown, ids[j]),
-                "url": state.url_query(**state.view_params(ids[j]))}
+                "url": state.url_query(**state.view_params(ids[j])),
+                "nav": (j > 0, j < len(ids) - 1)}
 
     def ahead() -> dict[str, Any]:
         # The cards "Next" and "Previous" open, when drawn already: the card element puts
         # one in place at the click, so the next query shows before the rerun ends.
-        cards = {slot: viewer.card_ahead(run, ids[j], shown[j], slot, **card(j))
+        cards = {slot: viewer.card_ahead(run, ids[j], shown[j], **card(j))
                  for slot, j in (("next", i + 1), ("prev", i - 1)) if 0 <= j < len(ids)}
         return {slot: c for slot, c in cards.items() if c is not None}
 
+    def go(slot: str) -> None:
+        # Before the rerun the click starts, as the old buttons' on_click (this run's list).
+        _step(task, ids, current, 1 if slot == "next" else -1)
+
     # The URL is written by the viewer's card (one element; no message of its own).
     viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
-                  ahead=ahead, **card(i))
+                  ahead=ahead, on_nav=go, **card(i))
     object_list(run, current)
+    viewer_card.end()  # last: the card's script undims what follows it when this arrives
     # Two ahead: the card sent with the next query's run is then drawn already.
     viewer.prefetch(run, *ids[i + 1:i + 3])

@@ -408,13 +408,13 @@ def prefetch(run: Run, *query_ids: str | None) -> None:
                              _controls_key())
 
 
-def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], slot: str,
-               tags: str | None = None, head: str = "", url: str | None = None
-               ) -> dict[str, Any] | None:
+def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], tags: str | None = None,
+               head: str = "", url: str | None = None,
+               nav: tuple[bool, bool] | None = None) -> dict[str, Any] | None:
     """The card ``query_id`` would show when the navigator opens it (its zoom setting's
     region; a picked box belongs to the query shown now), for the card element to put in
-    place at the click, before the rerun that confirms it (``slot``: ``next`` or ``prev``,
-    the media endpoint's slots of its pictures). ``None`` unless its view is drawn already
+    place at the click, before the rerun that confirms it (a :func:`viewer_card.payload`:
+    its pictures go along, content-addressed). ``None`` unless its view is drawn already
     (never drawn here: the page does not wait for it), static, and without a notice (an
     image that could not be read is said outside the card), nor for a query with a picked
     box (it reopens zoomed to that box)."""
@@ -430,9 +430,9 @@ def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], slot: str,
         drawn = _READY.get((key, query_id, region, controls))
     if drawn is None or drawn.notice:
         return None
-    html_text = _card(query_id, sample, row, table_row, drawn, region, tags,
-                      _map_note(_georef(run, sample), region), head, slot=f"{slot}.")
-    return viewer_card.payload(html_text, url)
+    html_text, pictures = _card(query_id, sample, row, table_row, drawn, region, tags,
+                                _map_note(_georef(run, sample), region), head, nav)
+    return viewer_card.payload(html_text, url, pictures)
 
 
 _CARD_CSS = ("<style>.ov-card{display:flex;gap:1.25rem;align-items:flex-start}"
@@ -468,15 +468,16 @@ def _metrics_html(row: dict[str, Any]) -> str:
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
           drawn: Drawn, region: overlay.Region, tags: str | None,
-          map_note: list[str], head: str = "", slot: str = "") -> str:
-    """The static view, its notes, the metric table and the query's facts as one HTML
-    block: a query switch changes one element of the page, not a dozen (each changed
-    element costs the browser a render of the whole page). User text is escaped; the two
-    pictures are served by the media endpoint (their URLs, not their bytes, in the HTML;
-    ``slot`` prefixes their slots there: a card sent ahead keeps its own)."""
+          map_note: list[str], head: str = "", nav: tuple[bool, bool] | None = None
+          ) -> tuple[str, dict[str, bytes]]:
+    """The navigator (``head``, ``nav``: :func:`viewer_card.bar`), the static view, its
+    notes, the metric table and the query's facts as one HTML block: a query switch
+    changes one element of the page, not a dozen (each changed element costs the browser
+    a render of the whole page). User text is escaped; the two pictures are named by
+    their content address (``data-pic``), returned beside the HTML (address -> JPEG)."""
     e = html.escape
-    picture = viewer_card.media_url(drawn.picture or b"", f"{slot}picture")
-    thumb = viewer_card.media_url(drawn.thumbnail, f"{slot}thumbnail")
+    view, thumbnail = drawn.picture or b"", drawn.thumbnail
+    picture, thumb = viewer_card.address(view), viewer_card.address(thumbnail)
     x0, y0, x1, y1 = region
     notes = [f"Showing x {x0:,.0f}–{x1:,.0f}, y {y0:,.0f}–{y1:,.0f} of the "
              f"{sample.width} × {sample.height} image.", *map_note]
@@ -500,21 +501,17 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
              "Same object in other tasks ↗</a></p>",
              f"<p class='ov-cap'>Image <code>{e(sample.image_path)}</code> · "
              f"{sample.width} × {sample.height} px</p>",
-             f"<img class='ov-thumb' src='{e(thumb)}' style='max-width:240px' "
+             f"<img class='ov-thumb' data-pic='{thumb}' style='max-width:240px' "
              "alt='the full image with all boxes'>",
              "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
              "Boxes: green matched · red false positive · orange missed GT; GT solid, "
              "prediction dashed. Masks: GT cyan, prediction magenta (or TP green, FP red, "
              "FN orange).</p>"]
-    return (f"{_CARD_CSS}{_head(head)}<div class='ov-card'><div class='ov-main'>"
-            f"<img class='ov-view' src='{e(picture)}' "
+    return (f"{_CARD_CSS}{viewer_card.bar(head, nav)}<div class='ov-card'><div class='ov-main'>"
+            f"<img class='ov-view' data-pic='{picture}' "
             f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
-            f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>")
-
-
-def _head(text: str) -> str:
-    """The navigator's position line (plain text, escaped here) above the card."""
-    return f"<p class='ov-nav'>{html.escape(text)}</p>" if text else ""
+            f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>",
+            {picture: view, thumb: thumbnail})
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
@@ -548,13 +545,18 @@ def _facts(query_id: str, sample: Any, table_row: dict[str, Any], tags: str | No
 def render(run: Run, query_id: str, table_row: dict[str, Any],
            review: Callable[[], None] | None = None, tags: str | None = None,
            head: str = "", url: str | None = None,
-           ahead: Callable[[], dict[str, Any]] | None = None) -> None:
+           ahead: Callable[[], dict[str, Any]] | None = None,
+           nav: tuple[bool, bool] | None = None,
+           on_nav: Callable[[str], None] | None = None) -> None:
     """The viewer of ``query_id``; ``review`` draws the review panel (under the view, when
     its switch is on) and ``tags`` lists the query's review tags (``None``: no review on
-    this page); ``head`` (plain text) is the navigator's position line over the card and
-    ``url`` the query string the card writes to the address bar (``None``: left alone);
-    ``ahead`` gives the cards the navigator's buttons open (:func:`card_ahead`, by button:
-    ``next`` / ``prev``), which the card puts in place at the click."""
+    this page); ``head`` (plain text) is the navigator's position line atop the card,
+    between its "◀ Previous" and "Next ▶" buttons (``nav``: which of them can be pressed;
+    ``None``: no buttons), whose clicks call ``on_nav`` (``"prev"`` / ``"next"``) before
+    the rerun they start; ``url`` is the query string the card writes to the address bar
+    (``None``: left alone); ``ahead`` gives the cards the navigator's buttons open
+    (:func:`card_ahead`, by button: ``next`` / ``prev``), which the card puts in place at
+    the click."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
     evaluated = run.evaluation.run
@@ -582,13 +584,16 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         # No card ahead while this query says more outside the card (its image's notice,
         # a picked box's chips): at the click it would stay beside the next query's card.
         said = drawn.notice or (focus and focus[0] == query_id)
-        viewer_card.show(_card(query_id, sample, row, table_row, drawn, region, tags, map_note,
-                               head), url, ahead() if ahead is not None and not said else None)
+        html_text, pictures = _card(query_id, sample, row, table_row, drawn, region, tags,
+                                    map_note, head, nav)
+        viewer_card.show(viewer_card.payload(html_text, url, pictures),
+                         ahead() if ahead is not None and not said else None, on_nav)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
         return
-    viewer_card.show(f"{_CARD_CSS}{_head(head)}", url)
+    viewer_card.show(viewer_card.payload(f"{_CARD_CSS}{viewer_card.bar(head, nav)}", url),
+                     on_nav=on_nav)
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:

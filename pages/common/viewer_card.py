@@ -1,50 +1,151 @@
-"""The explorer's viewer card as one custom element (``st.components.v2``): the query's
-position, picture, notes, metric table and facts in one block whose content is swapped per
-query, and the view's URL written by the same element (``history.replaceState``), so a
-query switch changes one element of the page and sends no URL message of its own.
+"""The explorer's viewer card as one custom element (``st.components.v2``): the navigator
+("◀ Previous", the query's position, "Next ▶"), the query's picture, notes, metric table
+and facts in one block whose content is swapped per query, and the view's URL written by
+the same element (``history.replaceState``), so a query switch changes one element of the
+page and sends no URL message of its own.
 
 The HTML is built on the server (user text escaped, as for ``st.html``); the script
-(``viewer_card.js``, next to this file, read once) only puts it in place. No network.
+(``viewer_card.js``, next to this file, read once) only puts it in place. Only the public
+``st.components.v2`` API is used: the navigator's buttons report a click with the
+component's trigger ``nav`` (``"next"`` / ``"prev"``, applied by the ``on_nav`` callback
+before the rerun, as a button's ``on_click``), and the pictures travel in the element's
+data, content-addressed: the HTML names each JPEG by its digest (``data-pic``), and the
+bytes of the ones this session's browser was not sent yet go along as an Arrow table
+(``pictures``: binary, no base64), which the script turns into Blob URLs and decodes
+(``img.decode()``, off the main thread) when they arrive. No network.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import streamlit as st
 
 NAME = "ovearth_viewer_card"
 KEY = "_w_viewer_card"
-_JS = (Path(__file__).with_name("viewer_card.js")).read_text(encoding="utf-8")
-_mount = st.components.v2.component(NAME, js=_JS, isolate_styles=False)
+END_KEY = "_w_viewer_card_end"  # the fragment's last element: its rerun has ended
+# Every update of the element carries its script: sent without its comment lines.
+_JS = "\n".join(line for line in (Path(__file__).with_name("viewer_card.js")).read_text(
+    encoding="utf-8").splitlines() if not line.lstrip().startswith("//"))
+# Global (isolate_styles=False): the navigator's buttons look like Streamlit's secondary
+# buttons (the theme's variables the component is given).
+_CSS = (".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
+        ".ov-bar .ov-nav{flex:1 1 0;margin:0}"
+        ".ov-go{font:inherit;font-size:var(--st-base-font-size,1rem);line-height:1.6;"
+        "min-height:2.5rem;padding:.25rem .75rem;cursor:pointer;white-space:nowrap;"
+        "color:var(--st-text-color,inherit);background:var(--st-background-color,transparent);"
+        "border:1px solid var(--st-border-color,rgba(49,51,63,.2));"
+        "border-radius:var(--st-button-radius,.5rem)}"
+        ".ov-go:hover:not(:disabled){border-color:var(--st-primary-color,#ff4b4b);"
+        "color:var(--st-primary-color,#ff4b4b)}"
+        ".ov-go:focus-visible{outline:2px solid var(--st-primary-color,#ff4b4b);"
+        "outline-offset:1px}"
+        ".ov-go:disabled{cursor:not-allowed;opacity:.4}")
+_mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+# The end marker: its own tiny component (its script comes with each update too), which
+# takes no room and hands the number of the card its run sent to the card's script.
+_mount_end = st.components.v2.component(
+    f"{NAME}_end", css=f".st-key-{END_KEY}{{display:none}}", isolate_styles=False,
+    js="export default function ({ data }) { window.ovRunEnd = String(data.end); "
+       "if (window.ovCardSettle) window.ovCardSettle(); }")
 _SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
+NAV = {"prev": "◀ Previous", "next": "Next ▶"}
+
+# The digests of the pictures this session's browser was sent, least recently used first
+# (the script keeps at least twice as many, used in the same order: it holds every one
+# listed here unless a message was lost, which it then reports: ``missing``).
+HELD = "_ov_card_pictures"
+HELD_MAX = 16  # (the script keeps 32: PICTURES_MAX)
+_LAST = "_ov_card_sent"  # the number of the card this run sent (for the end marker)
 
 
-def media_url(jpeg: bytes, slot: str) -> str:
-    """``jpeg`` served by Streamlit's media endpoint (as ``st.image`` serves a picture), at
-    this session's ``slot`` of the card (``picture`` or ``thumbnail``: the previous query's
-    file there is released): the card's HTML then names a URL, not the picture's bytes."""
-    from streamlit import runtime
-
-    # Relative ("media/…"): under a server base path the page is "<base>/Query_explorer".
-    url = runtime.get_instance().media_file_mgr.add(jpeg, "image/jpeg", f"{KEY}.{slot}")
-    return url.lstrip("/")
+def address(jpeg: bytes) -> str:
+    """The picture's content address: the name the card's HTML gives it (``data-pic``)."""
+    return hashlib.blake2b(jpeg, digest_size=12).hexdigest()
 
 
-def payload(html: str, url: str | None) -> dict[str, Any]:
-    """The element's data: the card's HTML, its digest (the script swaps the content only
-    when it changed) and the query string to show in the address bar (``None``: leave it)."""
-    return {"html": html, "digest": hashlib.blake2b(html.encode(), digest_size=12).hexdigest(),
-            "url": url}
+def bar(head: str, nav: tuple[bool, bool] | None) -> str:
+    """The navigator's line: "◀ Previous", ``head`` (plain text, escaped here) and
+    "Next ▶"; ``nav`` says which of the two can be pressed (``None``: no buttons)."""
+    text = f"<p class='ov-nav'>{html.escape(head)}</p>" if head else ""
+    if nav is None:
+        return text
+    prev, nxt = (f"<button type='button' class='ov-go' data-go='{go}'"
+                 f"{'' if on else ' disabled'}>{NAV[go]}</button>"
+                 for go, on in (("prev", nav[0]), ("next", nav[1])))
+    return f"<div class='ov-bar'>{prev}{text or '<p class=ov-nav></p>'}{nxt}</div>"
 
 
-def show(html: str, url: str | None, ahead: dict[str, dict[str, Any]] | None = None) -> None:
-    """Mount (or update) the card with ``html``; write ``url`` (``?a=b&…``) to the
-    address bar. ``ahead``: the :func:`payload` of the card each navigator button opens
-    (``next`` / ``prev``), put in place when that button is clicked, before the rerun
-    that confirms it (its pictures are fetched beforehand)."""
-    _mount(key=KEY, data={**payload(html, url), "ahead": ahead or {}, "sent": next(_SENT)},
-           height="content")
+def payload(html_text: str, url: str | None,
+            pictures: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """A card: its HTML, its digest (the script swaps the content only when it changed),
+    the query string to show in the address bar (``None``: leave it) and the pictures its
+    HTML names (:func:`address` -> JPEG; kept on the server, sent by :func:`show` to a
+    browser that does not hold them)."""
+    return {"html": html_text,
+            "digest": hashlib.blake2b(html_text.encode(), digest_size=12).hexdigest(),
+            "url": url, "pictures": pictures or {}}
+
+
+def _to_send(cards: list[dict[str, Any]]) -> pa.Table | None:
+    """The pictures of ``cards`` this session's browser was not sent yet, as an Arrow
+    table (``digest``, ``jpeg``); each one named is marked as just used."""
+    ss = st.session_state
+    held: dict[str, bool] = ss.setdefault(HELD, {})
+    named: dict[str, bytes] = {}
+    for card in cards:
+        named.update(card["pictures"])
+    new = {d: jpeg for d, jpeg in named.items() if d not in held}
+    for d in named:  # the script marks them used (or new) in the same order
+        held.pop(d, None)
+        held[d] = True
+    while len(held) > HELD_MAX:
+        held.pop(next(iter(held)))
+    if not new:
+        return None
+    return pa.table({"digest": pa.array(list(new), pa.string()),
+                     "jpeg": pa.array(list(new.values()), pa.binary())})
+
+
+def _forget() -> None:
+    """The script lacks a picture it was sent (a message lost to a rerun that cut the one
+    before): send every picture again."""
+    st.session_state[HELD] = {}
+
+
+def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
+         on_nav: Callable[[str], None] | None = None) -> None:
+    """Mount (or update) the card (a :func:`payload`); write its ``url`` (``?a=b&…``) to
+    the address bar. ``ahead``: the cards the navigator's buttons open (``next`` /
+    ``prev``), put in place when that button is clicked, before the rerun that confirms
+    it (their pictures are sent and decoded beforehand). ``on_nav`` is called with
+    ``"next"`` or ``"prev"`` when a button is clicked (or an arrow key pressed), before
+    the rerun that click starts."""
+    ahead = ahead or {}
+    pictures = _to_send([card, *ahead.values()])
+    sent = next(_SENT)
+    st.session_state[_LAST] = sent
+
+    def nav() -> None:
+        go = (st.session_state[KEY] or {}).get("nav")
+        if on_nav is not None and go in NAV:
+            on_nav(go)
+
+    def plain(c: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in c.items() if k != "pictures"}
+
+    _mount(key=KEY, data={**plain(card), "ahead": {s: plain(c) for s, c in ahead.items()},
+                          "sent": sent, "host": f"st-key-{KEY}", "pictures": pictures},
+           height="content", on_nav_change=nav, on_missing_change=_forget)
+
+
+def end() -> None:
+    """The last element of the viewer's fragment: when it arrives, the rerun that sent the
+    card has drawn everything after the card (the script undims it)."""
+    _mount_end(key=END_KEY, data={"end": st.session_state.get(_LAST)}, height="content")
