@@ -108,16 +108,7 @@ def _sources() -> list[Path]:
                    *(ROOT / "pages").rglob("*.py")])
 
 
-# scipy's private _lsap loaded by name: matching.py is being replaced on main (another
-# engineer's change); the marker goes when that lands.
-KNOWN = {"ovearth_core/matching.py": pytest.mark.xfail(
-    strict=True, reason="matching.py replaced on main")}
-
-
-@pytest.mark.parametrize("path", [
-    pytest.param(p, id=str(p.relative_to(ROOT)),
-                 marks=KNOWN.get(p.relative_to(ROOT).as_posix(), ()))
-    for p in _sources()])
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_internal_streamlit_or_scipy_module(path: Path) -> None:
     assert findings(path.read_text(encoding="utf-8")) == []
 
