@@ -14,7 +14,7 @@ errors, how many times each evaluation was computed in the server (the
 ``evaluated ...`` log lines of ``data.evaluate``; sessions sharing a submission,
 task and options must share one), the server's RSS before, at its sampled peak
 and after each wave, and each session's time. Nothing here asserts time;
-``tests/test_load.py`` runs one wave on the demo. Exit status 1 on any error.
+``tests/core/test_load.py`` runs one wave on the demo. Exit status 1 on any error.
 """
 
 from __future__ import annotations

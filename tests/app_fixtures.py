@@ -331,3 +331,35 @@ def card_picture(at, sent: dict[str, bytes], kind: str = "ov-view") -> bytes:
     assert re.fullmatch(r"[0-9a-f]{24}", address), address
     assert address in sent, f"{address} was not sent to the browser"
     return sent[address]
+
+
+SHIP_W, SHIP_H = 1200, 900
+
+
+def rect(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def diamond(cx: float, cy: float, r: float) -> list[list[float]]:
+    return [[cx, cy - r], [cx + r, cy], [cx, cy + r], [cx - r, cy]]
+
+
+def write_ship_scene(root: Path, gt_hbb: list, gt_obb: list, pred_hbb: list, pred_obb: list
+                     ) -> Dataset:
+    """One ship query (``ref_1``) on a grey SHIP_W x SHIP_H image with these boxes (the box
+    picker's OBB tests, AppTest and Chromium)."""
+    (root / "images").mkdir(parents=True)
+    grey = np.full((SHIP_H, SHIP_W, 3), 90, dtype=np.uint8)
+    Image.fromarray(grey).save(root / "images" / "s.png")
+    gt = {"annotations": [{"id": "1", "image_path": "images/s.png", "width": SHIP_W,
+                           "height": SHIP_H,
+                           "category_name": "ship", "segmentation": None, "bbox": gt_hbb,
+                           "oriented_bbox": gt_obb}],
+          "tasks": {"referring": [{"query_id": "ref_1", "ann_id": "1", "query": "ships"}]}}
+    pred = {"tasks": {"referring": [{"query_id": "ref_1", "bbox": pred_hbb,
+                                     "oriented_bbox": pred_obb}]}}
+    (root / "predictions").mkdir()
+    (root / "ground_truth.json").write_text(json.dumps(gt))
+    (root / "predictions" / "model.json").write_text(json.dumps(pred))
+    return Dataset(root, root / "ground_truth.json", root, root / "predictions" / "model.json",
+                   root / "predictions" / "model.json")

@@ -18,6 +18,15 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests mirror the package (core, analysis, convert, app, browser); every test under
+    tests/browser starts a Streamlit server and headless Chromium: marked ``browser``
+    (``-m "not browser"`` leaves them out)."""
+    for item in items:
+        if item.path.parent.name == "browser":
+            item.add_marker(pytest.mark.browser)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _tmp_is_a_data_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Tests point the app at data under pytest's temporary folder; the app reads typed

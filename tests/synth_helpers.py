@@ -1,4 +1,4 @@
-"""Helpers for tests/test_synth.py: hashing folders, reading generated files, geometry checks.
+"""Helpers for tests/core/test_synth.py: hashing folders, reading generated files, geometry checks.
 
 Geometry checks use pycocotools, shapely and numpy directly (not the generator's own helpers),
 so they are an independent reading of the generated files.

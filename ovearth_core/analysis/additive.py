@@ -7,7 +7,7 @@ here once as ``pieces(row)``, the query's contribution (``size`` numbers; ``None
 query does not count, e.g. not evaluated for that modality), and ``value(sums)``, which maps
 summed pieces ``(..., size)`` to the metric ``(...)`` with ``nan`` where it is undefined.
 Over all queries, ``value`` of the summed pieces equals the evaluator's summary value
-(``tests/test_additive.py`` pins every entry to the evaluator).
+(``tests/analysis/test_additive.py`` pins every entry to the evaluator).
 
 >>> m = METRICS["bbox_micro_f1"]
 >>> float(m.value(np.array([3.0, 1.0, 2.0])))  # TP, FP, FN summed: 6 / (6 + 1 + 2)

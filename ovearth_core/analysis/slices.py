@@ -3,7 +3,7 @@
 A **slice** is the set of queries sharing one value of an attribute. Every key metric of
 :mod:`.additive` is a ratio of sums of per-query pieces, so a slice's metric is the
 registry's ``value`` of the slice's summed pieces: the evaluator's number for those queries
-alone (``tests/test_slices.py`` checks it against evaluating the subset).
+alone (``tests/analysis/test_slices.py`` checks it against evaluating the subset).
 
 Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
 

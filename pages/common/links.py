@@ -5,7 +5,7 @@ text reads and is written), the values it accepts, its default and the page it b
 :func:`apply` reads a link's parameters into a session (any mapping: Streamlit's session
 state or a plain dict); :func:`emit` writes the parameters of one page that are not at
 their default. The two are inverse: ``apply(emit(s))`` restores ``s`` for every parameter
-(``tests/test_link_schema.py``). A value a widget would not accept is dropped with a note
+(``tests/app/test_link_schema.py``). A value a widget would not accept is dropped with a note
 naming the parameter, what was expected and what was found; the rest of the link applies.
 
 Kinds: ``choice`` (one of ``codes``: URL text -> session value), ``number`` (finite, within

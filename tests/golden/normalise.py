@@ -1,4 +1,4 @@
-"""Canonical form of command outputs for the layout golden test (tests/test_layout_golden.py).
+"""Canonical form of command outputs for the layout golden test (tests/core/test_layout_golden.py).
 
 The expected files were written by the commit before the package was split into layers
 (tests/golden/make_layout_golden.sh). To pass on any CPU, floats are compared at 10 decimals;

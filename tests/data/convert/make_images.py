@@ -1,7 +1,7 @@
 """Writes the binary files of the sample data: blank images of the sizes the hand-written
 annotations expect, and the label maps below (run from the repository root:
 ``.venv/bin/python tests/data/convert/make_images.py``). The text files beside them are
-hand-written from each format's public description; tests/test_convert_label_maps.py checks
+hand-written from each format's public description; tests/convert/test_convert_label_maps.py checks
 that the committed label maps still hold these grids."""
 
 from __future__ import annotations

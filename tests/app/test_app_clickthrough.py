@@ -1,0 +1,122 @@
+"""AppTest of the Overview's click-throughs (issue 14): every failure tag's shortcut, the
+per-category table's rows, the weakest-categories bars and the confusion matrix's cells open
+the explorer filtered to what was clicked. A click is a selection in the element's state
+(what the browser sends; tests/browser/test_browser_links.py clicks a real cell in Chromium)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from streamlit.testing.v1 import AppTest
+
+EXPLORER = "pages/1_Query_explorer.py"
+TIMEOUT = 120
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+# tests/app_fixtures.py, model_a on the open-vocabulary task, one query per failure tag:
+# ov_000001 ok, ov_000002 hallucination, ov_000003 poor localisation, ov_000004 true
+# negative (ok), ov_000005 duplicates, ov_000006 miss.
+TAGGED = {"hallucination": ["ov_000002"], "poor localisation": ["ov_000003"],
+          "duplicates": ["ov_000005"], "miss": ["ov_000006"]}
+UNUSED = ["wrong object", "over-count", "under-count"]
+
+
+@pytest.fixture()
+def ds(tmp_path: Path) -> Dataset:
+    return write_dataset(tmp_path / "data")
+
+
+def _shown(at: AppTest) -> list[str]:
+    """The explorer's query table (the only data frame above the viewer)."""
+    assert at.title[0].value == "Query explorer"
+    return list(at.dataframe[0].value["query_id"])
+
+
+def _by_category(ds: Dataset) -> dict[str, list[str]]:
+    """The unfiltered explorer's queries per category column, read from its table."""
+    at = app_on(ds, TIMEOUT)
+    at.switch_page(EXPLORER)
+    frame = at.run().dataframe[0].value
+    return {c: sorted(frame.loc[frame["category"] == c, "query_id"]) for c in frame["category"]}
+
+
+@pytest.mark.parametrize("tag", sorted(TAGGED))
+def test_every_failure_tag_has_its_shortcut(ds: Dataset, tag: str) -> None:
+    at = app_on(ds, TIMEOUT).run()
+    assert_ok(at)
+    buttons = {b.label: b for b in at.button}
+    for unused in UNUSED:  # shown (every tag has one), disabled: no query has it
+        assert buttons[f"0 × {unused} →"].disabled
+    button = buttons[f"{len(TAGGED[tag])} × {tag} →"]
+    assert not button.disabled
+    button.click().run()
+    assert_ok(at)
+    assert at.session_state["flt_failures"] == [tag]
+    assert _shown(at) == TAGGED[tag]
+
+
+def test_a_failure_table_row_opens_its_tag(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT).run()
+    frame = at.dataframe(key="tag_table").value
+    row = list(frame["failure"]).index("duplicates")
+    at.session_state["tag_table"] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    assert_ok(at)
+    assert at.session_state["flt_failures"] == ["duplicates"]
+    assert _shown(at) == ["ov_000005"]
+
+
+@pytest.mark.parametrize("category", ["bridge", "ship", "storage tank"])
+def test_a_category_row_opens_its_queries(ds: Dataset, category: str) -> None:
+    expected = _by_category(ds)[category]
+    at = app_on(ds, TIMEOUT).run()
+    rows = list(at.dataframe(key="cat_table").value["category"])
+    at.session_state["cat_table"] = {"selection": {"rows": [rows.index(category)],
+                                                   "columns": []}}
+    at.run()
+    assert_ok(at)
+    assert at.session_state["flt_categories"] == [category]
+    assert sorted(_shown(at)) == expected
+
+
+def _point(**point: object) -> dict[str, object]:
+    return {"selection": {"points": [point], "point_indices": [0], "box": [], "lasso": []}}
+
+
+def test_a_weakest_category_bar_opens_its_queries(ds: Dataset) -> None:
+    expected = _by_category(ds)["ship"]
+    at = app_on(ds, TIMEOUT).run()
+    at.session_state["weak"] = _point(x=0.0, y="ship", customdata="ship", curve_number=0,
+                                      point_number=0, point_index=0)
+    at.run()
+    assert_ok(at)
+    assert at.session_state["flt_categories"] == ["ship"]
+    assert sorted(_shown(at)) == expected
+
+
+@pytest.mark.parametrize(("outcome", "expected"), [
+    # model_a: ov_000002 a box on a negative (FP), ov_000004 none (TN), ov_000006 none on
+    # a positive (FN), ov_000001/3/5 boxes on positives (TP).
+    ("FP", ["ov_000002"]), ("TN", ["ov_000004"]), ("FN", ["ov_000006"]),
+    ("TP", ["ov_000001", "ov_000003", "ov_000005"])])
+def test_a_confusion_cell_opens_its_outcome(ds: Dataset, outcome: str,
+                                            expected: list[str]) -> None:
+    at = app_on(ds, TIMEOUT).run()
+    at.session_state["cm"] = _point(x="predicted present", y="GT present (positive)",
+                                    customdata=outcome, curve_number=1, point_number=0,
+                                    point_index=0)
+    at.run()
+    assert_ok(at)
+    assert at.session_state["flt_outcomes"] == [outcome]
+    assert sorted(_shown(at)) == expected
+
+
+def test_a_selection_outside_the_data_stays_on_the_overview(ds: Dataset) -> None:
+    at = app_on(ds, TIMEOUT).run()
+    at.session_state["weak"] = _point(customdata="no such category", y="x")
+    at.run()
+    assert_ok(at)
+    assert at.title[0].value.startswith("OVEarth Inspector")
