@@ -143,7 +143,7 @@ def test_readme_is_short_and_starts_with_the_two_commands() -> None:
     blocks = re.findall(r"^```sh\n(.*?)^```$", text, flags=re.M | re.S)
     # .ci/run runs the second ```sh block: the test command a new user is given.
     assert "streamlit run app.py" in blocks[0]
-    assert blocks[1].strip().endswith(".venv/bin/python -m pytest")
+    assert blocks[1].strip().endswith(".venv/bin/python -m pytest -n auto")  # every core
     assert (ROOT / "docs" / "images" / "overview.png").stat().st_size < 400_000
 
 
