@@ -48,13 +48,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ovearth_core.analysis.leaderboard import (
-    evaluate_folder,
-    folder_leaderboard,
-    leaderboard_report,
-    worker_count,
-)
+from ovearth_core.analysis.leaderboard import evaluate_folder, folder_leaderboard
+from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.cache import ResultCache
+from ovearth_core.workers import worker_count
 
 ROOT = Path(__file__).resolve().parents[1]
 MODALITIES = "segmentation,bbox,oriented_bbox"  # the app's leaderboard ranks all three

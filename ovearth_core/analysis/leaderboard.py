@@ -7,11 +7,9 @@ the given roots, a regular file within the input cap). A model whose file has no
 task is left out of that task's ranking (the paper ranks 49 models on vocabulary but 32 on
 referring).
 
-Every ranked metric is a function of per-category additive components (e.g. summed IoU and
-query count for the macro mIoU, TP/FP/FN for micro F1, the 2x2 table for MCC). Per-model
-per-category sums are computed once, an array ``(models, categories, components)``; the
-metric of any category subset is then one matrix product with the subsets' 0/1 indicator
-matrix. Over the full category set each metric equals the evaluator's summary value.
+The ranking and the stability maths live in :mod:`ovearth_core.analysis.standings`; the
+worker processes' start (fork, forkserver or spawn; the main script not run again) in
+:mod:`ovearth_core.workers`; this module evaluates and caches (issue 39: one job each).
 
 Many submissions (the paper ranks 49): :func:`evaluate_submissions` evaluates them in
 worker processes (one per core), loading what the on-disk result cache
@@ -22,34 +20,25 @@ What the ranking and the stability analysis use of each result, its *board entry
 is cached beside the result and is what a worker sends back: a warm run loads a few KB per
 submission, parses no ground truth and sums no per-query rows, and its report is the same
 to the bit.
-
-Ranking conventions: higher is better; ties in the top-k keep model order; a metric that is
-undefined for a model (``None`` in the evaluator, e.g. MCC with an empty margin) ranks last.
-Spearman's rho is the Pearson correlation of average ranks (ties get the mean rank); it is
-undefined (``nan``) when either ranking is constant.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.machinery
 import multiprocessing
 import multiprocessing.context
 import os
-import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import pipeline
+from .. import workers as worker_pool
 from ..cache import (
     MISS,
     Rejected,
@@ -64,104 +53,23 @@ from ..cache import (
 from ..cache import key as cache_key
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_samples
-from ..formulas import ratio_array
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..options import Options
 from ..paths import refusal
 from ..types import TASK_KEYS
-from . import additive
-from .ap import ap_numbers, average_precision_report
-from .compare import not_submitted
-from .leaderboard_cli import main  # noqa: F401 (the command; its --help imports no numpy)
+from . import additive, standings
+from .ap import average_precision_report
+from .standings import (
+    BOARD_KEYS,
+    METRICS,
+    SUMS,
+    CategorySums,
+    FloatArray,
+    category_sums,
+    leaderboard_report,
+)
 from .sweep import BOX_MODALITIES
-
-FloatArray = npt.NDArray[np.float64]
-Row = dict[str, Any]
-SUBSET_SIZES = (5, 20, 50, 100, 150)
-
-
-# The ranked metrics, in output order: entries of the shared registry (:mod:`.additive`).
-METRICS: dict[str, additive.AdditiveMetric] = {n: additive.METRICS[n] for n in (
-    "seg_macro_miou", "seg_micro_miou", "bbox_micro_f1", "bbox_mean_micro_f1",
-    "oriented_bbox_micro_f1", "presence_mcc")}
-
-
-# Ranked average precision (every box): name -> (box modality, key of labels.AP_METRICS).
-# Ranks, never sums: AP is no function of per-category additive pieces, so it has no
-# category-subset stability.
-AP_RANKED: dict[str, tuple[str, str]] = {
-    f"{m}_{short}": (m, key) for m in BOX_MODALITIES
-    for short, key in (("ap", "ap_every_point"), ("coco_map", "coco.map@[0.5:0.95]"),
-                       ("dota_map", "voc_devkit.map_11_point"))}
-
-
-def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],
-                   reports: Sequence[dict[str, Any] | None]) -> None:
-    """Add the :data:`AP_RANKED` metrics of each model's
-    :func:`~ovearth_core.analysis.ap.average_precision_report` to a :func:`rank_table`
-    (``None`` where the model does not submit the modality; it ranks last)."""
-    names = table["models"]
-    for name, (m, key) in AP_RANKED.items():
-        if not any(r is not None and r.get(m) for r in reports):
-            continue
-        vals = [None if r is None or not r.get(m) or m in not_submitted(res)
-                else ap_numbers(r[m])[key][0] for res, r in zip(results, reports, strict=True)]
-        table["metrics"][name] = vals
-        table["not_submitted"][name] = [n for n, res in zip(names, results, strict=True)
-                                        if m in not_submitted(res)]
-        arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
-        table["ranking"][name] = [names[i] for i in top_k(arr, len(names))]
-
-
-def available_metrics(result: dict[str, Any]) -> list[str]:
-    """Metrics an evaluator result supports (its task and enabled modalities)."""
-    return [m.name for m in additive.metrics_of(result, list(METRICS))]
-
-
-@dataclass(frozen=True)
-class CategorySums:
-    """One submission's per-category summed pieces of every ranked metric.
-
-    ``categories``: sorted, every category of a ``per_sample`` row (counted or not);
-    ``sums[metric]``: ``(len(categories), size)`` float64, the metric's pieces
-    (:mod:`.additive`) summed per category in row order (zeros where none counts).
-    """
-
-    categories: tuple[str, ...]
-    sums: dict[str, FloatArray]
-
-
-# What the leaderboard keeps of an evaluator result (a *board entry*, :func:`board_entry`):
-# everything but its per-query and per-category rows, and the per-category sums.
-BOARD_KEYS = ("task", "config", "summary", "coverage", "warnings")
-SUMS = "category_sums"
-
-
-def category_sums(result: dict[str, Any], metrics: Sequence[str] | None = None,
-                  ) -> CategorySums:
-    """The :class:`CategorySums` of an evaluator result, of ``metrics`` (default: every
-    ranked metric), or the ones a board entry holds."""
-    if SUMS in result:
-        return result[SUMS]
-    rows = result["per_sample"]
-    categories = sorted({r["category"] for r in rows})
-    index = {c: i for i, c in enumerate(categories)}
-    where = [index[r["category"]] for r in rows]
-    sums = {}
-    for name in metrics or METRICS:
-        spec = METRICS[name]
-        cats, comps = [], []
-        for i, r in zip(where, rows, strict=True):
-            comp = spec.pieces(r)
-            if comp is not None:
-                cats.append(i)
-                comps.append(comp)
-        out = np.zeros((len(categories), spec.size))
-        if comps:
-            np.add.at(out, np.array(cats), np.array(comps, dtype=np.float64))
-        sums[name] = out
-    return CategorySums(tuple(categories), sums)
 
 
 def board_entry(result: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +84,7 @@ def board_entry(result: dict[str, Any]) -> dict[str, Any]:
 def _board_code() -> str:
     """Digest of the analysis code that derives a board entry from a result (a key part:
     the evaluator's own code is in every key already)."""
-    return files_digest([Path(additive.__file__), Path(__file__)])
+    return files_digest([Path(additive.__file__), Path(standings.__file__), Path(__file__)])
 
 
 def board_key(gt_sha256: str, pred_sha256: str, options: Options) -> str:
@@ -215,177 +123,6 @@ def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[s
     return {**value, SUMS: CategorySums(tuple(categories), sums)}
 
 
-def category_stats(results: Sequence[dict[str, Any]], metric: str,
-                   ) -> tuple[list[str], FloatArray]:
-    """Per-model per-category summed components: ``(categories, array (M, C, K))``.
-
-    ``results`` are evaluator outputs (or their :func:`board_entry`) of the same task and
-    ground truth; a category a model has no row of is zeros.
-    """
-    parts = [category_sums(res, (metric,)) for res in results]
-    categories = sorted(set().union(*(p.categories for p in parts)))
-    index = {c: i for i, c in enumerate(categories)}
-    out = np.zeros((len(results), len(categories), METRICS[metric].size))
-    for m, part in enumerate(parts):
-        if part.categories:
-            out[m, [index[c] for c in part.categories]] = part.sums[metric]
-    return categories, out
-
-
-def metric_values(stats: FloatArray, metric: str) -> FloatArray:
-    """The metric of each model over all categories, ``(M,)`` (``nan`` if undefined)."""
-    return METRICS[metric].value(stats.sum(axis=1))
-
-
-def _rank_ready(values: FloatArray) -> FloatArray:
-    return np.where(np.isnan(values), -np.inf, values)
-
-
-def average_ranks(values: FloatArray) -> FloatArray:
-    """Ranks ``1..n`` along the last axis, ties sharing their mean rank (what
-    ``scipy.stats.rankdata`` calls ``"average"``; here without importing scipy.stats, which
-    took 0.5-1 s of every leaderboard command). No NaN: rank :func:`_rank_ready` values.
-
-    >>> average_ranks(np.array([0.5, 0.1, 0.5, 0.9])).tolist()
-    [2.5, 1.0, 2.5, 4.0]
-    """
-    n = values.shape[-1]
-    order = np.argsort(values, axis=-1, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=-1)
-    starts = np.ones(values.shape, dtype=bool)  # the first of each run of equal values
-    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    ends = np.ones(values.shape, dtype=bool)  # the last of each run
-    ends[..., :-1] = starts[..., 1:]
-    position = np.broadcast_to(np.arange(n), values.shape)
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n - 1), -1),
-                                         axis=-1), -1)
-    out = np.empty(values.shape, dtype=np.float64)
-    np.put_along_axis(out, order, (first + last) / 2 + 1, axis=-1)
-    return out
-
-
-def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
-    """Spearman's rho of ``reference`` ``(M,)`` with each row of ``values`` ``(S, M)``."""
-    ra = average_ranks(_rank_ready(reference))
-    rb = average_ranks(_rank_ready(np.atleast_2d(values)))
-    da = ra - ra.mean()
-    db = rb - rb.mean(axis=1, keepdims=True)
-    den = np.sqrt((da ** 2).sum() * (db ** 2).sum(axis=1))
-    return ratio_array(db @ da, den)
-
-
-def spearman(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
-    """Spearman's rho of two equally long score vectors (``nan`` if undefined)."""
-    return float(spearman_rows(np.asarray(a, dtype=np.float64),
-                               np.asarray(b, dtype=np.float64))[0])
-
-
-def top_k(values: FloatArray, k: int) -> npt.NDArray[np.intp]:
-    """Indices of the ``k`` best along the last axis (ties: lower index first)."""
-    return np.argsort(-_rank_ready(values), axis=-1, kind="stable")[..., :k]
-
-
-def random_subsets(n_categories: int, size: int, n_subsets: int,
-                   rng: np.random.Generator) -> FloatArray:
-    """0/1 indicator matrix ``(n_subsets, n_categories)`` of uniform random subsets."""
-    pick = np.argsort(rng.random((n_subsets, n_categories)), axis=1)[:, :size]
-    out = np.zeros((n_subsets, n_categories))
-    np.put_along_axis(out, pick, 1.0, axis=1)
-    return out
-
-
-def subset_stability(stats: FloatArray, metric: str, sizes: Sequence[int] = SUBSET_SIZES,
-                     n_subsets: int = 1000, seed: int = 0, k: int = 5) -> dict[str, Any]:
-    """Spearman of the full ranking with rankings on random category subsets, per size.
-
-    Categories without any contribution (no evaluated query for this metric) are not drawn.
-    Sizes above the number of usable categories are skipped; ``k`` is capped at the number
-    of models minus one. Returns JSON-ready lists.
-    """
-    usable = stats.sum(axis=(0, 2)) != 0
-    stats = stats[:, usable]
-    n_models, n_cat = stats.shape[:2]
-    spec = METRICS[metric]
-    full = spec.value(stats.sum(axis=1))
-    # The top n of n models is always recovered: cap k below the number of models.
-    k = max(1, min(k, n_models - 1))
-    in_full_top = np.zeros(n_models, dtype=bool)
-    in_full_top[top_k(full, k)] = True
-    rng = np.random.default_rng(seed)
-    rows = []
-    for size in sizes:
-        if size > n_cat:
-            continue
-        subsets = random_subsets(n_cat, size, n_subsets, rng)
-        values = spec.value(np.einsum("mck,sc->smk", stats, subsets))  # (S, M)
-        rho = spearman_rows(full, values)
-        recovery = in_full_top[top_k(values, k)].sum(axis=1) / k
-        valid = rho[~np.isnan(rho)]
-        rows.append({
-            "size": size,
-            "median_spearman": float(np.median(valid)) if valid.size else None,
-            "q25_spearman": float(np.quantile(valid, 0.25)) if valid.size else None,
-            "q75_spearman": float(np.quantile(valid, 0.75)) if valid.size else None,
-            "num_defined": int(valid.size),
-            "median_top_k_recovery": float(np.median(recovery)),
-            "mean_top_k_recovery": float(np.mean(recovery)),
-        })
-    return {"metric": metric, "num_models": n_models, "num_categories": n_cat,
-            "num_subsets": n_subsets, "seed": seed, "k": k, "sizes": rows}
-
-
-def _json_float(v: float) -> float | None:
-    return None if np.isnan(v) else float(v)
-
-
-def submits(result: dict[str, Any], metric: str) -> bool:
-    """Whether the result's submission contains the metric's modality (coverage)."""
-    return METRICS[metric].modality not in not_submitted(result)
-
-
-def rank_table(names: Sequence[str], results: Sequence[dict[str, Any]],
-               metrics: Sequence[str] | None = None) -> dict[str, Any]:
-    """Key metrics of each model (evaluator summary values) and the ranking by each.
-
-    A model that does not submit a metric's modality gets ``None`` there (not its
-    empty-submission zero) and ranks after every model that does; ``not_submitted``
-    lists them per metric.
-    """
-    metrics = list(metrics or available_metrics(results[0]))
-    table: dict[str, list[float | None]] = {}
-    ranking: dict[str, list[str]] = {}
-    missing: dict[str, list[str]] = {}
-    for metric in metrics:
-        a, b = METRICS[metric].summary_path
-        vals = [res["summary"][a][b] if res["summary"].get(a) and submits(res, metric)
-                else None for res in results]
-        table[metric] = vals
-        missing[metric] = [n for n, res in zip(names, results, strict=True)
-                           if not submits(res, metric)]
-        arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
-        ranking[metric] = [names[i] for i in top_k(arr, len(names))]
-    return {"models": list(names), "metrics": table, "ranking": ranking,
-            "not_submitted": missing}
-
-
-def mcc_vs_miou(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Spearman of presence MCC with segmentation macro mIoU across models (open vocabulary),
-    over the models where both are defined."""
-    mcc, miou = [], []
-    for res in results:
-        if not (submits(res, "presence_mcc") and submits(res, "seg_macro_miou")):
-            continue
-        s = res["summary"]
-        m = (s.get("presence") or {}).get("mcc")
-        i = (s.get("seg") or {}).get("positive_macro_miou")
-        if m is not None and i is not None:
-            mcc.append(m)
-            miou.append(i)
-    rho = spearman(mcc, miou) if len(mcc) >= 2 else float("nan")
-    return {"spearman": _json_float(rho), "num_models": len(mcc)}
-
-
 def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
                  roots: Sequence[Path] | None = None) -> tuple[Path, list[Path]]:
     """``(ground truth, sorted prediction files)`` of a benchmark folder, every one checked
@@ -402,17 +139,6 @@ def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
     if problems:
         raise OVEarthInputError(problems)
     return gt_path, preds
-
-
-def worker_count() -> int:
-    """One worker per core this process may use."""
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return max(1, count() or 1)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass
@@ -590,41 +316,9 @@ _PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovear
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
-    """``fork`` from a single-threaded process (the CLI: workers inherit the parsed ground
-    truth); else ``forkserver`` (a process with threads, such as the app's server or one
-    whose GEOS thread pool is running, must not fork: a child would inherit locks held by
-    threads it does not have), else ``spawn`` (Windows)."""
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_PRELOAD)
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-@contextmanager
-def _workers_skip_main(context: multiprocessing.context.BaseContext) -> Iterator[None]:
-    """Workers started inside the block do not run this process's main script again.
-
-    A ``forkserver`` or ``spawn`` worker first re-runs the parent's ``__main__`` file (as
-    ``__mp_main__``) unless the main module was imported by name: in the app's server that
-    file is Streamlit's launcher, so every worker of every Leaderboard run imported
-    Streamlit (0.8-0.9 s a worker) for a job that lives in this importable module. The
-    main module is shown to the workers under the name ``__main__``, which
-    :mod:`multiprocessing` does not import again; it is restored when the block ends.
-    """
-    main = sys.modules.get("__main__")
-    if (context.get_start_method() == "fork" or main is None
-            or getattr(main, "__spec__", None) is not None):
-        yield  # forked workers need no import; a main imported by name is cheap
-        return
-    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
-    try:
-        yield
-    finally:
-        main.__spec__ = None
+    """The start method of this run's workers (:func:`ovearth_core.workers.pool_context`),
+    a forkserver preloading :data:`_PRELOAD`."""
+    return worker_pool.pool_context(_PRELOAD)
 
 
 def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task: str,
@@ -732,7 +426,7 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
         size = sum(_size(job.pred_path) for job in pending)
-        workers = worker_count() if size >= PARALLEL_MIN_BYTES else 1
+        workers = worker_pool.worker_count() if size >= PARALLEL_MIN_BYTES else 1
     n_workers = min(workers, len(pending))
     if n_workers <= 1:
         for job in pending:
@@ -761,7 +455,7 @@ def _run_pool(pending: list[Job], n_workers: int, gt_path: str, gt_sha: str,
     by_size = sorted(pending, key=lambda job: -_size(job.pred_path))
     try:
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
-            with _workers_skip_main(context):  # workers start at the first submits
+            with worker_pool.skip_main(context):  # workers start at the first submits
                 futures = [pool.submit(_evaluate_job, job) for job in by_size]
             for future in as_completed(futures):
                 done = future.result()
@@ -814,39 +508,6 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
     kept = [o for o in outcomes if o.has_rows]
     return [o.name for o in kept], [o.result for o in kept]  # type: ignore[misc]
-
-
-def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
-                       stability_metrics: Sequence[str] | None = None,
-                       sizes: Sequence[int] = SUBSET_SIZES, n_subsets: int = 1000,
-                       seed: int = 0, k: int = 5,
-                       average_precision: Sequence[dict[str, Any] | None] | None = None,
-                       ) -> dict[str, Any]:
-    """Ranking table, category-subset stability of each metric, and (open vocabulary) the
-    MCC-versus-mIoU rank correlation, for evaluator results of one task.
-
-    ``average_precision`` (each model's AP report, or ``None``) adds the pooled AP and
-    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`)."""
-    if not results:
-        return {"models": [], "metrics": {}, "ranking": {}, "stability": {},
-                "mcc_vs_miou": None}
-    out = rank_table(names, results)
-    if average_precision is not None:
-        add_ap_ranking(out, results, average_precision)
-    metrics = list(stability_metrics or available_metrics(results[0]))
-    # Each full result's rows summed once for every metric (a board entry holds its sums).
-    summed = [r if SUMS in r else {**r, SUMS: category_sums(r, metrics)} for r in results]
-    out["stability"] = {}
-    for metric in metrics:
-        # Models that do not submit the metric's modality are left out of its correlations.
-        kept = [r for r in summed if submits(r, metric)]
-        if len(kept) < 2:
-            continue
-        _, stats = category_stats(kept, metric)
-        out["stability"][metric] = subset_stability(stats, metric, sizes, n_subsets, seed, k)
-    out["mcc_vs_miou"] = (mcc_vs_miou(results) if results[0]["task"] == "open_vocabulary"
-                          else None)
-    return out
 
 
 def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary", "referring",
@@ -943,11 +604,7 @@ def query_counts(folder: str | Path) -> dict[str, int]:
     return {cli: len(gt.tasks.get(key, ())) for cli, key in TASK_KEYS.items()}
 
 
-def default_metric(report: dict[str, Any]) -> str | None:
-    """The first ranked metric that at least one model has a value for (``None``: none)."""
-    return next((m for m, values in report["metrics"].items()
-                 if any(v is not None for v in values)), None)
+if __name__ == "__main__":  # python -m ovearth_core.analysis.leaderboard: the command
+    from .leaderboard_cli import main
 
-
-if __name__ == "__main__":
     raise SystemExit(main())

@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
+    from ..workers import worker_count
     from . import leaderboard as lb  # numpy and the evaluator, once the options are read
 
     tasks = tuple(args.task or ("vocabulary", "referring", "reasoning"))
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     print(f"{prog}: {describe(cache)}; " + (
         f"{args.workers} worker process(es)" if args.workers else
-        f"up to {lb.worker_count()} worker processes (none for under "
+        f"up to {worker_count()} worker processes (none for under "
         f"{lb.PARALLEL_MIN_BYTES >> 20} MB of predictions)"), file=sys.stderr)
 
     def progress(task: str) -> lb.Progress:

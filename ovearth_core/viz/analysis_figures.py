@@ -4,7 +4,7 @@ leaderboard), and the small lookups the app shows next to them.
 Inputs are the JSON-ready dicts of :func:`ovearth_core.analysis.sweep.sweep_to_dict`,
 :func:`ovearth_core.analysis.ap.average_precision_report`,
 :func:`ovearth_core.analysis.attribution.error_attribution` and
-:func:`ovearth_core.analysis.leaderboard.leaderboard_report`. Undefined values (``None``) are
+:func:`ovearth_core.analysis.standings.leaderboard_report`. Undefined values (``None``) are
 gaps in lines and are left out of bars, never drawn as 0. No Streamlit here.
 """
 
@@ -17,8 +17,8 @@ import plotly.graph_objects as go
 
 from ..analysis import additive
 from ..analysis.ap import ap_numbers
-from ..analysis.leaderboard import AP_RANKED
 from ..analysis.slices import SliceTable
+from ..analysis.standings import AP_RANKED
 from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, metric_label
 from .figures import COLOURS
 

@@ -24,11 +24,8 @@ from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.compare import default_unit
-from ovearth_core.analysis.leaderboard import (
-    evaluate_with,
-    leaderboard_report,
-    worker_count,
-)
+from ovearth_core.analysis.leaderboard import evaluate_with
+from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 from ovearth_core.cache import rejected_note
 from ovearth_core.convert import chips as chips_
@@ -37,6 +34,7 @@ from ovearth_core.io import parse_json, read_input
 from ovearth_core.paths import refusal
 from ovearth_core.types import MODALITIES, SampleList
 from ovearth_core.viz import images
+from ovearth_core.workers import worker_count
 
 from . import data, links, state
 

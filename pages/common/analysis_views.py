@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ovearth_core.analysis import leaderboard
+from ovearth_core.analysis import standings
 from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
 from ovearth_core.viz import analysis_figures as af
@@ -143,7 +143,7 @@ def leaderboard_frame(report: dict[str, Any], by: str) -> pd.DataFrame:
 
 def leaderboard_table(report: dict[str, Any]) -> None:
     metrics = list(report["metrics"])
-    first = leaderboard.default_metric(report)  # not a modality no submission has
+    first = standings.default_metric(report)  # not a modality no submission has
     by = st.selectbox("Rank by", metrics, format_func=af.LEADERBOARD_METRIC_LABELS.get,
                       index=metrics.index(first) if first in metrics else 0,
                       key="lb_rank_by")

@@ -21,13 +21,15 @@ from app_fixtures import Dataset, write_dataset
 from scipy.stats import spearmanr
 
 from ovearth_core.analysis.leaderboard import (
-    METRICS,
-    available_metrics,
-    category_stats,
     evaluate_folder,
     evaluate_submissions,
     folder_files,
     folder_leaderboard,
+)
+from ovearth_core.analysis.standings import (
+    METRICS,
+    available_metrics,
+    category_stats,
     leaderboard_report,
     mcc_vs_miou,
     metric_values,
@@ -35,13 +37,13 @@ from ovearth_core.analysis.leaderboard import (
     spearman,
     spearman_rows,
     subset_stability,
-    worker_count,
 )
 from ovearth_core.cache import ResultCache
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 from ovearth_core.types import SampleList
+from ovearth_core.workers import worker_count
 
 MODS = "segmentation,bbox,oriented_bbox"
 

@@ -20,6 +20,7 @@ from analysis_fixtures import make_ground_truth, make_predictions
 
 from ovearth_core import pipeline
 from ovearth_core.analysis import leaderboard as lb
+from ovearth_core.analysis import standings
 from ovearth_core.cache import ResultCache, file_digest
 from ovearth_core.options import Options
 
@@ -107,10 +108,10 @@ def test_category_sums_equal_an_independent_per_row_sum(folder: Path, task: str)
     _, results = lb.evaluate_folder(folder, task, MODS)
     assert len(results) >= 4
     for result in results:
-        sums = lb.category_sums(result)
+        sums = standings.category_sums(result)
         assert list(sums.categories) == sorted({r["category"] for r in result["per_sample"]})
-        assert set(sums.sums) == set(lb.METRICS)
-        for metric, spec in lb.METRICS.items():
+        assert set(sums.sums) == set(standings.METRICS)
+        for metric, spec in standings.METRICS.items():
             ref = _reference_sums(result, metric)
             array = sums.sums[metric]
             assert array.shape == (len(sums.categories), spec.size)
@@ -148,7 +149,7 @@ def test_hot_cold_in_process_and_sequential_reports_are_identical(folder: Path,
     assert (warm_store.hits, warm_store.misses) == (files * len(TASKS) + 1, 0)
     _, entries = lb.evaluate_folder(folder, "vocabulary", MODS, workers=2,
                                     cache=ResultCache(tmp_path / "c"), board=True)
-    assert entries and all("per_sample" not in e and lb.SUMS in e for e in entries)
+    assert entries and all("per_sample" not in e and standings.SUMS in e for e in entries)
 
 
 def test_entries_are_derived_from_results_cached_without_them(folder: Path,
@@ -301,15 +302,15 @@ def test_category_stats_of_entries_equal_those_of_results(folder: Path) -> None:
     _, results = lb.evaluate_folder(folder, "vocabulary", MODS)
     entries = [lb.board_entry(r) for r in results]
     mixed = [e if i % 2 else r for i, (r, e) in enumerate(zip(results, entries, strict=True))]
-    for metric in lb.METRICS:
-        cats, ref = lb.category_stats(results, metric)
+    for metric in standings.METRICS:
+        cats, ref = standings.category_stats(results, metric)
         for other in (entries, mixed):
-            cats2, stats = lb.category_stats(other, metric)
+            cats2, stats = standings.category_stats(other, metric)
             assert cats2 == cats and stats.tobytes() == ref.tobytes()
     # model_3 sent no masks: every query counts with IoU 0 (it is left out of the
     # ranking as not submitting the modality, not by its sums).
-    assert np.all(lb.category_stats(results, "seg_macro_miou")[1][3][:, 0] == 0)
-    assert not lb.submits(results[3], "seg_macro_miou")
+    assert np.all(standings.category_stats(results, "seg_macro_miou")[1][3][:, 0] == 0)
+    assert not standings.submits(results[3], "seg_macro_miou")
 
 
 def test_the_ground_truth_is_parsed_once_cold_and_never_warm(
@@ -363,7 +364,7 @@ def test_average_ranks_equal_scipys_rankdata_exactly(seed: int) -> None:
         values[values == 3] = -np.inf  # undefined metrics, as ranked
         if seed % 2:
             values += rng.random(shape) * (seed > 2)  # ties only sometimes
-        got = lb.average_ranks(values)
+        got = standings.average_ranks(values)
         ref = rankdata(values, axis=-1)
         assert got.dtype == np.float64 and got.tobytes() == ref.tobytes(), shape
 
@@ -424,9 +425,9 @@ def test_a_report_of_full_results_sums_each_row_once_per_metric(
             return pieces(row)
         return inner
 
-    metrics = {n: replace(m, pieces=counted(n, m.pieces)) for n, m in lb.METRICS.items()}
-    monkeypatch.setattr(lb, "METRICS", metrics)
-    report = lb.leaderboard_report(names, results, **STABILITY)
+    metrics = {n: replace(m, pieces=counted(n, m.pieces)) for n, m in standings.METRICS.items()}
+    monkeypatch.setattr(standings, "METRICS", metrics)
+    report = standings.leaderboard_report(names, results, **STABILITY)
     assert set(report["stability"]) == set(calls)
     rows = sum(len(r["per_sample"]) for r in results)
     assert calls == dict.fromkeys(calls, rows)

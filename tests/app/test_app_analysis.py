@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core import io as core_io
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
-from ovearth_core.analysis.leaderboard import leaderboard_report
+from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.analysis.sweep import score_sweep, sweep_to_dict
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
