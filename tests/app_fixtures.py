@@ -161,15 +161,51 @@ def app_on(ds: Dataset | None = None, timeout: float = 120, **state: object):
     return at
 
 
+def goto(at, page: str):
+    """``at.switch_page(page)`` that reaches ``st.navigation``'s page before the first run
+    too (``page``: a file of pages/common/nav.py's table; ``"app.py"`` is the Overview).
+
+    After a run, AppTest resolves a page file through the pages ``st.navigation``
+    registered. Before the first run it would hash the file's name, which is not the
+    page's ``url_path`` (on purpose: see nav.py), so the session would silently open the
+    Overview; there the helper requests the page as a browser's link does: by the hash of
+    its URL path (``st.Page``'s script hash). Either way the page drawn is checked by
+    :func:`assert_on` in the tests that open every page."""
+    from streamlit.util import calc_hash
+
+    from pages.common import nav
+
+    page = nav.OVERVIEW if page == "app.py" else page
+    if page not in nav.BY_FILE:
+        raise ValueError(f"{page!r} is not a page of pages/common/nav.py")
+    if at._registered_pages:  # AppTest has run: it knows st.navigation's pages
+        return at.switch_page(page)
+    # the Overview is the app's root: a browser asks for no page (the default one)
+    at._page_hash = "" if page == nav.OVERVIEW else calc_hash(nav.BY_FILE[page].url_path)
+    return at
+
+
+def assert_on(at, page: str) -> None:
+    """The last run drew ``page`` (its own title), not another (e.g. the Overview)."""
+    from pages.common import nav
+
+    page = nav.OVERVIEW if page == "app.py" else page
+    assert [t.value for t in at.title][:1] == [nav.BY_FILE[page].heading], \
+        (page, [t.value for t in at.title])
+
+
 def open_page(page: str, params: dict[str, str], timeout: float = 120):
-    """An AppTest of ``page`` opened from a link with ``params`` (its query string)."""
+    """An AppTest of ``page`` opened from a link with ``params`` (its query string): a
+    fresh session whose first run is on that page, as a browser's direct link."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.switch_page(page)
+    goto(at, page)
     for key, value in params.items():
         at.query_params[key] = value
-    return at.run()
+    at.run()
+    assert_on(at, page)
+    return at
 
 
 def assert_ok(at) -> None:
