@@ -1,7 +1,8 @@
 """OVEarth Inspector (``streamlit run app.py``; opens on assets/demo/): the frame of every
 page. The page config, the session state and the sidebar (data, evaluation options, the
 evaluation itself) are drawn here once; then ``st.navigation`` runs the page the URL names
-(pages/common/nav.py lists them; its menu sits atop the sidebar)."""
+(pages/common/nav.py lists them; its menu sits atop the sidebar). A page file run alone
+(a fresh server's first link to it) runs this file first (pages/common/run.in_frame)."""
 
 from __future__ import annotations
 
@@ -17,5 +18,5 @@ st.title(shown.heading)
 evaluated = sidebar.render()
 if evaluated is None:
     st.stop()  # the sidebar (or the page's area) shows why there is nothing to evaluate
-run.set_current(evaluated)
-page.run()
+with run.framing(evaluated):
+    page.run()

@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from app_fixtures import press, viewer_cards  # noqa: E402 (the card's data, its buttons)
 
 APP = str(ROOT / "app.py")
-COMPARE_PAGE = "pages/compare_page.py"
+COMPARE_PAGE = "pages/Compare.py"
 PERSONA = "strong_localiser"
 PERSONA_B = "weak_baseline"  # all three modalities, like A, so every comparison is drawn
 # The app reads typed paths only inside its data roots (``ovearth_core.paths``).
@@ -119,12 +119,8 @@ def new_session(paths: Paths, page: str | None = None, task: str = "vocabulary")
     at.session_state["pred_path"] = paths.pred_path
     at.session_state["cmp_b_path"] = paths.b_path
     at.session_state["task"] = task
-    if page is not None:  # a link's first run on ``page`` (as tests/app_fixtures.goto)
-        from streamlit.util import calc_hash
-
-        from pages.common import nav
-
-        at._page_hash = calc_hash(nav.BY_FILE[page].url_path)  # AppTest's private request
+    if page is not None:
+        at.switch_page(page)
     return at
 
 

@@ -162,27 +162,16 @@ def app_on(ds: Dataset | None = None, timeout: float = 120, **state: object):
 
 
 def goto(at, page: str):
-    """``at.switch_page(page)`` that reaches ``st.navigation``'s page before the first run
-    too (``page``: a file of pages/common/nav.py's table; ``"app.py"`` is the Overview).
-
-    After a run, AppTest resolves a page file through the pages ``st.navigation``
-    registered. Before the first run it would hash the file's name, which is not the
-    page's ``url_path`` (on purpose: see nav.py), so the session would silently open the
-    Overview; there the helper requests the page as a browser's link does: by the hash of
-    its URL path (``st.Page``'s script hash). Either way the page drawn is checked by
-    :func:`assert_on` in the tests that open every page."""
-    from streamlit.util import calc_hash
-
+    """``at.switch_page(page)``, ``page`` a file of pages/common/nav.py's table
+    (``"app.py"`` is the Overview): before a first run AppTest requests the page by its
+    file's name, which is its URL path (nav.py), so it reaches the page as a browser's link
+    does; a file that is no page is refused. :func:`assert_on` checks the page drawn."""
     from pages.common import nav
 
     page = nav.OVERVIEW if page == "app.py" else page
     if page not in nav.BY_FILE:
         raise ValueError(f"{page!r} is not a page of pages/common/nav.py")
-    if at._registered_pages:  # AppTest has run: it knows st.navigation's pages
-        return at.switch_page(page)
-    # the Overview is the app's root: a browser asks for no page (the default one)
-    at._page_hash = "" if page == nav.OVERVIEW else calc_hash(nav.BY_FILE[page].url_path)
-    return at
+    return at.switch_page(page)
 
 
 def assert_on(at, page: str) -> None:

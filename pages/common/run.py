@@ -4,6 +4,8 @@ view modules import the type without importing the sidebar)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,11 +36,17 @@ class Run:
 
 
 _CURRENT = threading.local()  # a session's script run (app.py, then its page) is one thread
+APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
-def set_current(run: Run) -> None:
-    """app.py's evaluation for the page it runs next (see :func:`current`)."""
+@contextmanager
+def framing(run: Run) -> Iterator[None]:
+    """app.py's evaluation, for the page it runs inside (see :func:`current`)."""
     _CURRENT.run = run
+    try:
+        yield
+    finally:
+        _CURRENT.run = None
 
 
 def current() -> Run:
@@ -48,3 +56,19 @@ def current() -> Run:
     if run is None:
         raise RuntimeError("A page of the app runs inside app.py: streamlit run app.py")
     return run
+
+
+def in_frame(main: Callable[[], None]) -> None:
+    """A page file's last line: ``main()`` inside app.py's frame. A freshly started server
+    runs a page file alone (no app.py) when its first session opens the page's URL
+    (pages/common/nav.py); the page then runs app.py, whose ``st.navigation`` draws the
+    sidebar, evaluates and runs this page again inside the frame, and stops there."""
+    if getattr(_CURRENT, "run", None) is not None:
+        main()
+        return
+    import runpy
+
+    import streamlit as st
+
+    runpy.run_path(str(APP), run_name="__main__")
+    st.stop()

@@ -13,7 +13,7 @@ import pytest
 from app_fixtures import app_on, assert_ok, goto, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
-LEADERBOARD = "pages/leaderboard_page.py"
+LEADERBOARD = "pages/Leaderboard.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -126,7 +126,7 @@ def _slices_page(tmp_path: Path, attribute: str, meta_key: str | None = None,
                        ("pred_path", str(pred)), ("task", "vocabulary")):
         at.session_state[key] = value
     at.run()
-    goto(at, "pages/slices_page.py")
+    goto(at, "pages/Slices.py")
     at.session_state["slice_attr"] = attribute
     at.session_state["slice_metric"] = "bbox_micro_recall"  # the interval column's
     if meta_key is not None:

@@ -20,7 +20,7 @@ from pages.common import analysis_data, data
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
-LEADERBOARD = "pages/leaderboard_page.py"
+LEADERBOARD = "pages/Leaderboard.py"
 DEMO = REPO / "assets" / "demo"
 GT = DEMO / "ground_truth.json"
 PERSONAS = ["box_detector", "cautious_segmenter", "strong_localiser", "weak_baseline"]

@@ -18,7 +18,7 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 LEFT, RIGHT = "P0001__1__0___0", "P0001__1__1024___0"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

@@ -11,7 +11,7 @@ import pytest
 from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 TIMEOUT = 120
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

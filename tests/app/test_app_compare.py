@@ -1,4 +1,4 @@
-"""AppTest of the Compare page (pages/compare_page.py)."""
+"""AppTest of the Compare page (pages/Compare.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "pages/compare_page.py"
+PAGE = "pages/Compare.py"
 ALL = ("segmentation", "bbox", "oriented_bbox")
 
 

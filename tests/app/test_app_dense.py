@@ -49,7 +49,7 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     served = record_pictures(monkeypatch)
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
-    goto(at, "pages/explorer_page.py")
+    goto(at, "pages/Query_explorer.py")
     at.run()
     assert_ok(at)
     card = card_html(at)
@@ -73,7 +73,7 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset,
 
 def test_a_gallery_page_of_the_mosaic(mosaic: Dataset) -> None:
     at = app_on(mosaic)
-    goto(at, "pages/gallery_page.py")
+    goto(at, "pages/Gallery.py")
     at.run()
     assert_ok(at)
     assert len(at.get("image")) == 48
@@ -83,7 +83,7 @@ def test_a_gallery_page_of_the_mosaic(mosaic: Dataset) -> None:
 
 def test_a_box_number_zooms_to_that_box(mosaic: Dataset) -> None:
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
-    goto(at, "pages/explorer_page.py")
+    goto(at, "pages/Query_explorer.py")
     at.run()
     gt = json.loads(mosaic.gt.read_text())
     boxes = next(a for a in gt["annotations"] if a["id"] == "dense")["bbox"]

@@ -10,8 +10,8 @@ import pytest
 from app_fixtures import Dataset, app_on, assert_ok, card_html, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
-GALLERY = "pages/gallery_page.py"
-EXPLORER = "pages/explorer_page.py"
+GALLERY = "pages/Gallery.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -14,7 +14,7 @@ import rasterio
 from app_fixtures import H, W, app_on, assert_ok, card_html, goto, write_dataset
 from rasterio.transform import from_origin
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 R = 6_378_137.0
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

@@ -18,8 +18,8 @@ from streamlit.testing.v1 import AppTest
 from pages.common import state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/explorer_page.py"
-GALLERY = "pages/gallery_page.py"
+EXPLORER = "pages/Query_explorer.py"
+GALLERY = "pages/Gallery.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

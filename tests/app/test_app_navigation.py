@@ -20,13 +20,15 @@ def ds(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return write_dataset(tmp_path_factory.mktemp("nav") / "data")
 
 
-def test_the_table_is_the_pages_folder_and_no_url_is_a_file_name() -> None:
-    """A URL equal to a pages/ file's name would run that file alone on a fresh server
-    (Streamlit's pages/ mode until a session calls st.navigation): none is."""
+def test_the_table_is_the_pages_folder_and_each_url_its_file_name() -> None:
+    """A fresh server (Streamlit's pages/ mode until a session calls st.navigation) runs
+    the file a URL names: each page's file is named by its URL path, and hands over to
+    app.py when run alone (run.in_frame, its last line)."""
     files = sorted(str(p.relative_to(REPO)) for p in (REPO / "pages").glob("*.py"))
     assert sorted(FILES) == files
-    stems = {Path(f).stem.lower() for f in FILES}
-    assert not stems & {p.url_path.lower() for p in nav.PAGES}
+    assert [Path(p.file).stem for p in nav.PAGES] == [p.url_path for p in nav.PAGES]
+    for p in nav.PAGES:
+        assert (REPO / p.file).read_text().endswith("\n\nin_frame(main)\n"), p.file
     assert [p.url_path for p in nav.PAGES] == ["Overview", "Query_explorer", "Gallery", "Compare",
                                               "Leaderboard", "Slices", "Annotation",
                                               "Confusion"]

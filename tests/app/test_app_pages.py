@@ -22,7 +22,7 @@ from app_fixtures import (
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 TIMEOUT = 120
 
 
@@ -269,8 +269,8 @@ def test_viewer_shows_small_objects_of_large_images_at_full_resolution(tmp_path:
     assert layers[1]["x0"] < 2000 < layers[1]["x0"] + 200
 
 
-@pytest.mark.parametrize("page", ["app.py", EXPLORER, "pages/compare_page.py",
-                                  "pages/leaderboard_page.py", "pages/slices_page.py"])
+@pytest.mark.parametrize("page", ["app.py", EXPLORER, "pages/Compare.py",
+                                  "pages/Leaderboard.py", "pages/Slices.py"])
 def test_missing_values_in_tables_show_a_dash(ds: Dataset, page: str) -> None:
     """A cell without a value (no score for a negative query, a modality not submitted)
     reads "—", not Streamlit's default "None" (a grey word that looks like a value)."""

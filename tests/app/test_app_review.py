@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from ovearth_core import review
 
-EXPLORER = "pages/explorer_page.py"
-SLICES = "pages/slices_page.py"
+EXPLORER = "pages/Query_explorer.py"
+SLICES = "pages/Slices.py"
 TIMEOUT = 120
 OV = "open_vocabulary"
 

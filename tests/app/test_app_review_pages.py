@@ -19,11 +19,11 @@ from ovearth_core import review
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-GALLERY = "pages/gallery_page.py"
-COMPARE = "pages/compare_page.py"
-EXPLORER = "pages/explorer_page.py"
-SLICES = "pages/slices_page.py"
-ANNOTATION = "pages/annotation_page.py"
+GALLERY = "pages/Gallery.py"
+COMPARE = "pages/Compare.py"
+EXPLORER = "pages/Query_explorer.py"
+SLICES = "pages/Slices.py"
+ANNOTATION = "pages/Annotation.py"
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 TIMEOUT = 180
 OV = "open_vocabulary"

@@ -19,9 +19,9 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-EXPLORER = "pages/explorer_page.py"
-COMPARE = "pages/compare_page.py"
-LEADERBOARD = "pages/leaderboard_page.py"
+EXPLORER = "pages/Query_explorer.py"
+COMPARE = "pages/Compare.py"
+LEADERBOARD = "pages/Leaderboard.py"
 TIMEOUT = 120
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

@@ -27,7 +27,7 @@ from PIL import Image
 
 from ovearth_core.viz import overlay
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -26,7 +26,7 @@ from app_fixtures import (
     write_dataset,
 )
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

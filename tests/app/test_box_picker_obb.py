@@ -13,7 +13,7 @@ from app_fixtures import diamond as _diamond
 from app_fixtures import rect as _rect
 from app_fixtures import write_ship_scene as _write
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-PAGE = "pages/compare_page.py"
+PAGE = "pages/Compare.py"
 SIDE = 96
 GT_BOX = (10, 10, 40, 40)  # x0, y0, x1, y1 in original pixels
 A_BOX = (14, 14, 44, 44)  # IoU with GT_BOX 676 / 1124 = 0.60: matched at 0.5

@@ -10,7 +10,7 @@ from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 
 from ovearth_core import review
 
-GALLERY = "pages/gallery_page.py"
+GALLERY = "pages/Gallery.py"
 OV = "open_vocabulary"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

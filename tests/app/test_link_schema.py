@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from pages.common import links, state
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 # Commas and backslashes included: a category such as "boat, small" must survive a link.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from app_fixtures import app_on, assert_ok, goto, write_dataset, write_large_image_dataset
 
-EXPLORER = "pages/explorer_page.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

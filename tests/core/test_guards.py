@@ -127,7 +127,7 @@ def test_obb_at_exactly_the_threshold_is_a_match_in_the_app(tmp_path: Path) -> N
     ds = _exact_half_dataset(tmp_path / "d")
     at = app_on(ds, 120, task="referring").run()
     assert_ok(at)
-    goto(at, "pages/explorer_page.py").run()
+    goto(at, "pages/Query_explorer.py").run()
     assert_ok(at)
     table = at.dataframe[0].value
     row = table[table["query_id"] == "r1"].iloc[0]

@@ -6,7 +6,7 @@ import streamlit as st
 
 from ovearth_core.analysis import gallery
 from pages.common import analysis_data, gallery_views, state, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -33,4 +33,4 @@ def main() -> None:
     gallery_views.tiles_fragment(run, shown)
 
 
-main()
+in_frame(main)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import analysis_data, annotation_views, state, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -24,4 +24,4 @@ def main() -> None:
     annotation_views.render(run, evaluations, joined[ann_id])
 
 
-main()
+in_frame(main)

@@ -9,7 +9,7 @@ import streamlit as st
 from ovearth_core.analysis import objects
 from ovearth_core.viz import analysis_figures as figs
 from pages.common import analysis_data, explorer, gallery_views, state, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -60,4 +60,4 @@ def main() -> None:
             open_cell(p, g)
 
 
-main()
+in_frame(main)

@@ -24,7 +24,7 @@ from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
 from pages.common import analysis_data, compare_views, data, state, tags, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -187,4 +187,4 @@ def main() -> None:
                        mime="text/html", key="dl_report", on_click="ignore")
 
 
-main()
+in_frame(main)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from ovearth_core.analysis import diagnose
 from pages.common import explorer, state, tags, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -31,4 +31,4 @@ def main() -> None:
     explorer.viewer_fragment(run, task, shown)
 
 
-main()
+in_frame(main)

@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.common import analysis_data, analysis_views, links, state, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -97,4 +97,4 @@ def main() -> None:
     analysis_views.mcc_vs_miou(report)
 
 
-main()
+in_frame(main)

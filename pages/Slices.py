@@ -10,7 +10,7 @@ import streamlit as st
 from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
 from pages.common import analysis_data, data, slice_views, state, tags, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -68,4 +68,4 @@ def main() -> None:
     slice_views.click_through(table, taxonomy, sorted({r["category"] for r in run.evaluation.rows}))
 
 
-main()
+in_frame(main)

@@ -8,7 +8,7 @@ from ovearth_core.analysis import diagnose
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.viz import figures
 from pages.common import analysis_views, state, views
-from pages.common.run import current
+from pages.common.run import current, in_frame
 
 
 def main() -> None:
@@ -108,4 +108,4 @@ def main() -> None:
             views.explore(categories=[bar["customdata"]])
 
 
-main()
+in_frame(main)
