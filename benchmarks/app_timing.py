@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from app_fixtures import press, viewer_cards  # noqa: E402 (the card's data, its buttons)
 
 APP = str(ROOT / "app.py")
-COMPARE_PAGE = "pages/3_Compare.py"
+COMPARE_PAGE = "pages/Compare.py"
 PERSONA = "strong_localiser"
 PERSONA_B = "weak_baseline"  # all three modalities, like A, so every comparison is drawn
 # The app reads typed paths only inside its data roots (``ovearth_core.paths``).

@@ -161,15 +161,40 @@ def app_on(ds: Dataset | None = None, timeout: float = 120, **state: object):
     return at
 
 
+def goto(at, page: str):
+    """``at.switch_page(page)``, ``page`` a file of pages/common/nav.py's table
+    (``"app.py"`` is the Overview): before a first run AppTest requests the page by its
+    file's name, which is its URL path (nav.py), so it reaches the page as a browser's link
+    does; a file that is no page is refused. :func:`assert_on` checks the page drawn."""
+    from pages.common import nav
+
+    page = nav.OVERVIEW if page == "app.py" else page
+    if page not in nav.BY_FILE:
+        raise ValueError(f"{page!r} is not a page of pages/common/nav.py")
+    return at.switch_page(page)
+
+
+def assert_on(at, page: str) -> None:
+    """The last run drew ``page`` (its own title), not another (e.g. the Overview)."""
+    from pages.common import nav
+
+    page = nav.OVERVIEW if page == "app.py" else page
+    assert [t.value for t in at.title][:1] == [nav.BY_FILE[page].heading], \
+        (page, [t.value for t in at.title])
+
+
 def open_page(page: str, params: dict[str, str], timeout: float = 120):
-    """An AppTest of ``page`` opened from a link with ``params`` (its query string)."""
+    """An AppTest of ``page`` opened from a link with ``params`` (its query string): a
+    fresh session whose first run is on that page, as a browser's direct link."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.switch_page(page)
+    goto(at, page)
     for key, value in params.items():
         at.query_params[key] = value
-    return at.run()
+    at.run()
+    assert_on(at, page)
+    return at
 
 
 def assert_ok(at) -> None:

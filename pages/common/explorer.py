@@ -166,7 +166,7 @@ def open_objects(categories: list[str], outcomes: list[str], modality: str) -> N
     """Open the explorer on the queries of ``categories`` with objects of ``outcomes`` in
     ``modality``, every other filter reset."""
     state.set_filters(categories=categories, objects=outcomes, obj_modality=modality)
-    st.switch_page("pages/1_Query_explorer.py")
+    st.switch_page(state.EXPLORER_PAGE)
 
 
 def resolve_selection(task: str, ids: list[str], all_ids: set[str]) -> str | None:

@@ -81,7 +81,7 @@ def open_cell(modality: str, predicted: str, gt_category: str) -> None:
         ss[key] = value.copy() if isinstance(value, list) else value
     ss.update(gal_selector="predicted boxes", gal_modality=modality,
               gal_categories=[predicted], gal_confused=[gt_category])
-    st.switch_page("pages/2_Gallery.py")
+    st.switch_page(state.GALLERY_PAGE)
 
 
 def pager(n_tiles: int) -> int:

@@ -1,8 +1,9 @@
 """The shared sidebar: data panel (paths or uploads) and evaluation options.
 
-Every page calls :func:`render` first; it initialises state, draws the panel,
-runs the (cached) evaluation and returns a :class:`Run`, or shows the
-validation report and returns ``None`` so the page can stop cleanly.
+app.py calls :func:`render` once per run, before the page: it initialises state, draws
+the panel, runs the (cached) evaluation and returns a :class:`Run`, or shows the
+validation report and returns ``None`` so that no page is drawn. The page menu above it
+is ``st.navigation``'s (app.py).
 """
 
 from __future__ import annotations
@@ -95,21 +96,6 @@ def _options_panel() -> None:
                     max_value=links.MAX_BOXES, step=100, **state.bind("ap_max_detections"))
 
 
-PAGES = (("app.py", "Overview"), ("pages/1_Query_explorer.py", "Query explorer"),
-         ("pages/2_Gallery.py", "Gallery"), ("pages/3_Compare.py", "Compare"),
-         ("pages/4_Leaderboard.py", "Leaderboard"), ("pages/5_Slices.py", "Slices"),
-         ("pages/6_Annotation.py", "Annotation (three tasks)"),
-         ("pages/7_Confusion.py", "Category confusion"))
-
-
-def _navigation() -> None:
-    """Page links with readable names (Streamlit's own list would call the overview "app";
-    it is hidden in .streamlit/config.toml). Query parameters are carried by state."""
-    for path, label in PAGES:
-        st.page_link(path, label=label)
-    st.divider()
-
-
 def _saved_views(run: Run) -> None:
     """The benchmark's saved views (its review sidecar), each a link; save the current one."""
     st.subheader("Saved views")
@@ -149,17 +135,6 @@ def current_options() -> data.Options:
         max_detections=int(ss["ap_max_detections"]))
 
 
-def page(name: str, title: str) -> Run:
-    """Every page's start: its browser-tab name, its title, then the sidebar; stops the page
-    (the sidebar showing why) when there is nothing to evaluate."""
-    st.set_page_config(page_title=f"OVEarth Inspector · {name}", layout="wide")
-    st.title(title)
-    run = render()
-    if run is None:
-        st.stop()
-    return run
-
-
 def render() -> Run | None:
     """Draw the sidebar and evaluate; ``None`` (with the report shown) on bad input."""
     state.init_state()
@@ -170,7 +145,6 @@ def render() -> Run | None:
     for note in state.pop_link_notes():
         st.warning(note)
     with st.sidebar:
-        _navigation()
         st.subheader("Data")
         _data_panel()
         st.subheader("Evaluation options")

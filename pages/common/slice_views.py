@@ -156,7 +156,7 @@ def click_through(table: slices.SliceTable, taxonomy: dict[str, str] | None,
                   categories: list[str]) -> None:
     """A slice picker and a button opening the explorer filtered to that slice."""
     if table.attribute == slices.QUERY_FORM:
-        st.page_link("pages/6_Annotation.py", label="One annotation's three results side by "
+        st.page_link("pages/Annotation.py", label="One annotation's three results side by "
                      "side: the Annotation page →")
         return
     links = {v.value: f for v in table.values

@@ -54,8 +54,8 @@ MAX_PAGE = links.MAX_PAGE
 GALLERY_SELECTORS = links.GALLERY_SELECTORS
 GALLERY_SORTS = links.GALLERY_SORTS
 ZOOM_TARGETS = links.ZOOM_TARGETS
-EXPLORER_PAGE = "pages/1_Query_explorer.py"
-GALLERY_PAGE = "pages/2_Gallery.py"
+EXPLORER_PAGE = "pages/Query_explorer.py"  # see pages/common/nav.py
+GALLERY_PAGE = "pages/Gallery.py"
 # The app's log (e.g. data.evaluate's "evaluated ..." line, one per computed evaluation)
 # goes to the server's stderr at INFO.
 LOG = logging.getLogger("ovearth_inspector")

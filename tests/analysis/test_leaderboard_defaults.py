@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_fixtures import app_on, assert_ok, write_dataset
+from app_fixtures import app_on, assert_ok, goto, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
-LEADERBOARD = "pages/4_Leaderboard.py"
+LEADERBOARD = "pages/Leaderboard.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -40,7 +40,7 @@ def _box_only(root: Path, drop_task: str | None = None):
 def test_the_page_ranks_by_a_metric_some_submission_has(tmp_path: Path) -> None:
     ds = _box_only(tmp_path / "bench")
     at = app_on(ds, task="vocabulary")
-    at.switch_page(LEADERBOARD)
+    goto(at, LEADERBOARD)
     at.run()
     assert_ok(at)
     by = at.selectbox(key="lb_rank_by").value
@@ -52,7 +52,7 @@ def test_the_page_does_not_rank_a_task_without_queries(tmp_path: Path) -> None:
     # Declared modalities: "auto" has nothing to infer them from and says so in the sidebar.
     at = app_on(ds, task="reasoning", auto_modalities=False,
                 modalities=["bbox", "oriented_bbox"])
-    at.switch_page(LEADERBOARD)
+    goto(at, LEADERBOARD)
     at.run()
     assert not at.exception
     assert any("no queries" in i.value for i in at.info), [i.value for i in at.info]

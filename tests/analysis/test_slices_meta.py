@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rasterio
+from app_fixtures import goto
 from convert_helpers import DATA
 from PIL import Image
 from rasterio.transform import from_origin
@@ -125,7 +126,7 @@ def _slices_page(tmp_path: Path, attribute: str, meta_key: str | None = None,
                        ("pred_path", str(pred)), ("task", "vocabulary")):
         at.session_state[key] = value
     at.run()
-    at.switch_page("pages/5_Slices.py")
+    goto(at, "pages/Slices.py")
     at.session_state["slice_attr"] = attribute
     at.session_state["slice_metric"] = "bbox_micro_recall"  # the interval column's
     if meta_key is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import assert_ok
+from app_fixtures import assert_ok, goto
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import io as core_io
@@ -20,7 +20,7 @@ from pages.common import analysis_data, data
 
 REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
-LEADERBOARD = "pages/4_Leaderboard.py"
+LEADERBOARD = "pages/Leaderboard.py"
 DEMO = REPO / "assets" / "demo"
 GT = DEMO / "ground_truth.json"
 PERSONAS = ["box_detector", "cautious_segmenter", "strong_localiser", "weak_baseline"]
@@ -191,7 +191,7 @@ def _leaderboard(**state: object) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in state.items():
         at.session_state[key] = value
-    at.switch_page(LEADERBOARD)
+    goto(at, LEADERBOARD)
     return at.run()
 
 

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-from app_fixtures import assert_ok
+from app_fixtures import assert_ok, goto
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 LEFT, RIGHT = "P0001__1__0___0", "P0001__1__1024___0"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -53,7 +53,7 @@ def _explorer(root: Path, focus: int | None = None) -> AppTest:
         at.session_state[key] = value
     if focus is not None:
         at.session_state["view_focus"] = ("q1", focus)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     return at

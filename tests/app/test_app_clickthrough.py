@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 TIMEOUT = 120
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -38,7 +38,7 @@ def _shown(at: AppTest) -> list[str]:
 def _by_category(ds: Dataset) -> dict[str, list[str]]:
     """The unfiltered explorer's queries per category column, read from its table."""
     at = app_on(ds, TIMEOUT)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     frame = at.run().dataframe[0].value
     return {c: sorted(frame.loc[frame["category"] == c, "query_id"]) for c in frame["category"]}
 

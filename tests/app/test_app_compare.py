@@ -1,4 +1,4 @@
-"""AppTest of the Compare page (pages/3_Compare.py)."""
+"""AppTest of the Compare page (pages/Compare.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis.compare import Comparison, compare_results
@@ -15,7 +15,7 @@ from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "pages/3_Compare.py"
+PAGE = "pages/Compare.py"
 ALL = ("segmentation", "bbox", "oriented_bbox")
 
 
@@ -29,7 +29,7 @@ def ds(tmp_path: Path) -> Dataset:
 
 def _compare_page(ds: Dataset, **state: object) -> AppTest:
     at = app_on(ds, **state)
-    at.switch_page(PAGE)
+    goto(at, PAGE)
     return at.run()
 
 
@@ -79,7 +79,7 @@ def test_compare_page_never_defaults_to_a_itself_through_a_symlink(ds: Dataset,
     link.symlink_to(ds.root, target_is_directory=True)
     at = app_on(None, gt_path=str(link / "ground_truth.json"), images_dir=str(link),
                 pred_path=str(link / "predictions" / "model_a.json"))
-    at.switch_page(PAGE)
+    goto(at, PAGE)
     at.run()
     assert_ok(at)
     assert at.selectbox(key="_w_cmp_b_path").options == ["model_b"]

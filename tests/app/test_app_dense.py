@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_html, card_picture, record_pictures
+from app_fixtures import Dataset, app_on, assert_ok, card_html, card_picture, goto, record_pictures
 from PIL import Image
 
 from benchmarks import dense_scene
@@ -49,7 +49,7 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     served = record_pictures(monkeypatch)
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
-    at.switch_page("pages/1_Query_explorer.py")
+    goto(at, "pages/Query_explorer.py")
     at.run()
     assert_ok(at)
     card = card_html(at)
@@ -73,7 +73,7 @@ def test_the_dense_query_in_the_explorer(mosaic: Dataset,
 
 def test_a_gallery_page_of_the_mosaic(mosaic: Dataset) -> None:
     at = app_on(mosaic)
-    at.switch_page("pages/2_Gallery.py")
+    goto(at, "pages/Gallery.py")
     at.run()
     assert_ok(at)
     assert len(at.get("image")) == 48
@@ -83,7 +83,7 @@ def test_a_gallery_page_of_the_mosaic(mosaic: Dataset) -> None:
 
 def test_a_box_number_zooms_to_that_box(mosaic: Dataset) -> None:
     at = app_on(mosaic, selected={"vocabulary": "dense_00"})
-    at.switch_page("pages/1_Query_explorer.py")
+    goto(at, "pages/Query_explorer.py")
     at.run()
     gt = json.loads(mosaic.gt.read_text())
     boxes = next(a for a in gt["annotations"] if a["id"] == "dense")["bbox"]

@@ -7,11 +7,11 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_html, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
-GALLERY = "pages/2_Gallery.py"
-EXPLORER = "pages/1_Query_explorer.py"
+GALLERY = "pages/Gallery.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -23,7 +23,7 @@ def ds(tmp_path: Path) -> Dataset:
 
 def _gallery(ds: Dataset, **state: object) -> AppTest:
     at = app_on(ds, **state)
-    at.switch_page(GALLERY)
+    goto(at, GALLERY)
     return at.run()
 
 
@@ -72,7 +72,7 @@ def test_a_tiles_link_opens_its_query_in_the_explorer(ds: Dataset) -> None:
     assert params["sub"] == "model_a" and params["task"] == "vocabulary"
     explorer = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
                                  default_timeout=120)
-    explorer.switch_page(EXPLORER)
+    goto(explorer, EXPLORER)
     for key, value in params.items():
         explorer.query_params[key] = value
     explorer.run()

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rasterio
-from app_fixtures import H, W, app_on, assert_ok, card_html, write_dataset
+from app_fixtures import H, W, app_on, assert_ok, card_html, goto, write_dataset
 from rasterio.transform import from_origin
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 R = 6_378_137.0
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 def _card(ds, query: str) -> str:
     at = app_on(ds, task="vocabulary", selected={"vocabulary": query})
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     return card_html(at)
@@ -69,7 +69,7 @@ def test_each_object_centre_in_map_and_lon_lat(tmp_path: Path) -> None:
     ds = write_dataset(tmp_path / "d")
     _write_mercator(ds)
     at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000003"})
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     picker = at.selectbox(key="_w_objects")
@@ -99,7 +99,7 @@ def test_each_object_centre_in_map_and_lon_lat(tmp_path: Path) -> None:
 def test_no_object_centres_in_map_for_a_plain_image(tmp_path: Path) -> None:
     ds = write_dataset(tmp_path / "d")
     at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000001"})
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     labels = at.selectbox(key="_w_objects").options
@@ -112,7 +112,7 @@ def test_interactive_outlines_hover_with_map_coordinates(tmp_path: Path) -> None
     _write_mercator(ds)
     at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000003"},
                 view_interactive=True)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)

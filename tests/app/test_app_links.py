@@ -18,8 +18,8 @@ from streamlit.testing.v1 import AppTest
 from pages.common import state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/1_Query_explorer.py"
-GALLERY = "pages/2_Gallery.py"
+EXPLORER = "pages/Query_explorer.py"
+GALLERY = "pages/Gallery.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

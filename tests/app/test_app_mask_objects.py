@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok
+from app_fixtures import Dataset, app_on, assert_ok, goto
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
@@ -72,13 +72,13 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 
 def _on(bench: Dataset, page: str, modalities: list[str], **state: object) -> AppTest:
     at = app_on(bench, timeout=120, modalities=modalities, auto_modalities=False, **state)
-    at.switch_page(page)
+    goto(at, page)
     return at.run()
 
 
 def test_confusion_page_counts_mask_components_and_opens_the_explorer(bench: Dataset
                                                                         ) -> None:
-    at = _on(bench, "pages/7_Confusion.py", ["segmentation"])
+    at = _on(bench, "pages/Confusion.py", ["segmentation"])
     assert_ok(at)
     assert at.radio(key="_conf_modality").options == ["masks"]
     buttons = [b for b in at.button if b.key and b.key.startswith("conf_")]
@@ -95,7 +95,7 @@ def test_confusion_page_counts_mask_components_and_opens_the_explorer(bench: Dat
 
 
 def test_confusion_page_offers_masks_beside_boxes(bench: Dataset) -> None:
-    at = _on(bench, "pages/7_Confusion.py", ["segmentation", "bbox"])
+    at = _on(bench, "pages/Confusion.py", ["segmentation", "bbox"])
     assert_ok(at)
     radio = at.radio(key="_conf_modality")
     assert radio.options == ["masks", "HBB"] and radio.value == "bbox"
@@ -106,7 +106,7 @@ def test_confusion_page_offers_masks_beside_boxes(bench: Dataset) -> None:
 
 
 def test_explorer_filter_and_object_list_show_mask_components(bench: Dataset) -> None:
-    at = _on(bench, "pages/1_Query_explorer.py", ["segmentation"],
+    at = _on(bench, "pages/Query_explorer.py", ["segmentation"],
              flt_objects=["found as other class"], _w_objects_open=True)
     assert_ok(at)
     assert at.multiselect(key="_w_flt_objects").label == "Object outcome (masks)"
@@ -122,7 +122,7 @@ def test_explorer_filter_and_object_list_show_mask_components(bench: Dataset) ->
 
 
 def test_explorer_objects_of_switches_between_boxes_and_masks(bench: Dataset) -> None:
-    at = _on(bench, "pages/1_Query_explorer.py", ["segmentation", "bbox"],
+    at = _on(bench, "pages/Query_explorer.py", ["segmentation", "bbox"],
              flt_objects=["mislocalised"])
     assert_ok(at)
     pick = at.selectbox(key="_w_flt_obj_modality")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_params
+from app_fixtures import Dataset, app_on, assert_ok, card_params, goto
 from dense_fixtures import write_dense_dota
 from streamlit.testing.v1 import AppTest
 
@@ -25,7 +25,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
 def _on(bench: Dataset, page: str, **state: object) -> AppTest:
     at = app_on(bench, timeout=180, modalities=["bbox", "oriented_bbox"],
                 auto_modalities=False, **state)
-    at.switch_page(page)
+    goto(at, page)
     return at.run()
 
 
@@ -34,7 +34,7 @@ def _tiles(at: AppTest) -> list[str]:
 
 
 def test_confusion_cell_opens_those_boxes_in_the_gallery(bench: Dataset) -> None:
-    at = _on(bench, "pages/7_Confusion.py")
+    at = _on(bench, "pages/Confusion.py")
     assert_ok(at)
     buttons = [b for b in at.button if b.key and b.key.startswith("conf_")]
     # model_a boxes two small vehicles of D0001 as large vehicles: one cell, 2 boxes.
@@ -50,12 +50,12 @@ def test_confusion_cell_opens_those_boxes_in_the_gallery(bench: Dataset) -> None
 
 
 def test_gallery_filters_by_object_outcome(bench: Dataset) -> None:
-    at = _on(bench, "pages/2_Gallery.py", gal_selector="predicted boxes",
+    at = _on(bench, "pages/Gallery.py", gal_selector="predicted boxes",
              gal_errors=["duplicate"])
     assert_ok(at)
     tiles = _tiles(at)
     assert len(tiles) == 3 and all("duplicate" in t for t in tiles)  # the doubled ships
-    at = _on(bench, "pages/2_Gallery.py", gal_errors=["found as other class"])
+    at = _on(bench, "pages/Gallery.py", gal_errors=["found as other class"])
     assert_ok(at)
     tiles = _tiles(at)
     assert len(tiles) == 2
@@ -63,7 +63,7 @@ def test_gallery_filters_by_object_outcome(bench: Dataset) -> None:
 
 
 def test_explorer_object_filter_and_object_list_zoom(bench: Dataset) -> None:
-    at = _on(bench, "pages/1_Query_explorer.py", flt_objects=["found as other class"])
+    at = _on(bench, "pages/Query_explorer.py", flt_objects=["found as other class"])
     assert_ok(at)
     table = at.dataframe[0].value
     assert list(table["query_id"]) == ["ov_D0001_small-vehicle"]
@@ -88,12 +88,12 @@ def test_explorer_object_filter_and_object_list_zoom(bench: Dataset) -> None:
 
 
 def test_dense_query_with_f1_above_the_pass_level_is_not_failed(bench: Dataset) -> None:
-    at = _on(bench, "pages/1_Query_explorer.py", flt_failed_only=True)
+    at = _on(bench, "pages/Query_explorer.py", flt_failed_only=True)
     assert_ok(at)
     failed = set(at.dataframe[0].value["query_id"])
     assert "ov_D0001_ship" not in failed  # 120 ships, F1 0.97, three real duplicates
     assert "ov_D0001_small-vehicle" in failed  # 2 of 4 found: F1 2/3
-    at = _on(bench, "pages/1_Query_explorer.py")
+    at = _on(bench, "pages/Query_explorer.py")
     table = at.dataframe[0].value.set_index("query_id")
     assert table.loc["ov_D0001_ship", "failure"] == "ok"
     assert table.loc["ov_D0001_ship", "object_errors"] == "missed 5 · duplicate 3"
@@ -102,7 +102,7 @@ def test_dense_query_with_f1_above_the_pass_level_is_not_failed(bench: Dataset) 
 
 
 def test_compare_resamples_images_of_a_dota_conversion_and_warns(bench: Dataset) -> None:
-    at = _on(bench, "pages/3_Compare.py", cmp_b_path=str(bench.model_b))
+    at = _on(bench, "pages/Compare.py", cmp_b_path=str(bench.model_b))
     assert_ok(at)
     caption = next(c.value for c in at.caption if "paired-bootstrap" in c.value)
     assert "over 2 images (6 queries)" in caption
@@ -115,7 +115,7 @@ def test_compare_resamples_images_of_a_dota_conversion_and_warns(bench: Dataset)
 
 
 def test_slices_name_the_slices_with_few_units(bench: Dataset) -> None:
-    at = _on(bench, "pages/5_Slices.py")
+    at = _on(bench, "pages/Slices.py")
     assert_ok(at)
     assert any("over each slice's images" in c.value for c in at.caption)
     warning = next(w.value for w in at.warning if "slices have intervals" in w.value)
@@ -123,7 +123,7 @@ def test_slices_name_the_slices_with_few_units(bench: Dataset) -> None:
 
 
 def test_confusion_page_without_confusion_says_so(bench: Dataset) -> None:
-    at = _on(bench, "pages/7_Confusion.py")
+    at = _on(bench, "pages/Confusion.py")
     at.session_state["pred_path"] = str(bench.model_b)
     at.run()
     assert_ok(at)
@@ -131,21 +131,21 @@ def test_confusion_page_without_confusion_says_so(bench: Dataset) -> None:
 
 
 def test_pages_listed(bench: Dataset) -> None:
-    from pages.common.sidebar import PAGES
+    from pages.common.nav import BY_FILE
 
-    assert ("pages/7_Confusion.py", "Category confusion") in PAGES
-    assert Path(__file__).resolve().parents[2].joinpath("pages/7_Confusion.py").is_file()
+    assert BY_FILE["pages/Confusion.py"].menu == "Category confusion"
+    assert Path(__file__).resolve().parents[2].joinpath("pages/Confusion.py").is_file()
 
 
 def test_object_filter_travels_in_the_link(bench: Dataset) -> None:
-    at = _on(bench, "pages/1_Query_explorer.py", flt_objects=["found as other class"])
+    at = _on(bench, "pages/Query_explorer.py", flt_objects=["found as other class"])
     assert_ok(at)
     params = card_params(at)  # the URL the viewer writes to the address bar
     value = params["obj"]
     assert (value[0] if isinstance(value, list) else value) == "found as other class"
     opened = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
                                default_timeout=180)
-    opened.switch_page("pages/1_Query_explorer.py")
+    goto(opened, "pages/Query_explorer.py")
     for key, v in params.items():
         opened.query_params[key] = v[0] if isinstance(v, list) else v
     opened.run()

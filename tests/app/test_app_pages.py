@@ -14,6 +14,7 @@ from app_fixtures import (
     card_buttons,
     card_html,
     card_params,
+    goto,
     press,
     write_dataset,
     write_large_image_dataset,
@@ -21,7 +22,7 @@ from app_fixtures import (
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 TIMEOUT = 120
 
 
@@ -38,7 +39,7 @@ def _app(ds: Dataset | None = None, **state) -> AppTest:
 
 
 def _explorer(at: AppTest) -> AppTest:
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     return at.run()
 
 
@@ -245,7 +246,7 @@ def test_deep_link_to_unknown_query_warns(ds: Dataset) -> None:
 def test_filters_survive_a_round_trip_through_the_overview(ds: Dataset) -> None:
     at = _explorer(_app(ds).run())
     at.multiselect(key="_w_flt_outcomes").set_value(["FN"]).run()
-    at.switch_page("app.py")
+    goto(at, "app.py")
     at.run()
     assert_ok(at)
     at = _explorer(at)
@@ -268,14 +269,14 @@ def test_viewer_shows_small_objects_of_large_images_at_full_resolution(tmp_path:
     assert layers[1]["x0"] < 2000 < layers[1]["x0"] + 200
 
 
-@pytest.mark.parametrize("page", ["app.py", EXPLORER, "pages/3_Compare.py",
-                                  "pages/4_Leaderboard.py", "pages/5_Slices.py"])
+@pytest.mark.parametrize("page", ["app.py", EXPLORER, "pages/Compare.py",
+                                  "pages/Leaderboard.py", "pages/Slices.py"])
 def test_missing_values_in_tables_show_a_dash(ds: Dataset, page: str) -> None:
     """A cell without a value (no score for a negative query, a modality not submitted)
     reads "—", not Streamlit's default "None" (a grey word that looks like a value)."""
     at = _app(ds, cmp_b_path=str(ds.model_b))
     at.run()
-    at.switch_page(page)
+    goto(at, page)
     at.run()
     assert_ok(at)
     for frame in at.dataframe:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import app_fixtures
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, open_page, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, goto, open_page, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import review
 
-EXPLORER = "pages/1_Query_explorer.py"
-SLICES = "pages/5_Slices.py"
+EXPLORER = "pages/Query_explorer.py"
+SLICES = "pages/Slices.py"
 TIMEOUT = 120
 OV = "open_vocabulary"
 
@@ -30,7 +30,7 @@ def ds(tmp_path: Path) -> Dataset:
 
 def _explorer(ds: Dataset, **state: object) -> AppTest:
     at = app_on(ds, TIMEOUT, **{"view_review": True, **state}).run()  # the panel's switch on
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     return at.run()
 
 
@@ -126,7 +126,7 @@ def test_saved_view_keeps_the_query_its_layers_and_zoom(ds: Dataset) -> None:
 
 def test_slices_page_shows_table_chart_and_links(ds: Dataset) -> None:
     at = app_on(ds, TIMEOUT).run()
-    at.switch_page(SLICES)
+    goto(at, SLICES)
     at.run()
     assert_ok(at)
     assert at.dataframe, "the slice table"
@@ -148,7 +148,7 @@ def test_slices_page_shows_table_chart_and_links(ds: Dataset) -> None:
 
 def test_slices_by_group_use_the_taxonomy_beside_the_ground_truth(ds: Dataset) -> None:
     at = app_on(ds, TIMEOUT, slice_attr="group").run()
-    at.switch_page(SLICES)
+    goto(at, SLICES)
     at.run()
     assert any("needs a taxonomy" in i.value for i in at.info)
     (ds.root / "taxonomy.json").write_text('{"storage tank": "Industry"}')
@@ -162,7 +162,7 @@ def test_slices_by_group_use_the_taxonomy_beside_the_ground_truth(ds: Dataset) -
 
 def test_slices_paired_with_compares_b(ds: Dataset) -> None:
     at = app_on(ds, TIMEOUT, cmp_b_path=str(ds.model_b), slice_attr="polarity").run()
-    at.switch_page(SLICES)
+    goto(at, SLICES)
     at.run()
     assert "B − A" not in at.dataframe[0].value.columns
     at.toggle(key="_slice_paired").set_value(True).run()

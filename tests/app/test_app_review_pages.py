@@ -12,18 +12,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_html, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, goto, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core import review
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-GALLERY = "pages/2_Gallery.py"
-COMPARE = "pages/3_Compare.py"
-EXPLORER = "pages/1_Query_explorer.py"
-SLICES = "pages/5_Slices.py"
-ANNOTATION = "pages/6_Annotation.py"
+GALLERY = "pages/Gallery.py"
+COMPARE = "pages/Compare.py"
+EXPLORER = "pages/Query_explorer.py"
+SLICES = "pages/Slices.py"
+ANNOTATION = "pages/Annotation.py"
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 TIMEOUT = 180
 OV = "open_vocabulary"
@@ -59,13 +59,13 @@ def _gallery_after_restart(params: dict[str, str]) -> AppTest:
                               default_timeout=TIMEOUT)
     fresh.query_params.update(params)
     fresh.run()
-    fresh.switch_page(GALLERY)
+    goto(fresh, GALLERY)
     return fresh.run()
 
 
 def _page(ds: Dataset, page: str, **state: object) -> AppTest:
     at = app_on(ds, TIMEOUT, **{"view_review": True, **state}).run()  # the panel's switch on
-    at.switch_page(page)
+    goto(at, page)
     return at.run()
 
 
@@ -124,7 +124,7 @@ def test_tag_from_the_gallery_persists_and_is_a_filter_result(ds: Dataset) -> No
     at2.multiselect(key="_w_gal_review_tags").set_value(["tiny barge"]).run()
     assert _tile_ids(at2) == ["ov_000006", "ov_000005"]
     # The explorer's review-tag filter sees the gallery's tags (same sidecar, same rule).
-    at2.switch_page(EXPLORER)
+    goto(at2, EXPLORER)
     at2.run()
     at2.multiselect(key="_w_flt_review_tags").set_value(["gt_error"]).run()
     assert list(at2.dataframe[0].value["query_id"]) == ["ov_000003"]
@@ -154,7 +154,7 @@ def test_a_gallery_link_reproduces_the_same_tiles(ds: Dataset) -> None:
 def test_gallery_page_number_is_in_the_link(demo: Path) -> None:
     at = app_on(None, TIMEOUT, gt_path=str(demo / "ground_truth.json"), images_dir=str(demo),
                 pred_path=str(demo / "predictions" / "box_detector.json")).run()
-    at.switch_page(GALLERY)
+    goto(at, GALLERY)
     at.run()
     first = _tile_ids(at)
     assert "gpage" not in at.query_params  # page 1 is the default
@@ -214,7 +214,7 @@ def test_explorer_links_to_the_same_object_in_other_tasks(ds: Dataset) -> None:
 
     fresh.query_params.update(dict(parse_qsl(query)))
     fresh.run()
-    fresh.switch_page(ANNOTATION)
+    goto(fresh, ANNOTATION)
     fresh.run()
     assert_ok(fresh)
     assert fresh.session_state["ann_id"] == "a2"
@@ -246,7 +246,7 @@ def test_annotation_page_shows_three_tasks_with_the_evaluators_numbers(demo: Pat
     at = app_on(None, TIMEOUT, gt_path=str(demo / "ground_truth.json"),
                 images_dir=str(demo), pred_path=str(pred), ann_id=ann,
                 auto_modalities=False).run()
-    at.switch_page(ANNOTATION)
+    goto(at, ANNOTATION)
     at.run()
     assert_ok(at)
     assert [s.value for s in at.subheader if s.value in (
@@ -270,7 +270,7 @@ def test_slices_by_query_form(demo: Path) -> None:
     pred = demo / "predictions" / "strong_localiser.json"
     at = app_on(None, TIMEOUT, gt_path=str(demo / "ground_truth.json"), images_dir=str(demo),
                 pred_path=str(pred), slice_attr="query_form").run()
-    at.switch_page(SLICES)
+    goto(at, SLICES)
     at.run()
     assert_ok(at)
     frame = at.dataframe[0].value

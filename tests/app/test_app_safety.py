@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, card_html, write_dataset
+from app_fixtures import Dataset, app_on, card_html, goto, write_dataset
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
 from playwright.sync_api import expect, sync_playwright
 from streamlit.testing.v1 import AppTest
@@ -180,7 +180,7 @@ def test_a_named_pipe_typed_in_the_sidebar_is_refused_at_once(ds: Dataset, fifo:
 def test_a_named_pipe_typed_as_the_taxonomy_is_refused_at_once(ds: Dataset, fifo: Path) -> None:
     """Issue 26 item 8: the Slices page's taxonomy waited on the pipe forever."""
     at = app_on(ds, timeout=60, slice_attr="group", slice_taxonomy=str(fifo))
-    at.switch_page("pages/5_Slices.py")
+    goto(at, "pages/Slices.py")
     report = _report(at.run())
     assert "The taxonomy could not be read" in report and fifo.name in report
     assert "found a named pipe (FIFO)" in report and "a regular file" in report
@@ -214,7 +214,7 @@ def test_an_image_path_with_a_nul_byte_is_a_notice(ds: Dataset, root: Path) -> N
     gt = root / "nul_gt.json"
     gt.write_text(json.dumps(doc))
     at = app_on(ds, timeout=60, gt_path=str(gt), selected={"vocabulary": "ov_000001"}).run()
-    at.switch_page("pages/1_Query_explorer.py").run()
+    goto(at, "pages/Query_explorer.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("contains a NUL byte" in i.value for i in at.info)
     assert "class='ov-card'" in card_html(at)  # the viewer drew its card (on a blank canvas)
@@ -227,7 +227,7 @@ def test_a_named_pipe_as_an_image_is_a_notice(ds: Dataset) -> None:
     os.mkfifo(image)
     try:
         at = app_on(ds, timeout=60, selected={"vocabulary": "ov_000001"}).run()
-        at.switch_page("pages/1_Query_explorer.py").run()
+        goto(at, "pages/Query_explorer.py").run()
     finally:
         try:
             os.close(os.open(image, os.O_WRONLY | os.O_NONBLOCK))
@@ -248,7 +248,7 @@ def test_the_leaderboard_checks_each_file_like_a_typed_path(ds: Dataset, outside
     if os.geteuid() == 0:
         os.mknod(preds / "zero.json", stat.S_IFCHR | 0o444, os.makedev(1, 5))
     at = app_on(ds, timeout=60)
-    at.switch_page("pages/4_Leaderboard.py").run()
+    goto(at, "pages/Leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert sorted(at.dataframe[0].value["model"]) == ["model_a", "model_b"]
     warnings = {w.value.split("`")[1]: w.value for w in at.warning}
@@ -282,11 +282,11 @@ def test_the_app_never_writes_into_the_data_folder(root: Path) -> None:
     for task in ("referring", "reasoning", "vocabulary"):
         at.sidebar.radio(key="_w_task").set_value(task).run()
         assert not at.exception
-    at.switch_page("pages/1_Query_explorer.py").run()
+    goto(at, "pages/Query_explorer.py").run()
     assert not at.exception and "class='ov-card'" in card_html(at)  # the viewer drew its card
     assert not [i.value for i in at.info if "image" in i.value]  # the image was read
     at.session_state["cmp_b_path"] = str(subs[1])
-    at.switch_page("pages/3_Compare.py").run()
+    goto(at, "pages/Compare.py").run()
     assert not at.exception
     assert _snapshot(data) == before
 

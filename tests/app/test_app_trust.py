@@ -13,15 +13,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_html, viewer_cards, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, card_html, goto, viewer_cards, write_dataset
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-EXPLORER = "pages/1_Query_explorer.py"
-COMPARE = "pages/3_Compare.py"
-LEADERBOARD = "pages/4_Leaderboard.py"
+EXPLORER = "pages/Query_explorer.py"
+COMPARE = "pages/Compare.py"
+LEADERBOARD = "pages/Leaderboard.py"
 TIMEOUT = 120
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -77,7 +77,7 @@ def test_a_link_reproduces_dataset_submission_query_and_options(ds: Dataset) -> 
     at.query_params.update({"data": str(ds.root), "sub": "model_b", "task": "vocabulary",
                             "q": "ov_000003", "iou": "0.3", "mods": "bbox,oriented_bbox",
                             "outcome": "TP,FP"})
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     assert Path(at.session_state["gt_path"]).resolve() == ds.gt.resolve()
@@ -108,15 +108,15 @@ def test_a_link_to_an_unknown_dataset_says_so_and_shows_no_numbers(ds: Dataset, 
 def test_compare_b_survives_a_visit_to_another_page(ds: Dataset) -> None:
     """Defect 3: B silently went back to the first other submission."""
     at = app_on(ds, TIMEOUT)
-    at.switch_page(COMPARE)
+    goto(at, COMPARE)
     at.run()
     assert_ok(at)
     at.selectbox(key="_w_cmp_b_path").set_value(
         next(o for o in at.selectbox(key="_w_cmp_b_path").options if "model_c" in o)).run()
     assert_ok(at)
-    at.switch_page("app.py")
+    goto(at, "app.py")
     at.run()
-    at.switch_page(COMPARE)
+    goto(at, COMPARE)
     at.run()
     assert_ok(at)
     assert at.selectbox(key="_w_cmp_b_path").value.endswith("model_c.json")
@@ -135,7 +135,7 @@ def test_not_submitted_is_not_zero_on_overview_and_compare(ds: Dataset) -> None:
     at = app_on(ds, TIMEOUT, auto_modalities=False,
                 modalities=["segmentation", "bbox", "oriented_bbox"],
                 cmp_b_path=str(masks_only))
-    at.switch_page(COMPARE)
+    goto(at, COMPARE)
     at.run()
     assert_ok(at)
     table = at.dataframe[0].value
@@ -148,7 +148,7 @@ def test_not_submitted_is_not_zero_on_overview_and_compare(ds: Dataset) -> None:
 def test_leaderboard_ranks_a_box_free_model_after_the_others_on_boxes(ds: Dataset) -> None:
     at = app_on(ds, TIMEOUT, auto_modalities=False,
                 modalities=["segmentation", "bbox", "oriented_bbox"])
-    at.switch_page(LEADERBOARD)
+    goto(at, LEADERBOARD)
     at.run()
     assert_ok(at)
     table = at.dataframe[0].value
@@ -172,7 +172,7 @@ def test_the_sidebar_iou_threshold_reaches_the_evaluator(ds: Dataset) -> None:
     """Defect 6: ov_000003's predicted box has IoU 48/232 = 0.207 with its GT box
     (intersection 8 x 6, union 140 + 140 - 48): a match at 0.2, none at 0.5."""
     at = app_on(ds, TIMEOUT)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     frame = at.dataframe[0].value
     assert frame.set_index("query_id").loc["ov_000003", "bbox_f1"] == 0.0
@@ -205,7 +205,7 @@ def test_user_text_is_shown_as_text_in_the_viewer(ds: Dataset) -> None:
                                                    "<img src=x onerror=alert(1)>")
     ds.gt.write_text(json.dumps(gt))
     at = app_on(ds, TIMEOUT, selected={"vocabulary": "ov_000001"})
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     card = card_html(at)

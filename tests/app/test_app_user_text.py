@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, write_dataset
+from app_fixtures import Dataset, app_on, goto, write_dataset
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -91,9 +91,9 @@ def test_hostile_review_sidecar_tags_bad_lines_and_views(ds: Dataset) -> None:
     review.save_view(path, "https://evil.example/view", {"task": "vocabulary"})
     with path.open("a") as handle:
         handle.write('{"v": 1, "event": "tag", "note": "https://evil.example/bad"}\n')
-    for page in ("pages/1_Query_explorer.py", "pages/2_Gallery.py"):
+    for page in ("pages/Query_explorer.py", "pages/Gallery.py"):
         at = app_on(ds, flt_review_tags=["www.evil.example"], show_analysis=False)
-        at.switch_page(page)
+        goto(at, page)
         at.run()
         text = " ".join(_markdown_of(at))
         assert "evil" in text  # the hostile text is shown ...
@@ -107,7 +107,7 @@ def test_hostile_submission_names_on_the_leaderboard(ds: Dataset, tmp_path: Path
     (preds / "www.evil.example.json").write_bytes(ds.model_b.read_bytes())
     (preds / "x@evil.example.json").write_text("[")
     at = app_on(ds, pred_path=str(preds / "www.evil.example.json"))
-    at.switch_page("pages/4_Leaderboard.py")
+    goto(at, "pages/Leaderboard.py")
     at.run()
     assert "evil" in " ".join(_markdown_of(at))
     _no_links(at)

@@ -17,6 +17,7 @@ from app_fixtures import (
     assert_ok,
     card_html,
     card_picture,
+    goto,
     press,
     record_pictures,
     write_large_image_dataset,
@@ -26,7 +27,7 @@ from PIL import Image
 
 from ovearth_core.viz import overlay
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -53,7 +54,7 @@ def _picture(at, served: dict[str, bytes]) -> np.ndarray:
 def _explorer(tmp_path: Path, **state: object):
     ds = write_large_image_dataset(tmp_path / "big")
     at = app_on(ds, task="referring", **state)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     return at.run()
 
 
@@ -138,7 +139,7 @@ def test_next_shows_the_query_drawn_in_the_background(
 
     monkeypatch.setattr(overlay, "static_view", counting)
     at = app_on(None, 120)  # the demo: many queries
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     options = at.selectbox(key="_w_jump").options

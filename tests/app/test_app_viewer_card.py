@@ -19,13 +19,14 @@ from app_fixtures import (
     card_buttons,
     card_html,
     card_params,
+    goto,
     press,
     trigger,
     viewer_card,
     write_dataset,
 )
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -37,7 +38,7 @@ def ds(tmp_path: Path) -> Dataset:
 
 def _open(ds: Dataset | None = None, **state: object):
     at = app_on(ds, **state)
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     return at
@@ -111,7 +112,7 @@ def test_the_url_the_card_writes_is_the_views_link(ds: Dataset) -> None:
     assert viewer_card(at)["url"].startswith("?")
     assert link["q"] == "ov_000003"
     fresh = app_on(None)
-    fresh.switch_page(EXPLORER)
+    goto(fresh, EXPLORER)
     for key, value in card_params(at).items():
         fresh.query_params[key] = value
     fresh.run()

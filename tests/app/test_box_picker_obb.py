@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from app_fixtures import app_on, assert_ok, card_html
+from app_fixtures import app_on, assert_ok, card_html, goto
 from app_fixtures import diamond as _diamond
 from app_fixtures import rect as _rect
 from app_fixtures import write_ship_scene as _write
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -31,7 +31,7 @@ def test_a_query_failing_in_obb_is_zoomed_to_its_obb(tmp_path: Path) -> None:
                 [[100, 100, 140, 120]], [_diamond(900, 700, 40)])
     at = app_on(ds, task="referring", auto_modalities=False,
                 modalities=["bbox", "oriented_bbox"])
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     picker = at.selectbox(key="_w_objects")
@@ -56,7 +56,7 @@ def test_a_dense_scene_lists_every_box_of_both_kinds(tmp_path: Path) -> None:
                 obb[:-1])
     at = app_on(ds, task="referring", auto_modalities=False,
                 modalities=["bbox", "oriented_bbox"], view_focus=("ref_1", 4 * n - 3))
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     # More boxes than a list carries cheaply: a box number, its ranges in the label.

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
-from app_fixtures import app_on, assert_ok
+from app_fixtures import app_on, assert_ok, goto
 from PIL import Image
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 
-PAGE = "pages/3_Compare.py"
+PAGE = "pages/Compare.py"
 SIDE = 96
 GT_BOX = (10, 10, 40, 40)  # x0, y0, x1, y1 in original pixels
 A_BOX = (14, 14, 44, 44)  # IoU with GT_BOX 676 / 1124 = 0.60: matched at 0.5
@@ -151,7 +151,7 @@ def _open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, b_is_a_copy: bool = F
         at = app_on(None, gt_path=str(gt), images_dir=str(gt.parent), pred_path=str(a),
                     task="referring", cmp_b_path=str(b), cmp_query="ref_1",
                     cmp_modality="bbox", **options)
-        at.switch_page(PAGE)
+        goto(at, PAGE)
         return at.run()
 
     at, files = _pictures(monkeypatch, run)

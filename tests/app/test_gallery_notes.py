@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 
 from ovearth_core import review
 
-GALLERY = "pages/2_Gallery.py"
+GALLERY = "pages/Gallery.py"
 OV = "open_vocabulary"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 def _gallery(ds: Dataset):
     at = app_on(ds, 180).run()
-    at.switch_page(GALLERY)
+    goto(at, GALLERY)
     return at.run()
 
 

@@ -25,8 +25,8 @@ from ovearth_core.types import MODALITIES
 from pages.common import state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPLORER = "pages/1_Query_explorer.py"
-GALLERY = "pages/2_Gallery.py"
+EXPLORER = "pages/Query_explorer.py"
+GALLERY = "pages/Gallery.py"
 SUBMISSIONS = ("box_detector", "cautious_segmenter", "strong_localiser", "weak_baseline")
 DEMO_PREDS = Path("assets") / "demo" / "predictions"
 

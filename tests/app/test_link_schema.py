@@ -10,14 +10,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import pytest
-from app_fixtures import app_on, assert_ok, card_html, card_params, write_large_image_dataset
+from app_fixtures import app_on, assert_ok, card_html, card_params, goto, write_large_image_dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from pages.common import links, state
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 # Commas and backslashes included: a category such as "boat, small" must survive a link.
@@ -144,14 +144,14 @@ def test_a_link_with_a_picked_box_reopens_on_that_box(tmp_path: Path) -> None:
     ds = write_large_image_dataset(tmp_path / "big")
     # The picked box, its view's link, and the link opened on a fresh session.
     at = app_on(ds, task="referring", view_focus=("ref_1", 1), view_layers=["GT HBB"])
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     picked = _region(card_html(at))
     link = card_params(at)  # the URL the viewer writes to the address bar
     assert link.get("box") == "2"
     fresh = AppTest.from_file(APP, default_timeout=120)
-    fresh.switch_page(EXPLORER)
+    goto(fresh, EXPLORER)
     for key, value in link.items():
         fresh.query_params[key] = value[0] if isinstance(value, list) else value
     fresh.run()

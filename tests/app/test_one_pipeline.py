@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, open_page, write_dataset
+from app_fixtures import Dataset, app_on, assert_ok, goto, open_page, write_dataset
 
 from ovearth_core import pipeline
 from ovearth_core.analysis.ap import average_precision_report
@@ -115,9 +115,9 @@ def test_a_task_has_one_name_in_the_options() -> None:
 
 # ------------------------------------------------------------------ the AP options in the app
 
-PAGES = ("app.py", "pages/1_Query_explorer.py", "pages/2_Gallery.py", "pages/3_Compare.py",
-         "pages/4_Leaderboard.py", "pages/5_Slices.py", "pages/6_Annotation.py",
-         "pages/7_Confusion.py")
+PAGES = ("app.py", "pages/Query_explorer.py", "pages/Gallery.py", "pages/Compare.py",
+         "pages/Leaderboard.py", "pages/Slices.py", "pages/Annotation.py",
+         "pages/Confusion.py")
 
 
 @pytest.fixture()
@@ -129,7 +129,7 @@ def ds(tmp_path: Path) -> Dataset:
 def test_every_page_names_the_ap_options_it_runs_with(ds: Dataset, page: str) -> None:
     at = app_on(ds, ap_max_detections=1500, ap_hard_negatives=True)
     if page != "app.py":
-        at.switch_page(page)
+        goto(at, page)
     at.run()
     assert_ok(at)
     first = at.caption[0].value
@@ -156,7 +156,7 @@ def test_a_compare_link_at_another_cap_and_hard_negatives_shows_the_senders_ap(
     """Issue 39: the link carries ``cap`` and ``hardneg``; a fresh session opened from it
     shows AP at those options, not at COCO's 100 without hard negatives."""
     sender = app_on(ds, ap_max_detections=10, ap_hard_negatives=True, cmp_b_path=str(ds.model_b))
-    sender.switch_page("pages/3_Compare.py")
+    goto(sender, "pages/Compare.py")
     sender.run()
     assert_ok(sender)
     link = dict(sender.query_params)
@@ -164,7 +164,7 @@ def test_a_compare_link_at_another_cap_and_hard_negatives_shows_the_senders_ap(
     assert link.get("hardneg") in ("1", ["1"])
     params = {k: v[0] if isinstance(v, list) else v for k, v in link.items()}
 
-    fresh = open_page("pages/3_Compare.py", params)
+    fresh = open_page("pages/Compare.py", params)
     assert_ok(fresh)
     rows = _ap_table(fresh)
     reports = [average_precision_report(s, 0.5, s.modalities, True, 10) for s in (
@@ -198,13 +198,13 @@ def test_a_leaderboard_link_carries_its_options(ds: Dataset) -> None:
     """Every option a user sets on the Leaderboard travels in its link: subsets, seed, the
     AP ranking and the sidebar's AP cap."""
     sender = app_on(ds, lb_subsets=300, lb_seed=7, lb_ap=True, ap_max_detections=10)
-    sender.switch_page("pages/4_Leaderboard.py")
+    goto(sender, "pages/Leaderboard.py")
     sender.run()
     assert_ok(sender)
     params = {k: v[0] if isinstance(v, list) else v for k, v in sender.query_params.items()}
     assert {k: params.get(k) for k in ("lbsub", "lbseed", "lbap", "cap")} == {
         "lbsub": "300", "lbseed": "7", "lbap": "1", "cap": "10"}
-    fresh = open_page("pages/4_Leaderboard.py", params)
+    fresh = open_page("pages/Leaderboard.py", params)
     assert_ok(fresh)
     assert fresh.number_input(key="_w_lb_subsets").value == 300
     assert fresh.number_input(key="_w_lb_seed").value == 7
@@ -215,12 +215,12 @@ def test_a_leaderboard_link_carries_its_options(ds: Dataset) -> None:
 
 def test_a_compare_link_carries_the_bootstrap_unit(ds: Dataset) -> None:
     sender = app_on(ds, boot_unit="image", cmp_b_path=str(ds.model_b))
-    sender.switch_page("pages/3_Compare.py")
+    goto(sender, "pages/Compare.py")
     sender.run()
     assert_ok(sender)
     params = {k: v[0] if isinstance(v, list) else v for k, v in sender.query_params.items()}
     assert params.get("unit") == "image"
-    fresh = open_page("pages/3_Compare.py", params)
+    fresh = open_page("pages/Compare.py", params)
     assert_ok(fresh)
     assert fresh.radio(key="_w_boot_unit").value == "image"
     assert any("over images" in c.value for c in fresh.caption)

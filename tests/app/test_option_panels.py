@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_fixtures import app_on, assert_ok, card_html
+from app_fixtures import app_on, assert_ok, card_html, goto
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis import additive, diagnose
@@ -106,7 +106,7 @@ def _page(page: str | None, ss: dict[str, Any], xywh: Path, **extra: Any) -> App
     at = app_on(None, gt_path=str(GT), images_dir=str(DEMO),
                 pred_path=str(_pred_for(ss, xywh)), **ss, **extra)
     if page is not None:
-        at.switch_page(page)
+        goto(at, page)
     at.run()
     assert_ok(at)
     return at
@@ -262,7 +262,7 @@ def test_explorer_table_follows_the_option(case: str, xywh_pred: Path) -> None:
                                                           for x in diagnose.query_rows(r)]))
     core = _core_of(ss, xywh_pred)
     qid = _changed_query(case, ss, xywh_pred)
-    at = _page("pages/1_Query_explorer.py", ss, xywh_pred,
+    at = _page("pages/Query_explorer.py", ss, xywh_pred,
                selected={TASK_KEYS_BY_NAME[core.results["task"]]: qid})
     table = _frame_with(at, *EXPLORER_COLUMNS)
     numbers = _per_query(core)
@@ -330,7 +330,7 @@ def test_gallery_follows_the_option(case: str, xywh_pred: Path) -> None:
     # modalities offered.
     _premise(case, xywh_pred, _box_modalities if case == "modalities" else _box_counts)
     total, fps = _box_counts(core)
-    at = _page("pages/2_Gallery.py", ss, xywh_pred, gal_selector="predicted boxes",
+    at = _page("pages/Gallery.py", ss, xywh_pred, gal_selector="predicted boxes",
                gal_modality="bbox", gal_outcomes=["FP"])
     boxes = next(s for s in at.selectbox if s.label == "Boxes")
     assert list(boxes.options) == [MODALITY_LABELS[m] for m in _box_modalities(core)]
@@ -348,7 +348,7 @@ def test_compare_metrics_follow_the_option(case: str, xywh_pred: Path) -> None:
     core_a = _core_of(ss, xywh_pred)
     mods = tuple(core_a.results["config"]["modalities"])
     core_b = _core_of(ss, xywh_pred, pred=str(B_PRED), modalities=mods)
-    at = _page("pages/3_Compare.py", ss, xywh_pred, cmp_b_path=str(B_PRED))
+    at = _page("pages/Compare.py", ss, xywh_pred, cmp_b_path=str(B_PRED))
     # The key metrics' table, and beside it the average precision's (same columns).
     tables = [d.value for d in at.dataframe
               if {"modality", "metric", "A", "B"} <= set(d.value.columns)]
@@ -384,7 +384,7 @@ def test_slices_follow_the_option(case: str, xywh_pred: Path) -> None:
     the evaluator's (the micro F1 is over positive queries)."""
     ss = _session(case)
     core = _core_of(ss, xywh_pred)
-    at = _page("pages/5_Slices.py", ss, xywh_pred, slice_attr="polarity")
+    at = _page("pages/Slices.py", ss, xywh_pred, slice_attr="polarity")
     table = _frame_with(at, "value", "queries")
     positive = next(r for _, r in table.iterrows() if r["value"] == "positive")
     summary = core.results["summary"]
@@ -406,7 +406,7 @@ def test_leaderboard_follows_the_option(case: str, xywh_pred: Path) -> None:
     (no score filter; the page says so)."""
     ss = _session(case)
     mods = MODALITIES if ss["auto_modalities"] else _modalities(ss)
-    at = _page("pages/4_Leaderboard.py", ss, xywh_pred, lb_subsets=200)
+    at = _page("pages/Leaderboard.py", ss, xywh_pred, lb_subsets=200)
     table = _frame_with(at, "rank", "model")
     assert set(table["model"]) == {p.stem for p in (DEMO / "predictions").glob("*.json")}
     for _, row in table.iterrows():
@@ -432,7 +432,7 @@ def test_annotation_follows_the_option(case: str, xywh_pred: Path) -> None:
     that task with the sidebar's options and the modalities its task resolved to."""
     ss = _session(case)
     mods = tuple(_core_of(ss, xywh_pred).results["config"]["modalities"])
-    at = _page("pages/6_Annotation.py", ss, xywh_pred)
+    at = _page("pages/Annotation.py", ss, xywh_pred)
     links = [m.value for m in at.markdown if "↗](" in m.value and "outcome" in m.value]
     numbers = [c.value for c in at.caption if "HBB F1" in c.value]
     assert links and len(links) == len(numbers)
@@ -512,7 +512,7 @@ def test_a_dense_scene_follows_the_option(case: str, tmp_path: Path) -> None:
     expected = _expected_cards(core)
     assert [m.value for m in at.metric][:len(expected)] == expected
     at = app_on(None, **common, gal_selector="predicted boxes", gal_outcomes=["FP"])
-    at.switch_page("pages/2_Gallery.py")
+    goto(at, "pages/Gallery.py")
     at.run()
     assert_ok(at)
     caption = next(c.value for c in at.caption if "pass the filters" in c.value)

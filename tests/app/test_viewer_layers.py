@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import app_on, assert_ok, write_dataset, write_large_image_dataset
+from app_fixtures import app_on, assert_ok, goto, write_dataset, write_large_image_dataset
 
-EXPLORER = "pages/1_Query_explorer.py"
+EXPLORER = "pages/Query_explorer.py"
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -20,13 +20,13 @@ def _pills(at) -> list[str]:
 
 def test_a_box_only_benchmark_has_no_mask_pills(tmp_path: Path) -> None:
     at = app_on(write_large_image_dataset(tmp_path / "big"), task="referring")
-    at.switch_page(EXPLORER)
+    goto(at, EXPLORER)
     at.run()
     assert_ok(at)
     assert _pills(at) == ["GT HBB", "predicted HBB", "GT OBB", "predicted OBB"]
     assert "GT mask" in at.session_state["view_layers"]  # kept for data with masks
     masks = app_on(write_dataset(tmp_path / "masks"), task="vocabulary")
-    masks.switch_page(EXPLORER)
+    goto(masks, EXPLORER)
     masks.run()
     assert_ok(masks)
     assert _pills(masks)[:2] == ["GT mask", "predicted mask"]

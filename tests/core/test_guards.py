@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import shapely
-from app_fixtures import Dataset, app_on, assert_ok
+from app_fixtures import Dataset, app_on, assert_ok, goto
 from PIL import Image
 
 from ovearth_core import cli, evaluate_open_vocab
@@ -127,7 +127,7 @@ def test_obb_at_exactly_the_threshold_is_a_match_in_the_app(tmp_path: Path) -> N
     ds = _exact_half_dataset(tmp_path / "d")
     at = app_on(ds, 120, task="referring").run()
     assert_ok(at)
-    at.switch_page("pages/1_Query_explorer.py").run()
+    goto(at, "pages/Query_explorer.py").run()
     assert_ok(at)
     table = at.dataframe[0].value
     row = table[table["query_id"] == "r1"].iloc[0]

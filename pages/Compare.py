@@ -1,0 +1,190 @@
+"""Compare two submissions (A = the sidebar's, B chosen here): metrics with CIs, agreement,
+flipped presence, per-query and per-category differences, overlays side by side, and the
+HTML report as a download."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ovearth_core import report
+from ovearth_core.analysis.ap_bootstrap import ap_run
+from ovearth_core.analysis.compare import (
+    DEFAULT_AP_RESAMPLES,
+    Comparison,
+    MetricDiff,
+    ap_differences,
+    compare_results,
+    not_submitted,
+)
+from ovearth_core.errors import OVEarthInputError
+from ovearth_core.labels import MODALITY_LABELS
+from ovearth_core.report import draw as report_draw
+from pages.common import analysis_data, compare_views, data, state, tags, views
+from pages.common.run import current, in_frame
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
+                options_b: data.Options, unit: str) -> Comparison:
+    return compare_results(data.evaluate(gt, a, options_a).results,
+                           data.evaluate(gt, b, options_b).results, unit=unit)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _ap_comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a: data.Options,
+                   options_b: data.Options, unit: str) -> list[MetricDiff]:
+    """AP of every box of A and B (the Overview's numbers, at the options' AP settings)
+    with paired intervals over the key metrics' first resamples."""
+    runs = []
+    for key, opts in ((a, options_a), (b, options_b)):
+        every = analysis_data.every_box(opts)
+        samples = data.samples(gt, key, every.task, every.modalities, None, every.bbox_format)
+        runs.append(ap_run(samples, opts.iou_threshold, samples.modalities,
+                           opts.hard_negatives, opts.max_detections,
+                           report=analysis_data.average_precision(gt, key, opts).value))
+    return ap_differences(data.evaluate(gt, a, options_a).results,
+                          data.evaluate(gt, b, options_b).results, *runs, unit=unit)
+
+
+def main() -> None:
+    run = current()
+    # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
+    # per-query rows pair up; A keeps the sidebar's options (its cached evaluation).
+    o = replace(run.options, modalities=tuple(run.config["modalities"]))
+    b_text = compare_views.choose_b(run)
+    if not b_text:
+        st.info("Choose a second submission to compare with.")
+        st.stop()
+    b_path = state.confined(b_text, "Submission B")
+    if b_path is None:
+        st.stop()
+    b_key = data.file_key(b_path)
+    evaluation_b = data.evaluate(run.gt, b_key, o)
+    if evaluation_b.problems:
+        views.problems_report(evaluation_b.problems, Path(run.gt[0]), b_path)
+        st.stop()
+    unit = analysis_data.unit_picker(run.gt)
+    with st.spinner("Bootstrapping…"):
+        try:
+            cmp = _comparison(run.gt, run.pred, b_key, run.options.evaluator(), o.evaluator(), unit)
+        except OVEarthInputError as err:
+            views.problems_report(err.problems, Path(run.gt[0]), b_path)
+            st.stop()
+    names = [Path(run.submission_name).stem, b_path.stem]
+    state.sync_url(b=b_text)
+    views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
+                                 f"({state.code(b_text)} · sha256 {data.digest(b_key)[:12]})")
+    views.coverage_warnings(evaluation_b.results, f"B ({names[1]})")
+    st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
+               f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_units:,} "
+               f"{'images' if cmp.unit == 'image' else 'queries'} ({cmp.num_queries:,} queries) "
+               "· —: not submitted or undefined (no difference or interval)")
+    if cmp.warning:
+        st.warning(f"Intervals: {cmp.warning}.", icon=":material/warning:")
+
+    st.header("Key metrics")
+    st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—",
+                 width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+    left, right = st.columns(2)
+    left.plotly_chart(report_draw.comparison_bars(cmp, names), key="cmp_bars")
+    right.plotly_chart(report_draw.difference_forest(cmp, names), key="cmp_forest")
+
+    st.header("Agreement and McNemar's exact test")
+    st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
+                 width="stretch",
+                 column_config=compare_views.AGREEMENT_CONFIG)
+    st.subheader("Flipped presence")
+    flipped = compare_views.flipped_presence(cmp, names)
+
+    st.header("Per-query differences")
+    keys = [k for k, v in cmp.query_diffs.items() if v]
+    candidates = list(flipped)
+    if keys:
+        key = st.radio("Modality", keys, horizontal=True, format_func=MODALITY_LABELS.get,
+                       **state.bind("cmp_modality", keys))
+        diffs = sorted(cmp.query_diffs[key], key=lambda d: (-abs(d.diff), d.sample_id))
+        left, right = st.columns([2, 3])
+        left.plotly_chart(report_draw.query_scatter(cmp.query_diffs[key], key, names),
+                          key="cmp_scatter")
+        right.dataframe(compare_views.diffs_frame(diffs), hide_index=True, placeholder="—",
+                        width="stretch",
+                        height=380, column_config={"explorer": compare_views.LINK})
+        right.caption("Every query, largest difference first")
+        candidates = [d.sample_id for d in diffs] + [q for q in flipped
+                                                     if q not in {d.sample_id for d in diffs}]
+    if candidates:
+        query_id = st.selectbox("Overlays side by side of", candidates,
+                                **state.bind("cmp_query", candidates))
+        compare_views.overlays(run, b_key, o, names, query_id)
+        with st.container(border=True):
+            tags.panel(run, query_id, key="_rvc", export=False)
+            st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags are the "
+                       "benchmark's, shared with the explorer and the gallery.")
+
+    st.header("Per category")
+    st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
+                                **{f"{n} {s}": v[i] for n, v in c.values.items()
+                                   for i, s in enumerate(("A", "B", "Δ"))}}
+                               for c in cmp.categories]), hide_index=True, placeholder="—",
+                 width="stretch")
+
+    if analysis_data.has_boxes(o.modalities):
+        st.header("Average precision (every box)")
+        ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts).value
+                      for key, opts in ((run.pred, run.options), (b_key, o)))
+        boxes = (compare_views.box_count(run.evaluation.results)
+                 + compare_views.box_count(evaluation_b.results))
+        ap_key = (run.gt, run.pred, b_key, run.options, o, unit)
+        wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
+        if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
+                                    f"resamples of {boxes:,} boxes)", key="_ap_ci_button"):
+            st.session_state["_ap_ci"] = ap_key
+            wanted = True
+        ap_diffs: list[MetricDiff] = []
+        if wanted:
+            with st.spinner("Bootstrapping average precision…"):
+                try:
+                    ap_diffs = _ap_comparison(*ap_key)
+                except OVEarthInputError as err:
+                    views.problems_report(err.problems, Path(run.gt[0]), b_path)
+                    st.stop()
+        else:
+            st.info(f"AP intervals are computed on request here: each of the "
+                    f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
+                    "of A and B again (tens of seconds on the full benchmark). The table shows "
+                    "A, B and Δ meanwhile.", icon=":material/timer:")
+        st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
+                                            not_submitted(evaluation_b.results), ap_diffs),
+                     hide_index=True, placeholder="—", width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                    for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+        st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals: the first "
+                   f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
+                   f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "
+                   "boxes once and weighting each query by how often it was drawn; a resample "
+                   "without GT in a category leaves the category out of that resample's mAP "
+                   "(the resampled mAP of many small categories tends to run high, so its "
+                   "interval can sit to one side of Δ). "
+                   f"{views.ap_options(o)} (the sidebar's AP options).")
+        if cmp.warning:
+            st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
+
+
+    def _report_html() -> bytes:
+        built = report.build_report_data(run.gt[0], [run.pred[0], b_key[0]], o, run.images_dir,
+                                         [o.task], names=names)
+        return report.render_html(built).encode("utf-8")
+
+
+    st.download_button("Download the HTML report (A vs B)", _report_html,
+                       file_name=f"ovearth_{o.task}_{names[0]}_vs_{names[1]}.html",
+                       mime="text/html", key="dl_report", on_click="ignore")
+
+
+in_frame(main)

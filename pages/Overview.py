@@ -1,0 +1,111 @@
+"""Overview: key metrics, hits and misses, failure tags, modalities, AP and per category."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ovearth_core.analysis import diagnose
+from ovearth_core.labels import MODALITY_LABELS
+from ovearth_core.viz import figures
+from pages.common import analysis_views, state, views
+from pages.common.run import current, in_frame
+
+
+def main() -> None:
+    run = current()
+    results, rows = run.evaluation.results, run.evaluation.rows
+    summary, task = results["summary"], run.options.task
+    open_vocab = task == "vocabulary"
+    state.sync_url()
+    views.evaluated_caption(run, f"{summary['num_samples']:,} queries "
+                                 f"({summary['num_positive']:,} positive) · "
+                                 + (f"loaded in {run.evaluation.seconds:.1f} s, the numbers from "
+                                    "the result cache" if run.evaluation.from_cache else
+                                    f"evaluated in {run.evaluation.seconds:.1f} s"))
+
+    st.header("Key metrics")
+    if open_vocab:
+        presence = summary["presence"]
+        views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
+                                        "FPR (negatives)": presence["fpr"],
+                                        "Negative accuracy": summary["negative_accuracy"]})
+    for key, modality in (("seg", "segmentation"), ("bbox", "bbox"),
+                          ("oriented_bbox", "oriented_bbox")):
+        if summary.get(key):
+            views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"],
+                               submitted=modality not in run.not_submitted)
+
+    left, right = st.columns(2)
+    with left:
+        if open_vocab:
+            cell = views.picked_point(st.plotly_chart(
+                figures.confusion_matrix(summary["presence"], clickable=True), key="cm",
+                on_select="rerun", selection_mode="points"))
+            if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
+                views.explore(outcomes=[cell["customdata"]])
+            outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
+        else:
+            st.subheader("Hits and misses (IoU ≥ 0.5)")
+            outcomes = diagnose.OUTCOMES_GROUNDING
+        counts = diagnose.outcome_counts(rows, outcomes)
+        cols = st.columns(2)
+        for i, outcome in enumerate(outcomes):
+            with cols[i % 2]:
+                views.go_to_explorer(f"Show {counts[outcome]:,} {views.OUTCOME_WORDS[outcome]} →",
+                                     key=f"cell_{outcome}", outcomes=[outcome])
+    with right:
+        st.subheader("Failure tags")
+        tags = diagnose.failure_counts(rows)
+        picked = views.picked_row(st.dataframe(
+            [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
+            placeholder="—", width="stretch", on_select="rerun", selection_mode="single-row",
+            key="tag_table"))
+        if picked is not None:
+            views.explore(failures=[diagnose.TAGS[picked]])
+        views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
+                             failed_only=True)
+        # Every tag has its shortcut (a tag no query has is shown, disabled).
+        cols = st.columns(2)
+        for i, tag in enumerate(t for t in diagnose.TAGS if t != "ok"):
+            with cols[i % 2]:
+                views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}",
+                                     disabled=not tags[tag], failures=[tag])
+
+    st.header("Modalities")
+    a, b = st.columns(2)
+    a.plotly_chart(figures.key_metric_bars(summary), key="bars")
+    b.plotly_chart(figures.iou_histogram(rows), key="hist")
+    if summary.get("bbox") or summary.get("oriented_bbox"):
+        a.plotly_chart(figures.f1_vs_iou(summary), key="f1iou")
+    if summary.get("seg"):
+        b.plotly_chart(figures.precision_at(summary), key="prat")
+
+    st.header("Operating point, AP and error attribution")
+    if st.toggle("Show the score sweep, average precision and error attribution (computed on "
+                 "demand: a few seconds on the full benchmark)", **state.bind("show_analysis")):
+        analysis_views.operating_point(run)
+        analysis_views.average_precision(run)
+        analysis_views.error_attribution(run)
+
+    st.header("Per category")
+    cat_rows = diagnose.category_rows(results["per_category"])
+    metric = diagnose.primary_metric(cat_rows)
+    st.caption("Click a row of the table or a bar of the chart to open that category's queries "
+               "in the explorer.")
+    c1, c2 = st.columns([3, 2])
+    row = views.picked_row(c1.dataframe(cat_rows, hide_index=True, placeholder="—",
+                                        width="stretch", height=460,
+                                        on_select="rerun", selection_mode="single-row",
+                                        key="cat_table"))
+    if row is not None:
+        views.explore(categories=[cat_rows[row]["category"]])
+    if metric is not None:
+        weakest = diagnose.weakest(cat_rows, metric, 15)
+        bar = views.picked_point(c2.plotly_chart(
+            figures.weakest_categories(weakest, metric, metric.replace("_", " ")), key="weak",
+            on_select="rerun", selection_mode="points"))
+        if bar is not None and bar.get("customdata") in {r["category"] for r in cat_rows}:
+            views.explore(categories=[bar["customdata"]])
+
+
+in_frame(main)
