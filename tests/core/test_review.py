@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ovearth_core import review
+from ovearth_core import review, workers
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
@@ -100,9 +100,13 @@ def test_concurrent_threads_lose_no_tag(tmp_path: Path) -> None:
 
 
 def test_concurrent_processes_lose_no_tag(tmp_path: Path) -> None:
+    """Spawned processes: without ``workers.skip_main`` a worker re-runs this process's
+    ``__main__`` file, which an AppTest earlier in the same pytest worker leaves as app.py
+    (a crash at start, and a pool restarting its workers forever)."""
     path = str(tmp_path / "r.jsonl")
-    with multiprocessing.get_context("spawn").Pool(4) as pool:
-        pool.map(_write_many, [(path, w, 50) for w in range(4)])
+    context = multiprocessing.get_context("spawn")
+    with workers.skip_main(context), context.Pool(4) as pool:
+        pool.map_async(_write_many, [(path, w, 50) for w in range(4)]).get(timeout=120)
     state = review.load_state(path)
     assert not state.problems and len(state.query_tags(OV)) == 200
 
