@@ -369,7 +369,8 @@ def measure(data_dir: Path, repeats: int, before: str | None = None,
                                 figures[f"Gallery, {kind} (new page)"] = seconds
                     elif not next_only:
                         figures.update(_pages(browser, servers[name].url,
-                                              (app_dir / "pages" / "2_Gallery.py").exists()))
+                                              any((app_dir / "pages" / f).exists() for f in
+                                                  ("Gallery.py", "2_Gallery.py"))))
                     results[name] = figures
             finally:
                 browser.close()
