@@ -126,9 +126,8 @@ _SOLVER: list[Callable[..., Any]] = []  # the solver, once imported (filled on f
 def assignment_solver() -> Callable[..., Any]:
     """scipy's public ``scipy.optimize.linear_sum_assignment(cost, maximize)``, imported on
     first use: only a query whose candidate pairs share a box needs it, so a run without
-    such a query never imports ``scipy.optimize`` (0.5-0.7 s on this machine). Issue 39:
-    no longer scipy's private ``_lsap`` extension loaded by file path (0.14-0.28 s), a
-    private module whose name and layout scipy may change in any release."""
+    such a query never imports ``scipy.optimize`` (0.5-0.7 s on this machine). Public API
+    only (issue 39): no module of scipy's own internals is loaded."""
     if not _SOLVER:
         from scipy.optimize import linear_sum_assignment  # import is thread-safe
 

@@ -51,6 +51,16 @@ def entry_key(gt_sha256: str, pred_sha256: str, options: Options) -> str:
     return cache_key(KIND, gt_sha256, pred_sha256, options.evaluator())
 
 
+def read_ground_truth(gt_path: PathLike) -> tuple[Any, str]:
+    """The parsed ground truth and the SHA-256 of the very bytes it was parsed from (one
+    read; raises :class:`~ovearth_core.errors.OVEarthInputError`)."""
+    from .io import parse_ground_truth, parse_json
+
+    with gc_paused():
+        data, sha = read_hashed(gt_path, "ground-truth")
+        return parse_ground_truth(parse_json(data, str(gt_path)), str(gt_path)), sha
+
+
 def load(gt_path: PathLike, pred_path: PathLike, options: Options, *,
          ground_truth: Any = None, gt_sha256: str | None = None,
          predictions_doc: Any = None, pred_sha256: str | None = None) -> Loaded:
@@ -59,13 +69,11 @@ def load(gt_path: PathLike, pred_path: PathLike, options: Options, *,
     those bytes, unless the caller hands over what it parsed with the digest of the bytes
     it parsed (``ground_truth`` with ``gt_sha256``; ``predictions_doc`` with
     ``pred_sha256``): it vouches that they belong together."""
-    from .io import load_samples, parse_ground_truth, parse_json
+    from .io import load_samples, parse_json
 
     with gc_paused():  # the documents are freed before collection resumes
         if ground_truth is None or gt_sha256 is None:
-            data, gt_sha256 = read_hashed(gt_path, "ground-truth")
-            ground_truth = parse_ground_truth(parse_json(data, str(gt_path)), str(gt_path))
-            del data
+            ground_truth, gt_sha256 = read_ground_truth(gt_path)
         if predictions_doc is None or pred_sha256 is None:
             data, pred_sha256 = read_hashed(pred_path, "prediction")
             predictions_doc = parse_json(data, str(pred_path))

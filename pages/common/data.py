@@ -133,8 +133,7 @@ def digest(key: FileKey) -> str:
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _ground_truth(key: FileKey) -> tuple[io.GroundTruth, str]:
     """The parsed ground truth and the SHA-256 of the bytes it was parsed from."""
-    data, sha = result_cache_.read_hashed(key[0], "ground-truth")
-    return io.parse_ground_truth(io.parse_json(data, key[0]), key[0]), sha
+    return pipeline.read_ground_truth(key[0])
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
