@@ -69,6 +69,7 @@ ENV_DIR = "OVEARTH_CACHE_DIR"
 ENV_SWITCH = "OVEARTH_CACHE"
 ENV_MAX_BYTES = "OVEARTH_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
+MAX_SIZE_BYTES = 1 << 50  # 1 PiB: the largest cache cap taken
 APP_NAME = "ovearth-inspector"
 FORMAT = 2  # 1: pickles (never loaded again: every key changed with this number)
 MAGIC = b"OVEARTH-DATA\x00\x02"
@@ -119,14 +120,15 @@ def default_dir() -> Path:
 
 
 def parse_size(text: str) -> int:
-    """``"1073741824"``, ``"500M"``, ``"2G"``, ``"64k"`` -> bytes (ValueError otherwise)."""
+    """``"1073741824"``, ``"500M"``, ``"2G"``, ``"64k"`` -> bytes, at most
+    :data:`MAX_SIZE_BYTES` (``ValueError`` otherwise: ``inf``, ``1e400``, ``-5``, ``lots``)."""
+    from .bounds import parse_float
+
     t = text.strip().upper().removesuffix("B")
     factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
     number = t[:-1] if factor != 1 else t
-    value = int(float(number) * factor)
-    if value < 0:
-        raise ValueError(f"negative size {text!r}")
-    return value
+    value = parse_float(number, name="size", low=0, high=MAX_SIZE_BYTES / factor)
+    return int(value * factor)
 
 
 def max_bytes_from_env() -> int:

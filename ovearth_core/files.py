@@ -53,6 +53,7 @@ from typing import BinaryIO
 PathLike = str | os.PathLike[str]
 MAX_INPUT_MB_VAR = "OVEARTH_MAX_INPUT_MB"
 DEFAULT_MAX_INPUT_MB = 200  # .streamlit/config.toml server.maxUploadSize (Streamlit's MB)
+MAX_INPUT_MB = 1 << 20  # 1 TB: the largest OVEARTH_MAX_INPUT_MB taken
 _MB = 1024 * 1024
 _FD_ALIAS = re.compile(r"^/(?:dev/(?P<std>stdout|stderr)|dev/fd/(?P<fd>\d+)"
                        r"|proc/(?:self|(?P<pid>\d+))/fd/(?P<pfd>\d+))$")
@@ -76,13 +77,27 @@ class OutputRefused(FileRefused):
 
 def max_input_bytes(environ: dict[str, str] | os._Environ[str] | None = None) -> int:
     """The input size cap in bytes: ``OVEARTH_MAX_INPUT_MB`` (a positive number of MB,
-    1 MB = 2**20 bytes as Streamlit counts its upload cap), default 200 MB."""
+    1 MB = 2**20 bytes as Streamlit counts its upload cap, at most :data:`MAX_INPUT_MB`),
+    default 200 MB. ``ValueError`` naming the variable for anything else (``inf``, ``0``,
+    ``lots``): a limit is never guessed."""
+    from .bounds import parse_float
+
     text = (os.environ if environ is None else environ).get(MAX_INPUT_MB_VAR, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_MB * _MB
+    mb = parse_float(text, name=MAX_INPUT_MB_VAR, low=0, high=MAX_INPUT_MB, low_open=True)
+    return max(1, int(mb * _MB))
+
+
+def input_cap(path: PathLike, max_bytes: int | None = None) -> int:
+    """``max_bytes``, or the environment's cap; a bad ``OVEARTH_MAX_INPUT_MB`` refuses the
+    file about to be read, saying why (a message, never a traceback)."""
+    if max_bytes is not None:
+        return max_bytes
     try:
-        mb = float(text) if text else DEFAULT_MAX_INPUT_MB
-    except ValueError:
-        mb = DEFAULT_MAX_INPUT_MB
-    return int(mb * _MB) if mb > 0 else DEFAULT_MAX_INPUT_MB * _MB
+        return max_input_bytes()
+    except ValueError as err:
+        raise InputRefused(path, f"a readable size limit ({err})", "none read") from None
 
 
 def kind(mode: int) -> str:
@@ -112,7 +127,7 @@ def check_input_stat(path: PathLike, st: os.stat_result, max_bytes: int | None =
     """Raise :class:`InputRefused` unless ``st`` is a regular file within the cap."""
     if not stat.S_ISREG(st.st_mode):
         raise InputRefused(path, "a regular file", kind(st.st_mode))
-    cap = max_input_bytes() if max_bytes is None else max_bytes
+    cap = input_cap(path, max_bytes)
     if st.st_size > cap:
         raise InputRefused(path, f"a file of at most {_cap_text(cap)} (the upload limit; "
                                  f"{MAX_INPUT_MB_VAR} changes it)", size_text(st.st_size))
@@ -145,7 +160,7 @@ def read_bounded(path: PathLike, max_bytes: int | None = None, *,
     At most ``max_bytes + 1`` bytes are read, so a file that grows after the check, or
     one whose size the kernel reports as 0 (``/proc``), is refused instead of read whole.
     """
-    cap = max_input_bytes() if max_bytes is None else max_bytes
+    cap = input_cap(path, max_bytes)
     with open_input(path, cap, follow_links=follow_links) as handle:
         data = handle.read(cap + 1)
     if len(data) > cap:

@@ -330,7 +330,7 @@ def _target(e: Mapping[str, Any]) -> Target:
 def _read(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes under a shared lock: a regular file within the input cap, not a
     link (:func:`ovearth_core.files.open_input`; never blocks)."""
-    cap = files.max_input_bytes()
+    cap = files.input_cap(path)
     with files.open_input(path, cap, follow_links=False) as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
         data = handle.read(cap + 1)

@@ -14,6 +14,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+# The most worker processes a command starts (--workers): each holds its own copy of the
+# parsed inputs, so a typo must not start thousands.
+MAX_WORKERS = 256
+
 
 def worker_count() -> int:
     """One worker per core this process may use."""

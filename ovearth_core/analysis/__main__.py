@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
 from . import analysis_report
 from .ap_caps import add_ap_arguments
 
@@ -33,9 +34,10 @@ def build_analysis_parser() -> argparse.ArgumentParser:
     parser.add_argument("--taxonomy", default=None,
                         help="JSON {category: group} for --slice-by group (default: "
                              "taxonomy.json beside the ground truth)")
-    parser.add_argument("--slice-resamples", type=int, default=options.DEFAULT_RESAMPLES,
+    parser.add_argument("--slice-resamples", type=int_arg(1, MAX_RESAMPLES),
+                        default=options.DEFAULT_RESAMPLES,
                         help="bootstrap resamples per slice (default %(default)s)")
-    parser.add_argument("--slice-seed", type=int, default=options.DEFAULT_SEED,
+    parser.add_argument("--slice-seed", type=int_arg(0, MAX_SEED), default=options.DEFAULT_SEED,
                         help="bootstrap seed (default %(default)s)")
     parser.add_argument("--slice-unit", choices=("auto", "query", "image"), default="auto",
                         help="what the slice bootstrap resamples (default auto: images for "

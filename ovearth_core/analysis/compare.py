@@ -372,6 +372,9 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
             compare with intervals (:func:`ap_differences`) in ``ap_metrics``.
         ap_resamples: resamples of the AP intervals (the first ones of ``n_resamples``'s).
     """
+    if ap is not None and ap_resamples > n_resamples:
+        raise ValueError(f"{ap_resamples:,} AP resamples asked of {n_resamples:,}: the AP "
+                         "intervals use the first ones of the key metrics' resamples")
     check_comparable(a, b)
     rows_a, rows_b = a["per_sample"], b["per_sample"]
     groups = unit_groups(rows_a, unit)

@@ -8,6 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
+from ..workers import MAX_WORKERS
+
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ovearth_core.leaderboard FOLDER``: rank every submission of a folder.
@@ -27,10 +30,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="task to rank (repeatable; default: all three)")
     parser.add_argument("--modalities", default="segmentation,bbox,oriented_bbox")
     parser.add_argument("--iou-threshold", type=float, default=0.5)
-    parser.add_argument("--subsets", type=int, default=1000, help="random subsets per size")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--subsets", type=int_arg(1, MAX_RESAMPLES), default=1000,
+                        help="random subsets per size")
+    parser.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     parser.add_argument("--output", default=None)
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", type=int_arg(1, MAX_WORKERS), default=None,
                         help="evaluation processes (default: one per core)")
     parser.add_argument("--average-precision", action="store_true",
                         help="also rank by AP and COCO's and DOTA's per-category mAP")

@@ -8,8 +8,13 @@ import time
 
 from ..analysis import slices
 from ..analysis.ap_caps import add_ap_arguments
-from ..analysis.compare import DEFAULT_AP_RESAMPLES, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.compare import (
+    DEFAULT_AP_RESAMPLES,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+)
 from ..analysis.slices import load_taxonomy
+from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
 from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
@@ -18,6 +23,8 @@ from ..types import TASK_KEYS
 from ..viz.images import ImagePathError, resolve_image_path
 from .build import WORST_DEFAULT, ReportData, build_report_data
 from .html import render_html
+
+MAX_WORST = 1000  # queries drawn per gallery: each is a picture in the HTML
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,16 +42,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="task to report; repeat for several (default: every task with "
                              "queries in the ground truth)")
     add_evaluation_options(parser)
-    parser.add_argument("--worst", type=int, default=WORST_DEFAULT,
+    parser.add_argument("--worst", type=int_arg(0, MAX_WORST), default=WORST_DEFAULT,
                         help="queries in each task's gallery (default 12)")
     parser.add_argument("--name", action="append", default=None,
                         help="display name of A, then of B (default: file names)")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                        help="bootstrap resamples (default 2000, at least 1000)")
-    parser.add_argument("--ap-resamples", type=int, default=DEFAULT_AP_RESAMPLES,
+    parser.add_argument("--resamples", type=int_arg(1000, MAX_RESAMPLES),
+                        default=DEFAULT_RESAMPLES,
+                        help=f"bootstrap resamples (default 2000, 1000 to {MAX_RESAMPLES:,})")
+    parser.add_argument("--ap-resamples", type=int_arg(100, MAX_RESAMPLES),
+                        default=DEFAULT_AP_RESAMPLES,
                         help="resamples of the AP intervals, the first of --resamples' "
-                             f"(default {DEFAULT_AP_RESAMPLES}, at least 100)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+                             f"(default {DEFAULT_AP_RESAMPLES}, 100 to --resamples)")
+    parser.add_argument("--seed", type=int_arg(0, MAX_SEED), default=DEFAULT_SEED,
+                        help="bootstrap seed")
     parser.add_argument("--bootstrap-unit", choices=("auto", "query", "image"), default="auto",
                         help="what the bootstrap resamples (default auto: images for a DOTA "
                              "or COCO conversion, else queries)")
@@ -76,12 +86,9 @@ def _report_slice(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.worst < 0:
-        parser.error("--worst must be at least 0")
-    if args.resamples < 1000:
-        parser.error("--resamples must be at least 1000")
-    if args.ap_resamples < 100:
-        parser.error("--ap-resamples must be at least 100")
+    if args.ap_resamples > args.resamples:
+        parser.error(f"--ap-resamples {args.ap_resamples:,} is more than --resamples "
+                     f"{args.resamples:,}: the AP intervals use the first ones of those")
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..bounds import MAX_SEED, int_arg
 from ..files import OutputRefused
+from ..workers import MAX_WORKERS
 from .plan import SCALES
 from .writer import generate
 
@@ -20,10 +22,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="full: the paper's exact counts; demo: the app's 30-image sample; "
                              "tiny: 4 small images for tests")
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0,
+                        help="random seed (default 0)")
     parser.add_argument("--no-images", action="store_true",
                         help="write the JSON files only (identical to a run with images)")
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--workers", type=int_arg(1, MAX_WORKERS), default=2,
+                        help="processes (default 2)")
     args = parser.parse_args(argv)
     try:
         times = generate(args.scale, args.out, seed=args.seed, images=not args.no_images,

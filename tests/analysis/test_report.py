@@ -392,7 +392,14 @@ def test_cli_bad_prediction_exits_2_without_output(dataset: Any, tmp_path: Path)
     (["--modalities", "mask"], "--modalities"),
     (["--modalities", ALL, "--iou-threshold", "1.5"], "--iou-threshold"),
     (["--modalities", ALL, "--task", "caption"], "invalid choice"),
-    (["--modalities", ALL, "--resamples", "10"], "at least 1000"),
+    (["--modalities", ALL, "--resamples", "10"], "from 1,000 to 100,000, found '10'"),
+    # Issue 35 item 6: 10**12 AP resamples ended in a MemoryError traceback, and 3,000 AP
+    # resamples of 1,000 were reported as "the first 3,000 of the key metrics' resamples".
+    (["--modalities", ALL, "--ap-resamples", "1000000000000"], "from 100 to 100,000"),
+    (["--modalities", ALL, "--resamples", "1000", "--ap-resamples", "3000"],
+     "--ap-resamples 3,000 is more than --resamples 1,000"),
+    (["--modalities", ALL, "--seed", "9" * 5000], "found a number of 5,000 characters"),
+    (["--modalities", ALL, "--worst", "-1"], "--worst: expected a whole number from 0"),
 ])
 def test_cli_bad_options_exit_2(dataset: Any, tmp_path: Path, args: list[str],
                                 message: str) -> None:
@@ -675,5 +682,6 @@ def test_cli_ap_resamples_reach_the_intervals(dataset: Any, tmp_path: Path) -> N
     assert "the first 150 of the key metrics&#x27; resamples" in html
     refused = _run_cli(*args[:-1], str(tmp_path / "none.html"), "--ap-resamples", "50")
     assert refused.returncode == 2
-    assert "--ap-resamples must be at least 100" in refused.stderr
+    assert "--ap-resamples: expected a whole number from 100 to 100,000, found '50'" in \
+        refused.stderr
     assert "Traceback" not in refused.stderr and not (tmp_path / "none.html").exists()

@@ -461,11 +461,28 @@ def test_the_cap_can_be_changed_by_environment(ds: Dataset) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    (None, 200 * 2**20), ("", 200 * 2**20), ("1", 2**20), ("0.5", 2**19), ("x", 200 * 2**20),
-    ("0", 200 * 2**20), ("-3", 200 * 2**20), ("1e3", 1000 * 2**20)])
+    (None, 200 * 2**20), ("", 200 * 2**20), ("1", 2**20), ("0.5", 2**19),
+    ("1e3", 1000 * 2**20)])
 def test_max_input_bytes(text: str | None, expected: int) -> None:
     env = {} if text is None else {files.MAX_INPUT_MB_VAR: text}
     assert files.max_input_bytes(env) == expected
+
+
+@pytest.mark.parametrize("text", ["x", "0", "-3", "inf", "-inf", "nan", "1e400", "9" * 5000,
+                                  "2e6"])
+def test_a_bad_max_input_is_refused_not_guessed(text: str) -> None:
+    # Issue 35 item 12: "inf" and "1e400" raised OverflowError; "x", "0" and "-3" fell
+    # back to 200 MB without a word.
+    with pytest.raises(ValueError, match="OVEARTH_MAX_INPUT_MB: expected a number above 0"):
+        files.max_input_bytes({files.MAX_INPUT_MB_VAR: text})
+
+
+def test_a_bad_max_input_is_a_message_naming_the_file(ds: Dataset) -> None:
+    run = _evaluate(ds, env={files.MAX_INPUT_MB_VAR: "inf"})
+    assert run.returncode == 2, run.stderr
+    assert b"Traceback" not in run.stderr
+    assert b"OVEARTH_MAX_INPUT_MB" in run.stderr and b"'inf'" in run.stderr
+    assert os.fsencode(ds.gt.name) in run.stderr
 
 
 def test_the_cap_is_the_apps_upload_cap() -> None:
