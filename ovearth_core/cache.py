@@ -52,6 +52,7 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import stat
 import sys
@@ -481,21 +482,66 @@ def decode(blob: bytes, key: str) -> tuple[Any, dict[str, np.ndarray]]:
     try:
         with gc_paused():
             doc = orjson.loads(payload[:json_len])
-            if doc["key"] != key:
-                raise Rejected("an entry of another key")
+            index = _array_index(doc, key, length - json_len)
             value = unpack(doc["value"]) if doc["deep"] else doc["value"]
         arrays = {}
         base = _HEADER + json_len
-        for name, (dtype, shape, offset, nbytes) in doc["arrays"].items():
-            if dtype not in DTYPES or offset + nbytes > length - json_len:
-                raise Rejected(f"array {name!r}: dtype {dtype} or extent not allowed")
+        for name, dtype, shape, offset, nbytes in index:
             arrays[name] = np.frombuffer(blob, np.dtype(dtype), nbytes // np.dtype(
                 dtype).itemsize, base + offset).reshape(shape)
         return value, arrays
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as err:
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError) as err:
         if isinstance(err, Rejected):
             raise
         raise Rejected(f"unreadable payload ({type(err).__name__})") from None
+
+
+_DOC_FIELDS = frozenset({"key", "value", "deep", "arrays"})
+_MAX_DIMS = 32  # numpy's own limit is 64; no entry we write has more than 2
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _array_index(doc: Any, key: str, data_len: int) -> list[tuple[str, str, list[int], int,
+                                                                  int]]:
+    """The arrays an entry's JSON document lists, each field checked (issue 35 item 11):
+    :class:`Rejected` naming the field for anything :func:`encode` would not write (an
+    index that is a list or a string, a negative or overlong extent, a shape whose size is
+    not the extent's), so a damaged entry with a valid checksum is a miss, never an
+    exception or an array served from the wrong bytes."""
+    if type(doc) is not dict or set(doc) != _DOC_FIELDS:
+        raise Rejected("header: expected the fields key, value, deep and arrays")
+    if doc["key"] != key:
+        raise Rejected("an entry of another key")
+    if type(doc["deep"]) is not bool:
+        raise Rejected(f"header field deep: expected true or false, found {doc['deep']!r:.40}")
+    if type(doc["arrays"]) is not dict:
+        raise Rejected(f"header field arrays: expected an object, found "
+                       f"{type(doc['arrays']).__name__}")
+    out = []
+    for name, entry in doc["arrays"].items():
+        where = f"header field arrays[{name!r:.40}]"
+        if type(entry) is not list or len(entry) != 4:
+            raise Rejected(f"{where}: expected [dtype, shape, offset, bytes]")
+        dtype, shape, offset, nbytes = entry
+        if type(dtype) is not str or dtype not in DTYPES:
+            raise Rejected(f"{where}: dtype {dtype!r:.40} is not stored")
+        if (type(shape) is not list or len(shape) > _MAX_DIMS
+                or not all(_whole(n) for n in shape)):
+            raise Rejected(f"{where}: expected a shape of at most {_MAX_DIMS} sizes >= 0")
+        if not (_whole(offset) and _whole(nbytes)) or offset % 8:
+            raise Rejected(f"{where}: expected an offset (a multiple of 8) and a length "
+                           f">= 0, found {offset!r:.40} and {nbytes!r:.40}")
+        if math.prod(shape) * int(dtype[2:]) != nbytes:
+            raise Rejected(f"{where}: shape {shape} of {dtype} is not {nbytes} bytes")
+        if offset + nbytes > data_len:
+            raise Rejected(f"{where}: bytes {offset}..{offset + nbytes} beyond the entry's "
+                           f"{data_len}")
+        out.append((name, dtype, shape, offset, nbytes))
+    return out
 
 
 # The layout of a packed value (:func:`pack`). A list of at least TABLE_MIN_ROWS dicts with
