@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
-RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3}
+RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3, "hosting": 4}
 # Pure commands kept at their documented names; nothing imports them.
 ENTRY_SHIMS = {"ovearth_core.leaderboard", "ovearth_core.export"}
 # Modules of the evaluator layer that import only the standard library: any layer may use them.
