@@ -19,8 +19,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+# Characters YAML does not allow in a document (outside its "printable" set) or reads as line
+# breaks (NEL, LS, PS) or a byte-order mark, written as escapes; JSON's escapes cover the C0
+# controls.
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
+_BARE_KEY = re.compile("[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORDS = {"true", "false", "yes", "no", "on", "off", "y", "n", "null"}  # YAML 1.1's
+
+
+def _quoted(text: str) -> str:
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                            json.dumps(text, ensure_ascii=False))
 
 
 def _scalar(value: Any) -> str:
@@ -33,16 +49,19 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"cannot write {value!r} in YAML here")
-        return repr(value)
+        mantissa, e, exponent = repr(value).partition("e")
+        # YAML 1.1 (PyYAML) reads a float only with a dot: 1e+20 would be a string.
+        return mantissa + ("" if "." in mantissa else ".0") + e + exponent
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _quoted(value)
     raise TypeError(f"cannot write a {type(value).__name__} in YAML here")
 
 
 def _key(key: Any) -> str:
     if not isinstance(key, str):
         raise TypeError(f"mapping keys must be strings, found {type(key).__name__}")
-    return json.dumps(key, ensure_ascii=False) if not key.isidentifier() else key
+    bare = _BARE_KEY.fullmatch(key) and key.lower() not in _KEYWORDS
+    return key if bare else _quoted(key)
 
 
 def _lines(value: Any, indent: int) -> list[str]:
