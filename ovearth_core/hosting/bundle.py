@@ -38,7 +38,7 @@ FAR_FUTURE = "2099-12-31 23:59:59"  # EvalAI needs an end date; its own starter 
 PREDICTIONS_NAME = "predictions.json"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
-SCORE_PY = '''"""Codabench runs this (see metadata): the scorer of the ovearth_core copied beside it."""
+SCORE_PY = '''"""Codabench runs this (see metadata): the scorer of the ovearth_core beside it."""
 import sys
 from pathlib import Path
 
@@ -51,7 +51,7 @@ sys.exit(codabench_main([*sys.argv[1:], "--config", str(HERE / "scoring.json")])
 '''
 
 EVALAI_INIT = "from .main import evaluate  # noqa: F401\n"
-EVALAI_MAIN = '''"""EvalAI calls evaluate(): the scorer of the ovearth_core copied beside this file."""
+EVALAI_MAIN = '''"""EvalAI calls evaluate(): the scorer of the ovearth_core beside this file."""
 import sys
 from pathlib import Path
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..cli import EXIT_BAD_INPUT, add_matching_options, emit, output_refused
@@ -116,7 +116,7 @@ def _images(gt_doc: dict, folder: Path) -> dict[str, bytes]:
 
 
 def write_bundle(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    phases = args.phase or [Phase("Test", datetime.now(timezone.utc).replace(
+    phases = args.phase or [Phase("Test", datetime.now(UTC).replace(
         hour=0, minute=0, second=0, microsecond=0, tzinfo=None))]
     inputs = [args.gt] + ([args.sample] if args.sample else [])
     refused = output_refused(PROG_BUNDLE, args.out, inputs)

@@ -23,7 +23,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-
 # Characters YAML does not allow in a document (outside its "printable" set) or reads as line
 # breaks (NEL, LS, PS) or a byte-order mark, written as escapes; JSON's escapes cover the C0
 # controls.

@@ -161,7 +161,8 @@ def test_competition_yaml_has_only_codabenchs_documented_keys(bundles: dict[str,
     # Codabench's rule: every phase but the last has an end, and none starts before it.
     ends = [p.get("end") for p in doc["phases"]]
     assert None not in ends[:-1]
-    assert all(b["start"] >= a["end"] for a, b in zip(doc["phases"], doc["phases"][1:]))
+    assert all(b["start"] >= a["end"]
+               for a, b in zip(doc["phases"], doc["phases"][1:], strict=False))
 
 
 def test_challenge_config_has_evalais_keys(bundles: dict[str, Path]) -> None:

@@ -1,8 +1,9 @@
-"""The package's layers (issue 12): evaluator <- analysis <- viz <- report <- app.
+"""The package's layers (issue 12): evaluator <- analysis <- viz <- report <- hosting; app.
 
 The evaluator is the flat top of ``ovearth_core``; ``analysis`` and ``convert`` (the format
 converters, issue 16) may import it; ``viz`` the evaluator and analysis; ``report`` all three
-(it draws with viz); ``synth`` only itself and ``ovearth_core.files`` (standard-library file
+(it draws with viz); ``hosting`` (issue 40: the platforms' scorer renders the report) all
+four; ``synth`` only itself and ``ovearth_core.files`` (standard-library file
 safety, so that the generator writes files as every command does); nothing in
 ``ovearth_core`` imports the app, and the evaluator and the analyses import neither plotly
 nor streamlit.
