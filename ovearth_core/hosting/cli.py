@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..cli import EXIT_BAD_INPUT, add_matching_options, emit, output_refused
 from ..errors import OVEarthInputError, Problem
-from ..files import read_bounded
+from ..files import read_bounded, write_confined
 from ..io import parse_ground_truth, parse_json, read_input
 from ..options import TASK_KEYS, Options
 from .bundle import (
@@ -140,7 +140,7 @@ def write_bundle(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     with tempfile.TemporaryDirectory(prefix="ovearth-hosting-") as tmp:
         sample_path = args.sample or Path(tmp, "predictions.json")
         if not args.sample:
-            sample_path.write_bytes(sample)
+            write_confined(tmp, sample_path.name, sample)
         try:  # the starting kit must pass its own scorer
             score(config, args.gt, sample_path)
         except OVEarthInputError as err:
