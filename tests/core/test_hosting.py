@@ -76,6 +76,8 @@ def test_scores_equal_the_evaluator_cli(bundle: Path, tmp_path: Path, name: str)
         assert scores[key] == _expected(key, pred), key
     html = (root / "output" / "detailed_results.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "Open vocabulary" in html
+    # No gallery by default: a drawn query would show the hidden ground truth's geometry.
+    assert "worst queries" not in html
     assert "Traceback" not in run.stderr
 
 
