@@ -50,6 +50,26 @@ def evaluator_cli(pred: Path, task: str, gt: Path = GT,
     return json.loads(out)
 
 
+# Where each default column's number sits in the evaluator CLI's output (written out here, not
+# taken from the code under test).
+CLI_PATHS = {
+    "presence_mcc": ("presence", "mcc"),
+    "seg_macro_miou": ("seg", "positive_macro_miou"),
+    "bbox_micro_f1": ("bbox", "positive_micro_f1"),
+    "oriented_bbox_micro_f1": ("oriented_bbox", "positive_micro_f1"),
+}
+
+
+def cli_value(column_key: str, pred: Path, cache: dict | None = None) -> float | None:
+    """The evaluator CLI's value of one column (``<task>_<metric>``) on ``pred``."""
+    task, rest = column_key.split("_", 1)
+    block, metric = CLI_PATHS[rest]
+    cache = {} if cache is None else cache
+    if task not in cache:
+        cache[task] = evaluator_cli(pred, task)
+    return cache[task]["summary"][block][metric]
+
+
 def unzip(data: bytes, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:

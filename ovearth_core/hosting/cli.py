@@ -23,7 +23,7 @@ from .bundle import (
     skeleton,
 )
 from .config import DEFAULT_METRICS, MODALITY_BLOCK, HostingConfig, Limits, default_columns
-from .scorer import PROG, codabench_main, score
+from .scorer import codabench_main, score
 
 PROG_BUNDLE = "ovearth-hosting"
 DEFAULT_IMAGE = "ovearth/ovearth-scoring:0.1.0"
@@ -169,5 +169,3 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     return write_bundle(args, parser)
 
-
-__all__ = ["PROG", "main"]

@@ -21,6 +21,7 @@ import yaml
 from tests.hosting_helpers import (
     GT,
     PREDICTIONS,
+    cli_value,
     edit_config,
     evaluator_cli,
     hosting,
@@ -51,18 +52,6 @@ def _columns(bundle: Path) -> list[dict]:
         return yaml.safe_load(z.read("competition.yaml"))["leaderboards"][0]["columns"]
 
 
-def _expected(column_key: str, pred: Path) -> float | None:
-    """The evaluator CLI's value of one column (``<task>_<block>_<name>``)."""
-    task, rest = column_key.split("_", 1)
-    block, metric = {
-        "presence_mcc": ("presence", "mcc"),
-        "seg_macro_miou": ("seg", "positive_macro_miou"),
-        "bbox_micro_f1": ("bbox", "positive_micro_f1"),
-        "oriented_bbox_micro_f1": ("oriented_bbox", "positive_micro_f1"),
-    }[rest]
-    return evaluator_cli(pred, task)["summary"][block][metric]
-
-
 @pytest.mark.parametrize("name", ["strong_localiser", "box_detector"])
 def test_scores_equal_the_evaluator_cli(bundle: Path, tmp_path: Path, name: str) -> None:
     pred = PREDICTIONS / f"{name}.json"
@@ -72,8 +61,9 @@ def test_scores_equal_the_evaluator_cli(bundle: Path, tmp_path: Path, name: str)
     scores = json.loads((root / "output" / "scores.json").read_text())
     keys = [c["key"] for c in _columns(bundle)]
     assert list(scores) == keys  # every column, in the leaderboard's order
+    runs: dict = {}  # one CLI run per task
     for key in keys:
-        assert scores[key] == _expected(key, pred), key
+        assert scores[key] == cli_value(key, pred, runs), key
     html = (root / "output" / "detailed_results.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "Open vocabulary" in html
     # No gallery by default: a drawn query would show the hidden ground truth's geometry.
@@ -245,3 +235,19 @@ def test_the_bundle_is_reproducible_and_carries_this_code(bundle: Path, tmp_path
             root / "ovearth_core" / "hosting" / "scorer.py").read_bytes()
         assert "__pycache__" not in " ".join(p.namelist())
 
+
+
+def test_a_gallery_carries_the_images_and_draws_the_worst_queries(tmp_path: Path) -> None:
+    out = tmp_path / "b.zip"
+    hosting("codabench", "--gt", str(GT), "--out", str(out), "--task", "referring",
+            "--gallery", "2")
+    with zipfile.ZipFile(out) as z, zipfile.ZipFile(z.open("reference_data.zip")) as ref:
+        names = set(ref.namelist())
+    referenced = {a["image_path"] for a in json.loads(GT.read_text())["annotations"]}
+    assert names == {"ground_truth.json", *referenced}
+    root = lay_out(out, tmp_path / "w", {"predictions.json":
+                                         (PREDICTIONS / "strong_localiser.json").read_bytes()})
+    run = run_worker(root)
+    assert run.returncode == 0, run.stderr
+    html = (root / "output" / "detailed_results.html").read_text()
+    assert "The 2 worst queries of submission" in html and "blank canvas" not in html
