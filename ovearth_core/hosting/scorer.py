@@ -54,6 +54,10 @@ DETAILS_NAME = "detailed_results.html"
 _SKIPPED = ("__MACOSX",)
 
 
+class Misconfigured(Exception):
+    """The bundle, not the submission, is at fault (its reference data or configuration)."""
+
+
 class TimeLimitExceeded(BaseException):
     """Scoring ran past the time limit (a ``BaseException``: no ``except Exception`` in the
     evaluator may swallow it)."""
@@ -224,7 +228,10 @@ def _score(config: HostingConfig, gt_path: Path, pred_path: Path, images: Path |
            report: bool, store: ResultCache) -> Scored:
     doc, sha = read_submission(pred_path, config)
     check_submission(doc, str(pred_path), config)
-    gt, gt_sha = pipeline.read_ground_truth(gt_path)
+    try:
+        gt, gt_sha = pipeline.read_ground_truth(gt_path)
+    except OVEarthInputError as err:
+        raise Misconfigured(f"the reference data is not a valid ground truth\n{err}") from None
     results = {}
     for task in config.tasks:
         loaded = pipeline.load(gt_path, pred_path, config.task_options(task), ground_truth=gt,
@@ -283,24 +290,26 @@ def codabench_main(argv: list[str] | None = None) -> int:
     gt_path = ref / GROUND_TRUTH_NAME
     try:
         config = load_config(args.config)
-    except ValueError as err:
-        print(f"{PROG}: the scoring program is misconfigured: {err}", file=sys.stderr)
-        return EXIT_MISCONFIGURED
-    if not gt_path.is_file():
-        print(f"{PROG}: the scoring program is misconfigured: no reference data at "
-              f"{gt_path}", file=sys.stderr)
-        return EXIT_MISCONFIGURED
-    try:
+        if not gt_path.is_file():
+            raise Misconfigured(f"no reference data at {gt_path}")
         pred_path = find_submission(res)
         scored = score(config, gt_path, pred_path, images=ref, report=True)
-    except OVEarthInputError as err:
-        print(_rejected(err), file=sys.stderr)
-        return EXIT_REJECTED
+    except (Misconfigured, ValueError) as err:
+        if isinstance(err, OVEarthInputError):
+            print(_rejected(err), file=sys.stderr)
+            return EXIT_REJECTED
+        print(f"{PROG}: the scoring program is misconfigured (not the submission's fault): "
+              f"{err}", file=sys.stderr)
+        return EXIT_MISCONFIGURED
     _report(scored)
-    write_files(args.output, {DETAILS_NAME: scored.html or b"",
-                              SCORES_NAME: orjson.dumps(scored.scores,
-                                                        option=orjson.OPT_INDENT_2)},
-                inputs=[gt_path, pred_path])
+    try:
+        write_files(args.output, {DETAILS_NAME: scored.html or b"",
+                                  SCORES_NAME: orjson.dumps(scored.scores,
+                                                            option=orjson.OPT_INDENT_2)},
+                    inputs=[gt_path, pred_path])
+    except (OSError, ValueError) as err:  # OutputRefused is a ValueError
+        print(f"{PROG}: cannot write to {args.output}: {err}", file=sys.stderr)
+        return EXIT_MISCONFIGURED
     print(f"{PROG}: scored {pred_path.name}: "
           + ", ".join(f"{k} {v:.4f}" for k, v in scored.scores.items()))
     return 0
@@ -322,8 +331,9 @@ def evaluate(test_annotation_file: str, user_submission_file: str, phase_codenam
                                              "one of " + ", ".join(config.splits),
                                              repr(phase_codename))])
         scored = score(config, Path(test_annotation_file), Path(user_submission_file))
-    except OVEarthInputError as err:
-        message = _rejected(err)
+    except (OVEarthInputError, Misconfigured) as err:
+        message = (_rejected(err) if isinstance(err, OVEarthInputError) else
+                   f"{PROG}: the evaluation script is misconfigured: {err}")
         print(message, file=sys.stderr)
         return {"submission_result": {"error": message}}
     _report(scored)

@@ -251,3 +251,20 @@ def test_a_gallery_carries_the_images_and_draws_the_worst_queries(tmp_path: Path
     assert run.returncode == 0, run.stderr
     html = (root / "output" / "detailed_results.html").read_text()
     assert "The 2 worst queries of submission" in html and "blank canvas" not in html
+
+
+@pytest.mark.parametrize("ref", [b"{not json", None])
+def test_broken_reference_data_is_the_bundles_fault(bundle: Path, tmp_path: Path,
+                                                    ref: bytes | None) -> None:
+    root = lay_out(bundle, tmp_path, {"predictions.json":
+                                      (PREDICTIONS / "strong_localiser.json").read_bytes()})
+    gt = root / "input" / "ref" / "ground_truth.json"
+    if ref is None:
+        gt.unlink()
+    else:
+        gt.write_bytes(ref)
+    run = run_worker(root)
+    assert run.returncode == 1
+    assert "misconfigured (not the submission's fault)" in run.stderr
+    assert "submission rejected" not in run.stderr and "Traceback" not in run.stderr
+    assert list((root / "output").iterdir()) == []
