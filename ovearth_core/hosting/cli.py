@@ -96,8 +96,7 @@ def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Ph
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")
     mods = [m for m in options.modalities if m in MODALITY_BLOCK]
     metrics = tuple(m.strip() for m in args.columns.split(",") if m.strip())
-    columns = default_columns(tasks, mods, DEFAULT_METRICS if metrics == DEFAULT_METRICS
-                              else metrics)
+    columns = default_columns(tasks, mods, metrics, strict=metrics != DEFAULT_METRICS)
     return HostingConfig(tuple(tasks), options, columns, limits,
                          getattr(args, "gallery", 0),
                          {p.codename: f"{p.codename}_split" for p in phases})

@@ -82,16 +82,18 @@ def applies(task: str, metric: str, modalities: Sequence[str]) -> bool:
 
 
 def default_columns(tasks: Sequence[str], modalities: Sequence[str],
-                    metrics: Sequence[str] = DEFAULT_METRICS) -> tuple[Column, ...]:
+                    metrics: Sequence[str] = DEFAULT_METRICS, *,
+                    strict: bool = False) -> tuple[Column, ...]:
     """Every ``metrics`` entry that applies, task by task (``ValueError`` for an unknown
-    metric name, or when a name applies to none of the tasks)."""
+    metric name and, ``strict``, for a name that applies to none of the tasks: one the user
+    asked for by name)."""
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metric {', '.join(unknown)}; expected one of "
                          f"{', '.join(METRICS)}")
     columns = tuple(Column(t, m) for t in tasks for m in metrics if applies(t, m, modalities))
     unused = [m for m in metrics if not any(c.metric == m for c in columns)]
-    if unused and metrics is not DEFAULT_METRICS:
+    if unused and strict:
         raise ValueError(f"metric {', '.join(unused)} applies to none of the tasks "
                          f"({', '.join(tasks)}) on the modalities {', '.join(modalities)}")
     return columns

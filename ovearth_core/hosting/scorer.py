@@ -78,7 +78,7 @@ class Scored:
 
 
 @contextmanager
-def deadline(seconds: float, name: str) -> Iterator[None]:
+def deadline(seconds: float) -> Iterator[None]:
     """Raise :class:`TimeLimitExceeded` in the block once ``seconds`` have passed (a
     ``SIGALRM`` timer; the previous handler and any pending timer are restored after). Off
     the main thread no signal can be delivered: the block runs without a limit and says so
@@ -214,7 +214,7 @@ def score(config: HostingConfig, gt_path: Path, pred_path: Path, *,
     evaluator refuses (the time limit: a problem of field ``(scoring time)``)."""
     seconds = config.limits.time_limit_s
     try:
-        with deadline(seconds, str(pred_path)), tempfile.TemporaryDirectory(
+        with deadline(seconds), tempfile.TemporaryDirectory(
                 prefix="ovearth-score-") as tmp:
             return _score(config, gt_path, pred_path, images, report, ResultCache(tmp))
     except TimeLimitExceeded:
