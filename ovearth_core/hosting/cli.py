@@ -29,6 +29,13 @@ PROG_BUNDLE = "ovearth-hosting"
 DEFAULT_IMAGE = "ovearth/ovearth-scoring:0.1.0"
 
 
+def _phase(text: str) -> Phase:
+    try:
+        return parse_phase(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gt", required=True, type=Path, help="ground-truth JSON (hidden "
                         "from participants: it becomes the reference data)")
@@ -46,7 +53,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
                         help="comma-separated leaderboard metrics, each for every task it "
                              "applies to; the first ranks (default: %(default)s)")
-    parser.add_argument("--phase", action="append", type=parse_phase, metavar="NAME,START[,END]",
+    parser.add_argument("--phase", action="append", type=_phase, metavar="NAME,START[,END]",
                         help="a phase (repeat, in order; default: one phase 'Test' from "
                              "today, open-ended)")
     parser.add_argument("--max-mb", type=float, default=Limits.max_mb,
@@ -94,6 +101,8 @@ def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Ph
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")
+    if getattr(args, "gallery", 0) < 0:
+        raise ValueError("--gallery must be at least 0")
     mods = [m for m in options.modalities if m in MODALITY_BLOCK]
     metrics = tuple(m.strip() for m in args.columns.split(",") if m.strip())
     columns = default_columns(tasks, mods, metrics, strict=metrics != DEFAULT_METRICS)
