@@ -110,20 +110,20 @@ def find_submission(res: Path) -> Path:
     """The one ``.json`` file of the unpacked submission ``res`` (at its top or in one
     folder; hidden files and ``__MACOSX`` skipped; links never followed)."""
     found: list[Path] = []
-    others: list[str] = []
+    others: list[str] = []  # shown when no JSON file is there
     for folder, dirs, names in os.walk(res):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
-        for name in sorted(names):
+        for name in sorted(n for n in names if not n.startswith(".")):
             path = Path(folder, name)
-            if name.startswith("."):
-                continue
-            (found if name.lower().endswith(".json") else others).append(
-                path if name.lower().endswith(".json") else path.relative_to(res))
+            if name.lower().endswith(".json"):
+                found.append(path)
+            else:
+                others.append(str(path.relative_to(res)))
     if len(found) == 1:
         return found[0]
     expected = "one prediction JSON file (e.g. predictions.json) in the submitted zip"
     if not found:
-        shown = ", ".join(map(str, others[:5])) or "nothing"
+        shown = ", ".join(others[:5]) or "nothing"
         raise OVEarthInputError([Problem(str(res), "(submission)", expected,
                                          f"no .json file (the zip holds: {shown})")])
     names = ", ".join(str(p.relative_to(res)) for p in found[:5])

@@ -268,3 +268,13 @@ def test_broken_reference_data_is_the_bundles_fault(bundle: Path, tmp_path: Path
     assert "misconfigured (not the submission's fault)" in run.stderr
     assert "submission rejected" not in run.stderr and "Traceback" not in run.stderr
     assert list((root / "output").iterdir()) == []
+
+
+def test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file(tmp_path: Path) -> None:
+    from ovearth_core.hosting.scorer import find_submission
+
+    for name in ("run/predictions.json", "__MACOSX/run/._predictions.json",
+                 "run/.hidden.json", "run/notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    assert find_submission(tmp_path) == tmp_path / "run" / "predictions.json"
