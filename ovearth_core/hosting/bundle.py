@@ -295,7 +295,7 @@ def evalai_bundle(config: HostingConfig, gt_bytes: bytes, sample: bytes, *, titl
             "test_annotation_file": f"annotations/{GROUND_TRUTH_NAME}",
             "codename": p.codename, "max_submissions_per_day": 5,
             "max_submissions_per_month": 50, "max_submissions": 100,
-            "allowed_submission_file_types": ".json"} for i, p in enumerate(phases)],
+            "allowed_submission_file_types": ".json, .zip"} for i, p in enumerate(phases)],
         "dataset_splits": [{"id": i + 1, "name": f"{p.name} split",
                             "codename": config.splits[p.codename]}
                            for i, p in enumerate(phases)],

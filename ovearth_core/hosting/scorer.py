@@ -27,11 +27,12 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
@@ -39,7 +40,14 @@ import orjson
 from .. import pipeline
 from ..cache import ResultCache
 from ..errors import OVEarthInputError, Problem, describe, format_problems
-from ..files import InputRefused, read_bounded, size_text, write_files
+from ..files import (
+    InputRefused,
+    is_component,
+    read_bounded,
+    size_text,
+    write_confined,
+    write_files,
+)
 from ..io import parse_json
 from ..options import TASK_KEYS
 from .config import BOX_FIELDS, HostingConfig
@@ -315,10 +323,49 @@ def codabench_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def unzipped_submission(path: Path, folder: Path, config: HostingConfig) -> Path:
+    """EvalAI hands over the uploaded file itself: a ``.zip`` must hold one ``.json`` file
+    (``__MACOSX`` and hidden files skipped), copied into ``folder`` after its size is checked
+    (the declared size, then at most ``max_mb`` bytes read: a zip bomb stops there); any
+    other file is the submission as it is."""
+    if path.suffix.lower() != ".zip":
+        return path
+    cap = config.limits.max_bytes
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [i for i in archive.infolist() if not i.is_dir()
+                       and i.filename.lower().endswith(".json")
+                       and not any(p.startswith(".") or p in _SKIPPED
+                                   for p in PurePosixPath(i.filename).parts)]
+            if len(members) != 1:
+                names = ", ".join(i.filename for i in members[:5]) or "no .json file"
+                raise OVEarthInputError([Problem(str(path), "(submission)", "one prediction "
+                                                 "JSON file (e.g. predictions.json) in the "
+                                                 "zip", f"{len(members)}: {names}")])
+            member = members[0]
+            expected = (f"a file of at most {config.limits.max_mb:g} MB (this competition's "
+                        "limit)")
+            if member.file_size > cap:
+                raise OVEarthInputError([Problem(f"{path}:{member.filename}", "(file size)",
+                                                 expected, size_text(member.file_size))])
+            with archive.open(member) as handle:
+                data = handle.read(cap + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as err:
+        raise OVEarthInputError([Problem(str(path), "(file)", "a readable zip archive",
+                                         str(err))]) from None
+    if len(data) > cap:
+        raise OVEarthInputError([Problem(f"{path}:{member.filename}", "(file size)", expected,
+                                         f"more than {size_text(cap)}")])
+    name = PurePosixPath(member.filename).name
+    return write_confined(folder, name if is_component(name) else "predictions.json", data)
+
+
 def evaluate(test_annotation_file: str, user_submission_file: str, phase_codename: str, *,
              config: HostingConfig, **kwargs: Any) -> dict[str, Any]:
     """EvalAI's ``evaluate``: ``{"result": [{split: {column key: value}}],
     "submission_result": {split: {...}}}`` for the phase's split (``config.splits``).
+    The submission is a ``.json`` file or a ``.zip`` holding one
+    (:func:`unzipped_submission`).
 
     A rejected submission (or a phase the configuration does not know) prints one message on
     stderr and returns ``{"submission_result": {"error": message}}``: without ``result``
@@ -327,13 +374,15 @@ def evaluate(test_annotation_file: str, user_submission_file: str, phase_codenam
     split = config.splits.get(phase_codename)
     try:
         if split is None:
-            raise OVEarthInputError([Problem("challenge_config.yaml", "codename",
-                                             "one of " + ", ".join(config.splits),
-                                             repr(phase_codename))])
-        scored = score(config, Path(test_annotation_file), Path(user_submission_file))
+            raise Misconfigured(f"the phase codename {phase_codename!r} is none of the "
+                                f"configuration's ({', '.join(config.splits)})")
+        with tempfile.TemporaryDirectory(prefix="ovearth-evalai-") as tmp:
+            submission = unzipped_submission(Path(user_submission_file), Path(tmp), config)
+            scored = score(config, Path(test_annotation_file), submission)
     except (OVEarthInputError, Misconfigured) as err:
         message = (_rejected(err) if isinstance(err, OVEarthInputError) else
-                   f"{PROG}: the evaluation script is misconfigured: {err}")
+                   f"{PROG}: the evaluation script is misconfigured (not the submission's "
+                   f"fault): {err}")
         print(message, file=sys.stderr)
         return {"submission_result": {"error": message}}
     _report(scored)

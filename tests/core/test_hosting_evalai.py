@@ -116,7 +116,8 @@ def test_a_bad_submission_fails_without_result_or_traceback(
 def test_an_unknown_phase_is_a_failed_submission(challenge: Path) -> None:
     output, stderr = _worker(challenge, PREDICTIONS / "strong_localiser.json", "final")
     assert "result" not in output
-    assert "field codename: expected one of dev, test, found 'final'" in stderr
+    assert ("misconfigured (not the submission's fault): the phase codename 'final' is none "
+            "of the configuration's (dev, test)") in stderr
 
 
 def test_the_time_limit_leaves_the_workers_alarm_as_it_was(tmp_path: Path) -> None:
@@ -135,3 +136,40 @@ print(signal.getitimer(signal.ITIMER_REAL)[0], signal.getsignal(signal.SIGALRM)(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(root)}, check=True).stdout
     assert out.strip() == "0.0 None ['worker']"
+
+
+def _zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_a_zipped_submission_scores_as_the_json(challenge: Path, tmp_path: Path) -> None:
+    pred = PREDICTIONS / "box_detector.json"
+    sub = _zip(tmp_path / "submission.zip", {"run/predictions.json": pred.read_bytes(),
+                                             "__MACOSX/run/._predictions.json": b"x"})
+    zipped, _ = _worker(challenge, sub, "test")
+    plain, _ = _worker(challenge, pred, "test")
+    assert zipped == plain and "result" in plain
+
+
+@pytest.mark.parametrize(("files", "limits", "wanted"), [
+    ({"a.json": b"{}", "b.json": b"{}"}, None,
+     "field (submission): expected one prediction JSON file (e.g. predictions.json) in the "
+     "zip, found 2: a.json, b.json"),
+    ({"p.json": (PREDICTIONS / "strong_localiser.json").read_bytes()}, {"max_mb": 0.1},
+     "submission.zip:p.json, field (file size): expected a file of at most 0.1 MB (this "
+     "competition's limit), found 0.5 MB (516,626 bytes)"),
+    (None, None, "field (file): expected a readable zip archive"),
+])
+def test_a_bad_zip_is_rejected(challenge: Path, tmp_path: Path, files: dict | None,
+                               limits: dict | None, wanted: str) -> None:
+    sub = tmp_path / "submission.zip"
+    if files is None:
+        sub.write_bytes(b"PK not really a zip")
+    else:
+        _zip(sub, files)
+    output, stderr = _worker(challenge, sub, "test", limits)
+    assert "result" not in output
+    assert wanted in stderr and "Traceback" not in stderr
