@@ -115,8 +115,8 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 def find_submission(res: Path) -> Path:
-    """The one ``.json`` file of the unpacked submission ``res`` (at its top or in one
-    folder; hidden files and ``__MACOSX`` skipped; links never followed)."""
+    """The one ``.json`` file of the unpacked submission ``res`` (anywhere inside it; hidden
+    files and ``__MACOSX`` skipped; folder links never followed)."""
     found: list[Path] = []
     others: list[str] = []  # shown when no JSON file is there
     for folder, dirs, names in os.walk(res):
