@@ -316,6 +316,8 @@ def _cards(data: ReportData, task: str, chosen: Sequence[tuple[int, str]],
 
 
 def _gallery(data: ReportData, task: str) -> str:
+    if data.worst <= 0:  # no gallery asked for (a hosted leaderboard's default)
+        return ""
     chosen = worst_queries(data.submissions[0].results[task], data.worst)
     cards, missing = _cards(data, task, [(i, f"score {s:.3f}") for i, s in chosen], "worst")
     head = (f"<h3>The {len(chosen)} worst queries of {_e(data.submissions[0].name)}</h3>"

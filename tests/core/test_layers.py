@@ -1,8 +1,9 @@
-"""The package's layers (issue 12): evaluator <- analysis <- viz <- report <- app.
+"""The package's layers (issue 12): evaluator <- analysis <- viz <- report <- hosting; app.
 
 The evaluator is the flat top of ``ovearth_core``; ``analysis`` and ``convert`` (the format
 converters, issue 16) may import it; ``viz`` the evaluator and analysis; ``report`` all three
-(it draws with viz); ``synth`` only itself and ``ovearth_core.files`` (standard-library file
+(it draws with viz); ``hosting`` (issue 40: the platforms' scorer renders the report) all
+four; ``synth`` only itself and ``ovearth_core.files`` (standard-library file
 safety, so that the generator writes files as every command does); nothing in
 ``ovearth_core`` imports the app, and the evaluator and the analyses import neither plotly
 nor streamlit.
@@ -22,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
-RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3}
+RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3, "hosting": 4}
 # Pure commands kept at their documented names; nothing imports them.
 ENTRY_SHIMS = {"ovearth_core.leaderboard", "ovearth_core.export"}
 # Modules of the evaluator layer that import only the standard library: any layer may use them.
