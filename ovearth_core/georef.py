@@ -3,9 +3,15 @@
 Pixel coordinates are the evaluator's: continuous, ``(0, 0)`` the top-left corner of the
 top-left pixel, x to the right, y down. A GeoTIFF's affine transform maps them to its CRS
 (``X = a x + b y + c``, ``Y = d x + e y + f``, GDAL's geotransform reordered as rasterio's
-``Affine``); WGS84 longitude / latitude come from GDAL's own transformation (no pyproj).
-An image is georeferenced when it is a TIFF with a CRS and a transform other than the
-identity; ground control points and RPCs alone are not used.
+``Affine``); WGS84 longitude / latitude come from GDAL's own transformation, ground
+distances from the WGS84 ellipsoid's geodesics (pyproj's ``Geod``).
+An image is georeferenced when it is a TIFF with a CRS and a finite transform other than
+the identity; ground control points and RPCs alone are not used.
+
+A CRS that GDAL cannot map to WGS84 (a ``LOCAL_CS``: a site grid with no datum) or a point
+outside its projection's domain has map coordinates but no longitude / latitude:
+:meth:`Georef.to_lonlat` raises :class:`NoLonLat`, whose message says why, and captions
+(:func:`coordinate_texts`) say so beside the map coordinates.
 """
 
 from __future__ import annotations
@@ -31,6 +37,12 @@ NO_BYTE_CAP = 1 << 62
 # GDAL's block cache (MB): what a windowed read may keep besides its result.
 GDAL_CACHE_MB = 64
 _TIFF_MAGIC = (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
+WGS84 = "EPSG:4326"
+
+
+class NoLonLat(ValueError):
+    """Points of an image whose WGS84 longitude / latitude cannot be computed: its CRS has
+    no transformation to WGS84, or a point lies outside the projection's domain."""
 
 
 def is_tiff(path: str | os.PathLike[str]) -> bool:
@@ -79,11 +91,48 @@ class Georef:
 
     def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike
                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """WGS84 ``(longitude, latitude)`` in degrees of pixel coordinates ``(x, y)``."""
+        """WGS84 ``(longitude, latitude)`` in degrees of pixel coordinates ``(x, y)``.
+
+        Raises :class:`NoLonLat` (saying why) when any point has none."""
         mx, my = self.to_map(x, y)
-        lon, lat = warp_transform(rasterio.crs.CRS.from_wkt(self.wkt), "EPSG:4326",
-                                  mx.ravel().tolist(), my.ravel().tolist())
-        return np.reshape(lon, mx.shape), np.reshape(lat, my.shape)
+        return map_to_crs(self.wkt, WGS84, mx, my)
+
+
+def map_to_crs(src: str, dst: str, mx: npt.NDArray[np.float64], my: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Map coordinates ``(mx, my)`` (arrays of one shape) in the CRS ``src`` (WKT or
+    ``"EPSG:n"``) transformed by GDAL into ``dst`` (x = longitude, y = latitude for a
+    geographic CRS). Raises :class:`NoLonLat` when GDAL finds no transformation or a
+    result is not finite (a point outside the projection's domain)."""
+    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
+        raise NoLonLat(f"map coordinates that are not finite numbers, in {_short(src)}")
+    if not mx.size:
+        return mx.copy(), my.copy()
+    try:
+        x, y = warp_transform(rasterio.crs.CRS.from_user_input(src),
+                              rasterio.crs.CRS.from_user_input(dst),
+                              mx.ravel().tolist(), my.ravel().tolist())
+    except Exception as err:  # noqa: BLE001  GDAL's CPLE_* errors (classes of a private module)
+        raise NoLonLat(f"{_short(src)} cannot be transformed to {_short(dst)}: "
+                       f"{_first_line(err)}") from None
+    x, y = np.reshape(x, mx.shape).astype(np.float64), np.reshape(y, my.shape).astype(np.float64)
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise NoLonLat(f"points outside the domain of {_short(src)} (no position in "
+                       f"{_short(dst)})")
+    return x, y
+
+
+def _short(crs: str) -> str:
+    """A CRS for a message: its code, or the name of its WKT."""
+    if crs.startswith("EPSG:"):
+        return crs
+    name = crs.split('"')[1] if crs.count('"') >= 2 else crs[:60]
+    return f"the CRS {name!r} ({crs.split('[')[0]})"
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def read_georef(path: str | os.PathLike[str]) -> Georef | None:
@@ -95,6 +144,8 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
         crs, affine = dataset.crs, dataset.transform
         if crs is None or affine.is_identity:
             return None
+        if not all(np.isfinite(affine[:6])):
+            raise ValueError(f"a geotransform of finite numbers; found {tuple(affine[:6])}")
         epsg = crs.to_epsg()
         wkt = crs.to_wkt()
         return Georef(f"EPSG:{epsg}" if epsg is not None else wkt, wkt, epsg,
@@ -111,8 +162,12 @@ def coordinate_texts(ref: Georef, x: npt.ArrayLike, y: npt.ArrayLike) -> list[st
     """:func:`coordinate_text` of every point of ``(x, y)`` (1-D arrays), in one
     transformation (a dense scene's hundreds of object centres)."""
     mx, my = ref.to_map(x, y)
-    lon, lat = ref.to_lonlat(x, y)
     name = ref.crs if ref.epsg is not None else "map"
+    try:
+        lon, lat = ref.to_lonlat(x, y)
+    except NoLonLat as err:
+        return [f"{name} X {float(a):,.2f}, Y {float(b):,.2f} · no WGS84 position ({err})"
+                for a, b in zip(mx.ravel(), my.ravel(), strict=True)]
     return [f"{name} X {float(a):,.2f}, Y {float(b):,.2f} · "
             f"lon {float(c):.6f}°, lat {float(d):.6f}°"
             for a, b, c, d in zip(mx.ravel(), my.ravel(), lon.ravel(), lat.ravel(),

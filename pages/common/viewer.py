@@ -349,11 +349,20 @@ def _hover_map_coordinates(fig: go.Figure, ref: georef.Georef | None) -> None:
             continue
         x, y = (np.asarray(v, dtype=np.float64) for v in (trace.x, trace.y))
         mx, my = ref.to_map(x, y)
-        lon, lat = ref.to_lonlat(x, y)
         name = ref.crs if ref.epsg is not None else "map"
-        trace.update(customdata=np.column_stack([mx, my, lon, lat]),
-                     hovertemplate=f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, "
-                     "Y %{customdata[1]:,.2f}<br>lon %{customdata[2]:.6f}°, "
+        head = f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, Y %{{customdata[1]:,.2f}}"
+        drawn = np.isfinite(x) & np.isfinite(y)  # not the gaps between outlines
+        try:
+            lon, lat = ref.to_lonlat(x[drawn], y[drawn])
+        except georef.NoLonLat as err:
+            trace.update(customdata=np.column_stack([mx, my]),
+                         hovertemplate=f"{head}<br>no WGS84 position "
+                         f"({html.escape(str(err)).replace('%', '%%')})<extra></extra>")
+            continue
+        full_lon, full_lat = np.full_like(x, np.nan), np.full_like(y, np.nan)
+        full_lon[drawn], full_lat[drawn] = lon, lat
+        trace.update(customdata=np.column_stack([mx, my, full_lon, full_lat]),
+                     hovertemplate=f"{head}<br>lon %{{customdata[2]:.6f}}°, "
                      "lat %{customdata[3]:.6f}°<extra></extra>")
 
 
