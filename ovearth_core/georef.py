@@ -20,7 +20,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -74,20 +74,37 @@ class Georef:
     """An image's CRS and pixel-to-map transform.
 
     ``crs``: ``"EPSG:<code>"`` when the CRS has one, else its WKT; ``wkt``: the WKT;
-    ``epsg``: the code or ``None``; ``transform``: ``(a, b, c, d, e, f)``.
+    ``epsg``: the code or ``None``; ``transform``: ``(a, b, c, d, e, f)``; ``width`` x
+    ``height``: the size of the pixel grid ``transform`` applies to (the image's; 0 when
+    unknown).
     """
 
     crs: str
     wkt: str
     epsg: int | None
     transform: tuple[float, float, float, float, float, float]
+    width: int = 0
+    height: int = 0
+
+    def in_frame(self, width: int, height: int) -> Georef:
+        """This georeference for the pixels of a ``width`` x ``height`` annotation of the
+        image: an image of another size is stretched to the annotation's (as the app draws
+        it), so annotation pixel ``(x, y)`` is image pixel ``(x * W / width, y * H /
+        height)``. Itself when the sizes agree or the image's is unknown."""
+        if (width, height) == (self.width, self.height) or not (self.width and self.height):
+            return self
+        sx, sy = self.width / width, self.height / height
+        a, b, c, d, e, f = self.transform
+        return replace(self, transform=(a * sx, b * sy, c, d * sx, e * sy, f), width=width,
+                       height=height)
 
     def to_map(self, x: npt.ArrayLike, y: npt.ArrayLike
                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Map coordinates of pixel coordinates ``(x, y)`` (arrays of one shape)."""
         a, b, c, d, e, f = self.transform
         px, py = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-        return a * px + b * py + c, d * px + e * py + f
+        with np.errstate(over="ignore", invalid="ignore"):  # callers check finiteness
+            return a * px + b * py + c, d * px + e * py + f
 
     def to_lonlat(self, x: npt.ArrayLike, y: npt.ArrayLike
                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -149,7 +166,8 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
         epsg = crs.to_epsg()
         wkt = crs.to_wkt()
         return Georef(f"EPSG:{epsg}" if epsg is not None else wkt, wkt, epsg,
-                      (affine.a, affine.b, affine.c, affine.d, affine.e, affine.f))
+                      (affine.a, affine.b, affine.c, affine.d, affine.e, affine.f),
+                      dataset.width, dataset.height)
 
 
 def coordinate_text(ref: Georef, x: float, y: float) -> str:

@@ -325,8 +325,7 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
                                      labels=labels)
-        _hover_map_coordinates(fig, data.image_georef(str(run.images_dir),
-                                                      sample.image_path, stamp))
+        _hover_map_coordinates(fig, _georef(run, sample))
         picture = None
     else:
         fig = None
@@ -524,8 +523,11 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
-    return data.image_georef(str(run.images_dir), sample.image_path,
-                             data.image_stamp(run.images_dir, sample.image_path))
+    """The image's georeference in the annotation's pixels (an image of another size is
+    drawn stretched to the annotation, so its transform is scaled alike)."""
+    ref = data.image_georef(str(run.images_dir), sample.image_path,
+                            data.image_stamp(run.images_dir, sample.image_path))
+    return None if ref is None else ref.in_frame(sample.width, sample.height)
 
 
 def _map_note(ref: georef.Georef | None, region: overlay.Region) -> list[str]:

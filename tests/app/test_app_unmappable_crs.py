@@ -46,3 +46,26 @@ def test_unmappable_crs_gives_a_message(tmp_path, case: str, interactive: bool) 
     # the map coordinates are still given: X of pixel 0 is the origin's
     labels = at.selectbox(key="_w_objects").options
     assert any(" X " in label for label in labels), labels
+
+
+def test_a_scene_of_another_size_maps_the_annotation_pixels(tmp_path) -> None:
+    """A scene twice the annotation's size is drawn stretched to it: annotation pixel (x, y)
+    is scene pixel (2x, 2y), so a box centre at x lies at X = origin + 10 m * 2x."""
+    import re
+
+    ds = write_dataset(tmp_path / "d")
+    with rasterio.open(ds.images / "images" / "sixteen.tif", "w", driver="GTiff",
+                       width=2 * W, height=2 * H, count=1, dtype="uint8", crs="EPSG:32633",
+                       transform=from_origin(500_000.0, 4_000_000.0, 10.0, 10.0)) as dst:
+        dst.write(np.full((1, 2 * H, 2 * W), 128, np.uint8))
+    at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000003"})
+    goto(at, EXPLORER)
+    at.run()
+    assert_ok(at)
+    card = card_html(at)
+    x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+        r"Showing x ([\d,.]+)–([\d,.]+), y ([\d,.]+)–([\d,.]+)", card).groups())
+    mx, my = (float(v.replace(",", "")) for v in re.search(
+        r"View centre: EPSG:32633 X ([\d,.]+), Y ([\d,.]+)", card).groups())
+    assert mx == pytest.approx(500_000 + 20 * (x0 + x1) / 2, abs=20)
+    assert my == pytest.approx(4_000_000 - 20 * (y0 + y1) / 2, abs=20)
