@@ -192,17 +192,34 @@ def coordinate_texts(ref: Georef, x: npt.ArrayLike, y: npt.ArrayLike) -> list[st
                                   strict=True)]
 
 
-def pixel_size_m(path: str | os.PathLike[str]) -> float | None:
-    """The image's ground sample distance in metres: the mean of its pixel's width and
-    height (``sqrt(a^2 + d^2)``, ``sqrt(b^2 + e^2)``) when it is georeferenced in a
-    projected CRS whose unit is the metre; else ``None``."""
-    if not is_tiff(path):
+def pixel_size_m(path: str | os.PathLike[str], width: int | None = None,
+                 height: int | None = None) -> float | None:
+    """The image's ground sample distance in metres (:func:`ground_sample_distance`),
+    of the pixels of a ``width`` x ``height`` annotation when given (an image of another
+    size is stretched to it); ``None`` when it is not georeferenced or has no position on
+    the ellipsoid (a ``LOCAL_CS``, corners outside the projection's domain)."""
+    ref = read_georef(path)
+    if ref is None:
         return None
-    with open_raster(path) as dataset:
-        crs, t = dataset.crs, dataset.transform
-        if crs is None or t.is_identity or not crs.is_projected:
-            return None
-        unit, factor = crs.linear_units_factor
-        if abs(factor - 1.0) > 1e-12:
-            return None
-        return (float(np.hypot(t.a, t.d)) + float(np.hypot(t.b, t.e))) / 2
+    if width and height:
+        ref = ref.in_frame(width, height)
+    try:
+        return ground_sample_distance(ref)
+    except NoLonLat:
+        return None
+
+
+def ground_sample_distance(ref: Georef) -> float:
+    """The ground distance of one pixel at the image's centre, in metres: the mean of the
+    geodesic lengths (WGS84 ellipsoid, pyproj's ``Geod``) of the centre pixel's width and
+    height, their ends placed by GDAL. For any CRS: a projected one in any unit (its
+    scale factor included: Web Mercator's ``1 / cos(latitude)``, UTM's 0.9996 on the
+    central meridian), a geographic one in degrees. Raises :class:`NoLonLat` when the
+    centre has no WGS84 position."""
+    from pyproj import Geod  # only here: the app's pages never need it
+
+    cx, cy = ref.width / 2, ref.height / 2
+    lon, lat = ref.to_lonlat(np.array([cx - 0.5, cx + 0.5, cx, cx]),
+                             np.array([cy, cy, cy - 0.5, cy + 0.5]))
+    _, _, dist = Geod(ellps="WGS84").inv(lon[[0, 2]], lat[[0, 2]], lon[[1, 3]], lat[[1, 3]])
+    return float(np.mean(dist))
