@@ -69,3 +69,22 @@ def test_a_scene_of_another_size_maps_the_annotation_pixels(tmp_path) -> None:
         r"View centre: EPSG:32633 X ([\d,.]+), Y ([\d,.]+)", card).groups())
     assert mx == pytest.approx(500_000 + 20 * (x0 + x1) / 2, abs=20)
     assert my == pytest.approx(4_000_000 - 20 * (y0 + y1) / 2, abs=20)
+
+
+PAGES = ["app.py", "pages/Gallery.py", "pages/Compare.py", "pages/Confusion.py",
+         "pages/Slices.py", "pages/Annotation.py", EXPLORER]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_page_on_an_unmappable_scene(tmp_path, case: str) -> None:
+    """Every page (the Slices page by GSD, which reads the scene's ground distance) opens on
+    a dataset whose scene cannot be mapped, without an exception box."""
+    ds = write_dataset(tmp_path / "d")
+    crs, origin = CASES[case]
+    _write(ds, crs, origin)
+    for page in PAGES:
+        at = app_on(ds, task="vocabulary", selected={"vocabulary": "ov_000003"},
+                    slice_attr="gsd")
+        goto(at, page)
+        at.run()
+        assert_ok(at)
