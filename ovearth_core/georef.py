@@ -162,7 +162,8 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
         if crs is None or affine.is_identity:
             return None
         if not all(np.isfinite(affine[:6])):
-            raise ValueError(f"a geotransform of finite numbers; found {tuple(affine[:6])}")
+            raise ValueError("a geotransform that is not finite (expected finite numbers): "
+                             f"{tuple(affine[:6])}")
         epsg = crs.to_epsg()
         wkt = crs.to_wkt()
         return Georef(f"EPSG:{epsg}" if epsg is not None else wkt, wkt, epsg,

@@ -201,3 +201,23 @@ def test_non_finite_geometry_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert "bad.tif" in err and "finite" in err and "Traceback" not in err, err
     assert not (tmp_path / "out.geojson").exists()
+
+
+def test_a_named_geographic_crs_keeps_longitude_first(tmp_path: Path) -> None:
+    """--crs EPSG:4258 (ETRS89, degrees): x is the longitude, as GeoJSON's readers take it."""
+    _tif(tmp_path / "z32.tif", "EPSG:32632", UTM32)
+    _dataset(tmp_path, ["z32.tif"])
+    assert _export(tmp_path, "--crs", "EPSG:4258") == 0
+    meta, rows, geoms = _read(tmp_path / "out.geojson")
+    assert meta["crs"] == "EPSG:4258"
+    _assert_ring(_by_query(rows, geoms)[("z32.tif", "gt")],
+                 _expected(UTM32, "EPSG:32632", "EPSG:4258", BOX), atol=1e-9)
+
+
+def test_an_unknown_crs_is_a_usage_problem(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _tif(tmp_path / "z32.tif", "EPSG:32632", UTM32)
+    _dataset(tmp_path, ["z32.tif"])
+    assert _export(tmp_path, "--crs", "EPSG:999999") == 2
+    err = capsys.readouterr().err
+    assert "--crs" in err and "EPSG:999999" in err and "Traceback" not in err
