@@ -148,7 +148,10 @@ def _short(crs: str) -> str:
 
 
 def _first_line(err: Exception) -> str:
+    """GDAL's message, without the CRS it quotes as PROJJSON (the caller names it)."""
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if "'{" in text:
+        text = text.split(" from '")[0].split("'{")[0].strip()
     return text if len(text) <= 160 else text[:157] + "..."
 
 
