@@ -1,7 +1,9 @@
 """Command line: ``ovearth-eval`` / ``python -m ovearth_core`` (the spec's options, exactly).
 
 Every command writes its output with :func:`~ovearth_core.files.write_output` (re-exported
-here): atomic for files, streamed to pipes and devices, never over an input.
+here): atomic for files, streamed to pipes and devices, never over a file the command reads
+(its :class:`~ovearth_core.reads.Reads`: the named inputs before any work, everything read,
+images included, just before writing).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import orjson
 
 from .errors import OVEarthInputError
 from .files import OutputRefused, check_output, write_output
+from .reads import Reads
 
 # Nothing numeric is imported here: ``--help`` and a refused output cost only the interpreter
 # start; the evaluator (numpy, pycocotools, shapely) is imported when there is work for it.
@@ -80,14 +83,24 @@ def main(argv: list[str] | None = None) -> int:
     return run_and_emit("ovearth-eval", compute, args.output, (args.gt, args.predictions))
 
 
+Inputs = Reads | Iterable[str | os.PathLike[str]]
+
+
+def _every(inputs: Inputs) -> list[str | os.PathLike[str]]:
+    return inputs.files() if isinstance(inputs, Reads) else list(inputs)
+
+
 def run_and_emit(prog: str, compute: Callable[[], dict[str, Any]], output: str | None,
-                 inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
+                 inputs: Inputs = ()) -> int:
     """Run ``compute`` and write its JSON to ``output`` (stdout when ``None`` or ``-``).
 
-    An output that :func:`write_output` would refuse is refused before computing; bad
-    input is a message and exit status 2; nothing is written unless all went well.
+    An output that :func:`write_output` would refuse is refused before computing (against
+    what ``inputs`` holds then: a :class:`Reads` learns the rest while ``compute`` runs,
+    and the output is checked against all of it before it is written); bad input is a message
+    and exit status 2; nothing is written unless all went well.
     """
-    inputs = list(inputs)
+    if not isinstance(inputs, Reads):
+        inputs = list(inputs)
     refused = output_refused(prog, output, inputs)
     if refused:
         return refused
@@ -107,21 +120,22 @@ def print_warnings(prog: str, result: dict[str, Any]) -> None:
 
 
 def output_refused(prog: str, output: str | os.PathLike[str] | None,
-                   inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
-    """0 when ``output`` may be written, else the message printed and exit status 2."""
+                   inputs: Inputs = ()) -> int:
+    """0 when ``output`` may be written, else the message printed and exit status 2 (a
+    :class:`Reads`: against what it holds so far)."""
     try:
-        check_output(output, inputs)
+        check_output(output, _every(inputs))
     except (OutputRefused, OSError) as err:
         return _cannot_write(prog, output, err)
     return 0
 
 
 def emit(prog: str, data: bytes, output: str | os.PathLike[str] | None,
-         inputs: Iterable[str | os.PathLike[str]] = ()) -> int:
-    """:func:`~ovearth_core.files.write_output`; the exit status (2 with a message when it
-    cannot)."""
+         inputs: Inputs = ()) -> int:
+    """:func:`~ovearth_core.files.write_output` never over any of ``inputs`` (every file a
+    :class:`Reads` holds); the exit status (2 with a message when it cannot)."""
     try:
-        write_output(output, data, inputs=inputs)
+        write_output(output, data, inputs=_every(inputs))
     except (OutputRefused, OSError) as err:
         return _cannot_write(prog, output, err)
     return 0

@@ -59,12 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     modalities of ``--task``) and compares them on the same targets.
     """
     from ..cli import run_and_emit
+    from ..reads import Reads, image_paths_of, images_of
 
     parser = build_analysis_parser()
     args = parser.parse_args(argv)
+    reads = Reads([args.gt, args.predictions], images_of(args.gt, None))
     # Imported once the options are read: ``--help`` loads neither numpy nor the evaluator.
     from ..evaluate import evaluate_run, evaluate_samples
-    from ..io import load_samples
+    from ..io import load_samples, read_json
     from ..options import Options
     from ..review import load_state, sidecar_for
     from ..types import TASK_KEYS
@@ -73,13 +75,21 @@ def main(argv: list[str] | None = None) -> int:
 
     def add_slices(result: dict[str, Any], samples: Any) -> dict[str, Any]:
         taxonomy_path = args.taxonomy or Path(args.gt).parent / "taxonomy.json"
-        taxonomy = (slices.load_taxonomy(taxonomy_path)
-                    if "group" in args.slice_by else None)
-        tags = (load_state(sidecar_for(args.gt)).query_tags(samples.task)
-                if "tag" in args.slice_by else None)
+        taxonomy = tags = None
+        if "group" in args.slice_by:
+            reads.add(taxonomy_path)
+            taxonomy = slices.load_taxonomy(taxonomy_path)
+        if "tag" in args.slice_by:
+            reads.add(sidecar_for(args.gt))
+            tags = load_state(sidecar_for(args.gt)).query_tags(samples.task)
         wants_meta = [a for a in args.slice_by if slices.needs_meta(a)]
-        meta = (slices.image_meta(args.gt, with_gsd=slices.GSD in wants_meta)
-                if wants_meta else None)
+        meta = None
+        if wants_meta:
+            gt_doc = read_json(args.gt, "ground truth")
+            if slices.GSD in wants_meta:
+                reads.add_images(image_paths_of(gt_doc))
+            meta = slices.image_meta_of(gt_doc, reads.images_root,
+                                        with_gsd=slices.GSD in wants_meta)
         out = {}
         for attr in dict.fromkeys(args.slice_by):
             table = (query_forms(result, samples) if attr == slices.QUERY_FORM else
@@ -125,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         result["warnings"] = result.get("warnings", []) + result["analysis"]["warnings"]
         return result
 
-    return run_and_emit(parser.prog, compute, args.output, (args.gt, args.predictions))
+    return run_and_emit(parser.prog, compute, args.output, reads)
 
 
 if __name__ == "__main__":

@@ -13,19 +13,33 @@ kinds at the run's IoU threshold: a predicted box ``localisation``, ``class conf
 ``duplicate``, ``both`` or ``background``; a GT box ``mislocalised``, ``found as other
 class`` or ``missed``), ``null`` for a matched box.
 
-Coordinates: when the images are georeferenced (:mod:`ovearth_core.georef`), each box's
-corners are mapped by its image's transform into the CRS, which the file names (the
-``crs`` member GDAL reads; every image must share one CRS); when none is, pixel coordinates
-(y down), named as a local CRS (``PIXEL_CRS``; without one a GIS would read them as
-longitude / latitude), and the file says ``"coordinates": "pixel"``. A mix of both, or of
-several CRSs, is refused (``--pixel`` writes pixel coordinates whatever the images).
+Coordinates (``--boxes`` decides which boxes, the annotation's pixels are the frame):
+
+* by default, WGS84 longitude / latitude as RFC 7946 requires, whatever mix of CRSs the
+  scenes are in (two UTM zones, Web Mercator...): each corner mapped by its image's
+  transform (:mod:`ovearth_core.georef`) and transformed by GDAL; polygons' rings are
+  counterclockwise; the file has no ``crs`` member and no other non-standard top-level
+  member (``type`` and ``features`` only);
+* ``--crs CRS`` (an EPSG code, e.g. ``EPSG:32633``): every box in that one CRS, which the
+  file names in GeoJSON 2008's ``crs`` member (GDAL and QGIS read it; RFC 7946 leaves other
+  CRSs to "prior arrangement");
+* ``--pixel``: pixel coordinates of every image (y down), named as a local CRS
+  (``PIXEL_CRS``; without one a GIS would read them as longitude / latitude).
+
+Images without a CRS are left out (their boxes have no place on the map), with a notice
+naming them; when no image has one the export is refused (``--pixel`` writes pixels).
+``--image PATH`` (repeatable) keeps the boxes of those images only. A scene whose size
+differs from its annotation's is stretched to it, as the app draws it (annotation pixel
+``(x, y)`` is scene pixel ``(x W / w, y H / h)``), with a notice. Geometry that cannot be
+right is refused, naming the image, and nothing is written: a geotransform that is not
+finite, corners that overflow or fall outside the projection's domain (GDAL gives no
+finite position for them), a CRS with no transformation to the target.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +49,10 @@ import orjson
 from ..cli import EXIT_BAD_INPUT, add_input_options, add_matching_options, emit, output_refused
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_run
-from ..georef import Georef, read_georef
+from ..georef import WGS84, Georef, NoLonLat, map_to_crs, read_georef
 from ..image_paths import ImagePathError, resolve_image_path
 from ..io import load_samples
+from ..reads import Reads, images_of
 from ..run import Run
 from ..types import TASK_KEYS
 from .objects import MATCHED, query_objects
@@ -48,6 +63,8 @@ BOX_MODALITIES = ("bbox", "oriented_bbox")
 # read as WGS84 longitude / latitude (RFC 7946, GDAL), which would put pixels on the globe.
 PIXEL_CRS = ('LOCAL_CS["image pixels (x right, y down)",LOCAL_DATUM["image",0],'
              'UNIT["pixel",1],AXIS["x",EAST],AXIS["y",SOUTH]]')
+PIXEL = "pixel"
+SHOWN = 5  # image names a notice lists before "and N more"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,10 +79,36 @@ def build_parser() -> argparse.ArgumentParser:
                    "truth's folder)")
     p.add_argument("--boxes", choices=BOX_MODALITIES, default="bbox",
                    help="which boxes to match and write (default bbox)")
-    p.add_argument("--pixel", action="store_true",
-                   help="pixel coordinates even for georeferenced images")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--crs", default=None,
+                       help="write every box in this CRS (an EPSG code, e.g. EPSG:32633; "
+                       "default: WGS84 longitude / latitude, RFC 7946)")
+    where.add_argument("--pixel", action="store_true",
+                       help="pixel coordinates of every image, georeferenced or not")
+    p.add_argument("--image", action="append", default=None, metavar="PATH",
+                   help="only the boxes of this image (an image_path of the ground truth; "
+                   "repeatable)")
     add_matching_options(p)
     return parser
+
+
+def target_crs(text: str | None) -> tuple[str, int]:
+    """``--crs`` as ``("EPSG:n", n)`` (default WGS84); ``OVEarthInputError`` naming the
+    option for a CRS GDAL does not know or one without an EPSG code."""
+    if text is None:
+        return WGS84, 4326
+    from rasterio.crs import CRS
+    from rasterio.errors import CRSError
+
+    try:
+        code = CRS.from_user_input(text.strip()).to_epsg()
+    except (CRSError, ValueError) as err:
+        raise OVEarthInputError([Problem("(options)", "--crs", "a CRS such as EPSG:32633",
+                                         f"{text!r} ({err})")]) from None
+    if code is None:
+        raise OVEarthInputError([Problem("(options)", "--crs", "a CRS with an EPSG code "
+                                         "(GeoJSON names its CRS by code)", text)])
+    return f"EPSG:{code}", code
 
 
 def image_frames(run: Run, images_root: Path) -> dict[str, Georef | None]:
@@ -86,32 +129,9 @@ def image_frames(run: Run, images_root: Path) -> dict[str, Georef | None]:
     return frames
 
 
-def _one_crs(frames: dict[str, Georef | None]) -> str | None:
-    """The CRS all images share, ``None`` when none is georeferenced; refused otherwise."""
-    by_crs: dict[str | None, list[str]] = defaultdict(list)
-    for path, ref in frames.items():
-        by_crs[None if ref is None else ref.crs].append(path)
-    if len(by_crs) > 1:
-        found = "; ".join(f"{crs or 'no CRS (pixels)'}: {', '.join(paths[:3])}"
-                          + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-                          for crs, paths in sorted(by_crs.items(), key=lambda kv: kv[0] or ""))
-        raise OVEarthInputError([Problem("(images)", "image_path", "images in one CRS (or "
-                                         "none georeferenced; --pixel writes pixel "
-                                         "coordinates)", found)])
-    crs = next(iter(by_crs), None)
-    ref = next((r for r in frames.values() if r is not None), None)
-    if ref is not None and ref.epsg is None:
-        raise OVEarthInputError([Problem(next(iter(frames)), "CRS", "a CRS with an EPSG code "
-                                         "(GeoJSON names its CRS by code; or --pixel)",
-                                         ref.wkt[:80])])
-    return crs
-
-
-def _crs_member(ref: Georef) -> dict[str, Any]:
-    # GeoJSON's (2008) named CRS; EPSG:4326 as CRS84, so that readers take lon, lat order.
-    name = ("urn:ogc:def:crs:OGC:1.3:CRS84" if ref.epsg == 4326
-            else f"urn:ogc:def:crs:EPSG::{ref.epsg}")
-    return {"type": "name", "properties": {"name": name}}
+def _names(paths: list[str]) -> str:
+    more = len(paths) - SHOWN
+    return ", ".join(paths[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def _rings(boxes: np.ndarray, oriented: bool) -> np.ndarray:
@@ -125,31 +145,78 @@ def _rings(boxes: np.ndarray, oriented: bool) -> np.ndarray:
     return np.concatenate([corners, corners[:, :1]], axis=1)
 
 
+def _counterclockwise(rings: np.ndarray) -> np.ndarray:
+    """``rings`` ``(N, 5, 2)`` with each ring's vertices reversed where its signed area (x
+    right, y up) is negative: RFC 7946's exteriors are counterclockwise."""
+    x, y = rings[..., 0], rings[..., 1]
+    area = (x[:, :-1] * y[:, 1:] - x[:, 1:] * y[:, :-1]).sum(axis=1)
+    out = rings.copy()
+    out[area < 0] = out[area < 0, ::-1]
+    return out
+
+
 def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def features(run: Run, modality: str, frames: dict[str, Georef | None]) -> list[dict[str, Any]]:
-    """The GeoJSON features of every box of the run (see the module docstring)."""
+class _Placer:
+    """Box rings from annotation pixels to the output's coordinates, image by image; the
+    notices and the problems (images whose geometry cannot be right) it met."""
+
+    def __init__(self, frames: dict[str, Georef | None], target: str | None):
+        self.frames, self.target = frames, target  # target None: pixel coordinates
+        self.notes: dict[str, str] = {}
+        self.problems: dict[str, Problem] = {}
+
+    def place(self, image: str, width: int, height: int, rings: np.ndarray) -> np.ndarray:
+        ref = self.frames.get(image)
+        if self.target is None or ref is None or not len(rings):
+            return rings
+        if (width, height) != (ref.width, ref.height):
+            self.notes.setdefault(image, f"{image} is {ref.width} x {ref.height} pixels, its "
+                                  f"annotation {width} x {height}: the annotation's boxes "
+                                  "are stretched to the scene (as the app draws it)")
+        mx, my = ref.in_frame(width, height).to_map(rings[..., 0], rings[..., 1])
+        try:
+            x, y = (map_to_crs(ref.wkt, self.target, mx, my) if ref.crs != self.target
+                    else _finite(mx, my))
+        except NoLonLat as err:
+            self.problems.setdefault(image, Problem(
+                image, "geotransform", "boxes with a finite position in "
+                f"{self.target} (a finite geotransform, corners inside the projection's "
+                "domain)", f"<{err}; transform {ref.transform}>"))
+            return rings
+        return np.stack([x, y], axis=-1)
+
+
+def _finite(mx: np.ndarray, my: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
+        raise NoLonLat("map coordinates that are not finite numbers")
+    return mx, my
+
+
+def features(run: Run, modality: str, placer: _Placer,
+             images: set[str] | None = None) -> list[dict[str, Any]]:
+    """The GeoJSON features of every box of the run (see the module docstring); only
+    those of ``images`` when given."""
     oriented = modality == "oriented_bbox"
     entries = [run.row(s.sample_id).get(modality) for s in run.samples]
     objects = query_objects(run.samples, modality, run.config.iou_threshold, entries=entries)
     out = []
     for sample, qo in zip(run.samples, objects, strict=True):
+        if images is not None and sample.image_path not in images:
+            continue
         kinds = {"gt": qo.gt_outcome, "prediction": qo.pred_outcome}
         entry = run.row(sample.sample_id).get(modality) or {}
         gt_match = {g: v for g, _, v in entry.get("matches", [])}
         pred_match = {p: v for _, p, v in entry.get("matches", [])}
-        ref = frames.get(sample.image_path)
         gt = sample.gt_obbs if oriented else sample.gt_boxes
         pred = sample.pred_obbs if oriented else sample.pred_boxes
         scores = sample.pred_obb_scores if oriented else sample.pred_box_scores
         for kind, boxes, matched in (("gt", gt, gt_match), ("prediction", pred, pred_match)):
-            rings = _rings(np.asarray(boxes, dtype=np.float64), oriented)
-            if ref is not None and len(rings):
-                mx, my = ref.to_map(rings[..., 0], rings[..., 1])
-                rings = np.stack([mx, my], axis=-1)
-            for k, ring in enumerate(rings.tolist()):
+            rings = placer.place(sample.image_path, sample.width, sample.height,
+                                 _rings(np.asarray(boxes, dtype=np.float64), oriented))
+            for k, ring in enumerate(_counterclockwise(rings).tolist()):
                 hit = k in matched
                 outcome = ("TP" if hit else "FN") if kind == "gt" else (
                     "TP" if hit else "FP")
@@ -167,37 +234,78 @@ def features(run: Run, modality: str, frames: dict[str, Georef | None]) -> list[
     return out
 
 
-def geojson(run: Run, modality: str, frames: dict[str, Georef | None]) -> dict[str, Any]:
-    """The FeatureCollection: :func:`features` in the images' one CRS, or in pixels."""
-    crs = _one_crs(frames)
-    doc: dict[str, Any] = {"type": "FeatureCollection", "name": "ovearth_outcomes",
-                           "coordinates": crs or "pixel"}
-    doc["crs"] = ({"type": "name", "properties": {"name": PIXEL_CRS}} if crs is None
-                  else _crs_member(next(r for r in frames.values() if r is not None)))
-    doc["features"] = features(run, modality, frames)
-    return doc
+def geojson(run: Run, modality: str, frames: dict[str, Georef | None],
+            crs: str | None = WGS84, images: set[str] | None = None
+            ) -> tuple[dict[str, Any], list[str]]:
+    """The FeatureCollection of the boxes of ``images`` (default every image) in ``crs``
+    (``"EPSG:n"``; ``None``: pixels), and the notices for the user. Images without a CRS
+    are left out unless ``crs`` is ``None``. Raises :class:`OVEarthInputError` for
+    geometry that cannot be right, or when no image is left."""
+    kept = set(frames) if images is None else set(images)
+    notes = []
+    if crs is not None:
+        plain = sorted(p for p in kept if frames.get(p) is None)
+        if plain and len(plain) == len(kept):
+            raise OVEarthInputError([Problem("(images)", "image_path", "at least one "
+                                             "georeferenced image (a GeoTIFF with a CRS; "
+                                             "--pixel writes pixel coordinates)",
+                                             f"{len(plain)} without a CRS: {_names(plain)}")])
+        if plain:
+            notes.append(f"{len(plain)} image(s) without a CRS left out (their boxes have no "
+                         f"place on a map; --pixel writes pixel coordinates): {_names(plain)}")
+        kept -= set(plain)
+    placer = _Placer(frames, crs)
+    doc: dict[str, Any] = {"type": "FeatureCollection"}
+    if crs is None:
+        doc["crs"] = {"type": "name", "properties": {"name": PIXEL_CRS}}
+    elif crs != WGS84:
+        doc["crs"] = {"type": "name", "properties": {
+            "name": f"urn:ogc:def:crs:EPSG::{crs.split(':', 1)[1]}"}}
+    doc["features"] = features(run, modality, placer, kept)
+    if placer.problems:
+        raise OVEarthInputError(list(placer.problems.values()))
+    return doc, [*notes, *placer.notes.values()]
+
+
+def _where(crs: str | None) -> str:
+    return ("pixel coordinates" if crs is None else "WGS84 longitude / latitude (RFC 7946)"
+            if crs == WGS84 else f"{crs} coordinates")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     prog = f"{PROG} {args.command}"
-    if output_refused(prog, args.out, [args.gt, args.predictions]):
+    images_root = images_of(args.gt, args.images)
+    reads = Reads([args.gt, args.predictions], images_root)
+    if output_refused(prog, args.out, reads):
         return EXIT_BAD_INPUT
     try:
+        crs = None if args.pixel else target_crs(args.crs)[0]
         samples = load_samples(args.gt, args.predictions, args.task, args.score_threshold,
                                args.bbox_format, modalities=args.boxes)
+        named = sorted({s.image_path for s in samples})
+        reads.add_images(named)
+        if output_refused(prog, args.out, reads):  # a scene: refused before any work
+            return EXIT_BAD_INPUT
+        wanted = None if args.image is None else set(args.image)
+        unknown = sorted(wanted - set(named)) if wanted else []
+        if unknown:
+            raise OVEarthInputError([Problem("(options)", "--image", "an image_path of the "
+                                             f"task's queries ({_names(named)})",
+                                             _names(unknown))])
         run = evaluate_run(samples, args.iou_threshold)
-        images = Path(args.images) if args.images else Path(args.gt).resolve().parent
         frames = ({s.image_path: None for s in run.samples} if args.pixel
-                  else image_frames(run, images))
-        doc = geojson(run, args.boxes, frames)
+                  else image_frames(run, images_root))
+        doc, notes = geojson(run, args.boxes, frames, crs, wanted)
     except OVEarthInputError as err:
         print(f"{prog}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if emit(prog, orjson.dumps(doc), args.out, [args.gt, args.predictions]):
+    for note in notes:
+        print(f"{prog}: note: {note}", file=sys.stderr)
+    if emit(prog, orjson.dumps(doc), args.out, reads):
         return EXIT_BAD_INPUT
     print(f"{prog}: wrote {args.out}: {len(doc['features']):,} boxes of {len(run.samples):,} "
-          f"queries in {doc['coordinates']} coordinates", file=sys.stderr)
+          f"queries in {_where(crs)}", file=sys.stderr)
     return 0
 
 

@@ -26,7 +26,8 @@ Attributes (:data:`ATTRIBUTES`), one value per query unless said otherwise:
                   several tags is in several slices, one without any in ``untagged``.
 ``gsd``           ground sample distance of the image (metres per pixel): the
                   annotation's ``image_meta.gsd`` (DOTA's ``gsd:`` header), else the
-                  GeoTIFF's pixel size when its CRS is in metres: ``<0.25 m``,
+                  GeoTIFF's pixel as ground distance in any CRS (geodesic length at the
+                  centre, :func:`ovearth_core.georef.ground_sample_distance`): ``<0.25 m``,
                   ``0.25-0.5 m``, ``0.5-1 m``, ``1-2 m``, ``2-5 m``, ``>=5 m``, ``unknown``.
 ``meta:KEY``      the annotation's ``image_meta[KEY]`` as text; ``(none)`` without it.
 ``query_form``    across tasks ("same target, query form", :func:`query_form_table`):
@@ -434,7 +435,7 @@ def image_meta_of(doc: object, images_root: str | Path, with_gsd: bool = False
     anns = doc.get("annotations") if isinstance(doc, dict) else None
     root = Path(images_root)
     out: dict[str, dict[str, Any]] = {}
-    sizes: dict[str, float | None] = {}
+    sizes: dict[tuple[str, tuple[int | None, ...]], float | None] = {}
     for ann in anns if isinstance(anns, list) else []:
         if not isinstance(ann, dict) or not isinstance(ann.get("id"), str | int):
             continue
@@ -442,12 +443,14 @@ def image_meta_of(doc: object, images_root: str | Path, with_gsd: bool = False
         meta = dict(raw) if isinstance(raw, dict) else {}
         image = ann.get("image_path")
         if with_gsd and GSD not in meta and isinstance(image, str):
-            if image not in sizes:
+            frame = tuple(v if isinstance(v, int) and not isinstance(v, bool) else None
+                          for v in (ann.get("width"), ann.get("height")))
+            if (image, frame) not in sizes:
                 try:
-                    sizes[image] = pixel_size_m(resolve_image_path(root, image))
+                    sizes[image, frame] = pixel_size_m(resolve_image_path(root, image), *frame)
                 except (ImagePathError, OSError, ValueError):
-                    sizes[image] = None
-            if sizes[image] is not None:
-                meta[GSD] = sizes[image]
+                    sizes[image, frame] = None
+            if sizes[image, frame] is not None:
+                meta[GSD] = sizes[image, frame]
         out[str(ann["id"])] = meta
     return out

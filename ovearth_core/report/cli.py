@@ -19,6 +19,7 @@ from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
 from ..errors import OVEarthInputError
 from ..options import Options
+from ..reads import Reads
 from ..types import TASK_KEYS
 from ..viz.images import ImagePathError, resolve_image_path
 from .build import WORST_DEFAULT, ReportData, build_report_data
@@ -92,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
-    refused = output_refused("ovearth-report", args.out, [args.gt, *preds])
+    reads = Reads([args.gt, *preds]).add(args.taxonomy)
+    refused = output_refused("ovearth-report", args.out, reads)
     if refused:
         return refused
     try:
@@ -127,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     document = render_html(data).encode("utf-8")
     render_s = time.perf_counter() - rendered
     written = time.perf_counter()
-    if emit("ovearth-report", document, args.out, [args.gt, *preds]):
+    reads.images_root = data.images
+    reads.add_images(s.image_path for sub in data.submissions
+                     for samples in sub.samples.values() for s in samples)
+    if emit("ovearth-report", document, args.out, reads):
         return EXIT_BAD_INPUT
     t = data.timings
     print(f"ovearth-report: wrote {args.out} ({len(document) / 1e6:.1f} MB) in "

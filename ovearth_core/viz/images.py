@@ -23,6 +23,15 @@ Memory: beyond Pillow's decoded image at the file's own depth (PNG and TIFF deco
 2 bytes a pixel for 16 bits), the stretch, the reduction and a window's RGB run strip by
 strip (:class:`_Pixels`), so a 10,000 x 10,000 16-bit image is displayed without any
 full-resolution RGB or float copy.
+
+A budget per read bounds what a small file can make a reader decode (issue 35): before any
+pixel is read, :func:`check_read_budget` refuses (:class:`ReadBudgetError`, naming the file,
+its layout and the budget) a TIFF whose one block, the unit GDAL inflates whole (a tile, or
+a strip of rows; with every band when the file is pixel-interleaved), holds more than
+``READ_BUDGET_BYTES`` (bands x block size x dtype: an 80 x 64 image stored as one 32,768^2
+tile is 1 GiB, 128^2 tiles of 65,535 bands 1 GiB each), and any image whose one row of
+display work (a strip is never less than a whole row, ``WORK_BYTES_PER_PIXEL`` a pixel)
+exceeds it (a 10^8 x 1 TIFF: 5 GB).
 """
 
 from __future__ import annotations
@@ -41,8 +50,8 @@ from PIL import Image
 from rasterio.enums import ColorInterp, Resampling
 from rasterio.windows import Window
 
-from ..files import open_input
-from ..georef import is_tiff, open_raster
+from ..files import open_input, size_text
+from ..georef import GDAL_CACHE_MB, is_tiff, open_raster
 from ..image_paths import ImagePathError, resolve_image_path
 
 MAX_DECODE_PIXELS = 100_000_000
@@ -60,6 +69,12 @@ BLANK_GREY = 40
 # Over the pixel cap, a band's stretch percentiles are taken on a sample of this side.
 LIMITS_SAMPLE_SIDE = 1024
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
+# What one read may decode: GDAL's block cache (a block larger than it is inflated anyway,
+# beside it). A tiled 512 x 512 RGB block is 0.75 MB; GDAL's own strips are a few kB.
+READ_BUDGET_BYTES = GDAL_CACHE_MB * 1024 ** 2
+# The display's work per pixel of a strip: the read window, the float stretch temporaries,
+# the RGB (the strips of :class:`_Pixels` hold about _STRIP_PIXELS pixels, never < one row).
+WORK_BYTES_PER_PIXEL = 50
 
 RGB8 = npt.NDArray[np.uint8]
 
@@ -202,7 +217,12 @@ class _RasterSource:
     def __init__(self, dataset: rasterio.io.DatasetReader):
         self.dataset = dataset
         self.size = (dataset.width, dataset.height)
-        self.indexes = [1, 2, 3] if dataset.count >= 3 else [1]
+        self.indexes = self.bands(dataset)
+
+    @staticmethod
+    def bands(dataset: rasterio.io.DatasetReader) -> list[int]:
+        """The bands read: the first three, or the first alone for one or two."""
+        return [1, 2, 3] if dataset.count >= 3 else [1]
 
     def check_overviews(self) -> None:
         """Raise ``ValueError`` unless the file has a level (itself or an overview) within
@@ -445,6 +465,41 @@ def image_size(path: str | Path) -> tuple[int, int]:
         return img.size
 
 
+class ReadBudgetError(ValueError):
+    """An image whose one read would decode more than the budget (nothing was decoded)."""
+
+
+def check_read_budget(path: str | Path, width: int, block_bytes: int, layout: str,
+                      budget: int = READ_BUDGET_BYTES) -> None:
+    """Raise :class:`ReadBudgetError` when one block (``block_bytes``, as ``layout``
+    describes it) or one row of display work of a ``width``-pixel image exceeds
+    ``budget`` bytes."""
+    row = width * WORK_BYTES_PER_PIXEL
+    if block_bytes <= budget and row <= budget:
+        return
+    what = (f"one block of {layout} is {size_text(block_bytes)}" if block_bytes > budget
+            else f"one row of {width:,} pixels takes {size_text(row)} to display "
+            f"({WORK_BYTES_PER_PIXEL} bytes a pixel; a read is never less than a row)")
+    raise ReadBudgetError(f"{Path(path).name}: {what}, over the budget of "
+                          f"{size_text(budget)} per read, so it was not decoded (a small file "
+                          "can hold a huge block; retile it, e.g. gdal_translate -co TILED=YES)")
+
+
+def raster_block_bytes(dataset: rasterio.io.DatasetReader, indexes: list[int]
+                       ) -> tuple[int, str]:
+    """The bytes GDAL inflates for one block of the bands ``indexes`` (all bands when the
+    file is pixel-interleaved: a block holds every band), and the layout in words."""
+    bh, bw = max((dataset.block_shapes[i - 1] for i in indexes), key=lambda s: s[0] * s[1])
+    itemsize = max(np.dtype(dataset.dtypes[i - 1]).itemsize for i in indexes)
+    pixel = str(dataset.profile.get("interleave", "")).lower() == "pixel"
+    bands = dataset.count if pixel and dataset.count > 1 else len(indexes)
+    kind = "tile" if dataset.profile.get("tiled") else "strip"
+    layout = (f"{bw:,} x {bh:,} pixels ({kind}) x {bands:,} band(s)"
+              f"{' (pixel-interleaved: a block holds every band)' if pixel and bands > 1 else ''}"
+              f" x {itemsize} byte(s)")
+    return bh * bw * bands * itemsize, layout
+
+
 @contextmanager
 def _pixels(path: str | Path, scale: float) -> Iterator[tuple[_Pixels, tuple[int, int]]]:
     """The file's :class:`_Pixels` with at least ``scale`` pixels per original pixel, and
@@ -453,6 +508,8 @@ def _pixels(path: str | Path, scale: float) -> Iterator[tuple[_Pixels, tuple[int
     decoded reduced when that is enough)."""
     if is_tiff(path):
         with open_raster(path) as dataset:
+            indexes = _RasterSource.bands(dataset)
+            check_read_budget(path, dataset.width, *raster_block_bytes(dataset, indexes))
             if not _is_palette(dataset):
                 sampled = dataset.width * dataset.height > MAX_DECODE_PIXELS
                 yield _Pixels(_RasterSource(dataset), sampled), dataset.shape[::-1]
@@ -463,10 +520,29 @@ def _pixels(path: str | Path, scale: float) -> Iterator[tuple[_Pixels, tuple[int
             w, h = img.size
             if w * h > MAX_DECODE_PIXELS:
                 raise ValueError(f"{w} x {h} pixels exceeds the {MAX_DECODE_PIXELS:,} cap")
+            check_read_budget(path, w, *_pillow_block_bytes(img))
             if img.format == "JPEG" and scale < 1:
                 img.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
             img.load()
             yield _Pixels(_PillowSource(img)), (w, h)
+
+
+def _pillow_block_bytes(img: Image.Image) -> tuple[int, str]:
+    """The largest decode unit of a Pillow image (``Image.tile``'s extents; a TIFF's tile or
+    strip from its tags), with its bands and depth, and the layout in words."""
+    w, h = img.size
+    bands = len(img.getbands())
+    itemsize = {"I;16": 2, "I;16B": 2, "I;16L": 2, "I": 4, "F": 4}.get(img.mode, 1)
+    extents = [(e[2] - e[0]) * (e[3] - e[1]) for _, e, *_ in img.tile if e] or [w * h]
+    unit, kind = max(extents), "decode region"
+    tags = getattr(img, "tag_v2", None)
+    if tags is not None:  # a TIFF: its tile (322 x 323) or strip (rows 278)
+        tw, th, rows = tags.get(322), tags.get(323), tags.get(278)
+        if tw and th:
+            unit, kind = int(tw) * int(th), f"tile {int(tw):,} x {int(th):,}"
+        elif rows:
+            unit, kind = w * min(int(rows), 1 << 62), f"strip of {int(rows):,} rows"
+    return unit * bands * itemsize, f"{w:,} x {h:,} pixels, {kind}, x {bands} band(s)"
 
 
 def load_region(images_root: str | Path, relative: str, width: int, height: int,

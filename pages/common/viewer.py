@@ -325,8 +325,7 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
                                      labels=labels)
-        _hover_map_coordinates(fig, data.image_georef(str(run.images_dir),
-                                                      sample.image_path, stamp))
+        _hover_map_coordinates(fig, _georef(run, sample))
         picture = None
     else:
         fig = None
@@ -349,11 +348,20 @@ def _hover_map_coordinates(fig: go.Figure, ref: georef.Georef | None) -> None:
             continue
         x, y = (np.asarray(v, dtype=np.float64) for v in (trace.x, trace.y))
         mx, my = ref.to_map(x, y)
-        lon, lat = ref.to_lonlat(x, y)
         name = ref.crs if ref.epsg is not None else "map"
-        trace.update(customdata=np.column_stack([mx, my, lon, lat]),
-                     hovertemplate=f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, "
-                     "Y %{customdata[1]:,.2f}<br>lon %{customdata[2]:.6f}°, "
+        head = f"%{{hovertext}}<br>{name} X %{{customdata[0]:,.2f}}, Y %{{customdata[1]:,.2f}}"
+        drawn = np.isfinite(x) & np.isfinite(y)  # not the gaps between outlines
+        try:
+            lon, lat = ref.to_lonlat(x[drawn], y[drawn])
+        except georef.NoLonLat as err:
+            trace.update(customdata=np.column_stack([mx, my]),
+                         hovertemplate=f"{head}<br>no WGS84 position "
+                         f"({html.escape(str(err)).replace('%', '%%')})<extra></extra>")
+            continue
+        full_lon, full_lat = np.full_like(x, np.nan), np.full_like(y, np.nan)
+        full_lon[drawn], full_lat[drawn] = lon, lat
+        trace.update(customdata=np.column_stack([mx, my, full_lon, full_lat]),
+                     hovertemplate=f"{head}<br>lon %{{customdata[2]:.6f}}°, "
                      "lat %{customdata[3]:.6f}°<extra></extra>")
 
 
@@ -515,8 +523,11 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
-    return data.image_georef(str(run.images_dir), sample.image_path,
-                             data.image_stamp(run.images_dir, sample.image_path))
+    """The image's georeference in the annotation's pixels (an image of another size is
+    drawn stretched to the annotation, so its transform is scaled alike)."""
+    ref = data.image_georef(str(run.images_dir), sample.image_path,
+                            data.image_stamp(run.images_dir, sample.image_path))
+    return None if ref is None else ref.in_frame(sample.width, sample.height)
 
 
 def _map_note(ref: georef.Georef | None, region: overlay.Region) -> list[str]:

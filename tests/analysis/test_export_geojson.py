@@ -72,9 +72,10 @@ def _read(path: Path) -> tuple[dict, list[dict], list[shapely.Geometry]]:
     return meta, rows, [shapely.from_wkb(g) for g in wkb]
 
 
-def _run(root: Path, gt: Path, pred: Path) -> int:
+def _run(root: Path, gt: Path, pred: Path, *extra: str) -> int:
     return main(["geojson", "--gt", str(gt), "--predictions", str(pred), "--task",
-                 "vocabulary", "--images", str(root), "--out", str(root / "errors.geojson")])
+                 "vocabulary", "--images", str(root), "--out", str(root / "errors.geojson"),
+                 *extra])
 
 
 def _check_rows(rows: list[dict], geoms: list[shapely.Geometry], corner) -> None:
@@ -96,9 +97,11 @@ def _check_rows(rows: list[dict], geoms: list[shapely.Geometry], corner) -> None
 
 
 def test_georeferenced_boxes_are_written_in_the_image_crs(tmp_path: Path) -> None:
+    """--crs the image's own CRS: the corners exactly as the affine maps them (other CRSs
+    and the RFC 7946 default: test_export_geojson_crs.py)."""
     _tif(tmp_path / "geo.tif", "EPSG:32633", from_origin(500_000.0, 4_000_000.0, 0.5, 0.5))
     gt, pred = _dataset(tmp_path, "geo.tif")
-    assert _run(tmp_path, gt, pred) == 0
+    assert _run(tmp_path, gt, pred, "--crs", "EPSG:32633") == 0
     meta, rows, geoms = _read(tmp_path / "errors.geojson")
     assert meta["crs"] == "EPSG:32633"
     with rasterio.open(tmp_path / "geo.tif") as src:
@@ -106,21 +109,21 @@ def test_georeferenced_boxes_are_written_in_the_image_crs(tmp_path: Path) -> Non
     _check_rows(rows, geoms, lambda x, y: affine @ (x, y))
 
 
-def test_an_image_without_crs_gives_pixel_coordinates(tmp_path: Path) -> None:
+def test_pixel_coordinates_of_an_image_without_crs(tmp_path: Path) -> None:
     Image.new("L", (W, H)).save(tmp_path / "plain.png")
     gt, pred = _dataset(tmp_path, "plain.png")
-    assert _run(tmp_path, gt, pred) == 0
+    assert _run(tmp_path, gt, pred, "--pixel") == 0
     meta, rows, geoms = _read(tmp_path / "errors.geojson")
     assert meta["crs"].startswith('LOCAL_CS["image pixels')  # not read as lon / lat
     doc = json.loads((tmp_path / "errors.geojson").read_text())
-    assert doc["coordinates"] == "pixel"
+    assert set(doc) == {"type", "crs", "features"}
     _check_rows(rows, geoms, lambda x, y: (x, y))
 
 
-def test_images_in_different_frames_are_refused(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plain_image_beside_a_scene_is_left_out(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Boxes of a georeferenced and a plain image in one file would mix metres and pixels:
-    refused, naming both images; nothing is written."""
+    the plain image's boxes are left out, with a notice naming it."""
     _tif(tmp_path / "geo.tif", "EPSG:32633", from_origin(500_000.0, 4_000_000.0, 0.5, 0.5))
     Image.new("L", (W, H)).save(tmp_path / "plain.png")
     gt, pred = _dataset(tmp_path, "geo.tif")
@@ -129,11 +132,11 @@ def test_images_in_different_frames_are_refused(tmp_path: Path,
     doc["tasks"]["open_vocabulary"].append({"query_id": "ov_3", "ann_id": "b",
                                             "type": "positive", "phrase": "plane"})
     gt.write_text(json.dumps(doc))
-    assert _run(tmp_path, gt, pred) == 2
+    assert _run(tmp_path, gt, pred, "--crs", "EPSG:32633") == 0
     err = capsys.readouterr().err
-    assert "geo.tif" in err and "plain.png" in err and "EPSG:32633" in err
-    assert "Traceback" not in err
-    assert not (tmp_path / "errors.geojson").exists()
+    assert "plain.png" in err and "left out" in err and "Traceback" not in err
+    _, rows, _ = _read(tmp_path / "errors.geojson")
+    assert {r["image_path"] for r in rows} == {"geo.tif"} and len(rows) == len(EXPECTED)
 
 
 def test_lon_lat_of_web_mercator_by_its_formula(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ in metres) and ``--slice-by meta:KEY``. Memberships worked by hand."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -32,7 +33,8 @@ def _ann(ann_id: str, image: str, meta: dict | None) -> dict:
 
 def _dataset(root: Path) -> tuple[Path, Path]:
     """Five images: gsd 0.3 (header), 0.8 (header), a GeoTIFF at 2 m (UTM) and one at
-    0.0001 degree (no metres: unknown), a plain PNG (unknown). Sensors: two "GF-2", two
+    0.0001 degree (at 40° N: 11.1 m of latitude, 8.5 m of longitude on the ground, issue
+    34.5: ">=5 m"), a plain PNG (unknown). Sensors: two "GF-2", two
     "WV-3", one without. q1..q5, one per image; q1, q3 found."""
     Image.new("RGB", (W, H)).save(root / "a.png")
     Image.new("RGB", (W, H)).save(root / "b.png")
@@ -75,12 +77,16 @@ def _members(table: dict) -> dict[str, tuple[int, float | None]]:
         for v in table["values"]}
 
 
+GSD_SLICES = {"0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0), "2-5 m": (1, 1.0),
+              ">=5 m": (1, 0.0), "unknown": (1, 0.0)}
+
+
 def test_gsd_slices_from_headers_and_geotiff_pixel_size(tmp_path: Path) -> None:
-    """q1 (0.3 m, found), q2 (0.8 m), q3 (2 m from the GeoTIFF, found), q4 and q5 unknown."""
+    """q1 (0.3 m, found), q2 (0.8 m), q3 (2 m from the GeoTIFF, found), q4 (about 10 m
+    from the degrees), q5 unknown."""
     got = _members(_slices(tmp_path, "gsd")["gsd"])
-    assert got == {"0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0), "2-5 m": (1, 1.0),
-                   "unknown": (2, 0.0)}
-    assert list(got) == ["0.25-0.5 m", "0.5-1 m", "2-5 m", "unknown"]
+    assert got == GSD_SLICES
+    assert list(got) == ["0.25-0.5 m", "0.5-1 m", "2-5 m", ">=5 m", "unknown"]
 
 
 def test_meta_key_slices(tmp_path: Path) -> None:
@@ -145,8 +151,7 @@ def _page_members(at) -> dict[str, tuple[int, float | None]]:
 
 def test_slices_page_by_gsd(tmp_path: Path) -> None:
     at = _slices_page(tmp_path, "gsd")
-    assert _page_members(at) == {"0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0),
-                                 "2-5 m": (1, 1.0), "unknown": (2, 0.0)}
+    assert _page_members(at) == GSD_SLICES
     assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", i)
                for i in at.dataframe[0].value["interval"])
 
@@ -168,9 +173,7 @@ def test_report_slices_by_gsd_and_meta(tmp_path: Path) -> None:
                         "--slice-by", "gsd", "--slice-by", "meta:sensor"]) == 0
     page = out.read_text()
     # Micro F1 by hand: q1 and q3 found exactly (F1 1), the others empty (F1 0).
-    for title, expected in (("ground sample distance", {
-            "0.25-0.5 m": (1, 1.0), "0.5-1 m": (1, 0.0), "2-5 m": (1, 1.0),
-            "unknown": (2, 0.0)}), ("image_meta[sensor]", {
+    for title, expected in (("ground sample distance", GSD_SLICES), ("image_meta[sensor]", {
             "GF-2": (2, 1.0), "WV-3": (2, 0.0), "(none)": (1, 0.0)})):
         start = page.index(f"Results by {title}")
         table = page[start:page.index("</table>", start)]
@@ -178,7 +181,7 @@ def test_report_slices_by_gsd_and_meta(tmp_path: Path) -> None:
         got = {}
         for row in re.findall(r"<tr>(<td.*?)</tr>", table):
             cells = dict(zip(header, re.findall(r"<td[^>]*>([^<]*)</td>", row), strict=True))
-            got[cells[header[0]]] = (int(cells["queries"]),
+            got[html.unescape(cells[header[0]])] = (int(cells["queries"]),
                                      float(cells["HBB micro F1"].split()[0]))
         assert got == expected, table
         assert re.search(r"\[\d\.\d{3}, \d\.\d{3}\]", table)
