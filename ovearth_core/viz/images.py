@@ -51,7 +51,7 @@ from rasterio.enums import ColorInterp, Resampling
 from rasterio.windows import Window
 
 from ..files import open_input, size_text
-from ..georef import GDAL_CACHE_MB, is_tiff, open_raster
+from ..georef import is_tiff, open_raster
 from ..image_paths import ImagePathError, resolve_image_path
 
 MAX_DECODE_PIXELS = 100_000_000
@@ -69,9 +69,14 @@ BLANK_GREY = 40
 # Over the pixel cap, a band's stretch percentiles are taken on a sample of this side.
 LIMITS_SAMPLE_SIDE = 1024
 Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS
-# What one read may decode: GDAL's block cache (a block larger than it is inflated anyway,
-# beside it). A tiled 512 x 512 RGB block is 0.75 MB; GDAL's own strips are a few kB.
-READ_BUDGET_BYTES = GDAL_CACHE_MB * 1024 ** 2
+# What one block of a TIFF may decode (GDAL inflates a block whole, beside its 64 MB block
+# cache): a tiled 512 x 512 RGB block is 0.75 MB, GDAL's own strips a few kB; 256 MiB still
+# takes a 9,000 x 9,000 RGB scene written as one strip, and refuses the 1 GiB blocks of
+# issue 35's hostile files.
+READ_BUDGET_BYTES = 256 * 1024 ** 2
+# What one row of display work may take (a strip is never less than a row): 1,342,177
+# pixels wide at WORK_BYTES_PER_PIXEL.
+ROW_BUDGET_BYTES = 64 * 1024 ** 2
 # The display's work per pixel of a strip: the read window, the float stretch temporaries,
 # the RGB (the strips of :class:`_Pixels` hold about _STRIP_PIXELS pixels, never < one row).
 WORK_BYTES_PER_PIXEL = 50
@@ -470,18 +475,22 @@ class ReadBudgetError(ValueError):
 
 
 def check_read_budget(path: str | Path, width: int, block_bytes: int, layout: str,
-                      budget: int = READ_BUDGET_BYTES) -> None:
+                      budget: int = READ_BUDGET_BYTES,
+                      row_budget: int = ROW_BUDGET_BYTES) -> None:
     """Raise :class:`ReadBudgetError` when one block (``block_bytes``, as ``layout``
-    describes it) or one row of display work of a ``width``-pixel image exceeds
-    ``budget`` bytes."""
+    describes it) exceeds ``budget`` bytes or one row of display work of a
+    ``width``-pixel image exceeds ``row_budget``."""
     row = width * WORK_BYTES_PER_PIXEL
-    if block_bytes <= budget and row <= budget:
+    if block_bytes <= budget and row <= row_budget:
         return
-    what = (f"one block of {layout} is {size_text(block_bytes)}" if block_bytes > budget
-            else f"one row of {width:,} pixels takes {size_text(row)} to display "
-            f"({WORK_BYTES_PER_PIXEL} bytes a pixel; a read is never less than a row)")
+    if block_bytes > budget:
+        what, limit = f"one block of {layout} is {size_text(block_bytes)}", budget
+    else:
+        what, limit = (f"one row of {width:,} pixels takes {size_text(row)} to display "
+                       f"({WORK_BYTES_PER_PIXEL} bytes a pixel; a read is never less than a "
+                       "row)"), row_budget
     raise ReadBudgetError(f"{Path(path).name}: {what}, over the budget of "
-                          f"{size_text(budget)} per read, so it was not decoded (a small file "
+                          f"{size_text(limit)} per read, so it was not decoded (a small file "
                           "can hold a huge block; retile it, e.g. gdal_translate -co TILED=YES)")
 
 
@@ -533,8 +542,9 @@ def _pillow_block_bytes(img: Image.Image) -> tuple[int, str]:
     w, h = img.size
     bands = len(img.getbands())
     itemsize = {"I;16": 2, "I;16B": 2, "I;16L": 2, "I": 4, "F": 4}.get(img.mode, 1)
-    extents = [(e[2] - e[0]) * (e[3] - e[1]) for _, e, *_ in img.tile if e] or [w * h]
-    unit, kind = max(extents), "decode region"
+    # A PNG, JPEG or BMP decodes whole: the pixel cap (MAX_DECODE_PIXELS, checked before)
+    # bounds it, as it bounds any image, so its decode unit is not a block to budget.
+    unit, kind = 0, "decoded whole (within the pixel cap)"
     tags = getattr(img, "tag_v2", None)
     if tags is not None:  # a TIFF: its tile (322 x 323) or strip (rows 278)
         tw, th, rows = tags.get(322), tags.get(323), tags.get(278)
