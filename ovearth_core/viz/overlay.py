@@ -182,32 +182,30 @@ def match_status(n_gt: int, n_pred: int,
     return gt_status, pred_status, gt_iou, pred_iou
 
 
-def _fit(full: npt.NDArray[np.uint8] | None, shape: tuple[int, int],
+def _fit(full: masks.Runs | None, shape: tuple[int, int],
          window: DetailImage | None = None) -> npt.NDArray[np.bool_]:
-    """A decoded full-resolution mask as a boolean ``shape`` array: on the pixel grid of
-    ``window``, or else the whole mask resampled (nearest by pixel centres)."""
+    """A mask (its runs) as a boolean ``shape`` array: on the pixel grid of ``window``, or
+    else the whole mask resampled (nearest by pixel centres, as PIL's NEAREST); only those
+    pixels are looked up (:func:`~ovearth_core.masks.take`), never the whole scene."""
     if full is None:
         return np.zeros(shape, dtype=bool)
+    h, w = full.shape
     if window is not None:
         rows = np.floor(window.top + (np.arange(shape[0]) + 0.5) / window.scale).astype(np.intp)
         cols = np.floor(window.left + (np.arange(shape[1]) + 0.5) / window.scale).astype(np.intp)
-        rows, cols = rows.clip(0, full.shape[0] - 1), cols.clip(0, full.shape[1] - 1)
-        return full[np.ix_(rows, cols)].astype(bool)
-    if full.shape == shape:
-        return full.astype(bool)
-    # Nearest by pixel centres (as PIL's NEAREST). pycocotools decodes column-major, so
-    # gather through the transposed, C-ordered view instead of copying the whole mask.
-    rows = ((np.arange(shape[0]) + 0.5) * full.shape[0] / shape[0]).astype(np.intp)
-    cols = ((np.arange(shape[1]) + 0.5) * full.shape[1] / shape[1]).astype(np.intp)
-    return np.ascontiguousarray(full.T[cols][:, rows].T).astype(bool)
+    else:
+        rows = ((np.arange(shape[0]) + 0.5) * h / shape[0]).astype(np.intp)
+        cols = ((np.arange(shape[1]) + 0.5) * w / shape[1]).astype(np.intp)
+    return masks.take(full, rows.clip(0, h - 1), cols.clip(0, w - 1))
 
 
-Decoded = tuple[npt.NDArray[np.uint8] | None, npt.NDArray[np.uint8] | None]
+Decoded = tuple[masks.Runs | None, masks.Runs | None]
 
 
 def decode_masks(sample: Sample) -> Decoded:
-    """The GT and predicted masks decoded at full resolution (``None`` when empty)."""
-    return tuple(None if rle is None else masks.decode(rle)  # type: ignore[return-value]
+    """The GT and predicted masks ready for drawing (their runs, ``None`` when empty):
+    nothing is decoded, whatever the scene's size."""
+    return tuple(None if rle is None else masks.runs_of(rle)  # type: ignore[return-value]
                  for rle in (sample.gt_mask, sample.pred_mask))
 
 
