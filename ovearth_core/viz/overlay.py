@@ -117,15 +117,10 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
         return full
     if target == "GT target":
         region = zoom_region(sample, "GT only", margin, min_size)
-        objects = _gt_objects(sample)
-        if not len(objects):
+        smallest = _too_small(sample, region)
+        if smallest is None:
             return region
-        sides = np.maximum(objects[:, 2] - objects[:, 0], objects[:, 3] - objects[:, 1])
-        view = max(region[2] - region[0], region[3] - region[1])
-        smallest = int(np.argmin(sides))
-        if sides[smallest] * VIEW_PX / view >= MIN_OBJECT_PX:
-            return region
-        x0, y0, x1, y1 = objects[smallest]
+        x0, y0, x1, y1 = _gt_objects(sample)[smallest]
         return _square(x0, y0, x1, y1, sample, margin, min_size)
     extent = geometry_extent(sample, predictions=target != "GT only")
     if extent is None:
@@ -133,6 +128,24 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
     if extent is None:
         return full
     return _square(*extent, sample, margin, min_size)
+
+
+def _too_small(sample: Sample, region: Region) -> int | None:
+    """The smallest GT object when, in ``region`` on a ``VIEW_PX`` plot, it is below
+    ``MIN_OBJECT_PX`` (``None``: every GT object shows, or there is none)."""
+    objects = _gt_objects(sample)
+    if not len(objects):
+        return None
+    sides = np.maximum(objects[:, 2] - objects[:, 0], objects[:, 3] - objects[:, 1])
+    view = max(region[2] - region[0], region[3] - region[1])
+    smallest = int(np.argmin(sides))
+    return None if sides[smallest] * VIEW_PX / view >= MIN_OBJECT_PX else smallest
+
+
+def too_dense(sample: Sample, margin: float = 0.25, min_size: float = 96.0) -> bool:
+    """Whether the "GT target" view cannot show every GT object at ``MIN_OBJECT_PX`` or
+    more together (it then opens on one object alone: a dense query)."""
+    return _too_small(sample, zoom_region(sample, "GT only", margin, min_size)) is not None
 
 
 def _square(x0: float, y0: float, x1: float, y1: float, sample: Sample, margin: float,
