@@ -297,8 +297,8 @@ def card_buttons(html: str, errors: bool = False) -> dict[str, bool]:
         rf"<button([^>]*data-go='({names})'[^>]*)>", html)}
 
 
-CARD_LABELS = {"prev": "◀ Previous", "next": "Next ▶", "prev_err": "◀ Previous error",
-               "next_err": "Next error ▶"}
+CARD_LABELS = {"prev": "◀ Previous", "next": "Next ▶", "prev_err": "◁ Previous error",
+               "next_err": "Next error ▷"}
 
 
 def press(at, go: str, enabled: bool = True):

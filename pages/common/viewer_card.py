@@ -36,7 +36,8 @@ _JS = "\n".join(line for line in (Path(__file__).with_name("viewer_card.js")).re
 # Global (isolate_styles=False): the navigator's buttons look like Streamlit's secondary
 # buttons (the theme's variables the component is given).
 _CSS = (".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
-        ".ov-bar .ov-nav{flex:1 1 0;margin:0}"
+        ".ov-bar .ov-nav,.ov-bar .ov-errnav{flex:1 1 0;margin:0}"
+        ".ov-errnav{font-size:.875rem;opacity:.75;text-align:center}"
         ".ov-go{font:inherit;font-size:var(--st-base-font-size,1rem);line-height:1.6;"
         "min-height:2.5rem;padding:.25rem .75rem;cursor:pointer;white-space:nowrap;"
         "color:var(--st-text-color,inherit);background:var(--st-background-color,transparent);"
@@ -57,7 +58,7 @@ _mount_end = st.components.v2.component(
 _SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
 NAV = {"prev": "◀ Previous", "next": "Next ▶"}
 # The error navigator (a query's box errors, one at a time): its own row under the query's.
-ERROR_NAV = {"prev_err": "◀ Previous error", "next_err": "Next error ▶"}
+ERROR_NAV = {"prev_err": "◁ Previous error", "next_err": "Next error ▷"}
 
 # The digests of the pictures this session's browser was sent, least recently used first
 # (the script keeps at least twice as many, used in the same order: it holds every one
@@ -77,13 +78,13 @@ def bar(head: str, nav: tuple[bool, bool] | None,
     """The navigator's line: "◀ Previous", ``head`` (plain text, escaped here) and
     "Next ▶"; ``nav`` says which of the two can be pressed (``None``: no buttons).
     ``errors`` (``(text, previous enabled, next enabled)``): under it, the error
-    navigator's line, "◀ Previous error", ``text`` and "Next error ▶"."""
+    navigator's line, "◁ Previous error", ``text`` and "Next error ▷"."""
     text = f"<p class='ov-nav'>{html.escape(head)}</p>" if head else ""
     if nav is None:
         return text
     out = _row(text, (("prev", nav[0]), ("next", nav[1])))
     if errors is not None:
-        out += _row(f"<p class='ov-nav'>{html.escape(errors[0])}</p>",
+        out += _row(f"<p class='ov-errnav'>{html.escape(errors[0])}</p>",
                     (("prev_err", errors[1]), ("next_err", errors[2])))
     return out
 

@@ -1,5 +1,5 @@
 """The explorer opens a dense query on its first error and steps through its errors
-(issue 34, item 8): "Next error ▶" / "◀ Previous error" in the viewer card, each zoomed
+(issue 34, item 8): "Next error ▷" / "◁ Previous error" in the viewer card, each zoomed
 to the box. The errors are the boxes the evaluator left unmatched (its ``matches``), in
 the box picker's order: GT HBBs, predicted HBBs, GT OBBs, predicted OBBs."""
 

@@ -1,4 +1,4 @@
-"""A dense query in Chromium opens on its first error, and "Next error ▶" (or Shift+→)
+"""A dense query in Chromium opens on its first error, and "Next error ▷" (or Shift+→)
 moves to the second, zoomed to it (issue 34, item 8). Screenshots:
 /tmp/ovearth_shots/errors_first.png, errors_second.png, errors_back.png."""
 
@@ -43,7 +43,7 @@ def test_a_dense_query_opens_on_its_first_error_and_steps(tmp_path: Path) -> Non
                   re.search(r"Showing x ([\d,]+)–([\d,]+)", first_view).groups())
         assert x1 - x0 < 200  # zoomed to one box, not the 3,333-px scene
         _shoot(page, tmp_path, "errors_first.png")
-        navigate(page, "Next error ▶", f"Error 2 of {total}")
+        navigate(page, "Next error ▷", f"Error 2 of {total}")
         second_view = _view(page)
         assert second_view != first_view  # zoomed to the second error
         assert page.locator(".ov-viewer").get_by_text("dense_00").count() > 0
