@@ -29,17 +29,24 @@ def _sample_and_row(run: Run, query_id: str) -> tuple[Any, dict[str, Any]]:
     return evaluated.sample(query_id), evaluated.row(query_id)
 
 
+# The metric table's IoU column: the mask IoU on the mask row, the mean IoU of the matched
+# pairs on the box rows (the evaluator's ``mean_matched_iou``), said under the table.
+IOU_COLUMN = "IoU †"
+IOU_NOTE = ("† Mask row: the mask IoU. HBB and OBB rows: the mean IoU of their matched box "
+            "pairs (— with none matched), not the best IoU of any pair.")
+
+
 def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     out = []
     seg = row["seg"]
     if seg:
-        out.append({"modality": "mask", "IoU": views.fmt(seg["iou"]), "F1/Dice": views.fmt(
+        out.append({"modality": "mask", IOU_COLUMN: views.fmt(seg["iou"]), "F1/Dice": views.fmt(
             seg["dice"]), "P": views.fmt(seg["precision"]), "R": views.fmt(seg["recall"]),
             "GT / pred": f"{seg['gt_area']:,} / {seg['pred_area']:,} px"})
     for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
         e = row[key]
         if e:
-            out.append({"modality": label, "IoU": views.fmt(e["mean_matched_iou"]),
+            out.append({"modality": label, IOU_COLUMN: views.fmt(e["mean_matched_iou"]),
                         "F1/Dice": views.fmt(e["f1"]), "P": views.fmt(e["precision"]),
                         "R": views.fmt(e["recall"]),
                         "GT / pred": f"{e['num_gt']} / {e['num_pred']} (TP {e['tp']})"})
@@ -522,7 +529,8 @@ def _metrics_html(row: dict[str, Any]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
                    for r in frame.itertuples(index=False))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<p class='ov-cap'>{html.escape(IOU_NOTE)}</p>")
 
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
@@ -680,6 +688,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                          f"{drawn.scale:.0%}.")
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
+        st.caption(IOU_NOTE)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
     with right:
