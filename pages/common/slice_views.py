@@ -18,7 +18,8 @@ from . import analysis_data, data, links, state, views
 from .run import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
-                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins: queries with a GT box of that size)",
+                    "polarity": "polarity",
+                    "gt_size": "GT size (AI-TOD bins: queries with a GT box of that size)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
                     "image_size": "image size (long side)", "tag": "review tag",
                     slices.GSD: "ground sample distance (m / pixel)",

@@ -573,15 +573,22 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
              f"<img class='ov-thumb' data-pic='{thumb}' style='max-width:240px' "
              "alt='the full image with all boxes'>",
              "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
-             "Boxes: green matched · red false positive · orange missed GT; GT solid, "
-             "prediction dashed. Masks: GT cyan, prediction magenta (or TP green, FP red, "
-             "FN orange).</p>"]
+             f"{e(box_legend(sample))}</p>"]
     return (f"{_CARD_CSS}{viewer_card.bar(head, nav, errors)}<div class='ov-card'>"
             "<div class='ov-main'>"
             f"<img class='ov-view' data-pic='{picture}' "
             f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>",
             {picture: view, thumb: thumbnail})
+
+
+def box_legend(sample: Any) -> str:
+    """The boxes' and masks' colours and line styles (DOTA's difficult GT boxes, dotted,
+    when the query has one)."""
+    hard = bool(np.asarray(sample.gt_difficult, dtype=bool).any())
+    return ("Boxes: green matched · red false positive · orange missed GT; GT solid, "
+            "prediction dashed" + (", difficult GT (DOTA) dotted" if hard else "")
+            + ". Masks: GT cyan, prediction magenta (or TP green, FP red, FN orange).")
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
@@ -695,9 +702,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
                  "opened on", width=240)
-        st.caption("Boxes: green matched · red false positive · orange missed GT; "
-                   "GT solid, prediction dashed. Masks: GT cyan, prediction magenta "
-                   "(or TP green, FP red, FN orange).")
+        st.caption(box_legend(sample))
     _review_panel(review)
 
 
