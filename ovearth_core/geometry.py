@@ -170,6 +170,10 @@ def iou_pairs(gt: FloatArray, pred: FloatArray, oriented: bool
     none = np.zeros(0, dtype=np.intp)
     if len(gt) == 0 or len(pred) == 0:
         return none, none, np.zeros(0)
+    if len(gt) * len(pred) < _DENSE_PAIRS:  # small: the dense matrix is cheaper than a tree
+        dense = iou_matrix(gt, pred, oriented)
+        gi, pi = np.nonzero(dense > 0)
+        return gi.astype(np.intp), pi.astype(np.intp), dense[gi, pi]
     env_g, env_p = (envelope(gt), envelope(pred)) if oriented else (gt, pred)
     tree = shapely.STRtree(shapely.box(*env_p.T))
     gi, pi = tree.query(shapely.box(*env_g.T))

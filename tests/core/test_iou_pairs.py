@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,5 +34,20 @@ def test_pairs_are_the_dense_matrix_nonzeros(g: int, p: int, oriented: bool, see
     dense = geometry.iou_matrix(gt, pred, oriented)
     gi, pi, iou = geometry.iou_pairs(gt, pred, oriented)
     want_g, want_p = np.nonzero(dense > 0)
+    assert (gi.tolist(), pi.tolist()) == (want_g.tolist(), want_p.tolist())
+    np.testing.assert_allclose(iou, dense[want_g, want_p], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("oriented", [False, True], ids=["hbb", "obb"])
+@pytest.mark.parametrize("seed", range(4))
+def test_large_sets_through_the_tree_equal_the_dense_matrix(oriented: bool, seed: int) -> None:
+    # 200 x 150 = 30,000 pairs: beyond the dense shortcut, found with the STRtree
+    rng = np.random.default_rng(seed)
+    make = _rotated if oriented else _boxes
+    gt, pred = make(rng, 200) * 4, make(rng, 150) * 4
+    dense = geometry.iou_matrix(gt, pred, oriented)
+    gi, pi, iou = geometry.iou_pairs(gt, pred, oriented)
+    want_g, want_p = np.nonzero(dense > 0)
+    assert gi.size > 100
     assert (gi.tolist(), pi.tolist()) == (want_g.tolist(), want_p.tolist())
     np.testing.assert_allclose(iou, dense[want_g, want_p], rtol=1e-12, atol=0)
