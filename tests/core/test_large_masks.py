@@ -102,3 +102,14 @@ def test_beyond_the_codec_cap_is_refused_with_its_reason() -> None:
     assert "536,870,911" in err.value.expected and "pycocotools" in err.value.expected
     rle, size = masks.parse_rle({"size": [256_999, 2_089], "counts": [2**29 - 1]})
     assert rle is None and size == (256_999, 2_089)
+
+
+def test_the_cap_is_where_pycocotools_codec_breaks() -> None:
+    """The reason docs/cli.md gives, checked on pycocotools itself: a run difference beyond
+    -2**29 (seven characters) comes back wrong, one within it right."""
+    from pycocotools import mask as cocomask
+
+    for big, right in ((500_000_000, True), (600_000_000, False)):
+        runs = [1, big, 1, 5, 3]
+        rle = {"size": [sum(runs), 1], "counts": refs.encode_runs_string(runs).encode()}
+        assert (int(cocomask.area(rle)) == big + 5) is right
