@@ -161,6 +161,34 @@ def iou_matrix(gt: FloatArray, pred: FloatArray, oriented: bool, min_iou: float 
     return out
 
 
+def iou_pairs(gt: FloatArray, pred: FloatArray, oriented: bool
+              ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+    """The overlapping pairs of two box sets, sparse: ``(gi, pi, iou)`` ``(K,)`` each,
+    every pair with IoU > 0, sorted by ``gi`` then ``pi``; the nonzero entries of
+    :func:`iou_matrix` (same values), found from the boxes' envelopes with an STRtree, so
+    that time and memory follow the overlapping pairs, never ``G x P``."""
+    none = np.zeros(0, dtype=np.intp)
+    if len(gt) == 0 or len(pred) == 0:
+        return none, none, np.zeros(0)
+    if len(gt) * len(pred) < _DENSE_PAIRS:  # small: the dense matrix is cheaper than a tree
+        dense = iou_matrix(gt, pred, oriented)
+        gi, pi = np.nonzero(dense > 0)
+        return gi.astype(np.intp), pi.astype(np.intp), dense[gi, pi]
+    env_g, env_p = (envelope(gt), envelope(pred)) if oriented else (gt, pred)
+    tree = shapely.STRtree(shapely.box(*env_p.T))
+    gi, pi = tree.query(shapely.box(*env_g.T))
+    gi, pi = gi.astype(np.intp), pi.astype(np.intp)
+    if oriented:
+        keep = _obb_candidates(gi, pi, 0.0, env_g, env_p, polygon_area(gt), polygon_area(pred))
+        gi, pi = gi[keep], pi[keep]
+        iou = _obb_pair_iou(gt, pred, gi, pi)
+    else:
+        iou = _box_pair_iou(gt[gi], pred[pi])
+    keep = iou > 0
+    order = np.lexsort((pi[keep], gi[keep]))
+    return gi[keep][order], pi[keep][order], iou[keep][order]
+
+
 def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
                         min_iou: float) -> list[FloatArray]:
     """:func:`iou_matrices` of many small sets: all their pairs in flat chunks."""

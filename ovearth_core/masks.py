@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,10 +34,17 @@ cocomask: Any = LazyModule("pycocotools.mask", globals(), "cocomask")
 warnings.filterwarnings("ignore", message="__array__ implementation doesn't accept a copy keyword",
                         category=DeprecationWarning)
 
-MAX_PIXELS = 100_000_000
-# Six characters of 5 bits hold +-2**29, more than any run length or delta within
-# MAX_PIXELS; longer groups cannot be valid (and would overflow pycocotools' shifts).
+# The one size limit of a mask, and why: pycocotools' compressed-string codec (every mask
+# it merges or intersects goes through it) sign-extends a value of at most six 5-bit
+# characters correctly (``-1 << 5*k`` on a C int: undefined from seven on), so every run
+# length and every delta of two runs must lie within +-2**29, which holds for every mask
+# of fewer than 2**29 pixels (a 23,170 x 23,170 scene; DOTA's and iSAID's largest are
+# 20,000 x 20,000). Masks are never decoded whole (scores on runs, display by window), so
+# the size costs no memory (issue 34).
+MAX_PIXELS = 2**29 - 1
 _MAX_CHARS_PER_VALUE = 6
+_CAP_REASON = (f"at most {MAX_PIXELS:,} pixels (2**29 - 1: the most pycocotools' compressed "
+               "RLE codec encodes exactly)")
 
 Rle = dict[str, Any]
 _AREA = "_area"  # cached foreground pixel count inside a mask dict
@@ -124,7 +132,7 @@ def _check_compressed(counts: str) -> int:
                             dtype=np.uint8)
         if raw.size >= _MAX_CHARS_PER_VALUE and np.lib.stride_tricks.sliding_window_view(
                 raw >= _MORE, _MAX_CHARS_PER_VALUE).all(axis=1).any():
-            raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
+            raise FieldError(".counts", f"run lengths within the {MAX_PIXELS:,}-pixel cap",
                              "<an encoded value too large for any valid mask>")
     return values
 
@@ -284,8 +292,7 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
         raise FieldError(".size", f"a height and width of at most {MAX_PIXELS:,} each",
                          f"<{h} x {w}>")
     if h * w > MAX_PIXELS:
-        raise FieldError(".size", f"at most {MAX_PIXELS:,} pixels",
-                         f"<{h} x {w} = {h * w:,} pixels>")
+        raise FieldError(".size", _CAP_REASON, f"<{h} x {w} = {h * w:,} pixels>")
     if h == 0 and w == 0:
         if counts in ([], ""):
             return None, (0, 0)
@@ -361,8 +368,43 @@ def union(rles: Sequence[Rle | None]) -> Rle | None:
 
 
 def decode(rle: Rle) -> npt.NDArray[np.uint8]:
-    """Decode to an ``(height, width)`` uint8 array of 0/1 (for drawing and tests)."""
+    """Decode to an ``(height, width)`` uint8 array of 0/1 (for tests and small masks;
+    drawing uses :func:`take`, which never decodes a whole scene)."""
     return cocomask.decode(rle)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """A mask ready for pixel look-ups: ``shape`` ``(height, width)`` and ``ends`` ``(R,)``
+    the cumulative ends of its runs (column-major, background first: run ``k`` covers flat
+    indices ``[ends[k-1], ends[k])``, foreground when ``k`` is odd). Memory: 8 bytes a
+    run, whatever the scene's size."""
+
+    shape: tuple[int, int]
+    ends: npt.NDArray[np.int64]
+
+
+def runs_of(rle: Rle) -> Runs:
+    """:class:`Runs` of a non-empty mask."""
+    return Runs((int(rle["size"][0]), int(rle["size"][1])), np.cumsum(run_lengths(rle)))
+
+
+_TAKE_CHUNK = 1 << 20  # look-ups at a time (about 16 MB of temporaries)
+
+
+def take(mask: Runs, rows: npt.ArrayLike, cols: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """The mask's pixels at ``rows x cols`` (``(len(rows), len(cols))`` booleans, the
+    decoded mask's ``[np.ix_(rows, cols)]``), looked up in its runs: a window or a
+    downsampled view of a scene of any size without decoding it."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    out = np.empty((cols.size, rows.size), dtype=bool)
+    step = max(1, _TAKE_CHUNK // max(rows.size, 1))
+    for lo in range(0, cols.size, step):
+        # column-major flat indices: sorted when rows and cols are (the fast case)
+        flat = cols[lo:lo + step, None] * mask.shape[0] + rows[None, :]
+        out[lo:lo + step] = np.searchsorted(mask.ends, flat, side="right") & 1
+    return out.T
 
 
 def encode(mask: npt.ArrayLike) -> Rle:

@@ -4,6 +4,11 @@ Among all matchings that pair the most GT/prediction couples with IoU >= t,
 take the one with the largest total IoU (the rule TrackEval uses): solve a
 linear assignment on ``(iou >= t) * (big + iou)`` and keep the valid pairs
 (invalid pairs weigh 0, so their IoU cannot sway the choice).
+
+:func:`match_pairs` gives the same optimum from the overlapping pairs alone (a sparse
+``(gi, pi, iou)`` list, as object diagnosis of thousands of boxes or mask components
+produces): one connected component of the candidate graph at a time, so work and memory
+follow the pairs, never ``G x P``.
 """
 
 from __future__ import annotations
@@ -84,6 +89,87 @@ def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, Int
     r, c = assignment_solver()(weights, maximize=True)
     keep = sub_valid[r, c]
     return rows[r[keep]], cols[c[keep]]
+
+
+# A component of the candidate graph whose dense block has more cells than this is solved
+# by scipy's sparse min-weight full matching instead (a block of this size is 8 MB).
+DENSE_CELLS = 1 << 20
+
+
+def match_pairs(gi: IntArray, pi: IntArray, iou: npt.NDArray[np.float64], threshold: float,
+                dense_cells: int = DENSE_CELLS) -> tuple[IntArray, IntArray]:
+    """:func:`match` of the sparse IoU matrix whose nonzero entries are ``iou[k]`` at
+    ``(gi[k], pi[k])`` (absent pairs: IoU 0): ``(gt_indices, pred_indices)`` sorted by GT
+    index, the most pairs with IoU >= ``threshold``, then the largest total IoU.
+
+    The pairs reaching ``threshold`` form a bipartite graph; a matching never joins two of
+    its connected components, so each is solved alone: a single row or column takes its
+    best pair, a block of at most ``dense_cells`` cells goes to :func:`match`, a larger one
+    to ``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` (every GT node given a
+    private dummy partner at a cost above any pair's, so that a full matching exists and
+    the most real pairs win first). Ties between equal optima may be broken otherwise
+    than by the dense matching.
+    """
+    ok = np.asarray(iou) >= threshold
+    gi, pi, w = np.asarray(gi)[ok], np.asarray(pi)[ok], np.asarray(iou, dtype=float)[ok]
+    empty = np.zeros(0, dtype=np.intp)
+    if gi.size == 0:
+        return empty, empty
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rows, r = np.unique(gi, return_inverse=True)
+    cols, c = np.unique(pi, return_inverse=True)
+    nr, nc = rows.size, cols.size
+    graph = coo_matrix((np.ones(r.size, dtype=np.int8), (r, nr + c)), shape=(nr + nc,) * 2)
+    k, label = connected_components(graph, directed=False)
+    comp = label[r]
+    n_rows = np.bincount(label[:nr], minlength=k)
+    n_cols = np.bincount(label[nr:], minlength=k)
+    star = (n_rows == 1) | (n_cols == 1)
+    # A component with one row or one column: its best pair (first in row-major order on
+    # ties, as the dense argmax).
+    sel = np.flatnonzero(star[comp])
+    order = sel[np.lexsort((c[sel], r[sel], -w[sel], comp[sel]))]
+    first = order[np.r_[True, comp[order][1:] != comp[order][:-1]]] if order.size else order
+    out_r, out_c = [r[first]], [c[first]]
+    rest = np.flatnonzero(~star[comp])
+    rest = rest[np.argsort(comp[rest], kind="stable")]
+    bounds = np.flatnonzero(np.r_[True, comp[rest][1:] != comp[rest][:-1], True])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        at = rest[lo:hi]
+        lr, br = np.unique(r[at], return_inverse=True)
+        lc, bc = np.unique(c[at], return_inverse=True)
+        if lr.size * lc.size <= dense_cells:
+            block = np.zeros((lr.size, lc.size))
+            block[br, bc] = w[at]
+            mr, mc = match(block, threshold)
+        else:
+            mr, mc = _sparse_optimum(br, bc, w[at], lr.size, lc.size)
+        out_r.append(lr[mr])
+        out_c.append(lc[mc])
+    mg, mp = rows[np.concatenate(out_r)], cols[np.concatenate(out_c)]
+    order = np.argsort(mg, kind="stable")
+    return mg[order].astype(np.intp), mp[order].astype(np.intp)
+
+
+def _sparse_optimum(r: IntArray, c: IntArray, w: npt.NDArray[np.float64], nr: int, nc: int
+                    ) -> tuple[IntArray, IntArray]:
+    """Most pairs, then largest total ``w``, of a sparse bipartite graph (``nr`` rows,
+    ``nc`` columns, every pair valid): min-weight full matching of the rows, each row also
+    joined to a dummy column of its own whose cost exceeds any real pair's by more than
+    the largest total weight."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    big = float(min(nr, nc) + 1)
+    own = np.arange(nr)
+    cost = np.concatenate([2.0 - w, np.full(nr, big + 2.0)])  # every cost >= 1: no zeros
+    graph = csr_matrix((cost, (np.concatenate([r, own]), np.concatenate([c, nc + own]))),
+                       shape=(nr, nc + nr))
+    mr, mc = min_weight_full_bipartite_matching(graph)
+    keep = mc < nc
+    return mr[keep].astype(np.intp), mc[keep].astype(np.intp)
 
 
 # Two weights closer than this are treated as a tie (left to the solver, whose choice among

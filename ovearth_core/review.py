@@ -58,6 +58,7 @@ from urllib.parse import urlencode
 from . import files
 from .cli import dump_json
 from .errors import OVEarthInputError, Problem
+from .image_paths import ImagePathError, resolve_image_path
 from .io import read_json
 from .types import TASK_KEYS
 
@@ -442,12 +443,25 @@ def export_folder(gt_path: str | os.PathLike[str], tag_name: str) -> Path:
             / ("without_" + re.sub(r"[^\w.-]", "_", tag_name)))
 
 
+@dataclass(frozen=True)
+class Export:
+    """What :func:`export_without` wrote: the JSON files, the images placed (paths inside
+    the folder) and the image paths of annotations whose image was not found."""
+
+    files: list[Path]
+    images: list[Path]
+    missing: list[str]
+
+
 def export_without(gt_path: str | os.PathLike[str], pred_paths: Iterable[str | os.PathLike[str]],
                    task: str, exclude: set[str], out: str | os.PathLike[str], *,
                    root: str | os.PathLike[str] | None = None, replace: bool = False,
-                   ) -> list[Path]:
-    """Write the folder ``out`` (``ground_truth.json``, ``predictions/<name>.json``)
-    without the queries ``exclude`` of ``task``, all or nothing; returns the files written.
+                   images: str | os.PathLike[str] | None = None) -> Export:
+    """Write the folder ``out`` (``ground_truth.json``, ``predictions/<name>.json`` and,
+    from the folder ``images``, every image the annotations name, at its ``image_path``:
+    a hard link where the file system allows, else a copy) without the queries
+    ``exclude`` of ``task``, all or nothing. An image path that is not a file inside
+    ``images`` is left out and listed (``missing``); ``images`` ``None``: no image.
 
     The folder is built beside ``out`` and renamed into place
     (:func:`ovearth_core.files.folder_writer`), confined to ``root`` (default: the folder
@@ -466,15 +480,41 @@ def export_without(gt_path: str | os.PathLike[str], pred_paths: Iterable[str | o
     for p in preds:
         docs[f"predictions/{p.name}"] = without_queries(read_json(p, "prediction"), key,
                                                         exclude)
+    found, missing = _annotation_images(docs["ground_truth.json"], images)
     base = Path(out).absolute().parent if root is None else Path(root)
     try:
         with files.folder_writer(base, Path(out).absolute(), replace=replace,
-                                 inputs=[gt_path, *preds]) as folder:
+                                 inputs=[gt_path, *preds, *found.values()]) as folder:
             for rel, doc in docs.items():
                 folder.write(rel, dump_json(doc))
+            for rel, source in found.items():
+                folder.place(rel, source, link=True)
     except files.FileRefused as err:
         raise _refusal(err, "--out") from None
-    return [folder.target / rel for rel in docs]
+    return Export([folder.target / rel for rel in docs],
+                  [folder.target / rel for rel in found], missing)
+
+
+def _annotation_images(gt: dict[str, Any], images: str | os.PathLike[str] | None
+                       ) -> tuple[dict[str, Path], list[str]]:
+    """``{image_path: file}`` of the ground truth's annotations' images found inside
+    ``images`` (regular files), and the image paths not found there (sorted)."""
+    if images is None:
+        return {}, []
+    names = sorted({a["image_path"] for a in gt.get("annotations", [])
+                    if isinstance(a, dict) and isinstance(a.get("image_path"), str)})
+    found, missing = {}, []
+    for name in names:
+        try:
+            path = resolve_image_path(images, name)
+        except ImagePathError:
+            missing.append(name)
+            continue
+        if path.is_file():
+            found["/".join(p for p in name.replace("\\", "/").split("/") if p)] = path
+        else:
+            missing.append(name)
+    return found, missing
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -493,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--predictions", nargs="*", default=[], help="submissions to filter")
     ex.add_argument("--without", required=True, help="comma-separated tags to leave out")
     ex.add_argument("--out", required=True, help="output folder (new or empty)")
+    ex.add_argument("--images", help="images folder (default: the ground truth's folder); "
+                    "the images the annotations name go along (hard links where possible)")
+    ex.add_argument("--no-images", action="store_true", help="write the JSON files only")
     ex.add_argument("--force", action="store_true",
                     help="replace --out when it is a non-empty folder (never one that holds "
                     "the inputs)")
@@ -538,10 +581,17 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{q}\t{','.join(sorted(tagged[q]))}")
             return 0
         exclude = {q for t in args.without.split(",") if t for q in state.tagged(key, t)}
+        images = None if args.no_images else (args.images or Path(args.gt).parent)
         written = export_without(args.gt, args.predictions, key, exclude, args.out,
-                                 replace=args.force)
-        print(f"left out {len(exclude)} queries; wrote {', '.join(map(str, written))}",
+                                 replace=args.force, images=images)
+        print(f"left out {len(exclude)} queries; wrote "
+              f"{', '.join(map(str, written.files))}"
+              + ("" if images is None else f" and {len(written.images)} images"),
               file=sys.stderr)
+        if written.missing:
+            _stderr(f"warning: {len(written.missing)} images the annotations name are not in "
+                    f"{images}, so not in the export: {', '.join(written.missing[:20])}"
+                    + (" …" if len(written.missing) > 20 else ""))
         return 0
     except OVEarthInputError as err:
         print(f"{parser.prog}: invalid input\n{err}", file=sys.stderr)

@@ -39,13 +39,21 @@ class BoxFacts:
     box, are no duplicates.
     ``stray_overlap``: a GT box the matching left unmatched is overlapped (IoU >=
     ``OVERLAP_EPS``) by a predicted box it left unmatched too (a box matched to a packed
-    neighbour does not count).
+    neighbour does not count): a *mislocalised* GT box.
+    ``extra``: a predicted box left unmatched that is neither of those (no IoU >= the
+    threshold with any GT box, no overlap with an unmatched GT box): a box too many.
+    ``missed``: a GT box left unmatched that no unmatched predicted box overlaps.
+
+    Each flag says that the query has at least one object with that outcome; the failure
+    tags (:func:`ovearth_core.analysis.diagnose.det_tag`) take the worst one present.
     """
 
     best_iou: float
     gt_best_iou: FloatArray
     duplicated: bool
     stray_overlap: bool = False
+    extra: bool = False
+    missed: bool = False
 
     @classmethod
     def of(cls, iou: FloatArray, threshold: float,
@@ -54,7 +62,8 @@ class BoxFacts:
         ``matches``: the evaluator's ``[gt, pred, iou]`` pairs of it (computed here with
         :func:`~ovearth_core.matching.match` when not given)."""
         if iou.size == 0:
-            return cls(0.0, np.zeros(iou.shape[0]), False)
+            return cls(0.0, np.zeros(iou.shape[0]), False, False, extra=iou.shape[1] > 0,
+                       missed=iou.shape[0] > 0)
         if matches is None:
             gi, pi = match(iou, threshold)
         else:
@@ -65,9 +74,11 @@ class BoxFacts:
         free_gt[gi], free_pred[pi] = False, False
         # A maximum matching leaves a box reaching a GT box unmatched only when no maximum
         # matching can use it beside the others.
-        duplicated = bool((iou[:, free_pred] >= threshold).any())
-        stray = bool((iou[np.ix_(free_gt, free_pred)] >= OVERLAP_EPS).any())
-        return cls(float(iou.max()), iou.max(axis=1), duplicated, stray)
+        hits = (iou[:, free_pred] >= threshold).any(axis=0)
+        strays = iou[np.ix_(free_gt, free_pred)] >= OVERLAP_EPS
+        return cls(float(iou.max()), iou.max(axis=1), bool(hits.any()), bool(strays.any()),
+                   extra=bool((~hits & ~strays.any(axis=0)).any()),
+                   missed=bool((~strays.any(axis=1)).any()))
 
 
 @dataclass(frozen=True)
@@ -196,13 +207,15 @@ def _unique(by_id: dict[str, Any], items: Sequence[Any], where: str) -> dict[str
     return by_id
 
 
-_SCALAR_FACTS = ("best_iou", "duplicated", "stray_overlap")  # every BoxFacts field but one
-_SCALAR_DTYPES = {"best_iou": np.float64, "duplicated": bool, "stray_overlap": bool}
+_SCALAR_FACTS = ("best_iou", "duplicated", "stray_overlap", "extra", "missed")  # all but one
+_SCALAR_DTYPES = {"best_iou": np.float64, "duplicated": bool, "stray_overlap": bool,
+                  "extra": bool, "missed": bool}
 
 
 def facts_arrays(box_facts: dict[str, list[BoxFacts]]) -> dict[str, np.ndarray]:
     """The box facts as flat arrays (for the result cache): per modality ``m`` and scalar
-    field ``f`` (``best_iou``, ``duplicated``, ``stray_overlap``), ``m/f`` ``(Q,)``;
+    field ``f`` (``best_iou``, ``duplicated``, ``stray_overlap``, ``extra``, ``missed``),
+    ``m/f`` ``(Q,)``;
     ``m/num_gt`` ``(Q,)`` and every query's ``gt_best_iou`` joined, ``m/gt_best_iou``
     ``(sum num_gt,)``. ValueError when the queries' ``gt_best_iou`` dtypes differ (joining
     would convert them)."""
@@ -232,6 +245,6 @@ def facts_from_arrays(arrays: dict[str, np.ndarray], modalities: list[str]
         parts = np.split(arrays[f"{modality}/gt_best_iou"], np.cumsum(counts)[:-1]) if len(
             counts) else []
         scalars = [arrays[f"{modality}/{name}"].tolist() for name in _SCALAR_FACTS]
-        out[modality] = [BoxFacts(b, g, d, s) for b, g, d, s in zip(
-            scalars[0], parts, scalars[1], scalars[2], strict=True)]
+        out[modality] = [BoxFacts(b, g, d, s, e, m) for b, g, d, s, e, m in zip(
+            scalars[0], parts, *scalars[1:], strict=True)]
     return out

@@ -23,7 +23,7 @@ from ovearth_core.analysis.compare import (
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
-from pages.common import analysis_data, compare_views, data, state, tags, views
+from pages.common import analysis_data, analysis_views, compare_views, data, state, tags, views
 from pages.common.run import current, in_frame
 
 
@@ -174,6 +174,7 @@ def main() -> None:
                    f"{views.ap_options(o)} (the sidebar's AP options).")
         if cmp.warning:
             st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
+        analysis_views.cap_warnings(ap_a, o.max_detections)  # (A and B: one ground truth)
 
 
     def _report_html() -> bytes:

@@ -59,6 +59,8 @@ def main() -> None:
                f"{table.n_resamples} resamples, seed {table.seed}"
                + (" · a query with several tags is in several slices"
                   if attribute == "tag" else ""))
+    if attribute == "gt_size":
+        slice_views.gt_size_caption()
     slice_views.few_units(table)
     if not table.values or not table.values[0].metrics:
         st.info("No key metric to slice: the submission has no evaluated modality.")

@@ -286,16 +286,19 @@ def card_params(at) -> dict[str, str]:
     return dict(parse_qsl(viewer_card(at)["url"].lstrip("?"), keep_blank_values=True))
 
 
-def card_buttons(html: str) -> dict[str, bool]:
+def card_buttons(html: str, errors: bool = False) -> dict[str, bool]:
     """The navigator's buttons in a card's HTML: ``{"prev": enabled, "next": enabled}``
-    (those it has), read from the ``<button … data-go=…>`` tags."""
+    (those it has), read from the ``<button … data-go=…>`` tags; with ``errors``, the
+    error navigator's too (``"prev_err"`` / ``"next_err"``, a query with box errors)."""
     import re
 
+    names = "prev|next|prev_err|next_err" if errors else "prev|next"
     return {m.group(2): "disabled" not in m.group(1) for m in re.finditer(
-        r"<button([^>]*data-go='(prev|next)'[^>]*)>", html)}
+        rf"<button([^>]*data-go='({names})'[^>]*)>", html)}
 
 
-CARD_LABELS = {"prev": "◀ Previous", "next": "Next ▶"}
+CARD_LABELS = {"prev": "◀ Previous", "next": "Next ▶", "prev_err": "◁ Previous error",
+               "next_err": "Next error ▷"}
 
 
 def press(at, go: str, enabled: bool = True):
@@ -312,7 +315,7 @@ def press(at, go: str, enabled: bool = True):
     button = re.search(rf"<button[^>]*data-go='{go}'[^>]*>([^<]*)</button>", html)
     assert button is not None, f"no {go!r} button in the card"
     assert button.group(1) == CARD_LABELS[go]
-    assert card_buttons(html)[go] == enabled, \
+    assert card_buttons(html, errors=True)[go] == enabled, \
         f"the card's {CARD_LABELS[go]} is {'disabled' if enabled else 'enabled'}"
     return trigger(at, "nav", go)
 

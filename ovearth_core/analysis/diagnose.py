@@ -1,6 +1,8 @@
 """Failure tags and the per-query table of the inspection app (plain dicts and lists).
 
-A query's *failure tag* names what went wrong, most severe first:
+A query's *failure tag* names the worst error it has, most severe first. For boxes the
+errors are the outcomes of its objects under the evaluator's matching (at the run's IoU
+threshold; :class:`~ovearth_core.run.BoxFacts` records which outcomes occur):
 
 ==================  =====================================================================
 tag                 rule (per enabled modality that has usable ground truth)
@@ -10,16 +12,22 @@ miss                positive query whose prediction is empty (in that modality)
 wrong object        a prediction exists but it does not overlap the ground truth
                     (mask IoU < ``OVERLAP_EPS``; no predicted box has IoU >= ``OVERLAP_EPS``
                     with any GT box)
-poor localisation   overlap, but mask IoU < the IoU threshold, or no box matched, or an
-                    unmatched GT box is overlapped by an unmatched predicted box (a box
-                    matched to a packed neighbour does not count)
-duplicates          a predicted box reaches IoU >= threshold with a GT box but no maximum
-                    matching can use it beside the others (packed neighbours are not
-                    duplicates)
-over-count          more predicted boxes than GT boxes, localisation otherwise fine
-under-count         fewer predicted boxes than GT boxes, localisation otherwise fine
-ok                  none of the above
+poor localisation   overlap, but mask IoU < the IoU threshold; for boxes: a *mislocalised*
+                    GT box, left unmatched and overlapped (IoU >= ``OVERLAP_EPS``) by a
+                    predicted box left unmatched too (a box matched to a packed neighbour
+                    does not count)
+duplicates          a predicted box left unmatched reaches IoU >= threshold with a GT box
+                    (no maximum matching can use it beside the others: packed
+                    neighbours are not duplicates)
+over-count          a predicted box left unmatched that is neither of those: a box on no
+                    target (the query's other boxes found theirs)
+under-count         a GT box left unmatched that no unmatched predicted box overlaps
+ok                  none of the above (every box matched, mask IoU >= the threshold)
 ==================  =====================================================================
+
+A query with every error kind (531 ships: 7 duplicates, 74 mislocalised, 160 missed) is
+tagged *poor localisation*, the worst of them; counts of boxes never decide a tag (a query
+with as many boxes as ships, one of them on open water, is *over-count*).
 
 The query's tag is the most severe of its modality tags (order above), except that a
 positive query *passes* (tag ``ok``, its modality tags kept in ``failure_detail``) when
@@ -77,23 +85,15 @@ def det_tag(entry: dict[str, Any] | None, iou: BoxFacts | np.ndarray,
         return None
     facts = iou if isinstance(iou, BoxFacts) else BoxFacts.of(iou, threshold,
                                                                entry["matches"])
-    n_gt, n_pred = entry["num_gt"], entry["num_pred"]
-    if n_pred == 0:
+    if entry["num_pred"] == 0:
         return "miss"
     if facts.best_iou < OVERLAP_EPS:
         return "wrong object"
-    if entry["tp"] == 0:
-        return "poor localisation"
-    if facts.duplicated and entry["fp"] > 0:
-        return "duplicates"
-    if facts.stray_overlap:
-        return "poor localisation"
-    if n_pred > n_gt:
-        return "over-count"
-    if n_pred < n_gt:
-        return "under-count"
-    if entry["fp"] > 0:
-        return "wrong object"
+    for flag, tag in ((facts.stray_overlap, "poor localisation"),
+                      (facts.duplicated, "duplicates"), (facts.extra, "over-count"),
+                      (facts.missed, "under-count")):
+        if flag:
+            return tag
     return "ok"
 
 

@@ -13,7 +13,8 @@ within a column (``scipy.ndimage.label``'s order on the transposed mask).
 The IoU of two components is ``|A & B| / |A | B|`` in pixels. Matching and outcomes are
 the boxes' (:mod:`.objects`, TIDE's kinds): GT and predicted components of a query are
 matched one-to-one at the run's IoU threshold ``t_f`` by the evaluator's rule
-(:func:`~ovearth_core.matching.match`: most pairs, then largest IoU); a predicted
+(:func:`~ovearth_core.matching.match_pairs` on the overlapping pairs: most pairs, then
+largest IoU); a predicted
 component is ``localisation``, ``class confusion`` (IoU >= ``t_f`` with a GT component
 of another category's query on the same image), ``duplicate``, ``background`` or
 ``both`` in TIDE's order, and a GT component ``matched``, ``mislocalised``, ``found as
@@ -45,9 +46,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import masks
-from ..matching import match
 from ..types import Sample
-from .objects import BACKGROUND_IOU, QueryObjects, QueryOverlaps, classify_image
+from .objects import BACKGROUND_IOU, QueryObjects, QueryOverlaps, classify_image, overlaps_of
 
 IntArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -186,66 +186,21 @@ def overlaps(a: Components, b: Components) -> tuple[IntArray, IntArray, FloatArr
     return i, j, inter / (a.area[i] + b.area[j] - inter)
 
 
-def _best(keys: IntArray, other: IntArray, iou: FloatArray, n: int
-          ) -> tuple[FloatArray, IntArray]:
-    """Per key ``0..n-1``: the largest ``iou`` and its ``other`` (the smallest on ties;
-    0 and 0 for a key without pairs), as a dense matrix's max and argmax would give."""
-    best, arg = np.zeros(n), np.zeros(n, dtype=np.intp)
-    if keys.size:
-        order = np.lexsort((other, -iou, keys))
-        first = order[np.r_[True, keys[order][1:] != keys[order][:-1]]]
-        best[keys[first]], arg[keys[first]] = iou[first], other[first]
-    return best, arg
-
-
-def _match(gi: IntArray, pi: IntArray, iou: FloatArray, t_f: float
-           ) -> tuple[IntArray, IntArray]:
-    """:func:`~ovearth_core.matching.match` on the pairs reaching ``t_f`` (the rows and
-    columns it would keep of the dense matrix, so its choice is the dense one's)."""
-    ok = iou >= t_f
-    rows, r = np.unique(gi[ok], return_inverse=True)
-    cols, c = np.unique(pi[ok], return_inverse=True)
-    sub = np.zeros((rows.size, cols.size))
-    sub[r, c] = iou[ok]
-    mg, mp = match(sub, t_f)
-    return rows[mg], cols[mp]
-
-
 def _query(index: int, sample: Sample, gt: Components, pred: Components,
            pool: Sequence[Components], owners: list[tuple[int, int]],
            pool_first: Sequence[int], t_f: float) -> QueryOverlaps:
-    """The reductions :func:`.objects.classify_image` needs, from sparse overlaps
-    (``pool``: the GT components of the image's other-category queries, their rows
-    starting at ``pool_first``)."""
-    n_gt, n_pred = gt.count, pred.count
-    gi, pi, own = overlaps(gt, pred)
-    mg, mp = _match(gi, pi, own, t_f)
-    matched_gt = np.full(n_gt, -1, dtype=np.intp)
-    matched_pred = np.full(n_pred, -1, dtype=np.intp)
-    matched_gt[mg], matched_pred[mp] = mp, mg
-    own_best, own_arg = _best(pi, gi, own, n_pred)
-    gt_best, gt_arg = _best(gi, pi, own, n_gt)
-    pair_iou, gt_pair_iou = own_best.copy(), gt_best.copy()
-    if mg.size:
-        lookup = dict(zip(zip(gi.tolist(), pi.tolist(), strict=True), own.tolist(),
-                          strict=True))
-        pair_iou[mp] = gt_pair_iou[mg] = [lookup[(g, p)] for g, p in
-                                          zip(mg.tolist(), mp.tolist(), strict=True)]
-    gt_arg = np.where(matched_gt >= 0, matched_gt, gt_arg if n_pred else -1)
+    """:func:`.objects.overlaps_of` from the components' sparse overlaps (``pool``: the GT
+    components of the image's other-category queries, their rows starting at
+    ``pool_first``)."""
     parts = [overlaps(c, pred) for c in pool]
-    rows = np.concatenate([i + first for (i, _, _), first in zip(parts, pool_first,
-                                                                 strict=True)]
-                          ).astype(np.intp) if parts else np.zeros(0, dtype=np.intp)
-    cols = (np.concatenate([j for _, j, _ in parts]).astype(np.intp) if parts
-            else np.zeros(0, dtype=np.intp))
+    none = np.zeros(0, dtype=np.intp)
+    rows = (np.concatenate([i + first for (i, _, _), first in
+                            zip(parts, pool_first, strict=True)]).astype(np.intp)
+            if parts else none)
+    cols = np.concatenate([j for _, j, _ in parts]).astype(np.intp) if parts else none
     vals = np.concatenate([v for _, _, v in parts]) if parts else np.zeros(0)
-    other_best, other_arg = _best(cols, rows, vals, n_pred)
-    pool_best, pool_arg = _best(rows, cols, vals, len(owners))
-    return QueryOverlaps(index, sample, n_gt, np.full(n_pred, np.nan), owners, matched_gt,
-                         matched_pred, own_best, own_arg, pair_iou, gt_best,
-                         gt_arg.astype(np.intp), gt_pair_iou, other_best, other_arg,
-                         pool_best, pool_arg,
-                         np.array(owners, dtype=np.intp).reshape(len(owners), 2))
+    return overlaps_of(index, sample, gt.count, pred.count, np.full(pred.count, np.nan),
+                       overlaps(gt, pred), (rows, cols, vals), owners, t_f, None)
 
 
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], t_f: float,

@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import geometry
-from ..matching import match
+from ..matching import match_pairs
 from ..types import Sample
 from .sweep import BOX_MODALITIES, box_fields
 
@@ -116,8 +116,10 @@ def query_objects(samples: Sequence[Sample], modality: str, iou_threshold: float
     ``entries``: the evaluator's per-sample entries of ``modality`` (same order), whose
     ``matches`` are then taken as they are, so that ``matched`` is exactly the evaluator's
     TP; without them the matching is recomputed (:func:`~ovearth_core.matching.match`).
-    Queries are taken an image at a time: memory follows the image with the most boxes
-    (its GT boxes x one query's predicted boxes), never the file.
+    Queries are taken an image at a time, and within it only overlapping pairs are
+    computed (:func:`~ovearth_core.geometry.iou_pairs`, :func:`overlaps_of`): memory
+    follows the overlapping pairs of the image with the most boxes, never ``G x P`` nor
+    the file.
     """
     if modality == "segmentation":
         from .mask_objects import query_objects as mask_query_objects
@@ -163,38 +165,53 @@ class QueryOverlaps:
     owner_arr: IntArray  # (O, 2) ``owners`` as an array
 
 
-def _reduce(iou: FloatArray, axis: int) -> tuple[FloatArray, IntArray]:
-    """Max and argmax of ``iou`` along ``axis`` (0 and 0 along an empty axis)."""
-    n = iou.shape[1 - axis]
-    if iou.shape[axis] == 0:
-        return np.zeros(n), np.zeros(n, dtype=np.intp)
-    return iou.max(axis=axis), iou.argmax(axis=axis).astype(np.intp)
+Pairs = tuple[IntArray, IntArray, FloatArray]  # (rows, cols, iou) of overlapping pairs
 
 
-def _query(index: int, sample: Sample, gt: FloatArray, pred: FloatArray, scores: FloatArray,
-           owners: list[tuple[int, int]], pool: FloatArray, oriented: bool,
-           t_f: float, matches: Sequence[Sequence[float]] | None) -> QueryOverlaps:
-    own = geometry.iou_matrix(gt, pred, oriented)
-    if matches is None or len(gt) == 0:
-        gi, pi = match(own, t_f)
+def best_per(keys: IntArray, other: IntArray, iou: FloatArray, n: int
+             ) -> tuple[FloatArray, IntArray]:
+    """Per key ``0..n-1``: the largest ``iou`` of its pairs and its ``other`` (the smallest
+    on ties; 0 and 0 for a key without pairs), as a dense matrix's max and argmax give."""
+    best, arg = np.zeros(n), np.zeros(n, dtype=np.intp)
+    if keys.size:
+        order = np.lexsort((other, -iou, keys))
+        first = order[np.r_[True, keys[order][1:] != keys[order][:-1]]]
+        best[keys[first]], arg[keys[first]] = iou[first], other[first]
+    return best, arg
+
+
+def overlaps_of(index: int, sample: Sample, n_gt: int, n_pred: int, scores: FloatArray,
+                own: Pairs, other: Pairs, owners: list[tuple[int, int]], t_f: float,
+                matches: Sequence[Sequence[float]] | None) -> QueryOverlaps:
+    """The reductions :func:`classify_image` needs, from sparse overlaps: ``own``, the
+    query's overlapping (GT, predicted) pairs; ``other``, its predicted objects' overlaps
+    with ``owners``' GT objects (the image's other-category queries', one pool row each).
+    Work and memory follow the overlapping pairs, never ``G x P`` (issue 35)."""
+    gi, pi, iou = own
+    if matches is None or n_gt == 0:
+        mg, mp = match_pairs(gi, pi, iou, t_f)
     else:
-        gi = np.array([int(m[0]) for m in matches], dtype=np.intp)
-        pi = np.array([int(m[1]) for m in matches], dtype=np.intp)
-    matched_gt = np.full(len(gt), -1, dtype=np.intp)
-    matched_pred = np.full(len(pred), -1, dtype=np.intp)
-    matched_gt[gi], matched_pred[pi] = pi, gi
-    own_best, own_arg = _reduce(own, 0)
-    gt_best, gt_arg = _reduce(own, 1)
+        mg = np.array([int(m[0]) for m in matches], dtype=np.intp)
+        mp = np.array([int(m[1]) for m in matches], dtype=np.intp)
+    matched_gt = np.full(n_gt, -1, dtype=np.intp)
+    matched_pred = np.full(n_pred, -1, dtype=np.intp)
+    matched_gt[mg], matched_pred[mp] = mp, mg
+    own_best, own_arg = best_per(pi, gi, iou, n_pred)
+    gt_best, gt_arg = best_per(gi, pi, iou, n_gt)
     pair_iou, gt_pair_iou = own_best.copy(), gt_best.copy()
-    pair_iou[pi] = gt_pair_iou[gi] = own[gi, pi]
-    gt_arg = np.where(matched_gt >= 0, matched_gt, gt_arg if len(pred) else -1)
-    other = geometry.iou_matrix(pool, pred, oriented)
-    other_best, other_arg = _reduce(other, 0)
-    pool_best, pool_arg = _reduce(other, 1)
-    return QueryOverlaps(index, sample, len(gt), scores, owners, matched_gt, matched_pred, own_best,
-                  own_arg, pair_iou, gt_best, gt_arg.astype(np.intp), gt_pair_iou, other_best,
-                  other_arg, pool_best, pool_arg,
-                  np.array(owners, dtype=np.intp).reshape(len(owners), 2))
+    if mg.size:
+        # the matched pairs' IoUs, looked up among the pairs (sorted by GT, then pred)
+        code = gi.astype(np.int64) * max(n_pred, 1) + pi
+        want = mg.astype(np.int64) * max(n_pred, 1) + mp
+        pair_iou[mp] = gt_pair_iou[mg] = iou[np.searchsorted(code, want)]
+    gt_arg = np.where(matched_gt >= 0, matched_gt, gt_arg if n_pred else -1)
+    rows, cols, vals = other
+    other_best, other_arg = best_per(cols, rows, vals, n_pred)
+    pool_best, pool_arg = best_per(rows, cols, vals, len(owners))
+    return QueryOverlaps(index, sample, n_gt, scores, owners, matched_gt, matched_pred,
+                         own_best, own_arg, pair_iou, gt_best, gt_arg.astype(np.intp),
+                         gt_pair_iou, other_best, other_arg, pool_best, pool_arg,
+                         np.array(owners, dtype=np.intp).reshape(len(owners), 2))
 
 
 def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: str,
@@ -209,8 +226,10 @@ def _image_objects(samples: Sequence[Sample], indices: Sequence[int], modality: 
                   for g in range(len(gts[q]))]
         pool = (np.concatenate([gts[q][g:g + 1] for q, g in owners]) if owners
                 else np.zeros((0, *pred.shape[1:])))
-        queries.append(_query(indices[pos], s, gts[pos], pred, scores, owners, pool,
-                              oriented, t_f, matches[pos]))
+        queries.append(overlaps_of(
+            indices[pos], s, len(gts[pos]), len(pred), scores,
+            geometry.iou_pairs(gts[pos], pred, oriented),
+            geometry.iou_pairs(pool, pred, oriented), owners, t_f, matches[pos]))
     return classify_image(queries, t_f, t_b, modality)
 
 

@@ -54,7 +54,7 @@ def _blend_masks(rgb: npt.NDArray[np.uint8], sample: Sample, left: int, top: int
     for name, rle in (("GT mask", sample.gt_mask), ("predicted mask", sample.pred_mask)):
         if rle is None:
             continue
-        m = masks.decode(rle)[np.ix_(ys, xs)].astype(bool)
+        m = masks.take(masks.runs_of(rle), ys, xs)
         colour = np.array(MASK_COLOURS[name], dtype=np.float32)
         out[m] = (1 - MASK_OPACITY) * out[m] + MASK_OPACITY * colour
     return np.clip(out + 0.5, 0, 255).astype(np.uint8)

@@ -6,7 +6,8 @@ may be downscaled by ``scale`` display pixels per original pixel.
 
 Match colours: matched boxes green, false-positive predictions red, missed GT
 boxes orange. Masks: GT cyan, prediction magenta, or in the pixel mode TP green,
-FP red, FN orange. GT outlines are solid, predicted outlines dashed.
+FP red, FN orange. GT outlines are solid, predicted outlines dashed, DOTA's difficult GT
+boxes dotted.
 """
 
 from __future__ import annotations
@@ -117,15 +118,10 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
         return full
     if target == "GT target":
         region = zoom_region(sample, "GT only", margin, min_size)
-        objects = _gt_objects(sample)
-        if not len(objects):
+        smallest = _too_small(sample, region)
+        if smallest is None:
             return region
-        sides = np.maximum(objects[:, 2] - objects[:, 0], objects[:, 3] - objects[:, 1])
-        view = max(region[2] - region[0], region[3] - region[1])
-        smallest = int(np.argmin(sides))
-        if sides[smallest] * VIEW_PX / view >= MIN_OBJECT_PX:
-            return region
-        x0, y0, x1, y1 = objects[smallest]
+        x0, y0, x1, y1 = _gt_objects(sample)[smallest]
         return _square(x0, y0, x1, y1, sample, margin, min_size)
     extent = geometry_extent(sample, predictions=target != "GT only")
     if extent is None:
@@ -133,6 +129,24 @@ def zoom_region(sample: Sample, target: str = "GT and predictions", margin: floa
     if extent is None:
         return full
     return _square(*extent, sample, margin, min_size)
+
+
+def _too_small(sample: Sample, region: Region) -> int | None:
+    """The smallest GT object when, in ``region`` on a ``VIEW_PX`` plot, it is below
+    ``MIN_OBJECT_PX`` (``None``: every GT object shows, or there is none)."""
+    objects = _gt_objects(sample)
+    if not len(objects):
+        return None
+    sides = np.maximum(objects[:, 2] - objects[:, 0], objects[:, 3] - objects[:, 1])
+    view = max(region[2] - region[0], region[3] - region[1])
+    smallest = int(np.argmin(sides))
+    return None if sides[smallest] * VIEW_PX / view >= MIN_OBJECT_PX else smallest
+
+
+def too_dense(sample: Sample, margin: float = 0.25, min_size: float = 96.0) -> bool:
+    """Whether the "GT target" view cannot show every GT object at ``MIN_OBJECT_PX`` or
+    more together (it then opens on one object alone: a dense query)."""
+    return _too_small(sample, zoom_region(sample, "GT only", margin, min_size)) is not None
 
 
 def _square(x0: float, y0: float, x1: float, y1: float, sample: Sample, margin: float,
@@ -182,32 +196,30 @@ def match_status(n_gt: int, n_pred: int,
     return gt_status, pred_status, gt_iou, pred_iou
 
 
-def _fit(full: npt.NDArray[np.uint8] | None, shape: tuple[int, int],
+def _fit(full: masks.Runs | None, shape: tuple[int, int],
          window: DetailImage | None = None) -> npt.NDArray[np.bool_]:
-    """A decoded full-resolution mask as a boolean ``shape`` array: on the pixel grid of
-    ``window``, or else the whole mask resampled (nearest by pixel centres)."""
+    """A mask (its runs) as a boolean ``shape`` array: on the pixel grid of ``window``, or
+    else the whole mask resampled (nearest by pixel centres, as PIL's NEAREST); only those
+    pixels are looked up (:func:`~ovearth_core.masks.take`), never the whole scene."""
     if full is None:
         return np.zeros(shape, dtype=bool)
+    h, w = full.shape
     if window is not None:
         rows = np.floor(window.top + (np.arange(shape[0]) + 0.5) / window.scale).astype(np.intp)
         cols = np.floor(window.left + (np.arange(shape[1]) + 0.5) / window.scale).astype(np.intp)
-        rows, cols = rows.clip(0, full.shape[0] - 1), cols.clip(0, full.shape[1] - 1)
-        return full[np.ix_(rows, cols)].astype(bool)
-    if full.shape == shape:
-        return full.astype(bool)
-    # Nearest by pixel centres (as PIL's NEAREST). pycocotools decodes column-major, so
-    # gather through the transposed, C-ordered view instead of copying the whole mask.
-    rows = ((np.arange(shape[0]) + 0.5) * full.shape[0] / shape[0]).astype(np.intp)
-    cols = ((np.arange(shape[1]) + 0.5) * full.shape[1] / shape[1]).astype(np.intp)
-    return np.ascontiguousarray(full.T[cols][:, rows].T).astype(bool)
+    else:
+        rows = ((np.arange(shape[0]) + 0.5) * h / shape[0]).astype(np.intp)
+        cols = ((np.arange(shape[1]) + 0.5) * w / shape[1]).astype(np.intp)
+    return masks.take(full, rows.clip(0, h - 1), cols.clip(0, w - 1))
 
 
-Decoded = tuple[npt.NDArray[np.uint8] | None, npt.NDArray[np.uint8] | None]
+Decoded = tuple[masks.Runs | None, masks.Runs | None]
 
 
 def decode_masks(sample: Sample) -> Decoded:
-    """The GT and predicted masks decoded at full resolution (``None`` when empty)."""
-    return tuple(None if rle is None else masks.decode(rle)  # type: ignore[return-value]
+    """The GT and predicted masks ready for drawing (their runs, ``None`` when empty):
+    nothing is decoded, whatever the scene's size."""
+    return tuple(None if rle is None else masks.runs_of(rle)  # type: ignore[return-value]
                  for rle in (sample.gt_mask, sample.pred_mask))
 
 
@@ -288,9 +300,11 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
     builds the few it draws, not thousands).
 
     Each item: ``role`` (``GT``/``pred``), ``status``, ``outline`` ``(5, 2)``,
-    ``label`` (IoU and score) and ``colour``.
+    ``label`` (IoU and score), ``colour`` and ``difficult`` (a GT box DOTA flags difficult:
+    drawn dotted, "difficult" in its label; ``False`` for predictions).
     """
     gt, pred, scores = _geoms(sample, oriented)
+    hard = difficult_flags(sample, len(gt))
     matches = entry["matches"] if entry else []
     gs, ps, giou, piou = match_status(len(gt), len(pred), matches)
     gi = list(range(len(gt)) if gt_index is None else gt_index)
@@ -302,15 +316,24 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
     for i, outline in zip(gi, g_out, strict=True):
         label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
         items.append({"role": "GT", "status": gs[i], "outline": outline,
-                      "label": label, "colour": STATUS_COLOURS[gs[i]]})
+                      "label": label + (" · difficult" if hard[i] else ""),
+                      "colour": STATUS_COLOURS[gs[i]], "difficult": bool(hard[i])})
     for i, outline in zip(pi, p_out, strict=True):
         parts = []
         if i < len(scores) and not np.isnan(scores[i]):
             parts.append(f"score {scores[i]:.2f}")
         parts.append(f"IoU {piou[i]:.2f}" if piou[i] is not None else "FP")
         items.append({"role": "pred", "status": ps[i], "outline": outline,
-                      "label": " · ".join(parts), "colour": STATUS_COLOURS[ps[i]]})
+                      "label": " · ".join(parts), "colour": STATUS_COLOURS[ps[i]],
+                      "difficult": False})
     return items
+
+
+def difficult_flags(sample: Sample, n_gt: int) -> npt.NDArray[np.bool_]:
+    """DOTA's difficult flag of each of the ``n_gt`` GT boxes (all ``False`` when the
+    annotation has none: ``gt_difficult`` is parallel to the boxes or empty)."""
+    flags = np.asarray(sample.gt_difficult, dtype=bool)
+    return flags if flags.size == n_gt else np.zeros(n_gt, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -440,12 +463,13 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     # One trace per (role, modality, status), outlines separated by gaps: a 200-box scene
     # is a handful of traces for plotly to draw, not hundreds. Every vertex carries its
     # box's hover text.
-    groups: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
+    groups: dict[tuple[str, str, str, bool], dict[str, list[Any]]] = {}
     notes: list[dict[str, Any]] = []
     gap = np.full((1, 2), np.nan)
     for box in shown_boxes(sample, row, layers, labels):
         item, tag, xy = box.item, box.tag, box.item["outline"]
-        group = groups.setdefault((item["role"], tag, item["status"]), {"xy": [], "text": []})
+        group = groups.setdefault((item["role"], tag, item["status"], item["difficult"]),
+                                  {"xy": [], "text": []})
         hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
         group["xy"] += [xy, gap]
         group["text"] += [hover] * len(xy) + [""]
@@ -454,7 +478,7 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                           "showarrow": False, "yanchor": "top" if box.oriented else "bottom",
                           "xanchor": "left", "font": {"size": 10, "color": "white"},
                           "bgcolor": item["colour"], "opacity": 0.9})
-    for (role, tag, status), group in groups.items():
+    for (role, tag, status, hard), group in groups.items():
         # numpy arrays, NaN between outlines (a gap in the line): plotly checks a list item
         # by item (~0.1 s for a 200-box scene) and sends an array as one binary block.
         xy = np.concatenate(group["xy"])
@@ -462,9 +486,9 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             x=xy[:, 0], y=xy[:, 1], mode="lines", hoverinfo="text",
             hovertext=np.array(group["text"]),
             line={"color": STATUS_COLOURS[status], "width": 2.5 if role == "GT" else 2,
-                  "dash": "solid" if role == "GT" else "dash"},
-            name=f"{role} {tag} {status}", legendgroup=f"{role}{tag}{status}",
-            showlegend=False))
+                  "dash": "dot" if hard else "solid" if role == "GT" else "dash"},
+            name=f"{role} {tag} {status}{' difficult' if hard else ''}",
+            legendgroup=f"{role}{tag}{status}{hard}", showlegend=False))
     for role, dash in (("GT", "solid"), ("pred", "dash")):
         for status, colour in STATUS_COLOURS.items():
             if (role, status) in (("GT", "false positive"), ("pred", "missed")):
@@ -472,6 +496,10 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
                                      name=f"{role} box {status}",
                                      line={"color": colour, "dash": dash, "width": 2.5}))
+    if any(hard for *_, hard in groups):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
+                                 name="GT box difficult (DOTA)",
+                                 line={"color": "#bbbbbb", "dash": "dot", "width": 2.5}))
     x0, y0, x1, y1 = region or (0.0, 0.0, float(image.width), float(image.height))
     fig.update_xaxes(range=[x0, x1], showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(range=[y1, y0], showgrid=False, zeroline=False, scaleanchor="x",
@@ -532,6 +560,9 @@ def _paste(canvas: Image.Image, rgb: RGB8, left: float, top: float, scale: float
     resample = Image.Resampling.NEAREST if k / scale >= 2 else Image.Resampling.BILINEAR
     canvas.paste(Image.fromarray(rgb).resize((ox1 - ox0, oy1 - oy0), resample, box=box),
                  (ox0, oy0))
+
+
+DOT = 3.0  # dash length of a dotted (difficult GT) outline, picture pixels
 
 
 def dashed_line(draw: ImageDraw.ImageDraw, points: npt.NDArray[np.float64], colour: str,
@@ -608,7 +639,10 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
             dashed_lines(draw, [(b.item["outline"] - (x0, y0)) * k for b in dashed],
                          [b.item["colour"] for b in dashed], 2)
             dashed = []
-        if box is not None:
+        if box is not None and box.item["difficult"]:  # dotted: short dashes, GT's width
+            dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 3,
+                        DOT)
+        elif box is not None:
             xy = (box.item["outline"] - (x0, y0)) * k
             draw.line(xy.ravel().tolist(), fill=box.item["colour"], width=3, joint="curve")
     for box in boxes:

@@ -91,20 +91,27 @@ def average_precision(run: Run) -> None:
             items = list(values.items())  # two a row: the labels are long
             for k in range(0, len(items), 2):
                 _cards(part, dict(items[k:k + 2]))
-        for m in af.BOX_MODALITIES:
-            over = (report.get(m) or {}).get("coco", {}).get("queries_over_cap") or []
-            if over:
-                st.warning(f"{MODALITY_LABELS[m]} COCO AP / mAP: {len(over):,} queries have "
-                           f"more GT boxes than the detection cap of {cap:,} per query "
-                           f"({', '.join(over[:5])}{' …' if len(over) > 5 else ''}): their "
-                           "recall cannot reach 1. Raise the cap in the sidebar (Evaluation "
-                           "options).")
+        cap_warnings(report, cap)
         unscored = sum((report.get(m) or {}).get("num_unscored", 0) for m in af.BOX_MODALITIES)
         if unscored:
             st.warning(f"{unscored:,} boxes have no score: they rank first in file order, so "
                        "AP depends on that order.")
         st.caption(ap_caption(report) + f" Every box, computed in {timed.seconds:.2f} s.")
     right.plotly_chart(af.pr_figure(report), key="pr_chart")
+
+
+def cap_warnings(report: dict[str, Any], cap: int) -> None:
+    """A warning per box modality whose queries have more GT boxes than the COCO detection
+    cap (``report``: :func:`analysis_data.average_precision`'s; the Overview's and
+    Compare's AP, one text)."""
+    for m in af.BOX_MODALITIES:
+        over = (report.get(m) or {}).get("coco", {}).get("queries_over_cap") or []
+        if over:
+            st.warning(f"{MODALITY_LABELS[m]} COCO AP / mAP: {len(over):,} queries have "
+                       f"more GT boxes than the detection cap of {cap:,} per query "
+                       f"({', '.join(over[:5])}{' …' if len(over) > 5 else ''}): their "
+                       "recall cannot reach 1. Raise the cap in the sidebar (Evaluation "
+                       "options).")
 
 
 def ap_caption(report: dict[str, Any]) -> str:

@@ -18,7 +18,8 @@ from . import analysis_data, data, links, state, views
 from .run import Run
 
 ATTRIBUTE_LABELS = {"category": "category", "group": "category group (taxonomy)",
-                    "polarity": "polarity", "gt_size": "GT size (AI-TOD bins, each GT box)",
+                    "polarity": "polarity",
+                    "gt_size": "GT size (AI-TOD bins: queries with a GT box of that size)",
                     "num_gt": "number of GT boxes", "phrase_words": "phrase length (words)",
                     "image_size": "image size (long side)", "tag": "review tag",
                     slices.GSD: "ground sample distance (m / pixel)",
@@ -104,6 +105,16 @@ def query_form_caption() -> None:
                "for (the same targets, named by a category phrase, a referring expression "
                "or a reasoning question): a drop in one form is the language, not the "
                "object. One annotation's three results: the Annotation page.")
+
+
+def gt_size_caption() -> None:
+    """What a GT-size slice scores (issue 34): the queries, whole."""
+    st.caption("GT size: a query is in the bin of each of its GT boxes, and its metrics count "
+               "whole queries: a bin's numbers are those of the queries that have a box of "
+               "that size, not of those boxes alone (a query's false positives have no GT "
+               "size, and its presence, mask IoU and F1 are one number each). Scores of the "
+               "boxes of one size: COCO's AP small / medium / large (Overview, average "
+               "precision), which leave out the GT boxes of other sizes.")
 
 
 def few_units(table: slices.SliceTable) -> None:

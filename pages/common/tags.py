@@ -226,14 +226,21 @@ def _export(run: Run, rs: review.ReviewState, task: str) -> None:
             exclude = set(rs.tagged(task, name))
             out = review.export_folder(run.gt[0], name)
             try:  # confined to the benchmark's folder; the previous export is replaced
-                review.export_without(run.gt[0], [run.pred[0]], task, exclude, out,
-                                      root=sidecar(run).parent.parent, replace=True)
+                written = review.export_without(run.gt[0], [run.pred[0]], task, exclude,
+                                                out, root=sidecar(run).parent.parent,
+                                                replace=True, images=run.images_dir)
             except (OSError, OVEarthInputError) as err:
                 st.error(f"Not written: {views.md_text(str(err))}")
                 return
             st.success(f"Left out {len(exclude)} queries; wrote "
-                       f"{state.code(f'{out}/ground_truth.json')} and "
-                       f"{state.code(f'predictions/{Path(run.pred[0]).name}')}.")
+                       f"{state.code(f'{out}/ground_truth.json')}, "
+                       f"{state.code(f'predictions/{Path(run.pred[0]).name}')} and "
+                       f"{len(written.images):,} images (hard links where the file system "
+                       "allows).")
+            if written.missing:
+                st.warning(f"{len(written.missing):,} images the annotations name are not in "
+                           "the images folder, so not in the export: "
+                           + views.md_text(", ".join(written.missing[:20])))
 
 
 def saved_views(run: Run) -> list[review.View]:

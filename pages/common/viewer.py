@@ -29,17 +29,24 @@ def _sample_and_row(run: Run, query_id: str) -> tuple[Any, dict[str, Any]]:
     return evaluated.sample(query_id), evaluated.row(query_id)
 
 
+# The metric table's IoU column: the mask IoU on the mask row, the mean IoU of the matched
+# pairs on the box rows (the evaluator's ``mean_matched_iou``), said under the table.
+IOU_COLUMN = "IoU †"
+IOU_NOTE = ("† Mask row: the mask IoU. HBB and OBB rows: the mean IoU of their matched box "
+            "pairs (— with none matched), not the best IoU of any pair.")
+
+
 def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
     out = []
     seg = row["seg"]
     if seg:
-        out.append({"modality": "mask", "IoU": views.fmt(seg["iou"]), "F1/Dice": views.fmt(
+        out.append({"modality": "mask", IOU_COLUMN: views.fmt(seg["iou"]), "F1/Dice": views.fmt(
             seg["dice"]), "P": views.fmt(seg["precision"]), "R": views.fmt(seg["recall"]),
             "GT / pred": f"{seg['gt_area']:,} / {seg['pred_area']:,} px"})
     for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
         e = row[key]
         if e:
-            out.append({"modality": label, "IoU": views.fmt(e["mean_matched_iou"]),
+            out.append({"modality": label, IOU_COLUMN: views.fmt(e["mean_matched_iou"]),
                         "F1/Dice": views.fmt(e["f1"]), "P": views.fmt(e["precision"]),
                         "R": views.fmt(e["recall"]),
                         "GT / pred": f"{e['num_gt']} / {e['num_pred']} (TP {e['tp']})"})
@@ -110,6 +117,62 @@ def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
                 return overlay.closed_outlines([boxes[n]], oriented)[0]
             n -= len(boxes)
     return None
+
+
+def error_boxes(sample: Any, row: dict[str, Any]) -> list[tuple[int, str]]:
+    """The query's box errors, in the box picker's order (:func:`_picked_items`): ``(its
+    number in the picker, 0-based; text)`` of every box the evaluator left unmatched, a
+    missed GT box or a false positive ("missed · GT HBB 17")."""
+    out: list[tuple[int, str]] = []
+    n = 0
+    for key, oriented, kind in _picked_kinds(row):
+        gt, pred = ((sample.gt_obbs, sample.pred_obbs) if oriented
+                    else (sample.gt_boxes, sample.pred_boxes))
+        gs, ps, _, _ = overlay.match_status(len(gt), len(pred), row[key]["matches"])
+        for role, statuses in (("GT", gs), ("pred", ps)):
+            out += [(n + k, f"{status} · {role} {kind} {k + 1}")
+                    for k, status in enumerate(statuses) if status != "matched"]
+            n += len(statuses)
+    return out
+
+
+def _opening(sample: Any, row: dict[str, Any], zoom: str,
+             errors: list[tuple[int, str]]) -> tuple[int | None, overlay.Region]:
+    """The box a query opens on (its number in the picker; ``None``: none) and the view:
+    a dense query ("GT target", whose objects cannot all show together) with box errors
+    opens on its first error, zoomed to it; any other on ``zoom``'s region."""
+    if errors and zoom == "GT target" and overlay.too_dense(sample):
+        first = errors[0][0]
+        return first, overlay.object_region(sample, _object_outline(sample, row, first))
+    return None, overlay.zoom_region(sample, zoom)
+
+
+def _error_bar(errors: list[tuple[int, str]], at: int | None
+               ) -> tuple[str, bool, bool] | None:
+    """The error navigator's line for a view on picker box ``at``: ``(text, previous
+    enabled, next enabled)``; ``None`` without errors."""
+    if not errors:
+        return None
+    numbers = [n for n, _ in errors]
+    if at in numbers:
+        k = numbers.index(at)
+        return (f"Error {k + 1:,} of {len(errors):,} · {errors[k][1]} · Shift+← / Shift+→",
+                k > 0, k < len(errors) - 1)
+    plural = "s" if len(errors) > 1 else ""
+    return (f"{len(errors):,} box error{plural} (missed or false) · “Next error” opens the "
+            "first · Shift+→", False, True)
+
+
+def _step_error(query_id: str, errors: list[tuple[int, str]], at: int | None,
+                slot: str) -> None:
+    """Focus the error before or after picker box ``at`` (the first error when ``at`` is
+    none of them)."""
+    numbers = [n for n, _ in errors]
+    if not numbers:
+        return
+    k = numbers.index(at) if at in numbers else -1
+    k = min(max(k + (1 if slot == "next_err" else -1), 0), len(numbers) - 1)
+    st.session_state["view_focus"] = (query_id, numbers[k])
 
 
 def _on_object(query_id: str) -> None:
@@ -399,9 +462,10 @@ def _drawn_ready(run: Run, key: tuple[Any, ...], query_id: str, region: overlay.
 
 def _prefetch(run: Run, query_id: str, zoom: str, controls: Controls) -> None:
     try:
-        sample, _ = _sample_and_row(run, query_id)
+        sample, row = _sample_and_row(run, query_id)
         key = _key(run, sample)
-        _drawn_ready(run, key, query_id, overlay.zoom_region(sample, zoom), controls)
+        _, region = _opening(sample, row, zoom, error_boxes(sample, row))
+        _drawn_ready(run, key, query_id, region, controls)
         _picker(run, key, query_id, _georef(run, sample), _scene_chips(run, sample, quiet=True))
     except Exception as err:  # noqa: BLE001 - a failed prefetch is redrawn (and shown) later
         state.LOG.info("prefetch of %s failed: %s", query_id, err)
@@ -432,14 +496,16 @@ def card_ahead(run: Run, query_id: str, table_row: dict[str, Any], tags: str | N
         return None  # (a box picked in that query: it reopens zoomed to it, drawn then)
     sample, row = _sample_and_row(run, query_id)
     key = _key(run, sample)
-    region = overlay.zoom_region(sample, ss["view_zoom"])
+    errors = error_boxes(sample, row)
+    at, region = _opening(sample, row, ss["view_zoom"], errors)
     controls = _controls_key()
     with _READY_LOCK:
         drawn = _READY.get((key, query_id, region, controls))
     if drawn is None or drawn.notice:
         return None
     html_text, pictures = _card(query_id, sample, row, table_row, drawn, region, tags,
-                                _map_note(_georef(run, sample), region), head, nav)
+                                _map_note(_georef(run, sample), region), head, nav,
+                                _error_bar(errors, at))
     return viewer_card.payload(html_text, url, pictures)
 
 
@@ -471,14 +537,16 @@ def _metrics_html(row: dict[str, Any]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
                    for r in frame.itertuples(index=False))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<p class='ov-cap'>{html.escape(IOU_NOTE)}</p>")
 
 
 def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
           drawn: Drawn, region: overlay.Region, tags: str | None,
-          map_note: list[str], head: str = "", nav: tuple[bool, bool] | None = None
-          ) -> tuple[str, dict[str, bytes]]:
-    """The navigator (``head``, ``nav``: :func:`viewer_card.bar`), the static view, its
+          map_note: list[str], head: str = "", nav: tuple[bool, bool] | None = None,
+          errors: tuple[str, bool, bool] | None = None) -> tuple[str, dict[str, bytes]]:
+    """The navigator (``head``, ``nav``, ``errors``: :func:`viewer_card.bar`), the static
+    view, its
     notes, the metric table and the query's facts as one HTML block: a query switch
     changes one element of the page, not a dozen (each changed element costs the browser
     a render of the whole page). User text is escaped; the two pictures are named by
@@ -495,7 +563,8 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
                      f"image is shown at {drawn.scale:.0%}.")
     notes.append("“Interactive” (in View options) zooms, pans and shows each outline's text "
                  "on hover; “Tag / note” opens the review panel under the view; the → and ← "
-                 "keys open the next and previous query.")
+                 "keys open the next and previous query, with Shift the next and previous "
+                 "box error.")
     side = [f"<h3><code>{e(query_id)}</code></h3>", f"<p><b>{e(sample.phrase)}</b></p>",
             f"<p>Category: <b>{e(sample.category)}</b> · {e(table_row['polarity'])} query<br>"
             f"Outcome: <b>{e(table_row['outcome'])}</b> · Failure: "
@@ -512,14 +581,22 @@ def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, 
              f"<img class='ov-thumb' data-pic='{thumb}' style='max-width:240px' "
              "alt='the full image with all boxes'>",
              "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
-             "Boxes: green matched · red false positive · orange missed GT; GT solid, "
-             "prediction dashed. Masks: GT cyan, prediction magenta (or TP green, FP red, "
-             "FN orange).</p>"]
-    return (f"{_CARD_CSS}{viewer_card.bar(head, nav)}<div class='ov-card'><div class='ov-main'>"
+             f"{e(box_legend(sample))}</p>"]
+    return (f"{_CARD_CSS}{viewer_card.bar(head, nav, errors)}<div class='ov-card'>"
+            "<div class='ov-main'>"
             f"<img class='ov-view' data-pic='{picture}' "
             f"alt='view of query {e(query_id)}'><p class='ov-cap'>{e(' '.join(notes))}</p>"
             f"{_metrics_html(row)}</div><div class='ov-side'>{''.join(side)}</div></div>",
             {picture: view, thumb: thumbnail})
+
+
+def box_legend(sample: Any) -> str:
+    """The boxes' and masks' colours and line styles (DOTA's difficult GT boxes, dotted,
+    when the query has one)."""
+    hard = bool(np.asarray(sample.gt_difficult, dtype=bool).any())
+    return ("Boxes: green matched · red false positive · orange missed GT; GT solid, "
+            "prediction dashed" + (", difficult GT (DOTA) dotted" if hard else "")
+            + ". Masks: GT cyan, prediction magenta (or TP green, FP red, FN orange).")
 
 
 def _georef(run: Run, sample: Any) -> georef.Georef | None:
@@ -583,10 +660,20 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     scene = _scene_chips(run, sample)
     picker = _picker(run, key, query_id, ref, scene)
     focus = ss.get("view_focus")
+    errors = error_boxes(sample, row)
     if focus and focus[0] == query_id and focus[1] < len(picker.labels):
+        at: int | None = focus[1]
         region = overlay.object_region(sample, _object_outline(sample, row, focus[1]))
     else:
-        region = overlay.zoom_region(sample, ss["view_zoom"])
+        at, region = _opening(sample, row, ss["view_zoom"], errors)
+    error_bar = _error_bar(errors, at)
+
+    def navigate(slot: str) -> None:
+        if slot in viewer_card.ERROR_NAV:
+            _step_error(query_id, errors, at, slot)
+        elif on_nav is not None:
+            on_nav(slot)
+
     drawn = _drawn_ready(run, key, query_id, region, _controls_key())
     map_note = _map_note(ref, region)
     if drawn.figure is None:
@@ -596,15 +683,15 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         # a picked box's chips): at the click it would stay beside the next query's card.
         said = drawn.notice or (focus and focus[0] == query_id)
         html_text, pictures = _card(query_id, sample, row, table_row, drawn, region, tags,
-                                    map_note, head, nav)
+                                    map_note, head, nav, error_bar)
         viewer_card.show(viewer_card.payload(html_text, url, pictures),
-                         ahead() if ahead is not None and not said else None, on_nav)
+                         ahead() if ahead is not None and not said else None, navigate)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
         return
-    viewer_card.show(viewer_card.payload(f"{_CARD_CSS}{viewer_card.bar(head, nav)}", url),
-                     on_nav=on_nav)
+    viewer_card.show(viewer_card.payload(
+        f"{_CARD_CSS}{viewer_card.bar(head, nav, error_bar)}", url), on_nav=navigate)
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:
@@ -619,15 +706,14 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                          f"{drawn.scale:.0%}.")
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
+        st.caption(IOU_NOTE)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
     with right:
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
                  "opened on", width=240)
-        st.caption("Boxes: green matched · red false positive · orange missed GT; "
-                   "GT solid, prediction dashed. Masks: GT cyan, prediction magenta "
-                   "(or TP green, FP red, FN orange).")
+        st.caption(box_legend(sample))
     _review_panel(review)
 
 

@@ -135,16 +135,17 @@ function onClick(event) {
   if (button && !button.disabled && root.contains(button)) go(root, button.dataset.go);
 }
 
-// The arrow keys press the navigator's buttons (→ Next, ← Previous), unless the key is
-// meant for what has the focus: a text field, a picker, a slider, a data grid, a figure.
+// The arrow keys press the navigator's buttons (→ Next, ← Previous; with Shift the error
+// navigator's, Next error / Previous error), unless the key is meant for what has the
+// focus: a text field, a picker, a slider, a data grid, a figure.
 const KEYS = { ArrowRight: "next", ArrowLeft: "prev" };
+const SHIFT_KEYS = { ArrowRight: "next_err", ArrowLeft: "prev_err" };
 const OWN_KEYS = "input, textarea, select, [contenteditable], [role=slider], [role=combobox], "
   + "[role=listbox], [role=grid], canvas, .js-plotly-plot";
 
 function onKey(event) {
-  const slot = KEYS[event.key];
-  if (!slot || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey
-      || event.defaultPrevented) return;
+  const slot = (event.shiftKey ? SHIFT_KEYS : KEYS)[event.key];
+  if (!slot || event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
   const root = document.querySelector(".ov-viewer");
   const focused = event.target instanceof Element ? event.target : null;
   if (!root || (focused && focused.closest(OWN_KEYS))) return;

@@ -36,7 +36,8 @@ _JS = "\n".join(line for line in (Path(__file__).with_name("viewer_card.js")).re
 # Global (isolate_styles=False): the navigator's buttons look like Streamlit's secondary
 # buttons (the theme's variables the component is given).
 _CSS = (".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
-        ".ov-bar .ov-nav{flex:1 1 0;margin:0}"
+        ".ov-bar .ov-nav,.ov-bar .ov-errnav{flex:1 1 0;margin:0}"
+        ".ov-errnav{font-size:.875rem;opacity:.75;text-align:center}"
         ".ov-go{font:inherit;font-size:var(--st-base-font-size,1rem);line-height:1.6;"
         "min-height:2.5rem;padding:.25rem .75rem;cursor:pointer;white-space:nowrap;"
         "color:var(--st-text-color,inherit);background:var(--st-background-color,transparent);"
@@ -56,6 +57,8 @@ _mount_end = st.components.v2.component(
        "if (window.ovCardSettle) window.ovCardSettle(); }")
 _SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
 NAV = {"prev": "◀ Previous", "next": "Next ▶"}
+# The error navigator (a query's box errors, one at a time): its own row under the query's.
+ERROR_NAV = {"prev_err": "◁ Previous error", "next_err": "Next error ▷"}
 
 # The digests of the pictures this session's browser was sent, least recently used first
 # (the script keeps at least twice as many, used in the same order: it holds every one
@@ -70,15 +73,26 @@ def address(jpeg: bytes) -> str:
     return hashlib.blake2b(jpeg, digest_size=12).hexdigest()
 
 
-def bar(head: str, nav: tuple[bool, bool] | None) -> str:
+def bar(head: str, nav: tuple[bool, bool] | None,
+        errors: tuple[str, bool, bool] | None = None) -> str:
     """The navigator's line: "◀ Previous", ``head`` (plain text, escaped here) and
-    "Next ▶"; ``nav`` says which of the two can be pressed (``None``: no buttons)."""
+    "Next ▶"; ``nav`` says which of the two can be pressed (``None``: no buttons).
+    ``errors`` (``(text, previous enabled, next enabled)``): under it, the error
+    navigator's line, "◁ Previous error", ``text`` and "Next error ▷"."""
     text = f"<p class='ov-nav'>{html.escape(head)}</p>" if head else ""
     if nav is None:
         return text
+    out = _row(text, (("prev", nav[0]), ("next", nav[1])))
+    if errors is not None:
+        out += _row(f"<p class='ov-errnav'>{html.escape(errors[0])}</p>",
+                    (("prev_err", errors[1]), ("next_err", errors[2])))
+    return out
+
+
+def _row(text: str, buttons: tuple[tuple[str, bool], tuple[str, bool]]) -> str:
     prev, nxt = (f"<button type='button' class='ov-go' data-go='{go}'"
-                 f"{'' if on else ' disabled'}>{NAV[go]}</button>"
-                 for go, on in (("prev", nav[0]), ("next", nav[1])))
+                 f"{'' if on else ' disabled'}>{NAV.get(go) or ERROR_NAV[go]}</button>"
+                 for go, on in buttons)
     return f"<div class='ov-bar'>{prev}{text or '<p class=ov-nav></p>'}{nxt}</div>"
 
 
@@ -125,8 +139,9 @@ def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
     the address bar. ``ahead``: the cards the navigator's buttons open (``next`` /
     ``prev``), put in place when that button is clicked, before the rerun that confirms
     it (their pictures are sent and decoded beforehand). ``on_nav`` is called with
-    ``"next"`` or ``"prev"`` when a button is clicked (or an arrow key pressed), before
-    the rerun that click starts."""
+    ``"next"`` or ``"prev"`` when a button is clicked (or an arrow key pressed), and with
+    ``"next_err"`` / ``"prev_err"`` for the error navigator's (Shift + arrow), before the
+    rerun that click starts."""
     ahead = ahead or {}
     pictures = _to_send([card, *ahead.values()])
     sent = next(_SENT)
@@ -134,7 +149,7 @@ def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
 
     def nav() -> None:
         go = (st.session_state[KEY] or {}).get("nav")
-        if on_nav is not None and go in NAV:
+        if on_nav is not None and (go in NAV or go in ERROR_NAV):
             on_nav(go)
 
     def plain(c: dict[str, Any]) -> dict[str, Any]:

@@ -214,3 +214,24 @@ def test_ap_intervals_of_a_large_run_come_on_request(ds: Dataset,
     assert not any("computed on request" in i.value for i in at.info)
     at.run()  # a rerun keeps them
     assert table()["CI low"].notna().any()
+
+
+def test_compare_page_warns_about_the_detection_cap_as_the_overview_does() -> None:
+    """Issue 34, item 10: a query with more GT boxes than the COCO detection cap gets the
+    Overview's warning on Compare's AP table too (the demo: box_detector against
+    strong_localiser at cap 100; the queries over it from the core's report)."""
+    from ovearth_core.analysis.ap import average_precision_report
+
+    demo = Path(APP).parent / "assets" / "demo"
+    ds = Dataset(demo, demo / "ground_truth.json", demo,
+                 demo / "predictions" / "box_detector.json",
+                 demo / "predictions" / "strong_localiser.json")
+    at = _compare_page(ds, ap_max_detections=100, cmp_b_path=str(ds.model_b))
+    assert_ok(at)
+    samples = load_samples(ds.gt, ds.model_a, "vocabulary", modalities="auto")
+    over = average_precision_report(samples, 0.5, samples.modalities, False,
+                                    100)["bbox"]["coco"]["queries_over_cap"]
+    assert over
+    notes = [w.value for w in at.warning if "detection cap" in w.value]
+    assert notes and "cap of 100" in notes[0] and over[0] in notes[0]
+    assert f"{len(over):,} queries have more GT boxes" in notes[0]

@@ -233,3 +233,28 @@ def test_cli_renames_a_view(bench: Path, capsys: pytest.CaptureFixture[str]) -> 
     capsys.readouterr()
     assert review.main(["views", "--gt", gt]) == 0
     assert capsys.readouterr().out == "tiny (HBB)\tdata=d\n"
+
+
+def test_export_carries_the_images(bench: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34, item 10: the exported benchmark opens as one: every image its annotations
+    name is beside its ground truth, byte for byte (the images folder defaults to the
+    ground truth's, as in the app); an image missing at the source is named."""
+    shutil.copytree(DEMO / "images", bench / "images")
+    gt = bench / "ground_truth.json"
+    review.tag(review.sidecar_for(gt), review.Target(OV, "ov_000001"), "gt_error")
+    names = sorted({a["image_path"] for a in json.loads(gt.read_text())["annotations"]})
+    (bench / names[-1]).unlink()  # one image missing at the source
+    out = tmp_path / "export"
+    assert review.main(["export", "--gt", str(gt), "--without", "gt_error",
+                        "--out", str(out)]) == 0
+    for name in names[:-1]:
+        assert (out / name).read_bytes() == (DEMO / name).read_bytes(), name
+    assert not (out / names[-1]).exists()
+    err = capsys.readouterr().err
+    assert f"{len(names) - 1} images" in err and names[-1] in err
+    # --no-images: the JSON files only, as before
+    out2 = tmp_path / "export2"
+    assert review.main(["export", "--gt", str(gt), "--without", "gt_error", "--no-images",
+                        "--out", str(out2)]) == 0
+    assert [p.name for p in out2.iterdir()] == ["ground_truth.json"]

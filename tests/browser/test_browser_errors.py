@@ -1,0 +1,54 @@
+"""A dense query in Chromium opens on its first error, and "Next error ▷" (or Shift+→)
+moves to the second, zoomed to it (issue 34, item 8). Screenshots:
+/tmp/ovearth_shots/errors_first.png, errors_second.png, errors_back.png."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from browser_support import SHOTS, copy_app, navigate, served_page, settle
+
+from benchmarks import dense_scene
+
+pytestmark = pytest.mark.browser
+
+
+def _shoot(page, tmp_path: Path, name: str) -> None:
+    page.locator(".ov-viewer").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+
+
+def _view(page) -> str:
+    return page.locator(".ov-viewer").get_by_text("Showing x", exact=False).first.inner_text()
+
+
+def test_a_dense_query_opens_on_its_first_error_and_steps(tmp_path: Path) -> None:
+    app_dir = copy_app(tmp_path / "app")
+    bench = dense_scene.write_mosaic(tmp_path / "mosaic", dense_gt=400, dense_queries=1)
+    with served_page(app_dir, tmp_path / "server.log", ["--data", str(bench)],
+                     width=1500, height=1300) as (server, page):
+        page.goto(f"{server.url}/Query_explorer?sub=packed&q=dense_00")
+        settle(page, "Error 1 of")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        line = page.locator(".ov-viewer").get_by_text("Error 1 of", exact=False).first
+        first = line.inner_text()
+        total = re.search(r"Error 1 of ([\d,]+)", first).group(1)
+        first_view = _view(page)
+        assert re.search(r"Showing x [\d,]+–[\d,]+", first_view)
+        x0, x1 = (int(v.replace(",", "")) for v in
+                  re.search(r"Showing x ([\d,]+)–([\d,]+)", first_view).groups())
+        assert x1 - x0 < 200  # zoomed to one box, not the 3,333-px scene
+        _shoot(page, tmp_path, "errors_first.png")
+        navigate(page, "Next error ▷", f"Error 2 of {total}")
+        second_view = _view(page)
+        assert second_view != first_view  # zoomed to the second error
+        assert page.locator(".ov-viewer").get_by_text("dense_00").count() > 0
+        _shoot(page, tmp_path, "errors_second.png")
+        page.locator("h1").first.click()  # the focus on the page, not a widget
+        navigate(page, "", f"Error 1 of {total}", key="Shift+ArrowLeft")
+        assert _view(page) == first_view
+        _shoot(page, tmp_path, "errors_back.png")
