@@ -415,7 +415,7 @@ def _old_compressed_counts(counts: str) -> np.ndarray:
     starts = np.concatenate(([0], ends[:-1] + 1))
     lengths = ends - starts + 1
     if lengths.max() > 6:
-        raise FieldError(".counts", "run lengths within the 100,000,000-pixel cap",
+        raise FieldError(".counts", f"run lengths within the {masks.MAX_PIXELS:,}-pixel cap",
                          "<an encoded value too large for any valid mask>")
     group = np.repeat(np.arange(ends.size), lengths)
     k = np.arange(c.size) - starts[group]
