@@ -63,6 +63,16 @@ def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated: segmentation, bbox, oriented_bbox; or auto")
 
 
+def add_large_masks_option(parser: argparse.ArgumentParser) -> None:
+    """``--large-masks``: the one definition for the commands beyond the spec's evaluator
+    (analysis, report, suite); the evaluator itself keeps exactly the spec's flags, and its
+    rule."""
+    parser.add_argument("--large-masks", action="store_true",
+                        help="take predicted masks beyond the spec's 100,000,000 pixels (up "
+                             "to 536,870,911: iSAID-size scenes); the reference toolkit "
+                             "refuses them")
+
+
 def dump_json(result: dict[str, Any]) -> bytes:
     """Serialise results deterministically (same input, same bytes)."""
     return orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"

@@ -416,12 +416,16 @@ def _check_options(score_threshold: float | None, bbox_format: str) -> None:
 
 def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: list[Query],
                       annotations: dict[str, Annotation], modalities: tuple[str, ...],
-                      score_threshold: float | None, bbox_format: str) -> dict[str, _Prediction]:
+                      score_threshold: float | None, bbox_format: str,
+                      large_masks: bool = False) -> dict[str, _Prediction]:
     """Validate the selected task's prediction rows, merging duplicates by query_id.
+    Masks are taken up to the spec's 100,000,000 pixels (:data:`masks.SPEC_MAX_PIXELS`), up
+    to the codec's cap with ``large_masks``.
 
     Rows are walked once; the box fields of all rows are then parsed in one batch
     per field (:mod:`~ovearth_core.geometry`'s ``parse_boxes`` / ``parse_obbs``).
     """
+    max_pixels = masks.MAX_PIXELS if large_masks else masks.SPEC_MAX_PIXELS
     bad = ProblemCollector(name)
     tasks = doc.get("tasks", {})
     if tasks is None:
@@ -461,7 +465,7 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
         if "segmentation" in modalities:
             ann = annotations[query.ann_id]
             _merge_mask(pred, row.get("segmentation"), (ann.height, ann.width),
-                        f"tasks.{task_key}[{i}]", qid, found, i, stats)
+                        f"tasks.{task_key}[{i}]", qid, found, i, stats, max_pixels)
         for stage, column in enumerate(columns.values(), start=2):
             value = row.get(column.field)
             if value is None:
@@ -481,10 +485,10 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
 
 def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], where: str,
                 qid: str, found: OrderedProblems, row: int,
-                stats: dict[str, tuple[int, int]]) -> None:
+                stats: dict[str, tuple[int, int]], max_pixels: int) -> None:
     key = (row, 1)
     try:
-        rle, size = masks.parse_rle(value, stats)
+        rle, size = masks.parse_rle(value, stats, max_pixels)
     except FieldError as err:
         found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found, qid)
         return
@@ -559,7 +563,8 @@ def _infer_modalities(submitted: tuple[str, ...], name: str) -> tuple[str, ...]:
 def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                  score_threshold: float | None = None, bbox_format: str = "xyxy",
                  modalities: object = ("segmentation",), ground_truth: GroundTruth | None = None,
-                 predictions_doc: dict[str, Any] | None = None) -> SampleList:
+                 predictions_doc: dict[str, Any] | None = None,
+                 large_masks: bool = False) -> SampleList:
     """Load and validate one task's samples.
 
     Args:
@@ -571,16 +576,18 @@ def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
         modalities: a set of modality names, a comma-separated string, or ``"auto"``.
         ground_truth: an already parsed ground truth (skips reading ``gt_path``).
         predictions_doc: an already read prediction document (skips reading ``pred_path``).
+        large_masks: take predicted masks beyond the spec's 100,000,000 pixels (up to
+            :data:`masks.MAX_PIXELS`, as ground-truth masks are).
     """
     with gc_paused():
         return _load_samples(gt_path, pred_path, task, score_threshold, bbox_format, modalities,
-                             ground_truth, predictions_doc)
+                             ground_truth, predictions_doc, large_masks)
 
 
 def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                   score_threshold: float | None, bbox_format: str, modalities: object,
                   ground_truth: GroundTruth | None,
-                  predictions_doc: dict[str, Any] | None) -> SampleList:
+                  predictions_doc: dict[str, Any] | None, large_masks: bool) -> SampleList:
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
         raise OVEarthInputError([Problem("(options)", "--task",
@@ -591,7 +598,7 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     doc = predictions_doc if predictions_doc is not None else read_json(pred_path, "prediction")
     queries = gt.tasks[task_key]
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
-                              chosen or MODALITIES, score_threshold, bbox_format)
+                              chosen or MODALITIES, score_threshold, bbox_format, large_masks)
     submitted = _submitted_modalities(preds)
     if chosen is None:
         chosen = _infer_modalities(submitted, str(pred_path))

@@ -42,9 +42,16 @@ warnings.filterwarnings("ignore", message="__array__ implementation doesn't acce
 # 20,000 x 20,000). Masks are never decoded whole (scores on runs, display by window), so
 # the size costs no memory (issue 34).
 MAX_PIXELS = 2**29 - 1
+# The spec's cap on a *predicted* mask ("A single mask may contain at most 100,000,000
+# pixels"): kept by default so that what we accept the reference toolkit accepts; the option
+# ``large_masks`` (``--large-masks``) takes predictions up to MAX_PIXELS, as ground truths are.
+SPEC_MAX_PIXELS = 100_000_000
 _MAX_CHARS_PER_VALUE = 6
 _CAP_REASON = (f"at most {MAX_PIXELS:,} pixels (2**29 - 1: the most pycocotools' compressed "
                "RLE codec encodes exactly)")
+_SPEC_CAP_REASON = (f"at most {SPEC_MAX_PIXELS:,} pixels (the spec's cap on a predicted mask; "
+                    f"--large-masks, or 'Masks beyond the spec's cap' in the app, takes up to "
+                    f"{MAX_PIXELS:,})")
 
 Rle = dict[str, Any]
 _AREA = "_area"  # cached foreground pixel count inside a mask dict
@@ -262,7 +269,8 @@ def _compressed_stats(strings: list[str]) -> dict[str, tuple[int, int]]:
                                                     strict=True) if not b}
 
 
-def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
+def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None,
+              max_pixels: int = MAX_PIXELS
               ) -> tuple[Rle | None, tuple[int, int]]:
     """Validate a JSON mask value and return ``(rle_or_None, (height, width))``.
 
@@ -271,7 +279,8 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
     all-zero mask, so that size checks still apply to it).
 
     ``stats`` may hold run-length sums and areas from :func:`compressed_stats`
-    to skip decoding compressed strings one by one.
+    to skip decoding compressed strings one by one. ``max_pixels``: the largest mask taken
+    (:data:`SPEC_MAX_PIXELS` for predictions unless the option ``large_masks`` is on).
 
     Raises:
         FieldError: with the sub-field that is wrong.
@@ -291,8 +300,9 @@ def parse_rle(value: object, stats: dict[str, tuple[int, int]] | None = None
     if max(h, w) > MAX_PIXELS:  # [0, 2**64] has no pixels, but no C size can hold it
         raise FieldError(".size", f"a height and width of at most {MAX_PIXELS:,} each",
                          f"<{h} x {w}>")
-    if h * w > MAX_PIXELS:
-        raise FieldError(".size", _CAP_REASON, f"<{h} x {w} = {h * w:,} pixels>")
+    if h * w > min(max_pixels, MAX_PIXELS):
+        raise FieldError(".size", _CAP_REASON if max_pixels >= MAX_PIXELS else _SPEC_CAP_REASON,
+                         f"<{h} x {w} = {h * w:,} pixels>")
     if h == 0 and w == 0:
         if counts in ([], ""):
             return None, (0, 0)

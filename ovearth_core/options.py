@@ -65,7 +65,9 @@ class Options:
     files); ``iou_threshold``: the one-to-one box matching threshold; ``score_threshold``:
     boxes below it are dropped (``None``: none); ``bbox_format``: ``xyxy`` or ``xywh``;
     ``hard_negatives``: AP counts boxes on negative queries as false positives;
-    ``max_detections``: COCO-style AP keeps each query's best N boxes.
+    ``max_detections``: COCO-style AP keeps each query's best N boxes; ``large_masks``:
+    predicted masks beyond the spec's 100,000,000 pixels are taken (an extension: the
+    reference toolkit refuses them).
     """
 
     task: str
@@ -75,6 +77,7 @@ class Options:
     bbox_format: str = "xyxy"
     hard_negatives: bool = False
     max_detections: int = COCO_MAX_DETECTIONS
+    large_masks: bool = False
 
     def __post_init__(self) -> None:
         # One name per task: the output's key ("open_vocabulary") is the command line's.
@@ -105,6 +108,12 @@ class Options:
         precision's own (``hard_negatives``, ``max_detections``) at their defaults, so that
         one evaluation is one cache entry whatever AP settings are asked of it later."""
         return replace(self, hard_negatives=False, max_detections=COCO_MAX_DETECTIONS)
+
+    def loader(self) -> Options:
+        """The options the validated samples depend on: these with the IoU threshold and
+        the average precision's options at their defaults (a cache of loaded samples keyed
+        by this value parses a file once for every IoU threshold and AP setting)."""
+        return replace(self.evaluator(), iou_threshold=0.5)
 
     def key_parts(self) -> dict[str, Any]:
         """Every field as JSON data (tuples as lists), for a cache key."""

@@ -28,7 +28,8 @@ PROG = "python -m ovearth_core.suite"
 def evaluate_files(gt_path: PathLike, pred_path: PathLike,
                    tasks: Sequence[str] = tuple(TASK_KEYS), *, modalities: object = "auto",
                    iou_threshold: float = 0.5, score_threshold: float | None = None,
-                   bbox_format: str = "xyxy") -> dict[str, dict[str, Any]]:
+                   bbox_format: str = "xyxy", large_masks: bool = False
+                   ) -> dict[str, dict[str, Any]]:
     """Evaluate ``tasks`` (CLI names: vocabulary, referring, reasoning) of one submission.
 
     Same results as one :func:`~ovearth_core.io.load_samples` +
@@ -43,7 +44,7 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
     """
     results = evaluate_each(gt_path, pred_path, tasks, modalities=modalities,
                             iou_threshold=iou_threshold, score_threshold=score_threshold,
-                            bbox_format=bbox_format)
+                            bbox_format=bbox_format, large_masks=large_masks)
     for value in results.values():
         if isinstance(value, OVEarthInputError):
             raise value
@@ -52,7 +53,8 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
 
 def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], *,
                   modalities: object, iou_threshold: float, score_threshold: float | None,
-                  bbox_format: str) -> dict[str, dict[str, Any] | OVEarthInputError]:
+                  bbox_format: str, large_masks: bool = False
+                  ) -> dict[str, dict[str, Any] | OVEarthInputError]:
     """:func:`evaluate_files`, with each task's problems returned in its place instead of
     raised (a file that cannot be read, or bad ground truth, still raises: it stops every
     task alike)."""
@@ -67,7 +69,7 @@ def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], 
                     out[task] = evaluate_samples(
                         load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
                                      modalities, ground_truth=files["gt"],
-                                     predictions_doc=files["doc"]),
+                                     predictions_doc=files["doc"], large_masks=large_masks),
                         iou_threshold)
                 except OVEarthInputError as err:
                     out[task] = err
@@ -103,7 +105,7 @@ def _shares(tasks: list[str], doc: dict[str, Any]) -> tuple[list[str], list[str]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import add_evaluation_options, add_input_options
+    from .cli import add_evaluation_options, add_input_options, add_large_masks_option
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -117,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", required=True,
                         help="folder for the <task>.json outputs (created if missing)")
     add_evaluation_options(parser)
+    add_large_masks_option(parser)
     return parser
 
 
@@ -156,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                                     modalities=args.modalities,
                                     iou_threshold=args.iou_threshold,
                                     score_threshold=args.score_threshold,
-                                    bbox_format=args.bbox_format)
+                                    bbox_format=args.bbox_format,
+                                    large_masks=args.large_masks)
     except OVEarthInputError as err:
         print(f"{PROG}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

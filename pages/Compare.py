@@ -42,7 +42,7 @@ def _ap_comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a
     runs = []
     for key, opts in ((a, options_a), (b, options_b)):
         every = analysis_data.every_box(opts)
-        samples = data.samples(gt, key, every.task, every.modalities, None, every.bbox_format)
+        samples = data.samples(gt, key, every)
         runs.append(ap_run(samples, opts.iou_threshold, samples.modalities,
                            opts.hard_negatives, opts.max_detections,
                            report=analysis_data.average_precision(gt, key, opts).value))

@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 def build_analysis_parser() -> argparse.ArgumentParser:
     """The analysis command's options: the evaluator's, then the analyses' own (built
     without numpy or the evaluator: ``--help`` loads neither)."""
-    from ..cli import build_parser
+    from ..cli import add_large_masks_option, build_parser
     from . import slice_options as options
 
     parser = build_parser()
+    add_large_masks_option(parser)
     parser.prog = "python -m ovearth_core.analysis"
     parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
     add_ap_arguments(parser, "count boxes predicted on negative queries as AP false positives "
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             by_form[form] = load_samples(args.gt, args.predictions, form,
                                          score_threshold=args.score_threshold,
                                          bbox_format=args.bbox_format,
-                                         modalities=samples.modalities)
+                                         modalities=samples.modalities,
+                                         large_masks=args.large_masks)
             results[form] = evaluate_samples(by_form[form], args.iou_threshold)
         return slices.query_form_table(results, by_form, n_resamples=args.slice_resamples,
                                        seed=args.slice_seed, unit=unit())
@@ -120,12 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         o = Options.from_args(args)
         samples = load_samples(args.gt, args.predictions, o.task,
                                score_threshold=o.score_threshold,
-                               bbox_format=o.bbox_format, modalities=o.modalities)
+                               bbox_format=o.bbox_format, modalities=o.modalities,
+                               large_masks=o.large_masks)
         run = evaluate_run(samples, o.iou_threshold)
         result = run.results
         every_box = samples if o.score_threshold is None else load_samples(
             args.gt, args.predictions, o.task, bbox_format=o.bbox_format,
-            modalities=samples.modalities)
+            modalities=samples.modalities, large_masks=o.large_masks)
         result["analysis"] = analysis_report(every_box, o.iou_threshold,
                                              hard_negatives=o.hard_negatives,
                                              evaluated=run, max_detections=o.max_detections)

@@ -52,8 +52,7 @@ class Timed:
 
 
 def _loaded(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> SampleList:
-    return data.samples(gt, pred, options.task, options.modalities, options.score_threshold,
-                        options.bbox_format)
+    return data.samples(gt, pred, options)
 
 
 def every_box(options: data.Options) -> data.Options:

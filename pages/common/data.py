@@ -137,20 +137,17 @@ def _ground_truth(key: FileKey) -> tuple[io.GroundTruth, str]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
-             score_threshold: float | None, bbox_format: str) -> pipeline.Loaded:
+def _samples(gt: FileKey, pred: FileKey, options: Options) -> pipeline.Loaded:
     """Validated samples of one task and the SHA-256s of the ground-truth and prediction
-    bytes they were built from (each file read once; raises OVEarthInputError)."""
+    bytes they were built from (each file read once; raises OVEarthInputError), under
+    ``options`` as :meth:`Options.loader` keys them."""
     ground_truth, gt_sha = _ground_truth(gt)
-    return pipeline.load(gt[0], pred[0], Options(task, modalities, score_threshold=score_threshold,
-                                                 bbox_format=bbox_format),
-                         ground_truth=ground_truth, gt_sha256=gt_sha)
+    return pipeline.load(gt[0], pred[0], options, ground_truth=ground_truth, gt_sha256=gt_sha)
 
 
-def samples(gt: FileKey, pred: FileKey, task: str, modalities: tuple[str, ...],
-            score_threshold: float | None, bbox_format: str) -> SampleList:
-    """Validated samples of one task (raises OVEarthInputError)."""
-    return _samples(gt, pred, task, modalities, score_threshold, bbox_format).samples
+def samples(gt: FileKey, pred: FileKey, options: Options) -> SampleList:
+    """Validated samples of one task under ``options`` (raises OVEarthInputError)."""
+    return _samples(gt, pred, options.loader()).samples
 
 
 # cache_resource, not cache_data: one shared object per key, never copied. cache_data
@@ -169,8 +166,7 @@ def _evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
     logging.getLogger("ovearth_inspector").info("evaluated %s %s %s", gt[0], pred[0], options)
     start = time.perf_counter()
     try:
-        loaded = _samples(gt, pred, options.task, options.modalities,
-                          options.score_threshold, options.bbox_format)
+        loaded = _samples(gt, pred, options.loader())
         run, from_cache = pipeline.evaluate_cached(replace(loaded, options=options),
                                                    result_cache()[0])
     except OVEarthInputError as err:

@@ -96,6 +96,8 @@ SCHEMA: tuple[Param, ...] = (
     Param("fmt", "bbox_format", "choice", "xyxy", "all", codes=_same(BBOX_FORMATS)),
     Param("hardneg", "ap_hard_negatives", "flag", False, "all",
           doc="AP: boxes on negative queries count as false positives"),
+    Param("bigmask", "large_masks", "flag", False, "all",
+          doc="predicted masks beyond the spec's 100,000,000 pixels are taken"),
     Param("cap", "ap_max_detections", "whole", COCO_MAX_DETECTIONS, "all",
           bounds=(MIN_MAX_DETECTIONS, MAX_BOXES), doc="AP: COCO detection cap per query"),
     Param("unit", "boot_unit", "choice", "auto", "all", codes=_same(UNIT_CHOICES),

@@ -86,6 +86,9 @@ def _options_panel() -> None:
                         **state.bind("score_threshold"))
     st.radio("Predicted bbox format", BBOX_FORMATS, horizontal=True,
              **state.bind("bbox_format", BBOX_FORMATS))
+    st.toggle("Masks beyond the spec's cap (100,000,000 pixels)", **state.bind("large_masks"),
+              help="Take predicted masks of up to 536,870,911 pixels (iSAID-size scenes). "
+                   "The reference toolkit refuses them: off for official runs.")
     st.markdown("**Average precision** (every box, whatever the score threshold)")
     st.toggle("Hard negatives: boxes on negative queries count as false positives (of the "
               "category their phrase names, in the mAP)", disabled=
@@ -132,7 +135,8 @@ def current_options() -> data.Options:
         score_threshold=float(ss["score_threshold"]) if ss["use_score_threshold"] else None,
         bbox_format=ss["bbox_format"],
         hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
-        max_detections=int(ss["ap_max_detections"]))
+        max_detections=int(ss["ap_max_detections"]),
+        large_masks=bool(ss["large_masks"]))
 
 
 def render() -> Run | None:

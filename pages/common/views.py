@@ -69,7 +69,8 @@ def evaluated_caption(run: Any, extra: str = "") -> None:
                f"{state.code(run.pred_label)} · "
                f"{state.TASK_LABELS[run.options.task]} · modalities {mods} · IoU threshold "
                f"{c['iou_threshold']:g} · score threshold {score} · {c['bbox_format']}"
-               f" · {ap_options(run.options)}" + (f" · {extra}" if extra else ""))
+               + (" · masks beyond the spec's cap taken" if run.options.large_masks else "")
+               + f" · {ap_options(run.options)}" + (f" · {extra}" if extra else ""))
 
 
 def ap_options(options: Any) -> str:
