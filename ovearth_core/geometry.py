@@ -437,17 +437,18 @@ def _four_corners(rect: Any) -> FloatArray:
 
 
 # Outcome of :func:`boundary_order` per quadrilateral.
-QUAD_KEPT, QUAD_REORDERED, QUAD_RECTIFIED, QUAD_DEGENERATE = 0, 1, 2, 3
+QUAD_KEPT, QUAD_REORDERED, QUAD_DEGENERATE = 0, 1, 3
 
 
 def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]:
     """Make quadrilaterals ``(N, 4, 2)`` valid oriented boxes, changing as little as possible.
 
-    Returns the boxes and an outcome per box: ``QUAD_KEPT`` (already convex in boundary
-    order, unchanged), ``QUAD_REORDERED`` (self-crossing vertex order: vertices sorted by angle
-    around their centroid, clockwise on screen, the first vertex kept first),
-    ``QUAD_RECTIFIED`` (not convex in any order: its minimum-area rectangle) or
-    ``QUAD_DEGENERATE`` (no positive area; its row is ``nan``).
+    Returns the boxes and an outcome per box: ``QUAD_KEPT`` (already a simple polygon,
+    convex or concave, unchanged), ``QUAD_REORDERED`` (self-crossing vertex order: vertices
+    sorted by angle around their centroid, clockwise on screen, the first vertex kept first)
+    or ``QUAD_DEGENERATE`` (no positive area; its row is ``nan``). Four points with one
+    inside the triangle of the others are simple in every order, so a self-crossing order
+    is always of four points in convex position, and sorting makes it convex.
     """
     quads = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
     out = quads.copy()
@@ -466,19 +467,11 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     _, sorted_ok, _ = polygon_checks(sorted_quads)
     out[todo[sorted_ok]] = sorted_quads[sorted_ok]
     status[todo[sorted_ok]] = QUAD_REORDERED
-    rest = todo[~sorted_ok]
-    if rest.size:
-        rects = min_area_rects(list(quads[rest]))
-        finite = np.isfinite(rects).all(axis=(1, 2))
-        if finite.any():
-            _, rect_ok, _ = polygon_checks(rects[finite])
-            finite[finite] = rect_ok
-        out[rest] = rects
-        status[rest] = np.where(finite, QUAD_RECTIFIED, QUAD_DEGENERATE)
-        out[rest[~finite]] = np.nan
+    status[todo[~sorted_ok]] = QUAD_DEGENERATE
+    out[todo[~sorted_ok]] = np.nan
     return out, status
 
 
 def valid_polygons(polys: FloatArray) -> npt.NDArray[np.bool_]:
-    """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, convex, area > 0)."""
+    """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, simple, area > 0)."""
     return polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2))[1]

@@ -16,9 +16,10 @@ file per category, ``Task1_<category>.txt``, one detection per line::
 Each (image, category present) becomes a positive open-vocabulary query (phrase: the category
 with ``-`` and ``_`` as spaces); its annotation holds the objects as oriented boxes, their
 envelopes as boxes, no mask. Vertex order is normalised to what the evaluator accepts
-(:func:`~ovearth_core.geometry.boundary_order`): convex quadrilaterals are kept as given;
-self-crossing orders are re-sorted around the centroid keeping the first vertex; the rare
-concave ones become their minimum-area rectangles; zero-area ones are errors. ``difficult``
+(:func:`~ovearth_core.geometry.boundary_order`): simple quadrilaterals, convex or concave, are
+kept as given and scored as polygons, as DOTA_devkit's ``polyiou`` scores them; self-crossing
+orders are re-sorted around the centroid keeping the first vertex (the devkit would weigh
+their two lobes by winding number); zero-area ones are errors. ``difficult``
 objects are kept as targets, flagged in the annotation's ``difficult`` list (parallel to
 ``bbox`` and ``oriented_bbox``), or with ``difficult="ignore"`` made ignore regions (the
 COCO-style AP then ignores detections inside them). Absent categories become negative
@@ -63,7 +64,6 @@ _CLASS = re.compile(r"^[^\s]+$")
 QUAD_FIELDS = "x1 y1 x2 y2 x3 y3 x4 y4"
 _NOTES = {
     geometry.QUAD_REORDERED: "self-crossing vertex orders re-sorted",
-    geometry.QUAD_RECTIFIED: "concave quadrilaterals replaced by their minimum-area rectangles",
 }
 
 
@@ -457,8 +457,8 @@ def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
 
 
 def _label(outcome: int) -> str:
-    return {geometry.QUAD_KEPT: "kept", geometry.QUAD_REORDERED: "reordered",
-            geometry.QUAD_RECTIFIED: "rectified"}.get(outcome, "degenerate")
+    return {geometry.QUAD_KEPT: "kept", geometry.QUAD_REORDERED: "reordered"}.get(
+        outcome, "degenerate")
 
 
 def _notes(files: list[Path], objects: list[DotaObject], vocab: list[str],

@@ -294,12 +294,14 @@ SQUARE = [[0, 0], [4, 0], [4, 4], [0, 4]]
     "poly",
     [SQUARE, SQUARE[::-1], SQUARE[2:] + SQUARE[:2], [[14, 21], [79, 23], [77, 69], [12, 67]],
      [[1036.4, 714.39], [919.0, 706.0], [921.29, 673.88], [1038.7, 682.26]],
-     [[0, 0], [2, 0], [4, 0], [2, 3]]],
+     [[0, 0], [2, 0], [4, 0], [2, 3]], [[0, 0], [4, 0], [1, 1], [0, 4]],
+     [[0, 0], [1, 1], [4, 0], [0, 4]][::-1]],
     ids=["ccw", "cw", "rotated-start", "spec-obb-example", "spec-obb-float",
-         "collinear-vertex-triangle"],
+         "collinear-vertex-triangle", "concave-dart", "concave-dart-cw"],
 )
 def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
-    """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, convex, positive area."""
+    """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, positive area; convex,
+    or concave as DOTA labels can be (issue 34: scored as the polygon, as DOTA_devkit does)."""
     assert boxparse.parse_polygon(poly) == tuple((float(x), float(y)) for x, y in poly)
 
 
@@ -308,7 +310,7 @@ def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
     [
         [[0, 0], [4, 4], [4, 0], [0, 4]],
         [[0, 0], [4, 0], [0, 4], [4, 4]],
-        [[0, 0], [4, 0], [1, 1], [0, 4]],
+        [[0, 0], [2, 0], [1, 0], [1, 1]],
         [[0, 0], [4, 0], [8, 0], [12, 0]],
         [[0, 0], [4, 0], [4, 0], [0, 0]],
         [[1, 1], [1, 1], [1, 1], [1, 1]],
@@ -325,13 +327,13 @@ def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
         {"polygon": SQUARE},
         None,
     ],
-    ids=["bow-tie", "bow-tie-2", "non-convex-dart", "collinear", "degenerate-segment",
+    ids=["bow-tie", "bow-tie-2", "spike", "collinear", "degenerate-segment",
          "single-point", "3-vertices", "5-vertices", "empty", "nan", "inf", "3-coords",
          "1-coord", "string-coord", "bool-coord", "flat-list", "object", "null"],
 )
 def test_parse_polygon_rejects(poly: object) -> None:
-    """Spec "Oriented Bounding Box Evaluation": self-crossing order, non-convex and zero-area
-    quadrilaterals are rejected, as are non-finite or malformed vertices."""
+    """Spec "Oriented Bounding Box Evaluation": self-crossing (or self-touching) order and
+    zero-area quadrilaterals are rejected, as are non-finite or malformed vertices."""
     with pytest.raises(FieldError):
         boxparse.parse_polygon(poly)
 
@@ -490,7 +492,9 @@ def test_min_area_rect_covers_its_points_with_the_least_area_of_its_hull_edges(
      [[0, 0], [4, 0], [4, 2], [0, 2]]),
     ([[4, 2], [0, 0], [4, 0], [0, 2]], geometry.QUAD_REORDERED,
      [[4, 2], [0, 2], [0, 0], [4, 0]]),
-    ([[0, 0], [4, 0], [1, 1], [0, 4]], geometry.QUAD_RECTIFIED, None),
+    # Concave (issue 34): kept as the polygon DOTA_devkit scores, not its rectangle.
+    ([[0, 0], [4, 0], [1, 1], [0, 4]], geometry.QUAD_KEPT, [[0, 0], [4, 0], [1, 1], [0, 4]]),
+    ([[0, 0], [1, 1], [4, 0], [0, 4]], geometry.QUAD_KEPT, [[0, 0], [1, 1], [4, 0], [0, 4]]),
     ([[0, 0], [1, 1], [2, 2], [3, 3]], geometry.QUAD_DEGENERATE, None),
     ([[1, 1], [1, 1], [1, 1], [1, 1]], geometry.QUAD_DEGENERATE, None),
 ])
@@ -500,9 +504,6 @@ def test_boundary_order_table(quad: list[list[float]], status: int,
     assert found == status
     if expected is not None:
         assert box.tolist() == expected
-    elif status == geometry.QUAD_RECTIFIED:
-        # (1, 1) lies inside the triangle of the others: the triangle's rectangle, 4 x 4.
-        assert geometry.polygon_area(box[None])[0] == pytest.approx(16.0)
     else:
         assert np.isnan(box).all()
 
