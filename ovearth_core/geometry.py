@@ -161,6 +161,31 @@ def iou_matrix(gt: FloatArray, pred: FloatArray, oriented: bool, min_iou: float 
     return out
 
 
+def overlapping_pairs(polys: FloatArray, min_iou: float
+                      ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
+    """The pairs ``i < j`` of oriented boxes ``(N, 4, 2)`` whose IoU is over ``min_iou``,
+    and that IoU (three arrays ``(K,)``).
+
+    Candidates come from an STRtree of the envelopes (pairs whose envelopes meet), then the
+    envelope-and-area bound; only those are intersected, exactly, with shapely. Time and
+    memory follow the number of overlapping pairs, never ``N x N``.
+    """
+    n = len(polys)
+    if n < 2:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0)
+    env = envelope(polys)
+    boxes = shapely.box(*env.T)
+    a, b = shapely.STRtree(boxes).query(boxes, predicate="intersects")
+    a, b = a[a < b], b[a < b]
+    area = areas(polys, True)
+    cand = _obb_candidates(a, b, min_iou, env, env, area, area)
+    a, b = a[cand], b[cand]
+    iou = _obb_pair_iou(polys, polys, a, b)
+    over = iou > min_iou
+    return a[over].astype(np.intp), b[over].astype(np.intp), iou[over]
+
+
 def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented: bool,
                         min_iou: float) -> list[FloatArray]:
     """:func:`iou_matrices` of many small sets: all their pairs in flat chunks."""

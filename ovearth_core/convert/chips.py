@@ -4,12 +4,12 @@ DOTA_devkit's ``ImgSplit`` resizes a scene by ``rate`` and cuts it into chips na
 ``<scene>__<rate>__<x>___<y>`` (``P0001__1__1024___512``: scene ``P0001``, rate 1, the chip's
 top-left corner at x 1024, y 512 of the resized scene). Its ``ResultMerge.mergebypoly`` maps
 each chip detection back with ``poly2origpoly``, ``(coordinate + offset) / rate``, then per
-scene and class keeps what ``py_cpu_nms_poly`` keeps at 0.3: detections by score,
-descending; the top one is kept, every other whose polygon IoU with it is over 0.3 dropped;
-repeat. :func:`merge` does the same (polygon IoU exact, by shapely, on the normalised
-boxes), with one difference of no effect on distinct scores: equal scores keep the file
-order (the devkit's ``argsort`` leaves their order to numpy's sort). Every kept box keeps
-the chips it stands for: its own, then those of the detections it suppressed.
+scene and class keeps what ``py_cpu_nms_poly`` keeps at 0.3: detections in the order of
+``scores.argsort()[::-1]`` (by score, descending; equal scores as numpy's sort leaves them,
+reversed); the top one is kept, every other whose polygon IoU with it is over 0.3 dropped;
+repeat. :func:`merge` does the same in the same order (polygon IoU exact, by shapely, on the
+boxes as given, concave ones included, as the devkit's ``polyiou`` scores them). Every kept
+box keeps the chips it stands for: its own, then those of the detections it suppressed.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ NMS_IOU = 0.3
 CHIP_NAME = "<scene>__<rate>__<x>___<y> (DOTA ImgSplit)"
 _NAME = re.compile(r"^(?P<scene>(?:(?!__).)+)__(?P<rate>[0-9]*\.?[0-9]+)__(?P<x>[0-9]+)___"
                    r"(?P<y>[0-9]+)$")
-# Rows of the IoU matrix computed at a time (a block is this many x the group's detections).
-_BLOCK_ROWS = 512
 
 
 def parse_chip_name(name: str) -> tuple[str, float, int, int] | None:
@@ -99,46 +97,52 @@ def read_chip_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, in
 
 def merge(found: list[ChipDetection], boxes: np.ndarray
           ) -> list[tuple[ChipDetection, tuple[str, ...]]]:
-    """Per (scene, class), the detections ``py_cpu_nms_poly`` keeps at ``NMS_IOU``, each with
-    the chips it stands for (its own first, then those it suppressed, sorted).
+    """Per (scene, class), the detections ``py_cpu_nms_poly`` keeps at ``NMS_IOU``, in the
+    order it keeps them, each with the chips it stands for (its own first, then those it
+    suppressed, sorted).
 
-    ``boxes``: the normalised quadrilaterals ``(N, 4, 2)`` the detections index. IoUs are
-    computed in blocks of rows and only pairs over the threshold kept: memory follows the
-    block, not the square of the largest group.
+    ``boxes``: the normalised quadrilaterals ``(N, 4, 2)`` the detections index. The order
+    is the devkit's (:func:`devkit_order`); the pairs over the threshold come from a
+    spatial index (:func:`~ovearth_core.geometry.overlapping_pairs`), so time and memory
+    follow the overlapping pairs, not the square of the largest group.
     """
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, d in enumerate(found):
         groups[(d.image, d.category)].append(i)
     out = []
     for key in sorted(groups):
-        members = groups[key]
-        polys = boxes[[found[i].index for i in members]]
-        order = sorted(range(len(members)), key=lambda j: -found[members[j]].score)
-        over = _overlaps(polys)
-        suppressed = np.zeros(len(members), dtype=bool)
-        for j in order:
+        members = [found[i] for i in groups[key]]
+        neighbours = _neighbours(boxes[[d.index for d in members]])
+        suppressed = bytearray(len(members))
+        for j in devkit_order([d.score for d in members]):
             if suppressed[j]:
                 continue
-            hit = [m for m in over[j] if not suppressed[m]]
-            suppressed[hit] = True
-            suppressed[j] = True
-            d = found[members[j]]
-            others = sorted({found[members[m]].chip for m in hit} - {d.chip})
+            hit = [m for m in neighbours[j] if not suppressed[m]]
+            for m in hit:
+                suppressed[m] = 1
+            suppressed[j] = 1
+            d = members[j]
+            others = sorted({members[m].chip for m in hit} - {d.chip})
             out.append((d, (d.chip, *others)))
     return out
 
 
-def _overlaps(polys: np.ndarray) -> list[list[int]]:
+def devkit_order(scores: list[float]) -> list[int]:
+    """The order in which ``py_cpu_nms_poly`` visits a group's detections (given in file
+    order): ``scores.argsort()[::-1]``, numpy's default sort reversed. Distinct scores go
+    high to low; equal ones come in the order that sort leaves them, reversed (for one
+    group of equal scores: last line first), which is the devkit's order on the same numpy."""
+    return np.argsort(np.asarray(scores, dtype=np.float64))[::-1].tolist()
+
+
+def _neighbours(polys: np.ndarray) -> list[list[int]]:
     """For each polygon, the others whose IoU with it is over ``NMS_IOU``."""
-    n = len(polys)
-    over: list[list[int]] = [[] for _ in range(n)]
-    for lo in range(0, n, _BLOCK_ROWS):
-        iou = geometry.iou_matrix(polys[lo:lo + _BLOCK_ROWS], polys, True, NMS_IOU)
-        rows, cols = np.nonzero(iou > NMS_IOU)
-        for r, c in zip((rows + lo).tolist(), cols.tolist(), strict=True):
-            if r != c:
-                over[r].append(c)
-    return over
+    a, b, _ = geometry.overlapping_pairs(polys, NMS_IOU)
+    out: list[list[int]] = [[] for _ in range(len(polys))]
+    for i, j in zip(a.tolist(), b.tolist(), strict=True):
+        out[i].append(j)
+        out[j].append(i)
+    return out
 
 
 # ImgSplit's default chip side (``subsize``): a chip's extent when its image is not at hand.
