@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results are on ImgSplit chips (P0001__1__1024___512): map them to "
                    "their scenes and merge per scene and class by polygon NMS at 0.3 "
                    "(DOTA_devkit mergebypoly)")
+    p.add_argument("--chip-size", type=int, default=None, metavar="PX",
+                   help="ImgSplit's subsize of those chips (default: read from the chip names' "
+                   "pattern, else 1024); the chips' extents when their images are absent")
+    p.add_argument("--chip-gap", type=int, default=None, metavar="PX",
+                   help="ImgSplit's gap of those chips (recorded with the chip size)")
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
@@ -130,7 +135,7 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             classes = [line.strip() for line in lines or [] if line.strip()]
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
-                              **common)
+                              chip_size=args.chip_size, chip_gap=args.chip_gap, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)

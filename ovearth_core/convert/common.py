@@ -216,6 +216,8 @@ class Benchmark:
     tasks: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {key: [] for key in TASK_KEYS.values()})
     submissions: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    # Top-level members of a submission's file beside "tasks" (``chip_split``).
+    submission_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
     images: dict[str, Path] = field(default_factory=dict)  # image_path -> source file
     notes: list[str] = field(default_factory=list)
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
@@ -338,7 +340,8 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
         tmp.write("ground_truth.json",
                   orjson.dumps(bench.ground_truth(), option=orjson.OPT_INDENT_2) + b"\n")
         for name, tasks in bench.submissions.items():
-            tmp.write(f"predictions/{name}.json", orjson.dumps({"tasks": tasks}) + b"\n")
+            doc = {"tasks": tasks, **bench.submission_extra.get(name, {})}
+            tmp.write(f"predictions/{name}.json", orjson.dumps(doc) + b"\n")
         if not bench.submissions:
             os.mkdir(tmp.path / "predictions")
         for rel, src in progress(bench.images.items(), "writing images", show_progress,

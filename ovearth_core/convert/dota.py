@@ -221,7 +221,8 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
               classes: Sequence[str] = (), difficult: str = "target", force: bool = False,
               link: bool = False, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_dota(...)",
-              merge_chips: bool = False) -> dict[str, Any]:
+              merge_chips: bool = False, chip_size: int | None = None,
+              chip_gap: int | None = None) -> dict[str, Any]:
     """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
 
     Args:
@@ -238,6 +239,10 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         merge_chips: results are on ImgSplit chips (``P0001__1__1024___512``): mapped back
             to their scenes and merged as DOTA_devkit's ``mergebypoly``
             (:mod:`~ovearth_core.convert.chips`).
+        chip_size, chip_gap: ImgSplit's ``subsize`` and ``gap`` of those chips, recorded in
+            each submission as ``chip_split`` (the chips' extents when their images are
+            absent); without ``chip_size`` the side the chip names' pattern gives
+            (:func:`.chips.infer_side`), else ImgSplit's default 1024.
 
     Returns:
         The counts of what was written (also in ``out/README.md``).
@@ -247,6 +252,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     if difficult not in ("target", "ignore"):
         raise fail("(options)", "--difficult", "target or ignore", difficult)
     negatives = _negatives(negatives)
+    _check_split(chip_size, chip_gap)
     labels, images = Path(labels), Path(images)
     bad = Problems()
     if not labels.is_dir():
@@ -265,6 +271,7 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
                                                       show_progress)
     arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
+    split = _split(detections, sizes, chip_size, chip_gap) if merge_chips else None
     merged = _merge_chips(detections, arrays) if merge_chips else {}
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
@@ -276,6 +283,8 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     dropped = {}
     for name, found in detections.items():
         bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
+        if split is not None:
+            bench.submission_extra[name] = {"chip_split": split.as_json()}
     bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
     bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
                     f"their scenes and merged per scene and class by polygon NMS at "
@@ -311,6 +320,33 @@ def _read_labels(files: list[Path], by_stem: dict[str, Path], images: Path, quad
         for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
             objects.append(DotaObject(path.stem, cat, hard, k))
     return objects, sizes, metas
+
+
+def _check_split(chip_size: int | None, chip_gap: int | None) -> None:
+    if chip_size is not None and not (type(chip_size) is int
+                                      and 0 < chip_size <= chips.MAX_OFFSET):
+        raise fail("(options)", "--chip-size", f"an integer from 1 to {chips.MAX_OFFSET:,} "
+                   "(ImgSplit's subsize)", chip_size)
+    if chip_gap is not None and not (type(chip_gap) is int and 0 <= chip_gap
+                                     and (chip_size is None or chip_gap < chip_size)):
+        raise fail("(options)", "--chip-gap", "an integer from 0 to under --chip-size "
+                   "(ImgSplit's gap)", chip_gap)
+
+
+def _split(detections: dict[str, list[Detection]], sizes: dict[str, tuple[int, int]],
+           chip_size: int | None, chip_gap: int | None) -> chips.SplitSettings:
+    """The split settings to record: the flags, else the side the chip names give (every
+    submission's), else ImgSplit's default."""
+    if chip_size is not None:
+        return chips.SplitSettings(chip_size, chip_gap, "flags")
+    names: dict[str, list[str]] = defaultdict(list)
+    for found in detections.values():
+        for d in found:
+            names[d.image].append(d.chip)  # type: ignore[attr-defined]
+    side = chips.infer_side(names, sizes)
+    if side is None or (chip_gap is not None and chip_gap >= side):
+        return chips.SplitSettings(chips.DEFAULT_SUBSIZE, chip_gap, chips.DEFAULT_SOURCE)
+    return chips.SplitSettings(side, chip_gap, "chip names")
 
 
 def _merge_chips(detections: dict[str, list[Detection]], arrays: np.ndarray
