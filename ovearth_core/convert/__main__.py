@@ -35,7 +35,8 @@ def _negatives(value: str) -> int | str:
 
 
 def _common(p: argparse.ArgumentParser, images_help: str) -> None:
-    p.add_argument("--images", required=True, help=images_help)
+    p.add_argument("--images", help=images_help + "; without it, or for an image missing, "
+                   "the conversion is numbers-only (with a warning)")
     p.add_argument("--out", required=True, help="benchmark folder to write (new or empty)")
     p.add_argument("--force", action="store_true",
                    help="replace --out even when it is a non-empty folder")
@@ -82,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "pattern, else 1024); the chips' extents when their images are absent")
     p.add_argument("--chip-gap", type=int, default=None, metavar="PX",
                    help="ImgSplit's gap of those chips (recorded with the chip size)")
+    p.add_argument("--sizes", metavar="FILE", help="sizes of images that are missing: "
+                   "'<image> <width> <height>' per line (else from the chip names or the "
+                   "labels' extent)")
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
@@ -135,7 +139,8 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             classes = [line.strip() for line in lines or [] if line.strip()]
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
-                              chip_size=args.chip_size, chip_gap=args.chip_gap, **common)
+                              chip_size=args.chip_size, chip_gap=args.chip_gap,
+                              sizes=args.sizes, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)
@@ -160,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} {args.command}: cannot write {args.out}: {err.strerror or err}",
               file=sys.stderr)
         return EXIT_BAD_INPUT
+    for warning in summary.get("warnings", []):
+        print(f"{PROG} {args.command}: warning: {warning}", file=sys.stderr)
     print(_summary_line(args, summary))
     return 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,8 +104,8 @@ class ChipDetection:
     chip: str
 
 
-def read_chip_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
-                      bad: Problems, show: bool) -> list[ChipDetection]:
+def read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
+                      show: bool) -> list[ChipDetection]:
     """The ``Task1_<category>.txt`` files of ``folder``, on chips: each quadrilateral
     mapped to its scene (``(v + offset) / rate``) in ``quads`` in place.
 
@@ -121,7 +122,7 @@ def read_chip_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, in
         except ChipNameError as err:
             bad.add(path, "image_name", str(err), name, line=line)
             continue
-        if scene not in sizes:
+        if scene not in scenes:
             bad.add(path, "image_name", f"a chip of a scene with a label file "
                     f"({scene}.txt)", name, line=line)
             continue

@@ -24,6 +24,7 @@ an ancestor of) one of the command's inputs; ``--out`` itself may not be a symbo
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import warnings
@@ -124,6 +125,77 @@ def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
     return text.splitlines()
 
 
+# A side of an image, in pixels, as a sizes file may give it (nine digits).
+MAX_SIDE = 999_999_999
+_SIDE = re.compile(r"[0-9]{1,9}")
+
+
+def parse_side(text: str | None) -> int | None:
+    """A side of an image in pixels from text: a whole number from 1 to ``MAX_SIDE`` (ASCII
+    digits, at most nine), else ``None``."""
+    value = int(text) if text is not None and _SIDE.fullmatch(text) else 0
+    return value if 0 < value <= MAX_SIDE else None
+
+
+def read_sizes(path: Path, bad: Problems) -> dict[str, tuple[int, int]]:
+    """``(width, height)`` by image stem from a sizes file: ``<image> <width> <height>`` per
+    line (spaces or commas; the image by stem or file name; ``#`` comments and blank lines
+    skipped). Problems, with the line, go to ``bad``."""
+    out: dict[str, tuple[int, int]] = {}
+    for n, raw in enumerate(read_text_lines(path, bad, "sizes file") or [], start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        tokens = line.replace(",", " ").split()
+        if len(tokens) != 3:
+            bad.add(path, "(line)", "<image> <width> <height>", line[:60], line=n)
+            continue
+        name, *dims = tokens
+        stem = (PurePosixPath(name).stem if PurePosixPath(name).suffix.lower() in IMAGE_SUFFIXES
+                else name)
+        if stem in out:
+            bad.add(path, "image", "each image once", name, line=n)
+            continue
+        values = [parse_side(t) for t in dims]
+        wrong = [(f, t) for f, t, v in zip(("width", "height"), dims, values, strict=True)
+                 if v is None]
+        if wrong:
+            bad.add(path, wrong[0][0], f"a whole number of pixels from 1 to {MAX_SIDE:,}",
+                    wrong[0][1][:20], line=n)
+            continue
+        out[stem] = (values[0], values[1])  # type: ignore[assignment]
+    return out
+
+
+class MissingImages:
+    """Images a converter did not find, converted numbers-only (no pixels in the benchmark),
+    named together in one warning with where each one's size came from."""
+
+    def __init__(self, folder: PathLike | None) -> None:
+        self.folder = folder
+        self.sources: dict[str, str] = {}
+
+    def add(self, name: str, source: str) -> None:
+        self.sources[name] = source
+
+    def warning(self, total: int) -> list[str]:
+        """The warning (one, or none when every image was found)."""
+        if not self.sources:
+            return []
+        names = sorted(self.sources)
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10:,} more"
+                                         if len(names) > 10 else "")
+        where = (f"are not in {self.folder}" if self.folder is not None
+                 else "have no --images folder")
+        counts: dict[str, int] = {}
+        for source in self.sources.values():
+            counts[source] = counts.get(source, 0) + 1
+        how = "; ".join(f"{n:,} from {source}" for source, n in sorted(counts.items()))
+        return [f"{len(names):,} of {total:,} images {where} ({shown}): converted "
+                f"numbers-only (the benchmark holds no pixels for them; the app shows none); "
+                f"sizes: {how}"]
+
+
 RESERVED = ("ground_truth.json", "README.md", "predictions")
 IMAGE_PATH = ("a relative image path (no root, no .., no control characters), not "
               "ground_truth.json, README.md or under predictions/ (the converted files)")
@@ -185,8 +257,11 @@ def image_size(path: Path) -> tuple[int, int]:
             Image.MAX_IMAGE_PIXELS = limit
 
 
-def images_by_stem(folder: Path, bad: Problems) -> dict[str, Path]:
-    """Image files directly in ``folder`` by file stem (a stem with two images is a problem)."""
+def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
+    """Image files directly in ``folder`` by file stem (a stem with two images is a problem;
+    no folder, ``None``: no images, numbers-only)."""
+    if folder is None:
+        return {}
     if not folder.is_dir():
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
@@ -221,6 +296,8 @@ class Benchmark:
     images: dict[str, Path] = field(default_factory=dict)  # image_path -> source file
     notes: list[str] = field(default_factory=list)
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
+    # Said on stderr by the command and kept in the folder's README (images missing, ...).
+    warnings: list[str] = field(default_factory=list)
     # Top-level "source" of the ground truth: what it came from ("format") and the unit a
     # bootstrap should resample ("resample_unit", read by analysis.compare.default_unit).
     source: dict[str, str] = field(default_factory=dict)
@@ -256,7 +333,7 @@ class Benchmark:
                 "referring": len(self.tasks["referring"]),
                 "reasoning": len(self.tasks["reasoning"]),
                 "boxes": sum(len(a["bbox"]) for a in self.annotations),
-                "submissions": sorted(self.submissions)}
+                "submissions": sorted(self.submissions), "warnings": list(self.warnings)}
 
 
 def prediction_row(query_id: str, text_key: str, text: str,
@@ -401,8 +478,9 @@ def _readme(bench: Benchmark) -> str:
         f"reasoning: {c['reasoning']}",
         f"- submissions in `predictions/`: {', '.join(c['submissions']) or 'none'}",
     ]
-    if bench.notes:
-        lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in bench.notes]
+    if bench.notes or bench.warnings:
+        lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in
+                                                  [*bench.warnings, *bench.notes]]
     return "\n".join(lines) + "\n"
 
 
