@@ -40,9 +40,15 @@ def _common(p: argparse.ArgumentParser, images_help: str) -> None:
     p.add_argument("--out", required=True, help="benchmark folder to write (new or empty)")
     p.add_argument("--force", action="store_true",
                    help="replace --out even when it is a non-empty folder")
-    p.add_argument("--link", action="store_true",
-                   help="hard-link the images instead of copying them (copies across file "
-                   "systems)")
+    images = p.add_mutually_exclusive_group()
+    images.add_argument("--link", action="store_true",
+                        help="hard-link the images (the default; copies across file systems)")
+    images.add_argument("--copy", action="store_true",
+                        help="copy the images instead of hard-linking them")
+    _quiet(p)
+
+
+def _quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -112,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "reasoning"))
     p.add_argument("--out", required=True, help="folder to write (new or empty)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    _quiet(p)
     return parser
 
 
@@ -120,7 +127,7 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
     common = {"force": args.force, "command": command}
     if args.command == "to-coco":
         return coco.to_coco(args.gt, args.predictions, args.task, args.out, force=args.force)
-    common.update(link=args.link, show_progress=show)
+    common.update(link=not args.copy, show_progress=show)
     if args.command == "from-coco":
         if args.mapping:
             return coco.from_coco_export(args.mapping, args.images, args.out, **common)

@@ -449,7 +449,7 @@ def _scored(values: list[float], score: float | None) -> dict[str, Any]:
 def from_coco(instances: PathLike, images: PathLike | None, out: PathLike,
               results: Sequence[PathLike] = (), negatives: int | str | None = None,
               seed: int = 0, mask_score_threshold: float = 0.5, force: bool = False,
-              link: bool = False, show_progress: bool = False,
+              link: bool = True, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_coco(...)") -> dict[str, Any]:
     """Convert COCO instances (and results files) into an OVEarth benchmark folder.
 
@@ -740,7 +740,7 @@ def _export_predictions(s: Sample, image_id: int, cat: int,
 
 
 def from_coco_export(mapping: PathLike, images: PathLike | None, out: PathLike, force: bool = False,
-                     link: bool = False, show_progress: bool = False,
+                     link: bool = True, show_progress: bool = False,
                      command: str = "ovearth_core.convert.from_coco_export(...)"
                      ) -> dict[str, Any]:
     """Rebuild the benchmark of a :func:`to_coco` export exactly (queries, texts, ids).

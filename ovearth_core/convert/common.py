@@ -8,7 +8,7 @@ field, what was expected and what was found), builds a :class:`Benchmark` and ha
 writes the folder laid out as every benchmark folder (see ``ovearth_core.synth.writer``)::
 
     BENCH/ground_truth.json       annotations + tasks (spec "Data Formats")
-    BENCH/images/...              the source images (copies, or hard links with ``link``)
+    BENCH/images/...              the source images (hard links, or copies without ``link``)
     BENCH/predictions/<name>.json one submission per converted prediction source
     BENCH/README.md               how the folder was made, counts, conventions
 
@@ -395,7 +395,7 @@ def check_names(bench: Benchmark) -> None:
     bad.raise_if_any()
 
 
-def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: bool = False,
+def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: bool = True,
                     show_progress: bool = False) -> Path:
     """Validate ``bench`` and write it as the folder ``out``, atomically.
 
@@ -404,7 +404,8 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
         out: the folder to create; an existing empty folder is replaced, a non-empty one
             only with ``force``.
         force: replace an existing non-empty folder.
-        link: hard-link images instead of copying them (copies across file systems).
+        link: hard-link the images (the default: image sets are tens of gigabytes and a
+            benchmark only reads them; copies across file systems), else copy them.
         show_progress: a progress line on stderr while images are written.
 
     Returns:

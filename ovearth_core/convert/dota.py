@@ -221,7 +221,7 @@ def normalise(quads: Quads, bad: Problems) -> tuple[np.ndarray, dict[int, int]]:
 def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
               results: Sequence[PathLike] = (), negatives: int | str = "all", seed: int = 0,
               classes: Sequence[str] = (), difficult: str = "target", force: bool = False,
-              link: bool = False, show_progress: bool = False,
+              link: bool = True, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_dota(...)",
               merge_chips: bool = False, chip_size: int | None = None,
               chip_gap: int | None = None, sizes: PathLike | None = None) -> dict[str, Any]:

@@ -126,7 +126,7 @@ def _check_values(labels: npt.NDArray[np.int64], path: Path, classes: dict[int, 
 
 def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike | None, out: PathLike,
                     predictions: Sequence[PathLike] = (), ignore_index: int | None = None,
-                    force: bool = False, link: bool = False, show_progress: bool = False,
+                    force: bool = False, link: bool = True, show_progress: bool = False,
                     command: str = "ovearth_core.convert.from_label_maps(...)"
                     ) -> dict[str, Any]:
     """Convert class-index label maps (and prediction maps) into an open-vocabulary benchmark.

@@ -297,7 +297,7 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
 
 
 def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
-              predictions: Sequence[PathLike] = (), force: bool = False, link: bool = False,
+              predictions: Sequence[PathLike] = (), force: bool = False, link: bool = True,
               show_progress: bool = False,
               command: str = "ovearth_core.convert.from_rsvg(...)") -> dict[str, Any]:
     """Convert DIOR-RSVG XML annotations (and prediction files) into a referring benchmark.
