@@ -1,9 +1,10 @@
 """``python -m ovearth_core.convert``: bring your own data (and take ours to COCO tools).
 
-Subcommands: ``from-coco``, ``from-dota``, ``from-rsvg``, ``from-label-maps`` write an OVEarth
-benchmark folder (ground_truth.json, images/, predictions/<name>.json); ``to-coco`` writes
-COCO instances and results files of one task and one submission. Bad input exits with status 2
-and lists the problems (file, line or id, field, expected, found); nothing is written then.
+Subcommands: ``from-coco``, ``from-dota``, ``from-voc``, ``from-rsvg``, ``from-label-maps``
+write an OVEarth benchmark folder (ground_truth.json, images/, predictions/<name>.json);
+``to-coco`` writes COCO instances and results files of one task and one submission. Bad
+input exits with status 2 and lists the problems (file, line or id, field, expected, found);
+nothing is written then.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
-from . import coco, dota, label_maps, rsvg
+from . import coco, dota, label_maps, rsvg, voc
 from .common import Problems, check_target, read_text_lines
 
 PROG = "python -m ovearth_core.convert"
@@ -94,6 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "labels' extent)")
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
+    p = sub.add_parser("from-voc", help="Pascal VOC / DIOR / HRSC2016 XML (+ results) to a "
+                       "benchmark")
+    p.add_argument("--annotations", required=True, help="folder of .xml files, one per image")
+    p.add_argument("--results", action="append", default=[], metavar="DIR",
+                   help="folder of per-class result files <anything>_<class>.txt (repeatable; "
+                   "named after the folder)")
+    p.add_argument("--classes", help="classes file: '<name>' or '<id> <name>' per line (fixes "
+                   "the vocabulary; names HRSC's class ids)")
+    p.add_argument("--negatives", type=_negatives, default="all", metavar="N|all",
+                   help="negative queries per image (default all absent classes)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
+    p.add_argument("--difficult", choices=("target", "ignore"), default="target",
+                   help="difficult objects: targets (flagged; default) or ignore regions")
+    _common(p, "folder of the images")
+
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
     p.add_argument("--annotations", required=True, help="folder of DIOR-RSVG .xml files")
     p.add_argument("--predictions", action="append", default=[], metavar="PRED.json",
@@ -148,6 +164,9 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
                               chip_size=args.chip_size, chip_gap=args.chip_gap,
                               sizes=args.sizes, **common)
+    if args.command == "from-voc":
+        return voc.from_voc(args.annotations, args.images, args.out, args.results, args.classes,
+                            args.negatives, args.seed, args.difficult, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)
