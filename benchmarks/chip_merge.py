@@ -25,7 +25,9 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -74,6 +76,55 @@ def _all_pairs(polys: np.ndarray, scores: list[float]) -> list[int]:
     return kept
 
 
+def _all_pairs_neighbours(polys: np.ndarray) -> list[list[int]]:
+    """The replaced path's neighbour lists (the group's IoU matrix, 512 rows at a time)."""
+    from ovearth_core import geometry
+    from ovearth_core.convert.chips import NMS_IOU
+
+    over: list[list[int]] = [[] for _ in range(len(polys))]
+    for lo in range(0, len(polys), BLOCK_ROWS):
+        iou = geometry.iou_matrix(polys[lo:lo + BLOCK_ROWS], polys, True, NMS_IOU)
+        rows, cols = np.nonzero(iou > NMS_IOU)
+        for r, col in zip((rows + lo).tolist(), cols.tolist(), strict=True):
+            if r != col:
+                over[r].append(col)
+    return over
+
+
+def _task1_file(n: int, pitch: float, root: Path) -> Path:
+    """A scene's label file and one Task1 file of the group's ``n`` detections on 1024-px
+    chips (stride 824), in ``root``; no image (numbers-only)."""
+    polys, scores = group(n, pitch)
+    (root / "labelTxt").mkdir()
+    (root / "labelTxt" / "S.txt").write_text("10 10 40 10 40 22 10 22 car 0\n")
+    (root / "m").mkdir()
+    lines = []
+    for poly, score in zip(polys, scores, strict=True):
+        cx, cy = poly.mean(axis=0)
+        x0, y0 = (int(max(0, c - 512) // 824 * 824) for c in (cx, cy))
+        local = (poly - (x0, y0)).ravel()
+        lines.append(f"S__1__{x0}___{y0} {score!r} " + " ".join(f"{v:.2f}" for v in local))
+    (root / "m" / "Task1_car.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def _end_to_end(method: str, root: Path) -> None:
+    """The whole ``from_dota(..., merge_chips=True)`` on :func:`_task1_file`'s files, the
+    merge's neighbour search swapped for the all-pairs one with ``all_pairs``."""
+    from ovearth_core.convert import chips, from_dota
+
+    if method == "all_pairs":
+        chips._neighbours = _all_pairs_neighbours  # type: ignore[assignment]
+    from_dota(root / "labelTxt", None, root / "bench", [root / "m"], merge_chips=True,
+              chip_size=1024)
+
+
+def _kept_scores(root: Path) -> list[int]:
+    doc = json.loads((root / "bench" / "predictions" / "m.json").read_text())
+    return [round(b["score"] * 1e6) for r in doc["tasks"]["open_vocabulary"]
+            for b in r["oriented_bbox"]]
+
+
 def _index(polys: np.ndarray, scores: list[float]) -> list[int]:
     from ovearth_core.convert.chips import ChipDetection, merge
 
@@ -85,13 +136,24 @@ def child(method: str, n: int, pitch: float) -> dict[str, object]:
     """One merge in this process: seconds, peak RSS and RSS before it (MB), kept count."""
     from ovearth_core import geometry
 
-    polys, scores = group(n, pitch)
     geometry.shapely.STRtree  # noqa: B018 - import shapely before the clock starts
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    start = time.perf_counter()
-    kept = (_index if method == "index" else _all_pairs)(polys, scores)
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        if method.startswith("e2e-"):
+            import ovearth_core.convert  # noqa: F401 - imported before the clock starts
+
+            root = _task1_file(n, pitch, Path(tmp))
+        else:
+            polys, scores = group(n, pitch)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        start = time.perf_counter()
+        if method.startswith("e2e-"):
+            _end_to_end(method[4:], root)
+        else:
+            kept = (_index if method == "index" else _all_pairs)(polys, scores)
+        seconds = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if method.startswith("e2e-"):
+            kept = _kept_scores(root)
     return {"method": method, "n": n, "pitch": pitch, "seconds": round(seconds, 3),
             "peak_mb": round(peak, 1), "rss_before_mb": round(before, 1), "kept": len(kept),
             "digest": hashlib.sha256(json.dumps(kept).encode()).hexdigest()[:16]}
@@ -102,6 +164,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 30000])
     parser.add_argument("--pitch", type=float, default=60.0,
                         help="about one object per PITCH x PITCH pixels (36: a packed car park)")
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="time the whole from_dota(merge_chips=True) on a Task1 file of "
+                        "the group's chip detections instead of the merge alone")
     parser.add_argument("--child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -110,8 +175,9 @@ def main() -> None:
     for n in args.sizes:
         rows = {}
         for method in ("index", "all_pairs"):
+            child_method = f"e2e-{method}" if args.end_to_end else method
             out = subprocess.run([sys.executable, "-m", "benchmarks.chip_merge", "--child",
-                                  method, str(n), "--pitch", str(args.pitch)],
+                                  child_method, str(n), "--pitch", str(args.pitch)],
                                  check=True, capture_output=True, text=True)
             rows[method] = json.loads(out.stdout)
             print(json.dumps(rows[method]))

@@ -115,13 +115,19 @@ def read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad: 
     from .dota import QUAD_FIELDS, task1_results  # dota imports this module
 
     out = []
+    names: dict[str, tuple[str, float, int, int] | str] = {}  # a chip's lines share its name
     for path, cat, name, score, k in task1_results(folder, quads, bad, show):
         line = quads.lines[k]
-        try:
-            scene, rate, x, y = read_chip_name(name)
-        except ChipNameError as err:
-            bad.add(path, "image_name", str(err), name, line=line)
+        if name not in names:
+            try:
+                names[name] = read_chip_name(name)
+            except ChipNameError as err:
+                names[name] = str(err)
+        parsed = names[name]
+        if isinstance(parsed, str):
+            bad.add(path, "image_name", parsed, name, line=line)
             continue
+        scene, rate, x, y = parsed
         if scene not in scenes:
             bad.add(path, "image_name", f"a chip of a scene with a label file "
                     f"({scene}.txt)", name, line=line)

@@ -348,12 +348,12 @@ def _sizes(files: list[Path], found: dict[str, tuple[int, int]],
         box[0], box[1] = max(box[0], *pts[0::2]), max(box[1], *pts[1::2])
     side = chip_size or chips.infer_side(_chip_names(detections), found) or chips.DEFAULT_SUBSIZE
     from_chips: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for found_chips in detections.values():
-        for d in found_chips:
-            parsed = chips.parse_chip_name(getattr(d, "chip", None))
+    for scene, names in _chip_names(detections).items():
+        for name in names:
+            parsed = chips.parse_chip_name(name)
             if parsed is not None:
                 _, rate, x, y = parsed
-                box = from_chips[d.image]
+                box = from_chips[scene]
                 box[0], box[1] = max(box[0], (x + side) / rate), max(box[1], (y + side) / rate)
     for path in files:
         stem = path.stem
@@ -376,12 +376,13 @@ def _sizes(files: list[Path], found: dict[str, tuple[int, int]],
 
 
 def _chip_names(detections: dict[str, list[Detection]]) -> dict[str, list[str]]:
-    names: dict[str, list[str]] = defaultdict(list)
+    """The distinct chip names of every submission's detections, per scene."""
+    names: dict[str, set[str]] = defaultdict(set)
     for found in detections.values():
         for d in found:
             if getattr(d, "chip", None):
-                names[d.image].append(d.chip)  # type: ignore[attr-defined]
-    return names
+                names[d.image].add(d.chip)  # type: ignore[attr-defined]
+    return {scene: sorted(chip_names) for scene, chip_names in names.items()}
 
 
 def _check_split(chip_size: int | None, chip_gap: int | None) -> None:

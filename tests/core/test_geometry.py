@@ -520,3 +520,36 @@ def test_coverage_matrix_is_the_share_of_each_detection_inside_each_region(
     got = geometry.coverage_matrix(regions, dets, oriented)
     assert got.ravel().tolist() == pytest.approx([0.25, 1.0, 0.0, 0.0, 0.0, 0.0])
     assert geometry.coverage_matrix(regions[:0], dets, oriented).shape == (0, 3)
+
+
+# ------------------------------------------------- convex quadrilaterals (issue 38)
+
+_quad_pairs = st.lists(st.floats(-50, 50, allow_nan=False).map(lambda v: round(v, 1)),
+                       min_size=16, max_size=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_quad_pairs, st.sampled_from([0.0, 1e6]))
+def test_convex_intersection_areas_equal_geos(values: list[float], offset: float) -> None:
+    """The vectorised clipping against GEOS on convex quadrilaterals (either orientation,
+    disjoint, nested, sharing edges), near the origin and a million pixels away."""
+    pts = np.array(values).reshape(2, 4, 2) + offset
+    hulls = [shapely.convex_hull(shapely.MultiPoint(p)) for p in pts]
+    if any(len(shapely.get_coordinates(h)) != 5 for h in hulls):
+        return  # not four points in convex position
+    quads = np.array([shapely.get_coordinates(h)[:4] for h in hulls])
+    quads[1] = quads[1][::-1]  # the other orientation
+    got = geometry.convex_intersection_areas(quads[:1], quads[1:])[0]
+    want = shapely.area(shapely.intersection(shapely.Polygon(quads[0]),
+                                             shapely.Polygon(quads[1])))
+    assert got == pytest.approx(want, abs=1e-6)
+
+
+def test_convex_intersection_areas_hand_worked() -> None:
+    square = np.array([[0, 0], [4, 0], [4, 4], [0, 4]], float)
+    cases = [(square + 2, 4.0), (square + 5, 0.0), (square * 0.5 + 1, 4.0),
+             (square + [4, 0], 0.0), (np.array([[2, -2], [6, 2], [2, 6], [-2, 2]], float), 16.0),
+             (np.array([[2, 0], [4, 2], [2, 4], [0, 2]], float), 8.0)]
+    got = geometry.convex_intersection_areas(np.repeat(square[None], len(cases), 0),
+                                             np.array([c for c, _ in cases]))
+    assert got.tolist() == pytest.approx([area for _, area in cases])
