@@ -199,9 +199,9 @@ def overlapping_pairs(polys: FloatArray, min_iou: float
 
 def _convex(polys: FloatArray) -> npt.NDArray[np.bool_]:
     """Which quadrilaterals ``(N, 4, 2)`` turn one way at every vertex (convex)."""
-    turn = [np.cross(polys[:, (k + 1) % 4] - polys[:, k], polys[:, (k + 2) % 4]
-                     - polys[:, (k + 1) % 4]) for k in range(4)]
-    cross = np.stack(turn, axis=1)
+    u = np.roll(polys, -1, axis=1) - polys  # edge k: vertex k to k + 1
+    v = np.roll(u, -1, axis=1)  # edge k + 1
+    cross = u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
     return (cross >= 0).all(axis=1) | (cross <= 0).all(axis=1)
 
 

@@ -26,6 +26,8 @@ import numpy as np
 import pytest
 import refs
 from convert_helpers import ROOT, blank_images
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ovearth_core.convert import from_dota
 
@@ -334,3 +336,21 @@ def test_concave_labels_and_detections_score_as_the_devkit_scores_them(tmp_path:
     # Planes by score: the dart's square a false positive, then P2's concave label found:
     # recall 0.5 at precision 0.5, AP (every point) 0.25; scored as rectangles it was 1.
     assert block["plane"]["ap_every_point"] == pytest.approx(0.25)
+
+
+_coord = st.integers(0, 60).map(float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_coord, min_size=8, max_size=8), st.lists(_coord, min_size=8, max_size=8))
+def test_polygon_iou_equals_the_devkits_on_any_simple_quadrilateral(a: list[float],
+                                                                    b: list[float]) -> None:
+    """Convex or concave, either orientation: the evaluator's oriented-box IoU equals
+    DOTA_devkit's polyiou rule (refs.devkit_poly_iou) on every pair the evaluator accepts."""
+    from ovearth_core import geometry
+
+    quads = np.array([a, b]).reshape(2, 4, 2)
+    if not geometry.valid_polygons(quads).all():
+        return
+    got = geometry.iou_matrix(quads[:1], quads[1:], True)[0, 0]
+    assert got == pytest.approx(refs.devkit_poly_iou(_pairs(a), _pairs(b)), abs=1e-9)
