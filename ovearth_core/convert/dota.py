@@ -257,7 +257,7 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     check_target(out, force, inputs)
     if difficult not in ("target", "ignore"):
         raise fail("(options)", "--difficult", "target or ignore", difficult)
-    negatives = _negatives(negatives)
+    negatives = negatives_option(negatives)
     _check_split(chip_size, chip_gap)
     labels = Path(labels)
     images = None if images is None else Path(images)
@@ -276,7 +276,7 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     detections = {}
     reader = chips.read_chip_results if merge_chips else _read_results
     for folder in results:
-        detections[_submission_name(folder)] = reader(Path(folder), quads, scenes, bad,
+        detections[submission_name(folder)] = reader(Path(folder), quads, scenes, bad,
                                                       show_progress)
     missing = MissingImages(images)
     image_sizes = _sizes(files, found, given, objects, quads, detections, chip_size, images,
@@ -452,17 +452,21 @@ def _add_queries(bench: Benchmark, objects: list[DotaObject], sizes: dict[str, t
     return queries
 
 
-def _negatives(value: int | str) -> int | str:
+def negatives_option(value: int | str) -> int | str:
+    """``--negatives``: ``"all"`` or a count of negative queries per image (a string of at
+    most nine ASCII digits is read as one)."""
     if value == "all":
         return value
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and len(value) <= 9 and value.isascii() and value.isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise fail("(options)", "--negatives", "all or a non-negative integer", value)
     return value
 
 
-def _submission_name(folder: PathLike) -> str:
+def submission_name(folder: PathLike) -> str:
+    """The submission a results folder becomes: the folder's name (one that can name a
+    file)."""
     name = Path(folder).resolve().name
     if relative_path(f"{name}.json") is None:
         raise fail("(options)", "--results", "a folder whose name can name a submission", name)

@@ -81,7 +81,7 @@ from .common import (
     relative_path,
     write_benchmark,
 )
-from .dota import _negatives, _submission_name
+from .dota import negatives_option, submission_name
 from .rsvg import XmlRefused, parse_xml
 
 _DIOR_CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
@@ -450,7 +450,7 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     check_target(out, force, inputs)
     if difficult not in ("target", "ignore"):
         raise fail("(options)", "--difficult", "target or ignore", difficult)
-    negatives = _negatives(negatives)
+    negatives = negatives_option(negatives)
     annotations = Path(annotations)
     folder = None if images is None else Path(images)
     if not annotations.is_dir():
@@ -468,7 +468,7 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     bad.raise_if_any()
     entries = [e for e in parsed if e is not None]
     vocab = sorted(set(class_ids.values()) | {o.category for e in entries for o in e.objects})
-    found = {_submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
+    found = {submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
                                                bad) for f in results}
     bad.raise_if_any()
     rotated = any(o.obb is not None for e in entries for o in e.objects) or any(
