@@ -251,7 +251,7 @@ def _missing(coco: CocoSet, images: PathLike | None) -> list[str]:
     missing = MissingImages(images)
     for ident in coco.missing:
         missing.add(coco.images[ident].file_name, "the instances file's width and height")
-    return missing.warning(len(coco.images))
+    return missing.warning(len({img.file_name for img in coco.images.values()}))
 
 
 def _check_image_files(coco: CocoSet, folder: Path, bad: Problems, show: bool) -> None:

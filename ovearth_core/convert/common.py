@@ -186,7 +186,7 @@ class MissingImages:
         shown = ", ".join(names[:10]) + (f" and {len(names) - 10:,} more"
                                          if len(names) > 10 else "")
         where = (f"are not in {self.folder}" if self.folder is not None
-                 else "have no --images folder")
+                 else "are not given (no --images folder)")
         counts: dict[str, int] = {}
         for source in self.sources.values():
             counts[source] = counts.get(source, 0) + 1
