@@ -191,7 +191,7 @@ class MissingImages:
         for source in self.sources.values():
             counts[source] = counts.get(source, 0) + 1
         how = "; ".join(f"{n:,} from {source}" for source, n in sorted(counts.items()))
-        return [f"{len(names):,} of {total:,} images {where} ({shown}): converted "
+        return [f"{len(names):,} of {total:,} images {where}: {shown}. Converted "
                 f"numbers-only (the benchmark holds no pixels for them; the app shows none); "
                 f"sizes: {how}"]
 
