@@ -22,7 +22,7 @@ HRSC2016: ``<HRSC_Image>`` with ``<Img_FileName>``, ``<Img_FileFmt>``, ``<Img_Si
 ``<Img_SizeHeight>`` and ``<HRSC_Objects><HRSC_Object>`` holding ``<Class_ID>``,
 ``<difficult>``, ``<box_xmin> ... <box_ymax>`` and the rotated box ``<mbox_cx> <mbox_cy>
 <mbox_w> <mbox_h> <mbox_ang>`` (radians, the standard rotation in image coordinates: the
-width axis along ``(cos a, sin a)``, as HRSC's own tools and mmrotate read it).
+width axis along ``(cos a, sin a)``, as mmrotate's HRSC loader reads it).
 
 Each (image, class present) becomes a positive open-vocabulary query (phrase: the class name
 with ``-`` and ``_`` as spaces), the absent classes negatives (all, or N per image); the
