@@ -121,7 +121,9 @@ def _four_vertices(value: object) -> list[tuple[float, float]] | None:
 
 
 def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
-    """Validate an oriented box: four finite vertices, boundary order, convex, area > 0.
+    """Validate an oriented box: four finite vertices in boundary order (not self-crossing),
+    area > 0; convex, or concave as DOTA labels sometimes are (one vertex inside the
+    triangle of the other three; scored as the polygon itself, as DOTA_devkit scores it).
 
     Plain Python on purpose: for four vertices it is several times faster than numpy.
     """
@@ -145,12 +147,26 @@ def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
         positive |= cross > tol
         negative |= cross < -tol
         area2 += ax * by - bx * ay
-    if positive and negative:
-        raise FieldError("", "a convex polygon with vertices in boundary order (not self-crossing)",
+    if positive and negative and not _one_inside(unit, tol):
+        raise FieldError("", "a polygon with vertices in boundary order (not self-crossing)",
                          value)
     if abs(area2) <= tol:
         raise FieldError("", "a polygon with positive area", value)
     return tuple(pts)
+
+
+def _one_inside(unit: list[tuple[float, float]], tol: float) -> bool:
+    """Whether a vertex lies strictly inside the triangle of the other three: then every
+    order of the four is a simple (concave) quadrilateral; four points in convex position
+    have one simple order, the convex one."""
+    for k in range(4):
+        px, py = unit[k]
+        tri = [unit[(k + i) % 4] for i in (1, 2, 3)]
+        sides = [(bx - ax) * (py - ay) - (by - ay) * (px - ax)
+                 for (ax, ay), (bx, by) in zip(tri, tri[1:] + tri[:1], strict=True)]
+        if all(c > tol for c in sides) or all(c < -tol for c in sides):
+            return True
+    return False
 
 
 def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | None]:
@@ -345,7 +361,15 @@ def polygon_checks(a: FloatArray
             positive |= cross > tol
             negative |= cross < -tol
             area2 = area2 + (ax * by - bx * ay)
-        ok = finite & ~(positive & negative) & (np.abs(area2) > tol)
+        inside = np.zeros(n, dtype=bool)
+        for k in range(4):
+            p = unit[:, k]
+            tri = unit[:, [(k + 1) % 4, (k + 2) % 4, (k + 3) % 4]]
+            edge = np.roll(tri, -1, axis=1) - tri
+            rel = p[:, None, :] - tri
+            sides = edge[..., 0] * rel[..., 1] - edge[..., 1] * rel[..., 0]
+            inside |= (sides > tol).all(axis=1) | (sides < -tol).all(axis=1)
+        ok = finite & (~(positive & negative) | inside) & (np.abs(area2) > tol)
     return a, ok, np.zeros(n, dtype=bool)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -108,7 +109,10 @@ def read_input(path: PathLike, role: str, max_bytes: int | None = None) -> bytes
 
 
 def parse_json(data: bytes, name: str) -> Any:
-    """Parse the bytes of file ``name`` as a UTF-8 JSON object (see :func:`read_json`)."""
+    """Parse the bytes of file ``name`` as a UTF-8 JSON object (see :func:`read_json`).
+
+    A COCO, DOTA, VOC or DIOR-RSVG file is one problem naming the converter to use
+    (:func:`foreign_format`), not the many its fields would give."""
     try:
         with gc_paused():
             doc = orjson.loads(data)
@@ -116,13 +120,67 @@ def parse_json(data: bytes, name: str) -> Any:
         located, total = locate_non_finite(data, name)
         if located:
             raise OVEarthInputError(located, total) from None
+        _refuse_foreign(None, data, name)
         raise OVEarthInputError([Problem(name, "(document)",
                                          "valid UTF-8 JSON (no NaN/Infinity, nesting under 1024)",
                                          _parse_error(err, data))]) from None
     if not isinstance(doc, dict):
+        _refuse_foreign(doc, data, name)
         raise OVEarthInputError([Problem(name, "(document)", "a JSON object at the top level",
                                          f"a JSON {type(doc).__name__}")])
     return doc
+
+
+_CONVERT = "python -m ovearth_core.convert"
+_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def foreign_format(doc: Any, data: bytes, name: str) -> tuple[str, str] | None:
+    """What a file in another benchmark format looks like and the command that converts it,
+    or ``None``: a COCO instances object or results list (``doc``, the parsed JSON, if
+    any), DOTA ``labelTxt`` or Task1 lines, VOC / HRSC2016 or DIOR-RSVG XML (``data``)."""
+    if isinstance(doc, dict) and "tasks" not in doc and all(
+            isinstance(doc.get(k), list) for k in ("images", "annotations", "categories")):
+        return ("a COCO instances file (images, annotations, categories)",
+                f"{_CONVERT} from-coco --instances {name} --images IMAGES --out BENCH")
+    if isinstance(doc, list):
+        first = doc[0] if doc else None
+        if isinstance(first, dict) and "image_id" in first and "category_id" in first:
+            return ("a COCO results list", f"{_CONVERT} from-coco --instances INSTANCES.json "
+                    f"--results {name} --images IMAGES --out BENCH")
+        return None
+    if doc is not None:
+        return None
+    head = data[:1 << 16].decode("utf-8", "ignore").lstrip("\ufeff \t\r\n")
+    if head.startswith("<"):
+        if "<description>" in head:
+            return ("DIOR-RSVG XML", f"{_CONVERT} from-rsvg --annotations FOLDER "
+                    "--images IMAGES --out BENCH")
+        if "<annotation" in head or "<HRSC_Image" in head:
+            return ("Pascal VOC / DIOR / HRSC2016 XML", f"{_CONVERT} from-voc --annotations "
+                    "FOLDER --images IMAGES --out BENCH")
+        return None
+    for line in head.splitlines()[:20]:
+        tokens = line.split()
+        if not tokens or line.lower().startswith(("imagesource", "gsd")):
+            continue
+        numbers = [bool(_NUMBER.match(t)) for t in tokens]
+        if len(tokens) == 10 and all(numbers[:8]) and not numbers[8]:
+            return ("a DOTA labelTxt file", f"{_CONVERT} from-dota --labels FOLDER "
+                    "--images IMAGES --out BENCH")
+        if len(tokens) == 10 and all(numbers[1:]):
+            return ("a DOTA Task1 results file", f"{_CONVERT} from-dota --results FOLDER "
+                    "--labels LABELS --images IMAGES --out BENCH")
+        return None
+    return None
+
+
+def _refuse_foreign(doc: Any, data: bytes, name: str) -> None:
+    """Raise one problem naming the converter when ``name`` is in another format."""
+    found = foreign_format(doc, data, name)
+    if found is not None:
+        raise OVEarthInputError([Problem(name, "(document)", "an OVEarth JSON file; convert "
+                                         f"this one first: {found[1]}", f"<{found[0]}>")])
 
 
 def _parse_error(err: orjson.JSONDecodeError, data: bytes, context: int = 30) -> str:
@@ -164,6 +222,7 @@ def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
 
 
 def _parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
+    _refuse_foreign(doc, b"", name)
     found = OrderedProblems(name)
     raw_anns = doc.get("annotations")
     if not isinstance(raw_anns, list):

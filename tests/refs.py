@@ -178,6 +178,29 @@ def polygon_iou(a: Sequence[Point], b: Sequence[Point]) -> float:
     return inter / (area_a + area_b - inter)
 
 
+def devkit_poly_iou(a: Sequence[Point], b: Sequence[Point]) -> float:
+    """DOTA_devkit's ``polyiou.iou_poly`` as its documented rule: each polygon turned
+    counter-clockwise by its shoelace sign, then the intersection is the sum over every pair
+    of edges of the signed overlap of the two triangles (origin, edge) they fan out to (a
+    triangle's sign: its orientation); the union ``|area a| + |area b| - intersection``.
+    For a simple polygon, convex or concave, this is the exact polygon IoU; for a
+    self-crossing vertex order it weighs each lobe by its winding number."""
+    pa, pb = _ccw(a), _ccw(b)
+    inter = 0.0
+    for p, q in zip(pa, pa[1:] + pa[:1], strict=True):
+        s1 = signed_area([(0.0, 0.0), p, q])
+        if s1 == 0:
+            continue
+        for r, t in zip(pb, pb[1:] + pb[:1], strict=True):
+            s2 = signed_area([(0.0, 0.0), r, t])
+            if s2 == 0:
+                continue
+            part = clip_polygon([(0.0, 0.0), p, q], [(0.0, 0.0), r, t])
+            area = abs(signed_area(part)) if len(part) >= 3 else 0.0
+            inter += area if (s1 > 0) == (s2 > 0) else -area
+    return inter / (abs(signed_area(pa)) + abs(signed_area(pb)) - inter)
+
+
 # ------------------------------------------------------------------------ matching
 
 

@@ -4,6 +4,7 @@
 
 * :func:`from_coco` / :func:`to_coco` (and :func:`from_coco_export`, a to-coco export back)
 * :func:`from_dota`: DOTA ``labelTxt`` and Task1 results
+* :func:`from_voc`: Pascal VOC / DIOR / HRSC2016 XML and per-class results
 * :func:`from_rsvg`: DIOR-RSVG XML and box predictions
 * :func:`from_label_maps`: class-index PNGs (land cover)
 
@@ -16,6 +17,7 @@ from .coco import from_coco, from_coco_export, to_coco
 from .dota import from_dota
 from .label_maps import from_label_maps
 from .rsvg import from_rsvg
+from .voc import from_voc
 
 __all__ = ["from_coco", "from_coco_export", "from_dota", "from_label_maps", "from_rsvg",
-           "to_coco"]
+           "from_voc", "to_coco"]

@@ -1,9 +1,10 @@
 """``python -m ovearth_core.convert``: bring your own data (and take ours to COCO tools).
 
-Subcommands: ``from-coco``, ``from-dota``, ``from-rsvg``, ``from-label-maps`` write an OVEarth
-benchmark folder (ground_truth.json, images/, predictions/<name>.json); ``to-coco`` writes
-COCO instances and results files of one task and one submission. Bad input exits with status 2
-and lists the problems (file, line or id, field, expected, found); nothing is written then.
+Subcommands: ``from-coco``, ``from-dota``, ``from-voc``, ``from-rsvg``, ``from-label-maps``
+write an OVEarth benchmark folder (ground_truth.json, images/, predictions/<name>.json);
+``to-coco`` writes COCO instances and results files of one task and one submission. Bad
+input exits with status 2 and lists the problems (file, line or id, field, expected, found);
+nothing is written then.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
-from . import coco, dota, label_maps, rsvg
+from . import coco, dota, label_maps, rsvg, voc
 from .common import Problems, check_target, read_text_lines
 
 PROG = "python -m ovearth_core.convert"
@@ -35,13 +36,20 @@ def _negatives(value: str) -> int | str:
 
 
 def _common(p: argparse.ArgumentParser, images_help: str) -> None:
-    p.add_argument("--images", required=True, help=images_help)
+    p.add_argument("--images", help=images_help + "; without it, or for an image missing, "
+                   "the conversion is numbers-only (with a warning)")
     p.add_argument("--out", required=True, help="benchmark folder to write (new or empty)")
     p.add_argument("--force", action="store_true",
                    help="replace --out even when it is a non-empty folder")
-    p.add_argument("--link", action="store_true",
-                   help="hard-link the images instead of copying them (copies across file "
-                   "systems)")
+    images = p.add_mutually_exclusive_group()
+    images.add_argument("--link", action="store_true",
+                        help="hard-link the images (the default; copies across file systems)")
+    images.add_argument("--copy", action="store_true",
+                        help="copy the images instead of hard-linking them")
+    _quiet(p)
+
+
+def _quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -77,7 +85,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results are on ImgSplit chips (P0001__1__1024___512): map them to "
                    "their scenes and merge per scene and class by polygon NMS at 0.3 "
                    "(DOTA_devkit mergebypoly)")
+    p.add_argument("--chip-size", type=int, default=None, metavar="PX",
+                   help="ImgSplit's subsize of those chips (default: read from the chip names' "
+                   "pattern, else 1024); the chips' extents when their images are absent")
+    p.add_argument("--chip-gap", type=int, default=None, metavar="PX",
+                   help="ImgSplit's gap of those chips (recorded with the chip size)")
+    p.add_argument("--sizes", metavar="FILE", help="sizes of images that are missing: "
+                   "'<image> <width> <height>' per line (else from the chip names or the "
+                   "labels' extent)")
     _common(p, "folder of the images (<image>.png, any image suffix)")
+
+    p = sub.add_parser("from-voc", help="Pascal VOC / DIOR / HRSC2016 XML (+ results) to a "
+                       "benchmark")
+    p.add_argument("--annotations", required=True, help="folder of .xml files, one per image")
+    p.add_argument("--results", action="append", default=[], metavar="DIR",
+                   help="folder of per-class result files <anything>_<class>.txt (repeatable; "
+                   "named after the folder)")
+    p.add_argument("--classes", help="classes file: '<name>' or '<id> <name>' per line (fixes "
+                   "the vocabulary; names HRSC's class ids)")
+    p.add_argument("--negatives", type=_negatives, default="all", metavar="N|all",
+                   help="negative queries per image (default all absent classes)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
+    p.add_argument("--difficult", choices=("target", "ignore"), default="target",
+                   help="difficult objects: targets (flagged; default) or ignore regions")
+    _common(p, "folder of the images")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
     p.add_argument("--annotations", required=True, help="folder of DIOR-RSVG .xml files")
@@ -103,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "reasoning"))
     p.add_argument("--out", required=True, help="folder to write (new or empty)")
     p.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    _quiet(p)
     return parser
 
 
@@ -111,7 +143,7 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
     common = {"force": args.force, "command": command}
     if args.command == "to-coco":
         return coco.to_coco(args.gt, args.predictions, args.task, args.out, force=args.force)
-    common.update(link=args.link, show_progress=show)
+    common.update(link=not args.copy, show_progress=show)
     if args.command == "from-coco":
         if args.mapping:
             return coco.from_coco_export(args.mapping, args.images, args.out, **common)
@@ -130,7 +162,11 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             classes = [line.strip() for line in lines or [] if line.strip()]
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
-                              **common)
+                              chip_size=args.chip_size, chip_gap=args.chip_gap,
+                              sizes=args.sizes, **common)
+    if args.command == "from-voc":
+        return voc.from_voc(args.annotations, args.images, args.out, args.results, args.classes,
+                            args.negatives, args.seed, args.difficult, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)
@@ -155,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG} {args.command}: cannot write {args.out}: {err.strerror or err}",
               file=sys.stderr)
         return EXIT_BAD_INPUT
+    for warning in summary.get("warnings", []):
+        print(f"{PROG} {args.command}: warning: {warning}", file=sys.stderr)
     print(_summary_line(args, summary))
     return 0
 

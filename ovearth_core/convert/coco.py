@@ -35,6 +35,7 @@ COCOeval needs to reproduce our AP).
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections import defaultdict
 from collections.abc import Sequence
@@ -53,6 +54,7 @@ from ..types import MODALITIES, TASK_KEYS, Sample
 from .common import (
     IMAGE_PATH,
     Benchmark,
+    MissingImages,
     PathLike,
     Problems,
     atomic_folder,
@@ -105,6 +107,8 @@ class CocoSet:
     images: dict[int, CocoImage]
     categories: dict[int, str]
     groups: dict[tuple[int, int], list[Instance]] = field(default_factory=dict)
+    # Image ids whose file is not in the images folder: converted numbers-only.
+    missing: set[int] = field(default_factory=set)
 
 
 def _is_int(value: object) -> bool:
@@ -144,6 +148,8 @@ def read_instances(path: PathLike, images_dir: PathLike | None,
     coco = CocoSet(path, images, categories)
     if images_dir is not None:
         _check_image_files(coco, Path(images_dir), bad, show_progress)
+    else:
+        coco.missing = set(images)
     seen: set[object] = set()
     pending: list[tuple[tuple[int, int], Instance, dict[str, Any] | None]] = []
     for i, ann in enumerate(progress(anns, "reading annotations", show_progress)):
@@ -241,9 +247,21 @@ def _read_categories(doc: dict[str, Any], path: Path, bad: Problems) -> dict[int
     return out
 
 
+def _missing(coco: CocoSet, images: PathLike | None) -> list[str]:
+    missing = MissingImages(images)
+    for ident in coco.missing:
+        missing.add(coco.images[ident].file_name, "the instances file's width and height")
+    return missing.warning(len({img.file_name for img in coco.images.values()}))
+
+
 def _check_image_files(coco: CocoSet, folder: Path, bad: Problems, show: bool) -> None:
+    """Each image file's size against the declared one; a file that is not there is noted
+    in ``coco.missing`` (numbers-only, by its declared size), not a problem."""
     for i, img in enumerate(progress(list(coco.images.values()), "reading image sizes", show)):
         src = folder / img.file_name
+        if not os.path.lexists(src):
+            coco.missing.add(img.id)
+            continue
         try:
             size = image_size(src)
         except OSError as err:
@@ -428,10 +446,10 @@ def _scored(values: list[float], score: float | None) -> dict[str, Any]:
     return {"bbox": values, "score": score}
 
 
-def from_coco(instances: PathLike, images: PathLike, out: PathLike,
+def from_coco(instances: PathLike, images: PathLike | None, out: PathLike,
               results: Sequence[PathLike] = (), negatives: int | str | None = None,
               seed: int = 0, mask_score_threshold: float = 0.5, force: bool = False,
-              link: bool = False, show_progress: bool = False,
+              link: bool = True, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_coco(...)") -> dict[str, Any]:
     """Convert COCO instances (and results files) into an OVEarth benchmark folder.
 
@@ -453,7 +471,7 @@ def from_coco(instances: PathLike, images: PathLike, out: PathLike,
     Returns:
         The counts of what was written (also in ``out/README.md``).
     """
-    inputs = [instances, images, *results]
+    inputs = [p for p in (instances, images, *results) if p is not None]
     check_target(out, force, inputs)
     negatives = _negatives_option(negatives)
     _check_threshold(mask_score_threshold)
@@ -466,11 +484,13 @@ def from_coco(instances: PathLike, images: PathLike, out: PathLike,
     if lvis:
         _check_lvis(coco)
     # One query per (image, category): the queries of an image are not independent.
-    bench = Benchmark(command, inputs=inputs, source={"format": "COCO", "resample_unit": "image"})
+    bench = Benchmark(command, inputs=inputs, source={"format": "COCO", "resample_unit": "image"},
+                      warnings=_missing(coco, images))
     queries: dict[tuple[int, int], str] = {}
     for img in sorted(coco.images.values(), key=lambda im: im.id):
         image_path = f"images/{img.file_name}"
-        bench.images[image_path] = Path(images) / img.file_name
+        if img.id not in coco.missing:
+            bench.images[image_path] = Path(images) / img.file_name  # type: ignore[arg-type]
         present = sorted(c for c in coco.categories if (img.id, c) in coco.groups)
         if lvis:
             negative = sorted(set(img.neg_category_ids or ()))
@@ -719,8 +739,8 @@ def _export_predictions(s: Sample, image_id: int, cat: int,
 # ------------------------------------------------------------------ a to-coco export back
 
 
-def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: bool = False,
-                     link: bool = False, show_progress: bool = False,
+def from_coco_export(mapping: PathLike, images: PathLike | None, out: PathLike, force: bool = False,
+                     link: bool = True, show_progress: bool = False,
                      command: str = "ovearth_core.convert.from_coco_export(...)"
                      ) -> dict[str, Any]:
     """Rebuild the benchmark of a :func:`to_coco` export exactly (queries, texts, ids).
@@ -729,7 +749,7 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
     ``instances_segm.json``, oriented boxes from ``instances_obb.json``, and the
     submission's from the three results files.
     """
-    check_target(out, force, [mapping, images])
+    check_target(out, force, [p for p in (mapping, images) if p is not None])
     mapping = Path(mapping)
     doc = load_json(mapping, "to-coco mapping", dict)
     if doc.get("format") != MAPPING_FORMAT:
@@ -755,7 +775,8 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
             and not submission.startswith(".")):
         raise fail(mapping, "submission", f"the submission's name: {COMPONENT}",
                    submission)
-    bench = Benchmark(command, inputs=[mapping, images])
+    bench = Benchmark(command, inputs=[p for p in (mapping, images) if p is not None],
+                      warnings=_missing(sets["bbox"], images))
     results_by_image = {kind: _by_image(groups) for kind, groups in results.items()}
     seen: dict[str, tuple[bool, dict[str, Any], CocoImage, int]] = {}
     bad = Problems()
@@ -766,7 +787,8 @@ def from_coco_export(mapping: PathLike, images: PathLike, out: PathLike, force: 
             continue
         image_id, img = fields["image_id"], sets["bbox"].images[fields["image_id"]]
         positive = fields["type"] == "positive"
-        bench.images[fields["image_path"]] = Path(images) / img.file_name
+        if image_id not in sets["bbox"].missing:
+            bench.images[fields["image_path"]] = Path(images) / img.file_name  # type: ignore
         bench.add_query(task, fields["query_id"], fields["ann_id"], fields["text"],
                         negative=not positive)
         # An annotation's geometry travels with its positive queries' COCO images.

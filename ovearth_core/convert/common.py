@@ -8,7 +8,7 @@ field, what was expected and what was found), builds a :class:`Benchmark` and ha
 writes the folder laid out as every benchmark folder (see ``ovearth_core.synth.writer``)::
 
     BENCH/ground_truth.json       annotations + tasks (spec "Data Formats")
-    BENCH/images/...              the source images (copies, or hard links with ``link``)
+    BENCH/images/...              the source images (hard links, or copies without ``link``)
     BENCH/predictions/<name>.json one submission per converted prediction source
     BENCH/README.md               how the folder was made, counts, conventions
 
@@ -24,6 +24,7 @@ an ancestor of) one of the command's inputs; ``--out`` itself may not be a symbo
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import warnings
@@ -124,6 +125,77 @@ def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
     return text.splitlines()
 
 
+# A side of an image, in pixels, as a sizes file may give it (nine digits).
+MAX_SIDE = 999_999_999
+_SIDE = re.compile(r"[0-9]{1,9}")
+
+
+def parse_side(text: str | None) -> int | None:
+    """A side of an image in pixels from text: a whole number from 1 to ``MAX_SIDE`` (ASCII
+    digits, at most nine), else ``None``."""
+    value = int(text) if text is not None and _SIDE.fullmatch(text) else 0
+    return value if 0 < value <= MAX_SIDE else None
+
+
+def read_sizes(path: Path, bad: Problems) -> dict[str, tuple[int, int]]:
+    """``(width, height)`` by image stem from a sizes file: ``<image> <width> <height>`` per
+    line (spaces or commas; the image by stem or file name; ``#`` comments and blank lines
+    skipped). Problems, with the line, go to ``bad``."""
+    out: dict[str, tuple[int, int]] = {}
+    for n, raw in enumerate(read_text_lines(path, bad, "sizes file") or [], start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        tokens = line.replace(",", " ").split()
+        if len(tokens) != 3:
+            bad.add(path, "(line)", "<image> <width> <height>", line[:60], line=n)
+            continue
+        name, *dims = tokens
+        stem = (PurePosixPath(name).stem if PurePosixPath(name).suffix.lower() in IMAGE_SUFFIXES
+                else name)
+        if stem in out:
+            bad.add(path, "image", "each image once", name, line=n)
+            continue
+        values = [parse_side(t) for t in dims]
+        wrong = [(f, t) for f, t, v in zip(("width", "height"), dims, values, strict=True)
+                 if v is None]
+        if wrong:
+            bad.add(path, wrong[0][0], f"a whole number of pixels from 1 to {MAX_SIDE:,}",
+                    wrong[0][1][:20], line=n)
+            continue
+        out[stem] = (values[0], values[1])  # type: ignore[assignment]
+    return out
+
+
+class MissingImages:
+    """Images a converter did not find, converted numbers-only (no pixels in the benchmark),
+    named together in one warning with where each one's size came from."""
+
+    def __init__(self, folder: PathLike | None) -> None:
+        self.folder = folder
+        self.sources: dict[str, str] = {}
+
+    def add(self, name: str, source: str) -> None:
+        self.sources[name] = source
+
+    def warning(self, total: int) -> list[str]:
+        """The warning (one, or none when every image was found)."""
+        if not self.sources:
+            return []
+        names = sorted(self.sources)
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10:,} more"
+                                         if len(names) > 10 else "")
+        where = (f"are not in {self.folder}" if self.folder is not None
+                 else "are not given (no --images folder)")
+        counts: dict[str, int] = {}
+        for source in self.sources.values():
+            counts[source] = counts.get(source, 0) + 1
+        how = "; ".join(f"{n:,} from {source}" for source, n in sorted(counts.items()))
+        return [f"{len(names):,} of {total:,} images {where}: {shown}. Converted "
+                f"numbers-only (the benchmark holds no pixels for them; the app shows none); "
+                f"sizes: {how}"]
+
+
 RESERVED = ("ground_truth.json", "README.md", "predictions")
 IMAGE_PATH = ("a relative image path (no root, no .., no control characters), not "
               "ground_truth.json, README.md or under predictions/ (the converted files)")
@@ -185,8 +257,11 @@ def image_size(path: Path) -> tuple[int, int]:
             Image.MAX_IMAGE_PIXELS = limit
 
 
-def images_by_stem(folder: Path, bad: Problems) -> dict[str, Path]:
-    """Image files directly in ``folder`` by file stem (a stem with two images is a problem)."""
+def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
+    """Image files directly in ``folder`` by file stem (a stem with two images is a problem;
+    no folder, ``None``: no images, numbers-only)."""
+    if folder is None:
+        return {}
     if not folder.is_dir():
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
@@ -216,9 +291,13 @@ class Benchmark:
     tasks: dict[str, list[dict[str, Any]]] = field(
         default_factory=lambda: {key: [] for key in TASK_KEYS.values()})
     submissions: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    # Top-level members of a submission's file beside "tasks" (``chip_split``).
+    submission_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
     images: dict[str, Path] = field(default_factory=dict)  # image_path -> source file
     notes: list[str] = field(default_factory=list)
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
+    # Said on stderr by the command and kept in the folder's README (images missing, ...).
+    warnings: list[str] = field(default_factory=list)
     # Top-level "source" of the ground truth: what it came from ("format") and the unit a
     # bootstrap should resample ("resample_unit", read by analysis.compare.default_unit).
     source: dict[str, str] = field(default_factory=dict)
@@ -254,7 +333,7 @@ class Benchmark:
                 "referring": len(self.tasks["referring"]),
                 "reasoning": len(self.tasks["reasoning"]),
                 "boxes": sum(len(a["bbox"]) for a in self.annotations),
-                "submissions": sorted(self.submissions)}
+                "submissions": sorted(self.submissions), "warnings": list(self.warnings)}
 
 
 def prediction_row(query_id: str, text_key: str, text: str,
@@ -316,7 +395,7 @@ def check_names(bench: Benchmark) -> None:
     bad.raise_if_any()
 
 
-def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: bool = False,
+def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: bool = True,
                     show_progress: bool = False) -> Path:
     """Validate ``bench`` and write it as the folder ``out``, atomically.
 
@@ -325,7 +404,8 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
         out: the folder to create; an existing empty folder is replaced, a non-empty one
             only with ``force``.
         force: replace an existing non-empty folder.
-        link: hard-link images instead of copying them (copies across file systems).
+        link: hard-link the images (the default: image sets are tens of gigabytes and a
+            benchmark only reads them; copies across file systems), else copy them.
         show_progress: a progress line on stderr while images are written.
 
     Returns:
@@ -338,7 +418,8 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
         tmp.write("ground_truth.json",
                   orjson.dumps(bench.ground_truth(), option=orjson.OPT_INDENT_2) + b"\n")
         for name, tasks in bench.submissions.items():
-            tmp.write(f"predictions/{name}.json", orjson.dumps({"tasks": tasks}) + b"\n")
+            doc = {"tasks": tasks, **bench.submission_extra.get(name, {})}
+            tmp.write(f"predictions/{name}.json", orjson.dumps(doc) + b"\n")
         if not bench.submissions:
             os.mkdir(tmp.path / "predictions")
         for rel, src in progress(bench.images.items(), "writing images", show_progress,
@@ -398,8 +479,9 @@ def _readme(bench: Benchmark) -> str:
         f"reasoning: {c['reasoning']}",
         f"- submissions in `predictions/`: {', '.join(c['submissions']) or 'none'}",
     ]
-    if bench.notes:
-        lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in bench.notes]
+    if bench.notes or bench.warnings:
+        lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in
+                                                  [*bench.warnings, *bench.notes]]
     return "\n".join(lines) + "\n"
 
 

@@ -16,9 +16,10 @@ file per category, ``Task1_<category>.txt``, one detection per line::
 Each (image, category present) becomes a positive open-vocabulary query (phrase: the category
 with ``-`` and ``_`` as spaces); its annotation holds the objects as oriented boxes, their
 envelopes as boxes, no mask. Vertex order is normalised to what the evaluator accepts
-(:func:`~ovearth_core.geometry.boundary_order`): convex quadrilaterals are kept as given;
-self-crossing orders are re-sorted around the centroid keeping the first vertex; the rare
-concave ones become their minimum-area rectangles; zero-area ones are errors. ``difficult``
+(:func:`~ovearth_core.geometry.boundary_order`): simple quadrilaterals, convex or concave, are
+kept as given and scored as polygons, as DOTA_devkit's ``polyiou`` scores them; self-crossing
+orders are re-sorted around the centroid keeping the first vertex (the devkit would weigh
+their two lobes by winding number); zero-area ones are errors. ``difficult``
 objects are kept as targets, flagged in the annotation's ``difficult`` list (parallel to
 ``bbox`` and ``oriented_bbox``), or with ``difficult="ignore"`` made ignore regions (the
 COCO-style AP then ignores detections inside them). Absent categories become negative
@@ -31,7 +32,7 @@ import math
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from . import chips
 from .common import (
     COORDINATE,
     Benchmark,
+    MissingImages,
     PathLike,
     Problems,
     check_target,
@@ -53,6 +55,7 @@ from .common import (
     phrase_of,
     prediction_row,
     progress,
+    read_sizes,
     read_text_lines,
     relative_path,
     write_benchmark,
@@ -63,7 +66,6 @@ _CLASS = re.compile(r"^[^\s]+$")
 QUAD_FIELDS = "x1 y1 x2 y2 x3 y3 x4 y4"
 _NOTES = {
     geometry.QUAD_REORDERED: "self-crossing vertex orders re-sorted",
-    geometry.QUAD_RECTIFIED: "concave quadrilaterals replaced by their minimum-area rectangles",
 }
 
 
@@ -216,17 +218,20 @@ def normalise(quads: Quads, bad: Problems) -> tuple[np.ndarray, dict[int, int]]:
     return boxes, counts
 
 
-def from_dota(labels: PathLike, images: PathLike, out: PathLike,
+def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
               results: Sequence[PathLike] = (), negatives: int | str = "all", seed: int = 0,
               classes: Sequence[str] = (), difficult: str = "target", force: bool = False,
-              link: bool = False, show_progress: bool = False,
+              link: bool = True, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_dota(...)",
-              merge_chips: bool = False) -> dict[str, Any]:
+              merge_chips: bool = False, chip_size: int | None = None,
+              chip_gap: int | None = None, sizes: PathLike | None = None) -> dict[str, Any]:
     """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
 
     Args:
         labels: the folder of ``<image>.txt`` label files (one per image).
-        images: the folder holding ``<image>.png`` (any common image suffix).
+        images: the folder holding ``<image>.png`` (any common image suffix); ``None`` or an
+            image missing: converted numbers-only, the size from ``sizes``, else the chips'
+            names (with ``merge_chips``), else the labels' extent, with a warning.
         out: the benchmark folder to write.
         results: folders of ``Task1_<category>.txt`` files; each becomes a submission named
             after its folder.
@@ -238,16 +243,24 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
         merge_chips: results are on ImgSplit chips (``P0001__1__1024___512``): mapped back
             to their scenes and merged as DOTA_devkit's ``mergebypoly``
             (:mod:`~ovearth_core.convert.chips`).
+        chip_size, chip_gap: ImgSplit's ``subsize`` and ``gap`` of those chips, recorded in
+            each submission as ``chip_split`` (the chips' extents when their images are
+            absent); without ``chip_size`` the side the chip names' pattern gives
+            (:func:`.chips.infer_side`), else ImgSplit's default 1024.
+        sizes: a sizes file (:func:`~ovearth_core.convert.common.read_sizes`) for images
+            that are missing.
 
     Returns:
         The counts of what was written (also in ``out/README.md``).
     """
-    inputs = [labels, images, *results]
+    inputs = [p for p in (labels, images, sizes, *results) if p is not None]
     check_target(out, force, inputs)
     if difficult not in ("target", "ignore"):
         raise fail("(options)", "--difficult", "target or ignore", difficult)
-    negatives = _negatives(negatives)
-    labels, images = Path(labels), Path(images)
+    negatives = negatives_option(negatives)
+    _check_split(chip_size, chip_gap)
+    labels = Path(labels)
+    images = None if images is None else Path(images)
     bad = Problems()
     if not labels.is_dir():
         raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
@@ -255,27 +268,36 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
     if not files:
         raise fail(labels, "--labels", "<image>.txt label files", "<none>")
     by_stem = images_by_stem(images, bad)
+    given = read_sizes(Path(sizes), bad) if sizes is not None else {}
     bad.raise_if_any()
     quads = Quads([], [], [])
-    objects, sizes, metas = _read_labels(files, by_stem, images, quads, bad, show_progress)
+    objects, found, metas = _read_labels(files, by_stem, quads, bad, show_progress)
+    scenes = {path.stem for path in files}
     detections = {}
     reader = chips.read_chip_results if merge_chips else _read_results
     for folder in results:
-        detections[_submission_name(folder)] = reader(Path(folder), quads, sizes, bad,
+        detections[submission_name(folder)] = reader(Path(folder), quads, scenes, bad,
                                                       show_progress)
+    missing = MissingImages(images)
+    image_sizes = _sizes(files, found, given, objects, quads, detections, chip_size, images,
+                         missing, bad)
     arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
+    split = _split(detections, image_sizes, chip_size, chip_gap) if merge_chips else None
     merged = _merge_chips(detections, arrays) if merge_chips else {}
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
                    | {d.category for found in detections.values() for d in found})
     # One query per (image, class): the queries of an image are not independent.
-    bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"})
-    queries = _add_queries(bench, objects, sizes, metas, by_stem, vocab, boxes, negatives,
+    bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"},
+                      warnings=missing.warning(len(files)))
+    queries = _add_queries(bench, objects, image_sizes, metas, by_stem, vocab, boxes, negatives,
                            seed, difficult)
     dropped = {}
     for name, found in detections.items():
         bench.submissions[name], dropped[name] = _submission(found, queries, boxes)
+        if split is not None:
+            bench.submission_extra[name] = {"chip_split": split.as_json()}
     bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
     bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
                     f"their scenes and merged per scene and class by polygon NMS at "
@@ -286,31 +308,104 @@ def from_dota(labels: PathLike, images: PathLike, out: PathLike,
             "dropped_results": dropped}
 
 
-def _read_labels(files: list[Path], by_stem: dict[str, Path], images: Path, quads: Quads,
-                 bad: Problems, show: bool
-                 ) -> tuple[list[DotaObject], dict[str, tuple[int, int]],
-                            dict[str, dict[str, Any]]]:
-    """The objects of every label file (their quadrilaterals appended to ``quads``), each
-    image's size and each label file's header (``imagesource``, ``gsd``); problems to
-    ``bad``."""
+def _read_labels(files: list[Path], by_stem: dict[str, Path], quads: Quads, bad: Problems,
+                 show: bool) -> tuple[list[DotaObject], dict[str, tuple[int, int]],
+                                      dict[str, dict[str, Any]]]:
+    """The objects of every label file (their quadrilaterals appended to ``quads``), the
+    size of each image found and each label file's header (``imagesource``, ``gsd``);
+    problems to ``bad``."""
     objects: list[DotaObject] = []
     sizes: dict[str, tuple[int, int]] = {}
     metas: dict[str, dict[str, Any]] = {}
     for path in progress(files, "reading labels", show):
         image = by_stem.get(path.stem)
-        if image is None:
-            bad.add(path, "(image)", f"an image {path.stem}.<png|jpg|tif|...> in {images}",
-                    "<missing>")
-            continue
-        try:
-            sizes[path.stem] = image_size(image)
-        except OSError as err:
-            bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
+        if image is not None:
+            try:
+                sizes[path.stem] = image_size(image)
+            except OSError as err:
+                bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
         lines = read_text_lines(path, bad, "DOTA label file")
         metas[path.stem] = label_header(lines or [])
         for cat, hard, k in parse_label_lines(lines or [], path, quads, bad):
             objects.append(DotaObject(path.stem, cat, hard, k))
     return objects, sizes, metas
+
+
+def _sizes(files: list[Path], found: dict[str, tuple[int, int]],
+           given: dict[str, tuple[int, int]], objects: list[DotaObject], quads: Quads,
+           detections: dict[str, list[Detection]], chip_size: int | None,
+           images: Path | None, missing: MissingImages, bad: Problems
+           ) -> dict[str, tuple[int, int]]:
+    """Every scene's size: its image's, else the sizes file's, else its chips' (the border
+    chip's offset plus the chip side, over the rate), else its labels' extent (a lower
+    bound); the scenes sized without an image go to ``missing``, a scene nothing sizes to
+    ``bad``."""
+    out = dict(found)
+    extent: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for obj in objects:
+        pts = quads.points[obj.index]
+        box = extent[obj.image]
+        box[0], box[1] = max(box[0], *pts[0::2]), max(box[1], *pts[1::2])
+    side = chip_size or chips.infer_side(_chip_names(detections), found) or chips.DEFAULT_SUBSIZE
+    from_chips: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for scene, names in _chip_names(detections).items():
+        for name in names:
+            parsed = chips.parse_chip_name(name)
+            if parsed is not None:
+                _, rate, x, y = parsed
+                box = from_chips[scene]
+                box[0], box[1] = max(box[0], (x + side) / rate), max(box[1], (y + side) / rate)
+    for path in files:
+        stem = path.stem
+        if stem in out:
+            continue
+        if stem in given:
+            out[stem] = given[stem]
+            missing.add(stem, "--sizes")
+        elif stem in from_chips or stem in extent:
+            w, h = (max(a, b) for a, b in zip(from_chips.get(stem, (0, 0)),
+                                              extent.get(stem, (0, 0)), strict=True))
+            out[stem] = (max(1, math.ceil(w)), max(1, math.ceil(h)))
+            missing.add(stem, f"the chip names ({side}-px chips)" if stem in from_chips
+                        else "the labels' extent (a lower bound)")
+        else:
+            where = f"in {images}" if images is not None else "(no --images given)"
+            bad.add(path, "(image)", f"an image {stem}.<png|jpg|tif|...> {where}, or its size "
+                    "in --sizes (the label file has no object to size it by)", "<missing>")
+    return out
+
+
+def _chip_names(detections: dict[str, list[Detection]]) -> dict[str, list[str]]:
+    """The distinct chip names of every submission's detections, per scene."""
+    names: dict[str, set[str]] = defaultdict(set)
+    for found in detections.values():
+        for d in found:
+            if getattr(d, "chip", None):
+                names[d.image].add(d.chip)  # type: ignore[attr-defined]
+    return {scene: sorted(chip_names) for scene, chip_names in names.items()}
+
+
+def _check_split(chip_size: int | None, chip_gap: int | None) -> None:
+    if chip_size is not None and not (type(chip_size) is int
+                                      and 0 < chip_size <= chips.MAX_OFFSET):
+        raise fail("(options)", "--chip-size", f"an integer from 1 to {chips.MAX_OFFSET:,} "
+                   "(ImgSplit's subsize)", chip_size)
+    if chip_gap is not None and not (type(chip_gap) is int and 0 <= chip_gap
+                                     and (chip_size is None or chip_gap < chip_size)):
+        raise fail("(options)", "--chip-gap", "an integer from 0 to under --chip-size "
+                   "(ImgSplit's gap)", chip_gap)
+
+
+def _split(detections: dict[str, list[Detection]], sizes: dict[str, tuple[int, int]],
+           chip_size: int | None, chip_gap: int | None) -> chips.SplitSettings:
+    """The split settings to record: the flags, else the side the chip names give (every
+    submission's), else ImgSplit's default."""
+    if chip_size is not None:
+        return chips.SplitSettings(chip_size, chip_gap, "flags")
+    side = chips.infer_side(_chip_names(detections), sizes)
+    if side is None or (chip_gap is not None and chip_gap >= side):
+        return chips.SplitSettings(chips.DEFAULT_SUBSIZE, chip_gap, chips.DEFAULT_SOURCE)
+    return chips.SplitSettings(side, chip_gap, "chip names")
 
 
 def _merge_chips(detections: dict[str, list[Detection]], arrays: np.ndarray
@@ -337,8 +432,10 @@ def _add_queries(bench: Benchmark, objects: list[DotaObject], sizes: dict[str, t
         present[(obj.image, obj.category)].append(obj)
     queries: dict[tuple[str, str], str] = {}
     for stem in sorted(sizes):
-        image_path = f"images/{by_stem[stem].name}"
-        bench.images[image_path] = by_stem[stem]
+        image = by_stem.get(stem)
+        image_path = f"images/{image.name if image is not None else stem + '.png'}"
+        if image is not None:
+            bench.images[image_path] = image
         here = {c for c in vocab if (stem, c) in present}
         absent = [c for c in vocab if c not in here]
         if negatives != "all":
@@ -355,17 +452,21 @@ def _add_queries(bench: Benchmark, objects: list[DotaObject], sizes: dict[str, t
     return queries
 
 
-def _negatives(value: int | str) -> int | str:
+def negatives_option(value: int | str) -> int | str:
+    """``--negatives``: ``"all"`` or a count of negative queries per image (a string of at
+    most nine ASCII digits is read as one)."""
     if value == "all":
         return value
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and len(value) <= 9 and value.isascii() and value.isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise fail("(options)", "--negatives", "all or a non-negative integer", value)
     return value
 
 
-def _submission_name(folder: PathLike) -> str:
+def submission_name(folder: PathLike) -> str:
+    """The submission a results folder becomes: the folder's name (one that can name a
+    file)."""
     name = Path(folder).resolve().name
     if relative_path(f"{name}.json") is None:
         raise fail("(options)", "--results", "a folder whose name can name a submission", name)
@@ -393,11 +494,11 @@ def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
             yield path, cat, image, score, k
 
 
-def _read_results(folder: Path, quads: Quads, sizes: dict[str, tuple[int, int]],
-                  bad: Problems, show: bool) -> list[Detection]:
+def _read_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
+                  show: bool) -> list[Detection]:
     out = []
     for path, cat, image, score, k in task1_results(folder, quads, bad, show):
-        if image not in sizes:
+        if image not in scenes:
             bad.add(path, "image_name", "the name of an image with a label file",
                     image, line=quads.lines[k])
             continue
@@ -457,8 +558,8 @@ def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
 
 
 def _label(outcome: int) -> str:
-    return {geometry.QUAD_KEPT: "kept", geometry.QUAD_REORDERED: "reordered",
-            geometry.QUAD_RECTIFIED: "rectified"}.get(outcome, "degenerate")
+    return {geometry.QUAD_KEPT: "kept", geometry.QUAD_REORDERED: "reordered"}.get(
+        outcome, "degenerate")
 
 
 def _notes(files: list[Path], objects: list[DotaObject], vocab: list[str],

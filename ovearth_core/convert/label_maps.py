@@ -29,6 +29,7 @@ from PIL import Image
 from .. import masks
 from .common import (
     Benchmark,
+    MissingImages,
     PathLike,
     Problems,
     check_target,
@@ -123,9 +124,9 @@ def _check_values(labels: npt.NDArray[np.int64], path: Path, classes: dict[int, 
     return True
 
 
-def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: PathLike,
+def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike | None, out: PathLike,
                     predictions: Sequence[PathLike] = (), ignore_index: int | None = None,
-                    force: bool = False, link: bool = False, show_progress: bool = False,
+                    force: bool = False, link: bool = True, show_progress: bool = False,
                     command: str = "ovearth_core.convert.from_label_maps(...)"
                     ) -> dict[str, Any]:
     """Convert class-index label maps (and prediction maps) into an open-vocabulary benchmark.
@@ -140,7 +141,7 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
         ignore_index: a label value that belongs to no class (see the module docstring).
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
     """
-    inputs = [gt, classes, images, *predictions]
+    inputs = [p for p in (gt, classes, images, *predictions) if p is not None]
     check_target(out, force, inputs)
     names = read_classes(Path(classes))
     if ignore_index is not None and (isinstance(ignore_index, bool)
@@ -149,7 +150,8 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
     vocab = {k: v for k, v in sorted(names.items()) if k != ignore_index}
     bad = Problems()
     gt_files = _label_files(Path(gt), bad, "--gt")
-    by_stem = images_by_stem(Path(images), bad)
+    by_stem = images_by_stem(None if images is None else Path(images), bad)
+    missing = MissingImages(images)
     pred_dirs: dict[str, tuple[Path, dict[str, Path]]] = {}
     for folder in map(Path, predictions):
         name = folder.resolve().name
@@ -161,24 +163,25 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in pred_dirs}
     for stem, path in progress(list(gt_files.items()), "reading label maps", show_progress):
         image = by_stem.get(stem)
-        if image is None:
-            bad.add(path, "(image)", f"an image {stem}.<png|jpg|tif|...> in {images}",
-                    "<missing>")
-            continue
         labels = read_label_map(path, bad)
         if labels is None or not _check_values(labels, path, names, ignore_index, bad):
             continue
-        try:
-            size = image_size(image)
-        except OSError as err:
-            bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
-            continue
-        if size != (labels.shape[1], labels.shape[0]):
-            bad.add(path, "(size)", f"the size of {image.name}: {size[0]} x {size[1]}",
-                    f"<{labels.shape[1]} x {labels.shape[0]}>")
-            continue
-        image_path = f"images/{image.name}"
-        bench.images[image_path] = image
+        size = (labels.shape[1], labels.shape[0])
+        if image is None:
+            missing.add(path.name, "the label map's own size")
+            image_path = f"images/{path.name}"
+        else:
+            try:
+                found = image_size(image)
+            except OSError as err:
+                bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
+                continue
+            if found != size:
+                bad.add(path, "(size)", f"the size of {image.name}: {found[0]} x {found[1]}",
+                        f"<{size[0]} x {size[1]}>")
+                continue
+            image_path = f"images/{image.name}"
+            bench.images[image_path] = image
         gt_masks = _class_masks(labels, vocab)
         for k, name in vocab.items():
             ann_id, qid = f"{stem}_{k}", f"ov_{stem}_{k}"
@@ -195,8 +198,9 @@ def from_label_maps(gt: PathLike, classes: PathLike, images: PathLike, out: Path
             rows[sub] += [prediction_row(f"ov_{stem}_{k}", "phrase", phrase_of(name),
                                          pred_masks.get(k)) for k, name in vocab.items()]
     bad.raise_if_any()
-    for sub, found in rows.items():
-        bench.submissions[sub] = {"open_vocabulary": found}
+    bench.warnings += missing.warning(len(gt_files))
+    for sub, found_rows in rows.items():
+        bench.submissions[sub] = {"open_vocabulary": found_rows}
     bench.notes += [f"source: {len(gt_files)} label maps, {len(vocab)} classes: "
                     + ", ".join(f"{k} {v}" for k, v in vocab.items()),
                     "every (image, class) is a query: positive with the class's pixels as the "

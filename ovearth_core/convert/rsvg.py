@@ -43,15 +43,19 @@ from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
     COORDINATE,
+    MAX_SIDE,
     Benchmark,
+    MissingImages,
     PathLike,
     Problems,
     check_target,
     fail,
     far_out,
+    image_path_ok,
     image_size,
     images_by_stem,
     load_json,
+    parse_side,
     prediction_row,
     progress,
     read_source,
@@ -106,13 +110,14 @@ class RsvgObject:
 @dataclass
 class RsvgImage:
     stem: str
-    image: Path
+    image: Path | None  # None: not in the images folder (numbers-only, the declared size)
     width: int
     height: int
     objects: list[RsvgObject]
+    name: str = ""  # the image's path relative to the images folder
 
 
-def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Problems
+def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, bad: Problems
                     ) -> RsvgImage | None:
     """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
     try:
@@ -136,7 +141,7 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Prob
                 line=line(root))
         return None
     before = len(bad)
-    image = _image_of(root, path, images, folder, bad, line)
+    name, image = _image_of(root, path, images, folder, bad, line)
     size = _declared_size(root, path, bad, line)
     objects = []
     for k, obj in enumerate(root.findall("object")):
@@ -146,8 +151,15 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Prob
     if not root.findall("object"):
         bad.add(path, "<object>", "at least one <object> with a <description>", "<none>",
                 line=line(root))
-    if image is None or len(bad) > before:
+    if name is None or len(bad) > before:
         return None
+    if image is None:
+        if size is None:
+            where = f"in {folder}" if folder is not None else "(no --images given)"
+            bad.add(path, "<size>", f"the image {name} {where}, or a <size> in the XML to "
+                    "convert it numbers-only", "<neither>", line=line(root))
+            return None
+        return RsvgImage(path.stem, None, size[0], size[1], objects, name)
     try:
         width, height = image_size(image)
     except OSError as err:
@@ -157,7 +169,7 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path, bad: Prob
         bad.add(path, "<size>", f"the size of {image.name}: {width} x {height}",
                 f"<{size[0]} x {size[1]}>", line=line(root.find("size")))  # type: ignore
         return None
-    return RsvgImage(path.stem, image, width, height, objects)
+    return RsvgImage(path.stem, image, width, height, objects, name)
 
 
 def _text(elem: ET.Element | None) -> str | None:
@@ -166,20 +178,23 @@ def _text(elem: ET.Element | None) -> str | None:
     return " ".join("".join(elem.itertext()).split())
 
 
-def _image_of(root: ET.Element, path: Path, images: dict[str, Path], folder: Path,
-              bad: Problems, line: Any) -> Path | None:
+def _image_of(root: ET.Element, path: Path, images: dict[str, Path], folder: Path | None,
+              bad: Problems, line: Any) -> tuple[str | None, Path | None]:
+    """The image's path relative to the images folder (``<filename>``, else the XML file's
+    stem) and its file, ``None`` when it is not there (numbers-only); ``(None, None)`` with
+    a problem for a ``<filename>`` that is no safe relative path."""
     name = _text(root.find("filename"))
     if name:
         rel = relative_path(name)
-        if rel is None or not (folder / rel).is_file():
-            bad.add(path, "<filename>", f"an image file in {folder}", name,
+        if rel is None or not image_path_ok(rel):
+            bad.add(path, "<filename>", "a relative image path (no root, no ..)", name,
                     line=line(root.find("filename")))
-            return None
-        return folder / rel
-    if path.stem not in images:
-        bad.add(path, "(image)", f"an image {path.stem}.<jpg|png|...> in {folder}", "<missing>")
-        return None
-    return images[path.stem]
+            return None, None
+        found = folder / rel if folder is not None else None
+        return rel, found if found is not None and found.is_file() else None
+    if path.stem in images:
+        return images[path.stem].name, images[path.stem]
+    return f"{path.stem}.jpg", None
 
 
 def _declared_size(root: ET.Element, path: Path, bad: Problems, line: Any
@@ -190,11 +205,12 @@ def _declared_size(root: ET.Element, path: Path, bad: Problems, line: Any
     dims = []
     for key in ("width", "height"):
         text = _text(size.find(key))
-        if text is None or not text.isdigit() or int(text) <= 0:
-            bad.add(path, f"<size><{key}>", "a positive integer", text or "<missing>",
-                    line=line(size))
+        value = parse_side(text)
+        if value is None:
+            bad.add(path, f"<size><{key}>", f"a whole number of pixels from 1 to {MAX_SIDE:,}",
+                    (text or "<missing>")[:20], line=line(size))
             return None
-        dims.append(int(text))
+        dims.append(value)
     return dims[0], dims[1]
 
 
@@ -280,8 +296,8 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
     return out
 
 
-def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
-              predictions: Sequence[PathLike] = (), force: bool = False, link: bool = False,
+def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
+              predictions: Sequence[PathLike] = (), force: bool = False, link: bool = True,
               show_progress: bool = False,
               command: str = "ovearth_core.convert.from_rsvg(...)") -> dict[str, Any]:
     """Convert DIOR-RSVG XML annotations (and prediction files) into a referring benchmark.
@@ -293,9 +309,10 @@ def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
         predictions: RSVG prediction files; each becomes ``predictions/<file stem>.json``.
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
     """
-    inputs = [annotations, images, *predictions]
+    inputs = [p for p in (annotations, images, *predictions) if p is not None]
     check_target(out, force, inputs)
-    annotations, images = Path(annotations), Path(images)
+    annotations = Path(annotations)
+    images = None if images is None else Path(images)
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
                    "<not a folder>")
@@ -308,11 +325,15 @@ def from_rsvg(annotations: PathLike, images: PathLike, out: PathLike,
     parsed = [read_annotation(path, by_stem, images, bad)
               for path in progress(files, "reading annotations", show_progress)]
     bad.raise_if_any()
-    bench = Benchmark(command, inputs=inputs)
+    missing = MissingImages(images)
+    for entry in (e for e in parsed if e is not None and e.image is None):
+        missing.add(entry.name, "the XML's <size>")
+    bench = Benchmark(command, inputs=inputs, warnings=missing.warning(len(parsed)))
     known: dict[tuple[str, int], str] = {}
     for entry in (e for e in parsed if e is not None):  # all are: problems were raised
-        image_path = f"images/{entry.image.relative_to(images).as_posix()}"
-        bench.images[image_path] = entry.image
+        image_path = f"images/{entry.name}"
+        if entry.image is not None:
+            bench.images[image_path] = entry.image
         for k, obj in enumerate(entry.objects):
             ann_id, qid = f"{entry.stem}_{k}", f"ref_{entry.stem}_{k}"
             x1, y1, x2, y2 = obj.box

@@ -379,11 +379,15 @@ def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Option
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def submission_chips(pred: data.FileKey) -> dict[str, list[str]]:
-    """:func:`chips_.chips_by_scene` of a submission (``{}`` at the cost of one byte scan
-    when no box carries ``"chips"``)."""
+def submission_chips(pred: data.FileKey
+                     ) -> tuple[dict[str, list[str]], chips_.SplitSettings | None]:
+    """:func:`chips_.chips_by_scene` of a submission and its :func:`chips_.split_settings`
+    (``({}, None)`` at the cost of one byte scan when no box carries ``"chips"``)."""
     raw = read_input(pred[0], "prediction")
-    return chips_.chips_by_scene(parse_json(raw, pred[0])) if b'"chips"' in raw else {}
+    if b'"chips"' not in raw:
+        return {}, None
+    doc = parse_json(raw, pred[0])
+    return chips_.chips_by_scene(doc), chips_.split_settings(doc)
 
 
 @dataclass(frozen=True)
@@ -401,18 +405,18 @@ def scene_chips(pred: data.FileKey, images_dir: str, image_path: str, width: int
                 height: int) -> SceneChips:
     """The chips of the scene ``image_path`` (its file name's stem is the chips' scene)."""
     scene = Path(image_path)
-    found, files = [], {}
-    for name in submission_chips(pred).get(scene.stem, []):
-        size = None
+    by_scene, split = submission_chips(pred)
+    names = by_scene.get(scene.stem, [])
+    files: dict[str, tuple[str, tuple[int, int]]] = {}
+    for name in names:
         for suffix in dict.fromkeys((scene.suffix, ".png", ".jpg", ".tif")):
             relative = str(scene.with_name(name + suffix))
             try:
                 path = resolve_image_path(images_dir, relative)
                 if path.is_file():
-                    size = images.image_size(path)
-                    files[name] = (relative, size)
+                    files[name] = (relative, images.image_size(path))
                     break
             except (ImagePathError, OSError, ValueError):
                 continue
-        found.append(chips_.chip_extent(name, (width, height), size))
-    return SceneChips(found, files)
+    sizes = {name: size for name, (_, size) in files.items()}
+    return SceneChips(chips_.scene_extents(names, (width, height), sizes, split), files)

@@ -233,11 +233,11 @@ def _chip_link(query_id: str, sample: Any, row: dict[str, Any], picker: Picker,
         return
     outline = _object_outline(sample, row, focus[1])
     kind, names = chips.place(_envelope(outline), scene.chips)
-    unsized = [c.name for c in scene.chips if c.name in names and not c.sized]
+    unsized = [c for c in scene.chips if c.name in names and not c.sized]
     st.caption(f"The picked {picker.statuses[focus[1]]} object is {places[focus[1]]}"
-               + (f" (no chip image in the images folder for {', '.join(unsized)}: taken "
-                  f"as ImgSplit's default {chips.DEFAULT_SUBSIZE}-px chip)" if unsized else "")
-               + ".")
+               + (f" (no chip image in the images folder for "
+                  f"{', '.join(c.name for c in unsized)}: taken as a {unsized[0].side}-px "
+                  f"chip, from {unsized[0].source})" if unsized else "") + ".")
     for chip in scene.chips:
         if chip.name not in names or chip.name not in scene.files:
             continue

@@ -91,3 +91,22 @@ def test_no_chip_text_without_chips(tmp_path: Path) -> None:
     pred.write_text(pred.read_text().replace('"chips"', '"other"'))
     labels = _explorer(root, focus=4).selectbox(key="_w_objects").options
     assert not any("chip" in label for label in labels)
+
+
+def test_hostile_chip_names_and_the_recorded_chip_side(tmp_path: Path) -> None:
+    """Issue 35, item 10: chip names with 401- and 5,000-digit offsets are skipped, no
+    exception box. Issue 34, item 9: the submission records 512-px chips (``chip_split``),
+    so the right chip (no image) covers x 1024-1536 and the false positive at x 1500-1540
+    crosses its border (with 1024-px chips it was "in chip" it)."""
+    root = _dataset(tmp_path / "d")
+    pred_path = root / "predictions" / "merged.json"
+    pred = json.loads(pred_path.read_text())
+    pred["tasks"]["open_vocabulary"][0]["bbox"][0]["chips"] += [
+        "P0001__1__" + "9" * 401 + "___0", "P0001__1__" + "9" * 5000 + "___0",
+        "P0001__0." + "0" * 400 + "1__0___0"]
+    pred["chip_split"] = {"subsize": 512, "gap": 0, "source": "flags"}
+    pred_path.write_text(json.dumps(pred))
+    at = _explorer(root, focus=5)
+    labels = at.selectbox(key="_w_objects").options
+    assert labels[-1].endswith(f"across the border of chip {RIGHT}"), labels
+    assert any("512-px chip, from split settings" in c.value for c in at.caption)

@@ -3,8 +3,9 @@ merged per scene and class as DOTA_devkit's ``mergebypoly`` does (issue 29).
 
 The reference is written out here from the devkit's rules, independently of the code under
 test: ``poly2origpoly`` (``(chip coordinate + chip offset) / rate``), then per scene and
-class ``py_cpu_nms_poly`` at 0.3: sort by score, descending; keep the top; drop the others
-whose polygon IoU with it is over 0.3; repeat with what is left.
+class ``py_cpu_nms_poly`` at 0.3: order by ``scores.argsort()[::-1]`` on the group's scores
+in file order (numpy's default sort, reversed: equal scores come last line first); keep the
+top; drop the others whose polygon IoU with it is over 0.3; repeat with what is left.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import refs
 import shapely
 from PIL import Image
 
@@ -100,6 +102,14 @@ def _write_results(folder: Path, lines: dict[str, list[str]]) -> None:
         (folder / f"Task1_{cat}.txt").write_text("\n".join(rows) + "\n")
 
 
+def devkit_order(scores: list[float]) -> list[int]:
+    """``py_cpu_nms_poly``'s order: its ``scores.argsort()[::-1]`` on the scores column of the
+    group's ``(N, 9)`` detection array."""
+    dets = np.zeros((len(scores), 9))
+    dets[:, 8] = scores
+    return dets[:, 8].argsort()[::-1].tolist()
+
+
 def _devkit_merge(folder: Path) -> dict[tuple[str, str], list[tuple]]:
     """The devkit's merge, written out: per (scene, class), ``(score, 8 coordinates, chips)``
     kept, ``chips`` the kept one's then those of the detections it drops (sorted)."""
@@ -117,7 +127,7 @@ def _devkit_merge(folder: Path) -> dict[tuple[str, str], list[tuple]]:
     kept = {}
     for key, dets in groups.items():
         polys = [shapely.Polygon(np.array(p).reshape(4, 2)) for _, p, _ in dets]
-        order = sorted(range(len(dets)), key=lambda i: -dets[i][0])
+        order = devkit_order([d[0] for d in dets])
         out = []
         while order:
             i = order[0]
@@ -291,3 +301,78 @@ def test_chip_picture_outlines_the_object_where_it_lies_in_the_chip() -> None:
     red = np.argwhere((got == (255, 0, 0)).all(axis=2))
     assert (red.min(axis=0).tolist(), red.max(axis=0).tolist()) == ([25, 25], [75, 75])
     assert not got[26:75, 26:75].any()  # the outline only
+
+
+def _nms_brute_force(polys: np.ndarray, scores: list[float]) -> list[int]:
+    """py_cpu_nms_poly at 0.3 over all pairs (shapely's exact polygon IoU, the devkit's for
+    simple polygons): the kept indices in the order kept."""
+    geoms = shapely.polygons(polys)
+    order = devkit_order(scores)
+    keep = []
+    while order:
+        i, rest = order[0], np.array(order[1:], dtype=int)
+        keep.append(i)
+        inter = shapely.area(shapely.intersection(geoms[i], geoms[rest]))
+        iou = inter / (shapely.area(geoms[i]) + shapely.area(geoms[rest]) - inter)
+        order = rest[iou <= 0.3].tolist()
+    return keep
+
+
+def _crowd(rng: np.random.Generator, n: int, side: float) -> tuple[np.ndarray, list[float]]:
+    """``n`` jittered rotated rectangles around ``n // 3`` objects of a ``side``-px scene
+    (each object found about three times, as from overlapping chips), scores on a 0.05 grid
+    so that many are equal."""
+    centres = rng.uniform(20, side - 20, (n // 3 + 1, 2))[rng.integers(0, n // 3 + 1, n)]
+    polys = np.array([_rect(cx + rng.normal(0, 2), cy + rng.normal(0, 2),
+                            30 * rng.uniform(0.8, 1.2), 12 * rng.uniform(0.8, 1.2),
+                            rng.uniform(0, 3)) for cx, cy in centres]).reshape(n, 4, 2)
+    return polys, (np.round(rng.uniform(0, 1, n) * 20) / 20).tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_merge_keeps_what_all_pairs_nms_keeps(seed: int) -> None:
+    """Issue 38: the merge finds its candidate pairs with a spatial index, not all pairs;
+    the kept detections and their order equal py_cpu_nms_poly over all pairs, ties
+    included (1,500 detections of one class in one scene, scores on a 0.05 grid)."""
+    from ovearth_core.convert.chips import ChipDetection, merge
+
+    polys, scores = _crowd(np.random.default_rng(seed), 1500, 1200)
+    found = [ChipDetection("S", "car", sc, k, f"S__1__{k}___0") for k, sc in enumerate(scores)]
+    kept = [d.index for d, _ in merge(found, polys)]
+    want = _nms_brute_force(polys, scores)
+    assert 100 < len(want) < 1400
+    assert kept == want
+
+
+def test_equal_scores_are_merged_in_the_devkits_order(tmp_path: Path) -> None:
+    """Two overlapping detections of equal score (IoU 0.6): py_cpu_nms_poly's reversed
+    argsort puts the later line first, so the devkit keeps the second (ours kept the first:
+    633 boxes where the devkit kept 634 on P0706)."""
+    _scene(tmp_path, "P0001", 1800, 900, [("plane", (850.0, 120.0, 40.0, 40.0, 0.0))])
+    first = "P0001__1__0___0 0.5 830 100 870 100 870 140 830 140"
+    second = "P0001__1__824___0 0.5 14 100 54 100 54 140 14 140"  # x 838-878
+    assert devkit_order([0.5, 0.5]) == [1, 0]
+    _write_results(tmp_path / "results" / "m", {"plane": [first, second]})
+    from_dota(tmp_path / "labelTxt", tmp_path / "images", tmp_path / "bench",
+              [tmp_path / "results" / "m"], merge_chips=True)
+    got = _merged(tmp_path / "bench", "m")[("P0001", "plane")]
+    assert got == [(0.5, (838.0, 100.0, 878.0, 100.0, 878.0, 140.0, 838.0, 140.0),
+                    ("P0001__1__824___0", "P0001__1__0___0"))]
+
+
+def test_concave_chip_detections_merge_as_polygons(tmp_path: Path) -> None:
+    """A concave detection (a dart, area 2,000) and its 100 x 100 bounding square from
+    another chip: the devkit's polygon IoU is 0.2, under 0.3, so both are kept (as
+    minimum-area rectangles they were one square, IoU 1, and one was dropped)."""
+    dart = [(0, 0), (100, 0), (20, 20), (0, 100)]
+    square = [(0, 0), (100, 0), (100, 100), (0, 100)]
+    assert refs.devkit_poly_iou(dart, square) == pytest.approx(0.2)
+    _scene(tmp_path, "P0001", 1800, 900, [("plane", (50.0, 50.0, 40.0, 40.0, 0.0))])
+    lines = ["P0001__1__0___0 0.9 " + " ".join(f"{v:g}" for p in dart for v in p),
+             "P0001__1__0___0 0.8 " + " ".join(f"{v:g}" for p in square for v in p)]
+    _write_results(tmp_path / "results" / "m", {"plane": lines})
+    from_dota(tmp_path / "labelTxt", tmp_path / "images", tmp_path / "bench",
+              [tmp_path / "results" / "m"], merge_chips=True)
+    got = _merged(tmp_path / "bench", "m")[("P0001", "plane")]
+    assert [g[0] for g in got] == [0.8, 0.9]
+    assert got[1][1] == (0.0, 0.0, 100.0, 0.0, 20.0, 20.0, 0.0, 100.0)

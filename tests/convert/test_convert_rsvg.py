@@ -90,11 +90,11 @@ OBJ = ("<object><name>ship</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>9</xm
     ("<annotation>" + OBJ.replace("<bndbox>", "<box>").replace("</bndbox>", "</box>") +
      "</annotation>", 1, "<object> 0 <bndbox>", "<xmin> <ymin> <xmax> <ymax>"),
     ("<annotation><filename>../x.jpg</filename>" + OBJ + "</annotation>", 1, "<filename>",
-     "an image file in"),
+     "a relative image path"),
     ("<annotation>\n<size><width>41</width><height>40</height></size>" + OBJ +
      "</annotation>", 2, "<size>", "the size of a.jpg: 40 x 40"),
     ("<annotation><size><width>-1</width></size>" + OBJ + "</annotation>", 1,
-     "<size><width>", "a positive integer"),
+     "<size><width>", "a whole number of pixels"),
 ])
 def test_xml_problems(tmp_path: Path, xml: str, line: int, field: str, expected: str) -> None:
     entry, bad = _read(tmp_path, xml)

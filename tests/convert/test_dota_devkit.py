@@ -2,7 +2,8 @@
 on the original ``labelTxt`` and Task1 files, difficult objects and a dense image included.
 
 The reference below reads the original files itself and follows ``dota_evaluation_task1.py``
-(oriented) and ``dota_evaluation_task2.py`` (axis-aligned), written out, not imported: per
+(oriented) and ``dota_evaluation_task2.py`` (axis-aligned), written out, not imported (its
+``polyiou`` too: :func:`refs.devkit_poly_iou`, which scores a concave label as the polygon): per
 class, GT objects of that class with their ``difficult`` flags; ``npos`` the non-difficult
 ones; detections sorted by ``np.argsort(-confidence)``; for each, the max-IoU GT of its image
 and class (polygon IoU after the devkit's +1 pixel envelope pre-filter; task 2 the +1 pixel
@@ -25,6 +26,8 @@ import numpy as np
 import pytest
 import refs
 from convert_helpers import ROOT, blank_images
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ovearth_core.convert import from_dota
 
@@ -188,7 +191,7 @@ def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
                                         np.array(_envelope(list(bb))))
                 keep = np.where(env > 0)[0]
                 if keep.size:
-                    overlaps = [refs.polygon_iou(_pairs(list(bbgt[k])), _pairs(list(bb)))
+                    overlaps = [refs.devkit_poly_iou(_pairs(list(bbgt[k])), _pairs(list(bb)))
                                 for k in keep]
                     ovmax = float(np.max(overlaps))
                     jmax = int(keep[int(np.argmax(overlaps))])
@@ -277,3 +280,77 @@ def test_a_bad_detection_cap_is_a_clear_message(dota: tuple[Path, Path, Path], t
     assert proc.returncode == 2
     assert "--max-detections" in proc.stderr and "at least 10" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "x.json").exists()
+
+
+# ------------------------------------------------- concave labels (issue 34, item 4)
+
+
+def _analysis_of(root: Path, labels: Path, results: Path, sizes: dict[str, tuple[int, int]]
+                 ) -> dict[str, object]:
+    images = blank_images(root / "images", {f"{k}.png": v for k, v in sizes.items()})
+    bench = root / "bench"
+    from_dota(labels, images, bench, [results])
+    out = root / "analysis.json"
+    subprocess.run([sys.executable, "-m", "ovearth_core.analysis",
+                    "--gt", str(bench / "ground_truth.json"),
+                    "--predictions", str(bench / "predictions" / f"{results.name}.json"),
+                    "--task", "vocabulary", "--modalities", "oriented_bbox",
+                    "--hard-negatives", "--output", str(out)],
+                   cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.read_text())["analysis"]["average_precision"]["oriented_bbox"]
+
+
+def test_concave_labels_and_detections_score_as_the_devkit_scores_them(tmp_path: Path) -> None:
+    """A concave "dart" label (vertex (20, 20) inside the triangle of the others, area 2,000)
+    detected by its 100 x 100 bounding square: the devkit's polygon IoU is 2,000 / 10,000 =
+    0.2, no match, AP 0 (scoring the label's minimum-area rectangle, the square, gave IoU 1
+    and AP 1). Concave detections of convex labels, and a concave label found by its own
+    polygon, are scored alike; every class's AP equals voc_eval's, written out."""
+    dart = [0, 0, 100, 0, 20, 20, 0, 100]
+    assert refs.devkit_poly_iou(_pairs(dart), [(0, 0), (100, 0), (100, 100), (0, 100)]) == \
+        pytest.approx(0.2)
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    objects = {
+        "P1": [("plane", dart, 0), ("ship", [200, 200, 260, 200, 260, 230, 200, 230], 0)],
+        "P2": [("plane", [300, 300, 400, 300, 320, 320, 300, 400], 0),  # concave too
+               ("ship", [10, 10, 70, 10, 70, 40, 10, 40], 0)],
+    }
+    for stem, objs in objects.items():
+        (labels / f"{stem}.txt").write_text("".join(
+            " ".join([*(f"{v:g}" for v in q), cls, str(d)]) + "\n" for cls, q, d in objs))
+    results = tmp_path / "model_c"
+    results.mkdir()
+    (results / "Task1_plane.txt").write_text(
+        "P1 0.9 0 0 100 0 100 100 0 100\n"            # the dart's square: IoU 0.2
+        "P2 0.8 300 300 400 300 320 320 300 400\n")   # the concave label itself: IoU 1
+    (results / "Task1_ship.txt").write_text(
+        "P1 0.7 200 200 260 200 225 212 200 230\n"    # concave inside the ship: IoU 0.41, a miss
+        "P2 0.6 10 10 70 10 40 12 10 40\n")           # concave, IoU 0.28: a miss
+    got = _analysis_of(tmp_path, labels, results, {"P1": (500, 500), "P2": (500, 500)})
+    block = got["voc_devkit"]["per_category"]
+    for cls in ("plane", "ship"):
+        for key, use_07 in (("ap_11_point", True), ("ap_every_point", False)):
+            assert block[cls][key] == pytest.approx(
+                voc_eval(labels, results, cls, 0.5, use_07, True), abs=1e-9), (cls, key)
+    # Planes by score: the dart's square a false positive, then P2's concave label found:
+    # recall 0.5 at precision 0.5, AP (every point) 0.25; scored as rectangles it was 1.
+    assert block["plane"]["ap_every_point"] == pytest.approx(0.25)
+
+
+_coord = st.integers(0, 60).map(float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_coord, min_size=8, max_size=8), st.lists(_coord, min_size=8, max_size=8))
+def test_polygon_iou_equals_the_devkits_on_any_simple_quadrilateral(a: list[float],
+                                                                    b: list[float]) -> None:
+    """Convex or concave, either orientation: the evaluator's oriented-box IoU equals
+    DOTA_devkit's polyiou rule (refs.devkit_poly_iou) on every pair the evaluator accepts."""
+    from ovearth_core import geometry
+
+    quads = np.array([a, b]).reshape(2, 4, 2)
+    if not geometry.valid_polygons(quads).all():
+        return
+    got = geometry.iou_matrix(quads[:1], quads[1:], True)[0, 0]
+    assert got == pytest.approx(refs.devkit_poly_iou(_pairs(a), _pairs(b)), abs=1e-9)

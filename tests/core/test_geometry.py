@@ -294,12 +294,14 @@ SQUARE = [[0, 0], [4, 0], [4, 4], [0, 4]]
     "poly",
     [SQUARE, SQUARE[::-1], SQUARE[2:] + SQUARE[:2], [[14, 21], [79, 23], [77, 69], [12, 67]],
      [[1036.4, 714.39], [919.0, 706.0], [921.29, 673.88], [1038.7, 682.26]],
-     [[0, 0], [2, 0], [4, 0], [2, 3]]],
+     [[0, 0], [2, 0], [4, 0], [2, 3]], [[0, 0], [4, 0], [1, 1], [0, 4]],
+     [[0, 0], [1, 1], [4, 0], [0, 4]][::-1]],
     ids=["ccw", "cw", "rotated-start", "spec-obb-example", "spec-obb-float",
-         "collinear-vertex-triangle"],
+         "collinear-vertex-triangle", "concave-dart", "concave-dart-cw"],
 )
 def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
-    """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, convex, positive area."""
+    """Spec "Oriented Bounding Boxes": four finite vertices, CW or CCW, positive area; convex,
+    or concave as DOTA labels can be (issue 34: scored as the polygon, as DOTA_devkit does)."""
     assert boxparse.parse_polygon(poly) == tuple((float(x), float(y)) for x, y in poly)
 
 
@@ -308,7 +310,7 @@ def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
     [
         [[0, 0], [4, 4], [4, 0], [0, 4]],
         [[0, 0], [4, 0], [0, 4], [4, 4]],
-        [[0, 0], [4, 0], [1, 1], [0, 4]],
+        [[0, 0], [2, 0], [1, 0], [1, 1]],
         [[0, 0], [4, 0], [8, 0], [12, 0]],
         [[0, 0], [4, 0], [4, 0], [0, 0]],
         [[1, 1], [1, 1], [1, 1], [1, 1]],
@@ -325,13 +327,13 @@ def test_parse_polygon_accepts(poly: list[list[float]]) -> None:
         {"polygon": SQUARE},
         None,
     ],
-    ids=["bow-tie", "bow-tie-2", "non-convex-dart", "collinear", "degenerate-segment",
+    ids=["bow-tie", "bow-tie-2", "spike", "collinear", "degenerate-segment",
          "single-point", "3-vertices", "5-vertices", "empty", "nan", "inf", "3-coords",
          "1-coord", "string-coord", "bool-coord", "flat-list", "object", "null"],
 )
 def test_parse_polygon_rejects(poly: object) -> None:
-    """Spec "Oriented Bounding Box Evaluation": self-crossing order, non-convex and zero-area
-    quadrilaterals are rejected, as are non-finite or malformed vertices."""
+    """Spec "Oriented Bounding Box Evaluation": self-crossing (or self-touching) order and
+    zero-area quadrilaterals are rejected, as are non-finite or malformed vertices."""
     with pytest.raises(FieldError):
         boxparse.parse_polygon(poly)
 
@@ -490,7 +492,9 @@ def test_min_area_rect_covers_its_points_with_the_least_area_of_its_hull_edges(
      [[0, 0], [4, 0], [4, 2], [0, 2]]),
     ([[4, 2], [0, 0], [4, 0], [0, 2]], geometry.QUAD_REORDERED,
      [[4, 2], [0, 2], [0, 0], [4, 0]]),
-    ([[0, 0], [4, 0], [1, 1], [0, 4]], geometry.QUAD_RECTIFIED, None),
+    # Concave (issue 34): kept as the polygon DOTA_devkit scores, not its rectangle.
+    ([[0, 0], [4, 0], [1, 1], [0, 4]], geometry.QUAD_KEPT, [[0, 0], [4, 0], [1, 1], [0, 4]]),
+    ([[0, 0], [1, 1], [4, 0], [0, 4]], geometry.QUAD_KEPT, [[0, 0], [1, 1], [4, 0], [0, 4]]),
     ([[0, 0], [1, 1], [2, 2], [3, 3]], geometry.QUAD_DEGENERATE, None),
     ([[1, 1], [1, 1], [1, 1], [1, 1]], geometry.QUAD_DEGENERATE, None),
 ])
@@ -500,9 +504,6 @@ def test_boundary_order_table(quad: list[list[float]], status: int,
     assert found == status
     if expected is not None:
         assert box.tolist() == expected
-    elif status == geometry.QUAD_RECTIFIED:
-        # (1, 1) lies inside the triangle of the others: the triangle's rectangle, 4 x 4.
-        assert geometry.polygon_area(box[None])[0] == pytest.approx(16.0)
     else:
         assert np.isnan(box).all()
 
@@ -519,3 +520,36 @@ def test_coverage_matrix_is_the_share_of_each_detection_inside_each_region(
     got = geometry.coverage_matrix(regions, dets, oriented)
     assert got.ravel().tolist() == pytest.approx([0.25, 1.0, 0.0, 0.0, 0.0, 0.0])
     assert geometry.coverage_matrix(regions[:0], dets, oriented).shape == (0, 3)
+
+
+# ------------------------------------------------- convex quadrilaterals (issue 38)
+
+_quad_pairs = st.lists(st.floats(-50, 50, allow_nan=False).map(lambda v: round(v, 1)),
+                       min_size=16, max_size=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_quad_pairs, st.sampled_from([0.0, 1e6]))
+def test_convex_intersection_areas_equal_geos(values: list[float], offset: float) -> None:
+    """The vectorised clipping against GEOS on convex quadrilaterals (either orientation,
+    disjoint, nested, sharing edges), near the origin and a million pixels away."""
+    pts = np.array(values).reshape(2, 4, 2) + offset
+    hulls = [shapely.convex_hull(shapely.MultiPoint(p)) for p in pts]
+    if any(len(shapely.get_coordinates(h)) != 5 for h in hulls):
+        return  # not four points in convex position
+    quads = np.array([shapely.get_coordinates(h)[:4] for h in hulls])
+    quads[1] = quads[1][::-1]  # the other orientation
+    got = geometry.convex_intersection_areas(quads[:1], quads[1:])[0]
+    want = shapely.area(shapely.intersection(shapely.Polygon(quads[0]),
+                                             shapely.Polygon(quads[1])))
+    assert got == pytest.approx(want, abs=1e-6)
+
+
+def test_convex_intersection_areas_hand_worked() -> None:
+    square = np.array([[0, 0], [4, 0], [4, 4], [0, 4]], float)
+    cases = [(square + 2, 4.0), (square + 5, 0.0), (square * 0.5 + 1, 4.0),
+             (square + [4, 0], 0.0), (np.array([[2, -2], [6, 2], [2, 6], [-2, 2]], float), 16.0),
+             (np.array([[2, 0], [4, 2], [2, 4], [0, 2]], float), 8.0)]
+    got = geometry.convex_intersection_areas(np.repeat(square[None], len(cases), 0),
+                                             np.array([c for c, _ in cases]))
+    assert got.tolist() == pytest.approx([area for _, area in cases])

@@ -1,0 +1,563 @@
+"""Pascal VOC, DIOR and HRSC2016 XML annotations (+ detection results) to a benchmark
+(``from-voc``).
+
+Pascal VOC (and DIOR, DeepForest, roLabelImg, DIOR-R): one XML file per image::
+
+    <annotation>
+      <filename>000001.jpg</filename>
+      <size><width>353</width><height>500</height><depth>3</depth></size>
+      <object>
+        <name>dog</name> <difficult>0</difficult>
+        <bndbox><xmin>48</xmin><ymin>240</ymin><xmax>195</xmax><ymax>371</ymax></bndbox>
+        <robndbox>...</robndbox>   (rotated, optional; instead of or beside <bndbox>)
+      </object>
+    </annotation>
+
+``<robndbox>`` is read in either of its two published forms: roLabelImg's ``<cx> <cy> <w>
+<h> <angle>`` (radians; a corner ``(dx, dy) = (±w/2, ±h/2)`` from the centre goes to
+``(dx cos a + dy sin a, -dx sin a + dy cos a)``) or DIOR-R's four corners ``<x_left_top>
+<y_left_top> <x_right_top> ... <y_left_bottom>``.
+
+HRSC2016: ``<HRSC_Image>`` with ``<Img_FileName>``, ``<Img_FileFmt>``, ``<Img_SizeWidth>``,
+``<Img_SizeHeight>`` and ``<HRSC_Objects><HRSC_Object>`` holding ``<Class_ID>``,
+``<difficult>``, ``<box_xmin> ... <box_ymax>`` and the rotated box ``<mbox_cx> <mbox_cy>
+<mbox_w> <mbox_h> <mbox_ang>`` (radians, the standard rotation in image coordinates: the
+width axis along ``(cos a, sin a)``, as mmrotate's HRSC loader reads it).
+
+Each (image, class present) becomes a positive open-vocabulary query (phrase: the class name
+with ``-`` and ``_`` as spaces), the absent classes negatives (all, or N per image); the
+annotation holds the objects' boxes (the given ``<bndbox>``, else the rotated box's envelope)
+and, when any object of the data set has a rotated box, oriented boxes for all (an object
+without one: its box's rectangle). Box corners are continuous coordinates: the old VOC
+``+ 1`` is not applied. ``difficult`` objects are flagged targets or, with
+``difficult="ignore"``, ignore regions, as ``from-dota``. A classes file (one name a line,
+or ``<id> <name>``, e.g. HRSC's class ids) fixes the vocabulary and names numeric classes;
+an object of a class not in it is a problem.
+
+Results (each folder a submission) are per-class text files ``<anything>_<class>.txt`` or
+``<class>.txt`` (VOC's ``comp4_det_test_dog.txt``), one detection a line: ``<image> <score>
+<xmin> <ymin> <xmax> <ymax>`` or, rotated, ``<image> <score> x1 y1 ... x4 y4``.
+
+XML is parsed as ``from-rsvg`` parses it (no DOCTYPE, no entities; files read bounded),
+every problem is collected with its file, line and field, and nothing is written unless all
+is well.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.parsers import expat
+
+import numpy as np
+
+from .. import geometry
+from ..errors import OVEarthInputError
+from .common import (
+    COORDINATE,
+    MAX_SIDE,
+    Benchmark,
+    MissingImages,
+    PathLike,
+    Problems,
+    check_target,
+    fail,
+    far_out,
+    image_path_ok,
+    image_size,
+    images_by_stem,
+    parse_side,
+    phrase_of,
+    prediction_row,
+    progress,
+    read_source,
+    read_text_lines,
+    relative_path,
+    write_benchmark,
+)
+from .dota import negatives_option, submission_name
+from .rsvg import XmlRefused, parse_xml
+
+_DIOR_CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
+                 "y_right_bottom", "x_left_bottom", "y_left_bottom")
+
+
+@dataclass
+class VocObject:
+    category: str
+    difficult: bool
+    box: tuple[float, float, float, float]  # xyxy
+    obb: np.ndarray | None  # (4, 2), when the annotation gives a rotated box
+
+
+@dataclass
+class VocImage:
+    stem: str
+    name: str  # the image's path relative to the images folder
+    image: Path | None  # None: not in the images folder (numbers-only)
+    width: int
+    height: int
+    objects: list[VocObject]
+
+
+@dataclass
+class _Reader:
+    """One XML file being read: where problems go and each element's line."""
+
+    path: Path
+    bad: Problems
+    lines: dict[int, int]
+
+    def line(self, elem: ET.Element | None) -> int:
+        return self.lines.get(id(elem), 1)
+
+    def text(self, parent: ET.Element, key: str) -> str | None:
+        elem = parent.find(key)
+        return None if elem is None else " ".join("".join(elem.itertext()).split()) or None
+
+    def number(self, parent: ET.Element, key: str, where: str) -> float | None:
+        text = self.text(parent, key)
+        try:
+            value = float(text) if text is not None and len(text) <= 64 else math.nan
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or far_out([value]) is not None:
+            self.bad.add(self.path, f"{where}<{key}>", COORDINATE if math.isfinite(value)
+                         else "a finite number", (text or "<missing>")[:40],
+                         line=self.line(parent))
+            return None
+        return value
+
+
+def read_voc(path: Path, images: dict[str, Path], folder: Path | None,
+             class_ids: dict[str, str], bad: Problems) -> VocImage | None:
+    """One VOC / DIOR / HRSC2016 XML file (problems with line numbers to ``bad``)."""
+    try:
+        root, lines = parse_xml(read_source(path, "VOC / HRSC2016 XML file"))
+    except OVEarthInputError as err:
+        bad.items.extend(err.problems)
+        return None
+    except XmlRefused as err:
+        bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
+        return None
+    except expat.ExpatError as err:
+        bad.add(path, "(document)", "well-formed XML", f"<{expat.ErrorString(err.code)}>",
+                line=err.lineno)
+        return None
+    r = _Reader(path, bad, lines)
+    before = len(bad)
+    if root.tag == "annotation":
+        filename = r.text(root, "filename")
+        size = root.find("size")
+        dims = (r.text(size, "width"), r.text(size, "height")) if size is not None else None
+        objects = [_voc_object(r, obj, k, class_ids)
+                   for k, obj in enumerate(root.findall("object"))]
+    elif root.tag == "HRSC_Image":
+        name, fmt = r.text(root, "Img_FileName"), r.text(root, "Img_FileFmt")
+        filename = f"{name}.{fmt}" if name and fmt else name
+        dims = (r.text(root, "Img_SizeWidth"), r.text(root, "Img_SizeHeight"))
+        holder = root.find("HRSC_Objects")
+        objects = [_hrsc_object(r, obj, k, class_ids) for k, obj in
+                   enumerate(holder.findall("HRSC_Object") if holder is not None else [])]
+    else:
+        bad.add(path, "(root)", "an <annotation> (VOC, DIOR) or <HRSC_Image> (HRSC2016) root",
+                f"<<{root.tag[:40]}>>", line=r.line(root))
+        return None
+    size = _size(r, root, dims)
+    name, image = _image(r, root, filename, images, folder)
+    if len(bad) > before or name is None:
+        return None
+    kept = [o for o in objects if o is not None]
+    if image is None:
+        if size is None:
+            where = f"in {folder}" if folder is not None else "(no --images given)"
+            bad.add(path, "(size)", f"the image {name} {where}, or the XML's size (<size> or "
+                    "<Img_SizeWidth>/<Img_SizeHeight>) to convert it numbers-only",
+                    "<neither>", line=r.line(root))
+            return None
+        return VocImage(path.stem, name, None, size[0], size[1], kept)
+    try:
+        width, height = image_size(image)
+    except OSError as err:
+        bad.add(image, "(image)", "a readable image", f"<{err.strerror or err}>")
+        return None
+    if size is not None and size != (width, height):
+        bad.add(path, "(size)", f"the size of {image.name}: {width} x {height}",
+                f"<{size[0]} x {size[1]}>", line=r.line(root))
+        return None
+    return VocImage(path.stem, name, image, width, height, kept)
+
+
+def _size(r: _Reader, root: ET.Element, dims: tuple[str | None, str | None] | None
+          ) -> tuple[int, int] | None:
+    if dims is None or dims == (None, None):
+        return None
+    values = [parse_side(d) for d in dims]
+    for key, text, value in zip(("width", "height"), dims, values, strict=True):
+        if value is None:
+            r.bad.add(r.path, f"(size) {key}", f"a whole number of pixels from 1 to {MAX_SIDE:,}",
+                      (text or "<missing>")[:20], line=r.line(root))
+            return None
+    return values[0], values[1]  # type: ignore[return-value]
+
+
+def _image(r: _Reader, root: ET.Element, filename: str | None, images: dict[str, Path],
+           folder: Path | None) -> tuple[str | None, Path | None]:
+    """The image's path relative to the images folder and its file (``None``: missing);
+    ``(None, None)`` with a problem for a file name that is no safe relative path."""
+    if filename:
+        rel = relative_path(filename)
+        if rel is None or not image_path_ok(rel):
+            r.bad.add(r.path, "(file name)", "a relative image path (no root, no ..)",
+                      filename[:60], line=r.line(root))
+            return None, None
+        found = folder / rel if folder is not None else None
+        if found is not None and found.is_file():
+            return rel, found
+        if Path(rel).stem in images and Path(rel).parent == Path("."):
+            return images[Path(rel).stem].name, images[Path(rel).stem]
+        return rel, None
+    if r.path.stem in images:
+        return images[r.path.stem].name, images[r.path.stem]
+    return f"{r.path.stem}.jpg", None
+
+
+def _category(r: _Reader, elem: ET.Element, key: str, where: str,
+              class_ids: dict[str, str]) -> str | None:
+    name = r.text(elem, key)
+    if not name or " " in name:
+        r.bad.add(r.path, f"{where}<{key}>", "a class name without spaces",
+                  (name or "<missing>")[:40], line=r.line(elem))
+        return None
+    if class_ids and name not in class_ids:
+        r.bad.add(r.path, f"{where}<{key}>", "a class of the --classes file",
+                  name[:40], line=r.line(elem))
+        return None
+    return class_ids.get(name, name)
+
+
+def _difficult(r: _Reader, elem: ET.Element, where: str) -> bool | None:
+    text = r.text(elem, "difficult")
+    if text not in (None, "0", "1"):
+        r.bad.add(r.path, f"{where}<difficult>", "0 or 1", text[:20], line=r.line(elem))
+        return None
+    return text == "1"
+
+
+def _voc_object(r: _Reader, obj: ET.Element, k: int, class_ids: dict[str, str]
+                ) -> VocObject | None:
+    where = f"<object> {k} "
+    category = _category(r, obj, "name", where, class_ids)
+    difficult = _difficult(r, obj, where)
+    box_elem, rot = obj.find("bndbox"), obj.find("robndbox")
+    if box_elem is None and rot is None:
+        r.bad.add(r.path, f"{where}<bndbox>", "<bndbox> (xmin ymin xmax ymax) or <robndbox>",
+                  "<missing>", line=r.line(obj))
+        return None
+    box = _box(r, box_elem, ("xmin", "ymin", "xmax", "ymax"), where) if box_elem is not None \
+        else None
+    obb = None
+    if rot is not None:
+        if rot.find("cx") is not None:
+            values = [r.number(rot, key, where + "<robndbox>")
+                      for key in ("cx", "cy", "w", "h", "angle")]
+            obb = None if None in values else _rotated(*values, clockwise=True)  # type: ignore
+        else:
+            values = [r.number(rot, key, where + "<robndbox>") for key in _DIOR_CORNERS]
+            obb = None if None in values else np.array(values, float).reshape(4, 2)
+        obb = _valid_obb(r, obb, rot, where + "<robndbox>")
+        if obb is None:
+            return None
+    if category is None or difficult is None or (box_elem is not None and box is None):
+        return None
+    if box is None:
+        box = _envelope(obb)  # type: ignore[arg-type]
+    return VocObject(category, difficult, box, obb)  # type: ignore[arg-type]
+
+
+def _hrsc_object(r: _Reader, obj: ET.Element, k: int, class_ids: dict[str, str]
+                 ) -> VocObject | None:
+    where = f"<HRSC_Object> {k} "
+    category = _category(r, obj, "Class_ID", where, class_ids)
+    difficult = _difficult(r, obj, where)
+    box = _box(r, obj, ("box_xmin", "box_ymin", "box_xmax", "box_ymax"), where)
+    values = [r.number(obj, key, where) for key in ("mbox_cx", "mbox_cy", "mbox_w", "mbox_h",
+                                                    "mbox_ang")]
+    obb = None if None in values else _rotated(*values, clockwise=False)  # type: ignore
+    obb = _valid_obb(r, obb, obj, where + "<mbox>") if obb is not None else None
+    if category is None or difficult is None or box is None or obb is None:
+        return None
+    return VocObject(category, difficult, box, obb)
+
+
+def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: str
+         ) -> tuple[float, float, float, float] | None:
+    values = [r.number(elem, key, where) for key in keys]
+    if None in values:
+        return None
+    x1, y1, x2, y2 = values  # type: ignore[misc]
+    if not (x2 > x1 and y2 > y1):  # type: ignore[operator]
+        r.bad.add(r.path, f"{where}<{keys[0][:-4]}box>", f"{keys[2]} > {keys[0]} and "
+                  f"{keys[3]} > {keys[1]}", values, line=r.line(elem))
+        return None
+    return x1, y1, x2, y2  # type: ignore[return-value]
+
+
+def _rotated(cx: float, cy: float, w: float, h: float, angle: float, clockwise: bool
+             ) -> np.ndarray:
+    """The corners ``(4, 2)`` of a ``w`` x ``h`` rectangle about ``(cx, cy)`` turned by
+    ``angle`` radians: roLabelImg's sense (``clockwise``: a corner offset ``(dx, dy)`` goes
+    to ``(dx cos a + dy sin a, -dx sin a + dy cos a)``) or the standard one (HRSC2016)."""
+    c, s = math.cos(angle), math.sin(angle)
+    s = -s if clockwise else s
+    return np.array([[cx + dx * c - dy * s, cy + dx * s + dy * c]
+                     for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2),
+                                    (-w / 2, h / 2))])
+
+
+def _valid_obb(r: _Reader, obb: np.ndarray | None, elem: ET.Element, where: str
+               ) -> np.ndarray | None:
+    if obb is None:
+        return None
+    if not (np.abs(obb) <= 1e100).all() or not geometry.valid_polygons(obb[None])[0]:
+        r.bad.add(r.path, where, "a rotated box of positive area (corners in boundary order, "
+                  "within ±1e100)", np.round(obb, 3).tolist(), line=r.line(elem))
+        return None
+    return obb
+
+
+def read_classes(path: Path, bad: Problems) -> dict[str, str]:
+    """A classes file: ``<name>`` or ``<id> <name>`` per line; the name of each id (a
+    name's own id is itself)."""
+    out: dict[str, str] = {}
+    for n, raw in enumerate(read_text_lines(path, bad, "classes file") or [], start=1):
+        tokens = raw.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        if len(tokens) > 2 or tokens[0] in out:
+            bad.add(path, "(line)", "<name> or <id> <name>, each id once", raw.strip()[:60],
+                    line=n)
+            continue
+        out[tokens[0]] = tokens[-1]
+    return out
+
+
+@dataclass
+class _Detection:
+    image: str
+    category: str
+    score: float
+    box: tuple[float, float, float, float]
+    obb: np.ndarray | None
+
+
+def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
+                 ) -> list[_Detection]:
+    """The per-class result files of ``folder`` (see the module docstring)."""
+    if not folder.is_dir():
+        bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
+        return []
+    files = sorted(folder.glob("*.txt"))
+    if not files:
+        bad.add(folder, "--results", "<anything>_<class>.txt result files", "<none>")
+    out = []
+    for path in files:
+        cls = max((c for c in vocab if path.stem == c or path.stem.endswith(f"_{c}")),
+                  key=len, default=None)
+        if cls is None:
+            bad.add(path, "(file name)", "<anything>_<class>.txt with a class of the "
+                    "annotations (or --classes)", path.name)
+            continue
+        for n, raw in enumerate(read_text_lines(path, bad, "result file") or [], start=1):
+            found = _result_line(raw, path, n, cls, stems, bad)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: Problems
+                 ) -> _Detection | None:
+    tokens = raw.split()
+    if not tokens:
+        return None
+    if len(tokens) not in (6, 10):
+        bad.add(path, "(detection)", "<image> <score> xmin ymin xmax ymax, or <image> <score> "
+                "x1 y1 ... x4 y4", f"<{len(tokens)} fields>", line=n)
+        return None
+    if tokens[0] not in stems:
+        bad.add(path, "image", "the name of an annotated image (its XML file's stem)",
+                tokens[0][:60], line=n)
+        return None
+    try:
+        values = [float(t) for t in tokens[1:]]
+    except ValueError:
+        values = [math.nan]
+    if not all(math.isfinite(v) for v in values) or far_out(values[1:]) is not None:
+        bad.add(path, "(numbers)", "a finite score and coordinates within ±1e100",
+                raw.strip()[:60], line=n)
+        return None
+    score, coords = values[0], values[1:]
+    if len(coords) == 4:
+        x1, y1, x2, y2 = coords
+        if not (x2 > x1 and y2 > y1):
+            bad.add(path, "(box)", "xmax > xmin and ymax > ymin", coords, line=n)
+            return None
+        return _Detection(tokens[0], cls, score, (x1, y1, x2, y2), None)
+    quad, status = geometry.boundary_order(np.array(coords).reshape(1, 4, 2))
+    if status[0] == geometry.QUAD_DEGENERATE:
+        bad.add(path, "(quadrilateral)", "a quadrilateral with positive area", coords, line=n)
+        return None
+    obb = quad[0]
+    return _Detection(tokens[0], cls, score, _envelope(obb), obb)
+
+
+def _envelope(obb: np.ndarray) -> tuple[float, float, float, float]:
+    x1, y1 = obb.min(axis=0).tolist()
+    x2, y2 = obb.max(axis=0).tolist()
+    return x1, y1, x2, y2
+
+
+def _rectangle(box: tuple[float, float, float, float]) -> list[list[float]]:
+    x1, y1, x2, y2 = box
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+
+
+def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
+             results: Sequence[PathLike] = (), classes: PathLike | None = None,
+             negatives: int | str = "all", seed: int = 0, difficult: str = "target",
+             force: bool = False, link: bool = True, show_progress: bool = False,
+             command: str = "ovearth_core.convert.from_voc(...)") -> dict[str, Any]:
+    """Convert Pascal VOC / DIOR / HRSC2016 XML (and result folders) into a benchmark.
+
+    Args:
+        annotations: the folder of ``.xml`` files, one per image.
+        images: the folder of the images (``None``, or an image missing: numbers-only, by
+            the XML's declared size, with a warning).
+        out: the benchmark folder to write.
+        results: folders of per-class result files; each becomes a submission named after
+            its folder.
+        classes: a classes file (names, or ``<id> <name>``) fixing the vocabulary.
+        negatives, seed, difficult: as :func:`~ovearth_core.convert.dota.from_dota`.
+        force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+    """
+    inputs = [p for p in (annotations, images, classes, *results) if p is not None]
+    check_target(out, force, inputs)
+    if difficult not in ("target", "ignore"):
+        raise fail("(options)", "--difficult", "target or ignore", difficult)
+    negatives = negatives_option(negatives)
+    annotations = Path(annotations)
+    folder = None if images is None else Path(images)
+    if not annotations.is_dir():
+        raise fail(annotations, "--annotations", "a folder of VOC / HRSC2016 XML files",
+                   "<not a folder>")
+    files = sorted(annotations.glob("*.xml"))
+    if not files:
+        raise fail(annotations, "--annotations", "VOC / DIOR / HRSC2016 .xml files", "<none>")
+    bad = Problems()
+    by_stem = images_by_stem(folder, bad)
+    class_ids = read_classes(Path(classes), bad) if classes is not None else {}
+    bad.raise_if_any()
+    parsed = [read_voc(path, by_stem, folder, class_ids, bad)
+              for path in progress(files, "reading annotations", show_progress)]
+    bad.raise_if_any()
+    entries = [e for e in parsed if e is not None]
+    vocab = sorted(set(class_ids.values()) | {o.category for e in entries for o in e.objects})
+    found = {submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
+                                               bad) for f in results}
+    bad.raise_if_any()
+    rotated = any(o.obb is not None for e in entries for o in e.objects) or any(
+        d.obb is not None for dets in found.values() for d in dets)
+    missing = MissingImages(folder)
+    for entry in entries:
+        if entry.image is None:
+            missing.add(entry.name, "the XML's size")
+    bench = Benchmark(command, inputs=inputs, source={"format": "VOC", "resample_unit": "image"},
+                      warnings=missing.warning(len(entries)))
+    queries = _add_queries(bench, entries, vocab, rotated, negatives, seed, difficult)
+    for name, dets in found.items():
+        bench.submissions[name] = _submission(dets, queries, rotated)
+        dropped = sum((d.image, d.category) not in queries for d in dets)
+        if dropped:
+            bench.notes.append(f"predictions/{name}.json: {dropped} detections on (image, "
+                               "class) pairs that are no query (--negatives N) were left out")
+    n_objects = sum(len(e.objects) for e in entries)
+    hard = sum(o.difficult for e in entries for o in e.objects)
+    bench.notes += [
+        f"source: {len(files)} VOC / HRSC2016 XML files, {n_objects} objects ({hard} "
+        f"difficult), {len(vocab)} classes: {', '.join(vocab)}",
+        "each (image, class present) is a positive query, the absent classes negatives "
+        + ("(all)" if negatives == "all" else f"({negatives} per image, seed {seed})"),
+        "boxes as given (continuous coordinates, no VOC + 1); " + (
+            "oriented boxes from the rotated boxes (an object without one: its box)"
+            if rotated else "no oriented boxes (no rotated box in the data)"),
+        ("difficult objects are targets, flagged in the annotation's difficult list"
+         if difficult == "target" else "difficult objects are ignore regions")]
+    write_benchmark(bench, out, force, link, show_progress)
+    return bench.counts()
+
+
+def _add_queries(bench: Benchmark, entries: list[VocImage], vocab: list[str], rotated: bool,
+                 negatives: int | str, seed: int, difficult: str
+                 ) -> dict[tuple[str, str], str]:
+    queries: dict[tuple[str, str], str] = {}
+    for entry in sorted(entries, key=lambda e: e.stem):
+        image_path = f"images/{entry.name}"
+        if entry.image is not None:
+            bench.images[image_path] = entry.image
+        present: dict[str, list[VocObject]] = defaultdict(list)
+        for obj in entry.objects:
+            present[obj.category].append(obj)
+        absent = [c for c in vocab if c not in present]
+        if negatives != "all":
+            rng = random.Random(f"{seed}:{entry.stem}")
+            absent = sorted(rng.sample(absent, min(int(negatives), len(absent))))
+        for cat in sorted(set(present) | set(absent)):
+            group = present.get(cat, [])
+            ann_id, qid = f"{entry.stem}_{cat}", f"ov_{entry.stem}_{cat}"
+            targets = [o for o in group if not (o.difficult and difficult == "ignore")]
+            ignore = [o for o in group if o.difficult and difficult == "ignore"]
+            extra: dict[str, Any] = {}
+            if group and difficult == "target":
+                extra["difficult"] = [int(o.difficult) for o in targets]
+            if ignore:
+                extra["ignore_bbox"] = [_xywh(o.box) for o in ignore]
+                if rotated:
+                    extra["ignore_oriented_bbox"] = [_obb(o) for o in ignore]
+            bench.add_annotation(ann_id, image_path, entry.width, entry.height, cat, None,
+                                 [_xywh(o.box) for o in targets],
+                                 [_obb(o) for o in targets] if rotated else [], **extra)
+            bench.add_query("open_vocabulary", qid, ann_id, phrase_of(cat),
+                            negative=not group)
+            queries[(entry.stem, cat)] = qid
+    return queries
+
+
+def _xywh(box: tuple[float, float, float, float]) -> list[float]:
+    x1, y1, x2, y2 = box
+    return [x1, y1, x2 - x1, y2 - y1]
+
+
+def _obb(obj: VocObject | _Detection) -> list[list[float]]:
+    return obj.obb.tolist() if obj.obb is not None else _rectangle(obj.box)
+
+
+def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str], rotated: bool
+                ) -> dict[str, list[dict[str, Any]]]:
+    per_query: dict[str, list[_Detection]] = defaultdict(list)
+    for d in dets:
+        qid = queries.get((d.image, d.category))
+        if qid is not None:
+            per_query[qid].append(d)
+    rows = []
+    for (_, cat), qid in queries.items():
+        found = per_query.get(qid, [])
+        hbb = [{"bbox": list(d.box), "score": d.score} for d in found]
+        obb = [{"polygon": _obb(d), "score": d.score} for d in found] if rotated else []
+        rows.append(prediction_row(qid, "phrase", phrase_of(cat), None, hbb, obb))
+    return {"open_vocabulary": rows}
