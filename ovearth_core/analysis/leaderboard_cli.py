@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from ..cache import add_cache_arguments, describe, open_cache
     from ..cli import ProgressPrinter, run_and_emit
+    from ..options import Options
     from .ap_caps import add_ap_arguments
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
@@ -36,10 +37,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="also rank by AP and COCO's and DOTA's per-category mAP")
     add_ap_arguments(parser, "with --average-precision: boxes on negative queries count as "
                      "false positives", "with --average-precision: COCO's boxes per query")
+    add_rank_arguments(parser)
     add_cache_arguments(parser)
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
+    rank_problem = rank_arguments_problem(args)
+    if rank_problem:
+        parser.error(rank_problem)
     from ..workers import worker_count
     from . import leaderboard as lb  # numpy and the evaluator, once the options are read
 
@@ -64,5 +69,40 @@ def main(argv: list[str] | None = None) -> int:
         args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
         workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
         note=lambda text: print(f"{prog}: {text}", file=sys.stderr),
+        ranks=None if args.no_ranks else Options.from_args(args, task=tasks[0],
+                                                             modalities=args.modalities),
+        unit=args.bootstrap_unit,
         average_precision=((args.hard_negatives, args.max_detections)
                            if args.average_precision else None)), args.output, inputs)
+
+
+def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of the ranks with their uncertainty (issue 37; fields of
+    :class:`~ovearth_core.options.Options` of the same names)."""
+    from ..options import ALPHA, MIN_COUNT, RANK_RESAMPLES
+
+    parser.add_argument("--rank-resamples", type=int, default=RANK_RESAMPLES,
+                        help=f"resamples of the rank intervals (default {RANK_RESAMPLES:,})")
+    parser.add_argument("--alpha", type=float, default=ALPHA,
+                        help=f"level of the tests, 1 - level of the intervals (default {ALPHA})")
+    parser.add_argument("--min-count", type=int, default=MIN_COUNT,
+                        help=f"fewest queries a category is tested on (default {MIN_COUNT})")
+    parser.add_argument("--friedman-blocks", choices=("image", "query"), default="image",
+                        help="blocks of Friedman's test and the critical-difference diagram")
+    parser.add_argument("--bootstrap-unit", choices=("image", "query"), default="image",
+                        help="what the rank resampling draws (default: images, the "
+                             "benchmark's unit)")
+    parser.add_argument("--no-ranks", action="store_true",
+                        help="leave out the rank intervals, tests and Friedman's test")
+
+
+def rank_arguments_problem(args: argparse.Namespace) -> str | None:
+    """Why the rank flags are out of range (``None``: they are not)."""
+    from ..options import ALPHA_BOUNDS, MIN_COUNT_BOUNDS, RANK_RESAMPLE_BOUNDS
+
+    for flag, value, (lo, hi) in (("--rank-resamples", args.rank_resamples,
+                                   RANK_RESAMPLE_BOUNDS), ("--alpha", args.alpha, ALPHA_BOUNDS),
+                                  ("--min-count", args.min_count, MIN_COUNT_BOUNDS)):
+        if not lo <= value <= hi:
+            return f"{flag} must be from {lo:g} to {hi:g} (given {value:g})"
+    return None
