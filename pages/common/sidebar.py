@@ -132,7 +132,9 @@ def current_options() -> data.Options:
         score_threshold=float(ss["score_threshold"]) if ss["use_score_threshold"] else None,
         bbox_format=ss["bbox_format"],
         hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
-        max_detections=int(ss["ap_max_detections"]))
+        max_detections=int(ss["ap_max_detections"]),
+        rank_resamples=int(ss["rank_resamples"]), alpha=float(ss["alpha"]),
+        min_count=int(ss["min_count"]), friedman_blocks=ss["friedman_blocks"])
 
 
 def render() -> Run | None:
