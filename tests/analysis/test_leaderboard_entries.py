@@ -7,8 +7,8 @@ edited analysis code never give stale numbers."""
 
 from __future__ import annotations
 
-import hashlib
 import dataclasses
+import hashlib
 import json
 import logging
 import struct
