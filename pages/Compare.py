@@ -99,6 +99,9 @@ def main() -> None:
     st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
                  width="stretch",
                  column_config=compare_views.AGREEMENT_CONFIG)
+    st.caption("McNemar p (Holm): the exact p-values corrected by Holm's method over the "
+               f"{len(cmp.agreements)} tests of this table (several at once: the chance that "
+               "any of them is a false positive stays at the level).")
     st.subheader("Flipped presence")
     flipped = compare_views.flipped_presence(cmp, names)
 

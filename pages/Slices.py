@@ -59,6 +59,11 @@ def main() -> None:
                f"{table.n_resamples} resamples, seed {table.seed}"
                + (" · a query with several tags is in several slices"
                   if attribute == "tag" else ""))
+    if table.paired:
+        st.caption(f"Tests of B − A: a paired-bootstrap p-value for each slice of at least "
+                   f"{table.min_count} queries (the minimum count, set on the Leaderboard's "
+                   "rank settings or by the link's minn), and q-values by Benjamini–Hochberg "
+                   "over the slices tested (many tests at once: the false discovery rate).")
     slice_views.few_units(table)
     if not table.values or not table.values[0].metrics:
         st.info("No key metric to slice: the submission has no evaluated modality.")

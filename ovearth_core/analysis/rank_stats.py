@@ -39,7 +39,9 @@ Conventions (JSON-ready numbers out, ``None`` where undefined):
   (the winner's curse); the bootstrap estimate of that optimism is the mean over the
   resamples of the best score minus the observed best.
 
-statsmodels and scikit-posthocs import in about a second each: imported on first use only.
+The corrections and the bootstrap p-value live in :mod:`.multiple` (Compare and Slices use
+them too). statsmodels and scikit-posthocs import in about a second each: imported on first
+use only.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from ..options import MIN_COUNT as DEFAULT_MIN_COUNT
 from ..options import RANK_RESAMPLES as DEFAULT_RANK_RESAMPLES
 from . import additive
 from .compare import resample_counts
+from .multiple import benjamini_hochberg, bootstrap_p, holm
 from .standings import average_ranks
 
 FloatArray = npt.NDArray[np.float64]
@@ -87,52 +90,6 @@ def check_settings(n_resamples: int, alpha: float, min_count: int, blocks: str =
                                 repr(blocks)))
     if problems:
         raise OVEarthInputError(problems)
-
-
-# --- multiple testing (statsmodels) ---------------------------------------------------------
-
-def adjusted(p_values: Sequence[float | None], method: str, alpha: float = DEFAULT_ALPHA,
-             ) -> list[float | None]:
-    """``p_values`` corrected by ``statsmodels.stats.multitest.multipletests`` (``"holm"``
-    or ``"fdr_bh"``, Benjamini-Hochberg's q-values) over the values given (``None``: not
-    tested, kept ``None`` and not counted in the family)."""
-    tested = [i for i, p in enumerate(p_values) if p is not None]
-    out: list[float | None] = [None] * len(p_values)
-    if not tested:
-        return out
-    from statsmodels.stats.multitest import multipletests  # ~0.9 s: on first use
-
-    _, corrected, _, _ = multipletests(np.array([p_values[i] for i in tested], dtype=float),
-                                       alpha=alpha, method=method)
-    for i, q in zip(tested, corrected, strict=True):
-        out[i] = float(q)
-    return out
-
-
-def holm(p_values: Sequence[float | None], alpha: float = DEFAULT_ALPHA) -> list[float | None]:
-    """Holm's step-down adjusted p-values (family-wise error at ``alpha``)."""
-    return adjusted(p_values, "holm", alpha)
-
-
-def benjamini_hochberg(p_values: Sequence[float | None], alpha: float = DEFAULT_ALPHA,
-                       ) -> list[float | None]:
-    """Benjamini-Hochberg q-values (false discovery rate)."""
-    return adjusted(p_values, "fdr_bh", alpha)
-
-
-def bootstrap_p(dist: FloatArray) -> float | None:
-    """Two-sided paired-bootstrap p-value of a distribution of differences (its finite
-    values): ``min(1, 2 (1 + k) / (1 + n))``, ``k`` the fewer of the values ``<= 0`` and
-    ``>= 0``; ``None`` without a finite value.
-
-    >>> bootstrap_p(np.array([0.1, 0.2, 0.3, -0.1]))  # k = 1, n = 4: 2 * 2 / 5
-    0.8
-    """
-    valid = dist[np.isfinite(dist)]
-    if valid.size == 0:
-        return None
-    k = min(int((valid <= 0).sum()), int((valid >= 0).sum()))
-    return float(min(1.0, 2.0 * (1 + k) / (1 + valid.size)))
 
 
 # --- per-unit pieces and their resamples ----------------------------------------------------

@@ -149,9 +149,11 @@ def _comparison_section(data: ReportData, task: str, cmp: Comparison, fig: _Figu
     rows = []
     for ag in cmp.agreements:
         rows.append([_td(ag.name, "l"), _td(ag.both_right), _td(ag.only_a), _td(ag.only_b),
-                     _td(ag.both_wrong), _td(f"{ag.p_value:.4g}")])
+                     _td(ag.both_wrong), _td(f"{ag.p_value:.4g}"),
+                     _td("—" if ag.p_holm is None else f"{ag.p_holm:.4g}")])
     out.append(_table(["table", "both right", f"only {names[0]} right",
-                       f"only {names[1]} right", "both wrong", "McNemar p (exact)"], rows))
+                       f"only {names[1]} right", "both wrong", "McNemar p (exact)",
+                       "p (Holm)"], rows))
     for ag in cmp.agreements:
         if ag.name == "presence" and (ag.only_a_ids or ag.only_b_ids):
             out.append(f"<p class=\"sub\">Presence flips — right only in {_e(names[0])}: "

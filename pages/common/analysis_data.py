@@ -331,7 +331,7 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
         {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
-        seed=seed, meta=meta, unit=unit)
+        seed=seed, meta=meta, unit=unit, min_count=options.min_count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -382,7 +382,7 @@ def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Option
     return slices_.query_form_table(
         {f: e.results for f, e in ev.items()}, {f: e.run.samples for f, e in ev.items()},
         None if ev_b is None else {f: e.results for f, e in ev_b.items()},
-        n_resamples=n_resamples, seed=seed, unit=unit)
+        n_resamples=n_resamples, seed=seed, unit=unit, min_count=options.min_count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -37,10 +37,6 @@ def settings_ui(gt: data.FileKey) -> str:
         return analysis_data.unit_picker(gt, auto="image")
 
 
-def _p(value: float | None) -> str | None:
-    return None if value is None else (f"{value:.3g}" if value >= 1e-3 else f"{value:.1e}")
-
-
 def rank_frame(ranks: dict[str, Any]) -> pd.DataFrame:
     """One row per submission, best first: rank, interval, share ranked first, groups,
     leader − submission with its interval, p and Holm's p."""
@@ -55,7 +51,8 @@ def rank_frame(ranks: dict[str, Any]) -> pd.DataFrame:
             "group": ranks["groups"][i],
             "leader − this": ranks["diff"][i],
             f"{level} % interval": None if lo is None else f"[{lo:.3f}, {hi:.3f}]",
-            "p (paired bootstrap)": _p(ranks["p"][i]), "p (Holm)": _p(ranks["p_holm"][i])})
+            "p (paired bootstrap)": af.p_text(ranks["p"][i]),
+            "p (Holm)": af.p_text(ranks["p_holm"][i])})
     return pd.DataFrame(rows)
 
 
@@ -68,7 +65,7 @@ def category_frame(categories: dict[str, Any]) -> pd.DataFrame:
         f"{a} − {b}": r["diff"],
         "interval": None if r["diff_low"] is None else
         f"[{r['diff_low']:.3f}, {r['diff_high']:.3f}]",
-        "p (paired bootstrap)": _p(r["p"]), "q (Benjamini–Hochberg)": _p(r["q"])}
+        "p (paired bootstrap)": af.p_text(r["p"]), "q (Benjamini–Hochberg)": af.p_text(r["q"])}
         for r in categories["rows"]])
 
 
@@ -119,7 +116,7 @@ def _friedman(friedman: dict[str, Any], label: str) -> None:
                 f"{friedman['num_units']:,} {blocks} have {label} defined for every "
                 "submission.")
         return
-    st.caption(f"Friedman χ² = {friedman['statistic']:.2f}, p = {_p(friedman['p'])} over "
+    st.caption(f"Friedman χ² = {friedman['statistic']:.2f}, p = {af.p_text(friedman['p'])} over "
                f"{friedman['num_blocks']:,} {blocks} (those of the {friedman['num_units']:,} "
                f"where every submission's {label} is defined), average ranks per "
                f"{friedman['blocks']} (1 = best). Nemenyi's critical difference at α = "

@@ -18,7 +18,7 @@ from hypothesis import strategies as hst
 from scipy.stats import friedmanchisquare, rankdata
 from statsmodels.stats.multitest import multipletests
 
-from ovearth_core.analysis import additive, rank_stats
+from ovearth_core.analysis import additive, multiple, rank_stats
 from ovearth_core.analysis.compare import resample_counts
 from ovearth_core.analysis.leaderboard import board_entry, pack_board, unpack_board
 from ovearth_core.analysis.standings import leaderboard_report, query_pieces
@@ -87,19 +87,19 @@ def _draws(seed: int, n: int, n_units: int) -> np.ndarray:
 
 def test_holm_and_bh_hand_worked() -> None:
     # Holm: sorted 0.01, 0.03, 0.04 -> 3 * 0.01, 2 * 0.03, max(0.06, 1 * 0.04)
-    assert rank_stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert multiple.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     # BH: 0.01 * 3 / 1, 0.03 * 3 / 2 = 0.045, 0.04 * 3 / 3, then the running minimum from the top
-    assert rank_stats.benjamini_hochberg([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.04, 0.04])
-    assert rank_stats.holm([None, 0.2, None]) == [None, 0.2, None]
-    assert rank_stats.holm([]) == []
+    assert multiple.benjamini_hochberg([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.04, 0.04])
+    assert multiple.holm([None, 0.2, None]) == [None, 0.2, None]
+    assert multiple.holm([]) == []
 
 
 @settings(max_examples=60, deadline=None)
 @given(hst.lists(hst.none() | hst.floats(0.0, 1.0), max_size=40))
 def test_corrections_equal_multipletests(p: list[float | None]) -> None:
     tested = np.array([x for x in p if x is not None], dtype=float)
-    for method, ours in (("holm", rank_stats.holm(p)),
-                         ("fdr_bh", rank_stats.benjamini_hochberg(p))):
+    for method, ours in (("holm", multiple.holm(p)),
+                         ("fdr_bh", multiple.benjamini_hochberg(p))):
         assert [x is None for x in ours] == [x is None for x in p]
         if tested.size:
             expected = multipletests(tested, alpha=0.05, method=method)[1]
@@ -114,7 +114,7 @@ def test_corrections_equal_multipletests(p: list[float | None]) -> None:
     ([np.nan], None),
 ])
 def test_bootstrap_p_hand_worked(dist: list[float], expected: float | None) -> None:
-    assert rank_stats.bootstrap_p(np.array(dist)) == expected
+    assert multiple.bootstrap_p(np.array(dist)) == expected
 
 
 # --- groups that cannot be told apart -------------------------------------------------------

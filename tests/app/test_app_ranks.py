@@ -156,3 +156,34 @@ def test_an_ap_ranking_says_it_has_no_rank_intervals() -> None:
     at.selectbox(key="lb_rank_by").set_value("bbox_ap").run()
     assert_ok(at)
     assert any("no rank intervals" in i.value for i in at.info)
+
+
+def test_compare_corrects_its_mcnemar_tests_by_holm() -> None:
+    at = _leaderboard(cmp_b_path="assets/demo/predictions/weak_baseline.json",
+                      pred_path="assets/demo/predictions/strong_localiser.json")
+    goto(at, "pages/Compare.py").run()
+    assert_ok(at)
+    table = _frame(at, "McNemar p (Holm)")
+    assert list(table["McNemar p (Holm)"]) == pytest.approx(
+        multipletests(list(table["McNemar p"]), method="holm")[1].tolist())
+    assert any("corrected by Holm's method over the 4 tests" in c.value for c in at.caption)
+
+
+def test_paired_slices_show_benjamini_hochberg_q_values() -> None:
+    at = _leaderboard(cmp_b_path="assets/demo/predictions/weak_baseline.json",
+                      pred_path="assets/demo/predictions/strong_localiser.json", min_count=8)
+    goto(at, "pages/Slices.py").run()
+    at.toggle(key="_slice_paired").set_value(True).run()
+    assert_ok(at)
+    table = _frame(at, "q (Benjamini–Hochberg)")
+    shown = [(n, p, q) for n, p, q in zip(table["queries"],
+                                          table["p (B − A, paired bootstrap)"],
+                                          table["q (Benjamini–Hochberg)"], strict=True)]
+    assert any(n < 8 for n, _, _ in shown)
+    assert all(pd.isna(p) for n, p, _ in shown if n < 8)
+    p = [float(x) for _, x, _ in shown if not pd.isna(x)]
+    q = [float(x) for _, _, x in shown if not pd.isna(x)]
+    assert len(p) >= 2
+    assert q == pytest.approx(multipletests(p, method="fdr_bh")[1].tolist(), rel=2e-3)
+    assert any("q-values by Benjamini–Hochberg" in c.value and "at least 8 queries" in c.value
+               for c in at.caption)
