@@ -76,9 +76,10 @@ def main(argv: list[str] | None = None) -> int:
                            if args.average_precision else None)), args.output, inputs)
 
 
-def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
+def add_rank_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -> None:
     """The flags of the ranks with their uncertainty (issue 37; fields of
-    :class:`~ovearth_core.options.Options` of the same names)."""
+    :class:`~ovearth_core.options.Options` of the same names); ``leaderboard``: also
+    ``--bootstrap-unit`` (the report has its own) and ``--no-ranks``."""
     from ..options import ALPHA, MIN_COUNT, RANK_RESAMPLES
 
     parser.add_argument("--rank-resamples", type=int, default=RANK_RESAMPLES,
@@ -89,11 +90,12 @@ def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"fewest queries a category is tested on (default {MIN_COUNT})")
     parser.add_argument("--friedman-blocks", choices=("image", "query"), default="image",
                         help="blocks of Friedman's test and the critical-difference diagram")
-    parser.add_argument("--bootstrap-unit", choices=("image", "query"), default="image",
-                        help="what the rank resampling draws (default: images, the "
-                             "benchmark's unit)")
-    parser.add_argument("--no-ranks", action="store_true",
-                        help="leave out the rank intervals, tests and Friedman's test")
+    if leaderboard:
+        parser.add_argument("--bootstrap-unit", choices=("image", "query"), default="image",
+                            help="what the rank resampling draws (default: images, the "
+                                 "benchmark's unit)")
+        parser.add_argument("--no-ranks", action="store_true",
+                            help="leave out the rank intervals, tests and Friedman's test")
 
 
 def rank_arguments_problem(args: argparse.Namespace) -> str | None:

@@ -9,6 +9,7 @@ import time
 from ..analysis import slices
 from ..analysis.ap_caps import add_ap_arguments
 from ..analysis.compare import DEFAULT_AP_RESAMPLES, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.leaderboard_cli import add_rank_arguments, rank_arguments_problem
 from ..analysis.slices import load_taxonomy
 from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import EXIT_BAD_INPUT, add_evaluation_options, add_input_options, emit, output_refused
@@ -18,6 +19,7 @@ from ..types import TASK_KEYS
 from ..viz.images import ImagePathError, resolve_image_path
 from .build import WORST_DEFAULT, ReportData, build_report_data
 from .html import render_html
+from .ranks import rank_reports
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="adds a table of key metrics per value of ATTR to each task "
                              "(repeatable): gsd, meta:KEY (the annotations' image_meta[KEY]), "
                              + ", ".join(a for a in slices.ATTRIBUTES if a not in _NOT_SLICED))
+    parser.add_argument("--rank", default=None, metavar="DIR",
+                        help="adds each task's ranks with their uncertainty: every *.json "
+                             "of DIR ranked (rank intervals, groups, tests against the leader, "
+                             "Friedman and Nemenyi, per category)")
+    add_rank_arguments(parser, leaderboard=False)
     add_cache_arguments(parser)
     return parser
 
@@ -82,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--resamples must be at least 1000")
     if args.ap_resamples < 100:
         parser.error("--ap-resamples must be at least 100")
+    rank_problem = rank_arguments_problem(args)
+    if rank_problem:
+        parser.error(rank_problem)
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
@@ -105,6 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.rank is not None:
+        try:
+            data.ranks = rank_reports(
+                args.gt, args.rank, options, data.tasks, args.seed,
+                "image" if args.bootstrap_unit == "auto" else args.bootstrap_unit, cache)
+        except OVEarthInputError as err:
+            print(f"ovearth-report: invalid input in --rank {args.rank}\n{err}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     missing, total = missing_images(data)
     if total and len(missing) == total:
         print(f"ovearth-report: none of the {total} images the ground truth names is in "

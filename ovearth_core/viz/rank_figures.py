@@ -100,6 +100,7 @@ def critical_difference_figure(friedman: dict[str, Any], label: str) -> go.Figur
         xaxis={"title": "mean rank (1 = best)", "range": [0.6, k + 0.4], "zeroline": False,
                "tickvals": list(range(1, k + 1, 1 if k <= 20 else 5))},
         yaxis={"visible": False, "range": [bottom, 1.3]}, showlegend=False,
+        plot_bgcolor="white",
         height=max(260, int(140 + 40 * (1.3 - bottom))),
         margin={"l": side, "r": side, "t": 50, "b": 40})
     return fig
