@@ -44,8 +44,9 @@ import numpy as np
 from benchmarks.leaderboard import MODALITIES, build_submissions
 from ovearth_core.analysis import additive, rank_stats
 from ovearth_core.analysis.compare import resample_counts
-from ovearth_core.analysis.leaderboard import evaluate_folder
+from ovearth_core.analysis.leaderboard import evaluate_folder, folder_leaderboard
 from ovearth_core.analysis.standings import leaderboard_report, query_pieces
+from ovearth_core.cache import ResultCache
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 from ovearth_core.options import Options
@@ -179,6 +180,18 @@ def figures(data: Path, n: int = 49, resamples: int = 1000,
     print(f"after, the leaderboard report with every metric's ranks "
           f"({len(report['uncertainty'])} metrics, from full results): {wall:.2f} s "
           f"({cpu:.2f} s CPU)")
+    # the warm leaderboard command's work (every result a cached board entry), without and
+    # with the ranks' uncertainty
+    cache = ResultCache(work / "cache")
+    folder_leaderboard(folder, (TASK,), MODALITIES, cache=cache, workers=None, n_subsets=20)
+    for label, ranks in (("without ranks", None), ("with ranks", opts)):
+        wall, cpu, _ = _timed(lambda r=ranks: folder_leaderboard(
+            folder, (TASK,), MODALITIES, cache=cache, workers=None, n_subsets=20, ranks=r))
+        out[f"warm_{label.replace(' ', '_')}_s"] = wall
+        print(f"warm leaderboard (49 cached board entries, --subsets 20) {label}: "
+              f"{wall:.2f} s ({cpu:.2f} s CPU)")
+    sizes = [p.stat().st_size for p in (work / "cache").rglob("*.entry")]
+    print(f"cache: {len(sizes)} entries, {sum(sizes) / 1e6:.0f} MB")
     for key in ("reevaluate_s", "row_resum_s", "query_product_s"):
         print(f"speed-up of the per-image resampling over {key[:-2]}: "
               f"{out[key] / out['per_image_s']:,.0f}x")
