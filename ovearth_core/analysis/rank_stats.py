@@ -302,7 +302,11 @@ def friedman_nemenyi(names: Sequence[str], scores: FloatArray, alpha: float = DE
     from scikit_posthocs import posthoc_nemenyi_friedman  # ~1 s: on first use
     from scipy.stats import friedmanchisquare, studentized_range
 
-    statistic, p = friedmanchisquare(*scores.T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic, p = friedmanchisquare(*scores.T)
+    if not np.isfinite(statistic):
+        return {"skipped": "Friedman's test is undefined when every block ties every "
+                           "submission", "num_blocks": n_blocks}
     mean_rank = ranks_of(scores).mean(axis=0)
     order = np.argsort(mean_rank, kind="stable")
     pairwise = posthoc_nemenyi_friedman(scores).to_numpy()[np.ix_(order, order)]

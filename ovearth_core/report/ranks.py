@@ -17,7 +17,7 @@ from ..cache import ResultCache
 from ..errors import OVEarthInputError
 from ..options import Options
 from ..viz import rank_figures
-from ..viz.analysis_figures import LEADERBOARD_METRIC_LABELS, p_text
+from ..viz.analysis_figures import LEADERBOARD_METRIC_LABELS, p_is, p_text
 from .tables import _e, _table, _td, fmt
 
 
@@ -83,8 +83,8 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
     if "skipped" in friedman:
         out.append(f"<p>{_e(friedman['skipped'])}.</p>")
     else:
-        out.append(f"<p class=\"sub\">Friedman χ² = {friedman['statistic']:.2f}, p = "
-                   f"{p_text(friedman['p'])} over {friedman['num_blocks']:,} "
+        out.append(f"<p class=\"sub\">Friedman χ² = {friedman['statistic']:.2f}, p "
+                   f"{p_is(friedman['p'])} over {friedman['num_blocks']:,} "
                    f"{'images' if friedman['blocks'] == 'image' else 'queries'}; Nemenyi's "
                    f"critical difference {friedman['cd']:.3f} (α = {friedman['alpha']:g}).</p>")
         out.append(fig(rank_figures.critical_difference_figure(friedman, label)))

@@ -274,8 +274,19 @@ Q_COLUMN = "q (Benjamini–Hochberg)"
 
 
 def p_text(value: float | None) -> str | None:
-    """A p- or q-value as shown (3 significant digits; ``None``: not tested)."""
-    return None if value is None else (f"{value:.3g}" if value >= 1e-3 else f"{value:.1e}")
+    """A p- or q-value as shown (3 significant digits; ``None``: not tested; 0, below the
+    smallest double, as ``< 1e-300``)."""
+    if value is None:
+        return None
+    if value == 0:
+        return "< 1e-300"
+    return f"{value:.3g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+def p_is(value: float | None) -> str:
+    """``p``'s relation as written after its name: ``= 0.002``, ``< 1e-300``, ``= —``."""
+    text = p_text(value)
+    return "= —" if text is None else text if text.startswith("<") else f"= {text}"
 
 
 def _interval(m: Any, low: str, high: str) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from .analysis_figures import p_is
+
 INTERVAL_COLOUR = "#636efa"
 CLIQUE_COLOUR = "#222222"
 # Rows of the diagram: the axis at 0, one label row per submission below it.
@@ -95,8 +97,8 @@ def critical_difference_figure(friedman: dict[str, Any], label: str) -> go.Figur
     bottom = min(ys, default=depth) - 0.5
     fig.update_layout(
         title={"text": f"Critical difference (Nemenyi, α = {friedman['alpha']:g}) of "
-                       f"{label} over {friedman['num_blocks']:,} {blocks}; Friedman p = "
-                       f"{'—' if p is None else f'{p:.2g}'}", "font": {"size": 15}},
+                       f"{label} over {friedman['num_blocks']:,} {blocks}; Friedman p {p_is(p)}",
+               "font": {"size": 15}},
         xaxis={"title": "mean rank (1 = best)", "range": [0.6, k + 0.4], "zeroline": False,
                "tickvals": list(range(1, k + 1, 1 if k <= 20 else 5))},
         yaxis={"visible": False, "range": [bottom, 1.3]}, showlegend=False,

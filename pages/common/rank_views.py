@@ -116,7 +116,7 @@ def _friedman(friedman: dict[str, Any], label: str) -> None:
                 f"{friedman['num_units']:,} {blocks} have {label} defined for every "
                 "submission.")
         return
-    st.caption(f"Friedman χ² = {friedman['statistic']:.2f}, p = {af.p_text(friedman['p'])} over "
+    st.caption(f"Friedman χ² = {friedman['statistic']:.2f}, p {af.p_is(friedman['p'])} over "
                f"{friedman['num_blocks']:,} {blocks} (those of the {friedman['num_units']:,} "
                f"where every submission's {label} is defined), average ranks per "
                f"{friedman['blocks']} (1 = best). Nemenyi's critical difference at α = "

@@ -263,6 +263,8 @@ def test_friedman_critical_difference_hand_worked() -> None:
 def test_friedman_needs_three_models_and_two_blocks() -> None:
     assert "skipped" in rank_stats.friedman_nemenyi(["a", "b"], np.ones((5, 2)))
     assert "skipped" in rank_stats.friedman_nemenyi(["a", "b", "c"], np.ones((1, 3)))
+    # every block a tie: scipy divides by zero; the test is skipped, saying why
+    assert "ties" in rank_stats.friedman_nemenyi(["a", "b", "c"], np.ones((5, 3)))["skipped"]
 
 
 # --- categories -----------------------------------------------------------------------------
