@@ -75,8 +75,9 @@ class Options:
     ``hard_negatives``: AP counts boxes on negative queries as false positives;
     ``max_detections``: COCO-style AP keeps each query's best N boxes.
     The statistics' settings (issue 37), none of which changes an evaluation:
-    ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the tests
-    (Holm, Benjamini-Hochberg, Nemenyi) and of the intervals (``1 - alpha``);
+    ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the rank
+    tests (Holm, Nemenyi's critical difference) and of the rank and leader-difference
+    intervals (``1 - alpha``; Compare's and Slices' intervals stay at 95 %);
     ``min_count``: the fewest queries a category or slice needs to be tested;
     ``friedman_blocks``: ``image`` or ``query``, the blocks of Friedman's test.
     """

@@ -136,6 +136,9 @@ def main() -> None:
                                    for i, s in enumerate(("A", "B", "Δ"))}}
                                for c in cmp.categories]), hide_index=True, placeholder="—",
                  width="stretch")
+    st.caption("Differences only. Each category's B − A with a paired-bootstrap test and "
+               "Benjamini–Hochberg q-values over the categories (many tests at once): the "
+               "Slices page, sliced by category and paired with this B.")
 
     if analysis_data.has_boxes(o.modalities):
         st.header("Average precision (every box)")

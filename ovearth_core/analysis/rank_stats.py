@@ -46,7 +46,7 @@ use only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ from ..options import ALPHA_BOUNDS, MIN_COUNT_BOUNDS, RANK_RESAMPLE_BOUNDS
 from ..options import MIN_COUNT as DEFAULT_MIN_COUNT
 from ..options import RANK_RESAMPLES as DEFAULT_RANK_RESAMPLES
 from . import additive
-from .compare import resample_counts
+from .compare import percentile_interval, resample_counts
 from .multiple import benjamini_hochberg, bootstrap_p, holm
 from .standings import average_ranks
 
@@ -132,6 +132,22 @@ def rank_interval(ranks: FloatArray, alpha: float) -> tuple[FloatArray, FloatArr
             np.quantile(ranks, 1 - alpha / 2, axis=0, method="higher"))
 
 
+def maximal_runs(n: int, holds: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+    """The maximal runs ``(first, last)`` of ``n`` ordered items for which ``holds(first,
+    last)`` (a property that holds for every sub-run of a run that has it), none inside
+    another, in order."""
+    runs: list[tuple[int, int]] = []
+    end = -1
+    for i in range(n):
+        j = max(i, end)
+        while j + 1 < n and holds(i, j + 1):
+            j += 1
+        if j > end:
+            runs.append((i, j))
+            end = j
+    return runs
+
+
 def overlap_runs(low: Sequence[float], high: Sequence[float]) -> list[tuple[int, int]]:
     """The maximal runs ``(first, last)`` of consecutive items whose intervals
     ``[low, high]`` share a point (items in their shown order).
@@ -139,17 +155,7 @@ def overlap_runs(low: Sequence[float], high: Sequence[float]) -> list[tuple[int,
     >>> overlap_runs([1, 1, 3, 4], [2, 3, 4, 4])
     [(0, 1), (1, 2), (2, 3)]
     """
-    n = len(low)
-    runs: list[tuple[int, int]] = []
-    end = -1
-    for i in range(n):
-        j = max(i, end)
-        while j + 1 < n and max(low[i:j + 2]) <= min(high[i:j + 2]):
-            j += 1
-        if j > end:
-            runs.append((i, j))
-            end = j
-    return runs
+    return maximal_runs(len(low), lambda i, j: max(low[i:j + 1]) <= min(high[i:j + 1]))
 
 
 def group_letters(runs: Sequence[tuple[int, int]], n: int) -> list[str]:
@@ -176,11 +182,9 @@ def _finite(x: float) -> float | None:
 
 
 def _interval(dist: FloatArray, alpha: float) -> tuple[float | None, float | None]:
-    valid = dist[np.isfinite(dist)]
-    if valid.size == 0:
-        return None, None
-    low, high = np.percentile(valid, [50 * alpha, 100 - 50 * alpha])
-    return float(low), float(high)
+    """The ``1 - alpha`` percentile interval of the finite values (``None``: none)."""
+    low, high, _ = percentile_interval(dist, 1 - alpha)
+    return low, high
 
 
 # --- the analysis ---------------------------------------------------------------------------
@@ -312,27 +316,13 @@ def friedman_nemenyi(names: Sequence[str], scores: FloatArray, alpha: float = DE
     pairwise = posthoc_nemenyi_friedman(scores).to_numpy()[np.ix_(order, order)]
     q_alpha = float(studentized_range.ppf(1 - alpha, k, np.inf)) / np.sqrt(2.0)
     cd = q_alpha * np.sqrt(k * (k + 1) / (6.0 * n_blocks))
-    cliques = [(i, j) for i, j in _cliques(pairwise, alpha) if j > i]
+    # in mean-rank order the run's first and last are its farthest pair (its least p)
+    cliques = [(i, j) for i, j in maximal_runs(k, lambda i, j: pairwise[i, j] > alpha)
+               if j > i]
     return {"statistic": _finite(statistic), "p": _finite(p), "num_blocks": n_blocks,
             "models": [names[i] for i in order], "mean_rank": mean_rank[order].tolist(),
             "cd": float(cd), "alpha": alpha, "nemenyi_p": pairwise.tolist(),
             "cliques": [list(c) for c in cliques]}
-
-
-def _cliques(pairwise: FloatArray, alpha: float) -> list[tuple[int, int]]:
-    """Maximal runs ``(i, j)`` (mean-rank order) with Nemenyi's p of ``i`` and ``j`` above
-    ``alpha`` (the widest pair of the run: its least p)."""
-    n = pairwise.shape[0]
-    runs: list[tuple[int, int]] = []
-    end = -1
-    for i in range(n):
-        j = max(i, end)
-        while j + 1 < n and pairwise[i, j + 1] > alpha:
-            j += 1
-        if j > end:
-            runs.append((i, j))
-            end = j
-    return runs
 
 
 def aligned_pieces(entries: Sequence[Any], name: str) -> tuple[FloatArray, list[str],
