@@ -336,3 +336,22 @@ def test_settings_out_of_range_are_named(changes: dict[str, Any], named: str) ->
                  **changes}
     with pytest.raises(OVEarthInputError, match=named):
         rank_stats.check_settings(**settings_)
+
+
+def test_the_statistics_libraries_load_on_first_use_only() -> None:
+    """statsmodels and scikit-posthocs take about a second each to import: loading the
+    modules that use them (and the pages' data layer of the leaderboard) imports neither."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import ovearth_core.analysis.rank_stats, ovearth_core.analysis.multiple\n"
+            "import ovearth_core.analysis.slices, ovearth_core.analysis.compare\n"
+            "import ovearth_core.analysis.leaderboard, ovearth_core.report.ranks\n"
+            "import ovearth_core.viz.rank_figures\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'statsmodels', 'scikit_posthocs'}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
