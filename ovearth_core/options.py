@@ -41,7 +41,8 @@ COCO_MAX_DETECTIONS = 100
 # COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
 MIN_MAX_DETECTIONS = 10
 # Ranks with their uncertainty (issue 37): resamples of the rank intervals, the level of
-# every test and interval (1 - alpha), the fewest queries a category or slice is tested on.
+# every test and interval (1 - alpha), the fewest units (images or queries, as resampled) a
+# category or slice is tested on.
 RANK_RESAMPLES = 1000
 ALPHA = 0.05
 MIN_COUNT = 10
@@ -78,7 +79,8 @@ class Options:
     ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the rank
     tests (Holm, Nemenyi's critical difference) and of the rank and leader-difference
     intervals (``1 - alpha``; Compare's and Slices' intervals stay at 95 %);
-    ``min_count``: the fewest queries a category or slice needs to be tested;
+    ``min_count``: the fewest units (images or queries, as resampled) a category or slice
+    needs to be tested;
     ``friedman_blocks``: ``image`` or ``query``, the blocks of Friedman's test.
     """
 

@@ -60,8 +60,9 @@ def main() -> None:
                + (" · a query with several tags is in several slices"
                   if attribute == "tag" else ""))
     if table.paired:
-        st.caption(f"Tests of B − A: a paired-bootstrap p-value for each slice of at least "
-                   f"{table.min_count} queries (the minimum count, set on the Leaderboard's "
+        st.caption(f"Tests of B − A: a paired-bootstrap p-value for each slice spanning at "
+                   f"least {table.min_count} {'images' if table.unit == 'image' else 'queries'} "
+                   f"(the minimum count, set on the Leaderboard's "
                    "rank settings or by the link's minn), and q-values by Benjamini–Hochberg "
                    "over the slices tested (many tests at once: the false discovery rate).")
     slice_views.few_units(table)

@@ -26,8 +26,9 @@ Conventions (JSON-ready numbers out, ``None`` where undefined):
   the resamples on the far side of 0 (the leader not ahead, or the submission not behind,
   whichever is fewer) and ``n`` the resamples in which both are defined; Holm's step-down
   correction over the M - 1 tests (``statsmodels.stats.multitest.multipletests``).
-* Categories: per category with at least ``min_count`` queries, the same paired test of two
-  submissions (default: the leader and the runner-up) over the category's units;
+* Categories: per category whose queries span at least ``min_count`` units (images, or
+  queries), the same paired test of two submissions (the leader and the runner-up) over
+  the category's units;
   Benjamini-Hochberg q-values over the categories tested.
 * Friedman: blocks are the units (images or queries) on which every submission's metric is
   defined; ``scipy.stats.friedmanchisquare`` over them, average ranks per block (1 = best)
@@ -245,28 +246,29 @@ def category_tests(categories: Sequence[str], query_category: IntArray, pieces: 
                    spec: additive.AdditiveMetric, groups: IntArray, pair: tuple[int, int],
                    *, n_resamples: int = DEFAULT_RANK_RESAMPLES, seed: int = 0,
                    alpha: float = DEFAULT_ALPHA, min_count: int = DEFAULT_MIN_COUNT,
-                   counted: npt.NDArray[np.bool_] | None = None) -> list[dict[str, Any]]:
+                   ) -> list[dict[str, Any]]:
     """Per category, submission ``pair[0]`` - submission ``pair[1]`` with a paired bootstrap
     over the category's units (its queries' units, each drawn with all of the category's
     queries it holds), a p-value (:func:`bootstrap_p`) and a Benjamini-Hochberg q-value over
-    the categories tested: those with at least ``min_count`` counted queries (``counted``:
-    per query, whether it counts in the metric; default all). ``pieces``: ``(M, N, K)``;
-    ``query_category``: each query's index in ``categories``. Categories drawn in order from
-    one ``numpy.random.default_rng(seed)`` stream."""
+    the categories tested: those whose queries span at least ``min_count`` units (a
+    bootstrap over one or two images says nothing: its interval is a point and its p
+    minimal). ``pieces``: ``(M, N, K)``; ``query_category``: each query's index in
+    ``categories``; ``groups``: each query's unit. Categories drawn in order from one
+    ``numpy.random.default_rng(seed)`` stream."""
     a, b = pair
     two = pieces[[a, b]]
-    counted = np.ones(query_category.size, dtype=bool) if counted is None else counted
     rng = np.random.default_rng(seed)
     rows = []
     for c, name in enumerate(categories):
         idx = np.flatnonzero(query_category == c)
-        n = int(counted[idx].sum())
+        _, local = np.unique(groups[idx], return_inverse=True)
+        n_units = int(local.max()) + 1 if local.size else 0
         va, vb = (_finite(v) for v in spec.value(two[:, idx].sum(axis=1)))
-        row: dict[str, Any] = {"category": name, "num_queries": n, "a": va, "b": vb,
+        row: dict[str, Any] = {"category": name, "num_queries": int(idx.size),
+                               "num_units": n_units, "a": va, "b": vb,
                                "diff": None if va is None or vb is None else va - vb,
                                "diff_low": None, "diff_high": None, "p": None}
-        if n >= min_count and row["diff"] is not None:
-            _, local = np.unique(groups[idx], return_inverse=True)
+        if n_units >= min_count and row["diff"] is not None:
             units = unit_pieces(two[:, idx], local.astype(np.intp))
             counts = resample_counts(rng, n_resamples, units.shape[1])
             sums = np.einsum("ru,muk->rmk", counts, units)
@@ -274,7 +276,6 @@ def category_tests(categories: Sequence[str], query_category: IntArray, pieces: 
             dist = values[:, 0] - values[:, 1]
             row["diff_low"], row["diff_high"] = _interval(dist, alpha)
             row["p"] = bootstrap_p(dist)
-            row["num_units"] = int(units.shape[1])
         rows.append(row)
     for row, q in zip(rows, benjamini_hochberg([r["p"] for r in rows], alpha), strict=True):
         row["q"] = q
@@ -375,6 +376,7 @@ def metric_ranks(names: Sequence[str], entries: Sequence[Any], metric: str, *,
         pair = (index[out["models"][0]], index[out["models"][1]])
         out["categories"] = {
             "a": out["models"][0], "b": out["models"][1], "min_count": min_count,
+            "unit": unit,
             "rows": category_tests(list(first.categories), first.category, pieces, spec, groups,
                                    pair, n_resamples=n_resamples, seed=seed, alpha=alpha,
                                    min_count=min_count)}

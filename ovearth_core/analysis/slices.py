@@ -39,9 +39,10 @@ slice's n queries with replacement, :func:`.compare.resample_counts`), or with
 of the slice); ``num_units`` says how many units a slice's interval rests on (flagged
 below :data:`.compare.MIN_UNITS` by the app and the report); with a second
 result B, the same draws give a paired interval of B − A and, for a slice of at least
-``min_count`` queries, its paired-bootstrap p-value (:func:`.multiple.bootstrap_p`) with the
-Benjamini-Hochberg q-value of each metric over the slices tested (a table of many tests at
-once: the false discovery rate, not each p alone). A metric undefined in a
+``min_count`` units (its images, or its queries), its paired-bootstrap p-value
+(:func:`.multiple.bootstrap_p`) with the Benjamini-Hochberg q-value of each metric over the
+slices tested (a table of many tests at once: the false discovery rate, not each p alone).
+A metric undefined in a
 resample (zero denominator) leaves that resample out (``n_valid``); undefined observed
 values are ``None`` and get no interval.
 
@@ -120,7 +121,7 @@ class SliceMetric:
     diff_low: float | None = None
     diff_high: float | None = None
     # Paired tables: the paired-bootstrap p-value of B - A (slices with at least the
-    # table's ``min_count`` queries) and its Benjamini-Hochberg q-value over the slices.
+    # table's ``min_count`` units) and its Benjamini-Hochberg q-value over the slices.
     p_value: float | None = None
     q_value: float | None = None
 
@@ -149,7 +150,7 @@ class SliceTable:
     paired: bool
     values: list[SliceValue]
     unit: str = "query"  # what the intervals resample: "query" or "image"
-    min_count: int = MIN_COUNT  # fewest queries a slice's B - A is tested on
+    min_count: int = MIN_COUNT  # fewest units (images or queries) a slice's B - A is tested on
 
 
 def _bin(x: float, bins: Sequence[tuple[str, float]]) -> str:
@@ -265,7 +266,8 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
             slices drawn in table order, so the same seed gives the same intervals).
         meta: ``{ann_id: image_meta}`` (:func:`image_meta`; for ``gsd`` and ``meta:KEY``).
         unit: what the intervals resample, ``query`` or ``image``.
-        min_count: with B, each slice of at least this many queries gets a paired-bootstrap
+        min_count: with B, each slice of at least this many units (``unit``: its images or
+            its queries) gets a paired-bootstrap
             p-value of B - A per metric (:func:`~.multiple.bootstrap_p`), and the
             Benjamini-Hochberg q-values of each metric over the slices tested.
     """
@@ -312,7 +314,7 @@ def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive
                  by_box_size: bool = False, min_count: int = MIN_COUNT) -> SliceValue:
     """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics;
     ``by_box_size``: the slice is a GT size bin, whose GT boxes are those of its size;
-    ``min_count``: the fewest queries B - A is tested on."""
+    ``min_count``: the fewest units (images or queries, as resampled) B - A is tested on."""
     groups = unit_groups([{"image_path": samples[i].image_path} for i in idx], unit)
     counts = unit_counts(rng, n_resamples, groups)
     metrics = []
@@ -330,9 +332,10 @@ def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive
             dist = spec.value(counts @ xb) - dist_a
             dl, dh, _ = (percentile_interval(dist, confidence)
                          if diff is not None else (None, None, 0))
+            n_units = int(groups.max()) + 1 if groups.size else 0
             extra = {"b": vb, "diff": diff, "diff_low": dl, "diff_high": dh,
                      "p_value": bootstrap_p(dist) if diff is not None
-                     and len(idx) >= min_count else None}
+                     and n_units >= min_count else None}
         metrics.append(SliceMetric(spec.name, spec.modality, spec.metric, va, low, high,
                                    n_valid, **extra))
     chosen = [samples[i] for i in idx]

@@ -90,13 +90,14 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
         out.append(fig(rank_figures.critical_difference_figure(friedman, label)))
     cats = ranks.get("categories")
     if cats:
-        header = ["category", "queries", cats["a"], cats["b"], "difference",
+        header = ["category", "queries", unit, cats["a"], cats["b"], "difference",
                   "p (paired bootstrap)", "q (Benjamini–Hochberg)"]
-        rows = [[_td(r["category"], "l"), _td(r["num_queries"]), _td(fmt(r["a"], 3)),
+        rows = [[_td(r["category"], "l"), _td(r["num_queries"]), _td(r["num_units"]),
+                 _td(fmt(r["a"], 3)),
                  _td(fmt(r["b"], 3)), _td(fmt(r["diff"], 3)), _td(p_text(r["p"]) or "—"),
                  _td(p_text(r["q"]) or "—")] for r in cats["rows"]]
         out.append(f"<h4>Per category: {_e(cats['a'])} against {_e(cats['b'])}</h4>"
-                   f"<p class=\"sub\">Categories with at least {cats['min_count']} queries "
-                   "are tested; q-values by Benjamini–Hochberg over them.</p>"
+                   f"<p class=\"sub\">Categories spanning at least {cats['min_count']} "
+                   f"{unit} are tested; q-values by Benjamini–Hochberg over them.</p>"
                    "<div class=\"scroll\">" + _table(header, rows) + "</div>")
     return "".join(out)

@@ -112,7 +112,7 @@ SCHEMA: tuple[Param, ...] = (
     Param("alpha", "alpha", "number", ALPHA, "all", bounds=ALPHA_BOUNDS,
           doc="level of the tests (Holm, Benjamini-Hochberg, Nemenyi); intervals at 1 - alpha"),
     Param("minn", "min_count", "whole", MIN_COUNT, "all", bounds=MIN_COUNT_BOUNDS,
-          doc="fewest queries a category or slice is tested on"),
+          doc="fewest images (or queries) a category or slice is tested on"),
     Param("failed", "flt_failed_only", "flag", False, "filters"),
     *(Param(n, k, "list", [], "filters", doc=d) for n, k, d in _EXPLORER_LISTS),
     Param("pol", "flt_polarity", "choice", "all", "filters",

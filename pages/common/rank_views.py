@@ -29,7 +29,8 @@ def settings_ui(gt: data.FileKey) -> str:
         cols[1].number_input("α (tests; intervals at 1 − α)", min_value=ALPHA_BOUNDS[0],
                              max_value=ALPHA_BOUNDS[1], step=0.01, format="%.3f",
                              **state.bind("alpha"))
-        cols[2].number_input("Minimum queries per category", min_value=MIN_COUNT_BOUNDS[0],
+        cols[2].number_input("Minimum count (images or queries, as resampled) to test a "
+                             "category or slice", min_value=MIN_COUNT_BOUNDS[0],
                              max_value=MIN_COUNT_BOUNDS[1], step=1, **state.bind("min_count"))
         cols[3].radio("Friedman blocks", list(BLOCK_LABELS), horizontal=True,
                       format_func=BLOCK_LABELS.get,
@@ -60,9 +61,10 @@ def category_frame(categories: dict[str, Any]) -> pd.DataFrame:
     """One row per category: the two submissions' values, their difference, its interval,
     p and Benjamini-Hochberg's q (``—`` below the minimum count)."""
     a, b = categories["a"], categories["b"]
+    units = BLOCK_LABELS[categories["unit"]]
     return pd.DataFrame([{
-        "category": r["category"], "queries": r["num_queries"], a: r["a"], b: r["b"],
-        f"{a} − {b}": r["diff"],
+        "category": r["category"], "queries": r["num_queries"], units: r["num_units"],
+        a: r["a"], b: r["b"], "leader − runner-up": r["diff"],
         "interval": None if r["diff_low"] is None else
         f"[{r['diff_low']:.3f}, {r['diff_high']:.3f}]",
         "p (paired bootstrap)": af.p_text(r["p"]), "q (Benjamini–Hochberg)": af.p_text(r["q"])}
@@ -133,8 +135,9 @@ def _categories(categories: dict[str, Any] | None, label: str, unit: str) -> Non
     tested = sum(r["q"] is not None for r in categories["rows"])
     st.caption(f"{label} of the leader and the runner-up on each category's queries, with a "
                f"paired bootstrap over its {unit}; q-values by Benjamini–Hochberg over the "
-               f"{tested} categories tested (those with at least {categories['min_count']} "
-               "queries; — below).")
+               f"{tested} categories tested (those spanning at least "
+               f"{categories['min_count']} {unit}, the minimum count; — below: a bootstrap "
+               "over one or two images says nothing).")
     frame = category_frame(categories)
     st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", column_config={
-        c: _number() for c in frame.columns[2:5]})
+        c: _number() for c in frame.columns[3:6]})

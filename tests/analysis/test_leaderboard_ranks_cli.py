@@ -40,8 +40,10 @@ def test_the_flags_reach_the_numbers(folder: Path) -> None:
     assert ranks["num_units"] == 195  # the demo's open-vocabulary queries
     assert ranks["friedman"]["blocks"] == "query"
     assert ranks["categories"]["min_count"] == 6
+    # the unit is the query here: the minimum count is of queries
     assert {r["category"] for r in ranks["categories"]["rows"] if r["p"] is not None} == {
-        r["category"] for r in ranks["categories"]["rows"] if r["num_queries"] >= 6}
+        r["category"] for r in ranks["categories"]["rows"] if r["num_units"] >= 6} != set()
+    assert all(r["num_units"] == r["num_queries"] for r in ranks["categories"]["rows"])
 
 
 def test_no_ranks_leaves_them_out(folder: Path) -> None:

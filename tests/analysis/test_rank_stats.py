@@ -274,7 +274,7 @@ def test_category_tests_equal_a_brute_force_and_bh(board: Any) -> None:
     n, seed = 100, 2
     report = leaderboard_report(names, results, n_subsets=20, seed=seed,
                                 ranks=Options("vocabulary", MODS, rank_resamples=n,
-                                              min_count=20))
+                                              min_count=10))
     got = report["uncertainty"][METRIC]["categories"]
     a, b = names.index(got["a"]), names.index(got["b"])
     assert [got["a"], got["b"]] == report["uncertainty"][METRIC]["models"][:2]
@@ -288,13 +288,14 @@ def test_category_tests_equal_a_brute_force_and_bh(board: Any) -> None:
     for row, cat in zip(got["rows"], cats, strict=True):
         idx = [i for i, r in enumerate(rows) if r["category"] == cat]
         assert row["num_queries"] == len(idx)
+        images = sorted({unit_of[i] for i in idx})
+        assert row["num_units"] == len(images)
         va = spec.value(spec.matrix([results[a]["per_sample"][i] for i in idx]).sum(axis=0))
         vb = spec.value(spec.matrix([results[b]["per_sample"][i] for i in idx]).sum(axis=0))
         assert row["diff"] == pytest.approx(va - vb)
-        if len(idx) < 20:
+        if len(images) < 10:  # the minimum count is of images (the resampled units)
             assert row["p"] is None and row["q"] is None
             continue
-        images = sorted({unit_of[i] for i in idx})
         local = [images.index(unit_of[i]) for i in idx]
         counts = resample_counts(rng, n, len(images))
         sub = [{**results[0], "per_sample": [results[k]["per_sample"][i] for i in idx]}
