@@ -40,6 +40,15 @@ _CLI_TASK = {key: cli for cli, key in TASK_KEYS.items()}
 COCO_MAX_DETECTIONS = 100
 # COCOeval sorts its maxDets [1, 10, N]: a cap below 10 would evaluate at 10.
 MIN_MAX_DETECTIONS = 10
+# Ranks with their uncertainty (issue 37): resamples of the rank intervals, the level of
+# every test and interval (1 - alpha), the fewest units (images or queries, as resampled) a
+# category or slice is tested on.
+RANK_RESAMPLES = 1000
+ALPHA = 0.05
+MIN_COUNT = 10
+RANK_RESAMPLE_BOUNDS = (100, 20000)
+ALPHA_BOUNDS = (0.001, 0.5)
+MIN_COUNT_BOUNDS = (1, 100000)
 
 
 def _modalities(value: object) -> tuple[str, ...]:
@@ -68,6 +77,13 @@ class Options:
     ``max_detections``: COCO-style AP keeps each query's best N boxes; ``large_masks``:
     predicted masks beyond the spec's 100,000,000 pixels are taken (an extension: the
     reference toolkit refuses them).
+    The statistics' settings (issue 37), none of which changes an evaluation:
+    ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the rank
+    tests (Holm, Nemenyi's critical difference) and of the rank and leader-difference
+    intervals (``1 - alpha``; Compare's and Slices' intervals stay at 95 %);
+    ``min_count``: the fewest units (images or queries, as resampled) a category or slice
+    needs to be tested;
+    ``friedman_blocks``: ``image`` or ``query``, the blocks of Friedman's test.
     """
 
     task: str
@@ -78,6 +94,10 @@ class Options:
     hard_negatives: bool = False
     max_detections: int = COCO_MAX_DETECTIONS
     large_masks: bool = False
+    rank_resamples: int = RANK_RESAMPLES
+    alpha: float = ALPHA
+    min_count: int = MIN_COUNT
+    friedman_blocks: str = "image"
 
     def __post_init__(self) -> None:
         # One name per task: the output's key ("open_vocabulary") is the command line's.
@@ -88,6 +108,7 @@ class Options:
         object.__setattr__(self, "iou_threshold", _number(self.iou_threshold))
         if self.score_threshold is not None:
             object.__setattr__(self, "score_threshold", _number(self.score_threshold))
+        object.__setattr__(self, "alpha", _number(self.alpha))
 
     @classmethod
     def from_args(cls, args: Any, **overrides: Any) -> Options:
@@ -105,9 +126,12 @@ class Options:
 
     def evaluator(self) -> Options:
         """The options the evaluator's result depends on: these with the average
-        precision's own (``hard_negatives``, ``max_detections``) at their defaults, so that
-        one evaluation is one cache entry whatever AP settings are asked of it later."""
-        return replace(self, hard_negatives=False, max_detections=COCO_MAX_DETECTIONS)
+        precision's own (``hard_negatives``, ``max_detections``) and the statistics' at
+        their defaults, so that one evaluation is one cache entry whatever AP or rank
+        settings are asked of it later."""
+        return replace(self, hard_negatives=False, max_detections=COCO_MAX_DETECTIONS,
+                       rank_resamples=RANK_RESAMPLES, alpha=ALPHA, min_count=MIN_COUNT,
+                       friedman_blocks="image")
 
     def loader(self) -> Options:
         """The options the validated samples depend on: these with the IoU threshold and

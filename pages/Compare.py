@@ -99,6 +99,9 @@ def main() -> None:
     st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
                  width="stretch",
                  column_config=compare_views.AGREEMENT_CONFIG)
+    st.caption("McNemar p (Holm): the exact p-values corrected by Holm's method over the "
+               f"{len(cmp.agreements)} tests of this table (several at once: the chance that "
+               "any of them is a false positive stays at the level).")
     st.subheader("Flipped presence")
     flipped = compare_views.flipped_presence(cmp, names)
 
@@ -133,6 +136,9 @@ def main() -> None:
                                    for i, s in enumerate(("A", "B", "Δ"))}}
                                for c in cmp.categories]), hide_index=True, placeholder="—",
                  width="stretch")
+    st.caption("Differences only. Each category's B − A with a paired-bootstrap test and "
+               "Benjamini–Hochberg q-values over the categories (many tests at once): the "
+               "Slices page, sliced by category and paired with this B.")
 
     if analysis_data.has_boxes(o.modalities):
         st.header("Average precision (every box)")

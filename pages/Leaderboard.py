@@ -1,5 +1,7 @@
-"""Leaderboard: every submission of a folder ranked on the sidebar's task, the stability of
-the ranking on random category subsets, and the MCC-versus-mIoU rank correlation."""
+"""Leaderboard: every submission of a folder ranked on the sidebar's task, the ranks with
+their uncertainty (intervals, groups, tests against the leader, Friedman and Nemenyi, per
+category), the stability of the ranking on random category subsets, and the MCC-versus-mIoU
+rank correlation."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.common import analysis_data, analysis_views, links, state, views
+from pages.common import analysis_data, analysis_views, links, rank_views, state, views
 from pages.common.run import current, in_frame
 
 
@@ -31,6 +33,7 @@ def main() -> None:
                                     **state.bind("lb_subsets"))
     seed = top[2].number_input("Seed", min_value=0, max_value=2**32 - 1, step=1,
                                **state.bind("lb_seed"))
+    unit = rank_views.settings_ui(run.gt)
     folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
     if folder is None:
         st.info("Type the folder that holds the submissions to rank.")
@@ -68,7 +71,8 @@ def main() -> None:
                         "submission's AP is computed: seconds each on the full benchmark)",
                         **state.bind("lb_ap"))
     board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
-                                      shared=shared, progress=_progress, with_ap=with_ap)
+                                      shared=shared, progress=_progress, with_ap=with_ap,
+                                      unit=unit)
     bar.empty()
     report = board.report
     state.sync_url(**state.leaderboard_params())
@@ -87,11 +91,13 @@ def main() -> None:
         st.stop()
 
     st.header("Ranking")
-    analysis_views.leaderboard_table(report)
+    by = analysis_views.leaderboard_table(report)
     if with_ap:
         st.caption(f"AP and mAP: every box; {views.ap_options(options)} (the sidebar's AP "
                    "options). They rank boxes across queries, so they have no category-subset "
                    "stability below.")
+    st.header("Ranks with their uncertainty")
+    rank_views.section(report, by)
     st.header("Category-subset stability")
     analysis_views.stability_charts(report)
     analysis_views.mcc_vs_miou(report)

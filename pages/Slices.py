@@ -61,6 +61,12 @@ def main() -> None:
                   if attribute == "tag" else ""))
     if attribute == "gt_size":
         slice_views.gt_size_caption()
+    if table.paired:
+        st.caption(f"Tests of B − A: a paired-bootstrap p-value for each slice spanning at "
+                   f"least {table.min_count} {'images' if table.unit == 'image' else 'queries'} "
+                   f"(the minimum count, set on the Leaderboard's "
+                   "rank settings or by the link's minn), and q-values by Benjamini–Hochberg "
+                   "over the slices tested (many tests at once: the false discovery rate).")
     slice_views.few_units(table)
     if not table.values or not table.values[0].metrics:
         st.info("No key metric to slice: the submission has no evaluated modality.")

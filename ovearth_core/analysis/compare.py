@@ -97,6 +97,8 @@ class Agreement:
     p_value: float
     only_a_ids: tuple[str, ...] = ()
     only_b_ids: tuple[str, ...] = ()
+    # Holm's correction over the comparison's McNemar tests (several at once, issue 37).
+    p_holm: float | None = None
 
     @property
     def total(self) -> int:
@@ -311,6 +313,17 @@ def agreement(name: str, ids: Sequence[str], right_a: npt.ArrayLike,
         only_b_ids=tuple(ids[i] for i in np.flatnonzero(only_b)))
 
 
+def with_holm(agreements: Sequence[Agreement]) -> list[Agreement]:
+    """``agreements`` with Holm's adjusted p-values over their McNemar tests (a comparison
+    shows them all at once: presence and each modality's hits)."""
+    from dataclasses import replace
+
+    from .multiple import holm
+
+    adjusted = holm([ag.p_value for ag in agreements])
+    return [replace(ag, p_holm=p) for ag, p in zip(agreements, adjusted, strict=True)]
+
+
 def biggest_differences(diffs: Sequence[QueryDiff], n: int,
                         ) -> tuple[list[QueryDiff], list[QueryDiff]]:
     """The ``n`` biggest wins of B (largest B − A first) and of A (most negative first).
@@ -431,7 +444,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         confidence=confidence, metrics=metrics,
         presence_a=_counts(a["summary"].get("presence")),
         presence_b=_counts(b["summary"].get("presence")),
-        agreements=agreements, query_diffs=query_diffs,
+        agreements=with_holm(agreements), query_diffs=query_diffs,
         categories=category_diffs(a.get("per_category", []), b.get("per_category", [])),
         unit=unit, num_units=n_units, warning=few_units_warning(n_units, unit),
         ap_metrics=([] if ap is None else ap_differences(a, b, *ap, ap_resamples, seed,

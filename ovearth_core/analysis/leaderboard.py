@@ -63,21 +63,25 @@ from .ap import average_precision_report
 from .standings import (
     BOARD_KEYS,
     METRICS,
+    PIECES,
     SUMS,
-    CategorySums,
     FloatArray,
-    category_sums,
+    QueryPieces,
     leaderboard_report,
+    query_pieces,
 )
 from .sweep import BOX_MODALITIES
 
 
 def board_entry(result: dict[str, Any]) -> dict[str, Any]:
-    """What :func:`leaderboard_report` uses of an evaluator result: its :data:`BOARD_KEYS`
-    and, under :data:`SUMS`, its :func:`category_sums` (a board entry is its own)."""
+    """What :func:`leaderboard_report` uses of an evaluator result: its :data:`BOARD_KEYS`,
+    under :data:`PIECES` its per-query :func:`query_pieces` (the rank resampling's) and
+    under :data:`SUMS` their per-category sums (a board entry is its own)."""
     if SUMS in result:
         return result
-    return {**{k: result[k] for k in BOARD_KEYS if k in result}, SUMS: category_sums(result)}
+    pieces = query_pieces(result)
+    return {**{k: result[k] for k in BOARD_KEYS if k in result}, PIECES: pieces,
+            SUMS: pieces.sums()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,32 +99,46 @@ def board_key(gt_sha256: str, pred_sha256: str, options: Options) -> str:
 
 
 def pack_board(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, FloatArray]]:
-    """A board entry as a cache entry's ``(value, arrays)`` (:func:`~ovearth_core.cache.encode`)."""
-    sums = entry[SUMS]
+    """A board entry as a cache entry's ``(value, arrays)`` (:func:`~ovearth_core.cache.encode`):
+    its per-query pieces (the per-category sums are derived from them again)."""
+    pieces: QueryPieces = entry[PIECES]
     value = {**{k: entry[k] for k in BOARD_KEYS if k in entry},
-             "categories": list(sums.categories)}
-    return value, {f"sums.{name}": array for name, array in sums.sums.items()}
+             "categories": list(pieces.categories), "query_ids": list(pieces.query_ids),
+             "images": list(pieces.images)}
+    return value, {"category": pieces.category.astype(np.int64),
+                   "image": pieces.image.astype(np.int64),
+                   **{f"pieces.{name}": array for name, array in pieces.pieces.items()}}
 
 
 def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[str, Any]:
     """:func:`pack_board`'s inverse; :class:`~ovearth_core.cache.Rejected` when the entry
-    lacks the task, summary or coverage, or does not hold every metric's sums in the shape
-    of its categories."""
-    categories = value.pop("categories", None)
-    if not isinstance(categories, list):
-        raise Rejected("a leaderboard entry without its categories")
+    lacks the task, summary or coverage, its categories, queries or images, or does not
+    hold every metric's pieces in the shape of its queries."""
+    lists = [value.pop(k, None) for k in ("categories", "query_ids", "images")]
+    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
+        raise Rejected("a leaderboard entry without its categories, queries or images")
+    categories, ids, images = lists
     if not (isinstance(value.get("task"), str) and isinstance(value.get("summary"), dict)
             and isinstance(value.get("coverage"), dict)):
         raise Rejected("a leaderboard entry without its task, summary or coverage")
-    sums = {}
+    index = {}
+    for name, bound in (("category", len(categories)), ("image", len(images))):
+        array = arrays.get(name)
+        if (array is None or array.dtype != np.int64 or array.shape != (len(ids),)
+                or (array.size and not 0 <= array.min() <= array.max() < bound)):
+            raise Rejected(f"a leaderboard entry whose query {name}s are missing or wrong")
+        index[name] = array.astype(np.intp)
+    pieces = {}
     for name, spec in METRICS.items():
-        array = arrays.get(f"sums.{name}")
+        array = arrays.get(f"pieces.{name}")
         if (array is None or array.dtype != np.float64
-                or array.shape != (len(categories), spec.size)):
-            raise Rejected(f"a leaderboard entry whose {name} sums are missing or of "
+                or array.shape != (len(ids), spec.size)):
+            raise Rejected(f"a leaderboard entry whose {name} pieces are missing or of "
                            f"another shape")
-        sums[name] = array
-    return {**value, SUMS: CategorySums(tuple(categories), sums)}
+        pieces[name] = array
+    found = QueryPieces(tuple(ids), tuple(categories), index["category"], tuple(images),
+                        index["image"], pieces)
+    return {**value, PIECES: found, SUMS: found.sums()}
 
 
 def folder_files(folder: str | Path, pred_dir: str | Path | None = None,

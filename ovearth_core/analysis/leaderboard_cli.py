@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
+from ..bounds import MAX_RESAMPLES, MAX_SEED, float_arg, int_arg
 from ..workers import MAX_WORKERS
 
 
@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from ..cache import add_cache_arguments, describe, open_cache
     from ..cli import ProgressPrinter, run_and_emit
+    from ..options import Options
     from .ap_caps import add_ap_arguments
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also rank by AP and COCO's and DOTA's per-category mAP")
     add_ap_arguments(parser, "with --average-precision: boxes on negative queries count as "
                      "false positives", "with --average-precision: COCO's boxes per query")
+    add_rank_arguments(parser)
     add_cache_arguments(parser)
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
@@ -68,5 +70,40 @@ def main(argv: list[str] | None = None) -> int:
         args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
         workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
         note=lambda text: print(f"{prog}: {text}", file=sys.stderr),
+        ranks=None if args.no_ranks else Options.from_args(args, task=tasks[0],
+                                                             modalities=args.modalities),
+        unit=args.bootstrap_unit,
         average_precision=((args.hard_negatives, args.max_detections)
                            if args.average_precision else None)), args.output, inputs)
+
+
+def add_rank_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -> None:
+    """The flags of the ranks with their uncertainty (issue 37; fields of
+    :class:`~ovearth_core.options.Options` of the same names); ``leaderboard``: also
+    ``--bootstrap-unit`` (the report has its own) and ``--no-ranks``."""
+    from ..options import (
+        ALPHA,
+        ALPHA_BOUNDS,
+        MIN_COUNT,
+        MIN_COUNT_BOUNDS,
+        RANK_RESAMPLE_BOUNDS,
+        RANK_RESAMPLES,
+    )
+
+    parser.add_argument("--rank-resamples", type=int_arg(*RANK_RESAMPLE_BOUNDS),
+                        default=RANK_RESAMPLES,
+                        help=f"resamples of the rank intervals (default {RANK_RESAMPLES:,})")
+    parser.add_argument("--alpha", type=float_arg(*ALPHA_BOUNDS), default=ALPHA,
+                        help=f"level of the tests, 1 - level of the intervals (default {ALPHA})")
+    parser.add_argument("--min-count", type=int_arg(*MIN_COUNT_BOUNDS), default=MIN_COUNT,
+                        help=f"fewest images (or queries, as resampled) a category is tested on "
+                             f"(default {MIN_COUNT})")
+    parser.add_argument("--friedman-blocks", choices=("image", "query"), default="image",
+                        help="blocks of Friedman's test and the critical-difference diagram")
+    if leaderboard:
+        parser.add_argument("--bootstrap-unit", choices=("image", "query"), default="image",
+                            help="what the rank resampling draws (default: images, the "
+                                 "benchmark's unit)")
+        parser.add_argument("--no-ranks", action="store_true",
+                            help="leave out the rank intervals, tests and Friedman's test")
+

@@ -39,7 +39,11 @@ slice's n queries with replacement, :func:`.compare.resample_counts`), or with
 ``unit="image"`` over the images of the slice's queries (a drawn image brings its queries
 of the slice); ``num_units`` says how many units a slice's interval rests on (flagged
 below :data:`.compare.MIN_UNITS` by the app and the report); with a second
-result B, the same draws give a paired interval of B − A. A metric undefined in a
+result B, the same draws give a paired interval of B − A and, for a slice of at least
+``min_count`` units (its images, or its queries), its paired-bootstrap p-value
+(:func:`.multiple.bootstrap_p`) with the Benjamini-Hochberg q-value of each metric over the
+slices tested (a table of many tests at once: the false discovery rate, not each p alone).
+A metric undefined in a
 resample (zero denominator) leaves that resample out (``n_valid``); undefined observed
 values are ``None`` and get no interval.
 
@@ -52,7 +56,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +65,7 @@ import numpy.typing as npt
 
 from ..errors import OVEarthInputError, Problem
 from ..io import read_input
+from ..options import MIN_COUNT
 from ..types import Sample, SampleList
 from . import additive, crosstask
 from .compare import (
@@ -71,6 +76,7 @@ from .compare import (
     unit_counts,
     unit_groups,
 )
+from .multiple import benjamini_hochberg, bootstrap_p
 from .slice_options import (  # the command's options, importable without numpy
     ATTRIBUTES,
     DEFAULT_RESAMPLES,
@@ -115,6 +121,10 @@ class SliceMetric:
     diff: float | None = None
     diff_low: float | None = None
     diff_high: float | None = None
+    # Paired tables: the paired-bootstrap p-value of B - A (slices with at least the
+    # table's ``min_count`` units) and its Benjamini-Hochberg q-value over the slices.
+    p_value: float | None = None
+    q_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,7 @@ class SliceTable:
     paired: bool
     values: list[SliceValue]
     unit: str = "query"  # what the intervals resample: "query" or "image"
+    min_count: int = MIN_COUNT  # fewest units (images or queries) a slice's B - A is tested on
 
 
 def _bin(x: float, bins: Sequence[tuple[str, float]]) -> str:
@@ -241,7 +252,7 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 confidence: float = CONFIDENCE,
                 meta: Mapping[str, Mapping[str, Any]] | None = None,
-                unit: str = "query") -> SliceTable:
+                unit: str = "query", min_count: int = MIN_COUNT) -> SliceTable:
     """Every key metric of ``result`` per value of ``attribute``.
 
     Args:
@@ -256,6 +267,10 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
             slices drawn in table order, so the same seed gives the same intervals).
         meta: ``{ann_id: image_meta}`` (:func:`image_meta`; for ``gsd`` and ``meta:KEY``).
         unit: what the intervals resample, ``query`` or ``image``.
+        min_count: with B, each slice of at least this many units (``unit``: its images or
+            its queries) gets a paired-bootstrap
+            p-value of B - A per metric (:func:`~.multiple.bootstrap_p`), and the
+            Benjamini-Hochberg q-values of each metric over the slices tested.
     """
     unit_groups([], unit)  # refuse an unknown unit before any work
     rows = result["per_sample"]
@@ -277,19 +292,30 @@ def slice_table(result: dict[str, Any], samples: SampleList | Sequence[Sample], 
             members.setdefault(v, []).append(i)
     rng = np.random.default_rng(seed)
     out = [_slice_value(value, np.array(members[value]), specs, mats_a, mats_b, samples, ids,
-                        rng, n_resamples, confidence, unit, attribute == "gt_size")
+                        rng, n_resamples, confidence, unit, attribute == "gt_size", min_count)
            for value in _ordered(attribute, set(members))]
     return SliceTable(attribute, len(rows), n_resamples, seed, confidence,
-                      result_b is not None, out, unit)
+                      result_b is not None, with_q_values(out), unit, min_count)
+
+
+def with_q_values(values: list[SliceValue]) -> list[SliceValue]:
+    """``values`` with each metric's Benjamini-Hochberg q-value over the slices whose B - A
+    was tested (``p_value`` set)."""
+    names = [m.name for m in values[0].metrics] if values else []
+    q = {name: benjamini_hochberg([next((m.p_value for m in v.metrics if m.name == name), None)
+                                   for v in values]) for name in names}
+    return [replace(v, metrics=[replace(m, q_value=q[m.name][i]) for m in v.metrics])
+            for i, v in enumerate(values)]
 
 
 def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive.AdditiveMetric],
                  mats_a: Sequence[FloatArray], mats_b: Sequence[FloatArray] | None,
                  samples: Sequence[Sample], ids: Sequence[str], rng: np.random.Generator,
                  n_resamples: int, confidence: float, unit: str = "query",
-                 by_box_size: bool = False) -> SliceValue:
+                 by_box_size: bool = False, min_count: int = MIN_COUNT) -> SliceValue:
     """One slice (the rows ``idx`` of the per-query piece matrices) and its metrics;
-    ``by_box_size``: the slice is a GT size bin, whose GT boxes are those of its size."""
+    ``by_box_size``: the slice is a GT size bin, whose GT boxes are those of its size;
+    ``min_count``: the fewest units (images or queries, as resampled) B - A is tested on."""
     groups = unit_groups([{"image_path": samples[i].image_path} for i in idx], unit)
     counts = unit_counts(rng, n_resamples, groups)
     metrics = []
@@ -304,9 +330,13 @@ def _slice_value(value: str, idx: npt.NDArray[np.int_], specs: Sequence[additive
             xb = mats_b[k][idx]
             vb = _finite(spec.value(xb.sum(axis=0)))
             diff = None if va is None or vb is None else vb - va
-            dl, dh, _ = (percentile_interval(spec.value(counts @ xb) - dist_a, confidence)
+            dist = spec.value(counts @ xb) - dist_a
+            dl, dh, _ = (percentile_interval(dist, confidence)
                          if diff is not None else (None, None, 0))
-            extra = {"b": vb, "diff": diff, "diff_low": dl, "diff_high": dh}
+            n_units = int(groups.max()) + 1 if groups.size else 0
+            extra = {"b": vb, "diff": diff, "diff_low": dl, "diff_high": dh,
+                     "p_value": bootstrap_p(dist) if diff is not None
+                     and n_units >= min_count else None}
         metrics.append(SliceMetric(spec.name, spec.modality, spec.metric, va, low, high,
                                    n_valid, **extra))
     chosen = [samples[i] for i in idx]
@@ -321,7 +351,8 @@ def query_form_table(results: Mapping[str, dict[str, Any]],
                      samples: Mapping[str, SampleList | Sequence[Sample]],
                      results_b: Mapping[str, dict[str, Any]] | None = None,
                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                     confidence: float = CONFIDENCE, unit: str = "query") -> SliceTable:
+                     confidence: float = CONFIDENCE, unit: str = "query",
+                     min_count: int = MIN_COUNT) -> SliceTable:
     """"Same target, query form": key metrics per task on the same targets.
 
     The annotations with a positive query in all three tasks (:func:`.crosstask.join`) are
@@ -365,9 +396,9 @@ def query_form_table(results: Mapping[str, dict[str, Any]],
         idx = np.array([i for i, s in enumerate(samples[f])
                         if not s.negative and s.ann_id in common], dtype=int)
         out.append(_slice_value(f, idx, specs, mats_a, mats_b, samples[f], ids[f], rng,
-                                n_resamples, confidence, unit))
+                                n_resamples, confidence, unit, min_count=min_count))
     return SliceTable(QUERY_FORM, sum(v.num_queries for v in out), n_resamples, seed,
-                      confidence, results_b is not None, out, unit)
+                      confidence, results_b is not None, with_q_values(out), unit, min_count)
 
 
 
@@ -381,7 +412,7 @@ def table_to_dict(table: SliceTable, with_ids: bool = False) -> dict[str, Any]:
             v["query_ids"] = list(v["query_ids"])
         if not table.paired:
             for m in v["metrics"]:
-                for key in ("b", "diff", "diff_low", "diff_high"):
+                for key in ("b", "diff", "diff_low", "diff_high", "p_value", "q_value"):
                     del m[key]
     return doc
 

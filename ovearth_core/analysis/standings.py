@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..formulas import ratio_array
+from ..options import Options
 from . import additive
 from .ap import ap_numbers
 from .compare import not_submitted
@@ -99,30 +100,64 @@ BOARD_KEYS = ("task", "config", "summary", "coverage", "warnings")
 SUMS = "category_sums"
 
 
+PIECES = "query_pieces"
+
+
+@dataclass(frozen=True)
+class QueryPieces:
+    """One submission's per-query pieces of every ranked metric (what the rank resampling
+    re-sums, issue 37), in ``per_sample`` order.
+
+    ``query_ids`` ``(N,)``; ``category`` ``(N,)``: each query's index in ``categories``
+    (sorted); ``image`` ``(N,)``: each query's index in ``images`` (in order of first
+    appearance); ``pieces[metric]``: ``(N, size)`` float64 (zeros where a query does not
+    count)."""
+
+    query_ids: tuple[str, ...]
+    categories: tuple[str, ...]
+    category: npt.NDArray[np.intp]
+    images: tuple[str, ...]
+    image: npt.NDArray[np.intp]
+    pieces: dict[str, FloatArray]
+
+    def query_images(self) -> list[str]:
+        """The image of each query."""
+        return [self.images[i] for i in self.image]
+
+    def sums(self) -> CategorySums:
+        """The :class:`CategorySums` of these pieces."""
+        out = {}
+        for name, array in self.pieces.items():
+            summed = np.zeros((len(self.categories), array.shape[1]))
+            np.add.at(summed, self.category, array)
+            out[name] = summed
+        return CategorySums(self.categories, out)
+
+
+def query_pieces(result: dict[str, Any], metrics: Sequence[str] | None = None) -> QueryPieces:
+    """The :class:`QueryPieces` of an evaluator result (of ``metrics``, default every ranked
+    metric), or the ones a board entry holds."""
+    if PIECES in result:
+        return result[PIECES]
+    rows = result["per_sample"]
+    categories = sorted({r["category"] for r in rows})
+    index = {c: i for i, c in enumerate(categories)}
+    images: dict[str, int] = {}
+    image = np.array([images.setdefault(r["image_path"], len(images)) for r in rows],
+                     dtype=np.intp)
+    return QueryPieces(tuple(r["sample_id"] for r in rows), tuple(categories),
+                       np.array([index[r["category"]] for r in rows], dtype=np.intp),
+                       tuple(images), image,
+                       {name: METRICS[name].matrix(rows) for name in metrics or METRICS})
+
+
 def category_sums(result: dict[str, Any], metrics: Sequence[str] | None = None,
                   ) -> CategorySums:
     """The :class:`CategorySums` of an evaluator result, of ``metrics`` (default: every
     ranked metric), or the ones a board entry holds."""
     if SUMS in result:
         return result[SUMS]
-    rows = result["per_sample"]
-    categories = sorted({r["category"] for r in rows})
-    index = {c: i for i, c in enumerate(categories)}
-    where = [index[r["category"]] for r in rows]
-    sums = {}
-    for name in metrics or METRICS:
-        spec = METRICS[name]
-        cats, comps = [], []
-        for i, r in zip(where, rows, strict=True):
-            comp = spec.pieces(r)
-            if comp is not None:
-                cats.append(i)
-                comps.append(comp)
-        out = np.zeros((len(categories), spec.size))
-        if comps:
-            np.add.at(out, np.array(cats), np.array(comps, dtype=np.float64))
-        sums[name] = out
-    return CategorySums(tuple(categories), sums)
+    return query_pieces(result, metrics).sums()
 
 
 def category_stats(results: Sequence[dict[str, Any]], metric: str,
@@ -301,12 +336,17 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
                        sizes: Sequence[int] = SUBSET_SIZES, n_subsets: int = 1000,
                        seed: int = 0, k: int = 5,
                        average_precision: Sequence[dict[str, Any] | None] | None = None,
+                       ranks: Options | None = None, unit: str = "image",
                        ) -> dict[str, Any]:
     """Ranking table, category-subset stability of each metric, and (open vocabulary) the
     MCC-versus-mIoU rank correlation, for evaluator results of one task.
 
     ``average_precision`` (each model's AP report, or ``None``) adds the pooled AP and
-    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`)."""
+    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`). ``ranks``: the
+    options whose statistics' settings (``rank_resamples``, ``alpha``, ``min_count``,
+    ``friedman_blocks``) give each metric its ranks with their uncertainty under
+    ``uncertainty`` (:func:`~ovearth_core.analysis.rank_stats.metric_ranks`, resampling
+    ``unit`` with ``seed``; issue 37)."""
     if not results:
         return {"models": [], "metrics": {}, "ranking": {}, "stability": {},
                 "mcc_vs_miou": None}
@@ -314,8 +354,11 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     if average_precision is not None:
         add_ap_ranking(out, results, average_precision)
     metrics = list(stability_metrics or available_metrics(results[0]))
-    # Each full result's rows summed once for every metric (a board entry holds its sums).
-    summed = [r if SUMS in r else {**r, SUMS: category_sums(r, metrics)} for r in results]
+    # Each full result's rows read once for every metric (a board entry holds its pieces).
+    wanted = list(dict.fromkeys([*metrics, *(available_metrics(results[0]) if ranks else [])]))
+    pieces = [query_pieces(r, wanted) for r in results]
+    summed = [r if SUMS in r else {**r, SUMS: p.sums()}
+              for r, p in zip(results, pieces, strict=True)]
     out["stability"] = {}
     for metric in metrics:
         # Models that do not submit the metric's modality are left out of its correlations.
@@ -326,6 +369,27 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
         out["stability"][metric] = subset_stability(stats, metric, sizes, n_subsets, seed, k)
     out["mcc_vs_miou"] = (mcc_vs_miou(results) if results[0]["task"] == "open_vocabulary"
                           else None)
+    if ranks is not None:
+        out["uncertainty"] = rank_uncertainties(names, results, pieces, ranks, seed, unit)
+    return out
+
+
+def rank_uncertainties(names: Sequence[str], results: Sequence[dict[str, Any]],
+                       pieces: Sequence[QueryPieces], options: Options, seed: int,
+                       unit: str) -> dict[str, Any]:
+    """:func:`~ovearth_core.analysis.rank_stats.metric_ranks` of every ranked metric the
+    first result has, over the models that submit its modality (at least two)."""
+    from .rank_stats import metric_ranks
+
+    out = {}
+    for metric in available_metrics(results[0]):
+        kept = [i for i, r in enumerate(results) if submits(r, metric)]
+        if len(kept) < 2:
+            continue
+        out[metric] = metric_ranks(
+            [names[i] for i in kept], [pieces[i] for i in kept], metric,
+            n_resamples=options.rank_resamples, seed=seed, alpha=options.alpha,
+            min_count=options.min_count, unit=unit, blocks=options.friedman_blocks)
     return out
 
 

@@ -70,6 +70,8 @@ class ReportData:
     num_evaluations: int = 0
     # task -> attribute (--slice-by, in the order given) -> table
     slices: dict[str, dict[str, SliceTable]] = field(default_factory=dict)
+    # task -> leaderboard report with the ranks' uncertainty (--rank DIR; report/ranks.py)
+    ranks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:
@@ -143,11 +145,13 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     groups = {} if taxonomy is None else {
         key: slice_table(subs[0].results[key], subs[0].samples[key], "group", taxonomy,
                          result_b=subs[1].results[key] if len(subs) == 2 else None,
-                         n_resamples=n_resamples, seed=seed, unit=unit) for key in task_keys}
+                         n_resamples=n_resamples, seed=seed, unit=unit,
+                         min_count=options.min_count) for key in task_keys}
     sliced = {key: {attr: slice_table(
         subs[0].results[key], subs[0].samples[key], attr,
         result_b=subs[1].results[key] if len(subs) == 2 else None, n_resamples=n_resamples,
-        seed=seed, meta=meta, unit=unit) for attr in wanted} for key in task_keys} if wanted else {}
+        seed=seed, meta=meta, unit=unit, min_count=options.min_count) for attr in wanted}
+        for key in task_keys} if wanted else {}
     shown = {"tasks": [CLI_TASK[k] for k in task_keys],
                "modalities": sorted(subs[0].results[task_keys[0]]["config"]["modalities"]),
                "iou_threshold": options.iou_threshold,

@@ -8,11 +8,8 @@ import time
 
 from ..analysis import slices
 from ..analysis.ap_caps import add_ap_arguments
-from ..analysis.compare import (
-    DEFAULT_AP_RESAMPLES,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-)
+from ..analysis.compare import DEFAULT_AP_RESAMPLES, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..analysis.leaderboard_cli import add_rank_arguments
 from ..analysis.slices import load_taxonomy
 from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
 from ..cache import add_cache_arguments, describe, open_cache
@@ -31,6 +28,7 @@ from ..types import TASK_KEYS
 from ..viz.images import ImagePathError, resolve_image_path
 from .build import WORST_DEFAULT, ReportData, build_report_data
 from .html import render_html
+from .ranks import rank_reports
 
 MAX_WORST = 1000  # queries drawn per gallery: each is a picture in the HTML
 
@@ -77,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="adds a table of key metrics per value of ATTR to each task "
                              "(repeatable): gsd, meta:KEY (the annotations' image_meta[KEY]), "
                              + ", ".join(a for a in slices.ATTRIBUTES if a not in _NOT_SLICED))
+    parser.add_argument("--rank", default=None, metavar="DIR",
+                        help="adds each task's ranks with their uncertainty: every *.json "
+                             "of DIR ranked (rank intervals, groups, tests against the leader, "
+                             "Friedman and Nemenyi, per category)")
+    add_rank_arguments(parser, leaderboard=False)
     add_cache_arguments(parser)
     return parser
 
@@ -122,6 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.rank is not None:
+        try:
+            data.ranks = rank_reports(
+                args.gt, args.rank, options, data.tasks, args.seed,
+                "image" if args.bootstrap_unit == "auto" else args.bootstrap_unit, cache)
+        except OVEarthInputError as err:
+            print(f"ovearth-report: invalid input in --rank {args.rank}\n{err}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     missing, total = missing_images(data)
     if total and len(missing) == total:
         print(f"ovearth-report: none of the {total} images the ground truth names is in "

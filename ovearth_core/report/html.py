@@ -34,6 +34,7 @@ from ..labels import (
 from ..viz import figures
 from . import draw as report_draw
 from .build import ReportData, worst_queries
+from .ranks import ranks_html
 from .tables import (
     _cell,
     _e,
@@ -149,9 +150,11 @@ def _comparison_section(data: ReportData, task: str, cmp: Comparison, fig: _Figu
     rows = []
     for ag in cmp.agreements:
         rows.append([_td(ag.name, "l"), _td(ag.both_right), _td(ag.only_a), _td(ag.only_b),
-                     _td(ag.both_wrong), _td(f"{ag.p_value:.4g}")])
+                     _td(ag.both_wrong), _td(f"{ag.p_value:.4g}"),
+                     _td("—" if ag.p_holm is None else f"{ag.p_holm:.4g}")])
     out.append(_table(["table", "both right", f"only {names[0]} right",
-                       f"only {names[1]} right", "both wrong", "McNemar p (exact)"], rows))
+                       f"only {names[1]} right", "both wrong", "McNemar p (exact)",
+                       "p (Holm)"], rows))
     for ag in cmp.agreements:
         if ag.name == "presence" and (ag.only_a_ids or ag.only_b_ids):
             out.append(f"<p class=\"sub\">Presence flips — right only in {_e(names[0])}: "
@@ -242,7 +245,8 @@ def _slice_table(table: SliceTable, column: str, title: str) -> str:
     names = [n for n in GROUP_METRICS if n in present]
     labels = [metric_label(present[n].modality, present[n].metric) for n in names]
     header = [column, "queries", "positive", "negative"] + (
-        [f"{label} {s}" for label in labels for s in ("A", "B", "Δ B − A")] if table.paired
+        [f"{label} {s}" for label in labels
+         for s in ("A", "B", "Δ B − A", "q (Benjamini–Hochberg)")] if table.paired
         else labels)
     rows = []
     for v in table.values:
@@ -252,7 +256,8 @@ def _slice_table(table: SliceTable, column: str, title: str) -> str:
             m = by[n]
             if table.paired:
                 row += [_td(fmt(m.value, 3)), _td(fmt(m.b, 3)),
-                        _td(_signed(m.diff) + _interval(m.diff_low, m.diff_high))]
+                        _td(_signed(m.diff) + _interval(m.diff_low, m.diff_high)),
+                        _td("—" if m.q_value is None else f"{m.q_value:.3g}")]
             else:
                 row.append(_td(fmt(m.value, 3) + _interval(m.ci_low, m.ci_high)))
         rows.append(row)
@@ -504,6 +509,7 @@ def _task_section(data: ReportData, task: str, fig: _Figures) -> str:
     if task in data.comparisons:
         out.append(_comparison_section(data, task, data.comparisons[task], fig))
         out.append(_difference_cards(data, task, data.comparisons[task]))
+    out.append(ranks_html(data.ranks.get(task), fig))
     out.append(_group_table(data, task))
     out.append(_slice_tables(data, task))
     out.append(_category_table(data, task))

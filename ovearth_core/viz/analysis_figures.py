@@ -262,8 +262,31 @@ def slice_rows(table: SliceTable, metric: str) -> list[dict[str, Any]]:
         if table.paired:
             rows[-1].update({"B": None if chosen is None else chosen.b,
                              "B − A": None if chosen is None else chosen.diff,
-                             "B − A interval": _interval(chosen, "diff_low", "diff_high")})
+                             "B − A interval": _interval(chosen, "diff_low", "diff_high"),
+                             P_COLUMN: None if chosen is None else p_text(chosen.p_value),
+                             Q_COLUMN: None if chosen is None else p_text(chosen.q_value)})
     return rows
+
+
+# The columns of a paired slice table's tests (which correction, said in the header).
+P_COLUMN = "p (B − A, paired bootstrap)"
+Q_COLUMN = "q (Benjamini–Hochberg)"
+
+
+def p_text(value: float | None) -> str | None:
+    """A p- or q-value as shown (3 significant digits; ``None``: not tested; 0, below the
+    smallest double, as ``< 1e-300``)."""
+    if value is None:
+        return None
+    if value == 0:
+        return "< 1e-300"
+    return f"{value:.3g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+def p_is(value: float | None) -> str:
+    """``p``'s relation as written after its name: ``= 0.002``, ``< 1e-300``, ``= —``."""
+    text = p_text(value)
+    return "= —" if text is None else text if text.startswith("<") else f"= {text}"
 
 
 def _interval(m: Any, low: str, high: str) -> str:

@@ -152,12 +152,15 @@ def resample_unit(gt: data.FileKey) -> str:
 UNIT_CHOICES = links.UNIT_CHOICES
 
 
-def unit_picker(gt: data.FileKey) -> str:
-    """The "Bootstrap unit" radio (shared by Compare and Slices); returns the unit in use:
-    the choice, or with ``auto`` the ground truth's (images for a DOTA / COCO conversion)."""
-    default = resample_unit(gt)
+def unit_picker(gt: data.FileKey, auto: str | None = None) -> str:
+    """The "Bootstrap unit" radio (shared by Compare, Slices and the Leaderboard); returns
+    the unit in use: the choice, or with ``auto`` the ground truth's (images for a DOTA /
+    COCO conversion), or ``auto`` when given (the Leaderboard's ranks: images, the
+    benchmark's unit)."""
+    default = auto or resample_unit(gt)
     plural = {"image": "images", "query": "queries"}
-    why = ", as the ground truth asks" if default == "image" else ""
+    why = (", the ranking's unit" if auto else
+           ", as the ground truth asks" if default == "image" else "")
     words = {"auto": f"auto ({plural[default]}{why})", **plural}
     st.radio("Bootstrap unit", UNIT_CHOICES, horizontal=True, format_func=words.get,
              help="What a bootstrap resample draws with replacement. Queries of one image "
@@ -219,7 +222,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
                 n_subsets: int, seed: int,
                 shared: tuple[data.FileKey, data.Evaluation] | None = None,
                 progress: Progress | None = None,
-                with_ap: bool = False) -> Board:
+                with_ap: bool = False, unit: str = "image") -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     Files a typed path could not name (a link out of the data roots, a pipe, a device, a
@@ -230,9 +233,12 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
     ``progress(done, total, name, cached)`` follows them. ``with_ap`` also ranks by each
     submission's AP and mAP (:func:`average_precision` at the options' hard negatives and
-    COCO detection cap, cached per submission and options).
+    COCO detection cap, cached per submission and options). The ranks carry their
+    uncertainty (issue 37): ``options``' statistics' settings, resampling ``unit`` with
+    ``seed``.
     """
-    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], with_ap)
+    key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], with_ap,
+           unit)
     boards, lock = _boards()
     with lock:
         if key in boards:
@@ -288,7 +294,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     reports = None if not with_ap or not has_boxes(options.modalities) else [
         average_precision(gt, pred, options).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
-                                seed=seed, average_precision=reports)
+                                seed=seed, average_precision=reports, ranks=options, unit=unit)
     in_workers = sum(o.in_worker for o in outcomes)
     workers = min(worker_count(), in_workers)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,
@@ -324,7 +330,7 @@ def slices(gt: data.FileKey, pred: data.FileKey, options: data.Options, attribut
         evaluation.results, evaluation.run.samples, attribute,
         None if taxonomy_items is None else dict(taxonomy_items),
         {q: frozenset(t) for q, t in tags}, result_b=result_b, n_resamples=n_resamples,
-        seed=seed, meta=meta, unit=unit)
+        seed=seed, meta=meta, unit=unit, min_count=options.min_count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -375,7 +381,7 @@ def query_form_slices(gt: data.FileKey, pred: data.FileKey, options: data.Option
     return slices_.query_form_table(
         {f: e.results for f, e in ev.items()}, {f: e.run.samples for f, e in ev.items()},
         None if ev_b is None else {f: e.results for f, e in ev_b.items()},
-        n_resamples=n_resamples, seed=seed, unit=unit)
+        n_resamples=n_resamples, seed=seed, unit=unit, min_count=options.min_count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

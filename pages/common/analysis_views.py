@@ -148,7 +148,8 @@ def leaderboard_frame(report: dict[str, Any], by: str) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("rank")
 
 
-def leaderboard_table(report: dict[str, Any]) -> None:
+def leaderboard_table(report: dict[str, Any]) -> str:
+    """The ranking table; returns the metric it is ranked by."""
     metrics = list(report["metrics"])
     first = standings.default_metric(report)  # not a modality no submission has
     by = st.selectbox("Rank by", metrics, format_func=af.LEADERBOARD_METRIC_LABELS.get,
@@ -163,7 +164,8 @@ def leaderboard_table(report: dict[str, Any]) -> None:
         if names:
             st.caption(f"{af.LEADERBOARD_METRIC_LABELS[metric]}: not submitted by "
                        f"{', '.join(map(views.md_text, names))} (ranked last, left out of the "
-                       "correlations).")
+                       "correlations and the rank intervals).")
+    return str(by)
 
 
 def stability_charts(report: dict[str, Any]) -> None:

@@ -90,10 +90,12 @@ def agreement_frame(cmp: Comparison, names: list[str]) -> pd.DataFrame:
     return pd.DataFrame([{
         "table": ag.name, "both right": ag.both_right, f"only {names[0]} right": ag.only_a,
         f"only {names[1]} right": ag.only_b, "both wrong": ag.both_wrong,
-        "McNemar p": ag.p_value} for ag in cmp.agreements])
+        "McNemar p": ag.p_value, HOLM: ag.p_holm} for ag in cmp.agreements])
 
 
-AGREEMENT_CONFIG = {"McNemar p": st.column_config.NumberColumn(format="%.3e")}
+HOLM = "McNemar p (Holm)"  # Holm's correction over the table's tests
+AGREEMENT_CONFIG = {"McNemar p": st.column_config.NumberColumn(format="%.3e"),
+                    HOLM: st.column_config.NumberColumn(format="%.3e")}
 
 
 def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:

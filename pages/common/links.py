@@ -31,7 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovearth_core.analysis import slices
-from ovearth_core.options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
+from ovearth_core.options import (
+    ALPHA,
+    ALPHA_BOUNDS,
+    COCO_MAX_DETECTIONS,
+    MIN_COUNT,
+    MIN_COUNT_BOUNDS,
+    MIN_MAX_DETECTIONS,
+    RANK_RESAMPLE_BOUNDS,
+    RANK_RESAMPLES,
+)
 from ovearth_core.types import MODALITIES, TASK_KEYS
 from ovearth_core.viz.overlay import LAYERS, ZOOM_TARGETS
 
@@ -101,7 +110,11 @@ SCHEMA: tuple[Param, ...] = (
     Param("cap", "ap_max_detections", "whole", COCO_MAX_DETECTIONS, "all",
           bounds=(MIN_MAX_DETECTIONS, MAX_BOXES), doc="AP: COCO detection cap per query"),
     Param("unit", "boot_unit", "choice", "auto", "all", codes=_same(UNIT_CHOICES),
-          doc="what the bootstrap resamples (Compare, Slices)"),
+          doc="what the bootstrap resamples (Compare, Slices, the Leaderboard's ranks)"),
+    Param("alpha", "alpha", "number", ALPHA, "all", bounds=ALPHA_BOUNDS,
+          doc="level of the tests (Holm, Benjamini-Hochberg, Nemenyi); intervals at 1 - alpha"),
+    Param("minn", "min_count", "whole", MIN_COUNT, "all", bounds=MIN_COUNT_BOUNDS,
+          doc="fewest images (or queries) a category or slice is tested on"),
     Param("failed", "flt_failed_only", "flag", False, "filters"),
     *(Param(n, k, "list", [], "filters", doc=d) for n, k, d in _EXPLORER_LISTS),
     Param("pol", "flt_polarity", "choice", "all", "filters",
@@ -141,8 +154,12 @@ SCHEMA: tuple[Param, ...] = (
     Param("lbsub", "lb_subsets", "whole", LB_SUBSETS, "leaderboard", bounds=LB_SUBSET_BOUNDS,
           doc="category subsets per size"),
     Param("lbseed", "lb_seed", "whole", 0, "leaderboard", bounds=(0, 2**32 - 1),
-          doc="the stability's seed"),
+          doc="the seed of the stability and of the rank resamples"),
     Param("lbap", "lb_ap", "flag", False, "leaderboard", doc="also rank by AP and mAP"),
+    Param("rres", "rank_resamples", "whole", RANK_RESAMPLES, "leaderboard",
+          bounds=RANK_RESAMPLE_BOUNDS, doc="resamples of the rank intervals"),
+    Param("fblk", "friedman_blocks", "choice", "image", "leaderboard",
+          codes=_same(("image", "query")), doc="blocks of Friedman's test"),
 )
 BY_NAME = {p.name: p for p in SCHEMA}
 URL_NAMES = frozenset(BY_NAME) | {p.pair for p in SCHEMA if p.pair}

@@ -136,7 +136,9 @@ def current_options() -> data.Options:
         bbox_format=ss["bbox_format"],
         hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
         max_detections=int(ss["ap_max_detections"]),
-        large_masks=bool(ss["large_masks"]))
+        large_masks=bool(ss["large_masks"]),
+        rank_resamples=int(ss["rank_resamples"]), alpha=float(ss["alpha"]),
+        min_count=int(ss["min_count"]), friedman_blocks=ss["friedman_blocks"])
 
 
 def render() -> Run | None:

@@ -39,6 +39,7 @@ import streamlit as st
 
 from ovearth_core import labels, paths
 from ovearth_core.analysis.ap import COCO_MAX_DETECTIONS
+from ovearth_core.options import ALPHA, MIN_COUNT, RANK_RESAMPLES
 from ovearth_core.types import TASK_KEYS
 
 from . import links
@@ -167,6 +168,8 @@ def defaults() -> dict[str, Any]:
         "ap_hard_negatives": False, "large_masks": False,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         "slice_meta_key": "", "lb_subsets": links.LB_SUBSETS, "lb_seed": 0, "lb_ap": False,
+        "rank_resamples": RANK_RESAMPLES, "alpha": ALPHA, "min_count": MIN_COUNT,
+        "friedman_blocks": "image",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
         "gal_selected": [], "gal_sel_gen": 0, "gal_tag_on": "objects", "ann_id": "",
         "_link_notes": [],

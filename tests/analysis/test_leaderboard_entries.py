@@ -7,6 +7,7 @@ edited analysis code never give stale numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -93,8 +94,8 @@ def _bits(value: Any) -> str:
             return struct.pack("<d", v).hex()
         if isinstance(v, np.ndarray):
             return [v.dtype.str, list(v.shape), v.tobytes().hex()]
-        if isinstance(v, getattr(lb, "CategorySums", ())):  # () before issue 28
-            return {"categories": walk(list(v.categories)), "sums": walk(v.sums)}
+        if isinstance(v, standings.CategorySums | standings.QueryPieces):
+            return {f.name: walk(getattr(v, f.name)) for f in dataclasses.fields(v)}
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, list | tuple):

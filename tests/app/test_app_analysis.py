@@ -219,7 +219,8 @@ def test_leaderboard_ranks_the_four_demo_personas() -> None:
     assert_ok(at)
     assert list(at.dataframe[0].value["model"]) == expected["ranking"]["presence_mcc"]
     assert _metrics(at)["Spearman ρ (MCC vs mIoU)"] == _f(expected["mcc_vs_miou"]["spearman"])
-    assert len(at.get("plotly_chart")) == 3  # Spearman, top-k recovery, MCC vs mIoU
+    # rank intervals, critical difference, Spearman, top-k recovery, MCC vs mIoU
+    assert len(at.get("plotly_chart")) == 5
 
 
 def test_leaderboard_stability_is_seeded_and_uses_at_least_200_subsets() -> None:
