@@ -52,6 +52,28 @@ def box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     return inter / union
 
 
+def overlapping_pairs(a: FloatArray, b: FloatArray | None = None
+                      ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(i, j)`` of the xyxy envelopes ``a[i]`` and ``b[j]`` that overlap (positive
+    intersection area), found with an STRtree: the work follows the overlapping pairs, not
+    every pair. With ``b`` omitted, the pairs of ``a`` with itself, ``i < j``.
+
+    >>> overlapping_pairs(np.array([[0., 0, 2, 2], [1, 1, 3, 3], [5, 5, 6, 6]]))
+    (array([0]), array([1]))
+    """
+    other = a if b is None else b
+    if len(a) == 0 or len(other) == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    tree = shapely.STRtree(shapely.box(*other.T))
+    i, j = tree.query(shapely.box(*a.T))
+    keep = box_intersection(a[i], other[j]) > 0
+    if b is None:
+        keep &= i < j
+    order = np.lexsort((j[keep], i[keep]))
+    return i[keep][order].astype(np.intp), j[keep][order].astype(np.intp)
+
+
 def polygon_area(polys: FloatArray) -> FloatArray:
     """Shoelace areas of ``(N, K, 2)`` polygons."""
     x, y = polys[..., 0], polys[..., 1]

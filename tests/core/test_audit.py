@@ -1,0 +1,236 @@
+"""The consensus audit (issue 36) on a hand-built scene: four images, two categories, ten
+submissions of different skill; five label errors injected (missing, spurious, shifted,
+wrong class, a negative query whose category is present), beside a hard object (three
+strong submissions find it, with low-ish scores) and a decoy (seven submissions fire on
+an empty spot with low scores). The suspects must be the injected ones, first, each of
+its kind; the hard object and the decoy below them. Same scene in boxes, oriented boxes
+and masks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ovearth_core import masks
+from ovearth_core.audit import audit
+from ovearth_core.audit.__main__ import main
+from ovearth_core.audit.consensus import best_f1, calibrate
+from ovearth_core.options import Options
+from tests.analysis_fixtures import corners
+
+SIZE = 200
+SUBS = 10
+
+# The world as it is: (image, category, xyxy box, kind); kind "hard": few models find it.
+WORLD = [
+    (0, "plane", [20, 20, 50, 50], ""), (0, "plane", [120, 30, 150, 60], ""),
+    (0, "ship", [40, 120, 80, 140], ""),
+    (0, "plane", [140, 140, 170, 170], "missing"),       # not in the GT
+    (1, "ship", [10, 10, 50, 30], ""), (1, "ship", [100, 100, 140, 120], ""),
+    (1, "plane", [150, 20, 180, 50], ""),
+    (1, "plane", [60, 150, 90, 180], "shifted"),         # GT box moved 40 px right
+    (2, "plane", [30, 30, 60, 60], ""), (2, "ship", [100, 40, 140, 60], ""),
+    (2, "plane", [110, 130, 140, 160], "wrong_class"),   # labelled ship in the GT
+    (2, "plane", [20, 150, 32, 162], "hard"),
+    (3, "plane", [20, 100, 50, 130], ""), (3, "plane", [150, 150, 180, 180], ""),
+    (3, "ship", [80, 20, 120, 40], "negative"),          # GT: no ship, a negative query
+]
+SPURIOUS = (3, "plane", [90, 160, 120, 190])             # a GT plane where nothing is
+DECOY = (1, "plane", [90, 40, 120, 70])                  # models fire there, unsure
+INJECTED = {("missing", 0, "plane"), ("shifted", 1, "plane"), ("wrong_class", 2, "ship"),
+            ("missing", 3, "ship"), ("spurious", 3, "plane")}
+
+
+def _gt_objects() -> dict[tuple[int, str], list[list[float]]]:
+    out: dict[tuple[int, str], list[list[float]]] = {}
+    for image, cat, box, kind in WORLD:
+        if kind in ("missing", "negative"):
+            continue
+        if kind == "shifted":
+            box = [box[0] + 40, box[1], box[2] + 40, box[3]]
+        if kind == "wrong_class":
+            cat = "ship"
+        out.setdefault((image, cat), []).append(box)
+    out.setdefault((SPURIOUS[0], SPURIOUS[1]), []).append(SPURIOUS[2])
+    return out
+
+
+def _mask(boxes: list[list[float]]) -> dict[str, Any]:
+    pixels = np.zeros((SIZE, SIZE), dtype=np.uint8)
+    for x1, y1, x2, y2 in boxes:
+        pixels[int(y1):int(y2), int(x1):int(x2)] = 1
+    return masks.encode(pixels)
+
+
+def ground_truth() -> dict[str, Any]:
+    objs = _gt_objects()
+    anns, queries = [], []
+    for image in range(4):
+        present = [c for c in ("plane", "ship") if (image, c) in objs]
+        for cat in present:
+            boxes = objs[image, cat]
+            ann_id = f"{image}_{cat}"
+            anns.append({"id": ann_id, "image_path": f"images/{image}.png", "width": SIZE,
+                         "height": SIZE, "category_name": cat, "segmentation": _mask(boxes),
+                         "bbox": [[b[0], b[1], b[2] - b[0], b[3] - b[1]] for b in boxes],
+                         "oriented_bbox": [corners(b) for b in boxes]})
+            queries.append({"query_id": f"q{image}_{cat}", "ann_id": ann_id,
+                            "type": "positive", "phrase": cat})
+        for cat in ("plane", "ship"):
+            if cat not in present:
+                queries.append({"query_id": f"q{image}_{cat}", "ann_id": f"{image}_{present[0]}",
+                                "type": "negative", "phrase": cat})
+    return {"annotations": anns, "tasks": {"open_vocabulary": queries}}
+
+
+def submission(s: int) -> dict[str, Any]:
+    """Submission ``s`` (0 weakest .. 9 strongest): finds real objects (high scores), the
+    hard one only for s >= 7 (scores 0.3-0.4), fires on the decoy for s < 7 (0.1-0.2),
+    plus one low-score stray box per image."""
+    rng = np.random.default_rng(100 + s)
+    skill = 0.8 + 0.02 * s
+    rows = []
+    gt = ground_truth()
+    for q in gt["tasks"]["open_vocabulary"]:
+        image, cat = int(q["query_id"][1]), q["phrase"]
+        found: list[tuple[list[float], float]] = []
+        for im, c, box, kind in WORLD:
+            if im != image or c != cat:
+                continue
+            if kind == "hard":
+                if s >= 7:
+                    found.append((box, 0.3 + 0.03 * (s - 7)))
+            elif rng.random() < skill:
+                found.append((box, float(rng.uniform(0.6, 0.95))))
+        if (image, cat) == DECOY[:2] and s < 7:
+            found.append((DECOY[2], 0.1 + 0.01 * s))
+        x, y = rng.integers(0, SIZE - 12, 2)
+        found.append(([float(x), float(y), float(x + 8), float(y + 8)],
+                      float(rng.uniform(0.05, 0.15))))
+        boxes = [[b[0] + rng.integers(-1, 2), b[1] + rng.integers(-1, 2), b[2], b[3]]
+                 for b, _ in found]
+        boxes = [[float(v) for v in b] for b in boxes]
+        rows.append({"query_id": q["query_id"],
+                     "bbox": [{"bbox": b, "score": sc} for b, (_, sc) in zip(boxes, found,
+                                                                             strict=True)],
+                     "oriented_bbox": [{"polygon": corners(b), "score": sc}
+                                       for b, (_, sc) in zip(boxes, found, strict=True)],
+                     "segmentation": _mask([b for b in boxes])})
+    return {"tasks": {"open_vocabulary": rows}}
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    root = tmp_path_factory.mktemp("audit")
+    gt = root / "gt.json"
+    gt.write_text(json.dumps(ground_truth()))
+    preds = []
+    for s in range(SUBS):
+        p = root / f"model{s}.json"
+        p.write_text(json.dumps(submission(s)))
+        preds.append(p)
+    return gt, preds
+
+
+def _key(s: dict[str, Any]) -> tuple[str, int, str]:
+    return s["kind"], int(s["query_id"][1]), s["query_id"].split("_")[1]
+
+
+@pytest.mark.parametrize("modality", ["bbox", "oriented_bbox", "segmentation"])
+def test_injected_errors_rank_first(scene: tuple[Path, list[Path]], modality: str) -> None:
+    gt, preds = scene
+    result = audit(gt, preds, Options("vocabulary", (modality,)), min_score=0.0)
+    suspects = result["suspects"]
+    top = {_key(s) for s in suspects[:len(INJECTED)]}
+    assert top == INJECTED, [(_key(s), s["score"]) for s in suspects[:8]]
+    ranks = [s["rank"] for s in suspects]
+    assert ranks == list(range(1, len(suspects) + 1))
+    scores = [s["score"] for s in suspects]
+    assert scores == sorted(scores, reverse=True)
+    # The hard object and the decoy: listed (or not) only below every injected error.
+    for i, s in enumerate(suspects):
+        near_hard = s["query_id"] == "q2_plane" and s["kind"] == "spurious"
+        near_decoy = s["query_id"] == "q1_plane" and s["kind"] == "missing"
+        if near_hard or near_decoy:
+            assert i >= len(INJECTED), (i, s)
+
+
+def test_suspect_fields(scene: tuple[Path, list[Path]]) -> None:
+    gt, preds = scene
+    suspects = {_key(s): s for s in audit(gt, preds, Options("vocabulary", "bbox"))["suspects"]}
+    shifted = suspects["shifted", 1, "plane"]
+    # The fix proposed is the consensus box (the real object), the GT box kept beside it.
+    assert shifted["bbox"] == pytest.approx([60, 150, 30, 30], abs=1.5)
+    assert shifted["gt_bbox"] == [100, 150, 30, 30]
+    wrong = suspects["wrong_class", 2, "ship"]
+    assert wrong["proposed_category"] == "plane" and wrong["category"] == "ship"
+    assert wrong["bbox"] == [110, 130, 30, 30]
+    negative = suspects["missing", 3, "ship"]
+    assert negative["negative"] is True and negative["category"] == "ship"
+    assert negative["bbox"] == pytest.approx([80, 20, 40, 20], abs=1.5)
+    spurious = suspects["spurious", 3, "plane"]
+    assert spurious["bbox"] == [90, 160, 30, 30] and spurious["support"] == 0.0
+    missing = suspects["missing", 0, "plane"]
+    assert missing["support"] >= 0.7 and len(missing["votes"]) >= 7
+    # Reported once: the shifted GT box is no spurious suspect, its fix no missing one.
+    assert ("spurious", 1, "plane") not in suspects and ("missing", 1, "plane") not in {
+        k for k, s in suspects.items() if s["bbox"][0] < 100 and s["bbox"][1] > 140}
+
+
+def test_object_support(scene: tuple[Path, list[Path]]) -> None:
+    gt, preds = scene
+    objects = audit(gt, preds, Options("vocabulary", "bbox"))["objects"]
+    by_box = {(o["query_id"], tuple(o["bbox"])): o for o in objects}
+    assert len(objects) == sum(len(v) for v in _gt_objects().values())
+    hard = by_box["q2_plane", (20, 150, 12, 12)]
+    assert hard["found"] == 3 and hard["support"] == pytest.approx(0.3)
+    assert by_box["q3_plane", (90, 160, 30, 30)]["found"] == 0
+
+
+def test_cli_writes_audit(scene: tuple[Path, list[Path]], tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    gt, preds = scene
+    out = tmp_path / "audit.json"
+    assert main(["--gt", str(gt), "--predictions", *map(str, preds), "--task", "vocabulary",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert {_key(s) for s in doc["suspects"][:5]} == INJECTED
+    assert [s["name"] for s in doc["submissions"]] == [f"model{s}" for s in range(SUBS)]
+
+
+def test_cli_bad_input(scene: tuple[Path, list[Path]], tmp_path: Path,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    gt, preds = scene
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tasks": {"open_vocabulary": [{"query_id": "q0_plane", "bbox": 3}]}}')
+    out = tmp_path / "audit.json"
+    assert main(["--gt", str(gt), "--predictions", str(preds[0]), str(bad),
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "q0_plane" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["--gt", str(gt), "--predictions", str(preds[0]), "--out", str(out)]) == 2
+    assert "at least 2 submissions" in capsys.readouterr().err
+
+
+def test_calibration_by_hand() -> None:
+    # Deciles of 20 scores, two per bin; the lower half all misses, the upper all hits.
+    scores = np.arange(20) / 20
+    tp = scores >= 0.5
+    p = calibrate(scores, tp)
+    assert p[:10] == pytest.approx([1 / 4] * 10) and p[10:] == pytest.approx([3 / 4] * 10)
+    # A violation (a higher bin less precise) is pooled: non-decreasing.
+    p = calibrate(np.array([0.1, 0.2, 0.3, 0.4]), np.array([False, True, False, True]), 4)
+    assert np.all(np.diff(p) >= -1e-12)
+    assert p[1] == pytest.approx(p[2]) == pytest.approx(0.5)
+    assert calibrate(np.array([np.nan, np.nan]), np.array([True, False]))[0] == 0.5
+    # Best F1 by hand, 3 GT: after 2 boxes 2 hits, 2*2 / (2 + 3) = 0.8; after 4 boxes 3
+    # hits, 2*3 / (4 + 3) = 6/7, the best.
+    assert best_f1(np.array([0.9, 0.8, 0.1, 0.05]), np.array([True, True, False, False]),
+                   3) == pytest.approx(0.8)
+    assert best_f1(np.array([0.9, 0.8, 0.1, 0.05]), np.array([True, True, False, True]),
+                   3) == pytest.approx(6 / 7)
