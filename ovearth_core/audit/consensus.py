@@ -20,13 +20,16 @@ The score, in four steps (docs/audit.md has the reasoning):
    seed); a cluster's *support* is the weighted mean ``sum(w p) / sum(w)`` over all
    submissions that answered the query (absent: 0): a missing label needs most models to
    agree confidently, so many low-score votes (decoys) add up to little.
-4. *Suspects.* A GT object with evidence ``e`` is suspicious by ``1 - e``. If a cluster on
-   another category's query of the same image covers it (IoU >= the threshold) with
-   support ``c >= CONSENSUS``, it is a *wrong class* suspect; else if a cluster on its own
-   query lies beside it (overlapping, or centres within twice the larger side), a *shifted* one
-   (reported once, with the cluster's box as the fix); both scored ``(1 - e + c) / 2``.
-   Otherwise it is *spurious*, scored ``1 - e``. Every cluster not used so is a *missing*
-   suspect scored ``c`` (on a negative query: the category seems present).
+4. *Suspects*, an image at a time. A confident cluster (``c >= CONSENSUS``) on one
+   category's query covering a GT object of another category's query (their envelopes'
+   IoU >= the threshold) makes a *wrong class* suspect scored ``(1 - e + c) / 2`` (low
+   when the object is found under its own label too: a confusion, not a missing label).
+   A GT object left with ``1 - e >= DOUBT`` and a confident cluster of its own query
+   beside it (overlapping, or centres within twice the larger side) is *shifted* (reported
+   once, the cluster's box the fix), scored ``(1 - e + c) / 2``; any other GT object is
+   *spurious*, scored ``1 - e``. Every cluster not used so is a *missing* suspect scored
+   ``c``; on a negative query, one suspect for the query (the category seems present):
+   its best cluster, the other confident ones listed in ``also``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import geometry
 from ..matching import match
 from ..types import Sample
 from .shapes import Objects, objects, pairs, pooled_pairs, xywh
@@ -322,23 +326,9 @@ def audit_samples(submissions: Sequence[Sequence[Sample]], names: Sequence[str],
     for i, q in enumerate(queries):
         by_image[q.sample.image_path].append(i)
     suspects: list[dict[str, Any]] = []
-    for i, q in enumerate(queries):
-        doubtful = [g for g in range(len(q.gt)) if 1 - evidence[i][g] >= DOUBT]
-        if not doubtful:
-            continue
-        own = _gt_to_pooled(q.gt, q.preds, modality)
-        others = [j for j in by_image[q.sample.image_path]
-                  if j != i and queries[j].category != q.category]
-        cross = {j: _gt_to_pooled(q.gt, queries[j].preds, modality) for j in others}
-        for g in doubtful:
-            suspects.append(_explain(i, g, queries, clustered, own, cross,
-                                     float(evidence[i][g]), names, iou_threshold))
-    for i, (clusters, owner, local) in enumerate(clustered):
-        q = queries[i]
-        for cl in clusters:
-            if not cl.used:
-                suspects.append(_suspect(q, "missing", cl.envelope, cl.support, cl.share,
-                                         _votes(cl, q, owner, local, names)))
+    for indices in by_image.values():
+        suspects += _image_suspects(indices, queries, clustered, evidence, names, modality,
+                                    iou_threshold)
     suspects = [s for s in suspects if s["score"] >= min_score]
     suspects.sort(key=lambda s: (-s["score"], s["query_id"], s["kind"]))
     for rank, s in enumerate(suspects, start=1):
@@ -358,42 +348,97 @@ def _suspect(q: _Query, kind: str, envelope: FloatArray | None, score: float,
             "image_path": q.sample.image_path, **extra, "votes": votes}
 
 
-def _explain(i: int, g: int, queries: list[_Query],
-             clustered: list[tuple[list[_Cluster], IntArray, IntArray]],
-             own: dict[tuple[int, int], float], cross: dict[int, dict[tuple[int, int], float]],
-             e: float, names: Sequence[str], threshold: float) -> dict[str, Any]:
-    """The suspect the doubtful GT object ``g`` of ``queries[i]`` makes: wrong class,
-    shifted or spurious."""
-    q = queries[i]
-    best: tuple[float, str, int, _Cluster] | None = None
-    for j, overlaps in cross.items():
-        for cl in clustered[j][0]:
-            if cl.used or cl.support < CONSENSUS:
+def _image_suspects(indices: list[int], queries: list[_Query],
+                    clustered: list[tuple[list[_Cluster], IntArray, IntArray]],
+                    evidence: list[FloatArray], names: Sequence[str], modality: str,
+                    threshold: float) -> list[dict[str, Any]]:
+    """The suspects of one image's queries ``indices``: wrong classes first (a confident
+    cluster on one category's query covering a GT object of another's), then per GT object
+    shifted or spurious, then the clusters left as missing labels (one suspect per
+    negative query)."""
+    out = []
+    explained: set[tuple[int, int]] = set()
+    for score, i, g, j, cl in _wrong_classes(indices, queries, clustered, evidence,
+                                             threshold):
+        if (i, g) in explained or cl.used:
+            continue
+        cl.used = True
+        explained.add((i, g))
+        q, other = queries[i], queries[j]
+        _, owner, local = clustered[j]
+        out.append(_suspect(q, "wrong_class", q.gt.envelope[g], score, cl.share,
+                            _votes(cl, other, owner, local, names), object=g,
+                            gt_bbox=xywh(q.gt.envelope[g]), proposed_category=other.category,
+                            evidence_query_id=other.sample.sample_id))
+    for i in indices:
+        q = queries[i]
+        own: dict[tuple[int, int], float] | None = None
+        for g in range(len(q.gt)):
+            if (i, g) in explained:
                 continue
-            iou = max((overlaps.get((g, int(m)), 0.0) for m in cl.members), default=0.0)
-            if iou >= threshold and (best is None or cl.support > best[0]):
-                best = (cl.support, "wrong_class", j, cl)
-    if best is None:
-        for cl in clustered[i][0]:
-            if cl.used or cl.support < CONSENSUS:
+            doubt = 1 - float(evidence[i][g])
+            if doubt >= DOUBT and own is None:
+                own = _gt_to_pooled(q.gt, q.preds, modality)
+            cl = _shift(q, g, clustered[i][0], own) if doubt >= DOUBT else None
+            share = float(sum(int(m[g] >= 0) for m in q.matched)) / max(
+                int(q.answered.sum()), 1)
+            if cl is None:
+                out.append(_suspect(q, "spurious", q.gt.envelope[g], doubt, share,
+                                    _gt_votes(q, g, names), object=g,
+                                    gt_bbox=xywh(q.gt.envelope[g])))
                 continue
-            iou = max((own.get((g, int(m)), 0.0) for m in cl.members), default=0.0)
-            if _beside(q.gt.envelope[g], cl, iou) and (best is None or cl.support > best[0]):
-                best = (cl.support, "shifted", i, cl)
-    gt_box = xywh(q.gt.envelope[g])
-    share = float(sum(int(m[g] >= 0) for m in q.matched)) / max(int(q.answered.sum()), 1)
-    if best is None:
-        return _suspect(q, "spurious", q.gt.envelope[g], 1 - e, share, _gt_votes(q, g, names),
-                        object=g, gt_bbox=gt_box)
-    support, kind, j, cl = best
-    cl.used = True
-    _, owner, local = clustered[j]
-    score = (1 - e + support) / 2
-    if kind == "shifted":
-        return _suspect(q, kind, cl.envelope, score, cl.share,
-                        _votes(cl, q, owner, local, names), object=g, gt_bbox=gt_box)
-    other = queries[j]
-    return _suspect(q, kind, q.gt.envelope[g], score, cl.share,
-                    _votes(cl, other, owner, local, names), object=g, gt_bbox=gt_box,
-                    proposed_category=other.category,
-                    evidence_query_id=other.sample.sample_id)
+            cl.used = True
+            _, owner, local = clustered[i]
+            out.append(_suspect(q, "shifted", cl.envelope, (doubt + cl.support) / 2,
+                                cl.share, _votes(cl, q, owner, local, names), object=g,
+                                gt_bbox=xywh(q.gt.envelope[g])))
+        clusters, owner, local = clustered[i]
+        left = sorted((cl for cl in clusters if not cl.used), key=lambda c: -c.support)
+        if q.sample.negative and left:
+            best = left[0]
+            out.append(_suspect(q, "missing", best.envelope, best.support, best.share,
+                                _votes(best, q, owner, local, names), also=[
+                                    {"bbox": xywh(c.envelope), "support": round(c.support, 4)}
+                                    for c in left[1:] if c.support >= CONSENSUS]))
+            continue
+        for cl in left:
+            out.append(_suspect(q, "missing", cl.envelope, cl.support, cl.share,
+                                _votes(cl, q, owner, local, names)))
+    return out
+
+
+def _wrong_classes(indices: list[int], queries: list[_Query],
+                   clustered: list[tuple[list[_Cluster], IntArray, IntArray]],
+                   evidence: list[FloatArray], threshold: float
+                   ) -> list[tuple[float, int, int, int, _Cluster]]:
+    """``(score, query, GT object, other query, cluster)`` of every confident cluster on a
+    query of the image covering (envelopes' IoU >= ``threshold``) a GT object of another
+    category's query, best first; score ``(1 - e + c) / 2``."""
+    gts = [(i, g) for i in indices for g in range(len(queries[i].gt))]
+    cls = [(j, cl) for j in indices for cl in clustered[j][0] if cl.support >= CONSENSUS]
+    if not gts or not cls:
+        return []
+    gt_env = np.stack([queries[i].gt.envelope[g] for i, g in gts])
+    cl_env = np.stack([cl.envelope for _, cl in cls])
+    a, b = geometry.overlapping_pairs(gt_env, cl_env)
+    inter, union = geometry.pair_overlaps(gt_env, cl_env, a, b, False)
+    out = []
+    for x, y, iou in zip(a.tolist(), b.tolist(), (inter / union).tolist(), strict=True):
+        (i, g), (j, cl) = gts[x], cls[y]
+        if iou >= threshold and queries[i].category != queries[j].category:
+            out.append(((1 - float(evidence[i][g]) + cl.support) / 2, i, g, j, cl))
+    out.sort(key=lambda t: (-t[0], t[1], t[2], t[3]))
+    return out
+
+
+def _shift(q: _Query, g: int, clusters: list[_Cluster],
+           own: dict[tuple[int, int], float] | None) -> _Cluster | None:
+    """The most supported unused confident cluster of ``q`` beside its GT object ``g``."""
+    best = None
+    for cl in clusters:
+        if cl.used or cl.support < CONSENSUS:
+            continue
+        iou = max(((own or {}).get((g, int(m)), 0.0) for m in cl.members), default=0.0)
+        if _beside(q.gt.envelope[g], cl, iou) and (best is None or cl.support > best.support):
+            best = cl
+    return best
