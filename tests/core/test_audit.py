@@ -169,6 +169,9 @@ def test_suspect_fields(scene: tuple[Path, list[Path]]) -> None:
     wrong = suspects["wrong_class", 2, "ship"]
     assert wrong["proposed_category"] == "plane" and wrong["category"] == "ship"
     assert wrong["bbox"] == [110, 130, 30, 30]
+    on_negative = [s for s in audit(gt, preds, Options("vocabulary", "bbox"),
+                                    min_score=0.0)["suspects"] if s["query_id"] == "q3_ship"]
+    assert len(on_negative) == 1  # one suspect for the query: the category seems present
     negative = suspects["missing", 3, "ship"]
     assert negative["negative"] is True and negative["category"] == "ship"
     assert negative["bbox"] == pytest.approx([80, 20, 40, 20], abs=1.5)
