@@ -345,7 +345,8 @@ def _suspect(q: _Query, kind: str, envelope: FloatArray | None, score: float,
             "bbox": None if envelope is None else xywh(envelope),
             "category": q.category, "support": round(float(support), 4),
             "score": round(float(score), 4), "negative": q.sample.negative,
-            "image_path": q.sample.image_path, **extra, "votes": votes}
+            "image_path": q.sample.image_path, "width": q.sample.width,
+            "height": q.sample.height, **extra, "votes": votes}
 
 
 def _image_suspects(indices: list[int], queries: list[_Query],

@@ -18,19 +18,13 @@ from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
 from ovearth_core.options import Options
-from tests.core.test_audit import INJECTED, SUBS, _key, ground_truth, submission
+from tests.audit_scene import INJECTED, write_audit_dataset
+from tests.core.test_audit import _key
 
 
 @pytest.fixture()
 def scene(tmp_path: Path) -> tuple[Path, list[Path]]:
-    gt = tmp_path / "gt.json"
-    gt.write_text(json.dumps(ground_truth()))
-    preds = []
-    for s in range(SUBS):
-        p = tmp_path / f"model{s}.json"
-        p.write_text(json.dumps(submission(s)))
-        preds.append(p)
-    return gt, preds
+    return write_audit_dataset(tmp_path)
 
 
 def _injected(gt: Path, preds: list[Path]) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The package's layers (issue 12): evaluator <- analysis <- viz <- report <- app.
 
 The evaluator is the flat top of ``ovearth_core``; ``analysis`` and ``convert`` (the format
-converters, issue 16) may import it; ``viz`` the evaluator and analysis; ``report`` all three
+converters, issue 16) may import it; ``viz`` and ``audit`` (issue 36, beside viz) the
+evaluator and analysis; ``report`` all of them
 (it draws with viz); ``synth`` only itself and ``ovearth_core.files`` (standard-library file
 safety, so that the generator writes files as every command does); nothing in
 ``ovearth_core`` imports the app, and the evaluator and the analyses import neither plotly
@@ -22,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
-RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3}
+RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "audit": 2, "report": 3}
 # Pure commands kept at their documented names; nothing imports them.
 ENTRY_SHIMS = {"ovearth_core.leaderboard", "ovearth_core.export"}
 # Modules of the evaluator layer that import only the standard library: any layer may use them.

@@ -1,0 +1,123 @@
+"""Audit: label errors suspected from the consensus of the folder's submissions (issue 36;
+docs/audit.md), each with its picture and votes; confirm or reject them into the review
+sidecar, then write the ground truth with the confirmed ones fixed and see the submissions
+ranked on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ovearth_core.audit.fix import suspect_key
+from ovearth_core.errors import OVEarthInputError
+from pages.common import analysis_data, audit_data, state, views
+from pages.common.run import current, in_frame
+
+KIND_LABELS = {"missing": "missing label", "spurious": "spurious label",
+               "shifted": "shifted label", "wrong_class": "wrong class"}
+
+
+def inputs_ui(run: Any) -> tuple[tuple, str, int]:
+    default = Path(run.gt[0]).parent / "predictions"
+    try:
+        default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
+    except ValueError:
+        default_text = str(default)
+    cols = st.columns([3, 2, 1])
+    folder_text = cols[0].text_input("Submissions folder (every *.json in it votes)",
+                                     value=default_text, key=f"audit_folder_{default_text}")
+    modality = cols[1].radio("Geometry audited", audit_data.MODALITIES, horizontal=True,
+                             key="_audit_modality")
+    shown = int(cols[2].number_input("Suspects shown", 1, 200, 10, key="_audit_shown"))
+    folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
+    preds = analysis_data.prediction_files(folder) if folder is not None else ()
+    if len(preds) < 2:
+        st.info("Type a folder that holds at least two submissions (\\*.json).")
+        st.stop()
+    return preds, modality, shown
+
+
+def suspect_ui(run: Any, s: dict[str, Any], decided: str | None) -> None:
+    with st.container(border=True):
+        left, right = st.columns([3, 2])
+        left.image(audit_data.suspect_picture(run.images_dir, s),
+                   caption="left: the label (green) · right: each submission's vote (blue, "
+                           "brighter when confident) and the consensus (orange)")
+        fixed = {"missing": f"add {s['bbox']}", "spurious": "remove the box",
+                 "shifted": f"move to {s['bbox']}",
+                 "wrong_class": f"relabel as {s.get('proposed_category')}"}[s["kind"]]
+        right.markdown(f"**#{s['rank']} · {KIND_LABELS[s['kind']]}** · score {s['score']:.2f}"
+                       f" · support {s['support']:.0%}\n\nquery {state.code(s['query_id'])}"
+                       f" ({'negative' if s['negative'] else 'positive'}) · category "
+                       f"{state.code(s['category'])} · proposed fix: {fixed}")
+        right.dataframe([{"submission": v["submission"], "score": v["score"],
+                          "confidence": v["confidence"]} for v in s["votes"]],
+                        hide_index=True, height=150)
+        key = suspect_key(s)
+        buttons = right.columns(3)
+        for col, label, value in ((buttons[0], "Confirm", "confirmed"),
+                                  (buttons[1], "Reject", "rejected"), (buttons[2], "Undo", None)):
+            col.button(label, key=f"audit_{value}_{key}", disabled=decided == value,
+                       on_click=audit_data.decide, args=(run.gt, run.options.task, s, value))
+        if decided:
+            right.caption(f"{decided} (review sidecar)")
+
+
+def what_if_ui(run: Any, preds: tuple, options: Any, confirmed: list[dict[str, Any]]) -> None:
+    st.header("What if the confirmed ones are fixed")
+    if not confirmed:
+        st.info("Confirm suspects above: their fixes make the cleaned ground truth.")
+        return
+    if st.button(f"Write the cleaned ground truth ({len(confirmed)} fixes) and re-rank",
+                 key="audit_what_if"):
+        try:
+            st.session_state["_audit_what_if"] = audit_data.what_if(run.gt, preds, options,
+                                                                   confirmed)
+        except OVEarthInputError as err:
+            st.error(views.md_text(str(err)))
+    result = st.session_state.get("_audit_what_if")
+    if result is None:
+        return
+    st.success(f"Wrote {state.code(str(result.path))} ({result.fixed} fixes).")
+    ranking = result.ranking
+    st.caption(f"Ranked by {ranking['metric']} on the original and on the cleaned ground truth"
+               + (f"; left out (invalid): {', '.join(result.skipped)}" if result.skipped
+                  else ""))
+    st.dataframe([{"submission": r["name"], "rank (cleaned)": r["rank_after"],
+                   "rank (original)": r["rank_before"],
+                   "change": f"{'↑' if r['change'] > 0 else '↓' if r['change'] < 0 else '='}"
+                             f"{abs(r['change']) or ''}",
+                   "original": r["before"], "cleaned": r["after"]} for r in ranking["rows"]],
+                 hide_index=True, key="audit_ranking")
+
+
+def main() -> None:
+    run = current()
+    views.evaluated_caption(run)
+    preds, modality, shown = inputs_ui(run)
+    options = audit_data.audit_options(run.options, modality)
+    with st.spinner(f"Auditing with {len(preds)} submissions…"):
+        audited = audit_data.audited(run.gt, preds, options)
+    if audited.result is None:
+        st.error(views.md_text("\n".join(map(str, audited.problems))))
+        st.stop()
+    if error := st.session_state.pop("_audit_error", None):
+        st.error(views.md_text(error))
+    result = audited.result
+    for w in result["warnings"]:
+        st.warning(views.md_text(w["message"]))
+    suspects = result["suspects"]
+    decided = audit_data.decisions(run.gt, run.options.task, suspects)
+    counts = ", ".join(f"{sum(s['kind'] == k for s in suspects)} {label}"
+                       for k, label in KIND_LABELS.items())
+    st.caption(f"{len(suspects)} suspects ({counts}) from {len(result['submissions'])} "
+               f"submissions · {len(decided)} decided · how the score is made: docs/audit.md")
+    for s in suspects[:shown]:
+        suspect_ui(run, s, decided.get(suspect_key(s)))
+    confirmed = [s for s in suspects if decided.get(suspect_key(s)) == "confirmed"]
+    what_if_ui(run, preds, options, confirmed)
+
+
+in_frame(main)
