@@ -12,6 +12,7 @@ import streamlit as st
 
 from ovearth_core.audit.fix import suspect_key
 from ovearth_core.errors import OVEarthInputError
+from ovearth_core.viz import analysis_figures as figs
 from pages.common import analysis_data, audit_data, state, views
 from pages.common.run import current, in_frame
 
@@ -45,16 +46,24 @@ def suspect_ui(run: Any, s: dict[str, Any], decided: str | None) -> None:
         left.image(audit_data.suspect_picture(run.images_dir, s),
                    caption="left: the label (green) · right: each submission's vote (blue, "
                            "brighter when confident) and the consensus (orange)")
-        fixed = {"missing": f"add {s['bbox']}", "spurious": "remove the box",
-                 "shifted": f"move to {s['bbox']}",
+        box = "[" + ", ".join(f"{v:.0f}" for v in s["bbox"]) + "]"
+        fixed = {"missing": f"add {box}", "spurious": "remove the box",
+                 "shifted": f"move to {box}",
                  "wrong_class": f"relabel as {s.get('proposed_category')}"}[s["kind"]]
         right.markdown(f"**#{s['rank']} · {KIND_LABELS[s['kind']]}** · score {s['score']:.2f}"
                        f" · support {s['support']:.0%}\n\nquery {state.code(s['query_id'])}"
                        f" ({'negative' if s['negative'] else 'positive'}) · category "
                        f"{state.code(s['category'])} · proposed fix: {fixed}")
-        right.dataframe([{"submission": v["submission"], "score": v["score"],
-                          "confidence": v["confidence"]} for v in s["votes"]],
-                        hide_index=True, height=150)
+        where = (f" (under {state.code(s['proposed_category'])})"
+                 if s["kind"] == "wrong_class" else "")
+        if s["votes"]:
+            right.caption(f"{len(s['votes'])} votes{where}: each submission's raw score and "
+                          "calibrated confidence")
+            right.dataframe([{"submission": v["submission"], "score": v["score"],
+                              "confidence": v["confidence"]} for v in s["votes"]],
+                            hide_index=True, height=150)
+        else:
+            right.caption("No submission found it.")
         key = suspect_key(s)
         buttons = right.columns(3)
         for col, label, value in ((buttons[0], "Confirm", "confirmed"),
@@ -70,7 +79,8 @@ def what_if_ui(run: Any, preds: tuple, options: Any, confirmed: list[dict[str, A
     if not confirmed:
         st.info("Confirm suspects above: their fixes make the cleaned ground truth.")
         return
-    if st.button(f"Write the cleaned ground truth ({len(confirmed)} fixes) and re-rank",
+    fixes = f"{len(confirmed)} fix{'es' if len(confirmed) != 1 else ''}"
+    if st.button(f"Write the cleaned ground truth ({fixes}) and re-rank",
                  key="audit_what_if"):
         try:
             st.session_state["_audit_what_if"] = audit_data.what_if(run.gt, preds, options,
@@ -80,9 +90,11 @@ def what_if_ui(run: Any, preds: tuple, options: Any, confirmed: list[dict[str, A
     result = st.session_state.get("_audit_what_if")
     if result is None:
         return
-    st.success(f"Wrote {state.code(str(result.path))} ({result.fixed} fixes).")
+    st.success(f"Wrote {state.code(str(result.path))} ({result.fixed} "
+               f"fix{'es' if result.fixed != 1 else ''}).")
     ranking = result.ranking
-    st.caption(f"Ranked by {ranking['metric']} on the original and on the cleaned ground truth"
+    metric = figs.LEADERBOARD_METRIC_LABELS.get(ranking["metric"], ranking["metric"])
+    st.caption(f"Ranked by {metric} on the original and on the cleaned ground truth"
                + (f"; left out (invalid): {', '.join(result.skipped)}" if result.skipped
                   else ""))
     st.dataframe([{"submission": r["name"], "rank (cleaned)": r["rank_after"],

@@ -116,11 +116,28 @@ def submission(s: int) -> dict[str, Any]:
     return {"tasks": {"open_vocabulary": rows}}
 
 
+def write_images(folder: Path) -> None:
+    """``folder/<image>.png``: a field with the world's objects drawn (planes light, ships
+    dark) and the decoy as a faint patch."""
+    from PIL import Image, ImageDraw
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for image in range(4):
+        picture = Image.new("RGB", (SIZE, SIZE), (96, 122, 80))
+        draw = ImageDraw.Draw(picture)
+        if image == DECOY[0]:
+            draw.rectangle(DECOY[2], fill=(110, 134, 92))
+        for im, cat, box, _ in WORLD:
+            if im == image:
+                draw.rectangle(box, fill=(225, 225, 230) if cat == "plane" else (40, 50, 70))
+        picture.save(folder / f"{image}.png")
+
+
 def write_audit_dataset(root: Path) -> tuple[Path, list[Path]]:
-    """``root/ground_truth.json`` and ``root/predictions/model<s>.json``; an empty
-    ``root/images`` (the pictures fall back to a grey canvas)."""
+    """``root/ground_truth.json``, ``root/predictions/model<s>.json`` and the images
+    ``root/images/<image>.png``."""
     (root / "predictions").mkdir(parents=True, exist_ok=True)
-    (root / "images").mkdir(exist_ok=True)
+    write_images(root / "images")
     gt = root / "ground_truth.json"
     gt.write_text(json.dumps(ground_truth()))
     preds = []
