@@ -70,6 +70,8 @@ class ReportData:
     num_evaluations: int = 0
     # task -> attribute (--slice-by, in the order given) -> table
     slices: dict[str, dict[str, SliceTable]] = field(default_factory=dict)
+    # --audit: the result of ovearth_core.audit.audit (None: not asked)
+    audit: dict[str, Any] | None = None
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:

@@ -58,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="adds a table of key metrics per value of ATTR to each task "
                              "(repeatable): gsd, meta:KEY (the annotations' image_meta[KEY]), "
                              + ", ".join(a for a in slices.ATTRIBUTES if a not in _NOT_SLICED))
+    parser.add_argument("--audit", nargs="+", default=None, metavar="PRED",
+                        help="add an audit section: label errors suspected from the consensus "
+                             "of these submissions (at least 2; docs/audit.md), on the first "
+                             "task")
+    parser.add_argument("--audit-modality", default="bbox",
+                        choices=("bbox", "oriented_bbox", "segmentation"),
+                        help="the geometry audited (default bbox)")
     add_cache_arguments(parser)
     return parser
 
@@ -85,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
-    refused = output_refused("ovearth-report", args.out, [args.gt, *preds])
+    voters = list(args.audit or [])
+    refused = output_refused("ovearth-report", args.out, [args.gt, *preds, *voters])
     if refused:
         return refused
     try:
@@ -102,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
                                  bootstrap_unit=None if args.bootstrap_unit == "auto"
                                  else args.bootstrap_unit, slice_by=args.slice_by,
                                  ap_resamples=args.ap_resamples)
+        if voters:
+            from dataclasses import replace
+
+            from ..audit import audit
+
+            data.audit = audit(args.gt, voters, replace(options, task=data.tasks[0],
+                                                        modalities=(args.audit_modality,)))
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -120,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     document = render_html(data).encode("utf-8")
     render_s = time.perf_counter() - rendered
     written = time.perf_counter()
-    if emit("ovearth-report", document, args.out, [args.gt, *preds]):
+    if emit("ovearth-report", document, args.out, [args.gt, *preds, *voters]):
         return EXIT_BAD_INPUT
     t = data.timings
     print(f"ovearth-report: wrote {args.out} ({len(document) / 1e6:.1f} MB) in "
