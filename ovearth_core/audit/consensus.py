@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from .. import geometry
 from ..matching import match
-from ..types import Sample
+from ..types import EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES, Sample
 from .shapes import Objects, objects, pairs, pooled_pairs, xywh
 
 IntArray = npt.NDArray[np.intp]
@@ -165,7 +165,8 @@ def _queries(submissions: Sequence[Sequence[Sample]], modality: str, threshold: 
     for sample in first:
         gt = objects(sample, modality, "gt")
         rows = [ids.get(sample.sample_id) for ids in by_id]
-        preds = [objects(r, modality, "pred") if r is not None else _none(gt)
+        # A submission without the query answers nothing: the GT sample, no prediction.
+        preds = [objects(r if r is not None else _unanswered(sample), modality, "pred")
                  for r in rows]
         category = named.get(sample.phrase, sample.phrase) if sample.negative else (
             sample.category)
@@ -180,11 +181,10 @@ def _queries(submissions: Sequence[Sequence[Sample]], modality: str, threshold: 
     return out
 
 
-def _none(like: Objects) -> Objects:
-    geom = like.geom[:0] if isinstance(like.geom, np.ndarray) else like.geom.__class__(
-        like.geom.size, *(np.zeros(0, dtype=a.dtype) for a in (
-            like.geom.start, like.geom.stop, like.geom.label, like.geom.area)))
-    return Objects(geom, np.zeros((0, 4)), np.zeros(0))
+def _unanswered(sample: Sample) -> Sample:
+    return replace(sample, pred_mask=None, pred_boxes=EMPTY_BOXES, pred_box_scores=EMPTY_SCORES,
+                   pred_obbs=EMPTY_POLYS, pred_obb_scores=EMPTY_SCORES,
+                   has_prediction_row=False)
 
 
 def _weights(queries: list[_Query], n_subs: int) -> FloatArray:
@@ -210,10 +210,10 @@ def _clusters(q: _Query, w: FloatArray, modality: str, threshold: float
     its submission and its index within that submission."""
     sizes = [len(p) for p in q.preds]
     owner = np.repeat(np.arange(len(sizes)), sizes).astype(np.intp)
-    local = np.concatenate([np.arange(n) for n in sizes] or [np.zeros(0)]).astype(np.intp)
-    conf = np.concatenate(q.conf) if sizes else np.zeros(0)
-    free = ~np.concatenate(q.tp) if sizes else np.zeros(0, dtype=bool)
-    envs = np.concatenate([p.envelope for p in q.preds]) if sizes else np.zeros((0, 4))
+    local = np.concatenate([np.arange(n) for n in sizes]).astype(np.intp)
+    conf = np.concatenate(q.conf)
+    free = ~np.concatenate(q.tp)
+    envs = np.concatenate([p.envelope for p in q.preds])
     u, v, iou = pooled_pairs(q.preds, modality)
     keep = (iou >= threshold) & (owner[u] != owner[v]) & free[u] & free[v]
     u, v, iou = u[keep], v[keep], iou[keep]

@@ -128,3 +128,58 @@ def test_calibration_by_hand() -> None:
                    3) == pytest.approx(0.8)
     assert best_f1(np.array([0.9, 0.8, 0.1, 0.05]), np.array([True, True, False, True]),
                    3) == pytest.approx(6 / 7)
+
+
+def _sample(boxes: list[list[float]], scores: list[float], answered: bool = True):
+    from ovearth_core.types import Sample
+
+    return Sample("q1", "plane", False, "images/a.png", "a", "plane", 300, 300,
+                  gt_boxes=np.array([[10, 10, 30, 30], [100, 100, 120, 120]], dtype=float),
+                  pred_boxes=np.array(boxes, dtype=float).reshape(-1, 4),
+                  pred_box_scores=np.array(scores, dtype=float), has_prediction_row=answered)
+
+
+def test_scores_worked_by_hand() -> None:
+    """Three submissions, one query, GT objects G1 and G2, an unlabelled spot U far from
+    both. s1 and s2: G1 (0.9), U (0.8); s3 also G2 (0.7).
+    Calibration (deciles of 2 or 3 scores: one score a bin; (tp + 1) / (n + 2)): s1, s2:
+    p(0.8) = 1/3, p(0.9) = 2/3; s3: 2/3, 1/3, 2/3 for 0.7, 0.8, 0.9, pooled (PAV) to
+    1/2, 1/2, 2/3. Weights (best F1, 2 GT): s1, s2: 2/(1 + 2) = 2/3; s3: 2 * 2/(3 + 2) = 0.8.
+    G2: evidence 1 - (1 - 0.8 * 1/2) = 0.4, spurious score 0.6 (U too far to be its shift).
+    U: support (2/3 * 1/3 * 2 + 0.8 * 1/2) / (2/3 * 2 + 0.8) = 0.395833.
+    G1: evidence 1 - (1 - 4/9)^2 (1 - 8/15) = 0.855967: spurious score 0.144 < 0.2."""
+    from ovearth_core.audit import audit_samples
+
+    g1, g2, u = [10, 10, 30, 30], [100, 100, 120, 120], [250, 250, 270, 270]
+    subs = [[_sample([g1, u], [0.9, 0.8])], [_sample([g1, u], [0.9, 0.8])],
+            [_sample([g1, u, g2], [0.9, 0.8, 0.7])]]
+    result = audit_samples(subs, ["s1", "s2", "s3"])
+    assert [s["weight"] for s in result["submissions"]] == [0.6667, 0.6667, 0.8]
+    suspects = [(s["kind"], s["bbox"], s["score"], s["support"]) for s in result["suspects"]]
+    assert suspects == [("spurious", [100, 100, 20, 20], 0.6, round(1 / 3, 4)),
+                        ("missing", [250, 250, 20, 20], 0.3958, 1.0)]
+    evidence = [o["evidence"] for o in result["objects"]]
+    assert evidence == [0.856, 0.4]
+    # A submission without the query's row neither votes nor counts in the denominators.
+    subs[1] = [_sample([], [], answered=False)]
+    result = audit_samples(subs, ["s1", "s2", "s3"], min_score=0.0)
+    missing = next(s for s in result["suspects"] if s["kind"] == "missing")
+    assert missing["support"] == 1.0  # 2 of the 2 answering submissions
+    assert [o["support"] for o in result["objects"]] == [1.0, 0.5]
+
+
+def test_unscored_and_empty() -> None:
+    from ovearth_core.audit import audit_samples
+
+    g1 = [10, 10, 30, 30]
+    # Boxes without a score (nan) get their submission's overall matched share.
+    subs = [[_sample([g1], [np.nan])], [_sample([g1], [np.nan])]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    # G1 found by both: p = (1 + 1) / (1 + 2) = 2/3, w = 2 * 1 / (1 + 2) = 2/3 each.
+    assert result["objects"][0]["evidence"] == round(1 - (1 - 4 / 9) ** 2, 4)
+    # No submission answers anything: every GT object is spurious, nothing else.
+    none = [[_sample([], [], answered=False)], [_sample([], [], answered=False)]]
+    result = audit_samples(none, ["a", "b"])
+    assert [s["kind"] for s in result["suspects"]] == ["spurious", "spurious"]
+    assert [s["support"] for s in result["suspects"]] == [0.0, 0.0]
+    assert audit_samples([[], []], ["a", "b"])["suspects"] == []
