@@ -90,6 +90,10 @@ def what_if_ui(run: Any, preds: tuple, options: Any, confirmed: list[dict[str, A
     result = st.session_state.get("_audit_what_if")
     if result is None:
         return
+    if result.keys != tuple(sorted(suspect_key(s) for s in confirmed)):
+        st.info("The confirmations changed since the cleaned ground truth was written: write "
+                "it again to rank on them.")
+        return
     st.success(f"Wrote {state.code(str(result.path))} ({result.fixed} "
                f"fix{'es' if result.fixed != 1 else ''}).")
     ranking = result.ranking

@@ -97,6 +97,7 @@ class WhatIf:
     fixed: int
     ranking: dict[str, Any]
     skipped: tuple[str, ...]
+    keys: tuple[str, ...]  # the confirmed suspects' keys, sorted
 
 
 def what_if(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Options,
@@ -119,4 +120,5 @@ def what_if(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Opt
         names.append(b.name)
         old.append(b.result)
         new.append(a.result)
-    return WhatIf(Path(path), len(confirmed), fix_.rerank(names, old, new), tuple(skipped))
+    return WhatIf(Path(path), len(confirmed), fix_.rerank(names, old, new), tuple(skipped),
+                  tuple(sorted(fix_.suspect_key(s) for s in confirmed)))

@@ -78,6 +78,11 @@ def test_suspects_with_pictures_confirm_and_what_if(ds: Dataset) -> None:
         moved = r["rank (original)"] - r["rank (cleaned)"]
         assert r["change"] == ("=" if moved == 0 else ("↑" if moved > 0 else "↓")
                                + str(abs(moved)))
+    # A confirmation withdrawn: the ranking shown is no longer that of the confirmations.
+    next(b for b in at.button if b.label == "Undo" and not b.disabled).click().run()
+    assert_ok(at)
+    assert any("confirmations changed" in i.value for i in at.info)
+    assert not at.success
 
 
 def test_reject_and_undo(ds: Dataset) -> None:

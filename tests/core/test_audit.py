@@ -109,6 +109,12 @@ def test_cli_bad_input(scene: tuple[Path, list[Path]], tmp_path: Path,
     assert not out.exists()
     assert main(["--gt", str(gt), "--predictions", str(preds[0]), "--out", str(out)]) == 2
     assert "at least 2 submissions" in capsys.readouterr().err
+    # Never written over an input.
+    before = preds[1].read_bytes()
+    assert main(["--gt", str(gt), "--predictions", str(preds[0]), str(preds[1]),
+                 "--out", str(preds[1])]) == 2
+    assert preds[1].read_bytes() == before
+    assert "cannot write" in capsys.readouterr().err
 
 
 def test_calibration_by_hand() -> None:
