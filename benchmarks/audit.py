@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ovearth_core import masks
 from ovearth_core.audit import audit
 from ovearth_core.options import Options
 
@@ -52,6 +53,7 @@ SIZE = 512
 CATEGORIES = ["plane", "ship", "storage tank", "vehicle", "bridge", "harbor",
               "tennis court", "swimming pool", "windmill", "chimney"]
 KINDS = ("missing", "spurious", "shifted", "wrong_class", "negative")
+MASK_THRESHOLD = 0.3
 
 
 @dataclass
@@ -202,17 +204,38 @@ def _query_id(image: int, category: str) -> str:
     return f"i{image:04d}_{category.replace(' ', '_')}"
 
 
-def ground_truth(images: list[Image], labels: Labels) -> dict[str, Any]:
+def _corners(b: np.ndarray) -> list[list[float]]:
+    x1, y1, x2, y2 = (round(float(v), 2) for v in b)
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+
+
+def _mask(boxes: list[np.ndarray]) -> dict[str, Any]:
+    pixels = np.zeros((SIZE, SIZE), dtype=np.uint8)
+    for b in boxes:
+        x1, y1, x2, y2 = (int(round(float(v))) for v in np.clip(b, 0, SIZE))
+        pixels[y1:y2, x1:x2] = 1
+    return masks.encode(pixels)
+
+
+def ground_truth(images: list[Image], labels: Labels, modality: str = "bbox"
+                 ) -> dict[str, Any]:
+    """The ground truth as written: boxes always; oriented boxes (the boxes' corners) and
+    masks (the union of the boxes) for those modalities."""
     anns, queries = [], []
     for img in images:
         cats = [c for c in img.present if (img.index, c) in labels.boxes]
         for c in cats:
             ann_id = _query_id(img.index, c)
+            boxes = labels.boxes[img.index, c]
             anns.append({"id": ann_id, "image_path": f"images/{img.index:04d}.png",
                          "width": SIZE, "height": SIZE, "category_name": c,
                          "bbox": [[round(float(b[0]), 2), round(float(b[1]), 2),
                                    round(float(b[2] - b[0]), 2), round(float(b[3] - b[1]), 2)]
-                                  for b in labels.boxes[img.index, c]]})
+                                  for b in boxes]})
+            if modality == "oriented_bbox":
+                anns[-1]["oriented_bbox"] = [_corners(b) for b in boxes]
+            if modality == "segmentation":
+                anns[-1]["segmentation"] = _mask(boxes)
             queries.append({"query_id": ann_id, "ann_id": ann_id, "type": "positive",
                             "phrase": c})
         for c in labels.negative[img.index]:
@@ -222,11 +245,14 @@ def ground_truth(images: list[Image], labels: Labels) -> dict[str, Any]:
     return {"annotations": anns, "tasks": {"open_vocabulary": queries}}
 
 
-def persona(images: list[Image], gt: dict[str, Any], skill: float, seed: int
-            ) -> dict[str, Any]:
+def persona(images: list[Image], gt: dict[str, Any], skill: float, seed: int,
+            modality: str = "bbox") -> dict[str, Any]:
     """A submission: finds an object with probability ``skill`` (lowered by the object's
     shared difficulty), a hard one rarely and with low scores; fires on decoys half the time
-    with low scores; confuses the other categories present now and then; adds strays."""
+    with low scores; confuses the other categories present now and then; adds strays.
+    Scored boxes always (ObjectLab reads them); oriented boxes (the boxes' corners, scored)
+    or a mask (the union of the boxes scored at least ``MASK_THRESHOLD``: a mask carries
+    no score, a model binarises) for those modalities."""
     rng = np.random.default_rng(seed)
     jitter = 0.12 - 0.08 * skill
     by_image = {img.index: img for img in images}
@@ -257,7 +283,14 @@ def persona(images: list[Image], gt: dict[str, Any], skill: float, seed: int
             out.append({"bbox": [round(float(box[0] + dx), 2), round(float(box[1] + dy), 2),
                                  round(float(box[2] + dx), 2), round(float(box[3] + dy), 2)],
                         "score": round(score, 4)})
-        rows.append({"query_id": q["query_id"], "bbox": out})
+        row: dict[str, Any] = {"query_id": q["query_id"], "bbox": out}
+        if modality == "oriented_bbox":
+            row["oriented_bbox"] = [{"polygon": _corners(np.array(o["bbox"])),
+                                     "score": o["score"]} for o in out]
+        if modality == "segmentation":
+            kept = [np.array(o["bbox"]) for o in out if o["score"] >= MASK_THRESHOLD]
+            row["segmentation"] = _mask(kept) if kept else None
+        rows.append(row)
     return {"tasks": {"open_vocabulary": rows}}
 
 
@@ -352,28 +385,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", type=int, default=300)
     parser.add_argument("--per-kind", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--modality", default="bbox",
+                        choices=("bbox", "oriented_bbox", "segmentation"))
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     images = world(args.images, rng)
     labels = inject(images, args.per_kind, rng)
-    gt = ground_truth(images, labels)
+    gt = ground_truth(images, labels, args.modality)
     skills = np.linspace(0.55, 0.95, args.submissions)
     with tempfile.TemporaryDirectory() as tmp:
         gt_path = Path(tmp) / "ground_truth.json"
         gt_path.write_text(json.dumps(gt))
         paths, docs = [], []
         for s, skill in enumerate(skills):
-            doc = persona(images, gt, float(skill), args.seed * 1000 + s)
+            doc = persona(images, gt, float(skill), args.seed * 1000 + s, args.modality)
             p = Path(tmp) / f"model_{s:02d}.json"
             p.write_text(json.dumps(doc))
             paths.append(p)
             docs.append(doc)
         t0 = time.perf_counter()
-        result = audit(gt_path, paths, Options("vocabulary", "bbox"), min_score=0.0)
+        result = audit(gt_path, paths, Options("vocabulary", (args.modality,)),
+                       min_score=0.0)
         seconds = time.perf_counter() - t0
     suspects = result["suspects"]
-    figures: dict[str, Any] = {"audit": score_audit(suspects, labels.errors),
+    figures: dict[str, Any] = {"modality": args.modality,
+                               "audit": score_audit(suspects, labels.errors),
                                "counts alone (ablation)": score_audit(counted(suspects),
                                                                       labels.errors),
                                "audit_seconds": round(seconds, 2),
