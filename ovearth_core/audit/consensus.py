@@ -45,7 +45,7 @@ import numpy.typing as npt
 from .. import geometry
 from ..matching import match
 from ..types import EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES, Sample
-from .shapes import Objects, objects, pairs, pooled_pairs, xywh
+from .shapes import Objects, objects_of, pairs_by_set, pooled_candidates, seed_ious, xywh
 
 IntArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -136,9 +136,11 @@ def best_f1(scores: FloatArray, tp: npt.NDArray[np.bool_], n_gt: int) -> float:
     return float(np.max(2 * hits / (np.arange(1, tp.size + 1) + n_gt)))
 
 
-def _match(gt: Objects, pred: Objects, modality: str, threshold: float
-           ) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
-    gi, pi, iou = pairs(gt, pred, modality)
+def _match(gt: Objects, pred: Objects, found: tuple[IntArray, IntArray, FloatArray],
+           threshold: float) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
+    """One submission's objects ``pred`` matched to ``gt`` from their overlapping pairs
+    ``found`` (GT index, prediction index, IoU)."""
+    gi, pi, iou = found
     matched = np.full(len(gt), -1, dtype=np.intp)
     at = np.zeros(len(gt))
     tp = np.zeros(len(pred), dtype=bool)
@@ -162,19 +164,21 @@ def _queries(submissions: Sequence[Sequence[Sample]], modality: str, threshold: 
     first = submissions[0]
     named = named_categories(first)
     by_id = [{s.sample_id: s for s in subs} for subs in submissions]
+    gts = objects_of(first, modality, "gt")
+    # A submission without the query answers nothing: the GT sample, no prediction.
+    answers = [objects_of([ids.get(s.sample_id) or _unanswered(s) for s in first], modality,
+                          "pred") for ids in by_id]
     out = []
-    for sample in first:
-        gt = objects(sample, modality, "gt")
+    for k, sample in enumerate(first):
+        gt = gts[k]
         rows = [ids.get(sample.sample_id) for ids in by_id]
-        # A submission without the query answers nothing: the GT sample, no prediction.
-        preds = [objects(r if r is not None else _unanswered(sample), modality, "pred")
-                 for r in rows]
+        preds = [a[k] for a in answers]
         category = named.get(sample.phrase, sample.phrase) if sample.negative else (
             sample.category)
         q = _Query(sample, category, gt, preds,
                    np.array([r is not None and r.has_prediction_row for r in rows]), [], [], [])
-        for p in preds:
-            m, at, tp = _match(gt, p, modality, threshold)
+        for p, found in zip(preds, pairs_by_set(gt, preds, modality), strict=True):
+            m, at, tp = _match(gt, p, found, threshold)
             q.matched.append(m)
             q.match_iou.append(at)
             q.tp.append(tp)
@@ -215,14 +219,18 @@ def _clusters(q: _Query, w: FloatArray, modality: str, threshold: float
     conf = np.concatenate(q.conf)
     free = ~np.concatenate(q.tp)
     envs = np.concatenate([p.envelope for p in q.preds])
-    u, v, iou = pooled_pairs(q.preds, modality)
-    keep = (iou >= threshold) & (owner[u] != owner[v]) & free[u] & free[v]
-    u, v, iou = u[keep], v[keep], iou[keep]
-    both_u = np.concatenate([u, v])
-    both_v = np.concatenate([v, u])
-    both_iou = np.concatenate([iou, iou])
+    u, v, known = pooled_candidates(q.preds, modality)
+    keep = (owner[u] != owner[v]) & free[u] & free[v]
+    if known is not None:
+        keep &= known >= threshold
+    u, v = u[keep], v[keep]
+    both_u, both_v = np.concatenate([u, v]), np.concatenate([v, u])
+    both_iou = None if known is None else np.concatenate([known[keep], known[keep]])
     order = np.argsort(both_u, kind="stable")
-    both_u, both_v, both_iou = both_u[order], both_v[order], both_iou[order]
+    both_u, both_v = both_u[order], both_v[order]
+    if both_iou is not None:
+        both_iou = both_iou[order]
+    geom = None if known is not None else np.concatenate([p.geom for p in q.preds])
     starts = np.searchsorted(both_u, np.arange(owner.size + 1))
     total = float(w[q.answered].sum())
     assigned = ~free.copy()
@@ -230,14 +238,16 @@ def _clusters(q: _Query, w: FloatArray, modality: str, threshold: float
     for seed in np.lexsort((np.arange(conf.size), -conf)):
         if assigned[seed]:
             continue
-        best: dict[int, tuple[float, int]] = {int(owner[seed]): (2.0, int(seed))}
         lo, hi = starts[seed], starts[seed + 1]
-        for other, value in zip(both_v[lo:hi].tolist(), both_iou[lo:hi].tolist(),
-                                strict=True):
-            if assigned[other]:
-                continue
+        others = both_v[lo:hi]
+        open_ = ~assigned[others]
+        others = others[open_]
+        ious = (seed_ious(geom, int(seed), others, modality) if both_iou is None
+                else both_iou[lo:hi][open_])
+        best: dict[int, tuple[float, int]] = {int(owner[seed]): (2.0, int(seed))}
+        for other, value in zip(others.tolist(), ious.tolist(), strict=True):
             o = int(owner[other])
-            if o not in best or value > best[o][0]:
+            if value >= threshold and (o not in best or value > best[o][0]):
                 best[o] = (value, other)
         members = np.array(sorted(m for _, m in best.values()), dtype=np.intp)
         assigned[members] = True
@@ -255,8 +265,7 @@ def _gt_to_pooled(gt: Objects, preds: list[Objects], modality: str) -> dict[tupl
     """``{(gt index, pooled index): iou}`` of the overlapping pairs."""
     out: dict[tuple[int, int], float] = {}
     start = 0
-    for p in preds:
-        gi, pi, iou = pairs(gt, p, modality)
+    for p, (gi, pi, iou) in zip(preds, pairs_by_set(gt, preds, modality), strict=True):
         for g, j, value in zip(gi.tolist(), pi.tolist(), iou.tolist(), strict=True):
             out[g, start + j] = value
         start += len(p)

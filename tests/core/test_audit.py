@@ -189,3 +189,112 @@ def test_unscored_and_empty() -> None:
     assert [s["kind"] for s in result["suspects"]] == ["spurious", "spurious"]
     assert [s["support"] for s in result["suspects"]] == [0.0, 0.0]
     assert audit_samples([[], []], ["a", "b"])["suspects"] == []
+
+
+@pytest.mark.parametrize("modality", ["bbox", "oriented_bbox"])
+def test_pairs_by_set_equal_pairs_set_by_set(modality: str) -> None:
+    """The pooled pass (one STRtree for every submission) finds what one pass per
+    submission finds, and only pairs whose IoU a dense matrix says is positive."""
+    from ovearth_core.audit.shapes import Objects, pairs, pairs_by_set
+    from ovearth_core.geometry import envelope, iou_matrix
+
+    rng = np.random.default_rng(3)
+
+    def objs(n: int) -> Objects:
+        xy = rng.uniform(0, 100, (n, 2))
+        boxes = np.hstack([xy, xy + rng.uniform(2, 30, (n, 2))])
+        if modality == "bbox":
+            return Objects(boxes, boxes, rng.uniform(0, 1, n))
+        polys = np.stack([boxes[:, [0, 1]], boxes[:, [2, 1]], boxes[:, [2, 3]],
+                          boxes[:, [0, 3]]], axis=1)
+        return Objects(polys, envelope(polys), rng.uniform(0, 1, n))
+
+    gt = objs(15)
+    sets = [objs(n) for n in (0, 7, 12, 1)]
+    for (gi, pi, iou), b in zip(pairs_by_set(gt, sets, modality), sets, strict=True):
+        want = pairs(gt, b, modality)
+        assert np.array_equal(np.lexsort((pi, gi)), np.arange(gi.size))
+        assert [a.tolist() for a in (gi, pi)] == [a.tolist() for a in want[:2]]
+        assert np.allclose(iou, want[2])
+        dense = iou_matrix(gt.geom, b.geom, modality == "oriented_bbox")
+        assert sorted(zip(*np.nonzero(dense > 1e-12), strict=True)) == sorted(
+            zip(gi.tolist(), pi.tolist(), strict=True))
+        assert np.allclose(iou, dense[gi, pi])
+
+
+def test_seed_ious_oriented_brute_force() -> None:
+    """The clustering's candidates (envelopes overlapping) and a seed's IoU with them
+    (polygons intersected exactly): every pair of oriented boxes of two sets whose exact
+    IoU (shapely, all pairs) is positive is a candidate, with that IoU."""
+    import shapely
+
+    from ovearth_core.audit.shapes import Objects, pooled_candidates, seed_ious
+    from ovearth_core.geometry import envelope
+
+    rng = np.random.default_rng(5)
+    centre = rng.uniform(20, 60, (30, 2))
+    size = rng.uniform(5, 25, (30, 2))
+    angle = rng.uniform(0, np.pi, 30)
+    c, s_ = np.cos(angle)[:, None], np.sin(angle)[:, None]
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2
+    polys = np.stack([centre + np.hstack([corners[k, 0] * size[:, :1] * c
+                                          - corners[k, 1] * size[:, 1:] * s_,
+                                          corners[k, 0] * size[:, :1] * s_
+                                          + corners[k, 1] * size[:, 1:] * c])
+                      for k in range(4)], axis=1)
+    sets = [Objects(polys[:10], envelope(polys[:10]), np.ones(10)),
+            Objects(polys[10:], envelope(polys[10:]), np.ones(20))]
+    u, v, known = pooled_candidates(sets, "oriented_bbox")
+    assert known is None
+    shapes = [shapely.Polygon(p) for p in polys]
+    exact = {(a, b): shapes[a].intersection(shapes[b]).area / shapes[a].union(shapes[b]).area
+             for a in range(30) for b in range(a + 1, 30)}
+    candidates = set(zip(u.tolist(), v.tolist(), strict=True))
+    assert {k for k, x in exact.items() if x > 1e-9} <= candidates
+    for seed in range(30):
+        others = np.array(sorted(b for a, b in candidates if a == seed), dtype=np.intp)
+        got = seed_ious(polys, seed, others, "oriented_bbox")
+        assert np.allclose(got, [exact[seed, b] for b in others.tolist()])
+
+
+def test_mask_pairs_equal_overlaps_mask_by_mask() -> None:
+    """The one sweep over every submission's mask segments (pooled_candidates, masks)
+    finds what mask_objects.overlaps finds for each pair of masks, IoU included; and that
+    IoU is the pixels' (pycocotools decode, numpy)."""
+    from ovearth_core import masks
+    from ovearth_core.analysis.mask_objects import components, overlaps
+    from ovearth_core.audit.shapes import Objects, pooled_candidates
+
+    rng = np.random.default_rng(11)
+    rles = []
+    for _ in range(5):
+        pixels = np.zeros((40, 50), dtype=np.uint8)
+        for _ in range(4):
+            x, y = rng.integers(0, 40, 2)
+            w, h = rng.integers(2, 12, 2)
+            pixels[y:y + h, x:x + w] = 1
+        rles.append(masks.encode(pixels))
+    comps = [components(r) for r in rles]
+    sets = [Objects(c, np.zeros((c.count, 4)), np.ones(c.count)) for c in comps]
+    u, v, iou = pooled_candidates(sets, "segmentation")
+    got = {(a, b): x for a, b, x in zip(u.tolist(), v.tolist(), iou.tolist(), strict=True)}
+    offsets = np.cumsum([0, *(c.count for c in comps)])
+    want = {}
+    for s in range(5):
+        for t in range(s + 1, 5):
+            i, j, x = overlaps(comps[s], comps[t])
+            for a, b, value in zip(i.tolist(), j.tolist(), x.tolist(), strict=True):
+                want[int(offsets[s] + a), int(offsets[t] + b)] = value
+    assert got.keys() == want.keys() and want
+    assert all(abs(got[k] - want[k]) < 1e-12 for k in want)
+    # One pair by pixels: decode, label with scipy, IoU by counting.
+    from scipy import ndimage
+
+    (a, b), value = next(iter(want.items()))
+    sa = int(np.searchsorted(offsets, a, side="right") - 1)
+    sb = int(np.searchsorted(offsets, b, side="right") - 1)
+    full = np.ones((3, 3))
+    la = ndimage.label(masks.decode(rles[sa]).T, structure=full)[0].T
+    lb = ndimage.label(masks.decode(rles[sb]).T, structure=full)[0].T
+    pa, pb = la == a - offsets[sa] + 1, lb == b - offsets[sb] + 1
+    assert got[a, b] == pytest.approx((pa & pb).sum() / (pa | pb).sum())
