@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from ovearth_core.audit import MODALITIES
 from ovearth_core.audit.fix import suspect_key
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.viz import analysis_figures as figs
@@ -29,7 +30,7 @@ def inputs_ui(run: Any) -> tuple[tuple, str, int]:
     cols = st.columns([3, 2, 1])
     folder_text = cols[0].text_input("Submissions folder (every *.json in it votes)",
                                      value=default_text, key=f"audit_folder_{default_text}")
-    modality = cols[1].radio("Geometry audited", audit_data.MODALITIES, horizontal=True,
+    modality = cols[1].radio("Geometry audited", MODALITIES, horizontal=True,
                              key="_audit_modality")
     shown = int(cols[2].number_input("Suspects shown", 1, 200, 10, key="_audit_shown"))
     folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None

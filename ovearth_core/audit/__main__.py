@@ -8,8 +8,7 @@ import argparse
 import sys
 
 from ..cli import add_matching_options, run_and_emit
-
-SHAPES = ("bbox", "oriented_bbox", "segmentation")
+from .shapes import MODALITIES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="PRED", help="the submissions' prediction JSON paths (>= 2)")
     parser.add_argument("--task", default="vocabulary",
                         choices=("vocabulary", "referring", "reasoning"))
-    parser.add_argument("--modality", default="bbox", choices=SHAPES,
+    parser.add_argument("--modality", default="bbox", choices=MODALITIES,
                         help="the geometry audited (default bbox)")
     add_matching_options(parser)
     parser.add_argument("--min-score", type=float, default=0.2,

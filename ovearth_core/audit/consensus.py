@@ -73,7 +73,6 @@ class _Query:
     preds: list[Objects]          # per submission
     answered: npt.NDArray[np.bool_]  # (S,) the submission has a row for the query
     matched: list[IntArray]       # per submission: (G,) predicted object index or -1
-    match_iou: list[FloatArray]   # per submission: (G,) IoU of that match (0 if none)
     tp: list[npt.NDArray[np.bool_]]  # per submission: (P,) matched
     conf: list[FloatArray] = field(default_factory=list)  # per submission: (P,) calibrated
 
@@ -137,12 +136,12 @@ def best_f1(scores: FloatArray, tp: npt.NDArray[np.bool_], n_gt: int) -> float:
 
 
 def _match(gt: Objects, pred: Objects, found: tuple[IntArray, IntArray, FloatArray],
-           threshold: float) -> tuple[IntArray, FloatArray, npt.NDArray[np.bool_]]:
+           threshold: float) -> tuple[IntArray, npt.NDArray[np.bool_]]:
     """One submission's objects ``pred`` matched to ``gt`` from their overlapping pairs
-    ``found`` (GT index, prediction index, IoU)."""
+    ``found`` (GT index, prediction index, IoU): per GT object its match (-1: none), per
+    prediction whether it matched."""
     gi, pi, iou = found
     matched = np.full(len(gt), -1, dtype=np.intp)
-    at = np.zeros(len(gt))
     tp = np.zeros(len(pred), dtype=bool)
     ok = iou >= threshold
     if ok.any():
@@ -152,9 +151,8 @@ def _match(gt: Objects, pred: Objects, found: tuple[IntArray, IntArray, FloatArr
         sub[r, c] = iou[ok]
         mg, mp = match(sub, threshold)
         matched[rows[mg]] = cols[mp]
-        at[rows[mg]] = sub[mg, mp]
         tp[cols[mp]] = True
-    return matched, at, tp
+    return matched, tp
 
 
 def _queries(submissions: Sequence[Sequence[Sample]], modality: str, threshold: float
@@ -176,11 +174,10 @@ def _queries(submissions: Sequence[Sequence[Sample]], modality: str, threshold: 
         category = named.get(sample.phrase, sample.phrase) if sample.negative else (
             sample.category)
         q = _Query(sample, category, gt, preds,
-                   np.array([r is not None and r.has_prediction_row for r in rows]), [], [], [])
+                   np.array([r is not None and r.has_prediction_row for r in rows]), [], [])
         for p, found in zip(preds, pairs_by_set(gt, preds, modality), strict=True):
-            m, at, tp = _match(gt, p, found, threshold)
+            m, tp = _match(gt, p, found, threshold)
             q.matched.append(m)
-            q.match_iou.append(at)
             q.tp.append(tp)
         out.append(q)
     return out
@@ -281,28 +278,21 @@ def _beside(gt_env: FloatArray, cl: _Cluster, overlap: float) -> bool:
     return bool(np.hypot(*(gc - cc)) <= BESIDE * side)
 
 
+def _vote(q: _Query, s: int, k: int, names: Sequence[str]) -> dict[str, Any]:
+    """Submission ``s``'s object ``k`` on ``q`` as a vote: its box, raw score, confidence."""
+    raw = float(q.preds[s].scores[k])
+    return {"submission": names[s], "bbox": xywh(q.preds[s].envelope[k]),
+            "score": raw if np.isfinite(raw) else None,
+            "confidence": round(float(q.conf[s][k]), 4)}
+
+
 def _votes(cl: _Cluster, q: _Query, owner: IntArray, local: IntArray, names: Sequence[str]
            ) -> list[dict[str, Any]]:
-    out = []
-    for m in cl.members.tolist():
-        s, k = int(owner[m]), int(local[m])
-        raw = float(q.preds[s].scores[k])
-        out.append({"submission": names[s], "bbox": xywh(q.preds[s].envelope[k]),
-                    "score": raw if np.isfinite(raw) else None,
-                    "confidence": round(float(q.conf[s][k]), 4)})
-    return out
+    return [_vote(q, int(owner[m]), int(local[m]), names) for m in cl.members.tolist()]
 
 
 def _gt_votes(q: _Query, g: int, names: Sequence[str]) -> list[dict[str, Any]]:
-    out = []
-    for s, m in enumerate(q.matched):
-        k = int(m[g])
-        if k >= 0:
-            raw = float(q.preds[s].scores[k])
-            out.append({"submission": names[s], "bbox": xywh(q.preds[s].envelope[k]),
-                        "score": raw if np.isfinite(raw) else None,
-                        "confidence": round(float(q.conf[s][k]), 4)})
-    return out
+    return [_vote(q, s, int(m[g]), names) for s, m in enumerate(q.matched) if m[g] >= 0]
 
 
 def audit_samples(submissions: Sequence[Sequence[Sample]], names: Sequence[str],

@@ -27,8 +27,6 @@ from ovearth_core.viz.images import load_region
 
 from . import data
 
-MODALITIES = ("bbox", "oriented_bbox", "segmentation")
-
 
 @dataclass(frozen=True)
 class Audited:
