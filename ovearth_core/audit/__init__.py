@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,8 +49,14 @@ def audit(gt_path: PathLike, pred_paths: Sequence[PathLike], options: Options, *
     :class:`~ovearth_core.errors.OVEarthInputError` for bad input or fewer than two
     submissions that answer in the modality; a submission without any object in it is
     left out with a warning."""
+    from ..evaluate import check_iou_threshold
     from ..pipeline import load, read_ground_truth
 
+    check_iou_threshold(options.iou_threshold)
+    if not isinstance(min_score, (int, float)) or isinstance(min_score, bool) or not (
+            math.isfinite(min_score)):
+        raise OVEarthInputError([Problem("(options)", "--min-score", "a finite number",
+                                         repr(min_score))])
     if len(options.modalities) != 1 or options.modalities[0] not in MODALITIES:
         raise OVEarthInputError([Problem("(options)", "--modality", "one of "
                                          + ", ".join(MODALITIES),

@@ -109,6 +109,13 @@ def test_cli_bad_input(scene: tuple[Path, list[Path]], tmp_path: Path,
     assert not out.exists()
     assert main(["--gt", str(gt), "--predictions", str(preds[0]), "--out", str(out)]) == 2
     assert "at least 2 submissions" in capsys.readouterr().err
+    for flag, value, said in (("--iou-threshold", "1.5", "a number in (0, 1]"),
+                              ("--min-score", "nan", "a finite number")):
+        assert main(["--gt", str(gt), "--predictions", *map(str, preds[:2]), flag, value,
+                     "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert flag in err and said in err and "Traceback" not in err
+        assert not out.exists()
     # Never written over an input.
     before = preds[1].read_bytes()
     assert main(["--gt", str(gt), "--predictions", str(preds[0]), str(preds[1]),
