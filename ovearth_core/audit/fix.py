@@ -16,7 +16,8 @@ annotation's list index:
 * ``shifted``: the object is replaced by the suspect's box (the consensus);
 * ``missing`` on a positive query: the box is added to the query's annotation; on a
   negative query: a new annotation of the category on that image holds the box (and the
-  other confident boxes, ``also``), and the query becomes positive, linked to it;
+  other confident boxes, ``also``) in both box lists, and the query becomes positive,
+  linked to it;
 * ``wrong_class``: the object moves to the annotation of the proposed category's query on
   the same image (made as for a missing label on a negative query when that query is
   negative).
@@ -137,7 +138,7 @@ def cleaned(doc: Mapping[str, Any], task: str, modality: str,
             new_id = f"{base['id']}_audit_{query_id}"
             anns[new_id] = {k: base[k] for k in ("image_path", "width", "height")
                             if k in base} | {"id": new_id, "category_name": category,
-                                             field: []}
+                                             "bbox": [], "oriented_bbox": []}
             order.append(new_id)
             row["type"] = "positive"
             row["ann_id"] = new_id

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ovearth_core import review
@@ -27,8 +28,8 @@ def scene(tmp_path: Path) -> tuple[Path, list[Path]]:
     return write_audit_dataset(tmp_path)
 
 
-def _injected(gt: Path, preds: list[Path]) -> list[dict[str, Any]]:
-    suspects = audit(gt, preds, Options("vocabulary", "bbox"))["suspects"]
+def _injected(gt: Path, preds: list[Path], modality: str = "bbox") -> list[dict[str, Any]]:
+    suspects = audit(gt, preds, Options("vocabulary", (modality,)))["suspects"]
     top = suspects[:len(INJECTED)]
     assert {_key(s) for s in top} == INJECTED
     return top
@@ -44,10 +45,13 @@ def _near(boxes: list[list[float]], want: list[float], tol: float = 1.5) -> bool
                for box in boxes)
 
 
-def test_cleaned_fixes_each_kind(scene: tuple[Path, list[Path]]) -> None:
+@pytest.mark.parametrize("modality", ["bbox", "oriented_bbox"])
+def test_cleaned_fixes_each_kind(scene: tuple[Path, list[Path]], modality: str) -> None:
+    """Each fix by hand; an oriented-box audit edits the oriented boxes and, paired with
+    them, the boxes alike (the scene's oriented boxes are its boxes' corners)."""
     gt, preds = scene
     doc = json.loads(gt.read_text())
-    new = fix.cleaned(doc, "vocabulary", "bbox", _injected(gt, preds))
+    new = fix.cleaned(doc, "vocabulary", modality, _injected(gt, preds, modality))
     assert _ann(new, "q3_plane")["bbox"] == [[20, 100, 30, 30], [150, 150, 30, 30]]
     shifted = _ann(new, "q1_plane")["bbox"]
     assert [150, 20, 30, 30] in shifted and not _near(shifted, [100, 150, 30, 30])
@@ -61,15 +65,18 @@ def test_cleaned_fixes_each_kind(scene: tuple[Path, list[Path]]) -> None:
     ship = _ann(new, "q3_ship")
     assert ship["category_name"] == "ship" and ship["image_path"] == "images/3.png"
     assert len(ship["bbox"]) == 1 and _near(ship["bbox"], [80, 20, 40, 20])
-    # The oriented boxes paired with the boxes are edited alike.
+    # The other box list, paired with this one, is edited alike.
     assert len(_ann(new, "q3_plane")["oriented_bbox"]) == 2
-    assert len(_ann(new, "q2_plane")["oriented_bbox"]) == len(_ann(new, "q2_plane")["bbox"])
+    for query in ("q0_plane", "q1_plane", "q2_plane", "q2_ship", "q3_plane"):
+        ann = _ann(new, query)
+        corners = [[[x, y], [x + w, y], [x + w, y + h], [x, y + h]] for x, y, w, h in ann["bbox"]]
+        assert np.allclose(ann["oriented_bbox"], corners), query
     # The input document is not changed.
     assert doc == json.loads(gt.read_text())
     # Audited again on the cleaned ground truth, nothing is left to suspect strongly.
     cleaned_path = gt.parent / "cleaned.json"
     cleaned_path.write_text(json.dumps(new))
-    again = audit(cleaned_path, preds, Options("vocabulary", "bbox"))["suspects"]
+    again = audit(cleaned_path, preds, Options("vocabulary", (modality,)))["suspects"]
     assert all(s["score"] < 0.4 for s in again), again[:3]
 
 
