@@ -17,7 +17,8 @@ from .run import BoxFacts, Run
 from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
 
 
-def _check_threshold(iou_threshold: float) -> None:
+def check_iou_threshold(iou_threshold: float) -> None:
+    """Raise :class:`OVEarthInputError` unless ``iou_threshold`` is a number in (0, 1]."""
     if (isinstance(iou_threshold, bool) or not isinstance(iou_threshold, (int, float))
             or not math.isfinite(iou_threshold) or not 0 < iou_threshold <= 1):
         raise OVEarthInputError([Problem("(options)", "--iou-threshold",
@@ -147,7 +148,7 @@ def evaluate_samples(samples: SampleList, iou_threshold: float = 0.5,
         The spec's output dict: ``task``, ``config``, ``summary``, ``per_sample``,
         plus ``per_category``.
     """
-    _check_threshold(iou_threshold)
+    check_iou_threshold(iou_threshold)
     with gc_paused():
         return _evaluate(samples, iou_threshold, modalities)
 
@@ -156,7 +157,7 @@ def evaluate_run(samples: SampleList, iou_threshold: float = 0.5) -> Run:
     """:func:`evaluate_samples`, plus what later stages reuse (:class:`~ovearth_core.run.Run`):
     the samples and, per box modality and query, the :class:`~ovearth_core.run.BoxFacts`.
     ``run.results`` equals ``evaluate_samples(samples, iou_threshold)``."""
-    _check_threshold(iou_threshold)
+    check_iou_threshold(iou_threshold)
     facts: dict[str, list[BoxFacts]] = {}
     with gc_paused():
         results = _evaluate(samples, iou_threshold, None, facts)

@@ -52,6 +52,30 @@ def box_iou_matrix(gt: FloatArray, pred: FloatArray) -> FloatArray:
     return inter / union
 
 
+def envelope_pairs(a: FloatArray, b: FloatArray | None = None
+                   ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``(i, j)`` of the xyxy envelopes ``a[i]`` and ``b[j]`` that overlap (positive
+    intersection area), found with an STRtree: the work follows the overlapping pairs, not
+    every pair. With ``b`` omitted, the pairs of ``a`` with itself, ``i < j``. The one
+    candidate search of every sparse pairing (:func:`iou_pairs`, :func:`overlapping_pairs`,
+    the audit's clusters).
+
+    >>> envelope_pairs(np.array([[0., 0, 2, 2], [1, 1, 3, 3], [5, 5, 6, 6]]))
+    (array([0]), array([1]))
+    """
+    other = a if b is None else b
+    if len(a) == 0 or len(other) == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    tree = shapely.STRtree(shapely.box(*other.T))
+    i, j = tree.query(shapely.box(*a.T))
+    keep = box_intersection(a[i], other[j]) > 0
+    if b is None:
+        keep &= i < j
+    order = np.lexsort((j[keep], i[keep]))
+    return i[keep][order].astype(np.intp), j[keep][order].astype(np.intp)
+
+
 def polygon_area(polys: FloatArray) -> FloatArray:
     """Shoelace areas of ``(N, K, 2)`` polygons."""
     x, y = polys[..., 0], polys[..., 1]
@@ -175,9 +199,7 @@ def iou_pairs(gt: FloatArray, pred: FloatArray, oriented: bool
         gi, pi = np.nonzero(dense > 0)
         return gi.astype(np.intp), pi.astype(np.intp), dense[gi, pi]
     env_g, env_p = (envelope(gt), envelope(pred)) if oriented else (gt, pred)
-    tree = shapely.STRtree(shapely.box(*env_p.T))
-    gi, pi = tree.query(shapely.box(*env_g.T))
-    gi, pi = gi.astype(np.intp), pi.astype(np.intp)
+    gi, pi = envelope_pairs(env_g, env_p)  # touching envelopes (no area in common): IoU 0
     if oriented:
         keep = _obb_candidates(gi, pi, 0.0, env_g, env_p, polygon_area(gt), polygon_area(pred))
         gi, pi = gi[keep], pi[keep]
@@ -204,9 +226,7 @@ def overlapping_pairs(polys: FloatArray, min_iou: float
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, np.zeros(0)
     env = envelope(polys)
-    boxes = shapely.box(*env.T)
-    a, b = shapely.STRtree(boxes).query(boxes, predicate="intersects")
-    a, b = a[a < b], b[a < b]
+    a, b = envelope_pairs(env)  # touching envelopes (no area in common) have IoU 0
     area = areas(polys, True)
     cand = _obb_candidates(a, b, min_iou, env, env, area, area)
     a, b = a[cand], b[cand]

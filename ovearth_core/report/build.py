@@ -72,6 +72,8 @@ class ReportData:
     slices: dict[str, dict[str, SliceTable]] = field(default_factory=dict)
     # task -> leaderboard report with the ranks' uncertainty (--rank DIR; report/ranks.py)
     ranks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # --audit: the result of ovearth_core.audit.audit (None: not asked)
+    audit: dict[str, Any] | None = None
 
 
 def default_tasks(gt: GroundTruth) -> list[str]:

@@ -80,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "of DIR ranked (rank intervals, groups, tests against the leader, "
                              "Friedman and Nemenyi, per category)")
     add_rank_arguments(parser, leaderboard=False)
+    parser.add_argument("--audit", nargs="+", default=None, metavar="PRED",
+                        help="add an audit section: label errors suspected from the consensus "
+                             "of these submissions (at least 2; docs/audit.md), on the first "
+                             "task")
+    parser.add_argument("--audit-modality", default="bbox",
+                        choices=("bbox", "oriented_bbox", "segmentation"),
+                        help="the geometry audited (default bbox)")
     add_cache_arguments(parser)
     return parser
 
@@ -104,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     preds = [args.predictions] + ([args.compare] if args.compare else [])
     if args.name is not None and len(args.name) != len(preds):
         parser.error(f"--name given {len(args.name)} times for {len(preds)} submissions")
-    reads = Reads([args.gt, *preds]).add(args.taxonomy)
+    voters = list(args.audit or [])
+    reads = Reads([args.gt, *preds, *voters]).add(args.taxonomy)
     refused = output_refused("ovearth-report", args.out, reads)
     if refused:
         return refused
@@ -122,6 +130,13 @@ def main(argv: list[str] | None = None) -> int:
                                  bootstrap_unit=None if args.bootstrap_unit == "auto"
                                  else args.bootstrap_unit, slice_by=args.slice_by,
                                  ap_resamples=args.ap_resamples)
+        if voters:
+            from dataclasses import replace
+
+            from ..audit import audit
+
+            data.audit = audit(args.gt, voters, replace(options, task=data.tasks[0],
+                                                        modalities=(args.audit_modality,)))
     except OVEarthInputError as err:
         print(f"ovearth-report: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

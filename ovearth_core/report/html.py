@@ -532,15 +532,51 @@ def render_html(data: ReportData) -> str:
             f"<p class=\"sub\">Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC} by "
             f"ovearth_core {__version__}.</p>",
             f"<nav><a href=\"#config\">Configuration</a><a href=\"#paper\">Paper table</a>"
-            f"{nav}</nav>", _config_section(data),
+            f"{nav}{AUDIT_LINK if data.audit is not None else ''}</nav>",
+            _config_section(data),
             "<h2 id=\"paper\">Paper-style table (Table 2 shape)</h2>",
             paper_table_html(results),
             "<details><summary>Markdown</summary><pre id=\"paper-markdown\">"
             f"{_e(markdown)}</pre></details><details><summary>LaTeX</summary>"
             f"<pre id=\"paper-latex\">{_e(latex)}</pre></details>"]
     body += [_task_section(data, task, fig) for task in data.tasks]
+    if data.audit is not None:
+        body.append(audit_section(data.audit))
     body.append(_footer(data))
     return page(_e(title), get_plotlyjs(), "\n".join(body))
+
+
+AUDIT_ROWS = 25
+AUDIT_LINK = '<a href="#audit">Audit</a>'
+
+
+def audit_section(result: dict[str, Any], rows: int = AUDIT_ROWS) -> str:
+    """The audit's section: counts by kind and the first ``rows`` suspects."""
+    suspects = result["suspects"]
+    kinds = ("missing", "spurious", "shifted", "wrong_class")
+    counts = ", ".join(f"{sum(s['kind'] == k for s in suspects)} {k.replace('_', ' ')}"
+                       for k in kinds)
+    table = _table(["#", "kind", "query", "category", "box [x, y, w, h]", "GT box",
+                    "proposed", "score", "support"],
+                   [[_td(s["rank"], "l"), _td(s["kind"].replace("_", " "), "l"),
+                     _td(s["query_id"], "l"),
+                     _td(s["category"] + (" (negative query)" if s["negative"] else ""), "l"),
+                     _td(_box(s["bbox"])), _td(_box(s.get("gt_bbox"))),
+                     _td(s.get("proposed_category", "–")), _td(f"{s['score']:.3f}"),
+                     _td(f"{s['support']:.0%}")] for s in suspects[:rows]], left=4)
+    voters = ", ".join(f"{v['name']} ({v['weight']:.2f})" for v in result["submissions"])
+    warnings = "".join(f"<p class=\"warn\">{_e(w['message'])}</p>"
+                       for w in result.get("warnings", []))
+    return (f"<h2 id=\"audit\">Audit: suspected label errors</h2>{warnings}"
+            f"<p>{len(suspects)} suspects ({_e(counts)}) on {_e(result['modality'])}, from the "
+            f"consensus of {len(result['submissions'])} submissions (quality weight): "
+            f"{_e(voters)}. Score: calibrated, quality-weighted votes "
+            "(docs/audit.md); the first "
+            f"{min(rows, len(suspects))} shown.</p>{table}")
+
+
+def _box(xywh: Sequence[float] | None) -> str:
+    return "–" if not xywh else "[" + ", ".join(f"{v:.0f}" for v in xywh) + "]"
 
 
 def _footer(data: ReportData) -> str:

@@ -38,8 +38,10 @@ PAGES = (
             "Annotation", "One target, three query forms"),
     AppPage("pages/Confusion.py", "Confusion", "Category confusion",
             "Category confusion", "Category confusion"),
+    AppPage("pages/Audit.py", "Audit", "Audit (label errors)", "Audit",
+            "Audit: label errors from many submissions"),
 )
 BY_FILE = {p.file: p for p in PAGES}
 BY_MENU = {p.menu: p for p in PAGES}
-OVERVIEW, EXPLORER, GALLERY, COMPARE, LEADERBOARD, SLICES, ANNOTATION, CONFUSION = (
+OVERVIEW, EXPLORER, GALLERY, COMPARE, LEADERBOARD, SLICES, ANNOTATION, CONFUSION, AUDIT = (
     p.file for p in PAGES)

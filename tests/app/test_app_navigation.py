@@ -31,7 +31,7 @@ def test_the_table_is_the_pages_folder_and_each_url_its_file_name() -> None:
         assert (REPO / p.file).read_text().endswith("\n\nin_frame(main)\n"), p.file
     assert [p.url_path for p in nav.PAGES] == ["Overview", "Query_explorer", "Gallery", "Compare",
                                               "Leaderboard", "Slices", "Annotation",
-                                              "Confusion"]
+                                              "Confusion", "Audit"]
     assert nav.PAGES[0].menu == "Overview"
 
 

@@ -117,7 +117,7 @@ def test_a_task_has_one_name_in_the_options() -> None:
 
 PAGES = ("app.py", "pages/Query_explorer.py", "pages/Gallery.py", "pages/Compare.py",
          "pages/Leaderboard.py", "pages/Slices.py", "pages/Annotation.py",
-         "pages/Confusion.py")
+         "pages/Confusion.py", "pages/Audit.py")
 
 
 @pytest.fixture()

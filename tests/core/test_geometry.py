@@ -558,3 +558,24 @@ def test_convex_intersection_areas_hand_worked() -> None:
     got = geometry.convex_intersection_areas(np.repeat(square[None], len(cases), 0),
                                              np.array([c for c, _ in cases]))
     assert got.tolist() == pytest.approx([area for _, area in cases])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_overlapping_pairs_brute_force(seed: int) -> None:
+    """geometry.envelope_pairs (issue 36) is every pair with a positive intersection."""
+    from ovearth_core.geometry import envelope_pairs as overlapping_pairs
+
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0, 100, (40, 2))
+    a = np.hstack([a, a + rng.uniform(0.5, 20, (40, 2))])
+    b = rng.uniform(0, 100, (30, 2))
+    b = np.hstack([b, b + rng.uniform(0.5, 20, (30, 2))])
+    b[0] = [a[0, 2], a[0, 1], a[0, 2] + 5, a[0, 3]]  # touching at an edge: no overlap
+    want = [(i, j) for i in range(40) for j in range(30)
+            if min(a[i, 2], b[j, 2]) > max(a[i, 0], b[j, 0])
+            and min(a[i, 3], b[j, 3]) > max(a[i, 1], b[j, 1])]
+    assert list(zip(*overlapping_pairs(a, b), strict=True)) == want
+    self_want = [(i, j) for i in range(40) for j in range(i + 1, 40)
+                 if min(a[i, 2], a[j, 2]) > max(a[i, 0], a[j, 0])
+                 and min(a[i, 3], a[j, 3]) > max(a[i, 1], a[j, 1])]
+    assert list(zip(*overlapping_pairs(a), strict=True)) == self_want

@@ -1,11 +1,12 @@
 """The package's layers (issue 12): evaluator <- analysis <- viz <- report <- hosting; app.
 
 The evaluator is the flat top of ``ovearth_core``; ``analysis`` and ``convert`` (the format
-converters, issue 16) may import it; ``viz`` the evaluator and analysis; ``report`` all three
-(it draws with viz); ``hosting`` (issue 40: the platforms' scorer renders the report) all
-four; ``synth`` only itself and the standard-library leaves (``ovearth_core.files``: file
-safety, so that the generator writes files as every command does; ``bounds``: numbers
-read with bounds; ``workers``: process pools); nothing in
+converters, issue 16) may import it; ``viz`` and ``audit`` (issue 36, beside viz) the
+evaluator and analysis; ``report`` all of them (it draws with viz); ``hosting`` (issue 40:
+the platforms' scorer renders the report) all of them; ``synth`` only itself and the
+standard-library leaves (``ovearth_core.files``: file safety, so that the generator writes
+files as every command does; ``bounds``: numbers read with bounds; ``workers``: process
+pools); nothing in
 ``ovearth_core`` imports the app, and the evaluator and the analyses import neither plotly
 nor streamlit.
 Checked on the source (every import statement, including ones inside functions) and in a
@@ -24,7 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "ovearth_core"
 # Layer rank of each subpackage; modules at the top of ovearth_core are the evaluator (0).
-RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "report": 3, "hosting": 4}
+RANK = {"analysis": 1, "convert": 1, "synth": 1, "viz": 2, "audit": 2, "report": 3,
+        "hosting": 4}
 # Pure commands kept at their documented names; nothing imports them.
 ENTRY_SHIMS = {"ovearth_core.leaderboard", "ovearth_core.export"}
 # Modules of the evaluator layer that import only the standard library (and each other): any

@@ -1,0 +1,66 @@
+"""Audit: label errors suspected from the consensus of the folder's submissions (issue 36;
+docs/audit.md), each with its picture and votes; confirm or reject them into the review
+sidecar, then write the ground truth with the confirmed ones fixed and see the submissions
+ranked on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ovearth_core.audit import MODALITIES
+from ovearth_core.audit.fix import suspect_key
+from pages.common import analysis_data, audit_data, audit_views, state, views
+from pages.common.run import current, in_frame
+
+
+def inputs_ui(run: Any) -> tuple[tuple, str, int]:
+    default = Path(run.gt[0]).parent / "predictions"
+    try:
+        default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
+    except ValueError:
+        default_text = str(default)
+    cols = st.columns([3, 2, 1])
+    folder_text = cols[0].text_input("Submissions folder (every *.json in it votes)",
+                                     value=default_text, key=f"audit_folder_{default_text}")
+    modality = cols[1].radio("Geometry audited", MODALITIES, horizontal=True,
+                             key="_audit_modality")
+    shown = int(cols[2].number_input("Suspects shown", 1, 200, 10, key="_audit_shown"))
+    folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
+    preds = analysis_data.prediction_files(folder) if folder is not None else ()
+    if len(preds) < 2:
+        st.info("Type a folder that holds at least two submissions (\\*.json).")
+        st.stop()
+    return preds, modality, shown
+
+
+def main() -> None:
+    run = current()
+    views.evaluated_caption(run)
+    preds, modality, shown = inputs_ui(run)
+    options = audit_data.audit_options(run.options, modality)
+    with st.spinner(f"Auditing with {len(preds)} submissions…"):
+        audited = audit_data.audited(run.gt, preds, options)
+    if audited.result is None:
+        st.error(views.md_text("\n".join(map(str, audited.problems))))
+        st.stop()
+    if error := st.session_state.pop("_audit_error", None):
+        st.error(views.md_text(error))
+    result = audited.result
+    for w in result["warnings"]:
+        st.warning(views.md_text(w["message"]))
+    suspects = result["suspects"]
+    decided = audit_data.decisions(run.gt, run.options.task, suspects)
+    counts = ", ".join(f"{sum(s['kind'] == k for s in suspects)} {label}"
+                       for k, label in audit_views.KIND_LABELS.items())
+    st.caption(f"{len(suspects)} suspects ({counts}) from {len(result['submissions'])} "
+               f"submissions · {len(decided)} decided · how the score is made: docs/audit.md")
+    for s in suspects[:shown]:
+        audit_views.suspect_ui(run, s, decided.get(suspect_key(s)))
+    confirmed = [s for s in suspects if decided.get(suspect_key(s)) == "confirmed"]
+    audit_views.what_if_ui(run, preds, options, confirmed)
+
+
+in_frame(main)

@@ -1,0 +1,108 @@
+"""AppTest of the Audit page (issue 36) on the hand-built scene of tests/audit_scene.py:
+the injected errors are the first suspects, each with a picture; confirming lands in the
+review sidecar; "what if fixed" writes the cleaned ground truth and ranks the submissions on
+both, with rank changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from app_fixtures import Dataset, app_on, assert_ok, assert_on, goto
+from audit_scene import INJECTED, write_audit_dataset
+from streamlit.testing.v1 import AppTest
+
+from ovearth_core import review
+from ovearth_core.audit import fix
+
+AUDIT = "pages/Audit.py"
+TIMEOUT = 120
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+@pytest.fixture()
+def ds(tmp_path: Path) -> Dataset:
+    gt, preds = write_audit_dataset(tmp_path / "data")
+    return Dataset(gt.parent, gt, gt.parent / "images", preds[0], preds[1])
+
+
+def _audit(ds: Dataset) -> AppTest:
+    at = app_on(ds, TIMEOUT).run()
+    goto(at, AUDIT)
+    at.run()
+    assert_ok(at)
+    assert_on(at, AUDIT)
+    return at
+
+
+def _headline(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**#")]
+
+
+def test_suspects_with_pictures_confirm_and_what_if(ds: Dataset) -> None:
+    at = _audit(ds)
+    heads = _headline(at)
+    total = next(int(c.value.split()[0]) for c in at.caption if " suspects (" in c.value)
+    assert len(heads) == min(total, 10) >= len(INJECTED)  # "Suspects shown": 10
+    kinds = {"missing label": "missing", "spurious label": "spurious",
+             "shifted label": "shifted", "wrong class": "wrong_class"}
+    first = [(kinds[h.split(" · ")[1].rstrip("*")], h) for h in heads[:len(INJECTED)]]
+    assert sorted(k for k, _ in first) == sorted(k for k, _, _ in INJECTED)
+    assert len(at.get("image")) == len(heads)  # one picture per suspect shown
+    # Nothing confirmed yet: the what-if section asks for confirmations.
+    assert any("Confirm suspects above" in i.value for i in at.info)
+    confirms = [b for b in at.button if b.label == "Confirm"]
+    for b in confirms[:len(INJECTED)]:
+        b.click().run()
+        assert_ok(at)
+    state = review.load_state(review.sidecar_for(ds.gt))
+    tags = state.query_tags("open_vocabulary")
+    confirmed = [t for held in tags.values() for t in held if t.startswith(fix.CONFIRMED)]
+    assert len(confirmed) == len(INJECTED)
+    write = next(b for b in at.button if b.label.startswith("Write the cleaned ground truth"))
+    assert f"({len(INJECTED)} fixes)" in write.label
+    write.click().run()
+    assert_ok(at)
+    cleaned = fix.cleaned_path(ds.gt)
+    doc = json.loads(cleaned.read_text())
+    row = next(r for r in doc["tasks"]["open_vocabulary"] if r["query_id"] == "q3_ship")
+    assert row["type"] == "positive"  # the negative query's fix
+    assert json.loads(ds.gt.read_text()) != doc  # the original is left as it was
+    assert any("Wrote" in s.value for s in at.success)
+    table = at.dataframe[-1].value  # the ranking, last on the page
+    assert list(table["rank (cleaned)"]) == list(range(1, 11))
+    assert set(table["submission"]) == {f"model{s}" for s in range(10)}
+    for _, r in table.iterrows():
+        moved = r["rank (original)"] - r["rank (cleaned)"]
+        assert r["change"] == ("=" if moved == 0 else ("↑" if moved > 0 else "↓")
+                               + str(abs(moved)))
+    # A confirmation withdrawn: the ranking shown is no longer that of the confirmations.
+    next(b for b in at.button if b.label == "Undo" and not b.disabled).click().run()
+    assert_ok(at)
+    assert any("confirmations changed" in i.value for i in at.info)
+    assert not at.success
+
+
+def test_reject_and_undo(ds: Dataset) -> None:
+    at = _audit(ds)
+    next(b for b in at.button if b.label == "Reject").click().run()
+    assert_ok(at)
+    assert any(c.value == "rejected (review sidecar)" for c in at.caption)
+    tags = review.load_state(review.sidecar_for(ds.gt)).query_tags("open_vocabulary")
+    assert any(t.startswith(fix.REJECTED) for held in tags.values() for t in held)
+    next(b for b in at.button if b.label == "Undo" and not b.disabled).click().run()
+    tags = review.load_state(review.sidecar_for(ds.gt)).query_tags("open_vocabulary")
+    assert not any(t.startswith("audit ") for held in tags.values() for t in held)
+
+
+def test_one_submission_is_not_enough(ds: Dataset, tmp_path: Path) -> None:
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "only.json").write_text(ds.model_a.read_text())
+    at = _audit(ds)
+    folder = next(t for t in at.text_input if t.label.startswith("Submissions folder"))
+    folder.set_value(str(lone)).run()
+    assert_ok(at)
+    assert any("at least two submissions" in i.value for i in at.info)
