@@ -263,12 +263,10 @@ def _count_per_category(mask: npt.NDArray[np.bool_], category: IntArray, n: int)
 def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
               ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
               max_dets: tuple[int, ...] = MAX_DETS) -> dict[str, Any]:
-    """AP ``(R, T, C)`` and AR ``(T, C, len(max_dets))`` at range ``"all"`` of the ranked
-    detections (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``),
-    ``category[q]`` being query ``q``'s category (``nan`` where a category has no GT in a
-    range), with the GT counts ``(R, C)``.
-
-    ``ranges[0]`` must be the range of AR (COCO's ``all``).
+    """AP ``(R, T, C)`` and AR ``(R, T, C, len(max_dets))`` of the ranked detections
+    (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``), ``category[q]``
+    being query ``q``'s category (``nan`` where a category has no GT in a range), with the
+    GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``.
     """
     r = ranked
     matcher = matcher or Matcher(r)
@@ -277,10 +275,11 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     gt_cat = np.repeat(category, np.diff(np.append(r.gt_start, r.gt_area.size)))
     n_t = len(IOU_THRESHOLDS)
     ap = np.full((len(ranges), n_t, n_categories), np.nan)
-    ar = np.full((n_t, n_categories, len(max_dets)), np.nan)
+    ar = np.full((len(ranges), n_t, n_categories, len(max_dets)), np.nan)
     num_gt = np.zeros((len(ranges), n_categories), dtype=np.int64)
     # Threshold k's category c is the group k * C + c.
     group = (np.arange(n_t)[:, None] * n_categories + det_cat).ravel()
+    within = [r.query_rank < cap for cap in max_dets]
     for a, rng in enumerate(ranges):
         gt_in = rng.contains(r.gt_area)
         det_in = rng.contains(r.det_area)
@@ -291,12 +290,11 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
         tp[hit] = gt_in[m[hit]]
         keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
         ap[a] = _per_category_ap(tp, keep, det_cat, num_gt[a], by_category)
-        if a == 0:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                for j, cap in enumerate(max_dets):
-                    found = _count_per_category((tp & (r.query_rank < cap)).ravel(), group,
-                                                n_t * n_categories).reshape(n_t, n_categories)
-                    ar[:, :, j] = np.where(num_gt[0] > 0, found / num_gt[0], np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for j, below in enumerate(within):
+                found = _count_per_category((tp & below).ravel(), group,
+                                            n_t * n_categories).reshape(n_t, n_categories)
+                ar[a, :, :, j] = np.where(num_gt[a] > 0, found / num_gt[a], np.nan)
     return {"ap": ap, "ar": ar, "num_gt": num_gt}
 
 
@@ -310,36 +308,52 @@ def _defined(value: float) -> float | None:
     return None if value != value else value  # nan: undefined
 
 
+def ar_key(cap: int, prefix: str = "") -> str:
+    """``"ar@100"`` (``"mar@100"`` with ``prefix="m"``), ``"ar@all"`` without a cap."""
+    return f"{prefix}ar@all" if cap == UNCAPPED else f"{prefix}ar@{cap}"
+
+
+def stat_block(ev: dict[str, Any], max_dets: tuple[int, ...], prefix: str = ""
+               ) -> dict[str, Any]:
+    """COCOeval's ``stats[0:12]`` of one :func:`coco_eval` (ranges :data:`COCO_RANGES`
+    then :data:`AI_TOD_RANGES`) as named keys, each the mean over the categories with GT
+    (one category: COCOeval's ``useCats=0``, the pooled value): ``{prefix}ap@[0.5:0.95]``,
+    ``@0.5``, ``@0.75``, ``{prefix}ap_small`` / ``_medium`` / ``_large``,
+    ``{prefix}ar@k`` per cap, ``{prefix}ar_small`` / ``_medium`` / ``_large`` (at the last
+    cap), ``{prefix}ap_by_size`` (AP@[0.5:0.95] in the AI-TOD bins)."""
+    ap, ar = ev["ap"], ev["ar"]
+    i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
+    out: dict[str, Any] = {f"{prefix}ap@[0.5:0.95]": _mean(ap[0].mean(axis=0)),
+                           f"{prefix}ap@0.5": _mean(ap[0, i50]),
+                           f"{prefix}ap@0.75": _mean(ap[0, i75])}
+    for a, rng in enumerate(COCO_RANGES[1:], start=1):
+        out[f"{prefix}ap_{rng.name}"] = _mean(ap[a].mean(axis=0))
+    for j, cap in enumerate(max_dets):
+        out[ar_key(cap, prefix)] = _mean(ar[0, :, :, j].mean(axis=0))
+    for a, rng in enumerate(COCO_RANGES[1:], start=1):
+        out[f"{prefix}ar_{rng.name}"] = _mean(ar[a, :, :, -1].mean(axis=0))
+    base = len(COCO_RANGES)
+    out[f"{prefix}ap_by_size"] = {rng.name: _mean(ap[base + a].mean(axis=0))
+                                  for a, rng in enumerate(AI_TOD_RANGES)}
+    return out
+
+
 def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
                  matcher: Matcher | None = None, max_dets: tuple[int, ...] = MAX_DETS,
                  ) -> dict[str, Any]:
-    """COCO's mAP as COCO defines it, per category, by size and recall at ``max_dets``
-    boxes (COCOeval's ``maxDets``, default 1/10/100).
-
-    ``map@...``: means over the categories with GT of each category's AP; ``per_category``:
-    category name -> AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count; ``ap_small`` ...:
-    COCO's size ranges; ``ar@k``; ``ap_by_size``: AP@[0.5:0.95] in the AI-TOD bins.
+    """COCO's mAP as COCO defines it (COCOeval, ``useCats=1``): :func:`stat_block` with
+    the prefix ``m`` (``map@[0.5:0.95]``, ``map_small``, ``mar@100``, ``map_by_size`` ...),
+    each a mean over the categories with GT; ``per_category``: category name ->
+    AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count.
     """
     ranges = COCO_RANGES + AI_TOD_RANGES
     ev = coco_eval(ranked, category, len(names), ranges, matcher, max_dets)
-    ap, ar = ev["ap"], ev["ar"]
+    ap = ev["ap"]
     i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
-    per_cat = ap[0].mean(axis=0)
-    out: dict[str, Any] = {
-        "map@[0.5:0.95]": _mean(per_cat),
-        "map@0.5": _mean(ap[0, i50]),
-        "map@0.75": _mean(ap[0, i75]),
-        "num_categories": int(np.count_nonzero(ev["num_gt"][0])),
-    }
-    for a, rng in enumerate(COCO_RANGES[1:], start=1):
-        out[f"ap_{rng.name}"] = _mean(ap[a].mean(axis=0))
-    for j, cap in enumerate(max_dets):
-        out["ar@all" if cap == UNCAPPED else f"ar@{cap}"] = _mean(ar[:, :, j].mean(axis=0))
-    base = len(COCO_RANGES)
-    out["ap_by_size"] = {rng.name: _mean(ap[base + a].mean(axis=0))
-                         for a, rng in enumerate(AI_TOD_RANGES)}
+    out = stat_block(ev, max_dets, "m")
+    out["num_categories"] = int(np.count_nonzero(ev["num_gt"][0]))
     # Plain floats: one numpy call per category and key costs more than the rest here.
-    cat_ap, cat50, cat75 = per_cat.tolist(), ap[0, i50].tolist(), ap[0, i75].tolist()
+    cat_ap, cat50, cat75 = ap[0].mean(axis=0).tolist(), ap[0, i50].tolist(), ap[0, i75].tolist()
     cat_gt = ev["num_gt"][0].tolist()
     out["per_category"] = {
         name: {"ap@[0.5:0.95]": _defined(cat_ap[c]), "ap@0.5": _defined(cat50[c]),
