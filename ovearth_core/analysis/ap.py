@@ -51,7 +51,7 @@ from .coco import (
     MAX_DETS,
     UNCAPPED,
     Matcher,
-    coco_eval,
+    coco_evals,
     coco_summary,
     stat_block,
 )
@@ -268,11 +268,6 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     as COCOeval counts detections of a category on an image without it.
     """
     max_dets = (*MAX_DETS[:2], UNCAPPED if max_detections is None else max_detections)
-    matcher = Matcher(ranked)
-    ev = coco_eval(ranked, np.zeros(len(ranked.ious), dtype=np.int64), 1,
-                   COCO_RANGES + AI_TOD_RANGES, matcher, max_dets)
-    pooled = ev["ap"][0, :, 0]
-    by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
     names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
                        if not neg))
     index = {name: k for k, name in enumerate(names)}
@@ -281,7 +276,13 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     counted = _counted_as(ranked.categories, ranked.negative, ranked.counted_as)
     category = np.array([index.get(c, len(names)) if c is not None else len(names)
                          for c in counted], dtype=np.int64)
-    summary = coco_summary(ranked, category, names + ["(negative queries)"], matcher, max_dets)
+    names = names + ["(negative queries)"]
+    ev, by_category = coco_evals(
+        ranked, ((np.zeros(len(ranked.ious), dtype=np.int64), 1), (category, len(names))),
+        COCO_RANGES + AI_TOD_RANGES, Matcher(ranked), max_dets)
+    pooled = ev["ap"][0, :, 0]
+    by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
+    summary = coco_summary(ranked, category, names, max_dets=max_dets, ev=by_category)
     return {**stat_block(ev, max_dets), "ap_by_iou": by_iou,
             "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size),
             "max_detections": max_detections, **summary}

@@ -228,12 +228,17 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     """
     n_t, n_det = tp.shape
     n_cat = num_gt.size
-    if by_category is None:
-        by_category = np.argsort(category, kind="stable")
-    flat = np.flatnonzero(keep[:, by_category])
-    # Threshold k's category c is the group k * C + c: the groups come out sorted.
-    cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
-    hits = tp[:, by_category].ravel()[flat]
+    if n_cat == 1:  # one category: the rank order is the category's
+        flat = np.flatnonzero(keep)
+        cat = flat // max(n_det, 1)
+        hits = tp.ravel()[flat]
+    else:
+        if by_category is None:
+            by_category = np.argsort(category, kind="stable")
+        flat = np.flatnonzero(keep[:, by_category])
+        # Threshold k's category c is the group k * C + c: the groups come out sorted.
+        cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
+        hits = tp[:, by_category].ravel()[flat]
     groups = n_t * n_cat
     counts = np.bincount(cat, minlength=groups)
     start = np.cumsum(counts) - counts
@@ -248,11 +253,12 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     ctp = csum[at] - np.concatenate([[0], csum])[start[cat_at]]
     precision = ctp / (at - start[cat_at] + 1)
     levels = np.searchsorted(RECALL_101, ctp / totals[cat_at], side="right")
-    best = np.zeros((defined.size, RECALL_101.size + 1))
-    np.maximum.at(best, (row[cat_at], levels), precision)
-    sampled = np.maximum.accumulate(best[:, :0:-1], axis=1)[:, ::-1]
+    # Levels down the rows: the running maximum then runs over whole rows at a time.
+    best = np.zeros((RECALL_101.size + 1, defined.size))
+    np.maximum.at(best, (levels, row[cat_at]), precision)
+    sampled = np.maximum.accumulate(best[:0:-1], axis=0)
     out = np.full(groups, np.nan)
-    out[defined] = sampled.mean(axis=1)
+    out[defined] = sampled.mean(axis=0)
     return out.reshape(n_t, n_cat)
 
 
@@ -268,34 +274,51 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     being query ``q``'s category (``nan`` where a category has no GT in a range), with the
     GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``.
     """
+    return coco_evals(ranked, ((category, n_categories),), ranges, matcher, max_dets)[0]
+
+
+def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
+               ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
+               max_dets: tuple[int, ...] = MAX_DETS) -> list[dict[str, Any]]:
+    """:func:`coco_eval` of each ``(category, n_categories)`` grouping of the queries, the
+    matching of each range done once for all (it does not depend on the categories)."""
     r = ranked
     matcher = matcher or Matcher(r)
-    det_cat = category[r.query]
-    by_category = np.argsort(det_cat, kind="stable")
-    gt_cat = np.repeat(category, np.diff(np.append(r.gt_start, r.gt_area.size)))
     n_t = len(IOU_THRESHOLDS)
-    ap = np.full((len(ranges), n_t, n_categories), np.nan)
-    ar = np.full((len(ranges), n_t, n_categories, len(max_dets)), np.nan)
-    num_gt = np.zeros((len(ranges), n_categories), dtype=np.int64)
-    # Threshold k's category c is the group k * C + c.
-    group = (np.arange(n_t)[:, None] * n_categories + det_cat).ravel()
+    gt_counts = np.diff(np.append(r.gt_start, r.gt_area.size))
+    plans = []
+    for category, n_cat in groupings:
+        det_cat = category[r.query]
+        single = n_cat == 1
+        plans.append({
+            "n": n_cat, "det_cat": det_cat, "gt_cat": np.repeat(category, gt_counts),
+            "by_category": None if single else np.argsort(det_cat, kind="stable"),
+            # Threshold k's category c is the group k * C + c.
+            "group": (np.arange(n_t)[:, None] * n_cat + det_cat).ravel(),
+            "ap": np.full((len(ranges), n_t, n_cat), np.nan),
+            "ar": np.full((len(ranges), n_t, n_cat, len(max_dets)), np.nan),
+            "num_gt": np.zeros((len(ranges), n_cat), dtype=np.int64)})
     within = [r.query_rank < cap for cap in max_dets]
     for a, rng in enumerate(ranges):
         gt_in = rng.contains(r.gt_area)
         det_in = rng.contains(r.det_area)
-        num_gt[a] = _count_per_category(gt_in, gt_cat, n_categories)
         m = matcher.match_all(IOU_THRESHOLDS, None if gt_in.all() else ~gt_in)
         hit = m >= 0
         tp = np.zeros(m.shape, dtype=bool)
         tp[hit] = gt_in[m[hit]]
         keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
-        ap[a] = _per_category_ap(tp, keep, det_cat, num_gt[a], by_category)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for j, below in enumerate(within):
-                found = _count_per_category((tp & below).ravel(), group,
-                                            n_t * n_categories).reshape(n_t, n_categories)
-                ar[a, :, :, j] = np.where(num_gt[a] > 0, found / num_gt[a], np.nan)
-    return {"ap": ap, "ar": ar, "num_gt": num_gt}
+        found_at = [(tp & below).ravel() for below in within]
+        for plan in plans:
+            n_cat = plan["n"]
+            num_gt = plan["num_gt"][a] = _count_per_category(gt_in, plan["gt_cat"], n_cat)
+            plan["ap"][a] = _per_category_ap(tp, keep, plan["det_cat"], num_gt,
+                                             plan["by_category"])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                for j, found in enumerate(found_at):
+                    n_found = _count_per_category(found, plan["group"], n_t * n_cat)
+                    plan["ar"][a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, n_cat)
+                                                      / num_gt, np.nan)
+    return [{"ap": p["ap"], "ar": p["ar"], "num_gt": p["num_gt"]} for p in plans]
 
 
 def _mean(values: FloatArray) -> float | None:
@@ -340,14 +363,16 @@ def stat_block(ev: dict[str, Any], max_dets: tuple[int, ...], prefix: str = ""
 
 def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
                  matcher: Matcher | None = None, max_dets: tuple[int, ...] = MAX_DETS,
-                 ) -> dict[str, Any]:
+                 ev: dict[str, Any] | None = None) -> dict[str, Any]:
     """COCO's mAP as COCO defines it (COCOeval, ``useCats=1``): :func:`stat_block` with
     the prefix ``m`` (``map@[0.5:0.95]``, ``map_small``, ``mar@100``, ``map_by_size`` ...),
     each a mean over the categories with GT; ``per_category``: category name ->
-    AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count.
+    AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count. ``ev``: the :func:`coco_eval` of
+    this grouping over :data:`COCO_RANGES` + :data:`AI_TOD_RANGES`, when the caller has it.
     """
-    ranges = COCO_RANGES + AI_TOD_RANGES
-    ev = coco_eval(ranked, category, len(names), ranges, matcher, max_dets)
+    if ev is None:
+        ev = coco_eval(ranked, category, len(names), COCO_RANGES + AI_TOD_RANGES, matcher,
+                       max_dets)
     ap = ev["ap"]
     i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
     out = stat_block(ev, max_dets, "m")
