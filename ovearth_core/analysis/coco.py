@@ -243,22 +243,23 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     counts = np.bincount(cat, minlength=groups)
     start = np.cumsum(counts) - counts
     totals = np.tile(num_gt, n_t)
-    # Only the groups with GT have an AP (most size ranges hold few categories).
-    defined = np.flatnonzero(totals > 0)
-    row = np.full(groups, -1, dtype=np.int64)
-    row[defined] = np.arange(defined.size)
+    # Only the groups with GT have an AP (most size ranges hold few categories); only those
+    # with a true positive need the 101 levels (the others score 0).
+    defined = totals > 0
     csum = np.cumsum(hits)
-    at = np.flatnonzero(hits & (row[cat] >= 0))
-    cat_at = cat[at]
+    at = np.flatnonzero(hits & defined[cat])
+    cat_at = cat[at]  # sorted: the groups come out in order
     ctp = csum[at] - np.concatenate([[0], csum])[start[cat_at]]
     precision = ctp / (at - start[cat_at] + 1)
     levels = np.searchsorted(RECALL_101, ctp / totals[cat_at], side="right")
+    new_group = np.concatenate([[True], cat_at[1:] != cat_at[:-1]]) if at.size else at
+    column = np.cumsum(new_group) - 1
     # Levels down the rows: the running maximum then runs over whole rows at a time.
-    best = np.zeros((RECALL_101.size + 1, defined.size))
-    np.maximum.at(best, (levels, row[cat_at]), precision)
+    best = np.zeros((RECALL_101.size + 1, int(column[-1]) + 1 if at.size else 0))
+    np.maximum.at(best, (levels, column), precision)
     sampled = np.maximum.accumulate(best[:0:-1], axis=0)
-    out = np.full(groups, np.nan)
-    out[defined] = sampled.mean(axis=0)
+    out = np.where(defined, 0.0, np.nan)
+    out[cat_at[new_group]] = sampled.mean(axis=0)
     return out.reshape(n_t, n_cat)
 
 
@@ -272,7 +273,9 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     """AP ``(R, T, C)`` and AR ``(R, T, C, len(max_dets))`` of the ranked detections
     (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``), ``category[q]``
     being query ``q``'s category (``nan`` where a category has no GT in a range), with the
-    GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``.
+    GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``. AR is
+    computed where a key reports it (``nan`` elsewhere): at every cap for ``ranges[0]``,
+    at the last cap for the ranges of :data:`COCO_RANGES` in their places.
     """
     return coco_evals(ranked, ((category, n_categories),), ranges, matcher, max_dets)[0]
 
@@ -307,14 +310,17 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
         tp = np.zeros(m.shape, dtype=bool)
         tp[hit] = gt_in[m[hit]]
         keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
-        found_at = [(tp & below).ravel() for below in within]
+        # AR where a key reports it: every cap at "all", the last cap at COCO's sizes.
+        caps = (range(len(within)) if a == 0 else (len(within) - 1,)
+                if a < len(COCO_RANGES) and ranges[a] == COCO_RANGES[a] else ())
+        found_at = {j: (tp & within[j]).ravel() for j in caps}
         for plan in plans:
             n_cat = plan["n"]
             num_gt = plan["num_gt"][a] = _count_per_category(gt_in, plan["gt_cat"], n_cat)
             plan["ap"][a] = _per_category_ap(tp, keep, plan["det_cat"], num_gt,
                                              plan["by_category"])
             with np.errstate(divide="ignore", invalid="ignore"):
-                for j, found in enumerate(found_at):
+                for j, found in found_at.items():
                     n_found = _count_per_category(found, plan["group"], n_t * n_cat)
                     plan["ar"][a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, n_cat)
                                                       / num_gt, np.nan)
