@@ -336,8 +336,8 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
         ok = False
     mask = None
     try:
-        mask, size = masks.parse_rle(ann.get("segmentation"), stats) if with_mask else (None,
-                                                                                       (0, 0))
+        mask, size = (masks.parse_rle(ann.get("segmentation"), stats) if with_mask
+                      else (None, (0, 0)))
         if width and height and size != (0, 0) and size != (height, width):
             found.add(key, f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
                       list(size))
