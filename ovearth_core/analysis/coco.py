@@ -280,6 +280,20 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     return coco_evals(ranked, ((category, n_categories),), ranges, matcher, max_dets)[0]
 
 
+@dataclass
+class _Grouping:
+    """One grouping of the queries into categories and what :func:`coco_evals` fills in."""
+
+    n: int  # categories
+    det_cat: IntArray  # (D,) each ranked detection's category
+    gt_cat: IntArray  # (G,) each GT box's category
+    by_category: IntArray | None  # the detections sorted by category (None: one category)
+    group: IntArray  # (T * D,) threshold k's category c is the group k * C + c
+    ap: FloatArray  # (R, T, C)
+    ar: FloatArray  # (R, T, C, len(max_dets))
+    num_gt: IntArray  # (R, C)
+
+
 def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
                ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
                max_dets: tuple[int, ...] = MAX_DETS) -> list[dict[str, Any]]:
@@ -287,20 +301,17 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
     matching of each range done once for all (it does not depend on the categories)."""
     r = ranked
     matcher = matcher or Matcher(r)
-    n_t = len(IOU_THRESHOLDS)
+    n_t, n_r = len(IOU_THRESHOLDS), len(ranges)
     gt_counts = np.diff(np.append(r.gt_start, r.gt_area.size))
     plans = []
     for category, n_cat in groupings:
         det_cat = category[r.query]
-        single = n_cat == 1
-        plans.append({
-            "n": n_cat, "det_cat": det_cat, "gt_cat": np.repeat(category, gt_counts),
-            "by_category": None if single else np.argsort(det_cat, kind="stable"),
-            # Threshold k's category c is the group k * C + c.
-            "group": (np.arange(n_t)[:, None] * n_cat + det_cat).ravel(),
-            "ap": np.full((len(ranges), n_t, n_cat), np.nan),
-            "ar": np.full((len(ranges), n_t, n_cat, len(max_dets)), np.nan),
-            "num_gt": np.zeros((len(ranges), n_cat), dtype=np.int64)})
+        plans.append(_Grouping(
+            n_cat, det_cat, np.repeat(category, gt_counts),
+            None if n_cat == 1 else np.argsort(det_cat, kind="stable"),
+            (np.arange(n_t)[:, None] * n_cat + det_cat).ravel(),
+            np.full((n_r, n_t, n_cat), np.nan), np.full((n_r, n_t, n_cat, len(max_dets)), np.nan),
+            np.zeros((n_r, n_cat), dtype=np.int64)))
     within = [r.query_rank < cap for cap in max_dets]
     for a, rng in enumerate(ranges):
         gt_in = rng.contains(r.gt_area)
@@ -314,17 +325,15 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
         caps = (range(len(within)) if a == 0 else (len(within) - 1,)
                 if a < len(COCO_RANGES) and ranges[a] == COCO_RANGES[a] else ())
         found_at = {j: (tp & within[j]).ravel() for j in caps}
-        for plan in plans:
-            n_cat = plan["n"]
-            num_gt = plan["num_gt"][a] = _count_per_category(gt_in, plan["gt_cat"], n_cat)
-            plan["ap"][a] = _per_category_ap(tp, keep, plan["det_cat"], num_gt,
-                                             plan["by_category"])
+        for g in plans:
+            num_gt = g.num_gt[a] = _count_per_category(gt_in, g.gt_cat, g.n)
+            g.ap[a] = _per_category_ap(tp, keep, g.det_cat, num_gt, g.by_category)
             with np.errstate(divide="ignore", invalid="ignore"):
                 for j, found in found_at.items():
-                    n_found = _count_per_category(found, plan["group"], n_t * n_cat)
-                    plan["ar"][a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, n_cat)
-                                                      / num_gt, np.nan)
-    return [{"ap": p["ap"], "ar": p["ar"], "num_gt": p["num_gt"]} for p in plans]
+                    n_found = _count_per_category(found, g.group, n_t * g.n)
+                    g.ar[a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, g.n) / num_gt,
+                                                np.nan)
+    return [{"ap": g.ap, "ar": g.ar, "num_gt": g.num_gt} for g in plans]
 
 
 def _mean(values: FloatArray) -> float | None:
