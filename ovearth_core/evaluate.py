@@ -74,8 +74,7 @@ def _det_entries(samples: Sequence[Sample], modality: str, iou_threshold: float,
         ious = geometry.iou_matrices(gts[lo:hi], preds[lo:hi], oriented, min_iou=min_iou)
         block = metrics.det_entries(ious, negatives[lo:hi], iou_threshold)
         if facts is not None:
-            kept += [BoxFacts.of(iou, iou_threshold, e["matches"])
-                     for iou, e in zip(ious, block, strict=True)]
+            kept += BoxFacts.of_many(ious, iou_threshold, [e["matches"] for e in block])
         entries += block
         for i, iou in enumerate(ious, start=lo):
             if top.get(i, -1) >= 0:

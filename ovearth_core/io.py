@@ -61,8 +61,13 @@ class Query:
 
 @dataclass(frozen=True)
 class GroundTruth:
+    """The validated annotations and queries; ``modalities``: the geometry parsed (and
+    validated): an annotation's mask is ``None`` and its oriented boxes are empty when
+    ``segmentation`` / ``oriented_bbox`` is not among them."""
+
     annotations: dict[str, Annotation]
     tasks: dict[str, list[Query]]
+    modalities: tuple[str, ...] = MODALITIES
 
 
 @dataclass
@@ -211,17 +216,22 @@ def _id(value: object) -> str | None:
     return None
 
 
-def parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
+def parse_ground_truth(doc: dict[str, Any], name: str,
+                       modalities: tuple[str, ...] = MODALITIES) -> GroundTruth:
     """Validate a ground-truth document (all tasks) into typed annotations and queries.
 
     Annotations are walked once; their boxes and oriented boxes are then parsed
-    in one batch each, and problems are reported in document order.
+    in one batch each, and problems are reported in document order. Only the geometry of
+    ``modalities`` is parsed and validated: without ``segmentation`` the masks are neither
+    decoded nor checked (a boxes-only run scores none), without ``oriented_bbox`` neither
+    are ``oriented_bbox`` / ``ignore_oriented_bbox``; ``bbox`` is always read.
     """
     with gc_paused():
-        return _parse_ground_truth(doc, name)
+        return _parse_ground_truth(doc, name, modalities)
 
 
-def _parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
+def _parse_ground_truth(doc: dict[str, Any], name: str,
+                        modalities: tuple[str, ...]) -> GroundTruth:
     _refuse_foreign(doc, b"", name)
     found = OrderedProblems(name)
     raw_anns = doc.get("annotations")
@@ -229,7 +239,7 @@ def _parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
         found.add((0,), "annotations", "a list of annotation objects",
                   raw_anns if raw_anns is not None else "<missing>")
         raw_anns = []
-    annotations, broken = _parse_annotations(raw_anns, found)
+    annotations, broken = _parse_annotations(raw_anns, found, modalities)
     bad = found.settle()
     raw_tasks = doc.get("tasks")
     tasks: dict[str, list[Query]] = {}
@@ -247,26 +257,30 @@ def _parse_ground_truth(doc: dict[str, Any], name: str) -> GroundTruth:
                                                seen, bad, broken)
                                   for i, row in enumerate(rows)) if q is not None]
     bad.raise_if_any()
-    return GroundTruth(annotations, tasks)
+    return GroundTruth(annotations, tasks, tuple(m for m in MODALITIES if m in modalities))
 
 
-def _parse_annotations(raw_anns: list[object], found: OrderedProblems
-                       ) -> tuple[dict[str, Annotation], set[str]]:
-    """Valid annotations by id, and the ids of those reported invalid."""
-    stats = masks.compressed_stats(_string_counts(raw_anns))
+def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
+                       modalities: tuple[str, ...]) -> tuple[dict[str, Annotation], set[str]]:
+    """Valid annotations by id, and the ids of those reported invalid (the geometry of
+    ``modalities`` only, see :func:`parse_ground_truth`)."""
+    with_masks = "segmentation" in modalities
+    stats = masks.compressed_stats(_string_counts(raw_anns)) if with_masks else {}
     pending: list[tuple[int, Annotation, str]] = []
-    columns = {name: ListColumn(name) for name in GT_BOX_FIELDS}
+    columns = {name: ListColumn(name) for name in GT_BOX_FIELDS
+               if "oriented_bbox" in modalities or name not in _OBB_FIELDS}
     for i, ann in enumerate(raw_anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
             found.add((1, i), where, "an annotation object", ann)
             continue
-        fields = _parse_annotation(ann, where, found, (1, i), stats)
+        fields = _parse_annotation(ann, where, found, (1, i), stats, with_masks)
         if fields is None:  # no id: nothing else is checked
             pending.append((i, _INVALID, ""))
             continue
         pending.append((i, fields, _id(ann.get("id")) or ""))
-        for stage, column in enumerate(columns.values(), start=1):
+        for column in columns.values():
+            stage = _GT_STAGE[column.field]
             value = ann.get(column.field)
             if value is None:
                 value = []
@@ -275,8 +289,11 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
             else:
                 found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
                 pending[-1] = (i, _INVALID, pending[-1][2])
-    parsed = {name: _gt_arrays(column, _GT_PARSERS[name], stage, len(pending), found)
-              for stage, (name, column) in enumerate(columns.items(), start=1)}
+    parsed = {name: _gt_arrays(column, _GT_PARSERS[name], _GT_STAGE[name], len(pending), found)
+              for name, column in columns.items()}
+    skipped = [EMPTY_POLYS] * len(pending)
+    for name in _OBB_FIELDS:
+        parsed.setdefault(name, skipped)
     annotations: dict[str, Annotation] = {}
     broken: set[str] = set()
     for k, (i, fields, ann_id) in enumerate(pending):
@@ -289,6 +306,9 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
         else:
             boxes, obbs, ignore_boxes, ignore_obbs = arrays
             counts = {len(a) for a in (boxes, obbs) if len(a)}
+            if "oriented_bbox" not in columns:  # not parsed: their number is enough here
+                raw = raw_anns[i].get("oriented_bbox")  # type: ignore[union-attr]
+                counts |= {len(raw)} if isinstance(raw, list) and raw else set()
             if fields.difficult.size and counts != {fields.difficult.size}:
                 found.add((1, i, len(GT_BOX_FIELDS) + 2), f"annotations[{i}].difficult",
                           "one flag per target box (as many as bbox / oriented_bbox: "
@@ -303,6 +323,8 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems
 
 # Box lists of a ground-truth annotation, in checking order; the ignore_* lists are optional.
 GT_BOX_FIELDS = ("bbox", "oriented_bbox", "ignore_bbox", "ignore_oriented_bbox")
+_OBB_FIELDS = ("oriented_bbox", "ignore_oriented_bbox")
+_GT_STAGE = {name: stage for stage, name in enumerate(GT_BOX_FIELDS, start=1)}
 _GT_PARSERS = {"bbox": boxparse.parse_gt_boxes, "oriented_bbox": boxparse.parse_polygons,
                "ignore_bbox": boxparse.parse_gt_boxes,
                "ignore_oriented_bbox": boxparse.parse_polygons}
@@ -344,9 +366,10 @@ def _string_counts(rows: object) -> list[str]:
 
 
 def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
-                      key: tuple[int, ...], stats: dict[str, tuple[int, int]]
-                      ) -> Annotation | None:
-    """The scalar fields of one annotation (no boxes yet), problems reported.
+                      key: tuple[int, ...], stats: dict[str, tuple[int, int]],
+                      with_mask: bool = True) -> Annotation | None:
+    """The scalar fields of one annotation (no boxes yet; its mask when ``with_mask``),
+    problems reported.
 
     ``None`` without an id (nothing else is checked then); ``_INVALID`` when
     another field is wrong (its box lists are still checked and reported).
@@ -372,7 +395,8 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
         ok = False
     mask = None
     try:
-        mask, size = masks.parse_rle(ann.get("segmentation"), stats)
+        mask, size = (masks.parse_rle(ann.get("segmentation"), stats) if with_mask
+                      else (None, (0, 0)))
         if width and height and size != (0, 0) and size != (height, width):
             found.add(key, f"{where}.segmentation.size", f"[height, width] = [{height}, {width}]",
                       list(size))
@@ -653,7 +677,11 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                                          "vocabulary, referring or reasoning", repr(task))])
     _check_options(score_threshold, bbox_format)
     chosen = parse_modalities(modalities)
-    gt = ground_truth or parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
+    gt = ground_truth or parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path),
+                                            chosen or MODALITIES)
+    if not set(chosen or MODALITIES) <= set(gt.modalities):
+        raise ValueError(f"the ground truth was parsed for {', '.join(gt.modalities)} only: "
+                         f"parse it for {', '.join(chosen or MODALITIES)}")
     doc = predictions_doc if predictions_doc is not None else read_json(pred_path, "prediction")
     queries = gt.tasks[task_key]
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,

@@ -45,13 +45,15 @@ from ..labels import AP_METRICS
 from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
 from .coco import (
+    AI_TOD_RANGES,
     COCO_RANGES,
     IN_IGNORE_REGION,
     MAX_DETS,
     UNCAPPED,
     Matcher,
-    coco_eval,
+    coco_evals,
     coco_summary,
+    stat_block,
 )
 from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
 from .sweep import BOX_MODALITIES
@@ -256,18 +258,16 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     """COCO-style AP of already ranked detections, capped at ``max_detections`` per query
     (COCOeval's ``maxDets = [1, 10, max_detections]``; ``None``: no cap, ``ar@all``).
 
-    ``ap@[0.5:0.95]`` and ``ap_by_iou``: every query in one class (class-agnostic, the
-    hard negatives' boxes included when ranked); the rest
-    (:func:`~ovearth_core.analysis.coco.coco_summary`): each positive query in its
-    category, as COCO defines mAP; a negative query's boxes (hard-negative view) count as
-    false positives of the category its phrase names, as COCOeval counts detections of a
-    category on an image without it.
+    Two blocks of the same keys (:func:`~ovearth_core.analysis.coco.stat_block`,
+    COCOeval's ``stats[0:12]``): ``ap*`` / ``ar*`` and ``ap_by_iou`` pooled, every query in
+    one class (COCOeval's ``useCats=0``; the hard negatives' boxes included when ranked);
+    ``map*`` / ``mar*`` and ``per_category``
+    (:func:`~ovearth_core.analysis.coco.coco_summary`) the means over categories, each
+    positive query in its category (``useCats=1``, COCO's mAP); there a negative query's
+    boxes (hard-negative view) count as false positives of the category its phrase names,
+    as COCOeval counts detections of a category on an image without it.
     """
     max_dets = (*MAX_DETS[:2], UNCAPPED if max_detections is None else max_detections)
-    matcher = Matcher(ranked)
-    pooled = coco_eval(ranked, np.zeros(len(ranked.ious), dtype=np.int64), 1,
-                       COCO_RANGES[:1], matcher, max_dets)["ap"][0, :, 0]
-    by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
     names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
                        if not neg))
     index = {name: k for k, name in enumerate(names)}
@@ -276,8 +276,14 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     counted = _counted_as(ranked.categories, ranked.negative, ranked.counted_as)
     category = np.array([index.get(c, len(names)) if c is not None else len(names)
                          for c in counted], dtype=np.int64)
-    summary = coco_summary(ranked, category, names + ["(negative queries)"], matcher, max_dets)
-    return {"ap@[0.5:0.95]": float(pooled.mean()), "ap_by_iou": by_iou,
+    names = names + ["(negative queries)"]
+    ev, by_category = coco_evals(
+        ranked, ((np.zeros(len(ranked.ious), dtype=np.int64), 1), (category, len(names))),
+        COCO_RANGES + AI_TOD_RANGES, Matcher(ranked), max_dets)
+    pooled = ev["ap"][0, :, 0]
+    by_iou = {f"{t:.2f}": float(v) for t, v in zip(IOU_THRESHOLDS, pooled, strict=True)}
+    summary = coco_summary(ranked, category, names, max_dets=max_dets, ev=by_category)
+    return {**stat_block(ev, max_dets), "ap_by_iou": by_iou,
             "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size),
             "max_detections": max_detections, **summary}
 

@@ -228,31 +228,38 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     """
     n_t, n_det = tp.shape
     n_cat = num_gt.size
-    if by_category is None:
-        by_category = np.argsort(category, kind="stable")
-    flat = np.flatnonzero(keep[:, by_category])
-    # Threshold k's category c is the group k * C + c: the groups come out sorted.
-    cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
-    hits = tp[:, by_category].ravel()[flat]
+    if n_cat == 1:  # one category: the rank order is the category's
+        flat = np.flatnonzero(keep)
+        cat = flat // max(n_det, 1)
+        hits = tp.ravel()[flat]
+    else:
+        if by_category is None:
+            by_category = np.argsort(category, kind="stable")
+        flat = np.flatnonzero(keep[:, by_category])
+        # Threshold k's category c is the group k * C + c: the groups come out sorted.
+        cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
+        hits = tp[:, by_category].ravel()[flat]
     groups = n_t * n_cat
     counts = np.bincount(cat, minlength=groups)
     start = np.cumsum(counts) - counts
     totals = np.tile(num_gt, n_t)
-    # Only the groups with GT have an AP (most size ranges hold few categories).
-    defined = np.flatnonzero(totals > 0)
-    row = np.full(groups, -1, dtype=np.int64)
-    row[defined] = np.arange(defined.size)
+    # Only the groups with GT have an AP (most size ranges hold few categories); only those
+    # with a true positive need the 101 levels (the others score 0).
+    defined = totals > 0
     csum = np.cumsum(hits)
-    at = np.flatnonzero(hits & (row[cat] >= 0))
-    cat_at = cat[at]
+    at = np.flatnonzero(hits & defined[cat])
+    cat_at = cat[at]  # sorted: the groups come out in order
     ctp = csum[at] - np.concatenate([[0], csum])[start[cat_at]]
     precision = ctp / (at - start[cat_at] + 1)
     levels = np.searchsorted(RECALL_101, ctp / totals[cat_at], side="right")
-    best = np.zeros((defined.size, RECALL_101.size + 1))
-    np.maximum.at(best, (row[cat_at], levels), precision)
-    sampled = np.maximum.accumulate(best[:, :0:-1], axis=1)[:, ::-1]
-    out = np.full(groups, np.nan)
-    out[defined] = sampled.mean(axis=1)
+    new_group = np.concatenate([[True], cat_at[1:] != cat_at[:-1]]) if at.size else at
+    column = np.cumsum(new_group) - 1
+    # Levels down the rows: the running maximum then runs over whole rows at a time.
+    best = np.zeros((RECALL_101.size + 1, int(column[-1]) + 1 if at.size else 0))
+    np.maximum.at(best, (levels, column), precision)
+    sampled = np.maximum.accumulate(best[:0:-1], axis=0)
+    out = np.where(defined, 0.0, np.nan)
+    out[cat_at[new_group]] = sampled.mean(axis=0)
     return out.reshape(n_t, n_cat)
 
 
@@ -263,41 +270,70 @@ def _count_per_category(mask: npt.NDArray[np.bool_], category: IntArray, n: int)
 def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
               ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
               max_dets: tuple[int, ...] = MAX_DETS) -> dict[str, Any]:
-    """AP ``(R, T, C)`` and AR ``(T, C, len(max_dets))`` at range ``"all"`` of the ranked
-    detections (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``),
-    ``category[q]`` being query ``q``'s category (``nan`` where a category has no GT in a
-    range), with the GT counts ``(R, C)``.
-
-    ``ranges[0]`` must be the range of AR (COCO's ``all``).
+    """AP ``(R, T, C)`` and AR ``(R, T, C, len(max_dets))`` of the ranked detections
+    (already capped at ``max_dets[-1]`` per query, COCOeval's ``maxDets``), ``category[q]``
+    being query ``q``'s category (``nan`` where a category has no GT in a range), with the
+    GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``. AR is
+    computed where a key reports it (``nan`` elsewhere): at every cap for ``ranges[0]``,
+    at the last cap for the ranges of :data:`COCO_RANGES` in their places.
     """
+    return coco_evals(ranked, ((category, n_categories),), ranges, matcher, max_dets)[0]
+
+
+@dataclass
+class _Grouping:
+    """One grouping of the queries into categories and what :func:`coco_evals` fills in."""
+
+    n: int  # categories
+    det_cat: IntArray  # (D,) each ranked detection's category
+    gt_cat: IntArray  # (G,) each GT box's category
+    by_category: IntArray | None  # the detections sorted by category (None: one category)
+    group: IntArray  # (T * D,) threshold k's category c is the group k * C + c
+    ap: FloatArray  # (R, T, C)
+    ar: FloatArray  # (R, T, C, len(max_dets))
+    num_gt: IntArray  # (R, C)
+
+
+def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
+               ranges: tuple[AreaRange, ...] = COCO_RANGES, matcher: Matcher | None = None,
+               max_dets: tuple[int, ...] = MAX_DETS) -> list[dict[str, Any]]:
+    """:func:`coco_eval` of each ``(category, n_categories)`` grouping of the queries, the
+    matching of each range done once for all (it does not depend on the categories)."""
     r = ranked
     matcher = matcher or Matcher(r)
-    det_cat = category[r.query]
-    by_category = np.argsort(det_cat, kind="stable")
-    gt_cat = np.repeat(category, np.diff(np.append(r.gt_start, r.gt_area.size)))
-    n_t = len(IOU_THRESHOLDS)
-    ap = np.full((len(ranges), n_t, n_categories), np.nan)
-    ar = np.full((n_t, n_categories, len(max_dets)), np.nan)
-    num_gt = np.zeros((len(ranges), n_categories), dtype=np.int64)
-    # Threshold k's category c is the group k * C + c.
-    group = (np.arange(n_t)[:, None] * n_categories + det_cat).ravel()
+    n_t, n_r = len(IOU_THRESHOLDS), len(ranges)
+    gt_counts = np.diff(np.append(r.gt_start, r.gt_area.size))
+    plans = []
+    for category, n_cat in groupings:
+        det_cat = category[r.query]
+        plans.append(_Grouping(
+            n_cat, det_cat, np.repeat(category, gt_counts),
+            None if n_cat == 1 else np.argsort(det_cat, kind="stable"),
+            (np.arange(n_t)[:, None] * n_cat + det_cat).ravel(),
+            np.full((n_r, n_t, n_cat), np.nan), np.full((n_r, n_t, n_cat, len(max_dets)), np.nan),
+            np.zeros((n_r, n_cat), dtype=np.int64)))
+    within = [r.query_rank < cap for cap in max_dets]
     for a, rng in enumerate(ranges):
         gt_in = rng.contains(r.gt_area)
         det_in = rng.contains(r.det_area)
-        num_gt[a] = _count_per_category(gt_in, gt_cat, n_categories)
         m = matcher.match_all(IOU_THRESHOLDS, None if gt_in.all() else ~gt_in)
         hit = m >= 0
         tp = np.zeros(m.shape, dtype=bool)
         tp[hit] = gt_in[m[hit]]
         keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
-        ap[a] = _per_category_ap(tp, keep, det_cat, num_gt[a], by_category)
-        if a == 0:
+        # AR where a key reports it: every cap at "all", the last cap at COCO's sizes.
+        caps = (range(len(within)) if a == 0 else (len(within) - 1,)
+                if a < len(COCO_RANGES) and ranges[a] == COCO_RANGES[a] else ())
+        found_at = {j: (tp & within[j]).ravel() for j in caps}
+        for g in plans:
+            num_gt = g.num_gt[a] = _count_per_category(gt_in, g.gt_cat, g.n)
+            g.ap[a] = _per_category_ap(tp, keep, g.det_cat, num_gt, g.by_category)
             with np.errstate(divide="ignore", invalid="ignore"):
-                for j, cap in enumerate(max_dets):
-                    found = _count_per_category((tp & (r.query_rank < cap)).ravel(), group,
-                                                n_t * n_categories).reshape(n_t, n_categories)
-                    ar[:, :, j] = np.where(num_gt[0] > 0, found / num_gt[0], np.nan)
-    return {"ap": ap, "ar": ar, "num_gt": num_gt}
+                for j, found in found_at.items():
+                    n_found = _count_per_category(found, g.group, n_t * g.n)
+                    g.ar[a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, g.n) / num_gt,
+                                                np.nan)
+    return [{"ap": g.ap, "ar": g.ar, "num_gt": g.num_gt} for g in plans]
 
 
 def _mean(values: FloatArray) -> float | None:
@@ -310,36 +346,54 @@ def _defined(value: float) -> float | None:
     return None if value != value else value  # nan: undefined
 
 
-def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
-                 matcher: Matcher | None = None, max_dets: tuple[int, ...] = MAX_DETS,
-                 ) -> dict[str, Any]:
-    """COCO's mAP as COCO defines it, per category, by size and recall at ``max_dets``
-    boxes (COCOeval's ``maxDets``, default 1/10/100).
+def ar_key(cap: int, prefix: str = "") -> str:
+    """``"ar@100"`` (``"mar@100"`` with ``prefix="m"``), ``"ar@all"`` without a cap."""
+    return f"{prefix}ar@all" if cap == UNCAPPED else f"{prefix}ar@{cap}"
 
-    ``map@...``: means over the categories with GT of each category's AP; ``per_category``:
-    category name -> AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count; ``ap_small`` ...:
-    COCO's size ranges; ``ar@k``; ``ap_by_size``: AP@[0.5:0.95] in the AI-TOD bins.
-    """
-    ranges = COCO_RANGES + AI_TOD_RANGES
-    ev = coco_eval(ranked, category, len(names), ranges, matcher, max_dets)
+
+def stat_block(ev: dict[str, Any], max_dets: tuple[int, ...], prefix: str = ""
+               ) -> dict[str, Any]:
+    """COCOeval's ``stats[0:12]`` of one :func:`coco_eval` (ranges :data:`COCO_RANGES`
+    then :data:`AI_TOD_RANGES`) as named keys, each the mean over the categories with GT
+    (one category: COCOeval's ``useCats=0``, the pooled value): ``{prefix}ap@[0.5:0.95]``,
+    ``@0.5``, ``@0.75``, ``{prefix}ap_small`` / ``_medium`` / ``_large``,
+    ``{prefix}ar@k`` per cap, ``{prefix}ar_small`` / ``_medium`` / ``_large`` (at the last
+    cap), ``{prefix}ap_by_size`` (AP@[0.5:0.95] in the AI-TOD bins)."""
     ap, ar = ev["ap"], ev["ar"]
     i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
-    per_cat = ap[0].mean(axis=0)
-    out: dict[str, Any] = {
-        "map@[0.5:0.95]": _mean(per_cat),
-        "map@0.5": _mean(ap[0, i50]),
-        "map@0.75": _mean(ap[0, i75]),
-        "num_categories": int(np.count_nonzero(ev["num_gt"][0])),
-    }
+    out: dict[str, Any] = {f"{prefix}ap@[0.5:0.95]": _mean(ap[0].mean(axis=0)),
+                           f"{prefix}ap@0.5": _mean(ap[0, i50]),
+                           f"{prefix}ap@0.75": _mean(ap[0, i75])}
     for a, rng in enumerate(COCO_RANGES[1:], start=1):
-        out[f"ap_{rng.name}"] = _mean(ap[a].mean(axis=0))
+        out[f"{prefix}ap_{rng.name}"] = _mean(ap[a].mean(axis=0))
     for j, cap in enumerate(max_dets):
-        out["ar@all" if cap == UNCAPPED else f"ar@{cap}"] = _mean(ar[:, :, j].mean(axis=0))
+        out[ar_key(cap, prefix)] = _mean(ar[0, :, :, j].mean(axis=0))
+    for a, rng in enumerate(COCO_RANGES[1:], start=1):
+        out[f"{prefix}ar_{rng.name}"] = _mean(ar[a, :, :, -1].mean(axis=0))
     base = len(COCO_RANGES)
-    out["ap_by_size"] = {rng.name: _mean(ap[base + a].mean(axis=0))
-                         for a, rng in enumerate(AI_TOD_RANGES)}
+    out[f"{prefix}ap_by_size"] = {rng.name: _mean(ap[base + a].mean(axis=0))
+                                  for a, rng in enumerate(AI_TOD_RANGES)}
+    return out
+
+
+def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
+                 matcher: Matcher | None = None, max_dets: tuple[int, ...] = MAX_DETS,
+                 ev: dict[str, Any] | None = None) -> dict[str, Any]:
+    """COCO's mAP as COCO defines it (COCOeval, ``useCats=1``): :func:`stat_block` with
+    the prefix ``m`` (``map@[0.5:0.95]``, ``map_small``, ``mar@100``, ``map_by_size`` ...),
+    each a mean over the categories with GT; ``per_category``: category name ->
+    AP@[0.5:0.95], AP@0.5, AP@0.75 and its GT count. ``ev``: the :func:`coco_eval` of
+    this grouping over :data:`COCO_RANGES` + :data:`AI_TOD_RANGES`, when the caller has it.
+    """
+    if ev is None:
+        ev = coco_eval(ranked, category, len(names), COCO_RANGES + AI_TOD_RANGES, matcher,
+                       max_dets)
+    ap = ev["ap"]
+    i50, i75 = IOU_THRESHOLDS.index(0.5), IOU_THRESHOLDS.index(0.75)
+    out = stat_block(ev, max_dets, "m")
+    out["num_categories"] = int(np.count_nonzero(ev["num_gt"][0]))
     # Plain floats: one numpy call per category and key costs more than the rest here.
-    cat_ap, cat50, cat75 = per_cat.tolist(), ap[0, i50].tolist(), ap[0, i75].tolist()
+    cat_ap, cat50, cat75 = ap[0].mean(axis=0).tolist(), ap[0, i50].tolist(), ap[0, i75].tolist()
     cat_gt = ev["num_gt"][0].tolist()
     out["per_category"] = {
         name: {"ap@[0.5:0.95]": _defined(cat_ap[c]), "ap@0.5": _defined(cat50[c]),

@@ -25,6 +25,7 @@ to the bit.
 from __future__ import annotations
 
 import functools
+import importlib
 import multiprocessing
 import multiprocessing.context
 import os
@@ -331,6 +332,10 @@ def _cached(store: ResultCache, gt_sha: str, pred_sha: str, options: Options,
 # evaluator imports pycocotools and shapely on first use: named here).
 _PRELOAD = ["ovearth_core.analysis.leaderboard", "ovearth_core.evaluate", "ovearth_core.io",
             "pycocotools.mask", "shapely"]
+# Imported before forking workers: the preload, and the matching's assignment solver, which
+# a batch large enough for a pool needs (imported in each worker, it cost every one 0.4-0.6 s
+# of CPU; a forkserver imports no scipy up front, issue 17).
+_BEFORE_FORK = [*_PRELOAD, "scipy.optimize"]
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -462,7 +467,9 @@ def _run_pool(pending: list[Job], n_workers: int, gt_path: str, gt_sha: str,
     comes (marked ``in_worker``); the jobs a dead worker left run in this process."""
     context = _pool_context()
     if context.get_start_method() == "fork":
-        # Parsed once here; every forked worker inherits it.
+        # Parsed and imported once here; every forked worker inherits them.
+        for name in _BEFORE_FORK:
+            importlib.import_module(name)
         try:
             _worker_gt(gt_path, gt_sha)
         except OVEarthInputError:

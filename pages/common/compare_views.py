@@ -52,6 +52,13 @@ def explorer_link(query_id: str) -> str:
     return state.view_url(q=query_id, filters=False)
 
 
+def explorer_links(query_ids: Sequence[str]) -> list[str]:
+    """:func:`explorer_link` of each query, the session's parameters read once (a table of
+    132 links read them 132 times: 0.1-0.2 s of a new session's Compare page)."""
+    base = state.link_params(filters=False)
+    return [state.url_of({**base, "q": q}) for q in query_ids]
+
+
 def metrics_frame(cmp: Comparison) -> pd.DataFrame:
     return pd.DataFrame([{
         "modality": MODALITY_LABELS[m.modality],
@@ -103,9 +110,9 @@ def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
     ag = next((ag for ag in cmp.agreements if ag.name == "presence"), None)
     if ag is None:
         return []
-    rows = [{"query": q, "right": names[0], "explorer": explorer_link(q)} for q in ag.only_a_ids]
-    rows += [{"query": q, "right": names[1], "explorer": explorer_link(q)}
-             for q in ag.only_b_ids]
+    ids = [*ag.only_a_ids, *ag.only_b_ids]
+    rows = [{"query": q, "right": names[0 if k < len(ag.only_a_ids) else 1], "explorer": link}
+            for k, (q, link) in enumerate(zip(ids, explorer_links(ids), strict=True))]
     st.caption(f"{len(ag.only_a_ids)} queries right only in {views.md_text(names[0])}, "
                f"{len(ag.only_b_ids)} right only in {views.md_text(names[1])}")
     if rows:
@@ -115,33 +122,50 @@ def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
 
 
 def diffs_frame(diffs: list[Any]) -> pd.DataFrame:
+    links = explorer_links([d.sample_id for d in diffs])
     return pd.DataFrame([{"query": d.sample_id, "text": d.phrase, "category": d.category,
-                          "A": d.a, "B": d.b, "Δ": d.diff,
-                          "explorer": explorer_link(d.sample_id)} for d in diffs])
+                          "A": d.a, "B": d.b, "Δ": d.diff, "explorer": link}
+                         for d, link in zip(diffs, links, strict=True)])
 
 
 def overlays(run: Run, b_key: data.FileKey, options_b: data.Options, names: list[str],
              query_id: str) -> None:
     """A's and B's overlays of one query, side by side (same crop), with PNG downloads."""
-    o = run.options
+    first = data.evaluate(run.gt, run.pred, run.options).run.sample(query_id)
+    pngs, notice = overlay_pngs(run.gt, ((run.pred, run.options), (b_key, options_b)),
+                                str(run.images_dir), query_id,
+                                data.image_stamp(run.images_dir, first.image_path))
+    if notice:
+        st.caption(notice)
+    st.markdown(f"[Open {state.code(query_id)} in the explorer ↗]({explorer_link(query_id)})")
+    for col, name, png in zip(st.columns(2), names, pngs, strict=True):
+        col.image(png, caption=f"{name} · {query_id}")
+        col.download_button(f"Download {name} overlay (PNG)", png,
+                            file_name=f"{query_id}_{name}.png", mime="image/png",
+                            key=f"dl_{name}")
+
+
+# Drawn and encoded once per query and pair of runs, whichever session asks (a new
+# session's Compare page drew both and encoded each twice: 0.28 s of its 0.49 s script).
+@st.cache_resource(show_spinner=False, max_entries=16)
+def overlay_pngs(gt: data.FileKey, runs: tuple[tuple[data.FileKey, data.Options], ...],
+                 images_dir: str, query_id: str, stamp: data.Stamp
+                 ) -> tuple[list[bytes], str | None]:
+    """The PNG overlay of one query under each ``(prediction, options)`` of ``runs``, all
+    on the same crop, and the display image's notice (``None`` without one)."""
     pair = []
-    for pred, opts in ((run.pred, o), (b_key, options_b)):
-        evaluated = data.evaluate(run.gt, pred, opts).run
+    for pred, opts in runs:
+        evaluated = data.evaluate(gt, pred, opts).run
         pair.append((evaluated.sample(query_id), evaluated.row(query_id)))
     first = pair[0][0]
-    image_args = (str(run.images_dir), first.image_path, first.width, first.height,
-                  data.image_stamp(run.images_dir, first.image_path))
+    image_args = (images_dir, first.image_path, first.width, first.height, stamp)
     display = data.display_image(*image_args)
     region = report_draw.shared_region([sample for sample, _ in pair])
     pixels = data.detail_image(*image_args, region) or display
-    if display.notice:
-        st.caption(display.notice)
-    st.markdown(f"[Open {state.code(query_id)} in the explorer ↗]({explorer_link(query_id)})")
-    for col, name, (sample, row) in zip(st.columns(2), names, pair, strict=True):
-        image = report_draw.overlay_thumbnail(pixels, sample, row, max_side=480, region=region)
-        col.image(image, caption=f"{name} · {query_id}")
+    pngs = []
+    for sample, row in pair:
         buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        col.download_button(f"Download {name} overlay (PNG)", buf.getvalue(),
-                            file_name=f"{query_id}_{name}.png", mime="image/png",
-                            key=f"dl_{name}")
+        report_draw.overlay_thumbnail(pixels, sample, row, max_side=480,
+                                      region=region).save(buf, format="PNG")
+        pngs.append(buf.getvalue())
+    return pngs, display.notice or None

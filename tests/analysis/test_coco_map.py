@@ -43,8 +43,12 @@ class _PolygonEval(COCOeval):
     annotations' ``poly``; everything else is COCOeval's own."""
 
     def computeIoU(self, imgId: int, catId: int) -> Any:  # noqa: N802 (COCOeval's name)
-        gt = self._gts[imgId, catId]
-        dt = self._dts[imgId, catId]
+        p = self.params
+        if p.useCats:
+            gt, dt = self._gts[imgId, catId], self._dts[imgId, catId]
+        else:  # COCOeval's own useCats=0 branch: every category's boxes of the image
+            gt = [g for c in p.catIds for g in self._gts[imgId, c]]
+            dt = [d for c in p.catIds for d in self._dts[imgId, c]]
         if not gt or not dt:
             return []
         order = np.argsort([-d["score"] for d in dt], kind="mergesort")
@@ -53,8 +57,10 @@ class _PolygonEval(COCOeval):
 
 
 def cocoeval(samples: list[Sample], oriented: bool = False, area_ranges: Any = None,
-             use_negatives: bool = False, one_class: bool = False) -> COCOeval:
-    """COCOeval (evaluated and accumulated) on the queries; ``area_ranges``: (name, lo, hi)."""
+             use_negatives: bool = False, one_class: bool = False,
+             use_cats: bool = True) -> COCOeval:
+    """COCOeval (evaluated and accumulated) on the queries; ``area_ranges``: (name, lo, hi);
+    ``use_cats=False``: COCOeval's own ``params.useCats = 0`` (every category as one)."""
     cats = sorted({s.category for s in samples})
     images, anns, dets = [], [], []
     for i, s in enumerate(samples, start=1):
@@ -92,6 +98,7 @@ def cocoeval(samples: list[Sample], oriented: bool = False, area_ranges: Any = N
                 d["area"] = abs(refs.signed_area(d["poly"]))
         ev = (_PolygonEval if oriented else COCOeval)(gt, dt, "bbox")
         ev.params.iouThrs = np.array(IOU_THRESHOLDS)
+        ev.params.useCats = int(use_cats)
         if area_ranges is not None:
             ev.params.areaRng = [[lo, hi] for _, lo, hi in area_ranges]
             ev.params.areaRngLbl = [name for name, _, _ in area_ranges]
@@ -144,18 +151,34 @@ def random_queries(seed: int, n: int = 30, n_cat: int = 4, oriented: bool = Fals
     return out
 
 
-STAT_KEYS = ("map@[0.5:0.95]", "map@0.5", "map@0.75", "ap_small", "ap_medium", "ap_large",
-             "ar@1", "ar@10", "ar@100")
+# COCOeval's stats[0:12]: AP, AP50, AP75, AP small/medium/large, AR@1/10/100, AR by size;
+# each key once per basis, pooled (useCats=0) and per-category mean (useCats=1).
+STAT_NAMES = ("@[0.5:0.95]", "@0.5", "@0.75", "_small", "_medium", "_large",
+              "@1", "@10", "@100", "_small", "_medium", "_large")
+POOLED_KEYS = tuple(("ap" if k < 6 else "ar") + n for k, n in enumerate(STAT_NAMES))
+MEAN_KEYS = tuple("m" + k for k in POOLED_KEYS)
+STAT_KEYS = MEAN_KEYS  # the per-category block (negative queries' boxes in no category here)
+
+
+def _stats(ev: COCOeval) -> list[float | None]:
+    return [None if v == -1 else float(v) for v in ev.stats[:12]]
 
 
 def _check_against_cocoeval(samples: list[Sample], oriented: bool, hard: bool) -> None:
     modality = "oriented_bbox" if oriented else "bbox"
     ours = coco_average_precision(samples, modality, include_negatives=hard)
     ev = cocoeval(samples, oriented)
-    # ev.stats: AP, AP50, AP75, AP small/medium/large, AR@1, AR@10, AR@100, AR by size.
-    for key, want in zip(STAT_KEYS, ev.stats[:9], strict=True):
-        want = None if want == -1 else float(want)
+    # Per-category means: COCOeval as COCO runs it (useCats=1).
+    for key, want in zip(MEAN_KEYS, _stats(ev), strict=True):
         assert ours[key] == (None if want is None else pytest.approx(want, abs=1e-9)), key
+    # Pooled: the same images and categories, COCOeval with useCats=0 (the hard negatives'
+    # boxes included when asked).
+    pooled = cocoeval(samples, oriented, use_negatives=hard, use_cats=False)
+    for key, want in zip(POOLED_KEYS, _stats(pooled), strict=True):
+        assert ours[key] == (None if want is None else pytest.approx(want, abs=1e-9)), key
+    for k, t in enumerate(IOU_THRESHOLDS):
+        want = _mean_valid(pooled.eval["precision"][k, :, :, 0, -1])
+        assert ours["ap_by_iou"][f"{t:.2f}"] == pytest.approx(want, abs=1e-9), t
     cats = sorted({s.category for s in samples})
     prec = ev.eval["precision"][:, :, :, 0, -1]  # (T, R, K) at area "all", 100 boxes
     for k, name in enumerate(cats):
@@ -173,13 +196,12 @@ def _check_against_cocoeval(samples: list[Sample], oriented: bool, hard: bool) -
     ranges = [("all", 0, 1e10)] + [(n, lo * lo, np.nextafter(hi * hi, 0)) for n, lo, hi in
                                    AI_TOD]
     tod = cocoeval(samples, oriented, ranges)
+    tod_pooled = cocoeval(samples, oriented, ranges, use_negatives=hard, use_cats=False)
     for a, (name, _, _) in enumerate(AI_TOD, start=1):
-        want = _mean_valid(tod.eval["precision"][:, :, :, a, -1])
-        got = ours["ap_by_size"][name]
-        assert got == (None if want is None else pytest.approx(want, abs=1e-9)), name
-    # The pooled, class-agnostic AP: every query in one class.
-    pooled = cocoeval(samples, oriented, use_negatives=hard, one_class=True)
-    assert ours["ap@[0.5:0.95]"] == pytest.approx(float(pooled.stats[0]), abs=1e-9)
+        for key, run in (("map_by_size", tod), ("ap_by_size", tod_pooled)):
+            want = _mean_valid(run.eval["precision"][:, :, :, a, -1])
+            got = ours[key][name]
+            assert got == (None if want is None else pytest.approx(want, abs=1e-9)), (key, name)
 
 
 @pytest.mark.parametrize("hard", [False, True])
@@ -279,6 +301,7 @@ def test_size_range_edges_and_in_range_preference_as_cocoeval() -> None:
     _check_against_cocoeval(samples, oriented=False, hard=False)
     ours = coco_average_precision(samples, "bbox")
     assert ours["ap_small"] is not None and ours["ap_by_size"]["tiny"] is not None
+    assert ours["map_small"] is not None and ours["map_by_size"]["tiny"] is not None
 
 
 def test_negative_queries_have_no_category_of_their_own() -> None:
@@ -288,7 +311,7 @@ def test_negative_queries_have_no_category_of_their_own() -> None:
     hard = coco_average_precision(samples, "bbox", include_negatives=True)
     assert hard["ap@[0.5:0.95]"] < plain["ap@[0.5:0.95]"]
     assert hard["num_detections"] > plain["num_detections"]
-    for key in STAT_KEYS + ("ap_by_size", "per_category", "num_categories"):
+    for key in STAT_KEYS + ("map_by_size", "per_category", "num_categories"):
         assert hard[key] == plain[key], key
 
 
@@ -299,7 +322,8 @@ def test_a_category_with_gt_but_no_detection_scores_zero() -> None:
     assert ours["per_category"]["missed"]["ap@[0.5:0.95]"] == 0.0
     assert ours["per_category"]["found"]["ap@[0.5:0.95]"] == 1.0
     assert ours["map@[0.5:0.95]"] == 0.5
-    assert ours["ap_by_size"]["small"] is None  # no GT box of side 16-32: left out, not 0
+    assert ours["map_by_size"]["small"] is None  # no GT box of side 16-32: left out, not 0
+    assert ours["ap_by_size"]["small"] is None
     ev = cocoeval(samples)
     assert ours["map@[0.5:0.95]"] == pytest.approx(float(ev.stats[0]))
 

@@ -141,10 +141,10 @@ def evaluate_image(q: Query, rng: tuple[float, float, bool], max_det: int) -> di
 
 def accumulate(queries: list[Query], n_cat: int, max_dets: list[int]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """COCOeval.accumulate: AP ``(A, T, K)`` (nan: no GT), AR ``(T, K, M)`` at range 0,
-    and the GT counts ``(A, K)``."""
+    """COCOeval.accumulate: AP ``(A, T, K)`` (nan: no GT), AR ``(A, T, K, M)``, and the
+    GT counts ``(A, K)``."""
     ap = np.full((len(RANGES), len(THRESHOLDS), n_cat), np.nan)
-    ar = np.full((len(THRESHOLDS), n_cat, len(max_dets)), np.nan)
+    ar = np.full((len(RANGES), len(THRESHOLDS), n_cat, len(max_dets)), np.nan)
     num_gt = np.zeros((len(RANGES), n_cat), dtype=np.int64)
     for a, rng in enumerate(RANGES):
         for k in range(n_cat):
@@ -166,8 +166,7 @@ def accumulate(queries: list[Query], n_cat: int, max_dets: list[int]
                     tp, fp = tps[t], fps[t]
                     rc = tp / npig
                     pr = (tp / (fp + tp + np.spacing(1))).tolist()
-                    if a == 0:
-                        ar[t, k, m] = rc[-1] if tp.size else 0.0
+                    ar[a, t, k, m] = rc[-1] if tp.size else 0.0
                     if m < len(max_dets) - 1:
                         continue
                     for i in range(len(pr) - 1, 0, -1):
@@ -233,8 +232,12 @@ def test_coco_eval_equals_cocoeval_loops(seed: int, n_queries: int, n_cat: int, 
     assert np.array_equal(got["num_gt"], num_gt)
     assert np.array_equal(np.isnan(got["ap"]), np.isnan(ap))
     assert np.allclose(got["ap"], ap, rtol=0, atol=1e-12, equal_nan=True)
-    assert np.array_equal(np.isnan(got["ar"]), np.isnan(ar))
-    assert np.allclose(got["ar"], ar, rtol=0, atol=1e-12, equal_nan=True)
+    # AR where a key reports it: every cap at "all", the last cap at COCO's sizes.
+    got_ar = np.concatenate([got["ar"][:1], got["ar"][1:len(COCO_RANGES), ..., -1:]], axis=None)
+    want_ar = np.concatenate([ar[:1], ar[1:len(COCO_RANGES), ..., -1:]], axis=None)
+    assert np.array_equal(np.isnan(got_ar), np.isnan(want_ar))
+    assert np.allclose(got_ar, want_ar, rtol=0, atol=1e-12, equal_nan=True)
+    assert np.isnan(got["ar"][len(COCO_RANGES):]).all()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -235,3 +235,25 @@ def test_compare_page_warns_about_the_detection_cap_as_the_overview_does() -> No
     notes = [w.value for w in at.warning if "detection cap" in w.value]
     assert notes and "cap of 100" in notes[0] and over[0] in notes[0]
     assert f"{len(over):,} queries have more GT boxes" in notes[0]
+
+
+def test_every_explorer_link_of_the_compare_tables_opens_its_own_query(ds: Dataset) -> None:
+    """The links of a table are built from the session's parameters read once (issue 38):
+    each still names its own row's query, with the session's dataset, A and task."""
+    from urllib.parse import parse_qs, urlparse
+
+    at = _compare_page(ds)
+    assert_ok(at)
+    checked = 0
+    for frame in at.dataframe:
+        table = frame.value
+        if "explorer" not in table.columns:
+            continue
+        for _, row in table.iterrows():
+            link = urlparse(row["explorer"])
+            params = {k: v[0] for k, v in parse_qs(link.query).items()}
+            assert link.path.endswith("Query_explorer")
+            assert params["q"] == row["query"]
+            assert (params["sub"], params["task"]) == ("model_a", "vocabulary")
+            checked += 1
+    assert checked >= 2

@@ -433,8 +433,8 @@ def test_hard_negative_map_through_the_analysis_command_equals_cocoeval(
     precision = ev.eval["precision"][:, :, :, 0, -1]
     assert coco["map@[0.5:0.95]"] == pytest.approx(float(precision[precision > -1].mean()),
                                                    abs=1e-9)
-    keys = ("map@0.5", "map@0.75", "ap_small", "ap_medium", "ap_large", "ar@1", "ar@10",
-            f"ar@{n}")
-    want = [None if v == -1 else float(v) for v in ev.stats[1:9]]
+    keys = ("map@0.5", "map@0.75", "map_small", "map_medium", "map_large", "mar@1", "mar@10",
+            f"mar@{n}", "mar_small", "mar_medium", "mar_large")
+    want = [None if v == -1 else float(v) for v in ev.stats[1:12]]
     got = [coco[k] for k in keys]
     assert got == pytest.approx(want, abs=1e-9)
