@@ -17,6 +17,8 @@ per-query difference or correlation for it, and the coverage warnings above each
 report_compare.html was rewritten for the AP intervals (issue 25): the diff was the option
 row ``ap_bootstrap_resamples``, "Δ B − A (no interval)" becoming "Δ B − A" with a row of
 intervals under it ("—" there: B does not submit boxes) and the AP note naming the resamples.
+It was rewritten for the corrected tests (issue 37): the diff was a "p (Holm)" column in each
+task's McNemar table (its header and one cell per row, nothing else).
 """
 
 from __future__ import annotations
