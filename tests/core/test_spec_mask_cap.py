@@ -102,3 +102,21 @@ def test_the_report_says_when_the_option_is_on(tmp_path: Path) -> None:
     with pytest.raises(OVEarthInputError, match="the spec's cap"):
         build_report_data(gt, [pred], Options("vocabulary", "segmentation"), None,
                           ["vocabulary"], worst=0)
+
+
+def test_the_leaderboard_command_takes_the_flag(tmp_path: Path) -> None:
+    gt, pred = write_benchmark(tmp_path)
+    folder = tmp_path / "bench"
+    (folder / "predictions").mkdir(parents=True)
+    gt.rename(folder / "ground_truth.json")
+    pred.rename(folder / "predictions" / "huge.json")
+    base = [sys.executable, "-m", "ovearth_core.leaderboard", str(folder), "--task",
+            "vocabulary", "--modalities", "segmentation", "--no-cache", "--subsets", "5",
+            "--no-ranks"]
+    refused = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert refused.returncode == 2 and "the spec's cap on a predicted mask" in refused.stderr
+    taken = subprocess.run([*base, "--large-masks"], capture_output=True, text=True, cwd=ROOT,
+                           timeout=300)
+    assert taken.returncode == 0, taken.stderr
+    board = json.loads(taken.stdout)["vocabulary"]
+    assert board["models"] == ["huge"] or "huge" in json.dumps(board)
