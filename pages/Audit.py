@@ -26,8 +26,9 @@ def inputs_ui(run: Any) -> tuple[tuple, str, int]:
     folder_text = cols[0].text_input("Submissions folder (every *.json in it votes)",
                                      value=default_text, key=f"audit_folder_{default_text}")
     modality = cols[1].radio("Geometry audited", MODALITIES, horizontal=True,
-                             key="_audit_modality")
-    shown = int(cols[2].number_input("Suspects shown", 1, 200, 10, key="_audit_shown"))
+                             **state.bind("audit_modality", MODALITIES))
+    shown = int(cols[2].number_input("Suspects shown", 1, 200, **state.bind("audit_shown")))
+    state.sync_url(**state.audit_params())
     folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
     preds = analysis_data.prediction_files(folder) if folder is not None else ()
     if len(preds) < 2:

@@ -58,8 +58,10 @@ NO_ITEMS = "none"
 SLICE_ATTRIBUTES = (*slices.ATTRIBUTES, slices.GSD, "meta", slices.QUERY_FORM)
 # Pages: "all" (every page's link: the options), "filters" (the explorer's filters, in
 # every link that keeps them), "explorer" (the viewer: query, picked box, zoom, layers and
-# view options), "gallery", "annotation", "slices", "leaderboard".
-PAGES = ("all", "filters", "explorer", "gallery", "annotation", "slices", "leaderboard")
+# view options), "gallery", "annotation", "slices", "leaderboard", "audit".
+PAGES = ("all", "filters", "explorer", "gallery", "annotation", "slices", "leaderboard",
+         "audit")
+AUDIT_GEOMETRIES = ("bbox", "oriented_bbox", "segmentation")  # ovearth_core.audit.MODALITIES
 # The bootstrap unit's choices ("auto": the ground truth's own), the Leaderboard's subsets.
 UNIT_CHOICES = ("auto", "image", "query")
 LB_SUBSETS, LB_SUBSET_BOUNDS = 1000, (200, 5000)
@@ -160,6 +162,10 @@ SCHEMA: tuple[Param, ...] = (
           bounds=RANK_RESAMPLE_BOUNDS, doc="resamples of the rank intervals"),
     Param("fblk", "friedman_blocks", "choice", "image", "leaderboard",
           codes=_same(("image", "query")), doc="blocks of Friedman's test"),
+    Param("audgeo", "audit_modality", "choice", "bbox", "audit",
+          codes=_same(AUDIT_GEOMETRIES), doc="the Audit page's geometry audited"),
+    Param("audn", "audit_shown", "whole", 10, "audit", bounds=(1, 200),
+          doc="suspects shown on the Audit page"),
 )
 BY_NAME = {p.name: p for p in SCHEMA}
 URL_NAMES = frozenset(BY_NAME) | {p.pair for p in SCHEMA if p.pair}

@@ -168,6 +168,7 @@ def defaults() -> dict[str, Any]:
         "ap_hard_negatives": False, "large_masks": False,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         "slice_meta_key": "", "lb_subsets": links.LB_SUBSETS, "lb_seed": 0, "lb_ap": False,
+        "audit_modality": "bbox", "audit_shown": 10,
         "rank_resamples": RANK_RESAMPLES, "alpha": ALPHA, "min_count": MIN_COUNT,
         "friedman_blocks": "image",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,
@@ -308,6 +309,11 @@ def gallery_params() -> dict[str, str]:
 def leaderboard_params() -> dict[str, str]:
     """The Leaderboard page's own URL parameters (only those not at their default)."""
     return links.emit(st.session_state, ["leaderboard"])
+
+
+def audit_params() -> dict[str, str]:
+    """The Audit page's own URL parameters (only those not at their default)."""
+    return links.emit(st.session_state, ["audit"])
 
 
 def slices_params() -> dict[str, str]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, assert_on, goto
+from app_fixtures import Dataset, app_on, assert_ok, assert_on, goto, open_page
 from audit_scene import INJECTED, write_audit_dataset
 from streamlit.testing.v1 import AppTest
 
@@ -106,3 +106,26 @@ def test_one_submission_is_not_enough(ds: Dataset, tmp_path: Path) -> None:
     folder.set_value(str(lone)).run()
     assert_ok(at)
     assert any("at least two submissions" in i.value for i in at.info)
+
+
+def test_the_audit_settings_travel_in_the_link(ds: Dataset) -> None:
+    """The geometry audited and the suspects shown are in the link table (audgeo, audn):
+    set on the page they are written into the address; a fresh session opened from that
+    link shows the same page settings and as many suspects."""
+    from ovearth_core.audit import MODALITIES
+    from pages.common import links
+
+    assert links.AUDIT_GEOMETRIES == MODALITIES
+    at = _audit(ds)
+    at.radio(key="_w_audit_modality").set_value("oriented_bbox").run()
+    at.number_input(key="_w_audit_shown").set_value(3).run()
+    assert_ok(at)
+    params = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert params["audgeo"] == "oriented_bbox" and params["audn"] == "3"
+    assert len(_headline(at)) == 3
+
+    fresh = open_page(AUDIT, params, TIMEOUT)
+    assert_ok(fresh)
+    assert fresh.radio(key="_w_audit_modality").value == "oriented_bbox"
+    assert fresh.number_input(key="_w_audit_shown").value == 3
+    assert len(_headline(fresh)) == 3

@@ -77,7 +77,7 @@ def test_state_to_link_to_state_is_the_identity(values: dict[str, Any], query: s
         mp.setattr(state.st, "session_state", ss)
         params = {**state.link_params(), **state.view_params(query),
                   **state.gallery_params(), **state.slices_params(),
-                  **state.leaderboard_params(),
+                  **state.leaderboard_params(), **state.audit_params(),
                   **links.emit(ss, ["annotation"])}
     url = urlencode(params)
     back = _fresh()
