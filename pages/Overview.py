@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from ovearth_core.analysis import diagnose
@@ -13,18 +15,29 @@ from pages.common.run import current, in_frame
 
 def main() -> None:
     run = current()
-    results, rows = run.evaluation.results, run.evaluation.rows
-    summary, task = results["summary"], run.options.task
-    open_vocab = task == "vocabulary"
+    summary = run.evaluation.results["summary"]
     state.sync_url()
     views.evaluated_caption(run, f"{summary['num_samples']:,} queries "
                                  f"({summary['num_positive']:,} positive) · "
                                  + (f"loaded in {run.evaluation.seconds:.1f} s, the numbers from "
                                     "the result cache" if run.evaluation.from_cache else
                                     f"evaluated in {run.evaluation.seconds:.1f} s"))
+    key_metrics_ui(run)
+    left, right = st.columns(2)
+    with left:
+        outcomes_ui(run)
+    with right:
+        failure_tags_ui(run.evaluation.rows)
+    modalities_ui(summary, run.evaluation.rows)
+    analysis_ui(run)
+    categories_ui(run.evaluation.results["per_category"])
 
+
+def key_metrics_ui(run: Any) -> None:
+    """Presence (open vocabulary) and each evaluated modality's key metrics."""
+    summary = run.evaluation.results["summary"]
     st.header("Key metrics")
-    if open_vocab:
+    if run.options.task == "vocabulary":
         presence = summary["presence"]
         views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
                                         "FPR (negatives)": presence["fpr"],
@@ -35,42 +48,50 @@ def main() -> None:
             views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"],
                                submitted=modality not in run.not_submitted)
 
-    left, right = st.columns(2)
-    with left:
-        if open_vocab:
-            cell = views.picked_point(st.plotly_chart(
-                figures.confusion_matrix(summary["presence"], clickable=True), key="cm",
-                on_select="rerun", selection_mode="points"))
-            if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
-                views.explore(outcomes=[cell["customdata"]])
-            outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
-        else:
-            st.subheader("Hits and misses (IoU ≥ 0.5)")
-            outcomes = diagnose.OUTCOMES_GROUNDING
-        counts = diagnose.outcome_counts(rows, outcomes)
-        cols = st.columns(2)
-        for i, outcome in enumerate(outcomes):
-            with cols[i % 2]:
-                views.go_to_explorer(f"Show {counts[outcome]:,} {views.OUTCOME_WORDS[outcome]} →",
-                                     key=f"cell_{outcome}", outcomes=[outcome])
-    with right:
-        st.subheader("Failure tags")
-        tags = diagnose.failure_counts(rows)
-        picked = views.picked_row(st.dataframe(
-            [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
-            placeholder="—", width="stretch", on_select="rerun", selection_mode="single-row",
-            key="tag_table"))
-        if picked is not None:
-            views.explore(failures=[diagnose.TAGS[picked]])
-        views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
-                             failed_only=True)
-        # Every tag has its shortcut (a tag no query has is shown, disabled).
-        cols = st.columns(2)
-        for i, tag in enumerate(t for t in diagnose.TAGS if t != "ok"):
-            with cols[i % 2]:
-                views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}",
-                                     disabled=not tags[tag], failures=[tag])
 
+def outcomes_ui(run: Any) -> None:
+    """The presence confusion matrix (open vocabulary) or hits and misses, each cell a way
+    into the explorer."""
+    summary, rows = run.evaluation.results["summary"], run.evaluation.rows
+    if run.options.task == "vocabulary":
+        cell = views.picked_point(st.plotly_chart(
+            figures.confusion_matrix(summary["presence"], clickable=True), key="cm",
+            on_select="rerun", selection_mode="points"))
+        if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
+            views.explore(outcomes=[cell["customdata"]])
+        outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
+    else:
+        st.subheader("Hits and misses (IoU ≥ 0.5)")
+        outcomes = diagnose.OUTCOMES_GROUNDING
+    counts = diagnose.outcome_counts(rows, outcomes)
+    cols = st.columns(2)
+    for i, outcome in enumerate(outcomes):
+        with cols[i % 2]:
+            views.go_to_explorer(f"Show {counts[outcome]:,} {views.OUTCOME_WORDS[outcome]} →",
+                                 key=f"cell_{outcome}", outcomes=[outcome])
+
+
+def failure_tags_ui(rows: list[dict[str, Any]]) -> None:
+    """The failure tags' counts, each (and the failed queries) a way into the explorer."""
+    st.subheader("Failure tags")
+    tags = diagnose.failure_counts(rows)
+    picked = views.picked_row(st.dataframe(
+        [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
+        placeholder="—", width="stretch", on_select="rerun", selection_mode="single-row",
+        key="tag_table"))
+    if picked is not None:
+        views.explore(failures=[diagnose.TAGS[picked]])
+    views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
+                         failed_only=True)
+    # Every tag has its shortcut (a tag no query has is shown, disabled).
+    cols = st.columns(2)
+    for i, tag in enumerate(t for t in diagnose.TAGS if t != "ok"):
+        with cols[i % 2]:
+            views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}",
+                                 disabled=not tags[tag], failures=[tag])
+
+
+def modalities_ui(summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     st.header("Modalities")
     a, b = st.columns(2)
     a.plotly_chart(figures.key_metric_bars(summary), key="bars")
@@ -80,6 +101,9 @@ def main() -> None:
     if summary.get("seg"):
         b.plotly_chart(figures.precision_at(summary), key="prat")
 
+
+def analysis_ui(run: Any) -> None:
+    """The score sweep, average precision and error attribution, on demand."""
     st.header("Operating point, AP and error attribution")
     if st.toggle("Show the score sweep, average precision and error attribution (computed on "
                  "demand: a few seconds on the full benchmark)", **state.bind("show_analysis")):
@@ -87,8 +111,11 @@ def main() -> None:
         analysis_views.average_precision(run)
         analysis_views.error_attribution(run)
 
+
+def categories_ui(per_category: list[dict[str, Any]]) -> None:
+    """The per-category table and its weakest categories, each a way into the explorer."""
     st.header("Per category")
-    cat_rows = diagnose.category_rows(results["per_category"])
+    cat_rows = diagnose.category_rows(per_category)
     metric = diagnose.primary_metric(cat_rows)
     st.caption("Click a row of the table or a bar of the chart to open that category's queries "
                "in the explorer.")
