@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -55,18 +56,7 @@ def main() -> None:
     # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
     # per-query rows pair up; A keeps the sidebar's options (its cached evaluation).
     o = replace(run.options, modalities=tuple(run.config["modalities"]))
-    b_text = compare_views.choose_b(run)
-    if not b_text:
-        st.info("Choose a second submission to compare with.")
-        st.stop()
-    b_path = state.confined(b_text, "Submission B")
-    if b_path is None:
-        st.stop()
-    b_key = data.file_key(b_path)
-    evaluation_b = data.evaluate(run.gt, b_key, o)
-    if evaluation_b.problems:
-        views.problems_report(evaluation_b.problems, Path(run.gt[0]), b_path)
-        st.stop()
+    b_text, b_path, b_key, evaluation_b = b_ui(run, o)
     unit = analysis_data.unit_picker(run.gt)
     with st.spinner("Bootstrapping…"):
         try:
@@ -85,7 +75,34 @@ def main() -> None:
                "· —: not submitted or undefined (no difference or interval)")
     if cmp.warning:
         st.warning(f"Intervals: {cmp.warning}.", icon=":material/warning:")
+    key_metrics_ui(cmp, names)
+    flipped = agreement_ui(cmp, names)
+    per_query_ui(run, cmp, names, flipped, b_key, o)
+    categories_ui(cmp)
+    if analysis_data.has_boxes(o.modalities):
+        average_precision_ui(run, cmp, b_key, b_path, o, evaluation_b, unit)
+    report_ui(run, b_key, o, names)
 
+
+def b_ui(run: Any, o: Any) -> tuple[str, Path, data.FileKey, Any]:
+    """Submission B, chosen and evaluated under A's options (the page stops, saying why,
+    when there is none or it does not validate)."""
+    b_text = compare_views.choose_b(run)
+    if not b_text:
+        st.info("Choose a second submission to compare with.")
+        st.stop()
+    b_path = state.confined(b_text, "Submission B")
+    if b_path is None:
+        st.stop()
+    b_key = data.file_key(b_path)
+    evaluation_b = data.evaluate(run.gt, b_key, o)
+    if evaluation_b.problems:
+        views.problems_report(evaluation_b.problems, Path(run.gt[0]), b_path)
+        st.stop()
+    return b_text, b_path, b_key, evaluation_b
+
+
+def key_metrics_ui(cmp: Any, names: list[str]) -> None:
     st.header("Key metrics")
     st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—",
                  width="stretch",
@@ -95,6 +112,10 @@ def main() -> None:
     left.plotly_chart(report_draw.comparison_bars(cmp, names), key="cmp_bars")
     right.plotly_chart(report_draw.difference_forest(cmp, names), key="cmp_forest")
 
+
+
+def agreement_ui(cmp: Any, names: list[str]) -> list[str]:
+    """Agreement tables with McNemar's tests (Holm), and the queries whose presence flipped."""
     st.header("Agreement and McNemar's exact test")
     st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
                  width="stretch",
@@ -103,8 +124,12 @@ def main() -> None:
                f"{len(cmp.agreements)} tests of this table (several at once: the chance that "
                "any of them is a false positive stays at the level).")
     st.subheader("Flipped presence")
-    flipped = compare_views.flipped_presence(cmp, names)
+    return list(compare_views.flipped_presence(cmp, names))
 
+
+def per_query_ui(run: Any, cmp: Any, names: list[str], flipped: list[str],
+                 b_key: data.FileKey, o: Any) -> None:
+    """Per-query differences, and a query's overlays side by side with its review tags."""
     st.header("Per-query differences")
     keys = [k for k, v in cmp.query_diffs.items() if v]
     candidates = list(flipped)
@@ -130,6 +155,8 @@ def main() -> None:
             st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags are the "
                        "benchmark's, shared with the explorer and the gallery.")
 
+
+def categories_ui(cmp: Any) -> None:
     st.header("Per category")
     st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
                                 **{f"{n} {s}": v[i] for n, v in c.values.items()
@@ -140,54 +167,58 @@ def main() -> None:
                "Benjamini–Hochberg q-values over the categories (many tests at once): the "
                "Slices page, sliced by category and paired with this B.")
 
-    if analysis_data.has_boxes(o.modalities):
-        st.header("Average precision (every box)")
-        ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts).value
-                      for key, opts in ((run.pred, run.options), (b_key, o)))
-        boxes = (compare_views.box_count(run.evaluation.results)
-                 + compare_views.box_count(evaluation_b.results))
-        ap_key = (run.gt, run.pred, b_key, run.options, o, unit)
-        wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
-        if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
-                                    f"resamples of {boxes:,} boxes)", key="_ap_ci_button"):
-            st.session_state["_ap_ci"] = ap_key
-            wanted = True
-        ap_diffs: list[MetricDiff] = []
-        if wanted:
-            with st.spinner("Bootstrapping average precision…"):
-                try:
-                    ap_diffs = _ap_comparison(*ap_key)
-                except OVEarthInputError as err:
-                    views.problems_report(err.problems, Path(run.gt[0]), b_path)
-                    st.stop()
-        else:
-            st.info(f"AP intervals are computed on request here: each of the "
-                    f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
-                    "of A and B again (tens of seconds on the full benchmark). The table shows "
-                    "A, B and Δ meanwhile.", icon=":material/timer:")
-        st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
-                                            not_submitted(evaluation_b.results), ap_diffs),
-                     hide_index=True, placeholder="—", width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                    for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
-        st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals: the first "
-                   f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
-                   f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "
-                   "boxes once and weighting each query by how often it was drawn; a resample "
-                   "without GT in a category leaves the category out of that resample's mAP "
-                   "(the resampled mAP of many small categories tends to run high, so its "
-                   "interval can sit to one side of Δ). "
-                   f"{views.ap_options(o)} (the sidebar's AP options).")
-        if cmp.warning:
-            st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
-        analysis_views.cap_warnings(ap_a, o.max_detections)  # (A and B: one ground truth)
+
+def average_precision_ui(run: Any, cmp: Any, b_key: data.FileKey, b_path: Path, o: Any,
+                         evaluation_b: Any, unit: str) -> None:
+    """AP of every box of A and B, with paired intervals on request for large runs."""
+    st.header("Average precision (every box)")
+    ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts).value
+                  for key, opts in ((run.pred, run.options), (b_key, o)))
+    boxes = (compare_views.box_count(run.evaluation.results)
+             + compare_views.box_count(evaluation_b.results))
+    ap_key = (run.gt, run.pred, b_key, run.options, o, unit)
+    wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
+    if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
+                                f"resamples of {boxes:,} boxes)", key="_ap_ci_button"):
+        st.session_state["_ap_ci"] = ap_key
+        wanted = True
+    ap_diffs: list[MetricDiff] = []
+    if wanted:
+        with st.spinner("Bootstrapping average precision…"):
+            try:
+                ap_diffs = _ap_comparison(*ap_key)
+            except OVEarthInputError as err:
+                views.problems_report(err.problems, Path(run.gt[0]), b_path)
+                st.stop()
+    else:
+        st.info(f"AP intervals are computed on request here: each of the "
+                f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
+                "of A and B again (tens of seconds on the full benchmark). The table shows "
+                "A, B and Δ meanwhile.", icon=":material/timer:")
+    st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
+                                        not_submitted(evaluation_b.results), ap_diffs),
+                 hide_index=True, placeholder="—", width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+    st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals: the first "
+               f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
+               f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "
+               "boxes once and weighting each query by how often it was drawn; a resample "
+               "without GT in a category leaves the category out of that resample's mAP "
+               "(the resampled mAP of many small categories tends to run high, so its "
+               "interval can sit to one side of Δ). "
+               f"{views.ap_options(o)} (the sidebar's AP options).")
+    if cmp.warning:
+        st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
+    analysis_views.cap_warnings(ap_a, o.max_detections)  # (A and B: one ground truth)
 
 
+def report_ui(run: Any, b_key: data.FileKey, o: Any, names: list[str]) -> None:
+    """The HTML report of A against B, built when downloaded."""
     def _report_html() -> bytes:
         built = report.build_report_data(run.gt[0], [run.pred[0], b_key[0]], o, run.images_dir,
                                          [o.task], names=names)
         return report.render_html(built).encode("utf-8")
-
 
     st.download_button("Download the HTML report (A vs B)", _report_html,
                        file_name=f"ovearth_{o.task}_{names[0]}_vs_{names[1]}.html",
