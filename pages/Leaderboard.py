@@ -6,6 +6,7 @@ rank correlation."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -20,6 +21,43 @@ def main() -> None:
                 f"**{state.TASK_LABELS[run.options.task]}**: nothing to rank. Pick another task "
                 "in the sidebar.")
         st.stop()
+    preds, n_subsets, seed, unit = inputs_ui(run)
+    options = analysis_data.leaderboard_options(run.options)
+    shared = shared_ui(run, options, preds)
+    bar = st.progress(0.0, text=f"Ranking {len(preds)} submissions…")
+
+    def _progress(done: int, total: int, name: str, cached: bool) -> None:
+        bar.progress(done / max(total, 1),
+                     text=f"Evaluated {done} of {total} submissions"
+                          f" · {name}{' (cached)' if cached else ''}")
+
+    with_ap = st.toggle("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
+                        "submission's AP is computed: seconds each on the full benchmark)",
+                        **state.bind("lb_ap"))
+    board = analysis_data.leaderboard(run.gt, preds, options, n_subsets, seed,
+                                      shared=shared, progress=_progress, with_ap=with_ap,
+                                      unit=unit)
+    bar.empty()
+    state.sync_url(**state.leaderboard_params())
+    caption_ui(board, options, preds)
+    if not board.report["models"]:
+        st.stop()
+    st.header("Ranking")
+    by = analysis_views.leaderboard_table(board.report)
+    if with_ap:
+        st.caption(f"AP and mAP: every box; {views.ap_options(options)} (the sidebar's AP "
+                   "options). They rank boxes across queries, so they have no category-subset "
+                   "stability below.")
+    st.header("Ranks with their uncertainty")
+    rank_views.section(board.report, by)
+    st.header("Category-subset stability")
+    analysis_views.stability_charts(board.report)
+    analysis_views.mcc_vs_miou(board.report)
+
+
+def inputs_ui(run: Any) -> tuple[list[Any], int, int, str]:
+    """The submissions folder, the stability's subsets and seed, the rank settings (the
+    page stops, saying why, without submissions)."""
     default = Path(run.gt[0]).parent / "predictions"  # an uploaded GT has none: type a folder
     try:
         default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
@@ -42,12 +80,15 @@ def main() -> None:
     if not preds:
         st.info(f"No submissions (\\*.json) found in {state.code(str(folder))}.")
         st.stop()
+    return preds, int(n_subsets), int(seed), unit
 
-    options = analysis_data.leaderboard_options(run.options)
-    # The sidebar's submission is ranked with its own evaluation when the options are the same;
-    # otherwise it is evaluated again for the ranking, and the page says why.
-    shared = (run.pred, run.evaluation) if options == run.options else None
-    if shared is None and run.pred in preds:
+
+def shared_ui(run: Any, options: Any, preds: list[Any]) -> tuple[Any, Any] | None:
+    """The sidebar's submission ranked with its own evaluation when the options are the
+    same; otherwise it is evaluated again for the ranking, and the page says why."""
+    if options == run.options:
+        return run.pred, run.evaluation
+    if run.pred in preds:
         differ = [f"{label} {ours} here, {theirs} in the sidebar"
                   for label, ours, theirs in (
                       ("modalities", ", ".join(options.modalities),
@@ -58,24 +99,12 @@ def main() -> None:
                   if ours != theirs]
         st.info(f"{state.code(Path(run.pred[0]).stem)} (the sidebar's submission) is ranked "
                 f"under the leaderboard's options, not the sidebar's: {'; '.join(differ)}.")
-    bar = st.progress(0.0, text=f"Ranking {len(preds)} submissions…")
+    return None
 
 
-    def _progress(done: int, total: int, name: str, cached: bool) -> None:
-        bar.progress(done / max(total, 1),
-                     text=f"Evaluated {done} of {total} submissions"
-                          f" · {name}{' (cached)' if cached else ''}")
-
-
-    with_ap = st.toggle("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
-                        "submission's AP is computed: seconds each on the full benchmark)",
-                        **state.bind("lb_ap"))
-    board = analysis_data.leaderboard(run.gt, preds, options, int(n_subsets), int(seed),
-                                      shared=shared, progress=_progress, with_ap=with_ap,
-                                      unit=unit)
-    bar.empty()
+def caption_ui(board: Any, options: Any, preds: list[Any]) -> None:
+    """What was ranked, under which options, how long it took and where from."""
     report = board.report
-    state.sync_url(**state.leaderboard_params())
     where = [f"{board.num_cached} from the result cache" if board.num_cached else "",
              f"{state.code(board.shared)} shared with the sidebar" if board.shared else ""]
     st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "
@@ -87,20 +116,6 @@ def main() -> None:
                f" · {board.cache_note} · {views.ap_options(options)}")
     for name, why in board.skipped:
         st.warning(f"{state.code(name)} left out: {views.md_text(why)}.")
-    if not report["models"]:
-        st.stop()
-
-    st.header("Ranking")
-    by = analysis_views.leaderboard_table(report)
-    if with_ap:
-        st.caption(f"AP and mAP: every box; {views.ap_options(options)} (the sidebar's AP "
-                   "options). They rank boxes across queries, so they have no category-subset "
-                   "stability below.")
-    st.header("Ranks with their uncertainty")
-    rank_views.section(report, by)
-    st.header("Category-subset stability")
-    analysis_views.stability_charts(report)
-    analysis_views.mcc_vs_miou(report)
 
 
 in_frame(main)
