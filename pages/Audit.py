@@ -5,31 +5,24 @@ ranked on both."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from ovearth_core.audit import MODALITIES
 from ovearth_core.audit.fix import suspect_key
-from pages.common import analysis_data, audit_data, audit_views, state, views
+from pages.common import analysis_data, analysis_views, audit_data, audit_views, state, views
 from pages.common.run import current, in_frame
 
 
 def inputs_ui(run: Any) -> tuple[tuple, str, int]:
-    default = Path(run.gt[0]).parent / "predictions"
-    try:
-        default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
-    except ValueError:
-        default_text = str(default)
     cols = st.columns([3, 2, 1])
-    folder_text = cols[0].text_input("Submissions folder (every *.json in it votes)",
-                                     value=default_text, key=f"audit_folder_{default_text}")
+    folder = analysis_views.submissions_folder_ui(
+        run, "Submissions folder (every *.json in it votes)", "audit_folder", cols[0])
     modality = cols[1].radio("Geometry audited", MODALITIES, horizontal=True,
                              **state.bind("audit_modality", MODALITIES))
     shown = int(cols[2].number_input("Suspects shown", 1, 200, **state.bind("audit_shown")))
     state.sync_url(**state.audit_params())
-    folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
     preds = analysis_data.prediction_files(folder) if folder is not None else ()
     if len(preds) < 2:
         st.info("Type a folder that holds at least two submissions (\\*.json).")

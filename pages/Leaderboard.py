@@ -58,21 +58,15 @@ def main() -> None:
 def inputs_ui(run: Any) -> tuple[list[Any], int, int, str]:
     """The submissions folder, the stability's subsets and seed, the rank settings (the
     page stops, saying why, without submissions)."""
-    default = Path(run.gt[0]).parent / "predictions"  # an uploaded GT has none: type a folder
-    try:
-        default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
-    except ValueError:
-        default_text = str(default)
     top = st.columns([3, 1, 1])
-    folder_text = top[0].text_input("Submissions folder (every *.json in it is ranked)",
-                                    value=default_text, key=f"lb_folder_{default_text}")
+    folder = analysis_views.submissions_folder_ui(
+        run, "Submissions folder (every *.json in it is ranked)", "lb_folder", top[0])
     n_subsets = top[1].number_input("Subsets per size", min_value=links.LB_SUBSET_BOUNDS[0],
                                     max_value=links.LB_SUBSET_BOUNDS[1], step=100,
                                     **state.bind("lb_subsets"))
     seed = top[2].number_input("Seed", min_value=0, max_value=2**32 - 1, step=1,
                                **state.bind("lb_seed"))
     unit = rank_views.settings_ui(run.gt)
-    folder = state.confined(folder_text, "Submissions folder") if folder_text.strip() else None
     if folder is None:
         st.info("Type the folder that holds the submissions to rank.")
         st.stop()

@@ -4,6 +4,7 @@ and error attribution, and the Leaderboard page's table and charts."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
 from ovearth_core.viz import analysis_figures as af
 
-from . import analysis_data, views
+from . import analysis_data, state, views
 from .run import Run
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
@@ -136,6 +137,23 @@ def error_attribution(run: Run) -> None:
                     column_config={v: NUMBER for v in labels.values()})
     right.caption("Each kind is fixed by an oracle alone, then the key metrics are recomputed "
                   f"(TIDE-style); computed in {timed.seconds:.2f} s.")
+
+
+def submissions_folder_ui(run: Run, label: str, name: str, column: Any = st) -> Any:
+    """The folder of submissions a page ranks or audits: the one typed (session key
+    ``name``, in the page's link), else ``predictions/`` beside the ground truth (shown as
+    the field's placeholder, and followed when the ground truth changes). ``None``, with
+    the reason on the page, when it is outside the data roots or there is none."""
+    default = Path(run.gt[0]).parent / "predictions"  # an uploaded GT has none: type a folder
+    try:
+        default_text = str(default.relative_to(state.APP_ROOT)) if default.is_dir() else ""
+    except ValueError:
+        default_text = str(default)
+    typed = column.text_input(label, placeholder=default_text or "a folder of *.json files",
+                              help="Empty: predictions/ beside the ground truth.",
+                              **state.bind(name)).strip()
+    text = typed or default_text
+    return state.confined(text, label) if text else None
 
 
 def leaderboard_frame(report: dict[str, Any], by: str) -> pd.DataFrame:

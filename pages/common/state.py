@@ -168,7 +168,7 @@ def defaults() -> dict[str, Any]:
         "ap_hard_negatives": False, "large_masks": False,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         "slice_meta_key": "", "lb_subsets": links.LB_SUBSETS, "lb_seed": 0, "lb_ap": False,
-        "audit_modality": "bbox", "audit_shown": 10,
+        "audit_modality": "bbox", "audit_shown": 10, "lb_folder": "", "audit_folder": "",
         "rank_resamples": RANK_RESAMPLES, "alpha": ALPHA, "min_count": MIN_COUNT,
         "friedman_blocks": "image",
         **FILTER_DEFAULTS, **VIEWER_DEFAULTS, **GALLERY_DEFAULTS,

@@ -129,3 +129,24 @@ def test_the_audit_settings_travel_in_the_link(ds: Dataset) -> None:
     assert fresh.radio(key="_w_audit_modality").value == "oriented_bbox"
     assert fresh.number_input(key="_w_audit_shown").value == 3
     assert len(_headline(fresh)) == 3
+
+
+def test_the_submissions_folder_travels_in_the_link(ds: Dataset, tmp_path: Path) -> None:
+    """The folder typed on the Audit page is in its link (auddir); a fresh session opened
+    from it audits that folder, not predictions/ beside the ground truth."""
+    other = ds.root / "others"
+    other.mkdir()
+    for p in sorted((ds.root / "predictions").glob("*.json"))[:3]:
+        (other / p.name).write_bytes(p.read_bytes())
+    at = _audit(ds)
+    folder = next(t for t in at.text_input if t.label.startswith("Submissions folder"))
+    assert folder.value == ""  # the default: predictions/ beside the ground truth
+    folder.set_value(str(other)).run()
+    assert_ok(at)
+    params = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert params["auddir"] == str(other)
+    caption = next(c.value for c in at.caption if " suspects (" in c.value)
+    assert "from 3 submissions" in caption
+    fresh = open_page(AUDIT, params, TIMEOUT)
+    assert_ok(fresh)
+    assert "from 3 submissions" in next(c.value for c in fresh.caption if " suspects (" in c.value)
