@@ -9,7 +9,13 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..cli import EXIT_BAD_INPUT, add_matching_options, emit, output_refused
+from ..cli import (
+    EXIT_BAD_INPUT,
+    add_large_masks_option,
+    add_matching_options,
+    emit,
+    output_refused,
+)
 from ..errors import OVEarthInputError, Problem
 from ..files import read_bounded, write_confined
 from ..io import parse_ground_truth, parse_json, read_input
@@ -50,6 +56,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modalities", default="segmentation,bbox,oriented_bbox",
                         help="comma-separated, declared (auto is refused): default all three")
     add_matching_options(parser)
+    add_large_masks_option(parser)
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
                         help="comma-separated leaderboard metrics, each for every task it "
                              "applies to; the first ranks (default: %(default)s)")
@@ -97,7 +104,7 @@ def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Ph
             ) -> HostingConfig:
     tasks = args.task or [t for t, key in TASK_KEYS.items() if gt_tasks.get(key)] or ["vocabulary"]
     options = Options(tasks[0], args.modalities, args.iou_threshold, args.score_threshold,
-                      args.bbox_format)
+                      args.bbox_format, large_masks=args.large_masks)
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")

@@ -278,3 +278,28 @@ def test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file(tmp_path:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     assert find_submission(tmp_path) == tmp_path / "run" / "predictions.json"
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_spec_mask_cap_and_large_masks_reach_the_scorer(tmp_path: Path, large: bool) -> None:
+    """A bundle keeps the spec's 100,000,000-pixel cap on predicted masks unless written
+    with --large-masks (scoring.json's large_masks): the worker then scores the mask as the
+    evaluator does (IoU 1/3 by pycocotools on the RLEs, tests/core/test_spec_mask_cap.py)."""
+    from mask_cap_helpers import write_benchmark
+
+    gt, pred = write_benchmark(tmp_path)
+    out = tmp_path / "bundle.zip"
+    hosting("codabench", "--gt", str(gt), "--out", str(out), "--task", "vocabulary",
+            "--modalities", "segmentation", *(["--large-masks"] if large else []))
+    root = lay_out(out, tmp_path / "worker", {"pred.json": pred.read_bytes()})
+    assert json.loads((root / "program" / "scoring.json").read_text())["large_masks"] is large
+    done = run_worker(root)
+    if not large:
+        assert done.returncode == 2, done.stderr
+        assert "the spec's cap on a predicted mask" in done.stderr + done.stdout
+        assert not (root / "output" / "scores.json").exists()
+        return
+    assert done.returncode == 0, done.stderr
+    scores = json.loads((root / "output" / "scores.json").read_text())
+    miou = [v for k, v in scores.items() if "miou" in k.lower()]
+    assert miou and all(v == pytest.approx(1 / 3) for v in miou), scores
