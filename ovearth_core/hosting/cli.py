@@ -9,6 +9,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..bounds import float_arg, int_arg
 from ..cli import (
     EXIT_BAD_INPUT,
     add_large_masks_option,
@@ -63,12 +64,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--phase", action="append", type=_phase, metavar="NAME,START[,END]",
                         help="a phase (repeat, in order; default: one phase 'Test' from "
                              "today, open-ended)")
-    parser.add_argument("--max-mb", type=float, default=Limits.max_mb,
+    parser.add_argument("--max-mb", type=float_arg(0, 1 << 20, low_open=True),
+                        default=Limits.max_mb,
                         help="largest prediction JSON accepted, MB (default %(default)g)")
-    parser.add_argument("--time-limit", type=float, default=Limits.time_limit_s,
+    parser.add_argument("--time-limit", type=float_arg(0, 7 * 86400, low_open=True),
+                        default=Limits.time_limit_s,
                         help="seconds the scorer may take (default %(default)g; the phase's "
                              "platform limit is 60 s more)")
-    parser.add_argument("--max-boxes", type=int, default=Limits.max_boxes,
+    parser.add_argument("--max-boxes", type=int_arg(1, 10**8), default=Limits.max_boxes,
                         help="most boxes one query may have in bbox or oriented_bbox "
                              "(default %(default)d)")
     parser.add_argument("--sample", type=Path, default=None,

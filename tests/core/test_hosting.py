@@ -205,6 +205,10 @@ def test_the_options_reach_the_bundle(tmp_path: Path) -> None:
     (["--columns", "nonsense"], "unknown metric nonsense"),
     (["--task", "referring", "--columns", "presence_mcc"], "applies to none of the tasks"),
     (["--phase", "A,2026-01-01", "--phase", "B,2026-02-01"], "phase A needs an end"),
+    # The limits are read by the one bounded parser: no infinite size, no NaN seconds.
+    (["--max-mb", "inf"], "--max-mb: expected a number above 0 and at most 1.04858e+06"),
+    (["--time-limit", "nan"], "--time-limit: expected a number above 0"),
+    (["--max-boxes", "0"], "--max-boxes: expected a whole number from 1"),
 ])
 def test_bad_options_are_refused_before_writing(tmp_path: Path, args: list[str],
                                                 message: str) -> None:
