@@ -26,7 +26,7 @@ from .gcpause import gc_paused
 from .masks import FieldError, Rle
 from .matching import check_pair_cap
 from .nonfinite import locate_non_finite
-from .types import EMPTY_BOXES, EMPTY_POLYS, MODALITIES, TASK_KEYS, Sample, SampleList
+from .types import EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES, MODALITIES, TASK_KEYS, Sample, SampleList
 
 BBOX_FORMATS = ("xyxy", "xywh")
 PathLike = str | os.PathLike[str]
@@ -594,7 +594,9 @@ def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], wher
 
 def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProblems,
                 score_threshold: float | None, bbox_format: str) -> None:
-    """Parse a column's boxes in one batch; report problems, file kept boxes per row."""
+    """Parse a column's boxes in one batch; report problems, file every box per row (the
+    score threshold is applied later, as a view: :func:`_thresholded`; here it only asks
+    every box for a score)."""
     if column.field == "bbox":
         batch = column.parse(lambda items: boxparse.parse_boxes(items, bbox_format))
     else:
@@ -608,27 +610,31 @@ def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProble
 
     for item, err in batch.errors:
         report(item, err.field, err.expected, err.found)
-    keep = np.ones(batch.index.size, dtype=bool)
     if score_threshold is not None:
         missing = np.isnan(batch.scores)
         for item in batch.index[missing].tolist():
             report(item, ".score", "a score on every box when --score-threshold is set",
                    "<missing>")
-        keep = ~missing & (batch.scores >= score_threshold)
-    values, scores = batch.values[keep], batch.scores[keep]
+    values, scores = batch.values, batch.scores
     boxes = column.field == "bbox"
-    for slot, lo, hi in column.spans(batch.index[keep]):
+    for slot, lo, hi in column.spans(batch.index):
         target = column.tags[slot][1]
         (target.boxes if boxes else target.obbs).append(values[lo:hi])
         (target.box_scores if boxes else target.obb_scores).append(scores[lo:hi])
 
 
-def _submitted_modalities(preds: dict[str, _Prediction]) -> tuple[str, ...]:
-    """Modalities with at least one non-empty prediction (the rule of ``auto``)."""
+def _submitted_modalities(preds: dict[str, _Prediction],
+                          score_threshold: float | None) -> tuple[str, ...]:
+    """Modalities with at least one non-empty prediction after the score threshold (the
+    rule of ``auto``)."""
+    def kept(scores: list[np.ndarray]) -> bool:
+        return any(score_threshold is None or bool((s >= score_threshold).any())
+                   for s in scores)
+
     found = {
         "segmentation": any(p.mask is not None for p in preds.values()),
-        "bbox": any(p.boxes for p in preds.values()),
-        "oriented_bbox": any(p.obbs for p in preds.values()),
+        "bbox": any(kept(p.box_scores) for p in preds.values()),
+        "oriented_bbox": any(kept(p.obb_scores) for p in preds.values()),
     }
     return tuple(m for m in MODALITIES if found[m])
 
@@ -686,18 +692,42 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     queries = gt.tasks[task_key]
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
                               chosen or MODALITIES, score_threshold, bbox_format, large_masks)
-    submitted = _submitted_modalities(preds)
+    submitted = _submitted_modalities(preds, score_threshold)
     if chosen is None:
         chosen = _infer_modalities(submitted, str(pred_path))
-    samples = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), chosen)
-               for q in queries]
+    every = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), chosen)
+             for q in queries]
+    samples = every if score_threshold is None else [_thresholded(s, score_threshold)
+                                                     for s in every]
     check_pair_cap(samples, chosen, str(pred_path))
     tasks = doc.get("tasks")
     unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
         tasks, dict) else ()
-    return SampleList(samples, task=task_key, modalities=chosen,
-                      score_threshold=score_threshold, bbox_format=bbox_format,
-                      submitted=submitted, unknown_task_keys=unknown)
+    out = SampleList(samples, task=task_key, modalities=chosen,
+                     score_threshold=score_threshold, bbox_format=bbox_format,
+                     submitted=submitted, unknown_task_keys=unknown)
+    if score_threshold is None:
+        return out
+    return out.with_every_box(SampleList(every, task=task_key, modalities=chosen,
+                                         score_threshold=None, bbox_format=bbox_format,
+                                         submitted=_submitted_modalities(preds, None),
+                                         unknown_task_keys=unknown),
+                              str(pred_path))
+
+
+def _thresholded(sample: Sample, threshold: float) -> Sample:
+    """``sample`` with the predicted boxes scoring at least ``threshold`` (the others
+    dropped, as the spec's confidence filtering does); the sample itself when all stay."""
+    keep_b = sample.pred_box_scores >= threshold
+    keep_o = sample.pred_obb_scores >= threshold
+    if keep_b.all() and keep_o.all():
+        return sample
+    return replace(
+        sample,
+        pred_boxes=sample.pred_boxes[keep_b] if keep_b.any() else EMPTY_BOXES,
+        pred_box_scores=sample.pred_box_scores[keep_b] if keep_b.any() else EMPTY_SCORES,
+        pred_obbs=sample.pred_obbs[keep_o] if keep_o.any() else EMPTY_POLYS,
+        pred_obb_scores=sample.pred_obb_scores[keep_o] if keep_o.any() else EMPTY_SCORES)
 
 
 def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,

@@ -101,3 +101,29 @@ class SampleList(list[Sample]):
         # (samples built by hand), so every enabled modality counts as submitted.
         self.submitted = submitted
         self.unknown_task_keys = unknown_task_keys
+        # Every box whatever the score threshold (issue 39: the threshold is a view of one
+        # parse); see :attr:`every_box`.
+        self._every: SampleList | None = None
+        self._every_file = ""
+
+    @property
+    def every_box(self) -> SampleList:
+        """These samples with every predicted box, whatever the score threshold (the same
+        list when there is none): what the average precision and the score sweep rank.
+        Built from the same parse as the thresholded view; on first use it is held to the
+        evaluator's pair cap, as a load without a threshold would be (raises
+        :class:`~ovearth_core.errors.OVEarthInputError` as that load would)."""
+        if self._every is None:
+            return self
+        if self._every_file is not None:
+            from .matching import check_pair_cap
+
+            check_pair_cap(self._every, self.modalities, self._every_file)
+            self._every_file = None
+        return self._every
+
+    def with_every_box(self, every: SampleList, file: str) -> SampleList:
+        """Attach ``every`` (the same queries, every box) as :attr:`every_box`; ``file``
+        names the prediction file in a pair-cap problem."""
+        self._every, self._every_file = every, file
+        return self

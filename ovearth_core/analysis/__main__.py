@@ -126,10 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                                large_masks=o.large_masks)
         run = evaluate_run(samples, o.iou_threshold)
         result = run.results
-        every_box = samples if o.score_threshold is None else load_samples(
-            args.gt, args.predictions, o.task, bbox_format=o.bbox_format,
-            modalities=samples.modalities, large_masks=o.large_masks)
-        result["analysis"] = analysis_report(every_box, o.iou_threshold,
+        result["analysis"] = analysis_report(samples.every_box, o.iou_threshold,
                                              hard_negatives=o.hard_negatives,
                                              evaluated=run, max_detections=o.max_detections)
         if args.slice_by:

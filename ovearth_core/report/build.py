@@ -235,12 +235,7 @@ def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundT
     run, cached = pipeline.evaluate_cached(loaded, cache)
     sub.results[key] = run.results
     if any(m in BOX_MODALITIES for m in samples.modalities):
-        every_box = samples if options.score_threshold is None else pipeline.load(
-            gt_file, sub.path, replace(options, score_threshold=None,
-                                       modalities=samples.modalities),
-            ground_truth=gt, gt_sha256=gt_sha256, predictions_doc=doc,
-            pred_sha256=sub.sha256).samples
-        ap = ap_run(every_box, options.iou_threshold, samples.modalities,
+        ap = ap_run(samples.every_box, options.iou_threshold, samples.modalities,
                     options.hard_negatives, options.max_detections)
         sub.average_precision[key], sub.ap_curves[key] = ap.report, ap.curves
     return cached
