@@ -28,7 +28,7 @@ def build_analysis_parser() -> argparse.ArgumentParser:
                      "COCO-style AP: keep each query's N best boxes (COCOeval's maxDets; "
                      "AI-TOD uses 1500)")
     parser.add_argument("--slice-by", action="append", default=[], metavar="ATTR",
-                        type=options.slice_attribute,
+                        type=options.slice_arg,
                         help="add key metrics per value of ATTR (repeatable): "
                              + ", ".join((*options.ATTRIBUTES, options.QUERY_FORM, options.GSD))
                              + ", meta:KEY (the annotations' image_meta[KEY])")

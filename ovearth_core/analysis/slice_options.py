@@ -13,6 +13,17 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 
 
+def slice_arg(text: str) -> str:
+    """argparse ``type=`` of ``--slice-by``: :func:`slice_attribute`, its message shown as
+    the error (argparse shows only its own "invalid ... value" for a ``ValueError``)."""
+    import argparse
+
+    try:
+        return slice_attribute(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def slice_attribute(text: str) -> str:
     """``text`` when it names an attribute (for argparse; ``ValueError`` otherwise)."""
     if text in (*ATTRIBUTES, QUERY_FORM, GSD) or (

@@ -96,10 +96,16 @@ _NOT_SLICED = ("group", "tag")
 
 
 def _report_slice(text: str) -> str:
-    """A ``--slice-by`` value the report can slice by (``ValueError`` otherwise)."""
+    """A ``--slice-by`` value the report can slice by (argparse's error, with the reason,
+    otherwise)."""
     if text in _NOT_SLICED or text == slices.QUERY_FORM:
-        raise ValueError(f"{text} is not sliced in the report (group: --taxonomy)")
-    return slices.slice_attribute(text)
+        raise argparse.ArgumentTypeError(
+            f"{text} is not sliced in the report (group: --taxonomy; tag: the app's Slices "
+            "page; query_form: python -m ovearth_core.analysis)")
+    try:
+        return slices.slice_attribute(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def main(argv: list[str] | None = None) -> int:

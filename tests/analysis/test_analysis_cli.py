@@ -92,3 +92,12 @@ def test_leaderboard_cli_missing_folder_is_a_clear_error(tmp_path: Path) -> None
     proc = _run("ovearth_core.leaderboard", str(tmp_path / "nowhere"))
     assert proc.returncode == 2
     assert "ground_truth.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_bad_slice_attribute_is_named_with_the_choices() -> None:
+    """argparse said "invalid slice_attribute value" (the function's name) before."""
+    proc = _run("ovearth_core.analysis", "--gt", "g.json", "--predictions", "p.json",
+                "--modalities", "bbox", "--slice-by", "nonsense")
+    assert proc.returncode == 2
+    assert "--slice-by: expected one of category, group" in proc.stderr
+    assert "slice_attribute" not in proc.stderr and "Traceback" not in proc.stderr

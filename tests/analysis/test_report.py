@@ -400,6 +400,9 @@ def test_cli_bad_prediction_exits_2_without_output(dataset: Any, tmp_path: Path)
      "--ap-resamples 3,000 is more than --resamples 1,000"),
     (["--modalities", ALL, "--seed", "9" * 5000], "found a number of 5,000 characters"),
     (["--modalities", ALL, "--worst", "-1"], "--worst: expected a whole number from 0"),
+    # The reason, not argparse's "invalid _report_slice value" (the function's name).
+    (["--modalities", ALL, "--slice-by", "tag"], "tag is not sliced in the report (group:"),
+    (["--modalities", ALL, "--slice-by", "nonsense"], "expected one of category, group"),
 ])
 def test_cli_bad_options_exit_2(dataset: Any, tmp_path: Path, args: list[str],
                                 message: str) -> None:
