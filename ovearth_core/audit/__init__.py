@@ -65,20 +65,31 @@ def audit(gt_path: PathLike, pred_paths: Sequence[PathLike], options: Options, *
     ground_truth, sha = read_ground_truth(gt_path)
     names = submission_names(pred_paths)
     kept, kept_names, warnings = [], [], []
+    seen: dict[str, str] = {}  # a submission's SHA-256 -> its name
     for path, name in zip(pred_paths, names, strict=True):
-        samples = load(gt_path, path, options, ground_truth=ground_truth,
-                       gt_sha256=sha).samples
+        loaded = load(gt_path, path, options, ground_truth=ground_truth, gt_sha256=sha)
+        samples = loaded.samples
+        if loaded.pred_sha256 in seen:
+            # The same bytes twice would vote twice: the consensus would look stronger
+            # than the evidence.
+            warnings.append({"submission": name, "message": (
+                f"{os.fspath(path)}: the same file as {seen[loaded.pred_sha256]} (SHA-256 "
+                f"{loaded.pred_sha256[:12]}); counted once")})
+            continue
+        seen[loaded.pred_sha256] = name
         if samples.submitted is not None and modality not in samples.submitted:
             warnings.append({"submission": name, "message": (
                 f"{os.fspath(path)}: no {modality} predictions for task {options.task}; "
                 "left out of the audit")})
             continue
         kept.append(samples)
-        kept_names.append(name)
+        kept_names.append(path)
     if len(kept) < MIN_SUBMISSIONS:
         raise OVEarthInputError([Problem("(options)", "--predictions",
                                          f"at least {MIN_SUBMISSIONS} submissions with "
                                          f"{modality} predictions for task {options.task}",
                                          f"{len(kept)} of {len(names)}")])
+    # Named among those kept (a copy left out does not make its original's name a path).
+    kept_names = submission_names(kept_names)
     result = audit_samples(kept, kept_names, modality, options.iou_threshold, min_score)
     return {"task": options.task, **result, "warnings": warnings}

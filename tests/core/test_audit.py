@@ -305,3 +305,21 @@ def test_mask_pairs_equal_overlaps_mask_by_mask() -> None:
     lb = ndimage.label(masks.decode(rles[sb]).T, structure=full)[0].T
     pa, pb = la == a - offsets[sa] + 1, lb == b - offsets[sb] + 1
     assert got[a, b] == pytest.approx((pa & pb).sum() / (pa | pb).sum())
+
+
+def test_the_same_file_twice_votes_once(scene: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    """Two paths with the same bytes (a copy under another name too) are one submission:
+    the audit equals the one without the copy, and a warning names both."""
+    gt, preds = scene
+    copy = tmp_path / "copy_of_first.json"
+    copy.write_bytes(preds[0].read_bytes())
+    once = audit(gt, preds, Options("vocabulary", "bbox"))
+    twice = audit(gt, [*preds, copy, preds[1]], Options("vocabulary", "bbox"))
+    assert [s["submission"] if "submission" in s else s["name"]
+            for s in twice["submissions"]] == [s["submission"] if "submission" in s else
+                                               s["name"] for s in once["submissions"]]
+    assert [(s["kind"], s["query_id"], s["score"]) for s in twice["suspects"]] == [
+        (s["kind"], s["query_id"], s["score"]) for s in once["suspects"]]
+    messages = [w["message"] for w in twice["warnings"]]
+    assert len(messages) == 2 and all("counted once" in m for m in messages)
+    assert str(copy) in messages[0]
