@@ -50,11 +50,11 @@ def _upload(role: str, label: str) -> None:
 
 def _data_panel() -> None:
     ss = st.session_state
-    st.text_input("Ground truth JSON", **state.bind("gt_path", then=state.set_ground_truth),
+    st.text_input("Ground truth JSON", **state.keep("gt_path", then=state.set_ground_truth),
                   help="Path (relative to the app folder or absolute). Its folder's images "
                        "and predictions/*.json come with it.")
     _upload("gt", "…or upload ground truth")
-    st.text_input("Images folder", **state.bind("images_dir"),
+    st.text_input("Images folder", **state.keep("images_dir"),
                   help="image_path of every annotation is resolved inside this folder.")
     # The dropdown always shows the file evaluated: a typed path outside predictions/ and
     # an upload are options of their own, never hidden behind the first listed file.
@@ -66,37 +66,37 @@ def _data_panel() -> None:
         st.selectbox("Submission", options, key="_w_pick", on_change=_pick_submission,
                      format_func=lambda p: p if p == UPLOADED else Path(p).stem
                      if p in found else f"{Path(p).name} (typed path)")
-    st.text_input("Submission path", **state.bind("pred_path", then=state.set_submission))
+    st.text_input("Submission path", **state.keep("pred_path", then=state.set_submission))
     _upload("pred", "…or upload a submission")
 
 
 def _options_panel() -> None:
     st.radio("Task", state.TASKS, format_func=state.TASK_LABELS.get, horizontal=True,
-             **state.bind("task", state.TASKS))
-    st.toggle("Modalities from the submission (auto)", **state.bind("auto_modalities"),
+             **state.keep("task", state.TASKS))
+    st.toggle("Modalities from the submission (auto)", **state.keep("auto_modalities"),
               help="Evaluate the modalities the submission has non-empty predictions for. "
                    "Turn off to declare them, as official runs do.")
     st.multiselect("Modalities", MODALITIES, disabled=st.session_state["auto_modalities"],
-                   **state.bind("modalities", MODALITIES))
+                   **state.keep("modalities", MODALITIES))
     st.select_slider("IoU threshold (box matching)", IOU_CHOICES,
-                     **state.bind("iou_threshold", IOU_CHOICES))
-    st.checkbox("Filter boxes by score", **state.bind("use_score_threshold"))
+                     **state.keep("iou_threshold", IOU_CHOICES))
+    st.checkbox("Filter boxes by score", **state.keep("use_score_threshold"))
     if st.session_state["use_score_threshold"]:
         st.number_input("Score threshold", min_value=0.0, max_value=1.0, step=0.05,
                         **state.bind("score_threshold"))
     st.radio("Predicted bbox format", BBOX_FORMATS, horizontal=True,
-             **state.bind("bbox_format", BBOX_FORMATS))
-    st.toggle("Masks beyond the spec's cap (100,000,000 pixels)", **state.bind("large_masks"),
+             **state.keep("bbox_format", BBOX_FORMATS))
+    st.toggle("Masks beyond the spec's cap (100,000,000 pixels)", **state.keep("large_masks"),
               help="Take predicted masks of up to 536,870,911 pixels (iSAID-size scenes). "
                    "The reference toolkit refuses them: off for official runs.")
     st.markdown("**Average precision** (every box, whatever the score threshold)")
     st.toggle("Hard negatives: boxes on negative queries count as false positives (of the "
               "category their phrase names, in the mAP)", disabled=
-              st.session_state["task"] != "vocabulary", **state.bind("ap_hard_negatives"),
+              st.session_state["task"] != "vocabulary", **state.keep("ap_hard_negatives"),
               help="Open vocabulary only: referring and reasoning queries have no negatives.")
     st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; 100 is "
                     "COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
-                    max_value=links.MAX_BOXES, step=100, **state.bind("ap_max_detections"))
+                    max_value=links.MAX_BOXES, step=100, **state.keep("ap_max_detections"))
 
 
 def _saved_views(run: Run) -> None:

@@ -1,10 +1,12 @@
 """The one place that holds session state: defaults, the dataset, the URL, widget binding.
 
 Persistent values live under plain keys (``task``, ``gt_path``, ``flt_outcomes``...).
-Widgets use a shadow key (``_w_<name>``) filled from the plain key before each
-render and copied back in ``on_change``: Streamlit deletes a widget's own key
-when a page without that widget runs, the plain key survives page switches.
-No page binds a widget to a plain key directly.
+The sidebar's widgets, which the frame (app.py) draws on every run, are keyed by the plain
+key itself (:func:`keep`): Streamlit keeps the value of a widget drawn on every run. A
+page's widgets, and the sidebar's conditional score-threshold field, use a shadow key
+(``_w_<name>``, :func:`bind`) filled from the plain key before each render and copied back
+in ``on_change``: Streamlit deletes a widget's own key when a run does not draw it (another
+page), while the plain key survives.
 
 **The dataset** is one explicit thing: a benchmark folder (``ground_truth.json``, the
 images under it, ``predictions/*.json``), or ground truth, images folder and submission
@@ -358,14 +360,9 @@ def _copy_back(name: str, then: Callable[[Any], None] | None = None) -> None:
         then(value)
 
 
-def bind(name: str, options: Sequence[Any] | None = None,
-         then: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """Widget kwargs (``key``, ``on_change``) bound to the persistent key ``name``.
-
-    With ``options``, the stored value is first restricted to them (a list value
-    keeps its valid items; a scalar falls back to the first option). With ``then``, a
-    user's change calls ``then(new value)`` instead of storing it (it stores what it must).
-    """
+def _restricted(name: str, options: Sequence[Any] | None) -> Any:
+    """The stored value of ``name``, restricted to ``options`` (a list keeps its valid
+    items; a scalar not among them becomes the first option), stored back."""
     ss = st.session_state
     value = ss[name]
     if options is not None:
@@ -374,7 +371,34 @@ def bind(name: str, options: Sequence[Any] | None = None,
         elif value not in options:
             value = options[0] if options else None
         ss[name] = value
-    ss[f"_w_{name}"] = value
+    return value
+
+
+def _changed(name: str, then: Callable[[Any], None]) -> None:
+    then(st.session_state[name])
+
+
+def keep(name: str, options: Sequence[Any] | None = None,
+         then: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """Widget kwargs of a widget the frame draws on every run (the sidebar's): its key is
+    the persistent key ``name`` itself, since Streamlit keeps the value of a widget drawn
+    on every run (no shadow key). ``options`` and ``then`` as in :func:`bind` (``then``
+    is called with the new value after Streamlit stored it)."""
+    _restricted(name, options)
+    if then is None:
+        return {"key": name}
+    return {"key": name, "on_change": _changed, "args": (name, then)}
+
+
+def bind(name: str, options: Sequence[Any] | None = None,
+         then: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """Widget kwargs (``key``, ``on_change``) bound to the persistent key ``name``.
+
+    With ``options``, the stored value is first restricted to them (a list value
+    keeps its valid items; a scalar falls back to the first option). With ``then``, a
+    user's change calls ``then(new value)`` instead of storing it (it stores what it must).
+    """
+    st.session_state[f"_w_{name}"] = _restricted(name, options)
     return {"key": f"_w_{name}", "on_change": _copy_back, "args": (name, then)}
 
 

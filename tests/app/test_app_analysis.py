@@ -121,7 +121,7 @@ def test_sidebar_score_filter_neither_changes_nor_recomputes_the_sweep(monkeypat
     at = _overview("box_detector")
     chosen = float(_slider(at).options[40])
     _slider(at).set_value(chosen).run()
-    at.sidebar.checkbox(key="_w_use_score_threshold").set_value(True).run()
+    at.sidebar.checkbox(key="use_score_threshold").set_value(True).run()
     assert_ok(at)
     assert calls == [1]
     assert float(_slider(at).value) == chosen  # the slider keeps its place
@@ -150,7 +150,7 @@ def test_average_precision_cards_and_hard_negative_toggle() -> None:
                            modalities="auto")
     for hard in (False, True):
         if hard:
-            at.sidebar.toggle(key="_w_ap_hard_negatives").set_value(True).run()
+            at.sidebar.toggle(key="ap_hard_negatives").set_value(True).run()
         assert_ok(at)
         report = average_precision_report(samples, 0.5, samples.modalities, hard)
         shown = _metrics(at)

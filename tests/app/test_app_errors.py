@@ -81,7 +81,7 @@ def test_unexpected_error_is_a_reference_not_a_traceback(caplog: pytest.LogCaptu
     data.evaluate_run = boom
     try:
         with caplog.at_level(logging.ERROR, logger="ovearth_inspector"):
-            at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.7).run()
+            at.sidebar.select_slider(key="iou_threshold").set_value(0.7).run()
     finally:
         data.evaluate_run = original
     assert not at.exception

@@ -36,7 +36,7 @@ def test_off_the_spec_rule_refuses_the_mask(bench: Path) -> None:
     at = open_page("app.py", {"data": str(bench)})
     assert not at.exception
     assert "the spec's cap on a predicted mask" in _page_text(at)
-    assert at.sidebar.toggle(key="_w_large_masks").value is False
+    assert at.sidebar.toggle(key="large_masks").value is False
 
 
 @pytest.mark.parametrize("page", ["app.py", "pages/Query_explorer.py", "pages/Gallery.py"])
@@ -46,7 +46,7 @@ def test_a_link_turns_it_on_and_the_page_says_so(bench: Path, page: str) -> None
     text = _page_text(at)
     assert "the spec's cap on a predicted mask" not in text
     assert "masks beyond the spec's cap taken" in text
-    assert at.sidebar.toggle(key="_w_large_masks").value is True
+    assert at.sidebar.toggle(key="large_masks").value is True
     assert dict(at.query_params).get("bigmask") in ("1", ["1"])
 
 

@@ -76,22 +76,22 @@ def test_overview_shows_metrics_matrix_and_category_table(ds: Dataset) -> None:
 
 def test_options_change_task_and_threshold(ds: Dataset) -> None:
     at = _app(ds).run()
-    at.sidebar.radio(key="_w_task").set_value("referring").run()
+    at.sidebar.radio(key="task").set_value("referring").run()
     assert_ok(at)
     assert "Show 1 hits (IoU ≥ 0.5) →" in _buttons(at)
     assert "MCC" not in _metrics(at)
-    at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.2).run()
+    at.sidebar.select_slider(key="iou_threshold").set_value(0.2).run()
     assert_ok(at)
     assert "IoU threshold 0.2" in at.caption[0].value
 
 
 def test_bad_option_shows_report_and_sidebar_keeps_working(ds: Dataset) -> None:
     at = _app(ds).run()
-    at.sidebar.toggle(key="_w_auto_modalities").set_value(False).run()
-    at.sidebar.multiselect(key="_w_modalities").set_value([]).run()
+    at.sidebar.toggle(key="auto_modalities").set_value(False).run()
+    at.sidebar.multiselect(key="modalities").set_value([]).run()
     assert not at.exception
     assert "--modalities" in at.error[0].value and "expected" in at.error[0].value
-    at.sidebar.multiselect(key="_w_modalities").set_value(["bbox"]).run()
+    at.sidebar.multiselect(key="modalities").set_value(["bbox"]).run()
     assert_ok(at)
     assert "Micro F1" in _metrics(at) and "Macro mIoU" not in _metrics(at)
 
@@ -106,7 +106,7 @@ def test_auto_modalities_follow_the_submission(ds: Dataset, tmp_path: Path) -> N
     assert_ok(at)
     assert "modalities bbox ·" in at.caption[0].value
     assert "Micro F1" in _metrics(at) and "Macro mIoU" not in _metrics(at)
-    at.sidebar.toggle(key="_w_auto_modalities").set_value(False).run()
+    at.sidebar.toggle(key="auto_modalities").set_value(False).run()
     assert_ok(at)  # declared: the masks it never gave are "not submitted" (issue 13), not 0
     assert _metrics(at)["Macro mIoU"] == "—"
 
@@ -125,7 +125,7 @@ def test_bad_ground_truth_shows_report_not_traceback(ds: Dataset, tmp_path: Path
     assert "ov_000004" in report and "maybe" in report
     _explorer(at)
     assert not at.exception and at.error  # the explorer shows the same report
-    at.sidebar.text_input(key="_w_gt_path").set_value(str(ds.gt)).run()
+    at.sidebar.text_input(key="gt_path").set_value(str(ds.gt)).run()
     assert_ok(at)
 
 
@@ -146,7 +146,7 @@ def test_bad_prediction_row_names_the_query(ds: Dataset, tmp_path: Path) -> None
     at = _app(ds, pred_path=str(bad)).run()
     assert not at.exception
     assert "ov_000001" in at.error[0].value and "x2 > x1" in at.error[0].value
-    at.sidebar.radio(key="_w_task").set_value("reasoning").run()
+    at.sidebar.radio(key="task").set_value("reasoning").run()
     assert_ok(at)  # other tasks of the same file still work
 
 
@@ -160,11 +160,11 @@ def test_unexpected_evaluator_error_is_a_message(ds: Dataset,
         raise RuntimeError("boom")
 
     monkeypatch.setattr(data, "evaluate_run", boom)
-    at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.7).run()
+    at.sidebar.select_slider(key="iou_threshold").set_value(0.7).run()
     assert not at.exception
     assert "RuntimeError: boom" in at.error[0].value
     monkeypatch.undo()
-    at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.5).run()
+    at.sidebar.select_slider(key="iou_threshold").set_value(0.5).run()
     assert_ok(at)
 
 

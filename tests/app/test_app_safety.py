@@ -76,7 +76,7 @@ def test_default_roots_are_the_working_directory_and_demo(monkeypatch: pytest.Mo
     monkeypatch.delenv(ENV_VAR, raising=False)
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception and not at.error and "MCC" in [m.label for m in at.metric]
-    at.sidebar.text_input(key="_w_gt_path").set_value(str(outside.gt)).run()
+    at.sidebar.text_input(key="gt_path").set_value(str(outside.gt)).run()
     assert any(str(outside.gt) in e.value and str(Path.cwd()) in e.value for e in at.error)
 
 
@@ -111,7 +111,7 @@ def test_typed_path_outside_the_roots_is_not_read(ds: Dataset, outside: Dataset,
     at = _app(ds, **{field: typed}).run()
     _refused(at, label, typed, root)
     inside = {"gt_path": ds.gt, "pred_path": ds.model_a, "images_dir": ds.images}[field]
-    at.sidebar.text_input(key=f"_w_{field}").set_value(str(inside)).run()  # sidebar still works
+    at.sidebar.text_input(key=field).set_value(str(inside)).run()  # sidebar still works
     assert not at.exception and not at.error
     assert [m.value for m in at.metric if m.label == "MCC"] == ["0.250"]
 
@@ -129,7 +129,7 @@ def test_submissions_next_to_an_outside_ground_truth_are_not_listed(ds: Dataset,
     at = _app(ds).run()
     assert [Path(o).name for o in at.sidebar.selectbox(key="_w_pick").options] == \
         ["model_a", "model_b"]  # the page shows stems
-    at.sidebar.text_input(key="_w_gt_path").set_value(str(outside.gt)).run()
+    at.sidebar.text_input(key="gt_path").set_value(str(outside.gt)).run()
     assert not at.exception
     assert "_w_pick" not in [s.key for s in at.sidebar.selectbox]
 
@@ -172,7 +172,7 @@ def test_a_named_pipe_typed_in_the_sidebar_is_refused_at_once(ds: Dataset, fifo:
     report = _report(at)
     assert f"`{fifo.name}`, field `(file)`" in report and "found a named pipe (FIFO)" in report
     assert "a regular file" in report
-    at.sidebar.text_input(key=f"_w_{field}").set_value(
+    at.sidebar.text_input(key=field).set_value(
         str(ds.gt if field == "gt_path" else ds.model_a)).run()
     assert not at.exception and not at.error and at.metric
 
@@ -280,7 +280,7 @@ def test_the_app_never_writes_into_the_data_folder(root: Path) -> None:
     at.run()
     assert not at.exception and not at.error and at.metric
     for task in ("referring", "reasoning", "vocabulary"):
-        at.sidebar.radio(key="_w_task").set_value(task).run()
+        at.sidebar.radio(key="task").set_value(task).run()
         assert not at.exception
     goto(at, "pages/Query_explorer.py").run()
     assert not at.exception and "class='ov-card'" in card_html(at)  # the viewer drew its card

@@ -57,7 +57,7 @@ def test_typing_another_ground_truth_switches_the_whole_dataset(ds: Dataset) -> 
     still evaluated."""
     at = app_on(None, TIMEOUT).run()
     assert_ok(at)
-    at.sidebar.text_input(key="_w_gt_path").set_value(str(ds.gt)).run()
+    at.sidebar.text_input(key="gt_path").set_value(str(ds.gt)).run()
     assert_ok(at)
     evaluated = _evaluated_file(at)
     assert evaluated.parent == (ds.root / "predictions").resolve()
@@ -176,7 +176,7 @@ def test_the_sidebar_iou_threshold_reaches_the_evaluator(ds: Dataset) -> None:
     at.run()
     frame = at.dataframe[0].value
     assert frame.set_index("query_id").loc["ov_000003", "bbox_f1"] == 0.0
-    at.sidebar.select_slider(key="_w_iou_threshold").set_value(0.2).run()
+    at.sidebar.select_slider(key="iou_threshold").set_value(0.2).run()
     assert_ok(at)
     frame = at.dataframe[0].value
     assert frame.set_index("query_id").loc["ov_000003", "bbox_f1"] == 1.0

@@ -135,8 +135,8 @@ def test_every_page_names_the_ap_options_it_runs_with(ds: Dataset, page: str) ->
     first = at.caption[0].value
     assert "at most 1,500 boxes per query (COCO), hard negatives on" in first, first
     # The sidebar shows the values evaluated, not the defaults.
-    assert at.sidebar.number_input(key="_w_ap_max_detections").value == 1500
-    assert at.sidebar.toggle(key="_w_ap_hard_negatives").value is True
+    assert at.sidebar.number_input(key="ap_max_detections").value == 1500
+    assert at.sidebar.toggle(key="ap_hard_negatives").value is True
 
 
 def _ap_table(at) -> dict[tuple[str, str], dict]:
@@ -177,8 +177,8 @@ def test_a_compare_link_at_another_cap_and_hard_negatives_shows_the_senders_ap(
         _same(rows[(label, "AP")]["A"], reports[0][m]["ap_every_point"])
         _same(rows[(label, "AP")]["B"], reports[1][m]["ap_every_point"])
         _same(rows[(label, "mAP@[.5:.95]")]["A"], reports[0][m]["coco"]["map@[0.5:0.95]"])
-    assert fresh.sidebar.number_input(key="_w_ap_max_detections").value == 10
-    assert fresh.sidebar.toggle(key="_w_ap_hard_negatives").value is True
+    assert fresh.sidebar.number_input(key="ap_max_detections").value == 10
+    assert fresh.sidebar.toggle(key="ap_hard_negatives").value is True
 
 
 @pytest.mark.parametrize(("params", "field"), [({"cap": "5"}, "cap"),
@@ -190,8 +190,8 @@ def test_a_link_with_a_bad_ap_option_says_so_and_keeps_the_default(
     assert not fresh.exception
     notes = " ".join(w.value for w in fresh.warning)
     assert field in notes, notes
-    assert fresh.sidebar.number_input(key="_w_ap_max_detections").value == 100
-    assert fresh.sidebar.toggle(key="_w_ap_hard_negatives").value is False
+    assert fresh.sidebar.number_input(key="ap_max_detections").value == 100
+    assert fresh.sidebar.toggle(key="ap_hard_negatives").value is False
 
 
 def test_a_leaderboard_link_carries_its_options(ds: Dataset) -> None:

@@ -1,0 +1,38 @@
+"""The sidebar's widgets keep their values through Streamlit itself (issue 39): the frame
+draws them on every run, so each is keyed by its persistent key, with no shadow key, and a
+value set on one page holds on every other page and back."""
+
+from __future__ import annotations
+
+import pytest
+from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+FRAME_KEYS = ("task", "auto_modalities", "modalities", "iou_threshold", "use_score_threshold",
+              "bbox_format", "large_masks", "ap_hard_negatives", "ap_max_detections",
+              "gt_path", "images_dir", "pred_path")
+
+
+@pytest.fixture
+def ds(tmp_path) -> Dataset:
+    return write_dataset(tmp_path)
+
+
+def test_sidebar_values_hold_across_pages_without_shadow_keys(ds: Dataset) -> None:
+    at = app_on(ds).run()
+    assert_ok(at)
+    at.sidebar.select_slider(key="iou_threshold").set_value(0.7).run()
+    at.sidebar.toggle(key="ap_hard_negatives").set_value(True).run()
+    at.sidebar.number_input(key="ap_max_detections").set_value(300).run()
+    for page in ("pages/Compare.py", "pages/Slices.py", "pages/Leaderboard.py", "app.py"):
+        goto(at, page)
+        at.run()
+        assert not at.exception, page
+        assert at.sidebar.select_slider(key="iou_threshold").value == 0.7, page
+        assert at.sidebar.toggle(key="ap_hard_negatives").value is True, page
+        assert at.sidebar.number_input(key="ap_max_detections").value == 300, page
+    for name in FRAME_KEYS:
+        assert name in at.session_state and f"_w_{name}" not in at.session_state, name
+    # The caption of what was evaluated follows the held values.
+    assert any("IoU threshold 0.7" in c.value for c in at.caption)
