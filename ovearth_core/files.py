@@ -654,6 +654,9 @@ class FolderWriter:
         dfd = _open_dirs(real, parts[:-1])
         try:
             if link:
+                # A hard link shares the file itself: only a regular file is linked (a pipe
+                # or a device is refused here as the copy below refuses it).
+                check_input_stat(source, os.stat(source), 1 << 62)
                 try:
                     os.link(source, parts[-1], dst_dir_fd=dfd)
                     return Path(real, *parts)

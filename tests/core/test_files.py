@@ -594,3 +594,16 @@ def test_more_inputs_that_are_refused(ds: Dataset, tmp_path: Path, kind: str, fo
     stderr = proc.stderr.decode()
     assert proc.returncode == 2 and "Traceback" not in stderr
     assert f"{path}, field (file)" in stderr and found in stderr
+
+
+@pytest.mark.parametrize("link", [False, True])
+def test_a_placed_pipe_is_refused_linked_or_copied(tmp_path: Path, link: bool) -> None:
+    """FolderWriter.place refuses a named pipe whether it copies or hard-links (a hard link
+    of a pipe was made without the check before: the converters link by default)."""
+    fifo = tmp_path / "scene.png"
+    os.mkfifo(fifo)
+    out = tmp_path / "bench"
+    with pytest.raises(files.InputRefused, match="a regular file"):
+        with files.folder_writer(tmp_path, "bench") as folder:
+            folder.place("images/scene.png", fifo, link=link)
+    assert not out.exists()
