@@ -693,9 +693,17 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
                               chosen or MODALITIES, score_threshold, bbox_format, large_masks)
     submitted = _submitted_modalities(preds, score_threshold)
+    every_submitted = submitted if score_threshold is None else _submitted_modalities(preds, None)
+    # ``auto``: the evaluation's modalities follow the threshold (the spec infers them after
+    # confidence filtering); every box's (what AP and the sweep rank) are inferred from every
+    # box, as a load without the threshold infers them. A modality the threshold empties has
+    # no box left in the view, so the view's samples are the thresholded every-box samples.
+    every_chosen = chosen
     if chosen is None:
-        chosen = _infer_modalities(submitted, str(pred_path))
-    every = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), chosen)
+        every_chosen = _infer_modalities(every_submitted, str(pred_path))
+        chosen = (every_chosen if score_threshold is None
+                  else _infer_modalities(submitted, str(pred_path)))
+    every = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), every_chosen)
              for q in queries]
     samples = every if score_threshold is None else [_thresholded(s, score_threshold)
                                                      for s in every]
@@ -708,9 +716,9 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                      submitted=submitted, unknown_task_keys=unknown)
     if score_threshold is None:
         return out
-    return out.with_every_box(SampleList(every, task=task_key, modalities=chosen,
+    return out.with_every_box(SampleList(every, task=task_key, modalities=every_chosen,
                                          score_threshold=None, bbox_format=bbox_format,
-                                         submitted=_submitted_modalities(preds, None),
+                                         submitted=every_submitted,
                                          unknown_task_keys=unknown),
                               str(pred_path))
 

@@ -118,7 +118,7 @@ class SampleList(list[Sample]):
         if self._every_file is not None:
             from .matching import check_pair_cap
 
-            check_pair_cap(self._every, self.modalities, self._every_file)
+            check_pair_cap(self._every, self._every.modalities, self._every_file)
             self._every_file = None
         return self._every
 

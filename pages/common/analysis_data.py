@@ -61,27 +61,34 @@ def every_box(options: data.Options) -> data.Options:
 
 
 def sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
-    """:func:`sweep_to_dict` of the submission's samples loaded without a score threshold."""
-    return _sweep(gt, pred, every_box(options))
+    """:func:`sweep_to_dict` of every box of the evaluation's own parse (``every_box``:
+    the score threshold is a view; the file is not read again)."""
+    return _sweep(gt, pred, every_box(options), options)
 
 
+# ``_loaded_under`` (not hashed: every box is the same whatever the threshold) names the load
+# the evaluation made, whose every_box is ranked: one parse of the file per session's options.
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+           _loaded_under: data.Options) -> Timed:
     start = time.perf_counter()
-    value = sweep_to_dict(score_sweep(_loaded(gt, pred, options), options.iou_threshold))
+    value = sweep_to_dict(score_sweep(_loaded(gt, pred, _loaded_under).every_box,
+                                      options.iou_threshold))
     return Timed(value, time.perf_counter() - start)
 
 
 def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
-    """:func:`average_precision_report` of every box (no score threshold), with the
-    options' ``hard_negatives`` and COCO's block capped at their ``max_detections``."""
-    return _average_precision(gt, pred, every_box(options))
+    """:func:`average_precision_report` of every box (``every_box`` of the evaluation's
+    parse: no score threshold), with the options' ``hard_negatives`` and COCO's block capped
+    at their ``max_detections``."""
+    return _average_precision(gt, pred, every_box(options), options)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
+def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                       _loaded_under: data.Options) -> Timed:
     start = time.perf_counter()
-    samples = _loaded(gt, pred, options)
+    samples = _loaded(gt, pred, _loaded_under).every_box
     value = average_precision_report(samples, options.iou_threshold, samples.modalities,
                                      options.hard_negatives, options.max_detections)
     return Timed(value, time.perf_counter() - start)

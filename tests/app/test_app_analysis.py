@@ -433,3 +433,38 @@ def test_leaderboard_ranks_by_per_category_map_at_the_overview_cap() -> None:
     assert dota["box_detector"] == pytest.approx(
         reports["box_detector"]["oriented_bbox"]["voc_devkit"]["map_11_point"])
     assert any("at most 110 boxes per query" in c.value for c in at.caption)
+
+
+def test_a_threshold_session_parses_its_predictions_once(monkeypatch) -> None:
+    """A session that starts with the sidebar's score filter on evaluates, ranks AP and
+    sweeps from one parse of the prediction file: AP and the sweep take every box of the
+    evaluation's parse (``every_box``); they loaded the file again without the threshold
+    before. Their numbers are those of a separate load without the threshold."""
+    calls = []
+    real = core_io.parse_predictions
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core_io, "parse_predictions", counted)
+    pred = DEMO / "predictions" / "box_detector.json"
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["pred_path"] = "assets/demo/predictions/box_detector.json"
+    at.session_state["show_analysis"] = True
+    at.session_state["use_score_threshold"] = True
+    at.session_state["score_threshold"] = 0.6
+    at.run()
+    assert_ok(at)
+    assert [Path(c).name for c in calls] == [pred.name]
+    samples = load_samples(GT, pred, "vocabulary", modalities="auto")
+    report = average_precision_report(samples, 0.5, samples.modalities)
+    shown = _metrics(at)
+    for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+        assert shown[f"{label} AP"] == _f(report[key]["ap_every_point"])
+        assert shown[f"{label} AP@[.5:.95]"] == _f(report[key]["coco"]["ap@[0.5:0.95]"])
+    sweep = sweep_to_dict(score_sweep(samples))
+    (table,) = [d.value for d in at.dataframe if "criterion" in d.value.columns]
+    assert list(table["threshold"]) == [sweep["bbox"]["best_f1"]["threshold"],
+                                        sweep["oriented_bbox"]["best_f1"]["threshold"],
+                                        sweep["presence"]["best_mcc"]["threshold"]]

@@ -110,3 +110,29 @@ def test_the_report_parses_each_submission_once_per_task(monkeypatch: pytest.Mon
     every = load_samples(GT, PRED, "vocabulary", modalities="bbox")
     want = average_precision_report(every, 0.5, every.modalities, False, 100)
     assert ap["bbox"]["ap_every_point"] == want["bbox"]["ap_every_point"]
+
+
+def test_every_box_infers_auto_modalities_from_every_box(tmp_path: Path) -> None:
+    """``auto`` with a threshold that empties one modality: the view evaluates the others
+    (the spec infers after filtering) while every_box keeps the emptied one, as a load
+    without the threshold infers it; so AP and the sweep rank what a separate load ranks."""
+    import json
+
+    doc = json.loads(PRED.read_text())
+    for row in doc["tasks"]["open_vocabulary"]:
+        for box in row.get("oriented_bbox") or []:
+            box["score"] = min(box.get("score", 0.1), 0.1)
+        for box in row.get("bbox") or []:
+            box["score"] = max(box.get("score", 0.9), 0.5)
+    low = tmp_path / "low_obb.json"
+    low.write_text(json.dumps(doc))
+    view = load_samples(GT, low, "vocabulary", score_threshold=0.3, modalities="auto")
+    plain = load_samples(GT, low, "vocabulary", modalities="auto")
+    assert view.modalities == ("bbox",)
+    assert plain.modalities == ("bbox", "oriented_bbox")
+    every = view.every_box
+    assert every.modalities == plain.modalities and every.submitted == plain.submitted
+    for e, p, v in zip(every, plain, view, strict=True):
+        for name in BOXES:
+            np.testing.assert_array_equal(getattr(e, name), getattr(p, name))
+        assert len(v.pred_obbs) == 0
