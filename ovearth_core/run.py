@@ -6,7 +6,8 @@ query, the :class:`BoxFacts` the failure tags and the explorer need (best IoU of
 each GT box's best IoU, duplicate hits). They are taken from the IoU matrices the
 evaluation computes anyway, so nothing downstream computes an IoU matrix again. Only these
 few numbers per query are kept, never the matrices (memory stays bounded by the largest
-query, not the file).
+query, not the file). ``run.view`` is ``results`` typed (:class:`~ovearth_core.results.Results`,
+read once): what pages read; ``results`` is what the core's readers of the output take.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .matching import match
-from .presence import presence_cell
+from .results import DetEntry, QueryRow, Results, RunConfig, SegEntry
 from .types import OVERLAP_EPS, Sample, SampleList
 
 FloatArray = npt.NDArray[np.float64]
@@ -152,17 +153,6 @@ def _any_in(flags: npt.NDArray[np.bool_], first: npt.NDArray[np.int64],
 
 
 @dataclass(frozen=True)
-class RunConfig:
-    """The options the run was evaluated with (``results["config"]``, typed)."""
-
-    task: str
-    iou_threshold: float
-    modalities: tuple[str, ...]
-    score_threshold: float | None
-    bbox_format: str
-
-
-@dataclass(frozen=True)
 class Run:
     """One evaluated task: results JSON, its samples (same order) and kept box facts."""
 
@@ -172,9 +162,16 @@ class Run:
 
     @property
     def config(self) -> RunConfig:
-        c = self.results["config"]
-        return RunConfig(self.results["task"], c["iou_threshold"], tuple(c["modalities"]),
-                         c["score_threshold"], c["bbox_format"])
+        """The options the run was evaluated with (read alone, without the whole
+        :attr:`view`)."""
+        return RunConfig.of(self.results)
+
+    @cached_property
+    def view(self) -> Results:
+        """:attr:`results` typed (:meth:`Results.of`, built on first use; raises
+        :class:`~ovearth_core.errors.OVEarthInputError` for a dict that is not the
+        evaluator's output)."""
+        return Results.of(self.results)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -225,8 +222,8 @@ class Run:
             raise KeyError(self._absent(query_id, "per_sample rows")) from None
 
     def entry(self, query_id: str) -> QueryEntry:
-        """The query's sample and row together, with their typed facts."""
-        return QueryEntry(self.sample(query_id), self.row(query_id))
+        """The query's sample and its typed row together."""
+        return QueryEntry(self.sample(query_id), self.view.row(query_id))
 
     def _absent(self, query_id: str, where: str) -> str:
         return (f"query_id {query_id!r} is not among the {len(self.samples)} queries' "
@@ -235,11 +232,11 @@ class Run:
 
 @dataclass(frozen=True)
 class QueryEntry:
-    """One query of a run: its sample and its ``per_sample`` row, with typed fields for
-    what pages and the report read most."""
+    """One query of a run: its loaded sample and its typed ``per_sample`` row
+    (:class:`~ovearth_core.results.QueryRow`)."""
 
     sample: Sample
-    row: dict[str, Any]
+    row: QueryRow
 
     @property
     def query_id(self) -> str:
@@ -247,25 +244,25 @@ class QueryEntry:
 
     @property
     def negative(self) -> bool:
-        return bool(self.row["negative"])
+        return self.row.negative
 
     @property
     def gt_present(self) -> bool:
-        return bool(self.row["gt_present"])
+        return self.row.gt_present
 
     @property
     def pred_present(self) -> bool:
-        return bool(self.row["pred_present"])
+        return self.row.pred_present
 
     @property
     def presence(self) -> str:
-        """:func:`presence_cell` of the query."""
-        return presence_cell(self.gt_present, self.pred_present)
+        """:func:`~ovearth_core.presence.presence_cell` of the query."""
+        return self.row.presence
 
-    def metrics(self, output_key: str) -> dict[str, Any] | None:
-        """The row's block of one modality (``seg``, ``bbox``, ``oriented_bbox``), or
+    def metrics(self, output_key: str) -> SegEntry | DetEntry | None:
+        """The row's entry of one modality (``seg``, ``bbox``, ``oriented_bbox``), or
         ``None`` when it was not evaluated."""
-        return self.row.get(output_key)
+        return self.row.block(output_key)
 
 
 def _unique(by_id: dict[str, Any], items: Sequence[Any], where: str) -> dict[str, Any]:

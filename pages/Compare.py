@@ -19,7 +19,6 @@ from ovearth_core.analysis.compare import (
     MetricDiff,
     ap_differences,
     compare_results,
-    not_submitted,
 )
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.labels import MODALITY_LABELS
@@ -55,7 +54,7 @@ def main() -> None:
     run = current()
     # B is evaluated with A's modalities (resolved when the sidebar says auto), so that the
     # per-query rows pair up; A keeps the sidebar's options (its cached evaluation).
-    o = replace(run.options, modalities=tuple(run.config["modalities"]))
+    o = replace(run.options, modalities=run.config.modalities)
     b_text, b_path, b_key, evaluation_b = b_ui(run, o)
     unit = analysis_data.unit_picker(run.gt)
     with st.spinner("Bootstrapping…"):
@@ -68,7 +67,7 @@ def main() -> None:
     state.sync_url(b=b_text)
     views.evaluated_caption(run, f"**A** = {names[0]} · **B** = {names[1]} "
                                  f"({state.code(b_text)} · sha256 {data.digest(b_key)[:12]})")
-    views.coverage_warnings(evaluation_b.results, f"B ({names[1]})")
+    views.coverage_warnings(evaluation_b.view, f"B ({names[1]})")
     st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals "
                f"({cmp.n_resamples:,} resamples, seed {cmp.seed}) over {cmp.num_units:,} "
                f"{'images' if cmp.unit == 'image' else 'queries'} ({cmp.num_queries:,} queries) "
@@ -174,8 +173,7 @@ def average_precision_ui(run: Any, cmp: Any, b_key: data.FileKey, b_path: Path, 
     st.header("Average precision (every box)")
     ap_a, ap_b = (analysis_data.average_precision(run.gt, key, opts).value
                   for key, opts in ((run.pred, run.options), (b_key, o)))
-    boxes = (compare_views.box_count(run.evaluation.results)
-             + compare_views.box_count(evaluation_b.results))
+    boxes = compare_views.box_count(run.view) + compare_views.box_count(evaluation_b.view)
     ap_key = (run.gt, run.pred, b_key, run.options, o, unit)
     wanted = boxes <= compare_views.AUTO_AP_BOXES or st.session_state.get("_ap_ci") == ap_key
     if not wanted and st.button(f"Bootstrap the AP intervals ({DEFAULT_AP_RESAMPLES:,} "
@@ -195,8 +193,9 @@ def average_precision_ui(run: Any, cmp: Any, b_key: data.FileKey, b_path: Path, 
                 f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
                 "of A and B again (tens of seconds on the full benchmark). The table shows "
                 "A, B and Δ meanwhile.", icon=":material/timer:")
-    st.dataframe(compare_views.ap_frame(ap_a, ap_b, not_submitted(run.evaluation.results),
-                                        not_submitted(evaluation_b.results), ap_diffs),
+    st.dataframe(compare_views.ap_frame(ap_a, ap_b, set(run.not_submitted),
+                                        set(evaluation_b.view.coverage.not_submitted_modalities),
+                                        ap_diffs),
                  hide_index=True, placeholder="—", width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("A", "B", "Δ B − A", "CI low", "CI high")})

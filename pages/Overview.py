@@ -8,6 +8,8 @@ import streamlit as st
 
 from ovearth_core.analysis import diagnose
 from ovearth_core.labels import MODALITY_LABELS
+from ovearth_core.results import CategoryRow, Summary
+from ovearth_core.types import OUTPUT_KEYS
 from ovearth_core.viz import figures
 from pages.common import analysis_views, state, views
 from pages.common.run import current, in_frame
@@ -15,10 +17,10 @@ from pages.common.run import current, in_frame
 
 def main() -> None:
     run = current()
-    summary = run.evaluation.results["summary"]
+    summary = run.view.summary
     state.sync_url()
-    views.evaluated_caption(run, f"{summary['num_samples']:,} queries "
-                                 f"({summary['num_positive']:,} positive) · "
+    views.evaluated_caption(run, f"{summary.num_samples:,} queries "
+                                 f"({summary.num_positive:,} positive) · "
                                  + (f"loaded in {run.evaluation.seconds:.1f} s, the numbers from "
                                     "the result cache" if run.evaluation.from_cache else
                                     f"evaluated in {run.evaluation.seconds:.1f} s"))
@@ -30,32 +32,32 @@ def main() -> None:
         failure_tags_ui(run.evaluation.rows)
     modalities_ui(summary, run.evaluation.rows)
     analysis_ui(run)
-    categories_ui(run.evaluation.results["per_category"])
+    categories_ui(run.view.per_category)
 
 
 def key_metrics_ui(run: Any) -> None:
     """Presence (open vocabulary) and each evaluated modality's key metrics."""
-    summary = run.evaluation.results["summary"]
+    summary = run.view.summary
     st.header("Key metrics")
     if run.options.task == "vocabulary":
-        presence = summary["presence"]
-        views.metric_cards("Presence", {"mcc": presence["mcc"], "F1": presence["f1"],
-                                        "FPR (negatives)": presence["fpr"],
-                                        "Negative accuracy": summary["negative_accuracy"]})
-    for key, modality in (("seg", "segmentation"), ("bbox", "bbox"),
-                          ("oriented_bbox", "oriented_bbox")):
-        if summary.get(key):
-            views.metric_cards(MODALITY_LABELS[key], summary[key]["key_metrics"],
+        presence = summary.presence
+        views.metric_cards("Presence", {"mcc": presence.mcc, "F1": presence.f1,
+                                        "FPR (negatives)": presence.fpr,
+                                        "Negative accuracy": summary.negative_accuracy})
+    for modality, key in OUTPUT_KEYS.items():
+        block = summary.block(key)
+        if block is not None:
+            views.metric_cards(MODALITY_LABELS[key], block.key_metrics,
                                submitted=modality not in run.not_submitted)
 
 
 def outcomes_ui(run: Any) -> None:
     """The presence confusion matrix (open vocabulary) or hits and misses, each cell a way
     into the explorer."""
-    summary, rows = run.evaluation.results["summary"], run.evaluation.rows
+    summary, rows = run.view.summary, run.evaluation.rows
     if run.options.task == "vocabulary":
         cell = views.picked_point(st.plotly_chart(
-            figures.confusion_matrix(summary["presence"], clickable=True), key="cm",
+            figures.confusion_matrix(summary.presence.json, clickable=True), key="cm",
             on_select="rerun", selection_mode="points"))
         if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
             views.explore(outcomes=[cell["customdata"]])
@@ -91,15 +93,15 @@ def failure_tags_ui(rows: list[dict[str, Any]]) -> None:
                                  disabled=not tags[tag], failures=[tag])
 
 
-def modalities_ui(summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def modalities_ui(summary: Summary, rows: list[dict[str, Any]]) -> None:
     st.header("Modalities")
     a, b = st.columns(2)
-    a.plotly_chart(figures.key_metric_bars(summary), key="bars")
+    a.plotly_chart(figures.key_metric_bars(summary.json), key="bars")
     b.plotly_chart(figures.iou_histogram(rows), key="hist")
-    if summary.get("bbox") or summary.get("oriented_bbox"):
-        a.plotly_chart(figures.f1_vs_iou(summary), key="f1iou")
-    if summary.get("seg"):
-        b.plotly_chart(figures.precision_at(summary), key="prat")
+    if summary.bbox is not None or summary.oriented_bbox is not None:
+        a.plotly_chart(figures.f1_vs_iou(summary.json), key="f1iou")
+    if summary.seg is not None:
+        b.plotly_chart(figures.precision_at(summary.json), key="prat")
 
 
 def analysis_ui(run: Any) -> None:
@@ -112,10 +114,10 @@ def analysis_ui(run: Any) -> None:
         analysis_views.error_attribution(run)
 
 
-def categories_ui(per_category: list[dict[str, Any]]) -> None:
+def categories_ui(per_category: tuple[CategoryRow, ...]) -> None:
     """The per-category table and its weakest categories, each a way into the explorer."""
     st.header("Per category")
-    cat_rows = diagnose.category_rows(per_category)
+    cat_rows = diagnose.category_rows([c.json for c in per_category])
     metric = diagnose.primary_metric(cat_rows)
     st.caption("Click a row of the table or a bar of the chart to open that category's queries "
                "in the explorer.")

@@ -32,6 +32,7 @@ from ovearth_core.convert import chips as chips_
 from ovearth_core.image_paths import ImagePathError, resolve_image_path
 from ovearth_core.io import parse_json, read_input
 from ovearth_core.paths import refusal
+from ovearth_core.results import Coverage
 from ovearth_core.types import MODALITIES, SampleList
 from ovearth_core.viz import images
 from ovearth_core.workers import worker_count
@@ -114,7 +115,8 @@ def object_outcomes(gt: data.FileKey, pred: data.FileKey, options: data.Options,
     if modality == "segmentation":  # the evaluator matches no mask objects
         return objects.query_objects(run.samples, modality, options.iou_threshold)
     return objects.query_objects(run.samples, modality, options.iou_threshold,
-                                 entries=[run.row(s.sample_id)[modality] for s in run.samples])
+                                 entries=[run.view.row(s.sample_id).block(modality).json
+                                          for s in run.samples])
 
 
 def evaluated_objects(run: Any) -> list[str]:
@@ -291,7 +293,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         if result is None:
             skipped.append((name, f"{num_problems} validation problem(s)"))
             continue
-        if result["coverage"]["num_with_prediction_row"] == 0:
+        if Coverage.of(result).num_with_prediction_row == 0:
             skipped.append((name, "no prediction row for this task"))
             continue
         names.append(name)
@@ -358,7 +360,7 @@ def form_evaluations(gt: data.FileKey, pred: data.FileKey, options: data.Options
     :func:`data.evaluate`), all with the modalities the sidebar's task resolved to, so that
     the forms have the same key metrics."""
     first = data.evaluate(gt, pred, options)
-    mods = tuple(first.results["config"]["modalities"]) if first.results else options.modalities
+    mods = first.view.config.modalities if first.view is not None else options.modalities
     return {form: data.evaluate(gt, pred, replace(options, task=form, modalities=mods))
             for form in crosstask.FORMS}
 

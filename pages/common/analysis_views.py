@@ -68,7 +68,7 @@ def operating_point(run: Run) -> None:
 
 def average_precision(run: Run) -> None:
     """PR curves and AP cards (VOC every point / 11 points, COCO) of every box."""
-    if not analysis_data.has_boxes(tuple(run.evaluation.results["config"]["modalities"])):
+    if not analysis_data.has_boxes(run.config.modalities):
         return
     st.header("Average precision")
     if not analysis_data.sweep(run.gt, run.pred, run.options).value["thresholds"]:

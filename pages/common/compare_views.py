@@ -15,6 +15,7 @@ from ovearth_core.analysis.compare import Comparison, MetricDiff
 from ovearth_core.analysis.sweep import BOX_MODALITIES
 from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_scope
 from ovearth_core.report import draw as report_draw
+from ovearth_core.results import Results
 
 from . import data, state, views
 from .run import Run
@@ -26,10 +27,10 @@ LINK = st.column_config.LinkColumn("explorer", display_text="open ↗", width="s
 AUTO_AP_BOXES = 10_000
 
 
-def box_count(results: dict[str, Any]) -> int:
+def box_count(view: Results) -> int:
     """Predicted boxes of a result's queries over the box modalities."""
-    return sum((row.get(m) or {}).get("num_pred", 0) for row in results["per_sample"]
-               for m in BOX_MODALITIES)
+    return sum(entry.num_pred for row in view.per_sample for m in BOX_MODALITIES
+               if (entry := row.block(m)) is not None)
 
 
 def choose_b(run: Run) -> str:

@@ -29,6 +29,7 @@ from ovearth_core import files, georef, io, pipeline, review
 from ovearth_core.analysis import diagnose, gallery
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.options import Options
+from ovearth_core.results import Results
 from ovearth_core.run import Run
 from ovearth_core.types import SampleList
 from ovearth_core.viz import overlay
@@ -62,9 +63,13 @@ Stamp = tuple[int, int, int, int]
 @dataclass
 class Evaluation:
     """One evaluation run: the results (or the problems that stopped it) and the table;
-    ``from_cache``: the numbers were loaded from the on-disk result cache."""
+    ``view``: the results typed (:class:`~ovearth_core.results.Results`, built once with
+    the evaluation): what pages read; ``results``: the evaluator's dict, only handed to the
+    core's readers of the output; ``from_cache``: the numbers were loaded from the on-disk
+    result cache."""
 
     results: dict[str, Any] | None = None
+    view: Results | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
@@ -169,10 +174,11 @@ def _evaluate(gt: FileKey, pred: FileKey, options: Options) -> Evaluation:
         loaded = _samples(gt, pred, options.loader())
         run, from_cache = pipeline.evaluate_cached(replace(loaded, options=options),
                                                    result_cache()[0])
+        view = run.view  # read once, here: a malformed result is a report, not a traceback
     except OVEarthInputError as err:
         return Evaluation(problems=err.problems)
     rows = diagnose.query_rows(run)  # the run's kept box facts: no IoU computed again
-    return Evaluation(run.results, rows, seconds=time.perf_counter() - start, run=run,
+    return Evaluation(run.results, view, rows, seconds=time.perf_counter() - start, run=run,
                       from_cache=from_cache, gt_sha256=loaded.gt_sha256,
                       pred_sha256=loaded.pred_sha256)
 

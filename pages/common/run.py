@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ovearth_core.results import Results, RunConfig
+
 from . import data
 
 
@@ -26,13 +28,19 @@ class Run:
     pred_label: str
 
     @property
-    def config(self) -> dict[str, object]:
-        """The options the evaluator actually ran with (``results["config"]``)."""
-        return self.evaluation.results["config"]
+    def view(self) -> Results:
+        """The evaluation's results, typed (what pages read)."""
+        return self.evaluation.view
 
     @property
-    def not_submitted(self) -> list[str]:
-        return self.evaluation.results["coverage"]["not_submitted_modalities"]
+    def config(self) -> RunConfig:
+        """The options the evaluator actually ran with (``view.config``)."""
+        return self.evaluation.view.config
+
+    @property
+    def not_submitted(self) -> tuple[str, ...]:
+        """The enabled modalities the submission has no prediction of."""
+        return self.evaluation.view.coverage.not_submitted_modalities
 
 
 _CURRENT = threading.local()  # a session's script run (app.py, then its page) is one thread

@@ -195,7 +195,7 @@ def render() -> Run | None:
               gt_label=f"{gt_name} · sha256 {evaluation.gt_sha256[:12]}",
               pred_label=f"{name if ss['pred_upload'] else ss['pred_path']} · sha256 "
                          f"{evaluation.pred_sha256[:12]}")
-    views.coverage_warnings(evaluation.results)
+    views.coverage_warnings(evaluation.view)
     with st.sidebar:
         _saved_views(run)
     return run

@@ -81,7 +81,7 @@ def paired_b(run: Run) -> tuple[data.FileKey, data.Options] | None:
     if b_path is None:
         st.stop()
     # As on Compare: B with A's resolved modalities, so that the per-query rows pair up.
-    options = replace(run.options, modalities=tuple(run.config["modalities"]))
+    options = replace(run.options, modalities=run.config.modalities)
     key = data.file_key(b_path)
     evaluation = data.evaluate(run.gt, key, options)
     if evaluation.problems:

@@ -17,6 +17,7 @@ import streamlit as st
 from ovearth_core import georef
 from ovearth_core.convert import chips
 from ovearth_core.errors import OVEarthInputError
+from ovearth_core.results import DetEntry, QueryRow
 from ovearth_core.viz import overlay, tiles
 from ovearth_core.viz.chips import chip_picture
 
@@ -24,9 +25,10 @@ from . import analysis_data, data, state, viewer_card, views
 from .run import Run
 
 
-def _sample_and_row(run: Run, query_id: str) -> tuple[Any, dict[str, Any]]:
-    evaluated = run.evaluation.run
-    return evaluated.sample(query_id), evaluated.row(query_id)
+def _sample_and_row(run: Run, query_id: str) -> tuple[Any, QueryRow]:
+    """The query's sample and its typed row (its ``json``: what the drawing reads)."""
+    entry = run.evaluation.run.entry(query_id)
+    return entry.sample, entry.row
 
 
 # The metric table's IoU column: the mask IoU on the mask row, the mean IoU of the matched
@@ -36,39 +38,38 @@ IOU_NOTE = ("† Mask row: the mask IoU. HBB and OBB rows: the mean IoU of their
             "pairs (— with none matched), not the best IoU of any pair.")
 
 
-def _metrics_table(row: dict[str, Any]) -> pd.DataFrame:
+def _metrics_table(row: QueryRow) -> pd.DataFrame:
     out = []
-    seg = row["seg"]
-    if seg:
-        out.append({"modality": "mask", IOU_COLUMN: views.fmt(seg["iou"]), "F1/Dice": views.fmt(
-            seg["dice"]), "P": views.fmt(seg["precision"]), "R": views.fmt(seg["recall"]),
-            "GT / pred": f"{seg['gt_area']:,} / {seg['pred_area']:,} px"})
-    for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
-        e = row[key]
-        if e:
-            out.append({"modality": label, IOU_COLUMN: views.fmt(e["mean_matched_iou"]),
-                        "F1/Dice": views.fmt(e["f1"]), "P": views.fmt(e["precision"]),
-                        "R": views.fmt(e["recall"]),
-                        "GT / pred": f"{e['num_gt']} / {e['num_pred']} (TP {e['tp']})"})
+    seg = row.seg
+    if seg is not None:
+        out.append({"modality": "mask", IOU_COLUMN: views.fmt(seg.iou), "F1/Dice": views.fmt(
+            seg.dice), "P": views.fmt(seg.precision), "R": views.fmt(seg.recall),
+            "GT / pred": f"{seg.gt_area:,} / {seg.pred_area:,} px"})
+    for e, label in ((row.bbox, "HBB"), (row.oriented_bbox, "OBB")):
+        if e is not None:
+            out.append({"modality": label, IOU_COLUMN: views.fmt(e.mean_matched_iou),
+                        "F1/Dice": views.fmt(e.f1), "P": views.fmt(e.precision),
+                        "R": views.fmt(e.recall),
+                        "GT / pred": f"{e.num_gt} / {e.num_pred} (TP {e.tp})"})
     return pd.DataFrame(out)
 
 
-def _picked_kinds(row: dict[str, Any]) -> list[tuple[str, bool, str]]:
-    """The box modalities of the box picker, ``(key, oriented, kind)``: every evaluated HBB,
-    then every evaluated OBB (a query failing in OBB is zoomed to its OBB's envelope). The
-    HBBs come first, so an HBB's place is the one it had alone."""
-    return [(key, oriented, kind) for key, oriented, kind in
-            (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")) if row[key]]
+def _picked_kinds(row: QueryRow) -> list[tuple[DetEntry, bool, str]]:
+    """The box modalities of the box picker, ``(entry, oriented, kind)``: every evaluated
+    HBB, then every evaluated OBB (a query failing in OBB is zoomed to its OBB's envelope).
+    The HBBs come first, so an HBB's place is the one it had alone."""
+    return [(entry, oriented, kind) for entry, oriented, kind in
+            ((row.bbox, False, "HBB"), (row.oriented_bbox, True, "OBB")) if entry is not None]
 
 
-def _picked_items(sample: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+def _picked_items(sample: Any, row: QueryRow) -> list[dict[str, Any]]:
     """The picker's boxes as :func:`overlay.box_groups` gives them, each with its ``kind``
     (``HBB`` / ``OBB``) and ``number`` among its kind and role: GT HBBs, predicted HBBs, GT
     OBBs, predicted OBBs."""
     out: list[dict[str, Any]] = []
-    for key, oriented, kind in _picked_kinds(row):
+    for entry, oriented, kind in _picked_kinds(row):
         counts = {"GT": 0, "pred": 0}
-        for item in overlay.box_groups(sample, row[key], oriented):
+        for item in overlay.box_groups(sample, entry.json, oriented):
             counts[item["role"]] += 1
             out.append({**item, "kind": kind, "number": counts[item["role"]]})
     return out
@@ -107,7 +108,7 @@ def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef 
                   tuple(o["colour"] for o in items), tuple(places))
 
 
-def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
+def _object_outline(sample: Any, row: QueryRow, n: int) -> Any:
     """The outline ``(5, 2)`` of the picker's box ``n`` (:func:`_picked_items`' order);
     ``None`` past the last box."""
     for _, oriented, _ in _picked_kinds(row):
@@ -119,16 +120,16 @@ def _object_outline(sample: Any, row: dict[str, Any], n: int) -> Any:
     return None
 
 
-def error_boxes(sample: Any, row: dict[str, Any]) -> list[tuple[int, str]]:
+def error_boxes(sample: Any, row: QueryRow) -> list[tuple[int, str]]:
     """The query's box errors, in the box picker's order (:func:`_picked_items`): ``(its
     number in the picker, 0-based; text)`` of every box the evaluator left unmatched, a
     missed GT box or a false positive ("missed · GT HBB 17")."""
     out: list[tuple[int, str]] = []
     n = 0
-    for key, oriented, kind in _picked_kinds(row):
+    for entry, oriented, kind in _picked_kinds(row):
         gt, pred = ((sample.gt_obbs, sample.pred_obbs) if oriented
                     else (sample.gt_boxes, sample.pred_boxes))
-        gs, ps, _, _ = overlay.match_status(len(gt), len(pred), row[key]["matches"])
+        gs, ps, _, _ = overlay.match_status(len(gt), len(pred), entry.matches)
         for role, statuses in (("GT", gs), ("pred", ps)):
             out += [(n + k, f"{status} · {role} {kind} {k + 1}")
                     for k, status in enumerate(statuses) if status != "matched"]
@@ -136,7 +137,7 @@ def error_boxes(sample: Any, row: dict[str, Any]) -> list[tuple[int, str]]:
     return out
 
 
-def _opening(sample: Any, row: dict[str, Any], zoom: str,
+def _opening(sample: Any, row: QueryRow, zoom: str,
              errors: list[tuple[int, str]]) -> tuple[int | None, overlay.Region]:
     """The box a query opens on (its number in the picker; ``None``: none) and the view:
     a dense query ("GT target", whose objects cannot all show together) with box errors
@@ -222,7 +223,7 @@ def _scene_chips(run: Run, sample: Any, quiet: bool = False
         return None
 
 
-def _chip_link(query_id: str, sample: Any, row: dict[str, Any], picker: Picker,
+def _chip_link(query_id: str, sample: Any, row: QueryRow, picker: Picker,
                scene: analysis_data.SceneChips | None, run: Run) -> None:
     """For the picked object, missed or false, of a scene merged from chips: where it fell,
     and each chip it fell in whose image is in the images folder, to open."""
@@ -384,7 +385,7 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
     detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp, region)
     if interactive:
-        fig = overlay.overlay_figure(image, sample, row, layers, opacity, pixel_mode, region,
+        fig = overlay.overlay_figure(image, sample, row.json, layers, opacity, pixel_mode, region,
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
                                      labels=labels)
@@ -393,9 +394,9 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
     else:
         fig = None
         picture = tiles.jpeg_bytes(overlay.static_view(
-            image, sample, row, layers, opacity, pixel_mode, region, detail, labels), 85)
+            image, sample, row.json, layers, opacity, pixel_mode, region, detail, labels), 85)
     thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region,
-                                               overlay.box_outlines(sample, row)), 85)
+                                               overlay.box_outlines(sample, row.json)), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
                  None if detail is None else detail.rgb.shape[:2])
 
@@ -530,7 +531,7 @@ def _scores(table_row: dict[str, Any]) -> str:
                          "— (negative query: no score, only presence)")
 
 
-def _metrics_html(row: dict[str, Any]) -> str:
+def _metrics_html(row: QueryRow) -> str:
     frame = _metrics_table(row)
     if frame.empty:
         return ""
@@ -541,7 +542,7 @@ def _metrics_html(row: dict[str, Any]) -> str:
             f"<p class='ov-cap'>{html.escape(IOU_NOTE)}</p>")
 
 
-def _card(query_id: str, sample: Any, row: dict[str, Any], table_row: dict[str, Any],
+def _card(query_id: str, sample: Any, row: QueryRow, table_row: dict[str, Any],
           drawn: Drawn, region: overlay.Region, tags: str | None,
           map_note: list[str], head: str = "", nav: tuple[bool, bool] | None = None,
           errors: tuple[str, bool, bool] | None = None) -> tuple[str, dict[str, bytes]]:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from ovearth_core.errors import MAX_REPORTED, Problem
 from ovearth_core.labels import METRIC_LABELS, NOT_SUBMITTED
+from ovearth_core.results import Results
 
 from . import state
 
@@ -51,24 +52,24 @@ def unexpected_error(err: Exception, what: str) -> None:
              "has the details) with the files.")
 
 
-def coverage_warnings(results: dict[str, Any], who: str = "") -> None:
+def coverage_warnings(view: Results, who: str = "") -> None:
     """The evaluator's coverage warnings (missing rows, unknown task keys, modalities not
     submitted), shown beside the numbers, as text (they quote ids from the files);
     ``who`` names the submission when a page shows two."""
-    for w in results.get("warnings", ()):
-        st.warning((f"{who}: " if who else "") + md_text(w["message"]), icon="⚠️")
+    for w in view.warnings:
+        st.warning((f"{who}: " if who else "") + md_text(w.message), icon="⚠️")
 
 
 def evaluated_caption(run: Any, extra: str = "") -> None:
-    """Which files were evaluated, with which options (``results["config"]``, not the
-    widgets): every page's first line."""
+    """Which files were evaluated, with which options (``run.config``: the evaluator's,
+    not the widgets): every page's first line."""
     c = run.config
-    mods = ", ".join(c["modalities"])
-    score = "none" if c["score_threshold"] is None else f"{c['score_threshold']:g}"
+    mods = ", ".join(c.modalities)
+    score = "none" if c.score_threshold is None else f"{c.score_threshold:g}"
     st.caption(f"Ground truth {state.code(run.gt_label)} · submission "
                f"{state.code(run.pred_label)} · "
                f"{state.TASK_LABELS[run.options.task]} · modalities {mods} · IoU threshold "
-               f"{c['iou_threshold']:g} · score threshold {score} · {c['bbox_format']}"
+               f"{c.iou_threshold:g} · score threshold {score} · {c.bbox_format}"
                + (" · masks beyond the spec's cap taken" if run.options.large_masks else "")
                + f" · {ap_options(run.options)}" + (f" · {extra}" if extra else ""))
 

@@ -38,7 +38,8 @@ def test_sample_and_row_are_found_by_query_id(run: Run) -> None:
         [row] = [r for r in run.per_sample if r["sample_id"] == q]
         assert run.sample(q) is sample and run.row(q) is row
         entry = run.entry(q)
-        assert entry.query_id == q and entry.sample is sample and entry.row is row
+        assert entry.query_id == q and entry.sample is sample and entry.row.json is row
+        assert entry.row is run.view.row(q)
         assert run.samples[run.position(q)] is sample
 
 
