@@ -1,5 +1,6 @@
 """A real ``streamlit run app.py`` server and headless Chromium settings, shared by the
-browser tests and the load benchmark (``benchmarks/load.py``)."""
+browser tests and the load benchmark (``benchmarks/load.py``). The browser tests' fixtures
+(one Chromium per module, shared servers) are in ``tests/browser/conftest.py``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,10 +60,11 @@ class Server:
     """``streamlit run app.py`` in ``app_dir`` on a free local port, healthy on return.
 
     ``script_args`` go after ``--`` (the app's own flags, e.g. ``--data-root``); the
-    combined stdout/stderr goes to ``log``.
+    combined stdout/stderr goes to ``log``. As a context manager, stopped at its end.
     """
 
     def __init__(self, app_dir: Path, log: Path, script_args: Sequence[str] = ()):
+        self.app_dir = app_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
@@ -95,6 +96,12 @@ class Server:
         self._log.flush()
         return self.log_path.read_text(errors="replace")
 
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -115,38 +122,15 @@ def demo_app(root: Path) -> Path:
     return app
 
 
-@contextmanager
-def chromium_page(width: int = 1500, height: int = 1800) -> Iterator:
-    """A page of a new headless Chromium (Debian's) with a ``width`` x ``height`` viewport,
-    closed with its browser afterwards."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": width, "height": height})
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
-            browser.close()
-
-
-@contextmanager
-def served_page(app_dir: Path, log: Path, script_args: Sequence[str] = (), width: int = 1500,
-                height: int = 1800) -> Iterator[tuple[Server, object]]:
-    """A :class:`Server` of ``app_dir`` (``script_args`` after ``--``) and a page of a new
-    headless Chromium with a ``width`` x ``height`` viewport; both stopped afterwards."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, log, script_args)
-        try:
-            yield server, browser.new_context(viewport={"width": width, "height": height}
-                                              ).new_page()
-        finally:
-            server.stop()
-            browser.close()
+def harbour_app(root: Path) -> tuple[Path, Path]:
+    """:func:`demo_app` under ``root / "app"`` and a copy of the bundled demo as a second
+    benchmark, ``root / "data" / "harbour_bench"`` (the app opens it with ``--data``; its
+    queries have other ids and texts than the demo's, so a fallback to the demo cannot
+    pass): ``(app folder, benchmark folder)``."""
+    app = demo_app(root / "app")
+    bench = root / "data" / "harbour_bench"
+    shutil.copytree(REPO / "assets" / "demo", bench, ignore=shutil.ignore_patterns(".ovearth"))
+    return app, bench
 
 
 SHOTS = Path("/tmp/ovearth_shots")  # screenshots of the browser tests, kept to look at

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -68,10 +67,3 @@ def fresh_caches() -> Iterator[None]:
     yield
     idle()
 
-
-@pytest.fixture(scope="module")
-def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the app whose bundled demo is the tiny test dataset (browser tests)."""
-    from browser_support import demo_app
-
-    return demo_app(tmp_path_factory.mktemp("app"))

@@ -2,12 +2,14 @@
 
 The app code (app.py, pages/, .streamlit/) is copied next to a tiny dataset written as
 ``assets/demo`` in a temporary folder, so the app opens on it with no arguments, as it
-opens on the bundled demo. Screenshots go to the test's tmp dir and /tmp/ovearth_shots/.
+opens on the bundled demo (the worker's shared ``demo_server``, for the tests that only
+read it; the deep link gets a fresh server, the large image an app of its own). Screenshots
+go to the test's tmp dir and /tmp/ovearth_shots/.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,6 @@ from app_fixtures import write_large_image_dataset
 from browser_support import (
     MS,
     Server,
-    chromium_page,
     copy_app,
     navigate,
     settle,
@@ -26,29 +27,16 @@ from PIL import Image
 from playwright.sync_api import Page, expect
 
 
-def _server(app_dir: Path, log: Path) -> Iterator[Server]:
-    server = Server(app_dir, log)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture()
-def server(app_dir: Path, tmp_path: Path) -> Iterator[Server]:
-    yield from _server(app_dir, tmp_path / "server.log")
-
-
 @pytest.fixture()
 def fresh_server(app_dir: Path, tmp_path: Path) -> Iterator[Server]:
     """Another server process, started for the test alone (nothing cached)."""
-    yield from _server(app_dir, tmp_path / "fresh_server.log")
+    with Server(app_dir, tmp_path / "fresh_server.log") as server:
+        yield server
 
 
 @pytest.fixture()
-def page() -> Iterator[Page]:
-    with chromium_page(1500, 2400) as opened:
-        yield opened
+def page(new_page: Callable[..., Page]) -> Page:
+    return new_page(1500, 2400)
 
 
 def _viewer_shows(page: Page, query_id: str) -> None:
@@ -57,8 +45,9 @@ def _viewer_shows(page: Page, query_id: str) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_overview_cell_link_leads_to_query(server: Server, page: Page, tmp_path: Path) -> None:
-    page.goto(server.url)
+def test_overview_cell_link_leads_to_query(demo_server: Server, page: Page,
+                                           tmp_path: Path) -> None:
+    page.goto(demo_server.url)
     settle(page, "Presence confusion matrix")
     expect(page.get_by_text("Key metrics", exact=True)).to_be_visible()
     assert page.locator('[data-testid="stMetric"]').count() >= 8
@@ -71,7 +60,7 @@ def test_overview_cell_link_leads_to_query(server: Server, page: Page, tmp_path:
     assert "q=ov_000002" in page.url and "task=vocabulary" in page.url
     shoot(page, tmp_path, "explorer_false_positive.png")
     expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()  # the only FP query
-    page.goto(server.url)
+    page.goto(demo_server.url)
     settle(page, "Presence confusion matrix")
     page.get_by_role("button", name="Show 4 failed queries →").click()
     page.wait_for_url("**/Query_explorer**", timeout=MS)
@@ -99,12 +88,12 @@ def test_deep_link_in_fresh_server(fresh_server: Server, page: Page, tmp_path: P
     expect(page.get_by_text("Outcome: miss", exact=False).first).to_be_visible()
 
 
-def test_uploaded_bad_ground_truth_shows_report(server: Server, page: Page,
+def test_uploaded_bad_ground_truth_shows_report(demo_server: Server, page: Page,
                                                 tmp_path: Path) -> None:
     bad = tmp_path / "uploaded_gt.json"
     bad.write_text('{"annotations": [{"id": "a1", "image_path": "x.png", "width": 0}], '
                    '"tasks": {}}')
-    page.goto(server.url)
+    page.goto(demo_server.url)
     settle(page, "Presence confusion matrix")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
     settle(page, "could not be evaluated")
@@ -135,7 +124,7 @@ def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
     79 % blurs them to grey)."""
     root = copy_app(tmp_path_factory.mktemp("big_app"))
     write_large_image_dataset(root / "assets" / "demo")
-    for server in _server(root, tmp_path / "server.log"):
+    with Server(root, tmp_path / "server.log") as server:
         page.goto(f"{server.url}/Query_explorer?task=referring&q=ref_1")
         settle(page, "Full resolution around the target")
         _viewer_shows(page, "ref_1")

@@ -6,22 +6,25 @@ sidecar), the cleaned ground truth written and the submissions re-ranked (screen
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from audit_scene import write_audit_dataset
-from browser_support import IDLE, MS, copy_app, served_page, settle, shoot
-from playwright.sync_api import expect
+from browser_support import IDLE, MS, Server, copy_app, settle, shoot
+from playwright.sync_api import Page, expect
 
 from ovearth_core import review
 from ovearth_core.audit import fix
 
 
 @pytest.mark.browser
-def test_confirm_write_and_rerank(tmp_path: Path) -> None:
+def test_confirm_write_and_rerank(tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     gt, _ = write_audit_dataset(app_dir / "assets" / "demo")
-    with served_page(app_dir, tmp_path / "server.log", height=2400) as (server, page):
+    # a server of its own: the test writes the review sidecar and the cleaned ground truth
+    with Server(app_dir, tmp_path / "server.log") as server:
+        page = new_page(height=2400)
         page.goto(f"{server.url}/Audit")
         settle(page, "suspects (")
         expect(page.get_by_text("spurious label", exact=False).first).to_be_visible(timeout=MS)

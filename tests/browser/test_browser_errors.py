@@ -5,10 +5,12 @@ moves to the second, zoomed to it (issue 34, item 8). Screenshots:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import SHOTS, copy_app, navigate, served_page, settle
+from browser_support import SHOTS, Server, copy_app, navigate, settle
+from playwright.sync_api import Page
 
 from benchmarks import dense_scene
 
@@ -26,11 +28,12 @@ def _view(page) -> str:
     return page.locator(".ov-viewer").get_by_text("Showing x", exact=False).first.inner_text()
 
 
-def test_a_dense_query_opens_on_its_first_error_and_steps(tmp_path: Path) -> None:
+def test_a_dense_query_opens_on_its_first_error_and_steps(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     bench = dense_scene.write_mosaic(tmp_path / "mosaic", dense_gt=400, dense_queries=1)
-    with served_page(app_dir, tmp_path / "server.log", ["--data", str(bench)],
-                     width=1500, height=1300) as (server, page):
+    with Server(app_dir, tmp_path / "server.log", ["--data", str(bench)]) as server:
+        page = new_page(1500, 1300)
         page.goto(f"{server.url}/Query_explorer?sub=packed&q=dense_00")
         settle(page, "Error 1 of")
         assert page.locator('[data-testid="stException"]').count() == 0

@@ -14,17 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import rasterio
-from browser_support import (
-    MS,
-    SHOTS,
-    copy_app,
-    served_page,
-    settle,
-)
+from browser_support import MS, SHOTS, Server, copy_app, settle
+from playwright.sync_api import Page
 from rasterio.windows import Window
 
 from benchmarks.geotiff import target, write_scene
@@ -85,13 +81,13 @@ def _scene(root: Path) -> Path:
 
 
 def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
-        tmp_path: Path) -> None:
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     assert SIDE * SIDE > MAX_DECODE_PIXELS  # the overview path, not a full decode
     scene = _scene(tmp_path / "data" / "geo")
     x, y, s = target(SIDE)
     app_dir = copy_app(tmp_path / "app")
-    with served_page(app_dir, tmp_path / "server.log", ["--data", str(scene)],
-                     width=1500, height=1400) as (server, page):
+    with Server(app_dir, tmp_path / "server.log", ["--data", str(scene)]) as server:
+        page = new_page(1500, 1400)
         page.goto(f"{server.url}/Query_explorer?data={scene}&task=vocabulary"
                   "&q=ov_target")
         settle(page, "View centre")

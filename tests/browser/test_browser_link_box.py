@@ -5,31 +5,27 @@ Screenshots: /tmp/ovearth_shots/link_picked_box.png, box_picker_obbs.png."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 from app_fixtures import diamond as _diamond
 from app_fixtures import rect as _rect
 from app_fixtures import write_ship_scene as _write
-from browser_support import (
-    MS,
-    copy_app,
-    served_page,
-    settle,
-    shoot,
-)
-from playwright.sync_api import expect
+from browser_support import MS, Server, copy_app, settle, shoot
+from playwright.sync_api import Page, expect
 
 
-def test_a_link_with_a_picked_obb_opens_on_it(tmp_path: Path) -> None:
+def test_a_link_with_a_picked_obb_opens_on_it(tmp_path: Path,
+                                              new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     ds = _write(tmp_path / "data" / "bench", [[100, 100, 40, 20]], [_rect(100, 100, 140, 120)],
                 [[100, 100, 140, 120]], [_diamond(900, 700, 40)])
     link = urlencode({"data": str(ds.root), "sub": "model", "task": "referring",
                       "mods": "bbox,oriented_bbox", "q": "ref_1", "box": "4",
                       "layers": "ghbb,gobb,pobb"})
-    with served_page(app_dir, tmp_path / "server.log", ["--data-root", str(tmp_path)],
-                     width=1500, height=2600) as (server, page):
+    with Server(app_dir, tmp_path / "server.log", ["--data-root", str(tmp_path)]) as server:
+        page = new_page(1500, 2600)
         page.goto(f"{server.url}/Query_explorer?{link}")
         settle(page, "Showing x")
         shown = page.get_by_text("Showing x", exact=False).first.inner_text()

@@ -4,28 +4,21 @@ In Chromium: open the app, type another benchmark's ground truth (not the demo: 
 categories and submissions differ, so a fallback to the demo cannot pass), move to the
 second query of the explorer, copy the viewer's link, stop the server, start a new one, open
 the link in a fresh browser context, and check the same query, category and scores.
+The other links here (a forbidden dataset, a confusion-matrix cell) only read the demo:
+they open on the worker's shared ``demo_server``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    IDLE,
-    MS,
-    Server,
-    copy_app,
-    navigate,
-    settle,
-    shoot,
-)
-from playwright.sync_api import Page, expect, sync_playwright
+from browser_support import IDLE, MS, Server, copy_app, navigate, settle, shoot
+from playwright.sync_api import Page, expect
 
 
 def _other_benchmark(root: Path) -> Path:
@@ -50,69 +43,52 @@ def _view(page: Page) -> dict[str, str]:
     return {"query": header.strip(), "category": category.strip(), "scores": scores.strip()}
 
 
-def test_copied_link_opens_the_same_view_on_a_restarted_server(tmp_path: Path) -> None:
+def test_copied_link_opens_the_same_view_on_a_restarted_server(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     write_dataset(app_dir / "assets" / "demo")
     gt = _other_benchmark(tmp_path / "data" / "harbour_bench")
     args = ["--data-root", str(tmp_path / "data")]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "first.log", args)
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
-            page.goto(f"{server.url}/Query_explorer")
-            settle(page, "Viewer")
-            field = page.get_by_role("textbox", name="Ground truth JSON")
-            field.fill(str(gt))
-            field.press("Enter")
-            settle(page, "harbour_bench/predictions/model_b.json")
-            # Not the folder's first submission, so the link must carry it.
-            page.get_by_role("combobox", name="Submission").click()
-            page.get_by_role("option", name="zz_model").click()
-            settle(page, "harbour_bench/predictions/zz_model.json")
-            # The query in view stays ov_000001 (5th of 6 for this submission): step back
-            # once, so the link's query is not the one a fresh session would open on.
-            navigate(page, "◀ Previous", "Query 4 of 6")
-            before = _view(page)
-            page.get_by_text("Link", exact=True).click()  # the switch that shows the link
-            page.wait_for_selector(IDLE, timeout=MS)
-            link = page.locator('[data-testid="stCode"]').filter(
-                has_text="Query_explorer?").first.inner_text().strip()
-            shoot(page, tmp_path, "link_before.png")
-        finally:
-            server.stop()
-        assert "harbour" in before["category"] and "zz_model" in link
-        server = Server(app_dir, tmp_path / "second.log", args)
-        try:
-            fresh = browser.new_context(viewport={"width": 1500, "height": 2200}).new_page()
-            fresh.goto(re.sub(r"^http://127\.0\.0\.1:\d+", server.url, link))
-            settle(fresh, "Viewer")
-            after = _view(fresh)
-            shoot(fresh, tmp_path, "link_after.png")
-            assert fresh.locator('[data-testid="stException"]').count() == 0
-        finally:
-            server.stop()
-            browser.close()
+    with Server(app_dir, tmp_path / "first.log", args) as server:
+        page = new_page(1500, 2200)
+        page.goto(f"{server.url}/Query_explorer")
+        settle(page, "Viewer")
+        field = page.get_by_role("textbox", name="Ground truth JSON")
+        field.fill(str(gt))
+        field.press("Enter")
+        settle(page, "harbour_bench/predictions/model_b.json")
+        # Not the folder's first submission, so the link must carry it.
+        page.get_by_role("combobox", name="Submission").click()
+        page.get_by_role("option", name="zz_model").click()
+        settle(page, "harbour_bench/predictions/zz_model.json")
+        # The query in view stays ov_000001 (5th of 6 for this submission): step back
+        # once, so the link's query is not the one a fresh session would open on.
+        navigate(page, "◀ Previous", "Query 4 of 6")
+        before = _view(page)
+        page.get_by_text("Link", exact=True).click()  # the switch that shows the link
+        page.wait_for_selector(IDLE, timeout=MS)
+        link = page.locator('[data-testid="stCode"]').filter(
+            has_text="Query_explorer?").first.inner_text().strip()
+        shoot(page, tmp_path, "link_before.png")
+    assert "harbour" in before["category"] and "zz_model" in link
+    with Server(app_dir, tmp_path / "second.log", args) as server:
+        fresh = new_page(1500, 2200)
+        fresh.goto(re.sub(r"^http://127\.0\.0\.1:\d+", server.url, link))
+        settle(fresh, "Viewer")
+        after = _view(fresh)
+        shoot(fresh, tmp_path, "link_after.png")
+        assert fresh.locator('[data-testid="stException"]').count() == 0
     assert after == before
 
 
 @pytest.mark.parametrize("data", ["/etc", "no/such/bench"])
 def test_a_link_to_a_forbidden_or_missing_dataset_is_an_error_not_the_demo(
-        tmp_path: Path, data: str) -> None:
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log")
-        try:
-            page = browser.new_page()
-            page.goto(f"{server.url}/Query_explorer?data={data}&q=ov_000003")
-            settle(page, "The link names the ground truth")
-            assert page.locator("h3", has_text="ov_000003").count() == 0
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            server.stop()
-            browser.close()
+        demo_server: Server, new_page: Callable[..., Page], data: str) -> None:
+    page = new_page()
+    page.goto(f"{demo_server.url}/Query_explorer?data={data}&q=ov_000003")
+    settle(page, "The link names the ground truth")
+    assert page.locator("h3", has_text="ov_000003").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 CELL_CENTRE = """([x, y]) => {
@@ -128,29 +104,21 @@ CELL_CENTRE = """([x, y]) => {
     (("predicted present", "GT absent (negative)"), "FP", "ov_000002"),
     (("predicted absent", "GT present (positive)"), "FN", "ov_000006")])
 def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
-        tmp_path: Path, cell: tuple[str, str], outcome: str, query: str) -> None:
+        demo_server: Server, new_page: Callable[..., Page], tmp_path: Path,
+        cell: tuple[str, str], outcome: str, query: str) -> None:
     """The matrix's cell itself (not the button below it), clicked where plotly draws it.
     tests/app_fixtures.py's model_a has one false positive (ov_000002, a box on a negative
     query) and one false negative (ov_000006, no box on a positive one)."""
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log")
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 1600}).new_page()
-            page.goto(server.url)
-            settle(page, "Presence confusion matrix")
-            page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                                   ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
-                                   timeout=MS)
-            x, y = page.evaluate(CELL_CENTRE, list(cell))
-            page.mouse.click(x, y)
-            expect(page.get_by_role("heading", name="Query explorer")).to_be_visible(timeout=MS)
-            settle(page, "Query 1 of 1 in the filtered list")
-            assert f"outcome={outcome}" in page.url
-            assert _view(page)["query"] == query
-            shoot(page, tmp_path, f"overview_cell_{outcome}.png")
-        finally:
-            browser.close()
-            server.stop()
+    page = new_page(1500, 1600)
+    page.goto(demo_server.url)
+    settle(page, "Presence confusion matrix")
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
+                           timeout=MS)
+    x, y = page.evaluate(CELL_CENTRE, list(cell))
+    page.mouse.click(x, y)
+    expect(page.get_by_role("heading", name="Query explorer")).to_be_visible(timeout=MS)
+    settle(page, "Query 1 of 1 in the filtered list")
+    assert f"outcome={outcome}" in page.url
+    assert _view(page)["query"] == query
+    shoot(page, tmp_path, f"overview_cell_{outcome}.png")

@@ -1,25 +1,19 @@
 """Issue 25 in headless Chromium: the Overview and the report show COCO's and DOTA's
 per-category mAP beside the pooled AP, each labelled with what it averages.
 
-The app runs (``streamlit run app.py``) on the tiny dataset of ``app_fixtures`` written as
-``assets/demo``; the report is the report command's on the same files. Screenshots go to
-the test's tmp dir and /tmp/ovearth_shots/ (``overview_map.png``, ``report_map.png``).
+The app runs (``streamlit run app.py``, the worker's shared ``demo_server``) on the tiny
+dataset of ``app_fixtures`` written as ``assets/demo``; the report is the report command's
+on the same files. Screenshots go to the test's tmp dir and /tmp/ovearth_shots/
+(``overview_map.png``, ``report_map.png``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import (
-    MS,
-    SHOTS,
-    Server,
-    chromium_page,
-    settle,
-    shoot,
-)
+from browser_support import MS, SHOTS, Server, settle, shoot
 from playwright.sync_api import Page, expect
 
 from ovearth_core.analysis.ap import average_precision_report
@@ -28,9 +22,8 @@ from ovearth_core.report import main as report_main
 
 
 @pytest.fixture()
-def page() -> Iterator[Page]:
-    with chromium_page(1500, 1800) as opened:
-        yield opened
+def page(new_page: Callable[..., Page]) -> Page:
+    return new_page(1500, 1800)
 
 
 def _expected(app_dir: Path) -> dict:
@@ -45,30 +38,26 @@ def _metric(page: Page, label: str) -> str:
     return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
-def test_overview_shows_per_category_map_beside_the_pooled_ap(app_dir: Path, page: Page,
+def test_overview_shows_per_category_map_beside_the_pooled_ap(demo_server: Server, page: Page,
                                                               tmp_path: Path) -> None:
-    server = Server(app_dir, tmp_path / "server.log")
-    try:
-        page.goto(server.url)
-        settle(page, "Presence confusion matrix")
-        page.get_by_text("Show the score sweep, average precision").click()
-        settle(page, "each category's AP, then the mean")
-        report = _expected(app_dir)
-        coco = report["bbox"]["coco"]
-        expect(page.get_by_text("HBB mAP@[.5:.95]", exact=True)).to_be_visible(timeout=MS)
-        assert _metric(page, "HBB mAP@[.5:.95]") == f"{coco['map@[0.5:0.95]']:.3f}"
-        assert _metric(page, "HBB DOTA mAP (VOC07)") == (
-            f"{report['bbox']['voc_devkit']['map_11_point']:.3f}")
-        assert _metric(page, "HBB AP@[.5:.95]") == f"{coco['ap@[0.5:0.95]']:.3f}"
-        n = coco["num_categories"]
-        expect(page.get_by_text(f"mean over {n} categories", exact=False).first).to_be_visible()
-        expect(page.get_by_text("pooled over all queries, class-agnostic", exact=False).first
-               ).to_be_visible()
-        page.get_by_text("Average precision", exact=True).first.scroll_into_view_if_needed()
-        shoot(page, tmp_path, "overview_map.png")
-        assert page.locator('[data-testid="stException"]').count() == 0
-    finally:
-        server.stop()
+    page.goto(demo_server.url)
+    settle(page, "Presence confusion matrix")
+    page.get_by_text("Show the score sweep, average precision").click()
+    settle(page, "each category's AP, then the mean")
+    report = _expected(demo_server.app_dir)
+    coco = report["bbox"]["coco"]
+    expect(page.get_by_text("HBB mAP@[.5:.95]", exact=True)).to_be_visible(timeout=MS)
+    assert _metric(page, "HBB mAP@[.5:.95]") == f"{coco['map@[0.5:0.95]']:.3f}"
+    assert _metric(page, "HBB DOTA mAP (VOC07)") == (
+        f"{report['bbox']['voc_devkit']['map_11_point']:.3f}")
+    assert _metric(page, "HBB AP@[.5:.95]") == f"{coco['ap@[0.5:0.95]']:.3f}"
+    n = coco["num_categories"]
+    expect(page.get_by_text(f"mean over {n} categories", exact=False).first).to_be_visible()
+    expect(page.get_by_text("pooled over all queries, class-agnostic", exact=False).first
+           ).to_be_visible()
+    page.get_by_text("Average precision", exact=True).first.scroll_into_view_if_needed()
+    shoot(page, tmp_path, "overview_map.png")
+    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def test_report_shows_per_category_map_in_chromium(app_dir: Path, page: Page,

@@ -3,19 +3,22 @@ conversion (issue 25). Screenshots: /tmp/ovearth_shots/confusion.png, dense_obje
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from app_fixtures import write_dataset
-from browser_support import SHOTS, copy_app, served_page, settle
+from browser_support import SHOTS, Server, copy_app, settle
 from dense_fixtures import write_dense_dota
+from playwright.sync_api import Page
 
 
-def test_confusion_matrix_and_dense_object_list(tmp_path: Path) -> None:
+def test_confusion_matrix_and_dense_object_list(tmp_path: Path,
+                                                new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     write_dataset(app_dir / "assets" / "demo")
     bench = write_dense_dota(tmp_path / "data")
-    with served_page(app_dir, tmp_path / "server.log", ["--data", str(bench)],
-                     width=1500, height=1300) as (server, page):
+    with Server(app_dir, tmp_path / "server.log", ["--data", str(bench)]) as server:
+        page = new_page(1500, 1300)
         page.goto(f"{server.url}/Confusion?mods=bbox,oriented_bbox")
         settle(page, "large-vehicle boxes on small-vehicle")
         assert page.locator('[data-testid="stException"]').count() == 0

@@ -9,12 +9,13 @@ without hard negatives (a fresh server's defaults, which give other numbers here
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app, settle, shoot
-from playwright.sync_api import Page, sync_playwright
+from browser_support import IDLE, MS, Server, copy_app, settle, shoot
+from playwright.sync_api import Page
 
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.io import load_samples
@@ -33,7 +34,7 @@ def _ap_rows(page: Page) -> dict[tuple[str, str], tuple[str, str]]:
 
 
 def test_a_compare_link_at_cap_10_with_hard_negatives_opens_on_a_fresh_server(
-        tmp_path: Path) -> None:
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     ds = write_dataset(app_dir / "assets" / "demo")
     reports = {hard_cap: [average_precision_report(s, 0.5, s.modalities, *hard_cap) for s in (
@@ -43,38 +44,29 @@ def test_a_compare_link_at_cap_10_with_hard_negatives_opens_on_a_fresh_server(
     # Premise: a fresh server's defaults would show other numbers.
     default = reports[(False, 100)]
     assert abs(want[0]["bbox"]["ap_every_point"] - default[0]["bbox"]["ap_every_point"]) > 1e-3
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "sender.log")
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 2400}).new_page()
-            page.goto(f"{server.url}/Compare?b=model_b")
-            settle(page, "Average precision (every box)")
-            cap = page.get_by_role("spinbutton", name="COCO detection cap")
-            cap.fill("10")
-            cap.press("Enter")
-            settle(page, "at most 10 boxes per query (COCO), hard negatives off")
-            page.get_by_text("Hard negatives: boxes on negative queries").click()
-            settle(page, "at most 10 boxes per query (COCO), hard negatives on")
-            link = page.url
-        finally:
-            server.stop()
-        assert "cap=10" in link and "hardneg=1" in link, link
-        server = Server(app_dir, tmp_path / "fresh.log")
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 2400}).new_page()
-            page.goto(link.replace(link.split("/Compare")[0], server.url))
-            settle(page, "Average precision (every box)")
-            page.wait_for_selector(IDLE, timeout=MS)
-            shoot(page, tmp_path, "compare_link_cap10.png")
-            assert page.get_by_text("at most 10 boxes per query (COCO), hard negatives on"
-                                    ).first.is_visible()
-            rows = _ap_rows(page)
-            for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
-                a, b = rows[(label, "AP")]
-                # As shown (rounded to at most 4 decimals).
-                assert float(a) == pytest.approx(want[0][key]["ap_every_point"], abs=5e-5)
-                assert float(b) == pytest.approx(want[1][key]["ap_every_point"], abs=5e-5)
-        finally:
-            server.stop()
-            browser.close()
+    with Server(app_dir, tmp_path / "sender.log") as server:
+        page = new_page(1500, 2400)
+        page.goto(f"{server.url}/Compare?b=model_b")
+        settle(page, "Average precision (every box)")
+        cap = page.get_by_role("spinbutton", name="COCO detection cap")
+        cap.fill("10")
+        cap.press("Enter")
+        settle(page, "at most 10 boxes per query (COCO), hard negatives off")
+        page.get_by_text("Hard negatives: boxes on negative queries").click()
+        settle(page, "at most 10 boxes per query (COCO), hard negatives on")
+        link = page.url
+    assert "cap=10" in link and "hardneg=1" in link, link
+    with Server(app_dir, tmp_path / "fresh.log") as server:
+        page = new_page(1500, 2400)
+        page.goto(link.replace(link.split("/Compare")[0], server.url))
+        settle(page, "Average precision (every box)")
+        page.wait_for_selector(IDLE, timeout=MS)
+        shoot(page, tmp_path, "compare_link_cap10.png")
+        assert page.get_by_text("at most 10 boxes per query (COCO), hard negatives on"
+                                ).first.is_visible()
+        rows = _ap_rows(page)
+        for key, label in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
+            a, b = rows[(label, "AP")]
+            # As shown (rounded to at most 4 decimals).
+            assert float(a) == pytest.approx(want[0][key]["ap_every_point"], abs=5e-5)
+            assert float(b) == pytest.approx(want[1][key]["ap_every_point"], abs=5e-5)

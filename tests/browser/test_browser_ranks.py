@@ -12,10 +12,12 @@ go to /tmp/ovearth_shots/.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import MS, copy_app, served_page, settle, shoot
+from browser_support import MS, Server, copy_app, settle, shoot
+from playwright.sync_api import Page
 
 from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.evaluate import evaluate_samples
@@ -47,11 +49,13 @@ def _expected() -> dict:
     return report["uncertainty"]["seg_macro_miou"]
 
 
-def test_rank_intervals_and_critical_difference_diagram(tmp_path: Path) -> None:
+def test_rank_intervals_and_critical_difference_diagram(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     shutil.copytree(DEMO, app_dir / "assets" / "demo")
     expected = _expected()
-    with served_page(app_dir, tmp_path / "server.log", width=1500, height=2400) as (server, page):
+    with Server(app_dir, tmp_path / "server.log") as server:
+        page = new_page(1500, 2400)
         page.goto(f"{server.url}/Leaderboard?alpha=0.1")
         settle(page, "Critical difference (Nemenyi")
         page.get_by_text("Critical difference (Nemenyi").first.scroll_into_view_if_needed()

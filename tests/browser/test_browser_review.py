@@ -5,15 +5,13 @@ three tasks; the query-form slice (screenshots in /tmp/ovearth_shots)."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, REPO, Server, copy_app, settle, shoot
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from browser_support import IDLE, MS, Server, copy_app, harbour_app, settle, shoot
+from playwright.sync_api import Page, expect
 
 from ovearth_core import review
 
@@ -22,39 +20,35 @@ def _tags_box(page: Page):
     return page.locator('[data-testid="stMultiSelect"]').filter(has_text="Tags of this query")
 
 
-def test_a_tag_set_in_one_context_is_seen_in_another(tmp_path: Path) -> None:
+def test_a_tag_set_in_one_context_is_seen_in_another(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     ds = write_dataset(app_dir / "assets" / "demo")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log")
-        try:
-            one = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
-            one.goto(f"{server.url}/Query_explorer")
-            settle(one, "Review tags: —")
-            one.get_by_text("Tag / note", exact=True).click()  # the review panel's switch
-            _tags_box(one).locator("input").click()
-            one.get_by_role("option", name="gt_error").click()
-            one.keyboard.press("Escape")
-            one.wait_for_selector(IDLE, timeout=MS)
-            expect(_tags_box(one)).to_contain_text("gt_error", timeout=MS)
-            expect(one.get_by_text("Review tags: gt_error")).to_be_visible(timeout=MS)
-            state = review.load_state(review.sidecar_for(ds.gt))
-            assert [t.query_id for t in state.tags] == ["ov_000002"]
-            shoot(one, tmp_path, "review_tagged.png")
-            two = browser.new_context(viewport={"width": 1500, "height": 2600}).new_page()
-            two.goto(f"{server.url}/Query_explorer?q=ov_000002")
-            settle(two, "Review tags: gt_error")  # the viewer's facts, outside the popover
-            two.get_by_text("Tag / note", exact=True).click()
-            expect(_tags_box(two)).to_contain_text("gt_error", timeout=MS)
-            two.goto(f"{server.url}/Slices")
-            settle(two, "slices of")
-            expect(two.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
-            shoot(two, tmp_path, "slices.png")
-            assert two.locator('[data-testid="stException"]').count() == 0
-        finally:
-            server.stop()
-            browser.close()
+    # a server of its own: the tag is written to the demo's review sidecar
+    with Server(app_dir, tmp_path / "server.log") as server:
+        one = new_page(1500, 2600)
+        one.goto(f"{server.url}/Query_explorer")
+        settle(one, "Review tags: —")
+        one.get_by_text("Tag / note", exact=True).click()  # the review panel's switch
+        _tags_box(one).locator("input").click()
+        one.get_by_role("option", name="gt_error").click()
+        one.keyboard.press("Escape")
+        one.wait_for_selector(IDLE, timeout=MS)
+        expect(_tags_box(one)).to_contain_text("gt_error", timeout=MS)
+        expect(one.get_by_text("Review tags: gt_error")).to_be_visible(timeout=MS)
+        state = review.load_state(review.sidecar_for(ds.gt))
+        assert [t.query_id for t in state.tags] == ["ov_000002"]
+        shoot(one, tmp_path, "review_tagged.png")
+        two = new_page(1500, 2600)
+        two.goto(f"{server.url}/Query_explorer?q=ov_000002")
+        settle(two, "Review tags: gt_error")  # the viewer's facts, outside the popover
+        two.get_by_text("Tag / note", exact=True).click()
+        expect(_tags_box(two)).to_contain_text("gt_error", timeout=MS)
+        two.goto(f"{server.url}/Slices")
+        settle(two, "slices of")
+        expect(two.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
+        shoot(two, tmp_path, "slices.png")
+        assert two.locator('[data-testid="stException"]').count() == 0
 
 
 def _check_tile(page: Page, n: int) -> None:
@@ -62,28 +56,12 @@ def _check_tile(page: Page, n: int) -> None:
     page.wait_for_selector(IDLE, timeout=MS)
 
 
-@contextmanager
-def _harbour_app(tmp_path: Path) -> Iterator[tuple[Browser, Server, Path]]:
-    """Chromium and the app (demo dataset) with a copy of the demo as a second benchmark,
-    ``harbour_bench`` (its folder is yielded too), opened with ``--data``; both stopped
-    after."""
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
-    bench = tmp_path / "data" / "harbour_bench"
-    shutil.copytree(REPO / "assets" / "demo", bench, ignore=shutil.ignore_patterns(".ovearth"))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log", ["--data", str(bench)])
-        try:
-            yield browser, server, bench
-        finally:
-            server.stop()
-            browser.close()
-
-
-def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> None:
-    with _harbour_app(tmp_path) as (browser, server, bench):
-        one = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
+def test_a_tag_set_in_the_gallery_is_seen_in_another_context(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
+    app_dir, bench = harbour_app(tmp_path)
+    # a server of its own: the tags are written to harbour_bench's review sidecar
+    with Server(app_dir, tmp_path / "server.log", ["--data", str(bench)]) as server:
+        one = new_page(1500, 1900)
         one.goto(f"{server.url}/Gallery")
         settle(one, "tiles · showing 1–")
         main = one.locator('[data-testid="stMain"]')
@@ -122,7 +100,7 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
             has=one.get_by_text("Review tag", exact=True)).locator("input").click()
         expect(one.get_by_role("option", name="barge")).to_be_visible(timeout=MS)
         one.keyboard.press("Escape")
-        two = browser.new_context(viewport={"width": 1500, "height": 1900}).new_page()
+        two = new_page(1500, 1900)
         two.goto(f"{server.url}/Gallery?grtag=gt_error")
         settle(two, "tiles · showing 1–")
         main2 = two.locator('[data-testid="stMain"]')
@@ -134,32 +112,32 @@ def test_a_tag_set_in_the_gallery_is_seen_in_another_context(tmp_path: Path) -> 
         assert two.locator('[data-testid="stException"]').count() == 0
 
 
-def test_annotation_page_and_query_form_slice(tmp_path: Path) -> None:
-    with _harbour_app(tmp_path) as (browser, server, bench):
-        page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
-        page.goto(f"{server.url}/Query_explorer?sub=strong_localiser&q=ov_000001")
-        settle(page, "Same object in other tasks")
-        href = page.get_by_role("link", name="Same object in other tasks ↗").get_attribute(
-            "href") or ""
-        assert urlsplit(href).path == "/Annotation"
-        page.goto(href)
-        settle(page, "Where it fails")
-        main = page.locator('[data-testid="stMain"]')
-        for label in ("Open vocabulary", "Referring", "Reasoning"):
-            expect(main.get_by_role("heading", name=label)).to_be_visible(timeout=MS)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-testid=stMain] "
-            "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
-            timeout=MS)
-        shoot(page, tmp_path, "annotation.png")
-        page.goto(f"{server.url}/Slices?sub=strong_localiser")
-        settle(page, "slices of")
-        box = page.locator('[data-testid="stSelectbox"]').filter(
-            has=page.get_by_text("Slice by", exact=True))
-        box.locator("input").click()
-        page.get_by_role("option", name="same target, query form (all three tasks)").click()
-        page.wait_for_selector(IDLE, timeout=MS)
-        settle(page, "3 slices of")
-        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
-        shoot(page, tmp_path, "slices_query_form.png")
-        assert page.locator('[data-testid="stException"]').count() == 0
+def test_annotation_page_and_query_form_slice(
+        harbour_server: Server, new_page: Callable[..., Page], tmp_path: Path) -> None:
+    page = new_page(1500, 1400)
+    page.goto(f"{harbour_server.url}/Query_explorer?sub=strong_localiser&q=ov_000001")
+    settle(page, "Same object in other tasks")
+    href = page.get_by_role("link", name="Same object in other tasks ↗").get_attribute(
+        "href") or ""
+    assert urlsplit(href).path == "/Annotation"
+    page.goto(href)
+    settle(page, "Where it fails")
+    main = page.locator('[data-testid="stMain"]')
+    for label in ("Open vocabulary", "Referring", "Reasoning"):
+        expect(main.get_by_role("heading", name=label)).to_be_visible(timeout=MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMain] "
+        "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
+        timeout=MS)
+    shoot(page, tmp_path, "annotation.png")
+    page.goto(f"{harbour_server.url}/Slices?sub=strong_localiser")
+    settle(page, "slices of")
+    box = page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.get_by_text("Slice by", exact=True))
+    box.locator("input").click()
+    page.get_by_role("option", name="same target, query form (all three tasks)").click()
+    page.wait_for_selector(IDLE, timeout=MS)
+    settle(page, "3 slices of")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MS)
+    shoot(page, tmp_path, "slices_query_form.png")
+    assert page.locator('[data-testid="stException"]').count() == 0

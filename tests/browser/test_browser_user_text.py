@@ -7,10 +7,11 @@ shows as its own text and makes no ``<a>``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, Server, copy_app, settle
-from playwright.sync_api import sync_playwright
+from browser_support import Server, copy_app, settle
+from playwright.sync_api import Page
 
 HOSTILE = ["https://evil.example/login", "HTTP://EVIL.EXAMPLE", "www.evil.example",
            "mail me: someone@evil.example", "mailto:someone@evil.example",
@@ -32,22 +33,17 @@ st.markdown("all drawn")
 '''
 
 
-def test_hostile_user_text_renders_as_text_without_links(tmp_path: Path) -> None:
+def test_hostile_user_text_renders_as_text_without_links(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     (app_dir / "app.py").write_text(SCRIPT.format(texts=json.dumps(HOSTILE)))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log")
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 4000})
-            page.goto(server.url)
-            settle(page, "all drawn")
-            hrefs = page.eval_on_selector_all("[data-testid='stMain'] a",
-                                              "els => els.map(e => e.href)")
-            text = page.locator("[data-testid='stMain']").inner_text().replace("\u2060", "")
-        finally:
-            server.stop()
-            browser.close()
+    with Server(app_dir, tmp_path / "server.log") as server:
+        page = new_page(1400, 4000)
+        page.goto(server.url)
+        settle(page, "all drawn")
+        hrefs = page.eval_on_selector_all("[data-testid='stMain'] a",
+                                          "els => els.map(e => e.href)")
+        text = page.locator("[data-testid='stMain']").inner_text().replace("\u2060", "")
     assert [h for h in hrefs if "evil" in h] == []
     for i, hostile in enumerate(HOSTILE):
         for kind in ("md", "caption", "error", "label", "code"):

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from app_fixtures import write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, MS, REPO, SHOTS, Server, copy_app, settle
+from browser_support import MS, REPO, SHOTS, Server, copy_app, settle
 from PIL import Image
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 AXES = """() => { const p = document.querySelector('[data-testid=stMain] .js-plotly-plot');
   const l = p._fullLayout; return {x: l.xaxis.range, y: l.yaxis.range,
@@ -74,42 +75,37 @@ def _static_px_per_orig(page: Page) -> float:
     return picture["w"] / (x1 - x0)
 
 
-def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(tmp_path: Path) -> None:
+def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(
+        tmp_path: Path, new_page: Callable[..., Page]) -> None:
     app_dir = copy_app(tmp_path / "app")
     write_dataset(app_dir / "assets" / "demo")
     tiny = _tiny_target(tmp_path / "data" / "tiny")
     dense = tmp_path / "data" / "bench"
     shutil.copytree(REPO / "assets" / "demo", dense)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        server = Server(app_dir, tmp_path / "server.log",
-                        ["--data", str(tiny), "--data", str(dense)])
-        try:
-            page = browser.new_context(viewport={"width": 1500, "height": 1400}).new_page()
-            page.goto(f"{server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
-            _settle(page, "Viewer")
-            assert 10 * _static_px_per_orig(page) >= 40
-            page.locator('img.ov-view').first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
-            _toggle_interactive(page)
-            _settle(page, "Viewer", interactive=True)
-            axes = page.evaluate(AXES)
-            px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
-                              axes["h"] / abs(axes["y"][1] - axes["y"][0]))
-            assert 10 * px_per_orig >= 40, axes
-            assert axes["height"] >= 700
-            page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "tiny_target.png"))
-            page.goto(f"{server.url}/Query_explorer?data={dense}&q=ov_000036")
-            _settle(page, "Viewer")  # a new session: the static view again
-            page.locator('img.ov-view').first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
-            _toggle_interactive(page)
-            _settle(page, "Viewer", interactive=True)
-            page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "dense_scene.png"))
-            assert page.locator('[data-testid="stException"]').count() == 0
-        finally:
-            server.stop()
-            browser.close()
+    with Server(app_dir, tmp_path / "server.log",
+                ["--data", str(tiny), "--data", str(dense)]) as server:
+        page = new_page(1500, 1400)
+        page.goto(f"{server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
+        _settle(page, "Viewer")
+        assert 10 * _static_px_per_orig(page) >= 40
+        page.locator('img.ov-view').first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
+        _toggle_interactive(page)
+        _settle(page, "Viewer", interactive=True)
+        axes = page.evaluate(AXES)
+        px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
+                          axes["h"] / abs(axes["y"][1] - axes["y"][0]))
+        assert 10 * px_per_orig >= 40, axes
+        assert axes["height"] >= 700
+        page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "tiny_target.png"))
+        page.goto(f"{server.url}/Query_explorer?data={dense}&q=ov_000036")
+        _settle(page, "Viewer")  # a new session: the static view again
+        page.locator('img.ov-view').first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
+        _toggle_interactive(page)
+        _settle(page, "Viewer", interactive=True)
+        page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "dense_scene.png"))
+        assert page.locator('[data-testid="stException"]').count() == 0

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from browser_support import SHOTS
+from playwright.sync_api import Page
 from report_fixtures import build_dataset
 
 from ovearth_core.report import main
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-SHOTS = Path("/tmp/ovearth_shots")
 
 
 @pytest.fixture(scope="module")
@@ -27,36 +24,32 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_report_renders_charts_offline_in_chromium(report: Path) -> None:
+def test_report_renders_charts_offline_in_chromium(report: Path,
+                                                  new_page: Callable[..., Page]) -> None:
     requests: list[str] = []
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(report.as_uri())
-            page.wait_for_function(
-                "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
-                timeout=60_000)
-            plots = page.locator(".js-plotly-plot").count()
-            svgs = page.locator(".js-plotly-plot .main-svg").count()
-            bars = page.locator(".js-plotly-plot .barlayer .point").count()
-            # Every plot fits the grid cell it sits in (none drawn at a stale width).
-            overflow = page.evaluate(
-                "Array.from(document.querySelectorAll('.figs > div')).map(cell => {"
-                " const svg = cell.querySelector('.main-svg');"
-                " return svg ? svg.getBoundingClientRect().width"
-                " - cell.getBoundingClientRect().width : 0; })")
-            images = page.evaluate(
-                "Array.from(document.images).map(i => [i.complete, i.naturalWidth])")
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "report.png"), full_page=False)
-            page.locator("#open_vocabulary ~ .grid .card").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / "report_gallery.png"), full_page=False)
-        finally:
-            browser.close()
+    page = new_page(1280, 1000)
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(report.as_uri())
+    page.wait_for_function(
+        "document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
+        timeout=60_000)
+    plots = page.locator(".js-plotly-plot").count()
+    svgs = page.locator(".js-plotly-plot .main-svg").count()
+    bars = page.locator(".js-plotly-plot .barlayer .point").count()
+    # Every plot fits the grid cell it sits in (none drawn at a stale width).
+    overflow = page.evaluate(
+        "Array.from(document.querySelectorAll('.figs > div')).map(cell => {"
+        " const svg = cell.querySelector('.main-svg');"
+        " return svg ? svg.getBoundingClientRect().width"
+        " - cell.getBoundingClientRect().width : 0; })")
+    images = page.evaluate(
+        "Array.from(document.images).map(i => [i.complete, i.naturalWidth])")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "report.png"), full_page=False)
+    page.locator("#open_vocabulary ~ .grid .card").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "report_gallery.png"), full_page=False)
     assert svgs >= 3
     assert overflow and max(overflow) <= 1.0
     # Every figure the HTML declares was drawn by plotly.js (no figure failed).
