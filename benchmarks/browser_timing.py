@@ -118,30 +118,40 @@ def _timed(action: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
+def _trivial_ready(page: Page) -> None:
+    page.get_by_text("runs 1").wait_for(timeout=MS)
+    _idle(page)
+
+
 def _trivial(browser: Browser, url: str) -> dict[str, float]:
-    paints = []
-    for _ in range(3):
-        page = browser.new_page()
-
-        def first(p: Page = page) -> None:
-            p.goto(url)
-            p.get_by_text("runs 1").wait_for(timeout=MS)
-            _idle(p)
-        paints.append(_timed(first))
-        page.close()
-    return {"first paint": statistics.median(paints)}
+    return {"first paint": _page_open(browser, url, _trivial_ready),
+            "first paint, cached": _page_open(browser, url, _trivial_ready, cached=True)}
 
 
-def _page_open(browser: Browser, url: str, ready: Callable[[Page], None]) -> float:
+def _page_open(browser: Browser, url: str, ready: Callable[[Page], None],
+               cached: bool = False) -> float:
+    """Median of 3 new sessions opening ``url`` until ``ready``: each in a new browser
+    context (a new user: nothing cached), or, ``cached``, each a new tab of one context that
+    has opened the page once (a returning user: the page's scripts in the browser's cache)."""
+    viewport = {"width": 1500, "height": 1400}
+    context = browser.new_context(viewport=viewport) if cached else None
+    if context is not None:
+        warm = context.new_page()
+        warm.goto(url)
+        ready(warm)
+        warm.close()
     times = []
     for _ in range(3):
-        page = browser.new_page(viewport={"width": 1500, "height": 1400})
+        page = context.new_page() if context is not None else browser.new_page(
+            viewport=viewport)
 
         def go(p: Page = page) -> None:
             p.goto(url)
             ready(p)
         times.append(_timed(go))
         page.close()
+    if context is not None:
+        context.close()
     return statistics.median(times)
 
 
@@ -245,10 +255,6 @@ def _gallery_ready(page: Page) -> None:
     page.wait_for_function(TILES, timeout=MS)
 
 
-def _gallery_open(browser: Browser, url: str) -> float:
-    return _page_open(browser, f"{url}/Gallery", _gallery_ready)
-
-
 GALLERY_PAGES = 5
 
 
@@ -287,12 +293,18 @@ def _split_next(stepper: _Stepper) -> dict[str, float]:
 
 
 def _pages(browser: Browser, url: str, gallery: bool) -> dict[str, float]:
-    out = {"Overview (new session)": _page_open(browser, url, _overview_ready),
-           "explorer (new session)": _page_open(browser, f"{url}/Query_explorer",
-                                                _explorer_ready)}
+    """Each page's first paint in a new session: a new user's (nothing cached), and a
+    returning user's new tab (``cached``: against the trivial page's, also cached)."""
+    pages = [("Overview", url, _overview_ready),
+             ("explorer", f"{url}/Query_explorer", _explorer_ready)]
     if gallery:
-        out["Gallery (new session)"] = _gallery_open(browser, url)
-    out["Compare (new session)"] = _page_open(browser, f"{url}/Compare", _idle)
+        pages.append(("Gallery", f"{url}/Gallery", _gallery_ready))
+    pages.append(("Compare", f"{url}/Compare", _idle))
+    out = {}
+    for cached in (False, True):
+        for name, address, ready in pages:
+            label = f"{name} (new session{', cached' if cached else ''})"
+            out[label] = _page_open(browser, address, ready, cached=cached)
     return out
 
 
@@ -415,7 +427,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"data: {source} · Chromium {CHROMIUM} · {args.repeats} repeats · load average "
           f"{load_before[0]:.1f} before, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} after "
           f"({os.cpu_count()} cores)")
-    paint = f"first paint {base['first paint']:.3f} s, " if "first paint" in base else ""
+    paint = (f"first paint {base['first paint']:.3f} s (cached: a new tab of a browser that "
+             f"opened it {base['first paint, cached']:.3f} s), " if "first paint" in base
+             else "")
     print(f"trivial Streamlit app: {paint}rerun {base['rerun']:.3f} s (reruns interleaved "
           "with every app's Next)")
     print(f"  in the page, from the click to the frame that shows it: "
@@ -432,10 +446,11 @@ def main(argv: list[str] | None = None) -> int:
         for label, seconds in figures.items():
             nxt = label.startswith("Next ▶")
             in_page = label.endswith("in the page")
+            cached = label.endswith(", cached)")
             ref = (base["rerun, in the page"] if in_page else base["rerun"]) if nxt else \
-                base.get("first paint", math.nan)
+                base.get("first paint, cached" if cached else "first paint", math.nan)
             what = ("trivial rerun, in the page" if in_page else "trivial rerun") if nxt \
-                else "trivial first paint"
+                else ("trivial first paint, cached" if cached else "trivial first paint")
             extra = (f"   ({sent[name] / 1024:,.0f} KiB received per click, median)"
                      if label == "Next ▶" else "")
             print(f"  {label:<34} {seconds:7.3f} s   {seconds / ref:5.2f} x {what}{extra}")
