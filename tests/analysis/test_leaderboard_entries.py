@@ -22,6 +22,7 @@ from analysis_fixtures import make_ground_truth, make_predictions
 from ovearth_core import pipeline
 from ovearth_core.analysis import leaderboard as lb
 from ovearth_core.analysis import standings
+from ovearth_core.analysis.additive import AdditiveMetric
 from ovearth_core.cache import ResultCache, file_digest
 from ovearth_core.options import Options
 
@@ -415,20 +416,16 @@ def test_a_report_of_full_results_sums_each_row_once_per_metric(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Full results (the sequential leaderboard, the app's sidebar result) are summed once
     for every metric, not once per metric for every metric."""
-    from dataclasses import replace
-
     names, results = lb.evaluate_folder(folder, "vocabulary", MODS)
-    calls: dict[str, int] = {}
+    rows: dict[str, int] = {}
+    matrix = AdditiveMetric.matrix
 
-    def counted(name: str, pieces: Any) -> Any:
-        def inner(row: dict[str, Any]) -> Any:
-            calls[name] = calls.get(name, 0) + 1
-            return pieces(row)
-        return inner
+    def counted(self: AdditiveMetric, of: Any) -> Any:
+        rows[self.name] = rows.get(self.name, 0) + len(of)
+        return matrix(self, of)
 
-    metrics = {n: replace(m, pieces=counted(n, m.pieces)) for n, m in standings.METRICS.items()}
-    monkeypatch.setattr(standings, "METRICS", metrics)
+    monkeypatch.setattr(AdditiveMetric, "matrix", counted)
     report = standings.leaderboard_report(names, results, **STABILITY)
-    assert set(report["stability"]) == set(calls)
-    rows = sum(len(r["per_sample"]) for r in results)
-    assert calls == dict.fromkeys(calls, rows)
+    assert set(report["stability"]) == set(rows)
+    total = sum(len(r["per_sample"]) for r in results)
+    assert rows == dict.fromkeys(rows, total)
