@@ -453,11 +453,52 @@ def _pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],
 def _obb_pair_iou(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.int64],
                   pi: npt.NDArray[np.int64]) -> FloatArray:
     """Exact IoU of the oriented-box pairs ``(gt[gi], pred[pi])`` (candidates: their
-    envelopes overlap)."""
-    if gi.size == 0:
-        return np.zeros(0)
-    inter, union = _polygon_overlaps(gt, pred, gi, pi)
-    return np.minimum(inter / union, 1.0)
+    envelopes overlap). Pairs :func:`apart` are 0 without intersecting them (GEOS would
+    find the empty intersection: the same 0; about a third of the candidates of a run
+    that keeps every overlapping pair's IoU)."""
+    out = np.zeros(gi.size)
+    meet = np.flatnonzero(~apart(gt[gi], pred[pi]))
+    if meet.size:
+        inter, union = _polygon_overlaps(gt, pred, gi[meet], pi[meet])
+        out[meet] = np.minimum(inter / union, 1.0)
+    return out
+
+
+# How far apart two projections must be, relative to the largest they could be (a
+# projection's rounding error is below 1e-15 of that).
+_APART = 1e-9
+
+
+def apart(a: FloatArray, b: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which pairs of polygons ``a[k]``, ``b[k]`` (``(K, V, 2)`` each) are disjoint by a
+    clear gap: on the normal ``n`` of some edge of either, their vertices' projections are
+    apart by more than ``1e-9 * R * (|n_x| + |n_y|)`` (``R``: the pair's largest absolute
+    coordinate, so the gap is far above the projections' rounding). The separating-axis
+    theorem: it proves disjointness for any polygons, convex or not, as each lies within
+    the convex hull of its vertices. A pair not found apart may still be disjoint, or
+    barely touch: an exact intersection decides.
+
+    >>> square = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
+    >>> diamond = np.array([[[1.6, 0.8], [2.4, 1.6], [1.6, 2.4], [0.8, 1.6]]])  # envelopes meet
+    >>> apart(square, diamond).tolist(), apart(square, square + 0.5).tolist()
+    ([True], [False])
+    """
+    if len(a) == 0:
+        return np.zeros(0, dtype=bool)
+    # (2, V, K): coordinate, vertex, pair; every operand below is contiguous, (E, K).
+    pa, pb = (np.ascontiguousarray(p.transpose(2, 1, 0)) for p in (a, b))
+    edges = np.concatenate([np.roll(pa, -1, axis=1) - pa, np.roll(pb, -1, axis=1) - pb], axis=1)
+    nx, ny = -edges[1], edges[0]  # each edge's normal
+
+    def extent(p: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Lowest and highest projection of each polygon's vertices on each normal."""
+        along = [p[0, v] * nx + p[1, v] * ny for v in range(p.shape[1])]
+        return np.minimum.reduce(along), np.maximum.reduce(along)
+
+    (low_a, high_a), (low_b, high_b) = extent(pa), extent(pb)
+    gap = np.maximum(low_b - high_a, low_a - high_b)
+    size = np.maximum(np.abs(pa).max(axis=(0, 1)), np.abs(pb).max(axis=(0, 1)))
+    return (gap > _APART * size * (np.abs(nx) + np.abs(ny))).any(axis=0)
 
 
 def pair_overlaps(gt: FloatArray, pred: FloatArray, gi: npt.NDArray[np.intp],

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -85,14 +86,14 @@ class BoxFacts:
     def of_many(cls, ious: Sequence[FloatArray], threshold: float,
                 matches: Sequence[Sequence[Sequence[float]]]) -> list[BoxFacts]:
         """:meth:`of` of many matrices with their matches, equal to it (tested), in a few
-        numpy passes over all their pairs at once (no numpy call per query)."""
+        numpy passes over all their pairs at once (no numpy call per query). The flags
+        look at the pairs of IoU >= ``min(threshold, OVERLAP_EPS)`` only (others decide
+        nothing: the threshold is positive), usually a few percent of all pairs."""
+        n = len(ious)
         n_gt = np.array([m.shape[0] for m in ious], dtype=np.int64)
         n_pred = np.array([m.shape[1] for m in ious], dtype=np.int64)
         sizes = n_gt * n_pred
         filled = np.flatnonzero(sizes)
-        # A query without pairs: its GT boxes' best IoUs are 0 (views of one read-only row).
-        zeros = np.zeros(int(n_gt.max(initial=0)))
-        zeros.flags.writeable = False
         # Per query, whether any of its boxes is a box on no target (extra) or a GT box
         # nothing overlaps (missed), from per-box flags: counted by prefix sums, as queries
         # without pairs (every box free) are included.
@@ -100,48 +101,63 @@ class BoxFacts:
         pred_first = np.cumsum(n_pred) - n_pred
         free_gt = np.ones(int(n_gt.sum()), dtype=bool)
         free_pred = np.ones(int(n_pred.sum()), dtype=bool)
-        taken = [(g0 + int(m[0]), p0 + int(m[1])) for i, g0, p0 in
-                 zip(filled.tolist(), gt_first[filled].tolist(), pred_first[filled].tolist(),
-                     strict=True) for m in matches[i]]
-        if taken:
-            gi, pi = np.array(taken, dtype=np.int64).T
-            free_gt[gi], free_pred[pi] = False, False
+        taken = np.array([m[:2] for m in chain.from_iterable(matches)],
+                         dtype=np.int64).reshape(-1, 2)
+        owner = np.repeat(np.arange(n), list(map(len, matches)))
+        free_gt[gt_first[owner] + taken[:, 0]] = False
+        free_pred[pred_first[owner] + taken[:, 1]] = False
         hit_pred = np.zeros(free_pred.size, dtype=bool)
         stray_pred = np.zeros(free_pred.size, dtype=bool)
         stray_gt = np.zeros(free_gt.size, dtype=bool)
+        best: list[float] = []
+        rows = np.zeros(0)
+        duplicated = np.zeros(filled.size, dtype=bool)
+        stray = np.zeros(filled.size, dtype=bool)
         if filled.size:
             flat = np.concatenate([ious[i].ravel() for i in filled.tolist()])
             size = sizes[filled]
             starts = np.cumsum(size) - size
-            # Each pair's query (among the filled ones), GT row and prediction column.
-            query = np.repeat(np.arange(filled.size), size)
-            k = np.arange(flat.size) - starts[query]
+            # Each GT row's first pair (rows are contiguous): the maxima by row and query.
+            row_query = np.repeat(np.arange(filled.size), n_gt[filled])
+            row_start = starts[row_query] + (np.arange(row_query.size) - (
+                np.cumsum(n_gt[filled]) - n_gt[filled])[row_query]) * n_pred[filled][row_query]
+            best = np.maximum.reduceat(flat, starts).tolist()
+            rows = np.maximum.reduceat(flat, row_start)
+            # The pairs that can set a flag: each one's query (among the filled ones), GT
+            # box and predicted box.
+            at = np.flatnonzero(flat >= min(threshold, OVERLAP_EPS))
+            value = flat[at]
+            query = np.searchsorted(starts, at, side="right") - 1
+            k = at - starts[query]
             width = n_pred[filled][query]
             gt_at = gt_first[filled][query] + k // width
             pred_at = pred_first[filled][query] + k % width
-            hit_pred[pred_at[flat >= threshold]] = True
-            stray_pair = free_gt[gt_at] & free_pred[pred_at] & (flat >= OVERLAP_EPS)
+            hits = value >= threshold
+            hit_pred[pred_at[hits]] = True
+            stray_pair = free_gt[gt_at] & free_pred[pred_at] & (value >= OVERLAP_EPS)
             stray_pred[pred_at[stray_pair]] = True
             stray_gt[gt_at[stray_pair]] = True
-        extra_box = free_pred & ~hit_pred & ~stray_pred
-        missed_box = free_gt & ~stray_gt
-        extra = _any_in(extra_box, pred_first, n_pred)
-        missed = _any_in(missed_box, gt_first, n_gt)
-        out = [cls(0.0, zeros[:g], False, False, extra=e, missed=m) for g, e, m in
-               zip(n_gt.tolist(), extra, missed, strict=True)]
-        if not filled.size:
-            return out
-        duplicated = np.zeros(filled.size, dtype=bool)
-        duplicated[query[free_pred[pred_at] & (flat >= threshold)]] = True
-        stray = np.zeros(filled.size, dtype=bool)
-        stray[query[stray_pair]] = True
-        best = np.maximum.reduceat(flat, starts).tolist()
-        rows = np.maximum.reduceat(flat, np.flatnonzero(k % width == 0))  # each GT row's
+            duplicated[query[free_pred[pred_at] & hits]] = True
+            stray[query[stray_pair]] = True
+        extra = _any_in(free_pred & ~hit_pred & ~stray_pred, pred_first, n_pred)
+        missed = _any_in(free_gt & ~stray_gt, gt_first, n_gt)
+        # A query without pairs: its GT boxes' best IoUs are 0 (views of one read-only row);
+        # such queries share their (immutable) facts.
+        zeros = np.zeros(int(n_gt.max(initial=0)))
+        zeros.flags.writeable = False
+        empty: dict[tuple[int, bool, bool], BoxFacts] = {}
+        place = np.full(n, -1, dtype=np.int64)
+        place[filled] = np.arange(filled.size)
         ends = np.cumsum(n_gt[filled]).tolist()
-        for j, (i, end, dup, st) in enumerate(zip(filled.tolist(), ends, duplicated.tolist(),
-                                                  stray.tolist(), strict=True)):
-            out[i] = cls(best[j], rows[end - int(n_gt[i]):end], dup, st, extra=extra[i],
-                         missed=missed[i])
+        dup, st = duplicated.tolist(), stray.tolist()
+        out = []
+        for j, g, e, m in zip(place.tolist(), n_gt.tolist(), extra, missed, strict=True):
+            if j >= 0:
+                out.append(cls(best[j], rows[ends[j] - g:ends[j]], dup[j], st[j], e, m))
+            elif (g, e, m) in empty:
+                out.append(empty[g, e, m])
+            else:
+                out.append(empty.setdefault((g, e, m), cls(0.0, zeros[:g], False, False, e, m)))
         return out
 
 

@@ -3,9 +3,11 @@ that re-sums queries (the paired bootstrap of :mod:`.compare`, the category subs
 :mod:`.leaderboard`).
 
 Every key metric of an evaluator summary is a ratio of sums over queries. Each is written
-here once as ``pieces(row)``, the query's contribution (``size`` numbers; ``None`` when the
-query does not count, e.g. not evaluated for that modality), and ``value(sums)``, which maps
-summed pieces ``(..., size)`` to the metric ``(...)`` with ``nan`` where it is undefined.
+here once as the fields of a ``per_sample`` row that make a query's contribution, its
+*pieces* (``size`` numbers; none when the query does not count, e.g. not evaluated for that
+modality), and ``value(sums)``, which maps summed pieces ``(..., size)`` to the metric
+``(...)`` with ``nan`` where it is undefined. ``matrix(rows)`` reads the pieces of many rows
+in one pass per field (``pieces(row)``: one row's).
 Over all queries, ``value`` of the summed pieces equals the evaluator's summary value
 (``tests/analysis/test_additive.py`` pins every entry to the evaluator).
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -33,64 +37,96 @@ Pieces = tuple[float, ...]
 BOX_KEYS = ("bbox", "oriented_bbox")
 
 
+# A piece that is 1 for every query that counts (the macro mean's denominator).
+ONE = "1"
+# Fields of a row's block that hold one number per IoU threshold (spread over that many pieces).
+PER_THRESHOLD = frozenset({"tp_at"})
+# The presence cells, in the order of the presence pieces.
+CELLS = ("TP", "FP", "TN", "FN")
+
+
 @dataclass(frozen=True)
 class AdditiveMetric:
     """One key metric as additive per-query pieces.
 
     ``name`` is the registry key (e.g. ``"seg_macro_miou"``); ``modality`` and ``metric``
     locate the same number in the evaluator's ``summary[modality][metric]``.
+    ``block``: the ``per_sample`` row's key whose entry holds the pieces (``"seg"``,
+    ``"bbox"``, ``"oriented_bbox"``; a query counts when that entry is there and
+    ``evaluated``), or ``None`` for the presence cells; ``fields``: the entry's fields, in
+    order (:data:`ONE`: 1 for each query that counts; a :data:`PER_THRESHOLD` field: one
+    piece per IoU threshold), or for presence the :data:`CELLS` (1 where the query's cell
+    is that one).
     """
 
     name: str
     modality: str
     metric: str
-    size: int
-    pieces: Callable[[Row], Pieces | None]
+    block: str | None
+    fields: tuple[str, ...]
     value: Callable[[FloatArray], FloatArray]
 
     @property
     def summary_path(self) -> tuple[str, str]:
         return self.modality, self.metric
 
+    @property
+    def size(self) -> int:
+        """The number of pieces of a query."""
+        return sum(len(IOU_THRESHOLDS) if f in PER_THRESHOLD else 1 for f in self.fields)
+
+    def pieces(self, row: Row) -> Pieces | None:
+        """One query's pieces (``None`` when it does not count)."""
+        if self.block is None:
+            cell = presence_cell(row["gt_present"], row["pred_present"])
+            return tuple(float(cell == c) for c in self.fields)
+        e = _entry(row, self.block)
+        if e is None:
+            return None
+        out: list[float] = []
+        for f in self.fields:
+            if f in PER_THRESHOLD:
+                out += e[f]
+            else:
+                out.append(1.0 if f == ONE else e[f])
+        return tuple(out)
+
     def matrix(self, rows: Sequence[Row]) -> FloatArray:
-        """``(len(rows), size)`` pieces of ``rows`` (zeros where a row does not count)."""
+        """``(len(rows), size)`` pieces of ``rows`` (zeros where a row does not count), equal
+        to :meth:`pieces` row by row (tested), one pass over the rows per field."""
+        if self.block is None:
+            # The pieces of each (gt_present, pred_present) combination, at 2 * gt + pred.
+            table = np.array([[presence_cell(g, p) == c for c in self.fields]
+                              for g in (False, True) for p in (False, True)], dtype=np.float64)
+            gt, pred = (np.array(list(map(itemgetter(k), rows)), dtype=bool).reshape(-1)
+                        for k in ("gt_present", "pred_present"))
+            return table[2 * gt.astype(np.intp) + pred]
         out = np.zeros((len(rows), self.size))
-        for i, row in enumerate(rows):
-            p = self.pieces(row)
-            if p is not None:
-                out[i] = p
+        block = self.block
+        entries = list(map(dict.get, rows, repeat(block)))
+        counted = [i for i, e in enumerate(entries) if e is not None and e["evaluated"]]
+        if counted:
+            found = [entries[i] for i in counted]
+            out[counted] = np.hstack([_column(found, f) for f in self.fields])
         return out
+
+
+def _column(entries: list[dict[str, Any]], field: str) -> FloatArray:
+    """The pieces of ``field`` of each entry, ``(len(entries), width)``."""
+    if field == ONE:
+        return np.ones((len(entries), 1))
+    values = list(map(itemgetter(field), entries))
+    if field not in PER_THRESHOLD:
+        return np.array(values, dtype=np.float64)[:, None]
+    width = len(IOU_THRESHOLDS)
+    if set(map(len, values)) != {width}:
+        raise ValueError(f"{field}: expected {width} numbers in every entry")
+    return np.array(list(chain.from_iterable(values)), dtype=np.float64).reshape(-1, width)
 
 
 def _entry(row: Row, key: str) -> dict[str, Any] | None:
     e = row.get(key)
     return e if e is not None and e["evaluated"] else None
-
-
-def _presence(row: Row) -> Pieces:
-    cell = presence_cell(row["gt_present"], row["pred_present"])
-    return tuple(cell == c for c in ("TP", "FP", "TN", "FN"))
-
-
-def _seg(*fields: str) -> Callable[[Row], Pieces | None]:
-    def pieces(row: Row) -> Pieces | None:
-        e = _entry(row, "seg")
-        return None if e is None else tuple(1.0 if f == "1" else e[f] for f in fields)
-    return pieces
-
-
-def _box(key: str, *fields: str) -> Callable[[Row], Pieces | None]:
-    def pieces(row: Row) -> Pieces | None:
-        e = _entry(row, key)
-        return None if e is None else tuple(e[f] for f in fields)
-    return pieces
-
-
-def _box_at(key: str) -> Callable[[Row], Pieces | None]:
-    def pieces(row: Row) -> Pieces | None:
-        e = _entry(row, key)
-        return None if e is None else (*e["tp_at"], e["num_pred"], e["num_gt"])
-    return pieces
 
 
 def _quotient(s: FloatArray) -> FloatArray:
@@ -103,24 +139,24 @@ def _mean_f1(s: FloatArray) -> FloatArray:
 
 
 def _registry() -> dict[str, AdditiveMetric]:
-    ms = [AdditiveMetric("presence_mcc", "presence", "mcc", 4, _presence,
+    ms = [AdditiveMetric("presence_mcc", "presence", "mcc", None, CELLS,
                          lambda s: mcc_array(s[..., 0], s[..., 1], s[..., 2], s[..., 3]))]
     for short, field in (("precision", "precision"), ("recall", "recall"), ("miou", "iou")):
-        ms.append(AdditiveMetric(f"seg_macro_{short}", "seg", f"positive_macro_{short}", 2,
-                                 _seg(field, "1"), _quotient))
-    ms.append(AdditiveMetric("seg_micro_miou", "seg", "positive_micro_miou", 2,
-                             _seg("intersection", "union"), _quotient))
+        ms.append(AdditiveMetric(f"seg_macro_{short}", "seg", f"positive_macro_{short}", "seg",
+                                 (field, ONE), _quotient))
+    ms.append(AdditiveMetric("seg_micro_miou", "seg", "positive_micro_miou", "seg",
+                             ("intersection", "union"), _quotient))
     for key in BOX_KEYS:
         ms += [
-            AdditiveMetric(f"{key}_micro_precision", key, "positive_micro_precision", 2,
-                           _box(key, "tp", "num_pred"), _quotient),
-            AdditiveMetric(f"{key}_micro_recall", key, "positive_micro_recall", 2,
-                           _box(key, "tp", "num_gt"), _quotient),
-            AdditiveMetric(f"{key}_micro_f1", key, "positive_micro_f1", 3,
-                           _box(key, "tp", "fp", "fn"),
+            AdditiveMetric(f"{key}_micro_precision", key, "positive_micro_precision", key,
+                           ("tp", "num_pred"), _quotient),
+            AdditiveMetric(f"{key}_micro_recall", key, "positive_micro_recall", key,
+                           ("tp", "num_gt"), _quotient),
+            AdditiveMetric(f"{key}_micro_f1", key, "positive_micro_f1", key,
+                           ("tp", "fp", "fn"),
                            lambda s: f1_array(s[..., 0], s[..., 1], s[..., 2])),
             AdditiveMetric(f"{key}_mean_micro_f1", key, "positive_mean_micro_f1@[0.5:0.95]",
-                           len(IOU_THRESHOLDS) + 2, _box_at(key), _mean_f1),
+                           key, ("tp_at", "num_pred", "num_gt"), _mean_f1),
         ]
     return {m.name: m for m in ms}
 

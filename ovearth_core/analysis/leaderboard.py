@@ -32,7 +32,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +116,7 @@ def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[s
     lacks the task, summary or coverage, its categories, queries or images, or does not
     hold every metric's pieces in the shape of its queries."""
     lists = [value.pop(k, None) for k in ("categories", "query_ids", "images")]
-    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
+    if not all(type(v) is list and set(map(type, v)) <= {str} for v in lists):
         raise Rejected("a leaderboard entry without its categories, queries or images")
     categories, ids, images = lists
     if not (isinstance(value.get("task"), str) and isinstance(value.get("summary"), dict)
@@ -228,7 +228,9 @@ class Job:
     """One submission to evaluate (picklable: sent to a worker process). ``index``: its
     place among the run's submissions; ``gt_sha``: the digest the ground truth must have;
     ``cache_spec``: ``(folder, max_bytes)`` of the result cache (``None``: none);
-    ``board``: the leaderboard's entry is wanted, not the full result."""
+    ``board``: the leaderboard's entry is wanted, not the full result; ``lookup``: the
+    caller has not looked the submission up in the cache (the job does, under the digest
+    of the bytes it reads, before parsing them)."""
 
     index: int
     gt_path: str
@@ -237,14 +239,16 @@ class Job:
     options: Options
     cache_spec: tuple[str, int] | None
     board: bool
+    lookup: bool = False
 
 
 @dataclass(frozen=True)
 class JobResult:
     """What a :class:`Job` gives back: ``value`` (the result, a board entry, an
     :class:`_Encoded` entry from a worker, or ``None`` with ``problems``: the first of
-    ``num_problems``), whether it came from the cache, and the SHA-256 of the prediction
-    bytes evaluated (``""`` when none was read)."""
+    ``num_problems``), whether it came from the cache, the SHA-256 of the prediction
+    bytes evaluated (``""`` when none was read), and the cache entries the job found
+    damaged (``ResultCache.rejected``: reported by the caller's cache)."""
 
     index: int
     value: Any
@@ -252,6 +256,7 @@ class JobResult:
     cached: bool = False
     num_problems: int = 0
     sha256: str = ""
+    rejected: tuple[tuple[Path, str], ...] = ()
 
 
 def _evaluate_job(job: Job) -> JobResult:
@@ -265,20 +270,38 @@ def _run_job(job: Job, encoded: bool) -> JobResult:
     """One submission: the result, or with ``job.board`` its
     :func:`board_entry` (or, ``encoded``, an :class:`_Encoded`), or the problems that
     stopped it, and the SHA-256 of the bytes evaluated. The prediction file is read once:
-    the cache keys are of the bytes parsed, never of an earlier read. With a cache, the
-    result is stored too (the report and the app use it), and the board entry beside it."""
-    index, gt_path, gt_sha, options, board = (job.index, job.gt_path, job.gt_sha,
-                                              job.options, job.board)
-    cache_spec = job.cache_spec
+    the cache keys are of the bytes parsed, never of an earlier read (with
+    ``job.lookup``, what the cache holds for those bytes is returned unparsed). With a
+    cache, the result is stored too (the report and the app use it), and the board entry
+    beside it."""
+    store = None if job.cache_spec is None else ResultCache(*job.cache_spec)
+    # Collection paused for the whole job, as in the sequential loop: everything it makes
+    # is freed by reference counting, and a collection once the evaluation's pause ended
+    # walked its ~10^5 rows again (5-7 ms a job).
+    with gc_paused():
+        out = _job(job, store, encoded)
+    return out if store is None or not store.rejected else replace(
+        out, rejected=tuple(store.rejected))
+
+
+def _job(job: Job, store: ResultCache | None, encoded: bool) -> JobResult:
+    index, gt_sha, options, board = job.index, job.gt_sha, job.options, job.board
     try:
-        with gc_paused():
-            loaded = pipeline.load(gt_path, job.pred_path, options,
-                                   ground_truth=_worker_gt(gt_path, gt_sha), gt_sha256=gt_sha)
-            store = None if cache_spec is None else ResultCache(*cache_spec)
-            run, _, blob = pipeline.evaluate_stored(loaded, store)
+        ground_truth = _worker_gt(job.gt_path, gt_sha)
+        data, pred_sha = read_hashed(job.pred_path, "prediction")
+        if store is not None and job.lookup:
+            found = _cached(store, gt_sha, pred_sha, options, board)
+            if found is not MISS:
+                return JobResult(index, found, cached=True, sha256=pred_sha)
+        doc = parse_json(data, job.pred_path)
+        del data
+        loaded = pipeline.load(job.gt_path, job.pred_path, options, ground_truth=ground_truth,
+                               gt_sha256=gt_sha, predictions_doc=doc, pred_sha256=pred_sha)
+        del doc
+        run, _, blob = pipeline.evaluate_stored(loaded, store)
     except OVEarthInputError as err:
         return JobResult(index, None, tuple(err.problems), num_problems=err.total)
-    pred_sha, result = loaded.pred_sha256, run.results
+    result = run.results
     del loaded, run
     if not board:
         if encoded and blob is not None:
@@ -357,8 +380,9 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
 
-    Cached results are loaded first, in this process; the rest go to a
-    ``ProcessPoolExecutor`` (in-process when one worker or one submission is left).
+    Cached results are loaded first, in this process, up to the first submission the cache
+    does not hold; the rest go to a ``ProcessPoolExecutor`` (in-process when one worker or
+    one submission is left), each job looking its own submission up first.
     ``progress(done, total, outcome)`` is called in this thread as each one finishes.
     Returns the outcomes in the order of ``preds``; invalid files come back with their
     problems, never raised. ``board``: each outcome's result is the :func:`board_entry`
@@ -366,8 +390,9 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     the per-query rows nor sums them again). ``ground_truth``: parsed from the very bytes
     of ``gt_sha256`` (the caller vouches), used instead of parsing them again.
     ``digests``: the SHA-256 of submissions hashed earlier in the same run, used for their
-    cache lookups (the numbers found are of the bytes hashed then); a job that evaluates
-    reads and hashes the file it parses, as always.
+    cache lookups (the numbers found are of the bytes hashed then), and given the digest
+    of every file read now; a job that evaluates reads and hashes the file it parses, as
+    always.
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format,
@@ -392,7 +417,8 @@ def evaluate_with(gt_path: str | Path, preds: Sequence[str | Path], options: Opt
             _WORKER_GT[(str(gt_path), gt_sha256)] = ground_truth
         with gc_paused():
             return _evaluate_submissions(gt_path, preds, options.evaluator(), cache, workers,
-                                         progress, gt_sha256, board, digests or {})
+                                         progress, gt_sha256, board,
+                                         {} if digests is None else digests)
     finally:
         _WORKER_GT.clear()
 
@@ -419,6 +445,10 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
                 raise RuntimeError(f"a worker's result for {paths[index]}: {why}") from None
         outcome = Outcome(paths[index].stem, paths[index], result, list(done_job.problems),
                           done_job.cached, done_job.num_problems, sha256=done_job.sha256)
+        if done_job.sha256:
+            digests.setdefault(paths[index], done_job.sha256)
+        if cache is not None:
+            cache.rejected += done_job.rejected
         outcomes[index] = outcome
         done += 1
         if progress is not None:
@@ -435,18 +465,25 @@ def _evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], opti
             cache = None  # unreadable: every job reports it
     spec = None if cache is None else (str(cache.folder), cache.max_bytes)
     pending = []
+    # Files are hashed here for their lookups until one is not in the cache (a warm run is
+    # looked up without a worker); each later one is looked up by its job, under the digest
+    # of the bytes it reads anyway (a cold run hashes each file once, in parallel).
+    hashing = True
     for i, path in enumerate(paths):
-        if cache is not None:
+        pred_sha = digests.get(path, "")
+        if cache is not None and hashing and not pred_sha:
             try:
-                pred_sha = digests.get(path) or file_digest(path)
+                pred_sha = file_digest(path)
             except OSError:
-                pred_sha = ""  # the job reports why it cannot be read
-            value = MISS if not pred_sha else _cached(cache, gt_sha, pred_sha, options,
-                                                      board)
-            if value is not MISS:  # the numbers of the bytes just hashed
+                pass  # the job reports why it cannot be read
+        if cache is not None and pred_sha:
+            value = _cached(cache, gt_sha, pred_sha, options, board)
+            if value is not MISS:  # the numbers of the bytes hashed
                 finish(JobResult(i, value, cached=True, sha256=pred_sha))
                 continue
-        pending.append(Job(i, str(gt_path), gt_sha, str(path), options, spec, board))
+            hashing = False
+        pending.append(Job(i, str(gt_path), gt_sha, str(path), options, spec, board,
+                           lookup=cache is not None and not pred_sha))
     if workers is None:
         # Starting workers costs about a second (imports, and parsing the ground truth in
         # each when they are not forked): small batches are faster here.
@@ -559,7 +596,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     out: dict[str, Any] = {}
     gt_path, preds = folder_files(folder)
     gt_sha, counts, gt = _ground_truth(gt_path, cache)
-    # Each submission hashed once for the lookups of every task (one snapshot per run).
+    # Each submission hashed once for the lookups of every task (one snapshot per run): the
+    # first task's reads give the digests the others look up.
     digests: dict[Path, str] = {}
     for task in tasks:
         if not counts.get(task):
@@ -568,8 +606,6 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             if note is not None:
                 note(f"{task}: skipped, {why}")
             continue
-        if cache is not None and not digests:
-            digests = _digests(preds)
         names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
                                          workers=workers, board=True, gt_sha256=gt_sha,
                                          ground_truth=gt, digests=digests,
@@ -590,17 +626,6 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                         samples, iou_threshold, samples.modalities, *average_precision)
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
         out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
-    return out
-
-
-def _digests(paths: Sequence[Path]) -> dict[Path, str]:
-    """The SHA-256 of every readable file (an unreadable one is left to its job)."""
-    out = {}
-    for path in paths:
-        try:
-            out[path] = file_digest(path)
-        except OSError:
-            continue
     return out
 
 

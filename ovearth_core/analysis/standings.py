@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -125,13 +126,14 @@ class QueryPieces:
         return [self.images[i] for i in self.image]
 
     def sums(self) -> CategorySums:
-        """The :class:`CategorySums` of these pieces."""
-        out = {}
-        for name, array in self.pieces.items():
-            summed = np.zeros((len(self.categories), array.shape[1]))
-            np.add.at(summed, self.category, array)
-            out[name] = summed
-        return CategorySums(self.categories, out)
+        """The :class:`CategorySums` of these pieces (each category's queries added in
+        row order, from zero: ``np.bincount`` adds one after the other, as ``np.add.at``
+        does, in a tenth of its time)."""
+        n = len(self.categories)
+        return CategorySums(self.categories, {
+            name: np.stack([np.bincount(self.category, weights=column, minlength=n)
+                            for column in array.T], axis=1)
+            for name, array in self.pieces.items()})
 
 
 def query_pieces(result: dict[str, Any], metrics: Sequence[str] | None = None) -> QueryPieces:
@@ -140,15 +142,19 @@ def query_pieces(result: dict[str, Any], metrics: Sequence[str] | None = None) -
     if PIECES in result:
         return result[PIECES]
     rows = result["per_sample"]
-    categories = sorted({r["category"] for r in rows})
-    index = {c: i for i, c in enumerate(categories)}
-    images: dict[str, int] = {}
-    image = np.array([images.setdefault(r["image_path"], len(images)) for r in rows],
-                     dtype=np.intp)
-    return QueryPieces(tuple(r["sample_id"] for r in rows), tuple(categories),
-                       np.array([index[r["category"]] for r in rows], dtype=np.intp),
-                       tuple(images), image,
+    ids, query_categories, query_images = (list(map(itemgetter(k), rows))
+                                           for k in ("sample_id", "category", "image_path"))
+    categories = sorted(set(query_categories))
+    images = list(dict.fromkeys(query_images))  # in order of first appearance
+    return QueryPieces(tuple(ids), tuple(categories), _positions(query_categories, categories),
+                       tuple(images), _positions(query_images, images),
                        {name: METRICS[name].matrix(rows) for name in metrics or METRICS})
+
+
+def _positions(values: list[str], keys: Sequence[str]) -> npt.NDArray[np.intp]:
+    """Where each value is among ``keys`` (every value is one of them)."""
+    index = {k: i for i, k in enumerate(keys)}
+    return np.array(list(map(index.__getitem__, values)), dtype=np.intp)
 
 
 def category_sums(result: dict[str, Any], metrics: Sequence[str] | None = None,

@@ -22,6 +22,7 @@ from analysis_fixtures import make_ground_truth, make_predictions
 from ovearth_core import pipeline
 from ovearth_core.analysis import leaderboard as lb
 from ovearth_core.analysis import standings
+from ovearth_core.analysis.additive import AdditiveMetric
 from ovearth_core.cache import ResultCache, file_digest
 from ovearth_core.options import Options
 
@@ -411,24 +412,68 @@ def test_each_submission_is_hashed_once_per_run(folder: Path, tmp_path: Path,
     assert sorted(hashed) == files
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cold_run_hashes_each_file_in_the_job_that_parses_it(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """Cold, the caller hashes the first file only (its lookup misses): every later one is
+    looked up by its job, under the digest of the bytes it reads and parses, and the next
+    task looks up the digests the first task's jobs found (fails before issue 38's round
+    five: every file was hashed here first)."""
+    sequential = lb.folder_leaderboard(folder, TASKS, MODS, workers=1, **STABILITY)
+    hashed: list[str] = []
+
+    def counting(path: Any) -> str:
+        hashed.append(Path(path).name)
+        return file_digest(path)
+
+    monkeypatch.setattr(lb, "file_digest", counting)
+    cold = lb.folder_leaderboard(folder, TASKS, MODS, workers=workers,
+                                 cache=ResultCache(tmp_path / "c"), **STABILITY)
+    assert _bits(cold) == _bits(sequential)
+    assert hashed == ["model_0.json"]
+
+
+def test_jobs_look_up_what_the_caller_did_not(folder: Path, tmp_path: Path) -> None:
+    """A run whose first file is new: the later files are found in the cache by the workers
+    (cached, numbers equal), and a damaged entry a worker found is reported by the
+    caller's cache."""
+    gt = folder / "ground_truth.json"
+    preds = sorted((folder / "predictions").glob("*.json"))
+    fresh = lb.evaluate_submissions(gt, preds, "vocabulary", MODS, workers=1, board=True)
+    store = ResultCache(tmp_path / "c")
+    lb.evaluate_submissions(gt, preds, "vocabulary", MODS, workers=2, board=True, cache=store)
+    options = Options("vocabulary", MODS).evaluator()
+    gt_sha = file_digest(gt)
+    first_sha = file_digest(preds[0])
+    for key in (pipeline.entry_key(gt_sha, first_sha, options),
+                lb.board_key(gt_sha, first_sha, options)):
+        store.path(key).unlink()
+    damaged = _entry_path(store, folder, "vocabulary", "model_3")
+    _damage_flip(damaged, store, damaged.stem)
+    warm = ResultCache(tmp_path / "c")
+    again = lb.evaluate_submissions(gt, preds, "vocabulary", MODS, workers=2, board=True,
+                                    cache=warm)
+    assert [o.cached for o in again] == [False, True, True, True, True]
+    assert all(o.in_worker for o in again)
+    assert [_bits(o.result) for o in again] == [_bits(o.result) for o in fresh]
+    assert [o.sha256 for o in again] == [file_digest(p) for p in preds]
+    assert [p for p, _ in warm.rejected] == [damaged]
+
+
 def test_a_report_of_full_results_sums_each_row_once_per_metric(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Full results (the sequential leaderboard, the app's sidebar result) are summed once
     for every metric, not once per metric for every metric."""
-    from dataclasses import replace
-
     names, results = lb.evaluate_folder(folder, "vocabulary", MODS)
-    calls: dict[str, int] = {}
+    rows: dict[str, int] = {}
+    matrix = AdditiveMetric.matrix
 
-    def counted(name: str, pieces: Any) -> Any:
-        def inner(row: dict[str, Any]) -> Any:
-            calls[name] = calls.get(name, 0) + 1
-            return pieces(row)
-        return inner
+    def counted(self: AdditiveMetric, of: Any) -> Any:
+        rows[self.name] = rows.get(self.name, 0) + len(of)
+        return matrix(self, of)
 
-    metrics = {n: replace(m, pieces=counted(n, m.pieces)) for n, m in standings.METRICS.items()}
-    monkeypatch.setattr(standings, "METRICS", metrics)
+    monkeypatch.setattr(AdditiveMetric, "matrix", counted)
     report = standings.leaderboard_report(names, results, **STABILITY)
-    assert set(report["stability"]) == set(calls)
-    rows = sum(len(r["per_sample"]) for r in results)
-    assert calls == dict.fromkeys(calls, rows)
+    assert set(report["stability"]) == set(rows)
+    total = sum(len(r["per_sample"]) for r in results)
+    assert rows == dict.fromkeys(rows, total)

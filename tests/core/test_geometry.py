@@ -579,3 +579,95 @@ def test_overlapping_pairs_brute_force(seed: int) -> None:
                  if min(a[i, 2], a[j, 2]) > max(a[i, 0], a[j, 0])
                  and min(a[i, 3], a[j, 3]) > max(a[i, 1], a[j, 1])]
     assert list(zip(*overlapping_pairs(a), strict=True)) == self_want
+
+
+# ------------------------------------------- pairs apart: skipped, never intersected
+
+
+def _near_pair(a: list[list[float]], dx: float, dy: float, turn: float, scale: float,
+               offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and a turned, shifted copy, both scaled and moved far from the origin."""
+    pa = np.asarray(a, float)
+    centre = pa.mean(axis=0)
+    c, s = math.cos(turn), math.sin(turn)
+    pb = (pa - centre) @ np.array([[c, s], [-s, c]]) + centre + [dx, dy]
+    return pa * scale + offset, pb * scale + offset
+
+
+@given(quad_strategy, st.floats(-60, 60), st.floats(-60, 60), st.floats(0, 2 * math.pi),
+       st.sampled_from([1.0, 1e-3, 1e3]), st.sampled_from([0.0, 1e4, 1e6, -3e7]))
+@settings(deadline=None, max_examples=400)
+def test_a_pair_found_apart_does_not_intersect(a: list[list[float]], dx: float, dy: float,
+                                                turn: float, scale: float,
+                                                offset: float) -> None:
+    """Soundness: a pair ``apart`` says is disjoint has no common point for GEOS (so its
+    exact IoU is the 0 the matrix gets without intersecting it), near and far from the
+    origin, small and large."""
+    pa, pb = _near_pair(a, dx, dy, turn, scale, offset)
+    if geometry.apart(pa[None], pb[None])[0]:
+        ga, gb = shapely.polygons(pa), shapely.polygons(pb)
+        assert not shapely.intersects(ga, gb)
+        assert shapely.area(shapely.intersection(ga, gb)) == 0.0
+
+
+@pytest.mark.parametrize(("gap", "expected"), [(1e-3, True), (1e-6, True), (0.0, False),
+                                               (-1e-9, False), (-0.5, False)])
+@pytest.mark.parametrize("offset", [0.0, 1e6, -3e7])
+def test_apart_at_a_hair(gap: float, expected: bool, offset: float) -> None:
+    """Two diamonds facing each other across a gap (relative to the coordinates' size):
+    apart when it is clear of the rounding, never when they touch or overlap (a gap of
+    0 or below, in coordinates)."""
+    diamond = np.array([[0.0, -1.0], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    a = diamond + offset
+    b = diamond + [2.0 + (gap * (abs(offset) + 1) if gap > 0 else gap), 0.0] + offset
+    assert geometry.apart(a[None], b[None]).tolist() == [expected]
+    assert shapely.intersects(shapely.polygons(a), shapely.polygons(b)) != expected
+
+
+def test_pairs_apart_are_not_intersected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rotated boxes whose envelopes overlap but which are apart get IoU 0 without GEOS
+    (fails before issue 38's round five: every candidate pair was intersected); the
+    overlapping pair still is."""
+    sent: list[int] = []
+    areas = geometry._intersection_areas
+
+    def spy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        sent.append(len(a))
+        return areas(a, b)
+
+    monkeypatch.setattr(geometry, "_intersection_areas", spy)
+    gt = np.asarray([rotated_rect(0, 0, 10, 1, math.pi / 4)])
+    pred = np.asarray([rotated_rect(4, -4, 10, 1, math.pi / 4),  # beside it: envelopes meet
+                       rotated_rect(1, 1, 10, 1, -math.pi / 4)])  # across it
+    [iou] = geometry.iou_matrices([gt], [pred], True)
+    assert iou[0, 0] == 0.0 and iou[0, 1] > 0
+    assert sent == [1]
+    assert geometry.box_intersection(geometry.envelope(gt), geometry.envelope(pred[:1]))[0] > 0
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_skipping_pairs_apart_changes_no_bit(dense: bool,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Crowded rotated boxes (many envelopes overlap, a third of those pairs apart): the
+    matrix equals, bit for bit, the one where every candidate pair is intersected."""
+    rng = np.random.default_rng(41)
+    gt = np.asarray([rotated_rect(*rng.uniform(0, 40, 2), *rng.uniform(2, 12, 2),
+                                  rng.uniform(0, math.pi)) for _ in range(60)])
+    pred = np.asarray([rotated_rect(*rng.uniform(0, 40, 2), *rng.uniform(2, 12, 2),
+                                    rng.uniform(0, math.pi)) for _ in range(70)])
+    if dense:
+        monkeypatch.setattr(geometry, "_DENSE_PAIRS", 1)
+    found = geometry.apart
+    skipped: list[int] = []
+
+    def counting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = found(a, b)
+        skipped.append(int(out.sum()))
+        return out
+
+    monkeypatch.setattr(geometry, "apart", counting)
+    fast = geometry.iou_matrices([gt], [pred], True)[0]
+    monkeypatch.setattr(geometry, "apart", lambda a, b: np.zeros(len(a), dtype=bool))
+    every = geometry.iou_matrices([gt], [pred], True)[0]
+    assert fast.tobytes() == every.tobytes()
+    assert sum(skipped) > 100 and np.count_nonzero(every) > 100
