@@ -320,7 +320,7 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
                 found.add((1, i, len(GT_BOX_FIELDS) + 2), name,
                           f"one {what} per target box (as many as bbox / oriented_bbox: "
                           f"{' or '.join(map(str, sorted(counts))) or 0})",
-                          f"{size} {what}s")
+                          f"<{size} {what}s>")
             if unpaired:
                 broken.add(ann_id)
                 continue
