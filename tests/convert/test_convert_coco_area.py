@@ -279,6 +279,11 @@ def test_to_coco_writes_the_areas_we_range_by_and_cocoeval_agrees(tmp_path: Path
                     tmp_path / "export" / "results_bbox.json", 100, TOD_RANGES,
                     img_ids=img_ids)
     want = _size_keys(ev, tod, "m", 100)
+    # Pooled (useCats=0): every query one class, the negatives' boxes included.
+    pooled = [_cocoeval(tmp_path / "export" / "instances_bbox.json",
+                        tmp_path / "export" / "results_bbox.json", 100, ranges,
+                        use_cats=False, img_ids=img_ids) for ranges in (None, TOD_RANGES)]
+    want |= _size_keys(*pooled, "", 100)
     ours = _ours(bench, 100)
     wrong = {k: (ours[k], v) for k, v in want.items() if not _close(ours[k], v)}
     assert wrong == {}
