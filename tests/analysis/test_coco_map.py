@@ -252,6 +252,7 @@ def _with_mask_areas(samples: list[Sample], seed: int, share: float = 1.0) -> li
     rng = np.random.default_rng(seed)
     edges = [32.0 ** 2, 96.0 ** 2, 8.0 ** 2, 16.0 ** 2]
     for s in samples:
+        s.gt_area = np.zeros(0)
         if s.negative or not len(s.gt_boxes) or rng.random() >= share:
             continue
         w, h = (s.gt_boxes[:, 2] - s.gt_boxes[:, 0]), (s.gt_boxes[:, 3] - s.gt_boxes[:, 1])
