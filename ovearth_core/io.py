@@ -49,6 +49,9 @@ class Annotation:
     ignore_obbs: np.ndarray = field(default_factory=lambda: EMPTY_POLYS)  # (R, 4, 2)
     # DOTA's difficult flags (N,) bool, parallel to boxes / obbs; empty when not given.
     difficult: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # Each target's size (N,) float, parallel to boxes / obbs (COCO's ``area``: an instance
+    # mask's pixel count); empty when not given. Only the COCO-style AP's size ranges read it.
+    area: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -309,11 +312,16 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
             if "oriented_bbox" not in columns:  # not parsed: their number is enough here
                 raw = raw_anns[i].get("oriented_bbox")  # type: ignore[union-attr]
                 counts |= {len(raw)} if isinstance(raw, list) and raw else set()
-            if fields.difficult.size and counts != {fields.difficult.size}:
-                found.add((1, i, len(GT_BOX_FIELDS) + 2), f"annotations[{i}].difficult",
-                          "one flag per target box (as many as bbox / oriented_bbox: "
+            unpaired = [(name, values.size, what) for name, values, what in (
+                (f"annotations[{i}].difficult", fields.difficult, "flag"),
+                (f"{_named(i, ann_id)}.area", fields.area, "area"))
+                if values.size and counts != {values.size}]
+            for name, size, what in unpaired:
+                found.add((1, i, len(GT_BOX_FIELDS) + 2), name,
+                          f"one {what} per target box (as many as bbox / oriented_bbox: "
                           f"{' or '.join(map(str, sorted(counts))) or 0})",
-                          f"{fields.difficult.size} flags")
+                          f"<{size} {what}s>")
+            if unpaired:
                 broken.add(ann_id)
                 continue
             annotations[fields.id] = replace(fields, boxes=boxes, obbs=obbs,
@@ -405,10 +413,34 @@ def _parse_annotation(ann: dict[str, Any], where: str, found: OrderedProblems,
         found.add(key, f"{where}.segmentation{err.field}", err.expected, err.found)
         ok = False
     difficult = _difficult_flags(ann.get("difficult"), where, found, key)
-    if difficult is None or not ok:
+    area = _areas(ann.get("area"), _named(key[-1], ann_id), found, key)
+    if difficult is None or area is None or not ok:
         return _INVALID
     return Annotation(ann_id, image_path, width, height, category, mask,  # type: ignore[arg-type]
-                      EMPTY_BOXES, EMPTY_POLYS, difficult=difficult)
+                      EMPTY_BOXES, EMPTY_POLYS, difficult=difficult, area=area)
+
+
+def _named(i: int, ann_id: str) -> str:
+    """``annotations[3] (id 1_2)``: an annotation's position and id."""
+    return f"annotations[{i}] (id {ann_id})"
+
+
+def _areas(value: object, where: str, found: OrderedProblems, key: tuple[int, ...]
+           ) -> np.ndarray | None:
+    """The optional ``area`` list (one size per target box, COCO's ``area``: finite and
+    >= 0) as a float array, empty when not given; ``None`` if invalid (every bad item
+    reported)."""
+    if value is None:
+        return np.zeros(0)
+    if not isinstance(value, list):
+        found.add(key, f"{where}.area", "a list of areas, one per target box (finite numbers "
+                  ">= 0, in square pixels)", value)
+        return None
+    bad = [(j, v) for j, v in enumerate(value)
+           if not boxparse.finite_number(v) or v < 0]
+    for j, v in bad:
+        found.add(key, f"{where}.area[{j}]", "a finite number >= 0 (square pixels)", v)
+    return None if bad else np.array(value, dtype=np.float64)
 
 
 def _difficult_flags(value: object, where: str, found: OrderedProblems, key: tuple[int, ...]
@@ -750,6 +782,7 @@ def _build_sample(q: Query, ann: Annotation, pred: _Prediction | None,
         sample.gt_ignore_boxes = ann.ignore_boxes
         sample.gt_ignore_obbs = ann.ignore_obbs
         sample.gt_difficult = ann.difficult
+        sample.gt_area = ann.area
     if pred is None:
         return sample
     if "segmentation" in modalities:

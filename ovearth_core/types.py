@@ -83,6 +83,10 @@ class Sample:
     # when the annotation has none. Only the devkit's AP (``voc_devkit``) reads it.
     gt_difficult: npt.NDArray[np.bool_] = field(
         default_factory=lambda: np.zeros(0, dtype=bool))
+    # Each target's size (N,), parallel to gt_boxes / gt_obbs: the annotation's ``area``
+    # (COCO's: an instance mask's pixel count); empty when the annotation has none. Only the
+    # COCO-style AP's size ranges read it.
+    gt_area: npt.NDArray[np.float64] = field(default_factory=_empty_scores)
 
 
 class SampleList(list[Sample]):

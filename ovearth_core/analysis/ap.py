@@ -53,6 +53,7 @@ from .coco import (
     Matcher,
     coco_evals,
     coco_summary,
+    size_basis,
     stat_block,
 )
 from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
@@ -250,11 +251,12 @@ def coco_average_precision(samples: Sequence[Sample], modality: str = "bbox",
     all queries as one class, with COCO's per-category mAP, sizes and recall
     (:func:`coco_ap_from_ranked`)."""
     return coco_ap_from_ranked(rank_detections(samples, modality, include_negatives,
-                                               max_detections=max_detections), max_detections)
+                                               max_detections=max_detections), max_detections,
+                               modality)
 
 
 def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DETECTIONS,
-                        ) -> dict[str, Any]:
+                        modality: str = "bbox") -> dict[str, Any]:
     """COCO-style AP of already ranked detections, capped at ``max_detections`` per query
     (COCOeval's ``maxDets = [1, 10, max_detections]``; ``None``: no cap, ``ar@all``).
 
@@ -265,7 +267,9 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     (:func:`~ovearth_core.analysis.coco.coco_summary`) the means over categories, each
     positive query in its category (``useCats=1``, COCO's mAP); there a negative query's
     boxes (hard-negative view) count as false positives of the category its phrase names,
-    as COCOeval counts detections of a category on an image without it.
+    as COCOeval counts detections of a category on an image without it. ``size_basis``
+    (:func:`~ovearth_core.analysis.coco.size_basis`): what the size keys measure
+    (``modality`` ``"oriented_bbox"``: polygon areas).
     """
     max_dets = (*MAX_DETS[:2], UNCAPPED if max_detections is None else max_detections)
     names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
@@ -285,7 +289,8 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     summary = coco_summary(ranked, category, names, max_dets=max_dets, ev=by_category)
     return {**stat_block(ev, max_dets), "ap_by_iou": by_iou,
             "num_gt": ranked.num_gt, "num_detections": int(ranked.query.size),
-            "max_detections": max_detections, **summary}
+            "max_detections": max_detections, **summary,
+            "size_basis": size_basis(ranked, modality == "oriented_bbox")}
 
 
 def score_ties(ranked: Ranked, iou_threshold: float) -> dict[str, Any]:
@@ -408,7 +413,7 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
                  # Unscored boxes rank first in input order: AP is arbitrary if these abound.
                  "num_unscored": int(np.isinf(ranked.score).sum())}
         entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=max_detections),
-                                            max_detections)
+                                            max_detections, m)
         entry["coco"].update(cap_check(samples, m, max_detections))
         ties = score_ties(ranked, iou_threshold)
         del ranked

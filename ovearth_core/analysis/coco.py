@@ -8,6 +8,10 @@ pycocotools on the same inputs). What COCOeval does, and so what this module doe
   among the GT boxes not yet taken with IoU >= t, the one of highest IoU, the *last* of
   several equal ones (COCOeval's ``if ious[d, g] < iou: continue`` lets an equal IoU replace
   the match so far), preferring a GT box inside the size range to one outside it.
+* A GT box's size is its annotation's ``area`` where the ground truth gives one (COCO's
+  ``area``, an instance mask's pixel count, as COCOeval ranges a GT by it), else the box's
+  own area (w x h; an oriented box's polygon area); a detection's is its box's own area,
+  as COCOeval's ``loadRes`` sets a box result's (:func:`size_basis` names both).
 * Size ranges ignore GT boxes outside them, the detections matched to those, and unmatched
   detections outside them. COCO's ranges are closed at both ends (``all`` [0, 1e10],
   ``small`` [0, 32**2], ``medium`` [32**2, 96**2], ``large`` [96**2, 1e10]), so a box of
@@ -334,6 +338,21 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
                     g.ar[a, :, :, j] = np.where(num_gt > 0, n_found.reshape(n_t, g.n) / num_gt,
                                                 np.nan)
     return [{"ap": g.ap, "ar": g.ar, "num_gt": g.num_gt} for g in plans]
+
+
+BOX_AREA, POLYGON_AREA, ANNOTATION_AREA = "box area (w x h)", "polygon area", "annotation area"
+
+
+def size_basis(ranked: Ranked, oriented: bool) -> dict[str, Any]:
+    """What the size keys (``*_small`` / ``_medium`` / ``_large``, ``*_by_size``) measure:
+    ``ground_truth`` :data:`ANNOTATION_AREA` when every GT box has its annotation's
+    ``area``, its own area (:data:`BOX_AREA`, :data:`POLYGON_AREA` for oriented boxes) when
+    none has, else both, said so; ``detections`` always their own area; with the counts."""
+    own = POLYGON_AREA if oriented else BOX_AREA
+    n, given = int(ranked.gt_area.size), ranked.gt_area_given
+    gt = (ANNOTATION_AREA if n and given == n else own if given == 0
+          else f"{ANNOTATION_AREA} where given, else {own}")
+    return {"ground_truth": gt, "detections": own, "num_gt_with_area": given, "num_gt": n}
 
 
 def _mean(values: FloatArray) -> float | None:

@@ -65,6 +65,9 @@ class Ranked:
     # a negative (None: no category; see :func:`named_categories`).
     gt_difficult: npt.NDArray[np.bool_] | None = None
     counted_as: tuple[str | None, ...] | None = None
+    # How many of the GT boxes have their annotation's ``area`` as ``gt_area`` (the others:
+    # their own area, w x h or the polygon's): see :func:`size_basis`.
+    gt_area_given: int = 0
 
     @cached_property
     def best_gt(self) -> tuple[IntArray, FloatArray]:
@@ -238,6 +241,8 @@ class Candidates:
     cover: list[FloatArray] | None = None
     gt_difficult: list[npt.NDArray[np.bool_]] | None = None
     counted_as: tuple[str | None, ...] | None = None
+    # (Q,) whether each query's GT boxes have their annotation's ``area`` as ``gt_area``.
+    area_given: npt.NDArray[np.bool_] | None = None
 
     @cached_property
     def overlaps(self) -> DetectionOverlaps:
@@ -280,7 +285,9 @@ class Candidates:
                       gt_difficult=(None if self.gt_difficult is None else np.concatenate(
                           [self.gt_difficult[q] for q in pick] or [np.zeros(0, bool)])),
                       counted_as=(None if self.counted_as is None
-                                  else tuple(self.counted_as[q] for q in pick)))
+                                  else tuple(self.counted_as[q] for q in pick)),
+                      gt_area_given=(0 if self.area_given is None else
+                                     int(self.num_gt[chosen][self.area_given[chosen]].sum())))
 
 
 def candidates(samples: Sequence[Sample], modality: str = "bbox",
@@ -312,8 +319,15 @@ def candidates(samples: Sequence[Sample], modality: str = "bbox",
                 else np.zeros((0, *shape)))
     all_scores = np.concatenate([sc for _, _, sc in fields]) if fields else np.zeros(0)
     gts = [gt.reshape(-1, *shape) for gt, _, _ in fields]
-    gt_area = areas(np.concatenate(gts), oriented) if gts else np.zeros(0)
     num_gt = np.array([len(g) for g in gts], dtype=np.int64)
+    # A target's size: its annotation's area (COCO's, as COCOeval ranges a GT by it) where
+    # given, else the box's own area.
+    given = np.array([s.gt_area.size == n > 0 for s, n in zip(chosen, num_gt.tolist(),
+                                                              strict=True)], dtype=bool)
+    gt_area = areas(np.concatenate(gts), oriented) if gts else np.zeros(0)
+    if given.any():
+        gt_area[np.repeat(given, num_gt)] = np.concatenate(
+            [s.gt_area for s, g in zip(chosen, given.tolist(), strict=True) if g])
     difficult = [s.gt_difficult if s.gt_difficult.size == n else np.zeros(n, dtype=bool)
                  for s, n in zip(chosen, num_gt.tolist(), strict=True)]
     named = named_categories(samples)
@@ -324,7 +338,8 @@ def candidates(samples: Sequence[Sample], modality: str = "bbox",
                       negative=np.array([s.negative for s in chosen], dtype=bool), cover=cover,
                       gt_difficult=difficult if any(d.any() for d in difficult) else None,
                       counted_as=tuple(named.get(s.phrase) if s.negative else s.category
-                                       for s in chosen))
+                                       for s in chosen),
+                      area_given=given if given.any() else None)
 
 
 def named_categories(samples: Sequence[Sample]) -> dict[str, str]:

@@ -22,6 +22,10 @@ annotation's list index:
   the same image (made as for a missing label on a negative query when that query is
   negative).
 
+An annotation's ``area`` list (one size per object, COCO's) loses a removed object's area
+and keeps a shifted one's; an annotation that gains an object loses the list (the added
+object's area is unknown), so its objects are sized by their boxes.
+
 An annotation is shared by every query linked to it (other tasks too): the fix is the
 label's, so it reaches them all. Masks are not edited (a suspect of the ``segmentation``
 audit is refused: its fix is a drawing, not a box).
@@ -176,6 +180,13 @@ def cleaned(doc: Mapping[str, Any], task: str, modality: str,
                          if i not in drop] + [as_field(b) for b in added.get(ann_id, [])]
         if "difficult" in ann and len(ann["difficult"] or []) != len(ann[field]):
             del ann["difficult"]  # its flags no longer pair with the boxes
+        area = ann.get("area")
+        if isinstance(area, list) and len(area) == count:
+            # A removed object's area goes with it; a shifted one keeps its own (the object,
+            # and its mask, are the same); an added one has none, so no box keeps one.
+            ann["area"] = [a for i, a in enumerate(area) if i not in drop]
+        if "area" in ann and len(ann["area"] or []) != len(ann[field]):
+            del ann["area"]
     return {**doc, "annotations": [anns[i] for i in order], "tasks": rows}
 
 

@@ -15,6 +15,11 @@ the category name; its annotation holds the boxes of the category's non-crowd in
 union of all its instance masks as the mask, and one oriented box per instance (the given
 ``oriented_bbox``, else the minimum-area rectangle of the instance's polygons or of its RLE
 mask's pixels, else the box itself).
+Each target instance's COCO ``area`` (an instance mask's pixel count, by which COCOeval puts a
+GT in a size range) is kept in the annotation's ``area`` list, parallel to its boxes, when
+every target of the group has one; a crowd's is not kept (COCOeval ignores a crowd in every
+range). A result's ``area`` is not read: pycocotools' ``loadRes`` replaces it (a box result's
+w x h).
 Crowd instances (``iscrowd: 1``) are what COCOeval makes of them: not targets, but *ignore
 regions* (``ignore_bbox`` / ``ignore_oriented_bbox``), so the COCO-style AP ignores detections
 inside them as COCOeval does; their pixels stay in the mask. Absent categories become negative
@@ -29,7 +34,9 @@ ignore regions as crowd), ``instances_segm.json`` (one annotation per query with
 COCO-Stuff stores one mask per image and class) and ``instances_obb.json`` (the oriented boxes
 as four-vertex polygons, with their exact vertices in ``oriented_bbox``), with
 ``results_*.json`` beside them and ``mapping.json`` (COCO image id to query, and the image ids
-COCOeval needs to reproduce our AP).
+COCOeval needs to reproduce our AP). A target's ``area`` there is the one our COCO-style AP
+ranges it by: the annotation's ``area`` where given, else w x h (the polygon's area in
+``instances_obb.json``).
 """
 
 from __future__ import annotations
@@ -97,6 +104,7 @@ class Instance:
     crowd: bool = False
     score: float | None = None
     outline: np.ndarray | None = None  # (K, 2) vertices of polygon segmentations
+    area: float | None = None  # an annotation's COCO ``area`` (a result's is not read)
 
 
 @dataclass
@@ -172,8 +180,14 @@ def read_instances(path: PathLike, images_dir: PathLike | None,
             continue
         inst = _instance(ann, where, path, images[key[0]], bad, need_box=True,
                          masks_too=masks_too)
+        area = ann.get("area")
+        if area is not None and not (boxparse.finite_number(area) and area >= 0):
+            bad.add(path, f"{where}.area", "a finite number >= 0 (the instance's size in "
+                    "square pixels) or no area", area)
+            continue
         if inst is not None:
             inst.crowd = bool(crowd)
+            inst.area = None if area is None else float(area)
             pending.append((key, inst, ann))
     bad.raise_if_any()
     _fill_obbs([inst for _, inst, _ in pending])
@@ -560,10 +574,13 @@ def _add_group(bench: Benchmark, ann_id: str, image_path: str, img: CocoImage, n
     union = masks.union([inst.mask for inst in group])
     targets = [inst for inst in group if not inst.crowd]
     crowd = [inst for inst in group if inst.crowd]
-    extra = {}
+    extra: dict[str, Any] = {}
     if crowd:
         extra = {"ignore_bbox": [inst.xywh for inst in crowd],
                  "ignore_oriented_bbox": [inst.obb for inst in crowd]}
+    # COCO's size of each target (COCOeval ranges a GT by it), when every target has one.
+    if targets and all(inst.area is not None for inst in targets):
+        extra["area"] = [inst.area for inst in targets]
     bench.add_annotation(ann_id, image_path, img.width, img.height, name,
                          masks.to_json(union) if union is not None else None,
                          [inst.xywh for inst in targets], [inst.obb for inst in targets],
@@ -589,13 +606,18 @@ def _submission_rows(groups: dict[tuple[int, int], list[Instance]],
 def _coco_notes(coco: CocoSet, lvis: bool, negatives: int | str | None, seed: int,
                 threshold: float, dropped: dict[str, int]) -> list[str]:
     crowd = sum(inst.crowd for group in coco.groups.values() for inst in group)
+    targets = [[inst for inst in group if not inst.crowd] for group in coco.groups.values()]
+    sized = sum(len(t) for t in targets if t and all(inst.area is not None for inst in t))
     notes = [f"source: {coco.path.name}: {len(coco.images)} images, {len(coco.categories)} "
              f"categories, {sum(map(len, coco.groups.values()))} annotations ({crowd} crowd)",
              "each (image, category present) is a positive query named after the category; "
              "crowd annotations are ignore regions (ignore_bbox / ignore_oriented_bbox), their "
              "pixels part of the mask",
              "oriented boxes: the given oriented_bbox, else the minimum-area rectangle of the "
-             "instance's polygons or RLE mask, else the box itself"]
+             "instance's polygons or RLE mask, else the box itself",
+             f"sizes: COCO's area of {sized} of {sum(map(len, targets))} target instances kept "
+             "in their annotation's area list (an annotation gets one when all its targets "
+             "have an area); the COCO-style AP's size ranges use it, else box w x h"]
     if lvis:
         notes.append("negative queries: the images' LVIS neg_category_ids")
     elif negatives in (None, "all"):
@@ -654,7 +676,9 @@ def to_coco(gt: PathLike, predictions: PathLike, task: str, out: PathLike,
         mapping_rows.append({"image_id": k, "query_id": s.sample_id, "ann_id": s.ann_id,
                              "type": "negative" if s.negative else "positive",
                              "text": s.phrase, "category_name": s.category,
-                             "image_path": s.image_path})
+                             "image_path": s.image_path,
+                             # The targets' COCO areas are the annotation's own area list.
+                             **({"area": True} if s.gt_area.size else {})})
         _export_targets(s, k, cat, files, evaluated)
         unscored += _export_predictions(s, k, cat, files)
     cats = [{"id": i, "name": n} for n, i in categories.items()]
@@ -682,13 +706,17 @@ def _export_targets(s: Sample, image_id: int, cat: int,
                     evaluated: dict[str, list[int]]) -> None:
     if s.negative:
         return
+    # A target's area is the one our COCO-style AP ranges it by: its annotation's where
+    # given, else its own (w x h, the polygon's).
+    given = s.gt_area.tolist() if s.gt_area.size else None
     for boxes, crowd in ((s.gt_boxes, 0), (s.gt_ignore_boxes, 1)):
-        for x1, y1, x2, y2 in boxes.tolist():
+        for j, (x1, y1, x2, y2) in enumerate(boxes.tolist()):
+            area = given[j] if given and not crowd else (x2 - x1) * (y2 - y1)
             files["bbox"]["annotations"].append(
                 {"image_id": image_id, "category_id": cat, "bbox": [x1, y1, x2 - x1, y2 - y1],
-                 "area": (x2 - x1) * (y2 - y1), "iscrowd": crowd})
+                 "area": area, "iscrowd": crowd})
     for polys, crowd in ((s.gt_obbs, 0), (s.gt_ignore_obbs, 1)):
-        for fields in _obb_fields(polys):
+        for fields in _obb_fields(polys, None if crowd else given):
             files["obb"]["annotations"].append({"image_id": image_id, "category_id": cat,
                                                 "iscrowd": crowd, **fields})
     if s.gt_mask is not None:
@@ -703,13 +731,14 @@ def _export_targets(s: Sample, image_id: int, cat: int,
         evaluated["oriented_bbox"].append(image_id)
 
 
-def _obb_fields(polys: np.ndarray) -> list[dict[str, Any]]:
-    """COCO fields of ``(N, 4, 2)`` oriented boxes: envelope, polygon, area, exact vertices."""
+def _obb_fields(polys: np.ndarray, given: list[float] | None = None) -> list[dict[str, Any]]:
+    """COCO fields of ``(N, 4, 2)`` oriented boxes: envelope, polygon, area (``given``,
+    else the polygon's), exact vertices."""
     if len(polys) == 0:
         return []
     lo, hi = polys.min(axis=1), polys.max(axis=1)
     boxes = np.concatenate([lo, hi - lo], axis=1).tolist()
-    areas = geometry.polygon_area(polys).tolist()
+    areas = given if given else geometry.polygon_area(polys).tolist()
     return [{"bbox": b, "segmentation": [sum(p, [])], "area": a, "oriented_bbox": p}
             for b, a, p in zip(boxes, areas, polys.tolist(), strict=True)]
 
@@ -837,10 +866,13 @@ def _add_export_annotation(bench: Benchmark, ann_id: str, fields: dict[str, Any]
 
     boxes, obbs = of("bbox"), of("obb")
     union = masks.union([inst.mask for inst in of("segm")])
-    extra = {}
+    extra: dict[str, Any] = {}
     if any(b.crowd for b in boxes) or any(o.crowd for o in obbs):
         extra = {"ignore_bbox": [b.xywh for b in boxes if b.crowd],
                  "ignore_oriented_bbox": [o.obb for o in obbs if o.crowd]}
+    targets = [b for b in boxes if not b.crowd] or [o for o in obbs if not o.crowd]
+    if fields.get("area") is True and targets:
+        extra["area"] = [t.area for t in targets]
     bench.add_annotation(ann_id, fields["image_path"], img.width, img.height,
                          fields["category_name"],
                          masks.to_json(union) if union is not None else None,

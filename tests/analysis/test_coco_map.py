@@ -2,7 +2,8 @@
 COCOeval; DOTA_devkit's voc_eval, its conventions written out below (not imported).
 
 Each query is a COCO image holding one category (the query's), its GT boxes the image's
-annotations (area w * h) and its scored boxes the detections. COCOeval runs with our IoU
+annotations (area: the sample's ``gt_area`` where given, else w * h) and its scored boxes the
+detections (area w * h, as ``loadRes`` sets it). COCOeval runs with our IoU
 thresholds (exact decimals 0.50, 0.55, ..., 0.95; its own linspace gives
 0.6000000000000001) and its own summary (``ev.stats``) is the reference.
 """
@@ -69,10 +70,12 @@ def cocoeval(samples: list[Sample], oriented: bool = False, area_ranges: Any = N
         images.append({"id": i})
         cat = 1 if one_class else cats.index(s.category) + 1
         gts = s.gt_obbs if oriented else s.gt_boxes
-        for g, b in zip(gts, s.gt_boxes, strict=True):
+        # COCO's area where the sample has one (an instance mask's pixel count), else w * h.
+        given = s.gt_area.tolist() if s.gt_area.size == len(gts) else [None] * len(gts)
+        for g, b, area in zip(gts, s.gt_boxes, given, strict=True):
+            own = abs(refs.signed_area(g)) if oriented else (b[2] - b[0]) * (b[3] - b[1])
             ann = {"id": len(anns) + 1, "image_id": i, "category_id": cat, "iscrowd": 0,
-                   "bbox": _xywh(b), "area": (abs(refs.signed_area(g)) if oriented
-                                              else (b[2] - b[0]) * (b[3] - b[1]))}
+                   "bbox": _xywh(b), "area": own if area is None else area}
             if oriented:
                 ann["poly"] = [tuple(p) for p in g]
             anns.append(ann)
@@ -240,6 +243,66 @@ def test_map_sizes_and_recall_with_crowd_regions_equal_cocoeval(seed: int) -> No
 def test_oriented_map_equals_cocoeval_with_polygon_iou(seed: int) -> None:
     _check_against_cocoeval(random_queries(100 + seed, n=20, oriented=True), oriented=True,
                             hard=False)
+
+
+def _with_mask_areas(samples: list[Sample], seed: int, share: float = 1.0) -> list[Sample]:
+    """Give a ``share`` of the positive queries an instance area per GT box that is not
+    its box's: a mask filling 20-100 % of it, some set exactly on COCO's and AI-TOD's edges
+    (32**2, 96**2, 8**2) while the box is elsewhere, as COCO's own areas are."""
+    rng = np.random.default_rng(seed)
+    edges = [32.0 ** 2, 96.0 ** 2, 8.0 ** 2, 16.0 ** 2]
+    for s in samples:
+        s.gt_area = np.zeros(0)
+        if s.negative or not len(s.gt_boxes) or rng.random() >= share:
+            continue
+        w, h = (s.gt_boxes[:, 2] - s.gt_boxes[:, 0]), (s.gt_boxes[:, 3] - s.gt_boxes[:, 1])
+        area = (w * h * rng.uniform(0.2, 1.0, len(w))).round()
+        on_edge = rng.random(len(w)) < 0.2
+        area[on_edge] = rng.choice(edges, int(on_edge.sum()))
+        s.gt_area = area
+    return samples
+
+
+@pytest.mark.parametrize("hard", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_size_keys_range_gt_by_its_area_as_cocoeval(seed: int, hard: bool) -> None:
+    """Issue 46: COCOeval puts a GT box in a size range by its annotation's ``area`` (an
+    instance mask's pixel count), not by w * h; a detection by its box's w * h."""
+    samples = _with_mask_areas(random_queries(seed), seed)
+    boxes = np.concatenate([s.gt_boxes for s in samples if s.gt_area.size])
+    given = np.concatenate([s.gt_area for s in samples if s.gt_area.size])
+    own = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    range_of = np.digitize  # a box changes COCO range or AI-TOD bin: the test can tell
+    assert (range_of(given, [32 ** 2, 96 ** 2]) != range_of(own, [32 ** 2, 96 ** 2])).any()
+    assert (range_of(given, [64, 256, 1024, 9216]) != range_of(own, [64, 256, 1024, 9216])
+            ).any()
+    _check_against_cocoeval(samples, oriented=False, hard=hard)
+    basis = coco_average_precision(samples, "bbox")["size_basis"]
+    assert basis == {"ground_truth": "annotation area", "detections": "box area (w x h)",
+                     "num_gt_with_area": len(given), "num_gt": len(given)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_size_keys_with_areas_on_some_queries_only_equal_cocoeval(seed: int) -> None:
+    samples = _with_mask_areas(random_queries(40 + seed), 40 + seed, share=0.5)
+    n_given = sum(s.gt_area.size for s in samples)
+    n_gt = sum(len(s.gt_boxes) for s in samples)
+    assert 0 < n_given < n_gt
+    _check_against_cocoeval(samples, oriented=False, hard=False)
+    basis = coco_average_precision(samples, "bbox")["size_basis"]
+    assert basis == {"ground_truth": "annotation area where given, else box area (w x h)",
+                     "detections": "box area (w x h)", "num_gt_with_area": n_given,
+                     "num_gt": n_gt}
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_oriented_size_keys_range_gt_by_its_area_as_cocoeval(seed: int) -> None:
+    samples = _with_mask_areas(random_queries(100 + seed, n=20, oriented=True), seed)
+    _check_against_cocoeval(samples, oriented=True, hard=False)
+    plain = coco_average_precision(random_queries(100 + seed, n=20, oriented=True),
+                                   "oriented_bbox")["size_basis"]
+    assert plain == {"ground_truth": "polygon area", "detections": "polygon area",
+                     "num_gt_with_area": 0, "num_gt": plain["num_gt"]}
 
 
 def test_two_gt_tie_takes_the_last_gt_as_cocoeval() -> None:

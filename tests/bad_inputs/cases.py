@@ -509,6 +509,13 @@ CASES: list[BadCase] = [
             "not self-crossing",
             spec=S_GT, gt=gt_set((*A3, "ignore_oriented_bbox"), [[[0, 0], [4, 4], [4, 0],
                                                                  [0, 4]]])),
+    # Optional per-target area (COCO's, issue 46): one finite number >= 0 per target box.
+    BadCase("gt-area-negative", "gt", f"{A3F} (id a3).area[0]", "a finite number >= 0",
+            spec=S_GT, gt=gt_set((*A3, "area"), [-1]), cli=True),
+    BadCase("gt-area-count", "gt", f"{A3F} (id a3).area", "one area per target box",
+            spec=S_GT, gt=gt_set((*A3, "area"), [1, 2]), cli=True),
+    BadCase("gt-area-not-list", "gt", f"{A3F} (id a3).area", "a list of areas", spec=S_GT,
+            gt=gt_set((*A3, "area"), 5)),
     BadCase("gt-tasks-list", "gt", "tasks", "an object", spec=S_GT, gt=gt_set(("tasks",), [])),
     BadCase("gt-task-list-object", "gt", "tasks.referring", "a list", spec=S_GT,
             gt=gt_set(("tasks", "referring"), {"query_id": "ref1"})),

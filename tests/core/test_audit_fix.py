@@ -80,6 +80,36 @@ def test_cleaned_fixes_each_kind(scene: tuple[Path, list[Path]], modality: str) 
     assert all(s["score"] < 0.4 for s in again), again[:3]
 
 
+def test_cleaned_keeps_each_remaining_objects_area(scene: tuple[Path, list[Path]]) -> None:
+    """Issue 46: COCO's per-object ``area`` list follows the boxes: a removed object's area
+    goes, a shifted one's stays; an annotation that gains an object (area unknown) loses
+    the list. The cleaned ground truth then loads (each list pairs with its boxes)."""
+    gt, preds = scene
+    suspects = _injected(gt, preds)
+    doc = json.loads(gt.read_text())
+    for k, ann in enumerate(doc["annotations"]):
+        ann["area"] = [1000.0 * k + j for j in range(len(ann["bbox"]))]
+    gt.write_text(json.dumps(doc))
+    new = fix.cleaned(doc, "vocabulary", "bbox", suspects)
+    old = {a["id"]: a for a in doc["annotations"]}
+    for ann in new["annotations"]:
+        before = old.get(ann["id"])
+        if before is None or len(ann["bbox"]) > len(before["bbox"]) or any(
+                b not in before["bbox"] for b in ann["bbox"][len(before["bbox"]):]):
+            assert "area" not in ann, ann["id"]  # a new annotation, or one that gained
+            continue
+        if len(ann["bbox"]) < len(before["bbox"]):  # removed: the others' areas by box
+            assert ann["area"] == [a for b, a in zip(before["bbox"], before["area"],
+                                                     strict=True) if b in ann["bbox"]]
+        else:
+            assert ann["area"] == before["area"], ann["id"]  # unchanged or shifted
+    assert len(_ann(new, "q3_plane")["area"]) == 2  # a spurious object was removed
+    assert "area" not in _ann(new, "q0_plane")  # a missing object was added
+    assert _ann(new, "q1_plane")["area"] == _ann(doc, "q1_plane")["area"]  # shifted
+    (gt.parent / "cleaned.json").write_text(json.dumps(new))
+    load_samples(gt.parent / "cleaned.json", preds[0], "vocabulary", modalities="bbox")
+
+
 def test_cleaned_refuses(scene: tuple[Path, list[Path]]) -> None:
     gt, preds = scene
     doc = json.loads(gt.read_text())

@@ -444,3 +444,55 @@ def test_bad_difficult_flags_are_named(tmp_path: Path, value: Any, field: str, e
         _load(tmp_path, None, gt=gt)
     text = str(err.value)
     assert field in text and expected in text and found in text and "gt.json" in text
+
+
+
+# --- COCO's per-target area (issue 46) ---------------------------------------------------
+
+
+def test_area_is_read_parallel_to_the_boxes_and_changes_no_spec_output(tmp_path: Path) -> None:
+    gt = ld_gt()
+    pred = _ov({"query_id": "ov1", "bbox": [{"bbox": [1, 1, 3, 2], "score": 0.9}]},
+               {"query_id": "ov3", "bbox": [[0, 0, 1, 1]]})
+    for sub in ("plain", "sized"):
+        (tmp_path / sub).mkdir()
+    plain = ld_files(tmp_path / "plain", gt, pred)
+    gt["annotations"][0]["area"] = [1.5]
+    gt["annotations"][1]["area"] = [0]
+    sized = ld_files(tmp_path / "sized", gt, pred)
+    samples = {s.sample_id: s for s in load_samples(*sized, "vocabulary", modalities=ALL)}
+    assert samples["ov1"].gt_area.tolist() == [1.5]
+    assert samples["ov3"].gt_area.tolist() == [0.0]
+    assert samples["ov2"].gt_area.size == 0  # a negative query has no targets
+    outputs = [evaluate_samples(load_samples(*paths, "vocabulary", modalities=ALL), 0.5)
+               for paths in (plain, sized)]
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize(("value", "field", "expected", "found"), [
+    ([4, 5], "annotations[0] (id a1).area", "one area per target box (as many as bbox / "
+     "oriented_bbox: 1)", "2 areas"),
+    ([-1], "annotations[0] (id a1).area[0]", "a finite number >= 0", "int -1"),
+    (["4"], "annotations[0] (id a1).area[0]", "a finite number >= 0", "str '4'"),
+    ([True], "annotations[0] (id a1).area[0]", "a finite number >= 0", "true"),
+    ([None], "annotations[0] (id a1).area[0]", "a finite number >= 0", "null"),
+    (12, "annotations[0] (id a1).area", "a list of areas, one per target box", "int 12"),
+])
+def test_bad_areas_are_named(tmp_path: Path, value: Any, field: str, expected: str,
+                             found: str) -> None:
+    gt = ld_gt()
+    gt["annotations"][0]["area"] = value
+    with pytest.raises(OVEarthInputError) as err:
+        _load(tmp_path, None, gt=gt)
+    text = str(err.value)
+    assert f"field {field}: expected {expected}" in text, text
+    assert f"found {found}" in text and "gt.json" in text
+
+
+def test_area_of_an_annotation_without_boxes_is_refused(tmp_path: Path) -> None:
+    gt = ld_gt()
+    gt["annotations"][2].update(bbox=[], oriented_bbox=[], area=[7])
+    with pytest.raises(OVEarthInputError) as err:
+        _load(tmp_path, None, gt=gt)
+    assert "annotations[2] (id a3).area: expected one area per target box (as many as " \
+           "bbox / oriented_bbox: 0), found 1 areas" in str(err.value)
