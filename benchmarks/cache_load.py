@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cold fills per tree (alternating; the last one is kept)")
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
-        from benchmarks.run import ensure_data
+        from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
     run(args.data, args.submissions, args.before, args.repeats, args.after, args.cold_repeats)

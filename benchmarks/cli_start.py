@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                              "PYTHONDONTWRITEBYTECODE=1 costs)")
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
-        from benchmarks.run import ensure_data
+        from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
     repeats = 3 if args.quick else args.repeats

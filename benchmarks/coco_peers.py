@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
-        from benchmarks.run import ensure_data
+        from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
     tools = tuple(t for t in TOOLS if t in args.tools)

@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for the submissions and caches (default: temporary)")
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
-        from benchmarks.run import ensure_data
+        from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
     run(args.data, 12 if args.quick else args.submissions, args.subsets, args.modalities,

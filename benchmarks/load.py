@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app  # noqa: E402
 
-from benchmarks.run import ensure_data  # noqa: E402
+from benchmarks.common import ensure_data  # noqa: E402
 
 EVALUATED = re.compile(r"ovearth_inspector INFO evaluated (.*)$", re.MULTILINE)
 ERROR_TEXTS = ("Traceback", "The evaluator failed unexpectedly")

@@ -186,7 +186,7 @@ def spec_figures(data: Path, repeats: int) -> list[Figure]:
 
 
 def _prediction_file(data: Path) -> Path:
-    from benchmarks.run import prediction_file
+    from benchmarks.common import prediction_file
 
     return prediction_file(data)
 
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
-        from benchmarks.run import ensure_data
+        from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
     rows = collect(args.data, tuple(args.only), args.quick)

@@ -102,12 +102,12 @@ def measure(spec: dict[str, Any], code: Path | None = None) -> dict[str, Any]:
 
 def dense_files(tmp: Path, queries: int, k: int, seed: int = 0) -> tuple[Path, Path]:
     """``queries`` referring queries of ``k`` GT boxes and about ``k`` predictions each
-    (:func:`benchmarks.run._boxes_per_query`, both box modalities)."""
-    from benchmarks.run import _boxes_per_query
+    (:func:`benchmarks.common.boxes_per_query`, both box modalities)."""
+    from benchmarks.common import boxes_per_query
 
     folder = tmp / f"dense_{queries}x{k}"
     folder.mkdir(exist_ok=True)
-    return _boxes_per_query(folder, np.random.default_rng(seed), k, queries=queries)
+    return boxes_per_query(folder, np.random.default_rng(seed), k, queries=queries)
 
 
 def _line(label: str, fig: dict[str, Any]) -> str:
@@ -151,12 +151,12 @@ def bench_against(code: Path, label: str, spec: dict[str, Any], repeats: int) ->
 
 
 def bench_scaling_queries(gt: Path, pred: Path, tmp: Path, factors: tuple[int, ...]) -> None:
-    from benchmarks.run import _scaled_copy
+    from benchmarks.common import scaled_copy
 
     print("\n== Growth with the number of queries (full benchmark repeated; three tasks, all "
           "modalities, load included) ==")
     for factor in factors:
-        g, p = _scaled_copy(gt, pred, factor, tmp) if factor > 1 else (gt, pred)
+        g, p = scaled_copy(gt, pred, factor, tmp) if factor > 1 else (gt, pred)
         fig = measure({"kind": "files", "gt": str(g), "pred": str(p),
                        "modalities": "segmentation,bbox,oriented_bbox"})
         print(f"  x{factor:<3} {fig['seconds']:7.2f} s (CPU {fig['cpu_seconds']:6.2f} s)  peak RSS "

@@ -11,10 +11,9 @@ from . import coverage, field_metrics, geometry, metrics
 from .errors import OVEarthInputError, Problem
 from .formulas import ratio
 from .gcpause import gc_paused
-from .matching import check_pair_cap
 from .presence import presence_cell, presence_metrics
 from .run import BoxFacts, Run
-from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList
+from .types import IOU_THRESHOLDS, MODALITIES, OUTPUT_KEYS, Sample, SampleList, check_pair_cap
 
 
 def check_iou_threshold(iou_threshold: float) -> None:

@@ -14,6 +14,17 @@ worth it: on Linux, with two or more usable cores, in a process without other th
 app's server never forks here), inside :func:`enabled` (a command line) and not nested.
 ``OVEARTH_FORK`` set to ``0``, ``false``, ``no`` or ``off`` (any case) turns it off; any
 other value, or none, leaves it on.
+
+Why not ``concurrent.futures.ProcessPoolExecutor`` with a ``fork`` context (issue 47 tried it
+against ``tests/core/test_forked.py``; the leaderboard's pool of many jobs does use it, with
+:func:`ovearth_core.workers.pool_context`): on Python 3.11 it has no public way to stop a
+worker that is running a job (``shutdown(cancel_futures=True)`` cancels only jobs not yet
+started; ``terminate_workers`` arrived in 3.14), so when the caller fails (a task's bad
+input) the child goes on and the command ends only when the child's job does (a 5 s job:
+5.75 s instead of 0.26 s, the child still alive when the block is left). It also pickles
+the callable even when forking, so the job (a closure over the parsed documents) would
+have to be handed over through a module global; the child's warnings would need a wrapper
+of their own; and it runs two threads in the caller while the job runs.
 """
 
 from __future__ import annotations

@@ -24,9 +24,17 @@ from .batching import ListColumn, OrderedProblems
 from .errors import OVEarthInputError, Problem, ProblemCollector
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
-from .matching import check_pair_cap
 from .nonfinite import locate_non_finite
-from .types import EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES, MODALITIES, TASK_KEYS, Sample, SampleList
+from .types import (
+    EMPTY_BOXES,
+    EMPTY_POLYS,
+    EMPTY_SCORES,
+    MODALITIES,
+    TASK_KEYS,
+    Sample,
+    SampleList,
+    check_pair_cap,
+)
 
 BBOX_FORMATS = ("xyxy", "xywh")
 PathLike = str | os.PathLike[str]

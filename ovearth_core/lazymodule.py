@@ -4,7 +4,19 @@ pycocotools and shapely take 20-60 ms to import; a command's ``--help`` or ``imp
 ovearth_core.analysis.ap`` should not pay for them. The one importing module keeps its name
 for the library (``cocomask.area(...)``, ``shapely.polygons(...)``), bound to a stand-in that
 imports the module on its first attribute access and then rebinds the name to the real
-module, so later calls cost nothing extra.
+module, so later calls cost nothing extra. The first use goes through
+``importlib.import_module``, which holds the module's import lock: threads that need it at
+the same moment (the app's server, its decoder pool) wait for the one importing it.
+
+Why not ``lazy_loader.load`` (the scientific-Python convention, tried in issue 47 with
+lazy-loader 0.6 against ``tests/core/test_lazy_imports.py``): on the project's Python 3.11
+its stand-in is ``importlib.util.LazyLoader``'s module, whose class is switched to a plain
+module *before* the module's body has run, so a second thread using it meanwhile finds no
+attributes (CPython issue 114763, fixed in 3.12's and 3.13's importlib, not in 3.11's;
+lazy-loader's issue 88): eight threads using masks and oriented boxes at once, six
+``AttributeError``s. And for a submodule (``pycocotools.mask``) it imports the parent
+package at once and never binds the submodule on it, so ``import pycocotools.mask;
+pycocotools.mask.encode`` fails afterwards anywhere in the process (tidecv imports it so).
 """
 
 from __future__ import annotations

@@ -13,48 +13,13 @@ follow the pairs, never ``G x P``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .errors import OVEarthInputError, Problem
-
-if TYPE_CHECKING:  # a type only: matching stays free of pycocotools (types -> masks)
-    from .types import Sample
-
 IntArray = npt.NDArray[np.intp]
-# At most this many GT x predicted box pairs in one query and modality: beyond it one
-# query's IoU matrix alone (8 bytes a pair, with its temporaries) would take gigabytes.
-# The reference toolkit has no cap (docs/cli.md: the input rules).
-MAX_PAIRS_PER_QUERY = 50_000_000
-_BOX_FIELDS = {"bbox": ("gt_boxes", "pred_boxes"), "oriented_bbox": ("gt_obbs", "pred_obbs")}
-
-
-def check_pair_cap(samples: Sequence[Sample], modalities: Sequence[str], file: str) -> None:
-    """Refuse queries with more than :data:`MAX_PAIRS_PER_QUERY` GT x predicted box pairs in
-    an enabled box modality, before any IoU matrix is allocated.
-
-    Raises:
-        OVEarthInputError: one problem per such query and modality, naming ``file``, the
-        query_id, the counts and the cap.
-    """
-    cap = MAX_PAIRS_PER_QUERY
-    problems = []
-    for modality in (m for m in _BOX_FIELDS if m in modalities):
-        gt_field, pred_field = _BOX_FIELDS[modality]
-        for s in samples:
-            n_gt, n_pred = len(getattr(s, gt_field)), len(getattr(s, pred_field))
-            if n_gt * n_pred > cap:
-                problems.append(Problem(
-                    file, modality,
-                    f"at most {cap:,} GT x predicted box pairs in one query (the evaluator's "
-                    "cap MAX_PAIRS_PER_QUERY)",
-                    f"{n_gt:,} GT boxes x {n_pred:,} predicted boxes = {n_gt * n_pred:,} pairs",
-                    s.sample_id))
-    if problems:
-        raise OVEarthInputError(problems)
 
 
 def match(iou: npt.NDArray[np.float64], threshold: float) -> tuple[IntArray, IntArray]:

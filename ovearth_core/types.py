@@ -6,11 +6,13 @@ downstream re-validates them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from .errors import OVEarthInputError, Problem
 from .masks import Rle
 from .options import TASK_KEYS  # noqa: F401  (CLI task value -> JSON key; defined there)
 
@@ -120,8 +122,6 @@ class SampleList(list[Sample]):
         if self._every is None:
             return self
         if self._every_file is not None:
-            from .matching import check_pair_cap
-
             check_pair_cap(self._every, self._every.modalities, self._every_file)
             self._every_file = None
         return self._every
@@ -131,3 +131,35 @@ class SampleList(list[Sample]):
         names the prediction file in a pair-cap problem."""
         self._every, self._every_file = every, file
         return self
+
+
+# At most this many GT x predicted box pairs in one query and modality: beyond it one
+# query's IoU matrix alone (8 bytes a pair, with its temporaries) would take gigabytes.
+# The reference toolkit has no cap (docs/cli.md: the input rules).
+MAX_PAIRS_PER_QUERY = 50_000_000
+_BOX_FIELDS = {"bbox": ("gt_boxes", "pred_boxes"), "oriented_bbox": ("gt_obbs", "pred_obbs")}
+
+
+def check_pair_cap(samples: Sequence[Sample], modalities: Sequence[str], file: str) -> None:
+    """Refuse queries with more than :data:`MAX_PAIRS_PER_QUERY` GT x predicted box pairs in
+    an enabled box modality, before any IoU matrix is allocated.
+
+    Raises:
+        OVEarthInputError: one problem per such query and modality, naming ``file``, the
+        query_id, the counts and the cap.
+    """
+    cap = MAX_PAIRS_PER_QUERY
+    problems = []
+    for modality in (m for m in _BOX_FIELDS if m in modalities):
+        gt_field, pred_field = _BOX_FIELDS[modality]
+        for s in samples:
+            n_gt, n_pred = len(getattr(s, gt_field)), len(getattr(s, pred_field))
+            if n_gt * n_pred > cap:
+                problems.append(Problem(
+                    file, modality,
+                    f"at most {cap:,} GT x predicted box pairs in one query (the evaluator's "
+                    "cap MAX_PAIRS_PER_QUERY)",
+                    f"{n_gt:,} GT boxes x {n_pred:,} predicted boxes = {n_gt * n_pred:,} pairs",
+                    s.sample_id))
+    if problems:
+        raise OVEarthInputError(problems)

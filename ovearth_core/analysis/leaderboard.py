@@ -660,7 +660,6 @@ def query_counts(folder: str | Path) -> dict[str, int]:
     return {cli: len(gt.tasks.get(key, ())) for cli, key in TASK_KEYS.items()}
 
 
-if __name__ == "__main__":  # python -m ovearth_core.analysis.leaderboard: the command
-    from .leaderboard_cli import main
-
-    raise SystemExit(main())
+if __name__ == "__main__":  # the command imports this module, not the other way round
+    raise SystemExit("python -m ovearth_core.analysis.leaderboard is not a command: run "
+                     "python -m ovearth_core.leaderboard")

@@ -47,7 +47,13 @@ import numpy.typing as npt
 
 from .. import masks
 from ..types import Sample
-from .objects import BACKGROUND_IOU, QueryObjects, QueryOverlaps, classify_image, overlaps_of
+from .object_kinds import (
+    BACKGROUND_IOU,
+    QueryObjects,
+    QueryOverlaps,
+    classify_image,
+    overlaps_of,
+)
 
 IntArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -189,7 +195,7 @@ def overlaps(a: Components, b: Components) -> tuple[IntArray, IntArray, FloatArr
 def _query(index: int, sample: Sample, gt: Components, pred: Components,
            pool: Sequence[Components], owners: list[tuple[int, int]],
            pool_first: Sequence[int], t_f: float) -> QueryOverlaps:
-    """:func:`.objects.overlaps_of` from the components' sparse overlaps (``pool``: the GT
+    """:func:`.object_kinds.overlaps_of` from the components' sparse overlaps (``pool``: the GT
     components of the image's other-category queries, their rows starting at
     ``pool_first``)."""
     parts = [overlaps(c, pred) for c in pool]

@@ -31,6 +31,7 @@ from ..options import Options
 from . import additive
 from .ap import ap_numbers
 from .compare import not_submitted
+from .rank_stats import average_ranks, metric_ranks
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -190,30 +191,6 @@ def metric_values(stats: FloatArray, metric: str) -> FloatArray:
 
 def _rank_ready(values: FloatArray) -> FloatArray:
     return np.where(np.isnan(values), -np.inf, values)
-
-
-def average_ranks(values: FloatArray) -> FloatArray:
-    """Ranks ``1..n`` along the last axis, ties sharing their mean rank (what
-    ``scipy.stats.rankdata`` calls ``"average"``; here without importing scipy.stats, which
-    took 0.5-1 s of every leaderboard command). No NaN: rank :func:`_rank_ready` values.
-
-    >>> average_ranks(np.array([0.5, 0.1, 0.5, 0.9])).tolist()
-    [2.5, 1.0, 2.5, 4.0]
-    """
-    n = values.shape[-1]
-    order = np.argsort(values, axis=-1, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=-1)
-    starts = np.ones(values.shape, dtype=bool)  # the first of each run of equal values
-    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    ends = np.ones(values.shape, dtype=bool)  # the last of each run
-    ends[..., :-1] = starts[..., 1:]
-    position = np.broadcast_to(np.arange(n), values.shape)
-    first = np.maximum.accumulate(np.where(starts, position, 0), axis=-1)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n - 1), -1),
-                                         axis=-1), -1)
-    out = np.empty(values.shape, dtype=np.float64)
-    np.put_along_axis(out, order, (first + last) / 2 + 1, axis=-1)
-    return out
 
 
 def spearman_rows(reference: FloatArray, values: FloatArray) -> FloatArray:
@@ -385,8 +362,6 @@ def rank_uncertainties(names: Sequence[str], results: Sequence[dict[str, Any]],
                        unit: str) -> dict[str, Any]:
     """:func:`~ovearth_core.analysis.rank_stats.metric_ranks` of every ranked metric the
     first result has, over the models that submit its modality (at least two)."""
-    from .rank_stats import metric_ranks
-
     out = {}
     for metric in available_metrics(results[0]):
         kept = [i for i, r in enumerate(results) if submits(r, metric)]

@@ -16,18 +16,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import geometry
-from .common import COORDINATE, Problems, far_out
-
-if TYPE_CHECKING:
-    from .dota import Quads
 
 NMS_IOU = 0.3
 CHIP_NAME = "<scene>__<rate>__<x>___<y> (DOTA ImgSplit)"
@@ -102,46 +95,6 @@ class ChipDetection:
     score: float
     index: int
     chip: str
-
-
-def read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
-                      show: bool) -> list[ChipDetection]:
-    """The ``Task1_<category>.txt`` files of ``folder``, on chips: each quadrilateral
-    mapped to its scene (``(v + offset) / rate``) in ``quads`` in place.
-
-    Problems go to ``bad`` (file, line, ``image_name``): a name that is no chip name, or a
-    chip of a scene with no label file.
-    """
-    from .dota import QUAD_FIELDS, task1_results  # dota imports this module
-
-    out = []
-    names: dict[str, tuple[str, float, int, int] | str] = {}  # a chip's lines share its name
-    for path, cat, name, score, k in task1_results(folder, quads, bad, show):
-        line = quads.lines[k]
-        if name not in names:
-            try:
-                names[name] = read_chip_name(name)
-            except ChipNameError as err:
-                names[name] = str(err)
-        parsed = names[name]
-        if isinstance(parsed, str):
-            bad.add(path, "image_name", parsed, name, line=line)
-            continue
-        scene, rate, x, y = parsed
-        if scene not in scenes:
-            bad.add(path, "image_name", f"a chip of a scene with a label file "
-                    f"({scene}.txt)", name, line=line)
-            continue
-        mapped = [(v + (x if i % 2 == 0 else y)) / rate for i, v in enumerate(quads.points[k])]
-        far = far_out(mapped)
-        if far is not None:
-            bad.add(path, QUAD_FIELDS.split()[far], f"{COORDINATE}, once mapped to the scene "
-                    f"((value + offset) / rate = {mapped[far]:g})",
-                    quads.points[k][far], line=line)
-            continue
-        quads.points[k] = mapped
-        out.append(ChipDetection(scene, cat, score, k, name))
-    return out
 
 
 def merge(found: list[ChipDetection], boxes: np.ndarray

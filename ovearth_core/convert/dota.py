@@ -274,7 +274,7 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     objects, found, metas = _read_labels(files, by_stem, quads, bad, show_progress)
     scenes = {path.stem for path in files}
     detections = {}
-    reader = chips.read_chip_results if merge_chips else _read_results
+    reader = _read_chip_results if merge_chips else _read_results
     for folder in results:
         detections[submission_name(folder)] = reader(Path(folder), quads, scenes, bad,
                                                       show_progress)
@@ -503,6 +503,44 @@ def _read_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Prob
                     image, line=quads.lines[k])
             continue
         out.append(Detection(image, cat, score, k))
+    return out
+
+
+def _read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
+                       show: bool) -> list[chips.ChipDetection]:
+    """The ``Task1_<category>.txt`` files of ``folder``, on ImgSplit chips (:mod:`.chips`):
+    each quadrilateral mapped to its scene (``(v + offset) / rate``) in ``quads`` in place.
+
+    Problems go to ``bad`` (file, line, ``image_name``): a name that is no chip name, or a
+    chip of a scene with no label file.
+    """
+    out = []
+    names: dict[str, tuple[str, float, int, int] | str] = {}  # a chip's lines share its name
+    for path, cat, name, score, k in task1_results(folder, quads, bad, show):
+        line = quads.lines[k]
+        if name not in names:
+            try:
+                names[name] = chips.read_chip_name(name)
+            except chips.ChipNameError as err:
+                names[name] = str(err)
+        parsed = names[name]
+        if isinstance(parsed, str):
+            bad.add(path, "image_name", parsed, name, line=line)
+            continue
+        scene, rate, x, y = parsed
+        if scene not in scenes:
+            bad.add(path, "image_name", f"a chip of a scene with a label file "
+                    f"({scene}.txt)", name, line=line)
+            continue
+        mapped = [(v + (x if i % 2 == 0 else y)) / rate for i, v in enumerate(quads.points[k])]
+        far = far_out(mapped)
+        if far is not None:
+            bad.add(path, QUAD_FIELDS.split()[far], f"{COORDINATE}, once mapped to the scene "
+                    f"((value + offset) / rate = {mapped[far]:g})",
+                    quads.points[k][far], line=line)
+            continue
+        quads.points[k] = mapped
+        out.append(chips.ChipDetection(scene, cat, score, k, name))
     return out
 
 

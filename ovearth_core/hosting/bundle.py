@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from ..labels import TASK_LABELS
 from ..options import TASK_KEYS
-from . import yamlout
 from .config import HostingConfig
 from .scorer import CONFIG_NAME, GROUND_TRUTH_NAME
 
@@ -106,6 +106,25 @@ def check_phases(phases: Sequence[Phase]) -> None:
     codes = [p.codename for p in phases]
     if len(set(codes)) != len(codes):
         raise ValueError(f"phase names must differ in letters and digits: {', '.join(codes)}")
+
+
+def yaml_bytes(doc: dict[str, Any]) -> bytes:
+    """``doc`` (strings, numbers, booleans, ``None``, lists and mappings) as the platforms'
+    YAML, written by PyYAML (``yaml.safe_dump``), the parser both platforms read it with.
+
+    Keys keep their order. A string that would read back as another type (``"no"``,
+    ``"1e3"``, ``"2026-01-01 00:00:00"``: Codabench parses phase dates from strings) is
+    quoted. The text is ASCII, every other character escaped in a double-quoted scalar:
+    with ``allow_unicode`` PyYAML writes U+0085 (NEL) raw in a single-quoted scalar and
+    reads it back as a line break (``tests/core/test_hosting_yaml.py``).
+
+    >>> print(yaml_bytes({"title": "A: b", "tasks": [0], "hidden": False}).decode(), end="")
+    title: 'A: b'
+    tasks:
+    - 0
+    hidden: false
+    """
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=False).encode("ascii")
 
 
 def zip_bytes(files: Mapping[str, bytes]) -> bytes:
@@ -211,7 +230,7 @@ def codabench_bundle(config: HostingConfig, gt_bytes: bytes, sample: bytes, *, t
     ``images``: ``{image_path: bytes}`` added to the reference data (for the detailed
     results' gallery, ``config.gallery`` > 0)."""
     command = "python3 $program/score.py $input $output"
-    program = {"metadata": yamlout.dump({"command": command}).encode(),
+    program = {"metadata": yaml_bytes({"command": command}),
                "score.py": SCORE_PY.encode(), CONFIG_NAME: _scoring_json(config),
                **package_files()}
     reference = {GROUND_TRUTH_NAME: gt_bytes, **(images or {})}
@@ -252,7 +271,7 @@ def codabench_bundle(config: HostingConfig, gt_bytes: bytes, sample: bytes, *, t
             for i, c in enumerate(config.columns)]}],
     }
     return zip_bytes({
-        "competition.yaml": yamlout.dump(doc).encode(),
+        "competition.yaml": yaml_bytes(doc),
         "logo.png": logo(),
         **{name: text.encode() for name, text in pages.items()},
         "scoring_program.zip": zip_bytes(program),
@@ -305,7 +324,7 @@ def evalai_bundle(config: HostingConfig, gt_bytes: bytes, sample: bytes, *, titl
             "is_leaderboard_order_descending": True} for i, _ in enumerate(phases)],
     }
     return zip_bytes({
-        "challenge_config.yaml": yamlout.dump(doc).encode(),
+        "challenge_config.yaml": yaml_bytes(doc),
         "logo.png": logo(),
         **{f"templates/{k}.html": v.encode() for k, v in html.items()},
         "evaluation_script.zip": zip_bytes(script),

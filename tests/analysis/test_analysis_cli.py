@@ -94,6 +94,15 @@ def test_leaderboard_cli_missing_folder_is_a_clear_error(tmp_path: Path) -> None
     assert "ground_truth.json" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_the_ranking_module_run_as_a_command_names_the_command() -> None:
+    """The command imports the ranking, not the other way round (issue 47: no import circle);
+    running the ranking module says which command to run, without a traceback."""
+    proc = _run("ovearth_core.analysis.leaderboard", "--help")
+    assert proc.returncode != 0
+    assert "run python -m ovearth_core.leaderboard" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_a_bad_slice_attribute_is_named_with_the_choices() -> None:
     """argparse said "invalid slice_attribute value" (the function's name) before."""
     proc = _run("ovearth_core.analysis", "--gt", "g.json", "--predictions", "p.json",

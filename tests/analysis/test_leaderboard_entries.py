@@ -21,7 +21,7 @@ from analysis_fixtures import make_ground_truth, make_predictions
 
 from ovearth_core import pipeline
 from ovearth_core.analysis import leaderboard as lb
-from ovearth_core.analysis import standings
+from ovearth_core.analysis import rank_stats, standings
 from ovearth_core.analysis.additive import AdditiveMetric
 from ovearth_core.cache import ResultCache, file_digest
 from ovearth_core.options import Options
@@ -366,7 +366,7 @@ def test_average_ranks_equal_scipys_rankdata_exactly(seed: int) -> None:
         values[values == 3] = -np.inf  # undefined metrics, as ranked
         if seed % 2:
             values += rng.random(shape) * (seed > 2)  # ties only sometimes
-        got = standings.average_ranks(values)
+        got = rank_stats.average_ranks(values)
         ref = rankdata(values, axis=-1)
         assert got.dtype == np.float64 and got.tobytes() == ref.tobytes(), shape
 

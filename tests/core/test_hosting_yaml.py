@@ -1,5 +1,5 @@
-"""The bundles' YAML against the platforms' documented keys, and the YAML writer against PyYAML
-(issue 40).
+"""The bundles' YAML against the platforms' documented keys (issue 40), written by PyYAML and
+read back identically, hostile text included (issue 47).
 
 Codabench's schema below is written out from its documentation,
 ``documentation/docs/Organizers/Benchmark_Creation/Yaml-Structure.md`` of codalab/codabench
@@ -26,7 +26,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ovearth_core.hosting.yamlout import dump
+from ovearth_core.hosting.bundle import yaml_bytes
 from tests.hosting_helpers import GT, hosting
 
 STR, INT, BOOL, LIST = str, int, bool, list
@@ -184,13 +184,60 @@ def test_challenge_config_has_evalais_keys(bundles: dict[str, Path]) -> None:
     assert [p["codename"] for p in doc["challenge_phases"]] == ["dev", "final"]
 
 
+# Every code point, lone surrogates and C1 controls (U+0085, NEL) included: a title or a phase
+# name is whatever an organiser types.
+TEXT = st.text(st.characters(blacklist_categories=()))
 SCALARS = (st.none() | st.booleans() | st.integers(-10**12, 10**12)
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text())
+           | st.floats(allow_nan=False, allow_infinity=False) | TEXT)
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.text(), inner, max_size=4), max_leaves=25)
+                      | st.dictionaries(TEXT, inner, max_size=4), max_leaves=25)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(), VALUES, max_size=6))
+@given(st.dictionaries(TEXT, VALUES, max_size=6))
 def test_pyyaml_reads_back_what_the_writer_wrote(doc: dict[str, Any]) -> None:
-    assert yaml.safe_load(dump(doc)) == doc
+    assert yaml.safe_load(yaml_bytes(doc)) == doc
+
+
+HOSTILE = ["a: b", "- item", "'single' \"double\"", "line one\nline two\r\n", "&anchor",
+           "*alias", "!!python/object:os.system", "!tag", "# not a comment", "{x: 1}", "[1, 2]",
+           "yes", "No", "null", "~", "1e3", "0x1F", "2026-01-01 00:00:00", "@at `tick` %pct",
+           "\x85nel\u2028ls\u2029ps\ufeffbom", "\x00\x07\x1b\x7f", "\ud800", "ünïcødé 遥感 🛰",
+           " leading and trailing ", "", "|", ">", "? key", "--- doc", "..."]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_strings_read_back_as_written(text: str) -> None:
+    doc = {"title": text, text: [text, {"name": text}], "n": 1}
+    assert yaml.safe_load(yaml_bytes(doc)) == doc
+
+
+def test_a_hostile_title_and_phase_reach_both_platforms_unchanged(tmp_path: Path) -> None:
+    """What an organiser types (title, description, phase name) is what the platform reads."""
+    title = "Test: 'A' & *B* !c # \"d\" — 遥感"
+    description = "first line\nsecond: line\u2028%% &x *y !z"
+    phase = "Dev: one 'two' & *three*"
+    for kind, name in (("codabench", "competition.yaml"), ("evalai", "challenge_config.yaml")):
+        out = tmp_path / f"{kind}.zip"
+        hosting(kind, "--gt", str(GT), "--out", str(out), "--title", title,
+                "--description", description, "--phase", f"{phase},2026-01-01")
+        with zipfile.ZipFile(out) as z:
+            raw = z.read(name)
+        raw.decode("ascii")  # every other character escaped
+        doc = yaml.safe_load(raw)
+        assert doc["title"] == title
+        if kind == "codabench":
+            assert doc["description"] == description
+            assert doc["phases"][0]["name"] == phase
+        else:
+            assert doc["short_description"] == description
+            assert doc["challenge_phases"][0]["name"] == phase
+
+
+def test_the_bundles_yaml_is_pyyamls(bundles: dict[str, Path]) -> None:
+    """The files are written by PyYAML's ``safe_dump`` (keys in order, ASCII), not by hand."""
+    for kind, name in (("codabench", "competition.yaml"), ("evalai", "challenge_config.yaml")):
+        with zipfile.ZipFile(bundles[kind]) as z:
+            raw = z.read(name)
+        doc = yaml.safe_load(raw)
+        assert raw == yaml.safe_dump(doc, sort_keys=False).encode("ascii")

@@ -11,6 +11,10 @@ pools); nothing in
 nor streamlit.
 Checked on the source (every import statement, including ones inside functions) and in a
 fresh interpreter (what importing the evaluator really loads).
+
+No import circles (issue 47): among the modules of ``ovearth_core``, and among the scripts of
+``benchmarks/``, every import (inside a function, or under ``TYPE_CHECKING``, too) points one
+way; a piece two modules share lives in a module both import.
 """
 
 from __future__ import annotations
@@ -47,8 +51,8 @@ def _layer(module: str) -> tuple[int, str]:
     return RANK.get(sub, 0), sub
 
 
-def _is_module(name: str) -> bool:
-    path = ROOT / Path(*name.split("."))
+def _is_module(name: str, root: Path = ROOT) -> bool:
+    path = root / Path(*name.split("."))
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
@@ -73,6 +77,86 @@ def _imports(path: Path) -> list[str]:
 
 
 MODULES = sorted(p for p in PKG.rglob("*.py"))
+
+
+def _module_edges(path: Path, root: Path = ROOT) -> set[str]:
+    """The modules of ``path``'s own top package that it imports, anywhere in it: ``from P
+    import m`` is an edge to the submodule ``P.m`` (to ``P`` itself only for names that are
+    not modules)."""
+    name = _relative_name(path, root)
+    top = name.split(".")[0]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            subs = {f"{mod}.{a.name}" for a in node.names
+                    if _is_module(f"{mod}.{a.name}", root)}
+            out |= subs
+            if len(subs) < len(node.names):
+                out.add(mod)
+    return {t for t in out if t.split(".")[0] == top and t != name and _is_module(t, root)}
+
+
+def _relative_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph`` (module -> modules it imports): its strongly connected
+    components of two or more modules, each sorted (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            target = next((t for t in targets if t in graph), None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return sorted(out)
+
+
+def import_graph(folder: Path, root: Path = ROOT) -> dict[str, set[str]]:
+    return {_relative_name(p, root): _module_edges(p, root) for p in sorted(folder.rglob("*.py"))}
 
 
 def _violations(me: str, targets: list[str]) -> list[str]:
@@ -139,3 +223,36 @@ def test_evaluator_and_analysis_load_neither_plotly_nor_streamlit() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("folder", ["ovearth_core", "benchmarks"])
+def test_no_import_circles(folder: str) -> None:
+    cycles = import_cycles(import_graph(ROOT / folder))
+    assert cycles == [], "import circles (each: modules importing each other, maybe through "\
+        f"others): {cycles}"
+
+
+@pytest.mark.parametrize(("graph", "cycles"), [
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b", "x"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}, [["a", "b"], ["c", "d"]]),
+])
+def test_the_cycle_finder_finds_what_it_should(graph: dict[str, set[str]],
+                                                cycles: list[list[str]]) -> None:
+    assert import_cycles(graph) == cycles
+
+
+def test_imports_inside_functions_and_type_checking_blocks_count(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from .b import B\n")
+    (pkg / "b.py").write_text("def f():\n    from . import a\n    from .sub import c\n")
+    (pkg / "sub" / "c.py").write_text("from ..a import name\nimport pkg.b\n")
+    graph = import_graph(pkg, tmp_path)
+    assert graph == {"pkg": set(), "pkg.sub": set(), "pkg.a": {"pkg.b"},
+                     "pkg.b": {"pkg.a", "pkg.sub.c"}, "pkg.sub.c": {"pkg.a", "pkg.b"}}
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"]]

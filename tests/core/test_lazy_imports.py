@@ -105,3 +105,32 @@ def test_command_help_loads_not_even_numpy(module: str, option: str) -> None:
     call = _HELP.format(module=module) + "\nprint('NUMPY=' + str('numpy' in sys.modules))"
     _, out = _heavy_loaded(call)
     assert option in out and "NUMPY=False" in out
+
+
+def test_first_use_from_many_threads_at_once() -> None:
+    """The app's server and its decoder pool are threads: eight of them using masks and
+    oriented boxes for the first time at the same moment all get the real libraries. (A
+    stand-in built on ``importlib.util.LazyLoader``, as ``lazy_loader.load`` is, fails here
+    on Python 3.11: the module's class is switched before its body has run, CPython issue
+    114763, fixed in 3.12's importlib; six of the eight threads met an ``AttributeError``.)"""
+    call = ("import threading\n"
+            "import numpy as np\n"
+            "from ovearth_core import geometry, masks\n"
+            "box = np.array([[[0, 0], [2, 0], [2, 2], [0, 2]]], dtype=float)\n"
+            "start, errors = threading.Barrier(8), []\n"
+            "def use(i):\n"
+            "    start.wait()\n"
+            "    try:\n"
+            "        if i % 2:\n"
+            "            assert masks.area(masks.encode(np.ones((4, 5), dtype=bool))) == 20\n"
+            "        else:\n"
+            "            assert geometry.obb_iou_matrix(box, box)[0, 0] == 1.0\n"
+            "    except Exception as err:\n"
+            "        errors.append(repr(err))\n"
+            "threads = [threading.Thread(target=use, args=(i,)) for i in range(8)]\n"
+            "for t in threads: t.start()\n"
+            "for t in threads: t.join()\n"
+            "print('ERRORS=' + str(errors))")
+    heavy, out = _heavy_loaded(call)
+    assert "ERRORS=[]" in out
+    assert heavy == "pycocotools,shapely"

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ovearth_core import geometry, matching
+from ovearth_core import geometry, matching, types
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
@@ -114,7 +114,7 @@ def _samples(*samples: Sample) -> SampleList:
 def test_pair_cap_small_cap_refuses_before_matching(monkeypatch) -> None:
     """With a cap of 100 pairs, 10 x 10 boxes are evaluated; 10 x 11 and 11 x 10 are refused
     with one problem each (query_id, counts, cap), before any IoU matrix is built."""
-    monkeypatch.setattr(matching, "MAX_PAIRS_PER_QUERY", 100)
+    monkeypatch.setattr(types, "MAX_PAIRS_PER_QUERY", 100)
     ok = evaluate_samples(_samples(_box_sample("q_ok", 10, 10)))
     assert ok["per_sample"][0]["bbox"]["tp"] == 10  # ten identical boxes: all match
     built = []
@@ -133,8 +133,8 @@ def test_pair_cap_is_fifty_million_and_named_by_the_loader(tmp_path: Path) -> No
     """The real cap: 5,000 x 10,000 pairs pass the check, 5,000 x 10,001 are refused by the
     loader, the message naming the prediction file, the query, the counts and the cap. The
     check needs only the counts, so this costs no IoU matrix."""
-    assert matching.MAX_PAIRS_PER_QUERY == 50_000_000
-    matching.check_pair_cap(_samples(_box_sample("q", 5000, 10000)), ("bbox",), "f.json")
+    assert types.MAX_PAIRS_PER_QUERY == 50_000_000
+    types.check_pair_cap(_samples(_box_sample("q", 5000, 10000)), ("bbox",), "f.json")
     gt = tmp_path / "gt.json"
     pred = tmp_path / "pred.json"
     gt.write_text(json.dumps({

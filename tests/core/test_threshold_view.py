@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ovearth_core import io, matching
+from ovearth_core import io, types
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.io import load_samples
 
@@ -60,7 +60,7 @@ def test_every_box_is_held_to_the_pair_cap_when_used(monkeypatch: pytest.MonkeyP
     kept = load_samples(GT, PRED, "vocabulary", score_threshold=0.99, modalities="bbox")
     fewest = max(len(s.gt_boxes) * len(s.pred_boxes) for s in kept)
     assert fewest < most
-    monkeypatch.setattr(matching, "MAX_PAIRS_PER_QUERY", fewest)
+    monkeypatch.setattr(types, "MAX_PAIRS_PER_QUERY", fewest)
     view = load_samples(GT, PRED, "vocabulary", score_threshold=0.99, modalities="bbox")
     with pytest.raises(OVEarthInputError, match="GT x predicted box pairs"):
         view.every_box  # noqa: B018  (the property's check is the point)

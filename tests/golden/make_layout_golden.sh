@@ -21,7 +21,7 @@ done
   --bbox-format xyxy --output "$out/cli_vocabulary_box_detector_options.json"
 "$py" -m ovearth_core.analysis --gt $demo/ground_truth.json --predictions $demo/predictions/strong_localiser.json \
   --task vocabulary --modalities auto --hard-negatives --output "$out/analysis_vocabulary_strong_localiser_hn.json"
-"$py" -m ovearth_core.analysis.leaderboard $demo --subsets 50 --seed 3 --output "$out/leaderboard.json"
+"$py" -m ovearth_core.leaderboard $demo --subsets 50 --seed 3 --output "$out/leaderboard.json"
 "$py" -m ovearth_core.report --gt $demo/ground_truth.json --predictions $demo/predictions/strong_localiser.json \
   --compare $demo/predictions/cautious_segmenter.json --modalities auto --resamples 1000 --seed 7 \
   --out "$out/report_compare.html"
