@@ -24,6 +24,7 @@ from typing import Any
 
 from ..analysis.additive import METRICS
 from ..files import DEFAULT_MAX_INPUT_MB
+from ..io import GroundTruth
 from ..labels import TASK_LABELS, metric_label
 from ..options import TASK_KEYS, Options
 
@@ -79,6 +80,19 @@ def applies(task: str, metric: str, modalities: Sequence[str]) -> bool:
     if block == "presence":
         return task == "vocabulary"
     return block in {MODALITY_BLOCK[m] for m in modalities}
+
+
+def truth_modalities(gt: GroundTruth, tasks: Sequence[str]) -> tuple[str, ...]:
+    """The modalities in which the ground truth ``gt`` has a target for a positive query of
+    ``tasks`` (command-line names): ``segmentation`` when one has a mask, ``bbox`` /
+    ``oriented_bbox`` when one has such a box. A column of another modality would be
+    empty (null) for every submission."""
+    anns = [gt.annotations[q.ann_id] for t in tasks for q in gt.tasks.get(TASK_KEYS[t], ())
+            if not q.negative]
+    held = {"segmentation": any(a.mask is not None for a in anns),
+            "bbox": any(len(a.boxes) for a in anns),
+            "oriented_bbox": any(len(a.obbs) for a in anns)}
+    return tuple(m for m in MODALITY_BLOCK if held[m])
 
 
 def default_columns(tasks: Sequence[str], modalities: Sequence[str],
