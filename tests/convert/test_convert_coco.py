@@ -27,10 +27,10 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from ovearth_core import evaluate_files, masks
-from ovearth_core.options import TASK_KEYS
 from ovearth_core.analysis.ap import coco_average_precision
 from ovearth_core.convert import from_coco, from_coco_export, to_coco
 from ovearth_core.io import load_samples
+from ovearth_core.options import TASK_KEYS
 
 SAMPLE = DATA / "coco"
 
