@@ -55,6 +55,9 @@ PathLike = str | os.PathLike[str]
 CONFIRMED, REJECTED = "audit confirmed", "audit rejected"
 BOX_FIELDS = {"bbox": "bbox", "oriented_bbox": "oriented_bbox"}
 CLEANED_NAME = "audit_cleaned_ground_truth.json"
+# What an annotation says of its image, which a new annotation on that image repeats
+# (``image_meta``: the ground sample distance and source that from-dota records).
+IMAGE_FIELDS = ("image_path", "width", "height", "image_meta")
 # An object the audit adds is a plain target: most submissions found it, confidently.
 DIFFICULT_DEFAULT = 0
 
@@ -237,9 +240,8 @@ def cleaned(doc: Mapping[str, Any], task: str, modality: str,
         if row.get("type") == "negative":
             base = anns[annotation_of(query_id)]
             new_id = f"{base['id']}_audit_{query_id}"
-            anns[new_id] = {k: base[k] for k in ("image_path", "width", "height")
-                            if k in base} | {"id": new_id, "category_name": category,
-                                             field: []}
+            anns[new_id] = {k: base[k] for k in IMAGE_FIELDS if k in base} | {
+                "id": new_id, "category_name": category, field: []}
             order.append(new_id)
             made.add(new_id)
             row["type"] = "positive"
