@@ -6,14 +6,16 @@ holds the evaluator's :class:`~ovearth_core.options.Options` (modalities declare
 ``auto``: every submission is scored on the same modalities), the tasks scored, the
 leaderboard's columns and the limits a submission must keep.
 
-A column is one key metric of one task: ``<task>_<metric>`` (``vocabulary_seg_macro_miou``),
-its value ``summary[modality][metric]`` of that task's evaluator result, the same number
-``python -m ovearth_core`` prints. Metric names are the entries of
-:data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked metrics).
+A column is one key metric of one task: ``<task key>_<metric>``, the task as the JSON names
+it (``open_vocabulary_seg_macro_miou``), its value ``summary[modality][metric]`` of that
+task's evaluator result, the same number ``python -m ovearth_core`` prints. Metric names are
+the entries of :data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked
+metrics).
 
 >>> config = HostingConfig(("vocabulary",), Options("vocabulary", "segmentation,bbox"))
->>> [c.key for c in config.columns]
-['vocabulary_presence_mcc', 'vocabulary_seg_macro_miou', 'vocabulary_bbox_micro_f1']
+>>> [c.key for c in config.columns]  # doctest: +NORMALIZE_WHITESPACE
+['open_vocabulary_presence_mcc', 'open_vocabulary_seg_macro_miou',
+ 'open_vocabulary_bbox_micro_f1']
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ class Column:
 
     @property
     def key(self) -> str:
-        return f"{self.task}_{self.metric}"
+        """``<task key>_<metric>``: the task as the JSON names it (``open_vocabulary``),
+        as in the evaluator's output; ``task`` itself is the command-line name."""
+        return f"{TASK_KEYS[self.task]}_{self.metric}"
 
     @property
     def path(self) -> tuple[str, str, str]:

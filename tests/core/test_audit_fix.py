@@ -325,3 +325,13 @@ def test_shifted_rotated_label_is_translated(modality: str, tmp_path: Path) -> N
         assert ann["bbox"][0] == consensus
     assert ann["difficult"] == [1]
     _loads(new, tmp_path)
+
+
+def test_unpairable_flags_are_refused() -> None:
+    """An oriented box added to an annotation whose objects have boxes but no oriented
+    boxes would leave its flags pairing with neither list: refused, naming it."""
+    doc = _box_doc()
+    doc["annotations"][0]["oriented_bbox"] = []
+    with pytest.raises(OVEarthInputError, match="annotation p's box lists of one length"):
+        fix.cleaned(doc, "vocabulary", "oriented_bbox", [
+            _s("missing", "qp", bbox=[200, 200, 20, 20])])

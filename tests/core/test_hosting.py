@@ -83,9 +83,9 @@ def test_an_undefined_metric_is_left_out_not_zero(bundle: Path, tmp_path: Path) 
     pred = tmp_path / "sample.json"
     pred.write_bytes(sample)
     assert evaluator_cli(pred, "vocabulary")["summary"]["presence"]["mcc"] is None
-    assert "vocabulary_presence_mcc" not in scores
-    assert "vocabulary_presence_mcc is undefined" in run.stderr
-    assert scores["vocabulary_seg_macro_miou"] == 0.0
+    assert "open_vocabulary_presence_mcc" not in scores
+    assert "open_vocabulary_presence_mcc is undefined" in run.stderr
+    assert scores["open_vocabulary_seg_macro_miou"] == 0.0
 
 
 def _break(pred: dict, task: str = "open_vocabulary", **row: object) -> bytes:
@@ -195,7 +195,7 @@ def test_the_options_reach_the_bundle(tmp_path: Path) -> None:
             for p in doc["phases"]] == [("Dev", "2026-01-01 00:00:00", "2026-02-01 00:00:00", 160),
                                         ("Final", "2026-02-01 12:00:00", None, 160)]
     assert [c["key"] for c in doc["leaderboards"][0]["columns"]] == [
-        "vocabulary_seg_micro_miou", "vocabulary_presence_mcc"]
+        "open_vocabulary_seg_micro_miou", "open_vocabulary_presence_mcc"]
     assert config["limits"] == {"max_mb": 5.0, "time_limit_s": 100.0, "max_boxes": 7}
     assert config["modalities"] == ["segmentation"] and config["tasks"] == ["vocabulary"]
 
@@ -331,7 +331,7 @@ def test_boxes_only_truth_declares_no_mask_column(tmp_path: Path) -> None:
     assert config["modalities"] == ["bbox", "oriented_bbox"]
     keys = [c["key"] for c in _columns(out)]
     assert keys and not [k for k in keys if "_seg_" in k]
-    assert "vocabulary_bbox_micro_f1" in keys and "vocabulary_presence_mcc" in keys
+    assert "open_vocabulary_bbox_micro_f1" in keys and "open_vocabulary_presence_mcc" in keys
 
 
 def test_declared_modality_the_truth_lacks_is_warned(tmp_path: Path) -> None:
