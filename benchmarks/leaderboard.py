@@ -51,6 +51,7 @@ import orjson
 from ovearth_core.analysis.leaderboard import evaluate_folder, folder_leaderboard
 from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.cache import ResultCache
+from ovearth_core.options import TASK_KEYS
 from ovearth_core.workers import worker_count
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +121,7 @@ def _board(folder: Path, task: str, modalities: str, subsets: int,
            store: ResultCache) -> dict[str, Any]:
     """The leaderboard of one task as the command computes it (parallel, cached)."""
     return folder_leaderboard(folder, (task,), modalities, cache=store, workers=None,
-                              n_subsets=subsets)[task]
+                              n_subsets=subsets)[TASK_KEYS[task]]
 
 
 def _command(folder: Path, task: str, modalities: str, subsets: int, cache: Path,

@@ -339,6 +339,9 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
 
 # Box lists of a ground-truth annotation, in checking order; the ignore_* lists are optional.
 GT_BOX_FIELDS = ("bbox", "oriented_bbox", "ignore_bbox", "ignore_oriented_bbox")
+# The lists of an annotation read index by index, one item per target object (the ignore
+# regions are not objects): a derived ground truth moves an object's items together.
+GT_OBJECT_FIELDS = ("bbox", "oriented_bbox", "difficult")
 _OBB_FIELDS = ("oriented_bbox", "ignore_oriented_bbox")
 _GT_STAGE = {name: stage for stage, name in enumerate(GT_BOX_FIELDS, start=1)}
 _GT_PARSERS = {"bbox": boxparse.parse_gt_boxes, "oriented_bbox": boxparse.parse_polygons,

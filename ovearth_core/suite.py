@@ -30,14 +30,16 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
                    iou_threshold: float = 0.5, score_threshold: float | None = None,
                    bbox_format: str = "xyxy", large_masks: bool = False
                    ) -> dict[str, dict[str, Any]]:
-    """Evaluate ``tasks`` (CLI names: vocabulary, referring, reasoning) of one submission.
+    """Evaluate ``tasks`` (CLI names: vocabulary, referring, reasoning; or the JSON keys
+    open_vocabulary, referring, reasoning) of one submission.
 
     Same results as one :func:`~ovearth_core.io.load_samples` +
     :func:`~ovearth_core.evaluate.evaluate_samples` per task with the same
     options; the files are read, and the ground truth validated, once.
 
     Returns:
-        ``{task: result}`` in the order of ``tasks``.
+        ``{task key: result}`` in the order of ``tasks``, keyed as the JSON names the task
+        (``open_vocabulary``, ``referring``, ``reasoning``: each result's own ``task``).
 
     Raises:
         OVEarthInputError: as the per-task functions do (the first task's, in order).
@@ -48,7 +50,8 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
     for value in results.values():
         if isinstance(value, OVEarthInputError):
             raise value
-    return results  # type: ignore[return-value]
+    return {TASK_KEYS.get(task, task): value  # type: ignore[misc]
+            for task, value in results.items()}
 
 
 def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], *,

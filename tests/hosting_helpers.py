@@ -61,8 +61,11 @@ CLI_PATHS = {
 
 
 def cli_value(column_key: str, pred: Path, cache: dict | None = None) -> float | None:
-    """The evaluator CLI's value of one column (``<task>_<metric>``) on ``pred``."""
-    task, rest = column_key.split("_", 1)
+    """The evaluator CLI's value of one column (``<task key>_<metric>``, the task as the JSON
+    names it) on ``pred``."""
+    task, rest = next((cli, column_key[len(key) + 1:]) for cli, key in (
+        ("vocabulary", "open_vocabulary"), ("referring", "referring"),
+        ("reasoning", "reasoning")) if column_key.startswith(f"{key}_"))
     block, metric = CLI_PATHS[rest]
     cache = {} if cache is None else cache
     if task not in cache:

@@ -7,11 +7,12 @@ One feature per GT box and per predicted box of every query of the task, as the 
 of a negative query is an ``FP``). Properties: ``query_id``, ``image_path``, ``kind``
 (``gt`` / ``prediction``), ``index`` (the box's position in the query's list), ``outcome``,
 ``category``, ``phrase``, ``negative``, ``score`` (``null`` for GT and unscored boxes),
-``iou`` (the matched pair's IoU, ``null`` when unmatched) and ``error_type``: the box's
-object-level outcome when it is not matched (:mod:`ovearth_core.analysis.objects`, TIDE's
-kinds at the run's IoU threshold: a predicted box ``localisation``, ``class confusion``,
-``duplicate``, ``both`` or ``background``; a GT box ``mislocalised``, ``found as other
-class`` or ``missed``), ``null`` for a matched box.
+``difficult`` (a GT box's DOTA difficult flag, ``false`` when the annotation has none;
+``null`` for a predicted box), ``iou`` (the matched pair's IoU, ``null`` when unmatched)
+and ``error_type``: the box's object-level outcome when it is not matched
+(:mod:`ovearth_core.analysis.objects`, TIDE's kinds at the run's IoU threshold: a predicted
+box ``localisation``, ``class confusion``, ``duplicate``, ``both`` or ``background``; a GT
+box ``mislocalised``, ``found as other class`` or ``missed``), ``null`` for a matched box.
 
 Coordinates (``--boxes`` decides which boxes, the annotation's pixels are the frame):
 
@@ -213,6 +214,7 @@ def features(run: Run, modality: str, placer: _Placer,
         gt = sample.gt_obbs if oriented else sample.gt_boxes
         pred = sample.pred_obbs if oriented else sample.pred_boxes
         scores = sample.pred_obb_scores if oriented else sample.pred_box_scores
+        hard = sample.gt_difficult.tolist() if sample.gt_difficult.size else [False] * len(gt)
         for kind, boxes, matched in (("gt", gt, gt_match), ("prediction", pred, pred_match)):
             rings = placer.place(sample.image_path, sample.width, sample.height,
                                  _rings(np.asarray(boxes, dtype=np.float64), oriented))
@@ -228,6 +230,7 @@ def features(run: Run, modality: str, placer: _Placer,
                                 "category": sample.category, "phrase": sample.phrase,
                                 "negative": sample.negative,
                                 "score": None if kind == "gt" else _number(scores[k]),
+                                "difficult": bool(hard[k]) if kind == "gt" else None,
                                 "iou": matched[k] if hit else None,
                                 "error_type": (None if kinds[kind][k] == MATCHED
                                                else kinds[kind][k])}})

@@ -586,7 +586,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        note: Callable[[str], None] | None = None,
                        large_masks: bool = False,
                        **stability: Any) -> dict[str, Any]:
-    """:func:`leaderboard_report` of every task for a submissions folder (see module doc);
+    """:func:`leaderboard_report` of every task for a submissions folder (see module doc),
+    keyed by the task as the JSON names it (``open_vocabulary``, ``referring``, ``reasoning``);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
     ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
     ``progress(task)`` as its progress callback. ``average_precision`` (hard negatives,
@@ -600,9 +601,10 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     # first task's reads give the digests the others look up.
     digests: dict[Path, str] = {}
     for task in tasks:
+        key = TASK_KEYS.get(task, task)  # the report's key: the task as the JSON names it
         if not counts.get(task):
             why = "the ground truth has no queries for this task"
-            out[task] = {**leaderboard_report([], []), "skipped": why}
+            out[key] = {**leaderboard_report([], []), "skipped": why}
             if note is not None:
                 note(f"{task}: skipped, {why}")
             continue
@@ -625,7 +627,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                     reports.append(average_precision_report(
                         samples, iou_threshold, samples.modalities, *average_precision)
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
-        out[task] = leaderboard_report(names, results, average_precision=reports, **stability)
+        out[key] = leaderboard_report(names, results, average_precision=reports, **stability)
     return out
 
 

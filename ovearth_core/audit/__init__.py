@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OVEarthInputError, Problem
-from ..options import Options
+from ..options import TASK_KEYS, Options
 from .consensus import KINDS, MIN_SCORE, audit_samples
 from .shapes import MODALITIES
 
@@ -92,4 +92,4 @@ def audit(gt_path: PathLike, pred_paths: Sequence[PathLike], options: Options, *
     # Named among those kept (a copy left out does not make its original's name a path).
     kept_names = submission_names(kept_names)
     result = audit_samples(kept, kept_names, modality, options.iou_threshold, min_score)
-    return {"task": options.task, **result, "warnings": warnings}
+    return {"task": TASK_KEYS[options.task], **result, "warnings": warnings}

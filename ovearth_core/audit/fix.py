@@ -9,22 +9,35 @@ suspect even when a query has several.
 
 *Cleaning* (:func:`cleaned`), on the ground-truth document as read, for the box modalities
 (``bbox``: the annotation's ``bbox`` list, ``[x, y, w, h]``; ``oriented_bbox``: its
-``oriented_bbox`` list, the fix as the box's four corners), the object index being the
-annotation's list index:
+``oriented_bbox`` list), the object index being the annotation's list index. An object is
+its items in every per-object list that pairs with the audited one index by index
+(:data:`~ovearth_core.io.GT_OBJECT_FIELDS`: ``bbox``, ``oriented_bbox``, ``difficult``),
+and a fix moves them together:
 
-* ``spurious``: the object is removed;
-* ``shifted``: the object is replaced by the suspect's box (the consensus);
-* ``missing`` on a positive query: the box is added to the query's annotation; on a
-  negative query: a new annotation of the category on that image holds the box (and the
-  other confident boxes, ``also``) in both box lists, and the query becomes positive,
-  linked to it;
-* ``wrong_class``: the object moves to the annotation of the proposed category's query on
-  the same image (made as for a missing label on a negative query when that query is
-  negative).
+* ``spurious``: the object is removed (its items from every list);
+* ``shifted``: in a ``bbox`` audit the box becomes the suspect's (the consensus); every
+  other geometry of the object (its oriented box; in an ``oriented_bbox`` audit both) is
+  translated by the move of the centre to the consensus box's centre: a rotated label
+  keeps its shape, angle and vertex order; its ``difficult`` flag stays;
+* ``missing`` on a positive query: a new object is added to the query's annotation; on a
+  negative query: a new annotation of the category on that image holds it (and the other
+  confident boxes, ``also``), and the query becomes positive, linked to it. The new object
+  has the consensus box in the audited list, the same as a rectangle in the other box
+  list, and ``difficult`` 0 (:data:`DIFFICULT_DEFAULT`: most submissions found it,
+  confidently); a new annotation has the per-object lists the document uses;
+* ``wrong_class``: the object, every item of it, moves to the annotation of the proposed
+  category's query on the same image (made as for a missing label on a negative query when
+  that query is negative).
 
-An annotation's ``area`` list (one size per object, COCO's) loses a removed object's area
-and keeps a shifted one's; an annotation that gains an object loses the list (the added
-object's area is unknown), so its objects are sized by their boxes.
+A box list of another length than the audited one is not paired and is left as it is; an
+empty annotation takes the lists the document uses, so a boxes-only document gets no
+oriented boxes. A ``difficult`` list is written when the annotation had one or an object
+moved in is difficult.
+
+An annotation's ``area`` list (one size per object, COCO's) is a per-object field too: a
+removed object's area goes, a shifted one keeps its own, a moved one (``wrong_class``) takes
+its own along; an annotation that gains a new object loses the list (the added object's
+area is unknown), so its objects are sized by their boxes.
 
 An annotation is shared by every query linked to it (other tasks too): the fix is the
 label's, so it reaches them all. Masks are not edited (a suspect of the ``segmentation``
@@ -41,11 +54,17 @@ from typing import Any
 
 from .. import files, review
 from ..errors import OVEarthInputError, Problem
+from ..io import GT_OBJECT_FIELDS
 
 PathLike = str | os.PathLike[str]
 CONFIRMED, REJECTED = "audit confirmed", "audit rejected"
 BOX_FIELDS = {"bbox": "bbox", "oriented_bbox": "oriented_bbox"}
 CLEANED_NAME = "audit_cleaned_ground_truth.json"
+# What an annotation says of its image, which a new annotation on that image repeats
+# (``image_meta``: the ground sample distance and source that from-dota records).
+IMAGE_FIELDS = ("image_path", "width", "height", "image_meta")
+# An object the audit adds is a plain target: most submissions found it, confidently.
+DIFFICULT_DEFAULT = 0
 
 
 def suspect_key(suspect: Mapping[str, Any]) -> str:
@@ -91,9 +110,100 @@ def _corners(xywh: Sequence[float]) -> list[list[float]]:
     return [[x, y], [x + w, y], [x + w, y + h], [x, y + h]]
 
 
+def _envelope(polygon: Sequence[Sequence[float]]) -> list[float]:
+    """``[x, y, w, h]`` of the vertices ``polygon``."""
+    xs, ys = [float(p[0]) for p in polygon], [float(p[1]) for p in polygon]
+    return [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]
+
+
+def _centre(xywh: Sequence[float]) -> tuple[float, float]:
+    x, y, w, h = (float(v) for v in xywh)
+    return x + w / 2, y + h / 2
+
+
+def _moved(record: dict[str, Any], field: str, fix: Sequence[float]) -> dict[str, Any]:
+    """A shifted object's record with the fix applied: ``fix`` (``[x, y, w, h]``, the
+    consensus) is its box in a ``bbox`` audit; every other geometry of the object is
+    translated by the move of its centre, so an oriented box keeps its shape and angle."""
+    old = record[field] if field == "bbox" else _envelope(record[field])
+    (fx, fy), (ox, oy) = _centre(fix), _centre(old)
+    dx, dy = fx - ox, fy - oy
+    out = dict(record)
+    if "bbox" in out:
+        x, y, w, h = (float(v) for v in out["bbox"])
+        out["bbox"] = [float(v) for v in fix] if field == "bbox" else [x + dx, y + dy, w, h]
+    if "oriented_bbox" in out:
+        out["oriented_bbox"] = [[float(px) + dx, float(py) + dy]
+                                for px, py in out["oriented_bbox"]]
+    return out
+
+
+def _fitted(record: dict[str, Any], schema: Sequence[str]) -> dict[str, Any]:
+    """``record`` (an object's items) with the box lists of ``schema``: a box it lacks is
+    made from the one it has (an oriented box as the box's corners, a box as the oriented
+    box's envelope); one ``schema`` lacks is left out; ``difficult`` kept or the default."""
+    out = {"difficult": record.get("difficult", DIFFICULT_DEFAULT), "area": record.get("area")}
+    for name in schema:
+        if name in record:
+            out[name] = record[name]
+        elif name == "bbox":
+            out[name] = _envelope(record["oriented_bbox"])
+        else:
+            out[name] = _corners(record["bbox"])
+    return out
+
+
 def _problem(field: str, expected: str, found: object, query_id: str | None = None
              ) -> OVEarthInputError:
     return OVEarthInputError([Problem("(audit)", field, expected, str(found), query_id)])
+
+
+class _Objects:
+    """The objects of one annotation being edited: each a record of its items in the
+    annotation's per-object lists (:data:`~ovearth_core.io.GT_OBJECT_FIELDS`), by its index
+    in the document (``None`` once removed), new ones after them."""
+
+    def __init__(self, ann: dict[str, Any], field: str, carried: Sequence[str]) -> None:
+        count = len(ann.get(field) or [])
+        # The box lists edited with this one, index by index: those of the same length (an
+        # empty annotation takes the box lists the document uses).
+        self.schema = [name for name in BOX_FIELDS.values()
+                       if name == field or (count and len(ann.get(name) or []) == count)
+                       or (not count and name in carried and not ann.get(name))]
+        flags = ann.get("difficult") or []
+        self.flagged = "difficult" in ann and len(flags) == count
+        # COCO's size of each object (the optional ``area`` list): it travels with its object.
+        areas = ann.get("area")
+        sized = isinstance(areas, list) and len(areas) == count
+        self.records: list[dict[str, Any] | None] = [
+            {**{name: ann[name][i] for name in self.schema},
+             "difficult": flags[i] if self.flagged else DIFFICULT_DEFAULT,
+             "area": areas[i] if sized else None}
+            for i in range(count)]
+
+    def written(self, ann: dict[str, Any], ann_id: str, carry_flags: bool) -> None:
+        """The records back into ``ann``'s lists; ``difficult`` written when the
+        annotation had it, ``carry_flags`` (a new annotation of a document that flags) or
+        an object is difficult. Raises :class:`~ovearth_core.errors.OVEarthInputError`
+        when its flags could no longer pair with its boxes (an object added in a modality
+        the annotation's other objects lack)."""
+        kept = [r for r in self.records if r is not None]
+        for name in self.schema:
+            ann[name] = [r[name] for r in kept]
+        if self.flagged or carry_flags or any(r["difficult"] for r in kept):
+            ann["difficult"] = [r["difficult"] for r in kept]
+        # The sizes stay while every object has one: an added object's is unknown, so then
+        # the annotation's objects are sized by their boxes.
+        if kept and all(r.get("area") is not None for r in kept):
+            ann["area"] = [r["area"] for r in kept]
+        else:
+            ann.pop("area", None)
+        if ann.get("difficult"):
+            lengths = {len(ann[n]) for n in BOX_FIELDS.values() if ann.get(n)}
+            if lengths != {len(ann["difficult"])}:
+                raise _problem("difficult", f"annotation {ann_id}'s box lists of one length "
+                               "after the fixes (one difficult flag per object)",
+                               f"lengths {sorted(lengths | {len(ann['difficult'])})}")
 
 
 def cleaned(doc: Mapping[str, Any], task: str, modality: str,
@@ -110,83 +220,75 @@ def cleaned(doc: Mapping[str, Any], task: str, modality: str,
     order = [a["id"] for a in doc.get("annotations", []) if isinstance(a, dict)]
     rows = {task_: [dict(r) for r in rs] for task_, rs in doc.get("tasks", {}).items()}
     by_query = {r.get("query_id"): r for r in rows.get(key, [])}
-    removed: dict[str, set[int]] = {}
-    replaced: dict[str, dict[int, Any]] = {}
-    added: dict[str, list[Any]] = {}
+    # Per-object lists the document uses somewhere: an annotation made or emptied takes them.
+    carried = [name for name in GT_OBJECT_FIELDS if any(a.get(name) for a in anns.values())]
+    edited: dict[str, _Objects] = {}
+    made: set[str] = set()
 
-    def box(xywh: Sequence[float]) -> list[float]:
-        return [float(v) for v in xywh]
+    def objects_of(ann_id: str) -> _Objects:
+        if ann_id not in edited:
+            edited[ann_id] = _Objects(anns[ann_id], field, carried)
+        return edited[ann_id]
 
-    def annotation_of(s: Mapping[str, Any], query_id: str) -> str:
+    def annotation_of(query_id: str) -> str:
         row = by_query.get(query_id)
         if row is None or row.get("ann_id") not in anns:
             raise _problem("query_id", f"a query of task {key} in the ground truth",
                            query_id, query_id)
         return str(row["ann_id"])
 
-    def object_of(s: Mapping[str, Any]) -> tuple[str, int]:
-        ann_id = annotation_of(s, s["query_id"])
+    def object_of(s: Mapping[str, Any]) -> tuple[_Objects, int]:
+        ann_id = annotation_of(s["query_id"])
         index = s.get("object")
         count = len(anns[ann_id].get(field) or [])
-        if not isinstance(index, int) or not 0 <= index < count:
-            raise _problem("object", f"an index into {ann_id}'s {field} (0 to {count - 1})",
-                           index, s["query_id"])
-        return ann_id, index
+        objs = objects_of(ann_id)
+        if not isinstance(index, int) or not 0 <= index < count or objs.records[index] is None:
+            raise _problem("object", f"an index into {ann_id}'s {field} (0 to {count - 1}), "
+                           "of an object no other confirmed fix removed", index,
+                           s["query_id"])
+        return objs, index
 
-    def add_to(query_id: str, category: str, boxes: list[Any]) -> None:
+    def add_to(query_id: str, category: str, records: list[dict[str, Any]]) -> None:
         row = by_query.get(query_id)
         if row is None:
             raise _problem("query_id", f"a query of task {key}", query_id, query_id)
         if row.get("type") == "negative":
-            base = anns[annotation_of({}, query_id)]
+            base = anns[annotation_of(query_id)]
             new_id = f"{base['id']}_audit_{query_id}"
-            anns[new_id] = {k: base[k] for k in ("image_path", "width", "height")
-                            if k in base} | {"id": new_id, "category_name": category,
-                                             "bbox": [], "oriented_bbox": []}
+            anns[new_id] = {k: base[k] for k in IMAGE_FIELDS if k in base} | {
+                "id": new_id, "category_name": category, field: []}
             order.append(new_id)
+            made.add(new_id)
             row["type"] = "positive"
             row["ann_id"] = new_id
-        added.setdefault(str(row["ann_id"]), []).extend(boxes)
+        objs = objects_of(str(row["ann_id"]))
+        objs.records.extend(_fitted(r, objs.schema) for r in records)
+
+    def new_object(xywh: Sequence[float]) -> dict[str, Any]:
+        box = [float(v) for v in xywh]
+        return {field: box if field == "bbox" else _corners(box)}
 
     for s in confirmed:
         kind = s["kind"]
         if kind == "spurious":
-            ann_id, index = object_of(s)
-            removed.setdefault(ann_id, set()).add(index)
+            objs, index = object_of(s)
+            objs.records[index] = None
         elif kind == "shifted":
-            ann_id, index = object_of(s)
-            replaced.setdefault(ann_id, {})[index] = box(s["bbox"])
+            objs, index = object_of(s)
+            objs.records[index] = _moved(objs.records[index], field, s["bbox"])  # type: ignore[arg-type]
         elif kind == "missing":
             extra = [a["bbox"] for a in s.get("also", [])]
-            add_to(s["query_id"], s["category"], [box(b) for b in [s["bbox"], *extra]])
+            add_to(s["query_id"], s["category"], [new_object(b) for b in [s["bbox"], *extra]])
         elif kind == "wrong_class":
-            ann_id, index = object_of(s)
-            removed.setdefault(ann_id, set()).add(index)
-            add_to(s["evidence_query_id"], s["proposed_category"], [box(s["gt_bbox"])])
+            objs, index = object_of(s)
+            record = objs.records[index]
+            objs.records[index] = None
+            add_to(s["evidence_query_id"], s["proposed_category"], [record])  # type: ignore[list-item]
         else:
             raise _problem("kind", "missing, spurious, shifted or wrong_class", kind,
                            s.get("query_id"))
-    for ann_id in set(removed) | set(replaced) | set(added):
-        ann = anns[ann_id]
-        count = len(ann.get(field) or [])
-        drop, swap = removed.get(ann_id, set()), replaced.get(ann_id, {})
-        # The other box list is edited alike when it pairs with this one index by index.
-        for name in BOX_FIELDS.values():
-            old = list(ann.get(name) or [])
-            if name != field and (name not in ann or len(old) != count):
-                continue
-            as_field = _corners if name == "oriented_bbox" else list
-            ann[name] = [as_field(swap[i]) if i in swap else b for i, b in enumerate(old)
-                         if i not in drop] + [as_field(b) for b in added.get(ann_id, [])]
-        if "difficult" in ann and len(ann["difficult"] or []) != len(ann[field]):
-            del ann["difficult"]  # its flags no longer pair with the boxes
-        area = ann.get("area")
-        if isinstance(area, list) and len(area) == count:
-            # A removed object's area goes with it; a shifted one keeps its own (the object,
-            # and its mask, are the same); an added one has none, so no box keeps one.
-            ann["area"] = [a for i, a in enumerate(area) if i not in drop]
-        if "area" in ann and len(ann["area"] or []) != len(ann[field]):
-            del ann["area"]
+    for ann_id, objs in edited.items():
+        objs.written(anns[ann_id], ann_id, "difficult" in carried and ann_id in made)
     return {**doc, "annotations": [anns[i] for i in order], "tasks": rows}
 
 

@@ -102,6 +102,9 @@ class Instance:
     mask: Rle | None
     obb: list[list[float]] | None  # four [x, y] vertices, JSON-ready
     crowd: bool = False
+    # DOTA's difficult flag (the ``difficult`` extension, 0 or 1, written by to-coco for a
+    # ground truth that flags its objects); ``None``: not given.
+    difficult: bool | None = None
     score: float | None = None
     outline: np.ndarray | None = None  # (K, 2) vertices of polygon segmentations
     area: float | None = None  # an annotation's COCO ``area`` (a result's is not read)
@@ -176,6 +179,10 @@ def read_instances(path: PathLike, images_dir: PathLike | None,
         if crowd not in (0, 1) or isinstance(crowd, float):
             bad.add(path, f"{where}.iscrowd", "0 or 1", crowd)
             continue
+        flag = ann.get("difficult")
+        if flag is not None and (flag not in (0, 1) or isinstance(flag, float)):
+            bad.add(path, f"{where}.difficult", "0 or 1 (DOTA's difficult flag)", flag)
+            continue
         if key is None:
             continue
         inst = _instance(ann, where, path, images[key[0]], bad, need_box=True,
@@ -188,6 +195,7 @@ def read_instances(path: PathLike, images_dir: PathLike | None,
         if inst is not None:
             inst.crowd = bool(crowd)
             inst.area = None if area is None else float(area)
+            inst.difficult = None if flag is None else bool(flag)
             pending.append((key, inst, ann))
     bad.raise_if_any()
     _fill_obbs([inst for _, inst, _ in pending])
@@ -574,10 +582,10 @@ def _add_group(bench: Benchmark, ann_id: str, image_path: str, img: CocoImage, n
     union = masks.union([inst.mask for inst in group])
     targets = [inst for inst in group if not inst.crowd]
     crowd = [inst for inst in group if inst.crowd]
-    extra: dict[str, Any] = {}
+    extra = _flags(targets)
     if crowd:
-        extra = {"ignore_bbox": [inst.xywh for inst in crowd],
-                 "ignore_oriented_bbox": [inst.obb for inst in crowd]}
+        extra |= {"ignore_bbox": [inst.xywh for inst in crowd],
+                  "ignore_oriented_bbox": [inst.obb for inst in crowd]}
     # COCO's size of each target (COCOeval ranges a GT by it), when every target has one.
     if targets and all(inst.area is not None for inst in targets):
         extra["area"] = [inst.area for inst in targets]
@@ -585,6 +593,13 @@ def _add_group(bench: Benchmark, ann_id: str, image_path: str, img: CocoImage, n
                          masks.to_json(union) if union is not None else None,
                          [inst.xywh for inst in targets], [inst.obb for inst in targets],
                          **extra)
+
+
+def _flags(targets: Sequence[Instance]) -> dict[str, Any]:
+    """``{"difficult": [0 / 1 per target]}`` when a target carries the flag, else ``{}``."""
+    if all(inst.difficult is None for inst in targets):
+        return {}
+    return {"difficult": [int(bool(inst.difficult)) for inst in targets]}
 
 
 def _submission_rows(groups: dict[tuple[int, int], list[Instance]],
@@ -707,18 +722,23 @@ def _export_targets(s: Sample, image_id: int, cat: int,
     if s.negative:
         return
     # A target's area is the one our COCO-style AP ranges it by: its annotation's where
-    # given, else its own (w x h, the polygon's).
+    # given, else its own (w x h, the polygon's). Its difficult flag (when the ground truth
+    # flags its objects) rides on its annotation as the ``difficult`` extension: COCOeval
+    # ignores the key, from-coco reads it.
     given = s.gt_area.tolist() if s.gt_area.size else None
+    flags = s.gt_difficult.tolist() if s.gt_difficult.size else []
     for boxes, crowd in ((s.gt_boxes, 0), (s.gt_ignore_boxes, 1)):
-        for j, (x1, y1, x2, y2) in enumerate(boxes.tolist()):
-            area = given[j] if given and not crowd else (x2 - x1) * (y2 - y1)
+        for k, (x1, y1, x2, y2) in enumerate(boxes.tolist()):
+            area = given[k] if given and not crowd else (x2 - x1) * (y2 - y1)
             files["bbox"]["annotations"].append(
                 {"image_id": image_id, "category_id": cat, "bbox": [x1, y1, x2 - x1, y2 - y1],
-                 "area": area, "iscrowd": crowd})
+                 "area": area, "iscrowd": crowd,
+                 **({"difficult": int(flags[k])} if flags and not crowd else {})})
     for polys, crowd in ((s.gt_obbs, 0), (s.gt_ignore_obbs, 1)):
-        for fields in _obb_fields(polys, None if crowd else given):
-            files["obb"]["annotations"].append({"image_id": image_id, "category_id": cat,
-                                                "iscrowd": crowd, **fields})
+        for k, fields in enumerate(_obb_fields(polys, None if crowd else given)):
+            files["obb"]["annotations"].append({
+                "image_id": image_id, "category_id": cat, "iscrowd": crowd, **fields,
+                **({"difficult": int(flags[k])} if flags and not crowd else {})})
     if s.gt_mask is not None:
         x, y, w, h = masks.bbox_of(s.gt_mask)  # type: ignore[misc]
         files["segm"]["annotations"].append(
@@ -866,10 +886,11 @@ def _add_export_annotation(bench: Benchmark, ann_id: str, fields: dict[str, Any]
 
     boxes, obbs = of("bbox"), of("obb")
     union = masks.union([inst.mask for inst in of("segm")])
-    extra: dict[str, Any] = {}
+    # The flags travel on the boxes (on the oriented boxes when there are no boxes).
+    extra = _flags([b for b in (boxes or obbs) if not b.crowd])
     if any(b.crowd for b in boxes) or any(o.crowd for o in obbs):
-        extra = {"ignore_bbox": [b.xywh for b in boxes if b.crowd],
-                 "ignore_oriented_bbox": [o.obb for o in obbs if o.crowd]}
+        extra |= {"ignore_bbox": [b.xywh for b in boxes if b.crowd],
+                  "ignore_oriented_bbox": [o.obb for o in obbs if o.crowd]}
     targets = [b for b in boxes if not b.crowd] or [o for o in obbs if not o.crowd]
     if fields.get("area") is True and targets:
         extra["area"] = [t.area for t in targets]

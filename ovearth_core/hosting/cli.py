@@ -19,7 +19,7 @@ from ..cli import (
 )
 from ..errors import OVEarthInputError, Problem
 from ..files import read_bounded, write_confined
-from ..io import parse_ground_truth, parse_json, read_input
+from ..io import GroundTruth, parse_ground_truth, parse_json, read_input
 from ..options import TASK_KEYS, Options
 from .bundle import (
     Phase,
@@ -29,7 +29,14 @@ from .bundle import (
     parse_phase,
     skeleton,
 )
-from .config import DEFAULT_METRICS, MODALITY_BLOCK, HostingConfig, Limits, default_columns
+from .config import (
+    DEFAULT_METRICS,
+    MODALITY_BLOCK,
+    HostingConfig,
+    Limits,
+    default_columns,
+    truth_modalities,
+)
 from .scorer import codabench_main, score
 
 PROG_BUNDLE = "ovearth-hosting"
@@ -54,8 +61,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", action="append", choices=tuple(TASK_KEYS),
                         help="task to score; repeat for several (default: every task with "
                              "queries in the ground truth)")
-    parser.add_argument("--modalities", default="segmentation,bbox,oriented_bbox",
-                        help="comma-separated, declared (auto is refused): default all three")
+    parser.add_argument("--modalities", default=None,
+                        help="comma-separated, declared (auto is refused); default: those the "
+                             "ground truth holds for the scored tasks' positive queries "
+                             "(masks, boxes, oriented boxes)")
     add_matching_options(parser)
     add_large_masks_option(parser)
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
@@ -103,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Phase]
+def _config(args: argparse.Namespace, gt: GroundTruth, phases: list[Phase]
             ) -> HostingConfig:
-    tasks = args.task or [t for t, key in TASK_KEYS.items() if gt_tasks.get(key)] or ["vocabulary"]
-    options = Options(tasks[0], args.modalities, args.iou_threshold, args.score_threshold,
+    tasks = args.task or [t for t, key in TASK_KEYS.items() if gt.tasks.get(key)] or ["vocabulary"]
+    held = truth_modalities(gt, tasks)
+    modalities = args.modalities or ",".join(held or MODALITY_BLOCK)
+    options = Options(tasks[0], modalities, args.iou_threshold, args.score_threshold,
                       args.bbox_format, large_masks=args.large_masks)
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
@@ -116,9 +127,18 @@ def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Ph
     mods = [m for m in options.modalities if m in MODALITY_BLOCK]
     metrics = tuple(m.strip() for m in args.columns.split(",") if m.strip())
     columns = default_columns(tasks, mods, metrics, strict=metrics != DEFAULT_METRICS)
-    return HostingConfig(tuple(tasks), options, columns, limits,
-                         getattr(args, "gallery", 0),
-                         {p.codename: f"{p.codename}_split" for p in phases})
+    config = HostingConfig(tuple(tasks), options, columns, limits,
+                           getattr(args, "gallery", 0),
+                           {p.codename: f"{p.codename}_split" for p in phases})
+    lacking = [m for m in config.options.modalities if m not in held]
+    if lacking:
+        empty = [c.key for c in config.columns if c.path[1] in
+                 {MODALITY_BLOCK[m] for m in lacking}]
+        print(f"{PROG_BUNDLE}: warning: --modalities names {', '.join(lacking)}, which the "
+              f"ground truth {args.gt} holds for no positive query of {', '.join(tasks)}: "
+              f"column{'s' if len(empty) != 1 else ''} {', '.join(empty) or '(none)'} will be "
+              "empty (null) for every submission", file=sys.stderr)
+    return config
 
 
 def _images(gt_doc: dict, folder: Path) -> dict[str, bytes]:
@@ -145,7 +165,7 @@ def write_bundle(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         gt_bytes = read_input(args.gt, "ground-truth")
         gt_doc = parse_json(gt_bytes, str(args.gt))
         gt = parse_ground_truth(gt_doc, str(args.gt))
-        config = _config(args, gt.tasks, phases)
+        config = _config(args, gt, phases)
         sample = (read_input(args.sample, "prediction") if args.sample
                   else skeleton(gt_doc, config))
         images = (_images(gt_doc, args.images or args.gt.parent)

@@ -6,14 +6,16 @@ holds the evaluator's :class:`~ovearth_core.options.Options` (modalities declare
 ``auto``: every submission is scored on the same modalities), the tasks scored, the
 leaderboard's columns and the limits a submission must keep.
 
-A column is one key metric of one task: ``<task>_<metric>`` (``vocabulary_seg_macro_miou``),
-its value ``summary[modality][metric]`` of that task's evaluator result, the same number
-``python -m ovearth_core`` prints. Metric names are the entries of
-:data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked metrics).
+A column is one key metric of one task: ``<task key>_<metric>``, the task as the JSON names
+it (``open_vocabulary_seg_macro_miou``), its value ``summary[modality][metric]`` of that
+task's evaluator result, the same number ``python -m ovearth_core`` prints. Metric names are
+the entries of :data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked
+metrics).
 
 >>> config = HostingConfig(("vocabulary",), Options("vocabulary", "segmentation,bbox"))
->>> [c.key for c in config.columns]
-['vocabulary_presence_mcc', 'vocabulary_seg_macro_miou', 'vocabulary_bbox_micro_f1']
+>>> [c.key for c in config.columns]  # doctest: +NORMALIZE_WHITESPACE
+['open_vocabulary_presence_mcc', 'open_vocabulary_seg_macro_miou',
+ 'open_vocabulary_bbox_micro_f1']
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from ..analysis.additive import METRICS
 from ..files import DEFAULT_MAX_INPUT_MB
+from ..io import GroundTruth
 from ..labels import TASK_LABELS, metric_label
 from ..options import TASK_KEYS, Options
 
@@ -58,7 +61,9 @@ class Column:
 
     @property
     def key(self) -> str:
-        return f"{self.task}_{self.metric}"
+        """``<task key>_<metric>``: the task as the JSON names it (``open_vocabulary``),
+        as in the evaluator's output; ``task`` itself is the command-line name."""
+        return f"{TASK_KEYS[self.task]}_{self.metric}"
 
     @property
     def path(self) -> tuple[str, str, str]:
@@ -79,6 +84,19 @@ def applies(task: str, metric: str, modalities: Sequence[str]) -> bool:
     if block == "presence":
         return task == "vocabulary"
     return block in {MODALITY_BLOCK[m] for m in modalities}
+
+
+def truth_modalities(gt: GroundTruth, tasks: Sequence[str]) -> tuple[str, ...]:
+    """The modalities in which the ground truth ``gt`` has a target for a positive query of
+    ``tasks`` (command-line names): ``segmentation`` when one has a mask, ``bbox`` /
+    ``oriented_bbox`` when one has such a box. A column of another modality would be
+    empty (null) for every submission."""
+    anns = [gt.annotations[q.ann_id] for t in tasks for q in gt.tasks.get(TASK_KEYS[t], ())
+            if not q.negative]
+    held = {"segmentation": any(a.mask is not None for a in anns),
+            "bbox": any(len(a.boxes) for a in anns),
+            "oriented_bbox": any(len(a.obbs) for a in anns)}
+    return tuple(m for m in MODALITY_BLOCK if held[m])
 
 
 def default_columns(tasks: Sequence[str], modalities: Sequence[str],

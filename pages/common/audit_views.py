@@ -38,7 +38,7 @@ def suspect_ui(run: Any, s: dict[str, Any], decided: str | None) -> None:
                           "calibrated confidence")
             right.dataframe([{"submission": v["submission"], "score": v["score"],
                               "confidence": v["confidence"]} for v in s["votes"]],
-                            hide_index=True, height=150)
+                            hide_index=True, height="content")  # every vote shown
         else:
             right.caption("No submission found it.")
         key = suspect_key(s)
@@ -83,4 +83,4 @@ def what_if_ui(run: Any, preds: tuple, options: Any, confirmed: list[dict[str, A
                    "change": f"{'↑' if r['change'] > 0 else '↓' if r['change'] < 0 else '='}"
                              f"{abs(r['change']) or ''}",
                    "original": r["before"], "cleaned": r["after"]} for r in ranking["rows"]],
-                 hide_index=True, key="audit_ranking")
+                 hide_index=True, key="audit_ranking", height="content")

@@ -188,11 +188,13 @@ def test_leaderboard_report_shape(board: tuple[list[str], list[dict[str, Any]]])
 def test_folder_leaderboard_covers_each_task(folder: Path) -> None:
     out = folder_leaderboard(folder, ("vocabulary", "referring", "reasoning"), MODS,
                              sizes=(5,), n_subsets=200, stability_metrics=["bbox_micro_f1"])
-    assert out["vocabulary"]["models"] == [f"model_{i}" for i in range(4)]
+    # Keyed as the JSON names each task (issue 46: c100000 keyed "vocabulary").
+    assert list(out) == ["open_vocabulary", "referring", "reasoning"]
+    assert out["open_vocabulary"]["models"] == [f"model_{i}" for i in range(4)]
     assert out["referring"]["models"] == ["model_1", "model_2", "model_3"]
     assert out["referring"]["mcc_vs_miou"] is None
     assert out["reasoning"]["models"] == []  # no reasoning queries in this ground truth
-    assert out["vocabulary"]["stability"]["bbox_micro_f1"]["num_subsets"] == 200
+    assert out["open_vocabulary"]["stability"]["bbox_micro_f1"]["num_subsets"] == 200
 
 
 # --- the folder's files are checked like typed paths (issue 18) ----------------------------
@@ -493,7 +495,7 @@ def test_leaderboard_cli_ranks_by_map_with_the_detection_cap(tmp_path: Path) -> 
                            "--max-detections", "110", "--output", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    board = json.loads(out.read_text())["vocabulary"]
+    board = json.loads(out.read_text())["open_vocabulary"]
     names = board["models"]
     for i, name in enumerate(names):
         samples = load_samples(demo / "ground_truth.json", demo / "predictions" / f"{name}.json",

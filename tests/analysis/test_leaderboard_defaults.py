@@ -70,6 +70,6 @@ def test_the_command_ranks_oriented_boxes_and_skips_empty_tasks(tmp_path: Path) 
     proc = _command(ds.root)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert "oriented_bbox_micro_f1" in out["vocabulary"]["metrics"]
+    assert "oriented_bbox_micro_f1" in out["open_vocabulary"]["metrics"]
     assert out["reasoning"]["models"] == []
     assert "reasoning" in proc.stderr and "no queries" in proc.stderr

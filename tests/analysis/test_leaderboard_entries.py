@@ -24,7 +24,7 @@ from ovearth_core.analysis import leaderboard as lb
 from ovearth_core.analysis import rank_stats, standings
 from ovearth_core.analysis.additive import AdditiveMetric
 from ovearth_core.cache import ResultCache, file_digest
-from ovearth_core.options import Options
+from ovearth_core.options import TASK_KEYS, Options
 
 MODS = "segmentation,bbox,oriented_bbox"
 TASKS = ("vocabulary", "referring")
@@ -131,7 +131,7 @@ def _entry_path(store: ResultCache, folder: Path, task: str, model: str) -> Path
 def test_hot_cold_in_process_and_sequential_reports_are_identical(folder: Path,
                                                                   tmp_path: Path) -> None:
     sequential = lb.folder_leaderboard(folder, TASKS, MODS, workers=1, **STABILITY)
-    assert all(sequential[t]["stability"] for t in TASKS)
+    assert all(sequential[TASK_KEYS[t]]["stability"] for t in TASKS)
     store = ResultCache(tmp_path / "c")
     cold = lb.folder_leaderboard(folder, TASKS, MODS, workers=2, cache=store, **STABILITY)
     warm_store = ResultCache(tmp_path / "c")
@@ -162,7 +162,7 @@ def test_entries_are_derived_from_results_cached_without_them(folder: Path,
     store = ResultCache(tmp_path / "c")
     for _ in lb.evaluate_folder(folder, "vocabulary", MODS, workers=2, cache=store):
         pass
-    models = sequential["vocabulary"]["models"]
+    models = sequential["open_vocabulary"]["models"]
     assert not any(_entry_path(store, folder, "vocabulary", m).exists() for m in models)
     again = ResultCache(tmp_path / "c")
     derived = lb.folder_leaderboard(folder, ("vocabulary",), MODS, workers=2, cache=again,

@@ -34,7 +34,7 @@ def test_the_flags_reach_the_numbers(folder: Path) -> None:
     done = _run(folder, "--rank-resamples", "200", "--alpha", "0.1", "--min-count", "6",
                 "--friedman-blocks", "query", "--bootstrap-unit", "query", "--seed", "3")
     assert done.returncode == 0, done.stderr
-    ranks = json.loads(done.stdout)["vocabulary"]["uncertainty"]["seg_macro_miou"]
+    ranks = json.loads(done.stdout)["open_vocabulary"]["uncertainty"]["seg_macro_miou"]
     assert (ranks["n_resamples"], ranks["alpha"], ranks["seed"], ranks["unit"]) == (
         200, 0.1, 3, "query")
     assert ranks["num_units"] == 195  # the demo's open-vocabulary queries
@@ -49,7 +49,7 @@ def test_the_flags_reach_the_numbers(folder: Path) -> None:
 def test_no_ranks_leaves_them_out(folder: Path) -> None:
     done = _run(folder, "--no-ranks")
     assert done.returncode == 0, done.stderr
-    assert "uncertainty" not in json.loads(done.stdout)["vocabulary"]
+    assert "uncertainty" not in json.loads(done.stdout)["open_vocabulary"]
 
 
 @pytest.mark.parametrize(("flags", "named"), [

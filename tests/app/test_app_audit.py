@@ -150,3 +150,34 @@ def test_the_submissions_folder_travels_in_the_link(ds: Dataset, tmp_path: Path)
     fresh = open_page(AUDIT, params, TIMEOUT)
     assert_ok(fresh)
     assert "from 3 submissions" in next(c.value for c in fresh.caption if " suspects (" in c.value)
+
+
+def test_tables_show_every_row(ds: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: the vote tables (and the ranking) are as tall as their rows: every vote is
+    visible without scrolling (c100000 fixed them at 150 px: three rows of ten votes).
+    AppTest does not report an element's height, so each ``st.dataframe`` call's is
+    recorded as the page makes it (the script runs in this process)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    calls: list[tuple[int, object]] = []
+    original = DeltaGenerator.dataframe
+
+    def recorded(self: DeltaGenerator, data: object = None, *args: object,
+                 **kwargs: object) -> object:
+        calls.append((len(data) if isinstance(data, list) else -1,  # type: ignore[arg-type]
+                      kwargs.get("height", "auto")))
+        return original(self, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DeltaGenerator, "dataframe", recorded)
+    at = _audit(ds)
+    for b in [b for b in at.button if b.label == "Confirm"][:len(INJECTED)]:
+        b.click().run()
+    next(b for b in at.button if b.label.startswith("Write the cleaned ground truth")
+         ).click().run()
+    assert_ok(at)
+    votes = [len(s) for s in (t.value for t in at.dataframe) if "confidence" in s.columns]
+    assert max(votes) > 3  # a table the old 150 px cut short
+    # Streamlit's rows are 35 px, the header one more: a fixed height must fit them all.
+    cut = [(rows, h) for rows, h in calls
+           if h != "content" and not (isinstance(h, int) and h >= 35 * (rows + 1) + 3)]
+    assert len(calls) >= len(votes) + 1 and cut == [], cut

@@ -214,7 +214,7 @@ def test_a_seam_object_seen_from_two_chips_is_one_true_positive(tmp_path: Path) 
     assert row["bbox"] == [{"bbox": [830.0, 100.0, 870.0, 140.0], "score": 0.9,
                             "chips": ["P0001__1__0___0", "P0001__1__824___0"]}]
     result = evaluate_files(out / "ground_truth.json", out / "predictions" / "m.json",
-                            ["vocabulary"], modalities="bbox,oriented_bbox")["vocabulary"]
+                            ["vocabulary"], modalities="bbox,oriented_bbox")["open_vocabulary"]
     entry = next(s for s in result["per_sample"] if s["sample_id"] == "ov_P0001_plane")
     for modality in ("bbox", "oriented_bbox"):
         assert {k: entry[modality][k] for k in ("tp", "fp", "fn")} == {"tp": 1, "fp": 0,

@@ -415,7 +415,7 @@ def test_a_converted_folder_is_a_benchmark_folder(tmp_path: Path) -> None:
                            "vocabulary", "--modalities", "bbox", "--subsets", "5"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    board = json.loads(proc.stdout)["vocabulary"]
+    board = json.loads(proc.stdout)["open_vocabulary"]
     assert board["models"] == ["model_a", "model_b"]
     # model_b drops the P0002 ship false positive: F1 6/7 against 0.75.
     assert board["metrics"]["bbox_micro_f1"] == pytest.approx([0.75, 6 / 7])

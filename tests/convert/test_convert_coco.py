@@ -30,6 +30,7 @@ from ovearth_core import evaluate_files, masks
 from ovearth_core.analysis.ap import coco_average_precision
 from ovearth_core.convert import from_coco, from_coco_export, to_coco
 from ovearth_core.io import load_samples
+from ovearth_core.options import TASK_KEYS
 
 SAMPLE = DATA / "coco"
 
@@ -133,7 +134,7 @@ def test_sample_results_boxes_in_file_order_masks_above_threshold(sample_bench: 
 def test_sample_evaluates_as_worked_by_hand(sample_bench: Path) -> None:
     res = evaluate_files(sample_bench / "ground_truth.json",
                          sample_bench / "predictions" / "results.json", ["vocabulary"],
-                         modalities="bbox")["vocabulary"]["summary"]
+                         modalities="bbox")["open_vocabulary"]["summary"]
     # Positives: tank (found), ship in 1 (found), ship in 2 (no result), harbor (found);
     # negatives with a result: tank in 2, ship in 5.
     assert {k: res["presence"][k] for k in ("tp", "fp", "tn", "fn")} == {
@@ -360,12 +361,13 @@ def test_ovearth_to_coco_and_back_evaluates_equal(tmp_path: Path, persona: str,
                            modalities=ALL)
     # The export writes a row for every query (a missing row becomes an empty one), so the
     # coverage report, and only it, differs: every score, per sample and summary, is equal.
-    for result in (before[task], after[task]):
+    key = TASK_KEYS[task]
+    for result in (before[key], after[key]):
         cov = result.pop("coverage")
         result.pop("warnings")
         assert cov["num_queries"] == result["summary"]["num_samples"]
     assert differences(before, after) == []
-    assert before[task]["summary"]["num_samples"] > 0
+    assert before[key]["summary"]["num_samples"] > 0
 
 
 def test_plain_from_coco_on_the_bbox_export_gives_the_same_box_metrics(
@@ -378,10 +380,10 @@ def test_plain_from_coco_on_the_bbox_export_gives_the_same_box_metrics(
     from_coco(out / "instances_bbox.json", DEMO / "images", tmp_path / "b",
               [out / "results_bbox.json"])
     before = evaluate_files(DEMO / "ground_truth.json", DEMO / "predictions" / "box_detector.json",
-                            ["vocabulary"], modalities="bbox")["vocabulary"]["summary"]
+                            ["vocabulary"], modalities="bbox")["open_vocabulary"]["summary"]
     after = evaluate_files(tmp_path / "b" / "ground_truth.json",
                            tmp_path / "b" / "predictions" / "results_bbox.json", ["vocabulary"],
-                           modalities="bbox")["vocabulary"]["summary"]
+                           modalities="bbox")["open_vocabulary"]["summary"]
     assert differences(before["bbox"], after["bbox"]) == []
     assert before["num_positive"] - after["num_positive"] == 10
 

@@ -72,7 +72,7 @@ def test_queries_and_annotations(bench: tuple[Path, str]) -> None:
 def test_evaluation_equals_the_hand_worked_expectation(bench: tuple[Path, str]) -> None:
     out, mode = bench
     s = evaluate_files(*_files(out), ["vocabulary"],
-                       modalities="bbox,oriented_bbox")["vocabulary"]["summary"]
+                       modalities="bbox,oriented_bbox")["open_vocabulary"]["summary"]
     # Presence: the three positives have detections; P0002 plane and P0003 harbor are
     # false positives; the other four negatives are empty.
     assert {k: s["presence"][k] for k in ("tp", "fp", "tn", "fn")} == {

@@ -58,7 +58,7 @@ def test_queries_per_image_and_class(bench: Path) -> None:
 
 def test_evaluation_equals_the_hand_worked_expectation(bench: Path) -> None:
     res = evaluate_files(bench / "ground_truth.json", bench / "predictions" / "model_x.json",
-                         ["vocabulary"], modalities="segmentation")["vocabulary"]
+                         ["vocabulary"], modalities="segmentation")["open_vocabulary"]
     s = res["summary"]
     # Every present class is predicted somewhere; water predicted on tile_b is a hallucination.
     assert {k: s["presence"][k] for k in ("tp", "fp", "tn", "fn")} == {

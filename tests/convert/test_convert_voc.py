@@ -77,7 +77,7 @@ def test_voc_results_evaluate_as_worked_by_hand(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = evaluate_files(tmp_path / "b" / "ground_truth.json",
                             tmp_path / "b" / "predictions" / "model.json", ["vocabulary"],
-                            modalities="bbox")["vocabulary"]
+                            modalities="bbox")["open_vocabulary"]
     got = {s["sample_id"]: {k: s["bbox"][k] for k in ("tp", "fp", "fn")}
            for s in result["per_sample"] if s.get("bbox")}
     assert got["ov_000001_dog"] == {"tp": 1, "fp": 0, "fn": 0}

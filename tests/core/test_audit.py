@@ -92,6 +92,8 @@ def test_cli_writes_audit(scene: tuple[Path, list[Path]], tmp_path: Path,
     assert main(["--gt", str(gt), "--predictions", *map(str, preds), "--task", "vocabulary",
                  "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
+    # The task as the JSON names it (docs/audit.md; issue 46: c100000 wrote "vocabulary").
+    assert doc["task"] == "open_vocabulary"
     assert {_key(s) for s in doc["suspects"][:5]} == INJECTED
     assert [s["name"] for s in doc["submissions"]] == [f"model{s}" for s in range(SUBS)]
 

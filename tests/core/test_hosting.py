@@ -83,9 +83,9 @@ def test_an_undefined_metric_is_left_out_not_zero(bundle: Path, tmp_path: Path) 
     pred = tmp_path / "sample.json"
     pred.write_bytes(sample)
     assert evaluator_cli(pred, "vocabulary")["summary"]["presence"]["mcc"] is None
-    assert "vocabulary_presence_mcc" not in scores
-    assert "vocabulary_presence_mcc is undefined" in run.stderr
-    assert scores["vocabulary_seg_macro_miou"] == 0.0
+    assert "open_vocabulary_presence_mcc" not in scores
+    assert "open_vocabulary_presence_mcc is undefined" in run.stderr
+    assert scores["open_vocabulary_seg_macro_miou"] == 0.0
 
 
 def _break(pred: dict, task: str = "open_vocabulary", **row: object) -> bytes:
@@ -195,7 +195,7 @@ def test_the_options_reach_the_bundle(tmp_path: Path) -> None:
             for p in doc["phases"]] == [("Dev", "2026-01-01 00:00:00", "2026-02-01 00:00:00", 160),
                                         ("Final", "2026-02-01 12:00:00", None, 160)]
     assert [c["key"] for c in doc["leaderboards"][0]["columns"]] == [
-        "vocabulary_seg_micro_miou", "vocabulary_presence_mcc"]
+        "open_vocabulary_seg_micro_miou", "open_vocabulary_presence_mcc"]
     assert config["limits"] == {"max_mb": 5.0, "time_limit_s": 100.0, "max_boxes": 7}
     assert config["modalities"] == ["segmentation"] and config["tasks"] == ["vocabulary"]
 
@@ -307,3 +307,38 @@ def test_the_spec_mask_cap_and_large_masks_reach_the_scorer(tmp_path: Path, larg
     scores = json.loads((root / "output" / "scores.json").read_text())
     miou = [v for k, v in scores.items() if "miou" in k.lower()]
     assert miou and all(v == pytest.approx(1 / 3) for v in miou), scores
+
+
+def _boxes_only_truth(tmp_path: Path) -> Path:
+    """The demo ground truth without its masks (boxes and oriented boxes only)."""
+    doc = json.loads(GT.read_text())
+    for ann in doc["annotations"]:
+        ann["segmentation"] = None
+    path = tmp_path / "boxes_only.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_boxes_only_truth_declares_no_mask_column(tmp_path: Path) -> None:
+    """Issue 46: by default the bundle scores the modalities the truth holds; a boxes-only
+    truth gets no segmentation column (c100000 declared seg_macro_miou, null for all)."""
+    out = tmp_path / "b.zip"
+    run = hosting("codabench", "--gt", str(_boxes_only_truth(tmp_path)), "--out", str(out))
+    assert "warning" not in run.stderr
+    with zipfile.ZipFile(out) as z:
+        with zipfile.ZipFile(z.open("scoring_program.zip")) as program:
+            config = json.loads(program.read("scoring.json"))
+    assert config["modalities"] == ["bbox", "oriented_bbox"]
+    keys = [c["key"] for c in _columns(out)]
+    assert keys and not [k for k in keys if "_seg_" in k]
+    assert "open_vocabulary_bbox_micro_f1" in keys and "open_vocabulary_presence_mcc" in keys
+
+
+def test_declared_modality_the_truth_lacks_is_warned(tmp_path: Path) -> None:
+    out = tmp_path / "b.zip"
+    run = hosting("codabench", "--gt", str(_boxes_only_truth(tmp_path)), "--out", str(out),
+                  "--task", "referring", "--modalities", "segmentation,bbox")
+    assert ("warning: --modalities names segmentation, which the ground truth" in run.stderr
+            and "referring_seg_macro_miou will be empty (null)" in run.stderr), run.stderr
+    assert [c["key"] for c in _columns(out)] == ["referring_seg_macro_miou",
+                                                 "referring_bbox_micro_f1"]

@@ -118,5 +118,5 @@ def test_the_leaderboard_command_takes_the_flag(tmp_path: Path) -> None:
     taken = subprocess.run([*base, "--large-masks"], capture_output=True, text=True, cwd=ROOT,
                            timeout=300)
     assert taken.returncode == 0, taken.stderr
-    board = json.loads(taken.stdout)["vocabulary"]
+    board = json.loads(taken.stdout)["open_vocabulary"]
     assert board["models"] == ["huge"] or "huge" in json.dumps(board)

@@ -17,6 +17,7 @@ import pytest
 from ovearth_core import OVEarthInputError, evaluate_files, gc_paused
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.options import TASK_KEYS
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 GT = DEMO / "ground_truth.json"
@@ -45,15 +46,20 @@ def test_evaluate_files_equals_one_call_per_task(pred: Path, options: dict) -> N
         assert str(got_err.value) == str(err)
         return
     got = evaluate_files(GT, pred, TASKS, **options)
-    assert list(got) == list(TASKS)
+    # Keyed as the JSON names each task (issue 46): the results' own "task".
+    assert list(got) == ["open_vocabulary", "referring", "reasoning"]
     for task in TASKS:
-        assert orjson.dumps(got[task]) == orjson.dumps(expected[task]), task
+        key = TASK_KEYS[task]
+        assert got[key]["task"] == key
+        assert orjson.dumps(got[key]) == orjson.dumps(expected[task]), task
 
 
 def test_evaluate_files_subset_and_bad_input(tmp_path: Path) -> None:
     """A subset of tasks in the given order; bad input raises as the per-task calls do."""
     got = evaluate_files(GT, PERSONAS[0], ["reasoning", "vocabulary"])
-    assert list(got) == ["reasoning", "vocabulary"]
+    assert list(got) == ["reasoning", "open_vocabulary"]
+    # The JSON names are accepted too, and give the same keys.
+    assert list(evaluate_files(GT, PERSONAS[0], ["open_vocabulary"])) == ["open_vocabulary"]
     broken = tmp_path / "pred.json"
     broken.write_text(json.dumps({"tasks": {"referring": [{"query_id": 7}]}}))
     with pytest.raises(OVEarthInputError) as err:
