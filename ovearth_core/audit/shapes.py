@@ -69,18 +69,19 @@ def objects_of(samples: Sequence[Sample], modality: str, side: str) -> list[Obje
 
 
 def _component_envelopes(comp: Any) -> FloatArray:
-    """xyxy envelopes of mask components (from their column segments; pixel edges)."""
+    """xyxy envelopes of mask components (from their pieces: one column, or whole columns
+    with rows 0..h-1; pixel edges)."""
     out = np.zeros((comp.count, 4))
     if comp.count == 0:
         return out
     h = comp.size[0]
-    col = comp.start // h
-    y0, y1 = comp.start - col * h, comp.stop - col * h
+    c0, c1 = comp.start // h, (comp.stop - 1) // h
+    y0, y1 = comp.start - c0 * h, comp.stop - c1 * h
     out[:, :2] = np.inf
     out[:, 2:] = -np.inf
-    np.minimum.at(out[:, 0], comp.label, col)
+    np.minimum.at(out[:, 0], comp.label, c0)
     np.minimum.at(out[:, 1], comp.label, y0)
-    np.maximum.at(out[:, 2], comp.label, col + 1)
+    np.maximum.at(out[:, 2], comp.label, c1 + 1)
     np.maximum.at(out[:, 3], comp.label, y1)
     return out
 
