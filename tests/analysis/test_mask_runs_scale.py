@@ -127,7 +127,7 @@ def _long_scene(folder: Path) -> tuple[Path, Path]:
 
 # pycocotools' merge (the evaluator's intersection) reserves 4 bytes a pixel of address
 # space, 2 GiB here, without touching it: the limit leaves room for that and for the
-# libraries, and the resident peak is checked apart.
+# libraries, and the resident peak is checked apart (66 MB here; below a decoded mask).
 LIMIT = 3 << 30
 CHILD = textwrap.dedent("""
     import atexit, resource, runpy, sys
@@ -150,7 +150,7 @@ def test_a_long_thin_mask_is_analysed_within_a_memory_limit(tmp_path: Path) -> N
     assert run.returncode == 0, run.stderr[-2000:]
     assert "Traceback" not in run.stderr
     peak_kb = int(run.stderr.split("peak_kb")[-1].split()[0])
-    assert peak_kb < 400_000, peak_kb
+    assert peak_kb * 1024 < W, peak_kb  # less than the mask decoded (1 byte a pixel)
     result = json.loads(out.read_text())
     seg = result["per_sample"][0]["seg"]
     # GT: [100, 200,000,100) and [200,000,200, 500,000,200); prediction: [50, 250,000,050)
