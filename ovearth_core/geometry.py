@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -74,6 +74,31 @@ def envelope_pairs(a: FloatArray, b: FloatArray | None = None
         keep &= i < j
     order = np.lexsort((j[keep], i[keep]))
     return i[keep][order].astype(np.intp), j[keep][order].astype(np.intp)
+
+
+def envelope_search(a: FloatArray, eligible: npt.NDArray[np.bool_] | None = None
+                    ) -> Callable[[int], npt.NDArray[np.intp]]:
+    """A search over the xyxy envelopes ``a``: ``near(k)`` is the indices ``j != k`` of
+    ``eligible`` envelopes overlapping ``a[k]`` (positive intersection area, as
+    :func:`envelope_pairs`), ascending. One STRtree over the eligible envelopes, queried
+    one envelope at a time: memory follows one envelope's neighbours, never every pair
+    (a crowded query's pairs grow with the square of its boxes).
+
+    >>> near = envelope_search(np.array([[0., 0, 2, 2], [1, 1, 3, 3], [2, 2, 4, 4]]))
+    >>> near(1), near(0)
+    (array([0, 2]), array([1]))
+    """
+    idx = np.flatnonzero(np.ones(len(a), dtype=bool) if eligible is None else eligible)
+    tree = shapely.STRtree(shapely.box(*a[idx].T)) if idx.size else None
+
+    def near(k: int) -> npt.NDArray[np.intp]:
+        if tree is None:
+            return np.zeros(0, dtype=np.intp)
+        hits = idx[tree.query(shapely.box(*a[k]))]
+        hits = hits[(hits != k) & (box_intersection(a[k], a[hits]) > 0)]
+        return np.sort(hits).astype(np.intp)
+
+    return near
 
 
 def polygon_area(polys: FloatArray) -> FloatArray:

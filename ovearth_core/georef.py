@@ -139,6 +139,63 @@ def map_to_crs(src: str, dst: str, mx: npt.NDArray[np.float64], my: npt.NDArray[
     return x, y
 
 
+def place_in_crs(src: str, dst: str, mx: npt.NDArray[np.float64],
+                 my: npt.NDArray[np.float64], tolerance: float
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Map coordinates ``(mx, my)`` ``(N, K)`` (N rings of K points) in ``src`` placed in
+    ``dst``, every position checked to lie in the domain of both (issue 48):
+
+    * a geographic ``src`` or ``dst``: latitudes within ±90° (a scene "over the pole" is
+      refused, not written with a latitude of 95°);
+    * a projected ``src``: the inverse projection must give the points back (within
+      ``tolerance`` map units, e.g. a hundredth of a pixel): far outside its zone a
+      transverse Mercator's inverse returns finite positions that are elsewhere;
+    * a geographic ``dst``: longitudes beyond ±180° are normalised by whole turns, each
+      ring as a whole (a scene in the 0-360° convention lands at the same place); a ring
+      that crosses the antimeridian is refused: RFC 7946 (3.1.9) asks for such a polygon
+      cut in two, which this export does not do.
+
+    Raises :class:`NoLonLat` saying which rule failed."""
+    src_crs = rasterio.crs.CRS.from_user_input(src)
+    dst_crs = rasterio.crs.CRS.from_user_input(dst)
+    if src_crs.is_geographic:
+        _latitudes(my, src)
+    same = src_crs == dst_crs
+    x, y = (mx, my) if same else map_to_crs(src, dst, mx, my)
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise NoLonLat(f"map coordinates that are not finite numbers, in {_short(src)}")
+    if src_crs.is_projected and not same:
+        bx, by = map_to_crs(dst, src, x, y)
+        off = float(np.max(np.hypot(bx - mx, by - my))) if mx.size else 0.0
+        if not off <= tolerance:
+            raise NoLonLat(f"points outside the domain of {_short(src)}: its inverse "
+                           f"projection does not give them back (off by {off:.6g} map "
+                           "units)")
+    if dst_crs.is_geographic:
+        _latitudes(y, dst)
+        x = _one_turn(x, dst)
+    return x, y
+
+
+def _latitudes(lat: npt.NDArray[np.float64], crs: str) -> None:
+    worst = float(np.max(np.abs(lat))) if lat.size else 0.0
+    if worst > 90:
+        raise NoLonLat(f"latitudes beyond ±90° in {_short(crs)} (up to {worst:.6g}°)")
+
+
+def _one_turn(lon: npt.NDArray[np.float64], crs: str) -> npt.NDArray[np.float64]:
+    """Longitudes ``(N, K)`` with each ring shifted by whole turns into [-180, 180]."""
+    lo, hi = lon.min(axis=-1), lon.max(axis=-1)
+    shift = np.where((lo < -180) | (hi > 180), -360.0 * np.floor((lo + 180) / 360), 0.0)
+    crossing = (hi - lo > 180) | (hi + shift > 180)
+    if crossing.any():
+        k = int(np.argmax(crossing))
+        raise NoLonLat(f"a box crossing the antimeridian in {_short(crs)} (longitudes "
+                       f"{lo[k]:.6g}° to {hi[k]:.6g}°; RFC 7946 asks for such a polygon "
+                       "cut in two, which this export does not do)")
+    return lon + shift[..., None]
+
+
 def _short(crs: str) -> str:
     """A CRS for a message: its code, or the name of its WKT."""
     if crs.startswith("EPSG:"):

@@ -491,12 +491,12 @@ def hull_points(rle: Rle) -> npt.NDArray[np.float64]:
     xs = np.concatenate([r[:, 0], r[:, 2]])
     top = np.concatenate([r[:, 1], r[:, 1]])
     bottom = np.concatenate([r[:, 3], r[:, 3]])
-    lo, hi = int(xs.min()), int(xs.max())
-    ymin = np.full(hi - lo + 1, np.iinfo(np.int64).max)
-    ymax = np.full(hi - lo + 1, -1)
-    np.minimum.at(ymin, xs - lo, top)
-    np.maximum.at(ymax, xs - lo, bottom)
-    used = np.flatnonzero(ymax >= 0)
-    x = (used + lo).astype(np.float64)
-    return np.concatenate([np.stack([x, ymin[used]], axis=1),
-                           np.stack([x, ymax[used]], axis=1)]).astype(np.float64)
+    # Grouped by sorting, not by an array as wide as the mask: memory follows the runs.
+    used, where = np.unique(xs, return_inverse=True)
+    ymin = np.full(used.size, np.iinfo(np.int64).max)
+    ymax = np.full(used.size, -1)
+    np.minimum.at(ymin, where, top)
+    np.maximum.at(ymax, where, bottom)
+    x = used.astype(np.float64)
+    return np.concatenate([np.stack([x, ymin], axis=1),
+                           np.stack([x, ymax], axis=1)]).astype(np.float64)

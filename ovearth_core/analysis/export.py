@@ -34,12 +34,16 @@ differs from its annotation's is stretched to it, as the app draws it (annotatio
 ``(x, y)`` is scene pixel ``(x W / w, y H / h)``), with a notice. Geometry that cannot be
 right is refused, naming the image, and nothing is written: a geotransform that is not
 finite, corners that overflow or fall outside the projection's domain (GDAL gives no
-finite position for them), a CRS with no transformation to the target.
+finite position for them, or its inverse does not give them back), latitudes beyond ±90°
+(a geographic scene over a pole), a box across the antimeridian (RFC 7946 asks for it cut
+in two), a CRS with no transformation to the target. Longitudes beyond ±180° are
+normalised box by box (:func:`ovearth_core.georef.place_in_crs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,7 +54,7 @@ import orjson
 from ..cli import EXIT_BAD_INPUT, add_input_options, add_matching_options, emit, output_refused
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_run
-from ..georef import WGS84, Georef, NoLonLat, map_to_crs, read_georef
+from ..georef import WGS84, Georef, NoLonLat, place_in_crs, read_georef
 from ..image_paths import ImagePathError, resolve_image_path
 from ..io import load_samples
 from ..reads import Reads, images_of
@@ -66,6 +70,9 @@ PIXEL_CRS = ('LOCAL_CS["image pixels (x right, y down)",LOCAL_DATUM["image",0],'
              'UNIT["pixel",1],AXIS["x",EAST],AXIS["y",SOUTH]]')
 PIXEL = "pixel"
 SHOWN = 5  # image names a notice lists before "and N more"
+# A projected scene's corners must come back from the inverse projection within this
+# share of a pixel (far outside its zone a projection's inverse lands elsewhere).
+PLACE_TOLERANCE = 0.01
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,23 +184,21 @@ class _Placer:
             self.notes.setdefault(image, f"{image} is {ref.width} x {ref.height} pixels, its "
                                   f"annotation {width} x {height}: the annotation's boxes "
                                   "are stretched to the scene (as the app draws it)")
-        mx, my = ref.in_frame(width, height).to_map(rings[..., 0], rings[..., 1])
+        frame = ref.in_frame(width, height)
+        mx, my = frame.to_map(rings[..., 0], rings[..., 1])
+        a, b, _, d, e, _ = frame.transform
         try:
-            x, y = (map_to_crs(ref.wkt, self.target, mx, my) if ref.crs != self.target
-                    else _finite(mx, my))
+            x, y = place_in_crs(ref.crs if ref.crs.startswith("EPSG:") else ref.wkt,
+                                self.target, mx, my,
+                                PLACE_TOLERANCE * max(math.hypot(a, d), math.hypot(b, e)))
         except NoLonLat as err:
             self.problems.setdefault(image, Problem(
-                image, "geotransform", "boxes with a finite position in "
-                f"{self.target} (a finite geotransform, corners inside the projection's "
-                "domain)", f"<{err}; transform {ref.transform}>"))
+                image, "geotransform", "boxes with a position in "
+                f"{self.target} (a finite geotransform, corners inside the domain of the "
+                "scene's CRS and of the target's: latitudes within ±90°, no box across the "
+                "antimeridian)", f"<{err}; transform {ref.transform}>"))
             return rings
         return np.stack([x, y], axis=-1)
-
-
-def _finite(mx: np.ndarray, my: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if not (np.isfinite(mx).all() and np.isfinite(my).all()):
-        raise NoLonLat("map coordinates that are not finite numbers")
-    return mx, my
 
 
 def features(run: Run, modality: str, placer: _Placer,

@@ -26,11 +26,13 @@ sizes share no pixel (the loader checks each GT mask against its image's size, s
 only annotations without an image size can differ).
 
 Everything is done on the masks' runs, in the RLE domain (no pixel is decoded): a mask's
-runs (:func:`ovearth_core.masks.run_lengths`) are cut at column ends into segments, one
-column each; segments in neighbouring columns whose rows overlap or touch at a corner are
+runs (:func:`ovearth_core.masks.run_lengths`) are cut into at most three pieces each (the
+part in the run's first column, its whole columns as one piece, the part in its last
+column); pieces in neighbouring columns whose rows overlap or touch at a corner are
 joined (``scipy.sparse.csgraph.connected_components``); intersections are the overlaps of
-two sorted segment lists. Time and memory follow the number of segments (about one per
-column an object spans), never the pixels: on the full-scale synthetic benchmark (masks
+two sorted lists of pieces. Time and memory follow the number of runs, never the pixels
+or the columns (issue 48: a 1 x 536,870,911 scene's few runs once became a segment per
+pixel and a MemoryError): on the full-scale synthetic benchmark (masks
 up to 5,200 x 5,200, 340 million foreground pixels in one persona's vocabulary task) a
 decode-and-label version took 70 s, this one a small fraction (benchmarks/README.md). The
 tests check it against pycocotools' decode and ``scipy.ndimage.label`` on the pixels.
@@ -62,11 +64,11 @@ MODALITY = "segmentation"
 
 @dataclass(frozen=True)
 class Components:
-    """A mask's connected components as column segments: ``start`` / ``stop`` ``(S,)`` the
-    column-major flat indices (``x * height + y``) ``[start, stop)`` of each maximal
-    vertical run of foreground pixels within one column, sorted; ``label`` ``(S,)`` the
-    component of each (0-based, column-major order); ``area`` ``(K,)`` the pixels of each
-    component."""
+    """A mask's connected components as pieces of its runs: ``start`` / ``stop`` ``(S,)``
+    the column-major flat indices (``x * height + y``) ``[start, stop)`` of each piece,
+    sorted: foreground pixels within one column, or whole columns (a run's middle, one piece
+    however many columns; :func:`_segments`); ``label`` ``(S,)`` the component of each
+    (0-based, column-major order); ``area`` ``(K,)`` the pixels of each component."""
 
     size: tuple[int, int]
     start: npt.NDArray[np.int64]
@@ -93,17 +95,23 @@ def _expand(lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64]
 
 
 def _segments(rle: masks.Rle, h: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The mask's foreground runs (:func:`ovearth_core.masks.run_lengths`) cut at column
-    ends: ``[start, stop)`` flat, one column each, sorted."""
+    """The mask's foreground runs (:func:`ovearth_core.masks.run_lengths`) cut into at most
+    three pieces each: the part in its first column, the whole columns it covers (one
+    piece, however many), the part in its last column. ``[start, stop)`` flat, sorted; a
+    piece lies in one column or covers whole columns, so there are at most three per run,
+    whatever the mask's size (a 1 x 536,870,911 scene's run was a segment per pixel)."""
     runs = masks.run_lengths(rle)
     ends = np.cumsum(runs)
     start, stop = (ends - runs)[1::2], ends[1::2]
     keep = stop > start
     start, stop = start[keep], stop[keep]
-    first, last = start // h, (stop - 1) // h
-    run, k = _expand(np.zeros(start.size, dtype=np.int64), last - first + 1)
-    col = first[run] + k
-    return np.maximum(start[run], col * h), np.minimum(stop[run], (col + 1) * h)
+    # Cut points: the end of the first column and the start of the last one, when inside.
+    head = np.minimum((start // h + 1) * h, stop)
+    tail = np.maximum((stop - 1) // h * h, head)
+    bounds = np.stack([start, head, tail, stop], axis=1)
+    lo, hi = bounds[:, :3].ravel(), bounds[:, 1:].ravel()
+    piece = hi > lo
+    return lo[piece], hi[piece]
 
 
 def components(rle: masks.Rle | None) -> Components:
@@ -113,12 +121,13 @@ def components(rle: masks.Rle | None) -> Components:
 
 def components_of(rles: Sequence[masks.Rle | None]) -> list[Components]:
     """The 8-connected components of each mask, from its runs: no pixel is decoded. Two
-    segments are connected when they lie in neighbouring columns and their rows overlap or
-    touch at a corner (rows ``[y0, y1]`` and ``[v0, v1]`` with ``v0 <= y1 + 1`` and
-    ``y0 <= v1 + 1``); segments of one column are never neighbours (a background pixel lies
-    between them). The masks' segments form one graph (no edge joins two masks): one call
-    of ``connected_components`` for them all, whose fixed cost (about 0.5 ms) was most of
-    the time with a call per mask."""
+    pieces (:func:`_segments`) are connected when one's last column neighbours the other's
+    first and their rows overlap or touch at a corner (rows ``[y0, y1]`` and ``[v0, v1]``
+    with ``v0 <= y1 + 1`` and ``y0 <= v1 + 1``); pieces of one column are never neighbours
+    (a background pixel lies between them). Time and memory follow the runs (at most three
+    pieces each), never the pixels or the columns. The masks' pieces form one graph (no
+    edge joins two masks): one call of ``connected_components`` for them all, whose fixed
+    cost (about 0.5 ms) was most of the time with a call per mask."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -133,12 +142,16 @@ def components_of(rles: Sequence[masks.Rle | None]) -> list[Components]:
         if start.size == 0:
             out.append(_empty((h, w)))
             continue
-        col = start // h
-        y0, y1 = start - col * h, stop - 1 - col * h
+        # A piece covers columns c0..c1: one column, or whole columns (rows 0..h-1), so its
+        # rows are [y0, y1] in each of its columns.
+        c0, c1 = start // h, (stop - 1) // h
+        y0, y1 = start - c0 * h, stop - 1 - c1 * h
         # Keys with a stride of h + 2 per column: y - 1 and y + 1 stay in the column's slot.
+        # A piece's neighbours on the right start in column c1 + 1 (none can start before
+        # and reach it: a piece sharing a column with another lies in that column alone).
         stride = h + 2
-        k0, k1 = col * stride + y0 + 1, col * stride + y1 + 1
-        nxt = (col + 1) * stride
+        k0, k1 = c0 * stride + y0 + 1, c0 * stride + y1 + 1
+        nxt = (c1 + 1) * stride
         lo = np.searchsorted(k1, nxt + y0, "left")
         hi = np.maximum(np.searchsorted(k0, nxt + y1 + 2, "right"), lo)
         parts.append(((h, w), start, stop, lo, hi))

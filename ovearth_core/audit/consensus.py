@@ -45,7 +45,16 @@ import numpy.typing as npt
 from .. import geometry
 from ..matching import match
 from ..types import EMPTY_BOXES, EMPTY_POLYS, EMPTY_SCORES, Sample
-from .shapes import Objects, objects_of, pairs_by_set, pooled_candidates, seed_ious, xywh
+from .shapes import (
+    Objects,
+    areas,
+    objects_of,
+    pairs_by_set,
+    pooled_candidates,
+    seed_ious,
+    seed_search,
+    xywh,
+)
 
 IntArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -216,31 +225,43 @@ def _clusters(q: _Query, w: FloatArray, modality: str, threshold: float
     conf = np.concatenate(q.conf)
     free = ~np.concatenate(q.tp)
     envs = np.concatenate([p.envelope for p in q.preds])
-    u, v, known = pooled_candidates(q.preds, modality)
-    keep = (owner[u] != owner[v]) & free[u] & free[v]
-    if known is not None:
-        keep &= known >= threshold
-    u, v = u[keep], v[keep]
-    both_u, both_v = np.concatenate([u, v]), np.concatenate([v, u])
-    both_iou = None if known is None else np.concatenate([known[keep], known[keep]])
-    order = np.argsort(both_u, kind="stable")
-    both_u, both_v = both_u[order], both_v[order]
-    if both_iou is not None:
-        both_iou = both_iou[order]
-    geom = None if known is not None else np.concatenate([p.geom for p in q.preds])
-    starts = np.searchsorted(both_u, np.arange(owner.size + 1))
+    # Only free objects of other submissions can join a seed: pruned before any pair is
+    # listed. Masks: their pairs with IoUs, from one sweep over the free components' pieces;
+    # boxes: one seed's candidates at a time from a spatial index, and only those whose
+    # areas allow an IoU >= threshold (IoU <= smaller / larger area) are intersected.
+    if modality == "segmentation":
+        u, v, known = pooled_candidates(q.preds, modality, free)
+        keep = (owner[u] != owner[v]) & (known >= threshold)
+        u, v, known = u[keep], v[keep], known[keep]
+        both_u, both_v = np.concatenate([u, v]), np.concatenate([v, u])
+        order = np.argsort(both_u, kind="stable")
+        both_u, both_v = both_u[order], both_v[order]
+        both_iou = np.concatenate([known, known])[order]
+        starts = np.searchsorted(both_u, np.arange(owner.size + 1))
+    else:
+        near = seed_search(q.preds, free)
+        geom = np.concatenate([p.geom for p in q.preds])
+        area = areas(q.preds, modality)
     total = float(w[q.answered].sum())
     assigned = ~free.copy()
     out = []
     for seed in np.lexsort((np.arange(conf.size), -conf)):
         if assigned[seed]:
             continue
-        lo, hi = starts[seed], starts[seed + 1]
-        others = both_v[lo:hi]
-        open_ = ~assigned[others]
-        others = others[open_]
-        ious = (seed_ious(geom, int(seed), others, modality) if both_iou is None
-                else both_iou[lo:hi][open_])
+        if modality == "segmentation":
+            lo, hi = starts[seed], starts[seed + 1]
+            others = both_v[lo:hi]
+            open_ = ~assigned[others]
+            others, ious = others[open_], both_iou[lo:hi][open_]
+        else:
+            # In the order the listed pairs gave: the later objects, then the earlier ones.
+            found = near(int(seed))
+            found = np.concatenate([found[found > seed], found[found < seed]])
+            small = np.minimum(area[found], area[seed])
+            large = np.maximum(area[found], area[seed])
+            possible = small >= threshold * large * (1 - 1e-9)
+            others = found[(owner[found] != owner[seed]) & ~assigned[found] & possible]
+            ious = seed_ious(geom, int(seed), others, modality)
         best: dict[int, tuple[float, int]] = {int(owner[seed]): (2.0, int(seed))}
         for other, value in zip(others.tolist(), ious.tolist(), strict=True):
             o = int(owner[other])

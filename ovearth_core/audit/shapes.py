@@ -14,7 +14,7 @@ pair; masks intersect their components' column segments directly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,18 +69,19 @@ def objects_of(samples: Sequence[Sample], modality: str, side: str) -> list[Obje
 
 
 def _component_envelopes(comp: Any) -> FloatArray:
-    """xyxy envelopes of mask components (from their column segments; pixel edges)."""
+    """xyxy envelopes of mask components (from their pieces: one column, or whole columns
+    with rows 0..h-1; pixel edges)."""
     out = np.zeros((comp.count, 4))
     if comp.count == 0:
         return out
     h = comp.size[0]
-    col = comp.start // h
-    y0, y1 = comp.start - col * h, comp.stop - col * h
+    c0, c1 = comp.start // h, (comp.stop - 1) // h
+    y0, y1 = comp.start - c0 * h, comp.stop - c1 * h
     out[:, :2] = np.inf
     out[:, 2:] = -np.inf
-    np.minimum.at(out[:, 0], comp.label, col)
+    np.minimum.at(out[:, 0], comp.label, c0)
     np.minimum.at(out[:, 1], comp.label, y0)
-    np.maximum.at(out[:, 2], comp.label, col + 1)
+    np.maximum.at(out[:, 2], comp.label, c1 + 1)
     np.maximum.at(out[:, 3], comp.label, y1)
     return out
 
@@ -122,29 +123,50 @@ def pairs_by_set(a: Objects, sets: Sequence[Objects], modality: str
             for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True))]
 
 
-def pooled_candidates(sets: Sequence[Objects], modality: str
+def pooled_candidates(sets: Sequence[Objects], modality: str,
+                      eligible: npt.NDArray[np.bool_] | None = None
                       ) -> tuple[IntArray, IntArray, FloatArray | None]:
     """``(u, v, iou)``, ``u < v``, over the objects of ``sets`` numbered one set after
-    another: the pairs that may overlap. Boxes: those whose envelopes overlap, ``iou``
-    ``None`` (:func:`seed_ious` computes the few a clustering asks for: a seed's with its
-    candidates, not every pair of a crowd of 24 boxes on one object); masks: every pair of
+    another (only ``eligible`` ones, when given): the pairs that may overlap. Boxes: those
+    whose envelopes overlap, ``iou`` ``None``; every pair is listed, so a clustering
+    searches one seed at a time instead (:func:`seed_search`); masks: every pair of
     components of two sets sharing a pixel, with its IoU."""
     if modality != "segmentation":
-        live = [s for s in sets if len(s)]
-        if not live:
-            empty = np.zeros(0, dtype=np.intp)
-            return empty, empty, None
-        i, j = geometry.envelope_pairs(np.concatenate([s.envelope for s in live]))
-        return i, j, None
-    return _mask_pairs([s.geom for s in sets])
+        envelopes = np.concatenate([s.envelope for s in sets] or [np.zeros((0, 4))])
+        keep = np.ones(len(envelopes), dtype=bool) if eligible is None else eligible
+        idx = np.flatnonzero(keep)
+        i, j = geometry.envelope_pairs(envelopes[idx])
+        return idx[i], idx[j], None
+    return _mask_pairs([s.geom for s in sets], eligible)
 
 
-def _mask_pairs(comps: Sequence[Any]) -> tuple[IntArray, IntArray, FloatArray]:
+def seed_search(sets: Sequence[Objects], eligible: npt.NDArray[np.bool_]
+                ) -> Callable[[int], IntArray]:
+    """Boxes: ``near(k)``, the ``eligible`` pooled objects (numbered one set after another)
+    whose envelopes overlap object ``k``'s, ascending (:func:`geometry.envelope_search`):
+    a clustering asks for one seed's candidates at a time, so memory follows the seed's
+    neighbours, never every pair of a crowded query (10 x 1,000 boxes on one query listed
+    about 50 million pairs before anything was pruned)."""
+    envelopes = np.concatenate([s.envelope for s in sets] or [np.zeros((0, 4))])
+    return geometry.envelope_search(envelopes, eligible)
+
+
+def areas(sets: Sequence[Objects], modality: str) -> FloatArray:
+    """Areas ``(N,)`` of the pooled boxes (xyxy or polygons)."""
+    geom = np.concatenate([s.geom for s in sets]) if sets else np.zeros((0, 4))
+    if modality == "oriented_bbox":
+        return geometry.polygon_area(geom.reshape(-1, 4, 2))
+    return (geom[:, 2] - geom[:, 0]) * (geom[:, 3] - geom[:, 1]) if len(geom) else np.zeros(0)
+
+
+def _mask_pairs(comps: Sequence[Any], eligible: npt.NDArray[np.bool_] | None = None
+                ) -> tuple[IntArray, IntArray, FloatArray]:
     """``(u, v, iou)``, ``u < v``, of the components of ``comps`` (numbered one mask after
-    another) of two different masks sharing a pixel: one sweep over every mask's column
-    segments sorted by start (a segment meets the later ones starting before it ends),
-    their shared pixels summed per pair of components. Masks of another size than the
-    first non-empty one share no pixel with it (as ``overlaps``)."""
+    another; only ``eligible`` ones, when given, their pieces dropped before the sweep) of
+    two different masks sharing a pixel: one sweep over every mask's pieces sorted by
+    start (a piece meets the later ones starting before it ends), their shared pixels
+    summed per pair of components. Masks of another size than the first non-empty one
+    share no pixel with it (as ``overlaps``)."""
     sizes = [c.size for c in comps if c.count]
     offsets = np.cumsum([0, *(c.count for c in comps)])
     parts = [(k, c) for k, c in enumerate(comps) if c.count and c.size == sizes[0]]
@@ -158,6 +180,9 @@ def _mask_pairs(comps: Sequence[Any]) -> tuple[IntArray, IntArray, FloatArray]:
     area = np.zeros(int(offsets[-1]))
     for k, c in parts:
         area[offsets[k]:offsets[k + 1]] = c.area
+    if eligible is not None:
+        keep = eligible[label]
+        start, stop, label, mask = start[keep], stop[keep], label[keep], mask[keep]
     order = np.argsort(start, kind="stable")
     start, stop, label, mask = start[order], stop[order], label[order], mask[order]
     # Segment i meets every later j with start[j] < stop[i].

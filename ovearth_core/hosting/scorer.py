@@ -27,7 +27,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +49,7 @@ from ..files import (
 )
 from ..io import parse_json
 from ..options import TASK_KEYS
+from .archive import find_json, read_json_member
 from .config import BOX_FIELDS, HostingConfig
 
 PROG = "ovearth-score"
@@ -59,7 +59,6 @@ CONFIG_NAME = "scoring.json"
 GROUND_TRUTH_NAME = "ground_truth.json"
 SCORES_NAME = "scores.json"
 DETAILS_NAME = "detailed_results.html"
-_SKIPPED = ("__MACOSX",)
 
 
 class Misconfigured(Exception):
@@ -116,27 +115,10 @@ def deadline(seconds: float) -> Iterator[None]:
 
 def find_submission(res: Path) -> Path:
     """The one ``.json`` file of the unpacked submission ``res`` (anywhere inside it; hidden
-    files and ``__MACOSX`` skipped; folder links never followed)."""
-    found: list[Path] = []
-    others: list[str] = []  # shown when no JSON file is there
-    for folder, dirs, names in os.walk(res):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
-        for name in sorted(n for n in names if not n.startswith(".")):
-            path = Path(folder, name)
-            if name.lower().endswith(".json"):
-                found.append(path)
-            else:
-                others.append(str(path.relative_to(res)))
-    if len(found) == 1:
-        return found[0]
-    expected = "one prediction JSON file (e.g. predictions.json) in the submitted zip"
-    if not found:
-        shown = ", ".join(others[:5]) or "nothing"
-        raise OVEarthInputError([Problem(str(res), "(submission)", expected,
-                                         f"no .json file (the zip holds: {shown})")])
-    names = ", ".join(str(p.relative_to(res)) for p in found[:5])
-    raise OVEarthInputError([Problem(str(res), "(submission)", expected,
-                                     f"{len(found)} .json files: {names}")])
+    files and ``__MACOSX`` skipped; folder links never followed; at most
+    :data:`~.archive.MAX_ENTRIES` entries and :data:`~.archive.MAX_DEPTH` nested folders:
+    :func:`.archive.find_json`)."""
+    return find_json(res)
 
 
 def read_submission(path: Path, config: HostingConfig) -> tuple[dict[str, Any], str]:
@@ -325,38 +307,14 @@ def codabench_main(argv: list[str] | None = None) -> int:
 
 def unzipped_submission(path: Path, folder: Path, config: HostingConfig) -> Path:
     """EvalAI hands over the uploaded file itself: a ``.zip`` must hold one ``.json`` file
-    (``__MACOSX`` and hidden files skipped), copied into ``folder`` after its size is checked
-    (the declared size, then at most ``max_mb`` bytes read: a zip bomb stops there); any
-    other file is the submission as it is."""
+    (``__MACOSX`` and hidden files skipped), copied into ``folder`` after every entry and
+    the file's size are checked (:func:`.archive.read_json_member`: the declared size, then
+    at most ``max_mb`` bytes read, so a zip bomb stops there); any other file is the
+    submission as it is."""
     if path.suffix.lower() != ".zip":
         return path
-    cap = config.limits.max_bytes
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = [i for i in archive.infolist() if not i.is_dir()
-                       and i.filename.lower().endswith(".json")
-                       and not any(p.startswith(".") or p in _SKIPPED
-                                   for p in PurePosixPath(i.filename).parts)]
-            if len(members) != 1:
-                names = ", ".join(i.filename for i in members[:5]) or "no .json file"
-                raise OVEarthInputError([Problem(str(path), "(submission)", "one prediction "
-                                                 "JSON file (e.g. predictions.json) in the "
-                                                 "zip", f"{len(members)}: {names}")])
-            member = members[0]
-            expected = (f"a file of at most {config.limits.max_mb:g} MB (this competition's "
-                        "limit)")
-            if member.file_size > cap:
-                raise OVEarthInputError([Problem(f"{path}:{member.filename}", "(file size)",
-                                                 expected, size_text(member.file_size))])
-            with archive.open(member) as handle:
-                data = handle.read(cap + 1)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as err:
-        raise OVEarthInputError([Problem(str(path), "(file)", "a readable zip archive",
-                                         str(err))]) from None
-    if len(data) > cap:
-        raise OVEarthInputError([Problem(f"{path}:{member.filename}", "(file size)", expected,
-                                         f"more than {size_text(cap)}")])
-    name = PurePosixPath(member.filename).name
+    member, data = read_json_member(path, config.limits.max_bytes, config.limits.max_mb)
+    name = PurePosixPath(member).name
     return write_confined(folder, name if is_component(name) else "predictions.json", data)
 
 
