@@ -55,14 +55,13 @@ from ..types import IOU_THRESHOLDS, Sample
 from .ap import (
     DEVKIT_RECALL_11,
     RECALL_11,
-    _counted_as,
     _first_hits,
     _voc_hits,
     _voc_tp,
     average_precision_report,
 )
 from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher
-from .ranking import RECALL_101, Candidates, candidates, ignore_regions
+from .ranking import RECALL_101, Candidates, candidates, counted_categories, ignore_regions
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -190,7 +189,7 @@ def _coco_families(cands: Candidates, max_detections: int) -> dict[str, Family]:
     num_gt = np.bincount(gt_query[gt_in], minlength=n_q)
     names = sorted({c for c, neg in zip(r.categories, r.negative, strict=True) if not neg})
     index = {name: k for k, name in enumerate(names)}
-    counted = _counted_as(r.categories, r.negative, r.counted_as)
+    counted = counted_categories(r.categories, r.negative, r.counted_as)
     category = np.array([index.get(c, -1) if c is not None else -1 for c in counted],
                         dtype=np.int64)
     det_cat = category[r.query] if r.query.size else np.zeros(0, dtype=np.int64)
@@ -229,7 +228,8 @@ def _devkit_family(cands: Candidates, threshold: float) -> Family:
     IoU > t, difficult GT boxes out of ``npos`` and detections on them out of the curve."""
     positive = {c for c, neg in zip(cands.categories, cands.negative, strict=True) if not neg}
     by_cat: dict[str, list[int]] = {}
-    for q, name in enumerate(_counted_as(cands.categories, cands.negative, cands.counted_as)):
+    counted = counted_categories(cands.categories, cands.negative, cands.counted_as)
+    for q, name in enumerate(counted):
         if name in positive:
             by_cat.setdefault(name, []).append(q)
     groups = []
