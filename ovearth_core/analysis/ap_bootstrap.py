@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..field_metrics import box_fields
-from ..labels import AP_METRICS
+from ..labels import AP_METRICS, AP_OPTIONAL
 from ..options import COCO_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
 from .ap import (
@@ -126,13 +126,15 @@ class APRun:
 def ap_run(samples: Sequence[Sample], iou_threshold: float = 0.5,
            modalities: Sequence[str] = BOX_MODALITIES, include_negatives: bool = False,
            max_detections: int = COCO_MAX_DETECTIONS,
-           report: dict[str, Any] | None = None) -> APRun:
+           report: dict[str, Any] | None = None, nms_ap: bool = False,
+           aitod: bool = False) -> APRun:
     """The observed AP report and the curves to resample, with the very same options
     (``report``: that :func:`average_precision_report` of these samples and options, when
-    the caller has it, e.g. cached)."""
+    the caller has it, e.g. cached). NMS-AP and AI-TOD (``nms_ap``, ``aitod``) are in the
+    report only: they have no resampled curves (no interval)."""
     if report is None:
         report = average_precision_report(samples, iou_threshold, modalities,
-                                          include_negatives, max_detections)
+                                          include_negatives, max_detections, nms_ap, aitod)
     curves = {m: ap_curves(samples, m, iou_threshold, include_negatives, max_detections)
               for m in BOX_MODALITIES if m in modalities}
     return APRun(report, curves)
@@ -365,7 +367,8 @@ def _mean_with_gt(values: FloatArray, has: BoolArray) -> FloatArray:
 
 
 def ap_values(curves: APCurves, counts: FloatArray) -> dict[str, FloatArray]:
-    """Every AP number of :data:`~ovearth_core.labels.AP_METRICS` ``(R,)`` for the ``(R, Q)``
+    """Every AP number of :data:`~ovearth_core.labels.AP_METRICS` but the optional ones
+    (:data:`~ovearth_core.labels.AP_OPTIONAL`) ``(R,)`` for the ``(R, Q)``
     multiplicities of :attr:`APCurves.query_ids` (``nan`` where undefined); all ones give
     the observed :func:`average_precision_report` numbers (to round-off)."""
     fam = curves.families
@@ -380,6 +383,8 @@ def ap_values(curves: APCurves, counts: FloatArray) -> dict[str, FloatArray]:
            "coco.map@0.5": _mean_with_gt(cats[:, i50, 0], cats_gt),
            "voc_devkit.map_11_point": _mean_with_gt(dev[:, 0, 1], dev_gt),
            "voc_devkit.map_every_point": _mean_with_gt(dev[:, 0, 0], dev_gt)}
-    if set(out) != set(AP_METRICS):  # the table and this function must name the same numbers
+    # The table and this function must name the same numbers; the protocols an option adds
+    # (NMS-AP, AI-TOD) are not resampled: they have no interval.
+    if set(out) != set(AP_METRICS) - set(AP_OPTIONAL):
         raise AssertionError("ap_values does not cover AP_METRICS")
     return out
