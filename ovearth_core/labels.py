@@ -14,6 +14,8 @@ used where a table reproduces the paper's.
 
 from __future__ import annotations
 
+from typing import Any
+
 TASK_LABELS = {"open_vocabulary": "Open vocabulary", "referring": "Referring",
                "reasoning": "Reasoning"}
 MODALITY_LABELS = {"presence": "Presence", "seg": "Segmentation", "bbox": "HBB",
@@ -32,7 +34,24 @@ AP_METRICS = {
                                 "mean"),
     "voc_devkit.map_every_point": ("DOTA mAP (every point)",
                                    "DOTA_devkit voc_eval, every point, IoU > t", "mean"),
+    # Published protocols asked for by an option (AP_OPTIONAL): present only when computed.
+    "coco.nms_map@[0.5:0.95]": ("NMS-mAP@[.5:.95]", "OVDEval's NMS-AP: COCO's mAP after the "
+                                "boxes competing for one object across labels are suppressed",
+                                "mean"),
+    "coco.nms_map@0.5": ("NMS-mAP@.5", "OVDEval's NMS-AP at IoU 0.5", "mean"),
+    "aitod.map@[0.5:0.95]": ("AI-TOD mAP", "AI-TOD's protocol: COCO's mAP at 1,500 boxes",
+                             "mean"),
+    "aitod.map_verytiny": ("AI-TOD AP_vt", "AI-TOD's mAP of very tiny objects (area <= 8²)",
+                           "mean"),
+    "aitod.map_tiny": ("AI-TOD AP_t", "AI-TOD's mAP of tiny objects (8² <= area <= 16²)",
+                       "mean"),
+    "aitod.olrp": ("oLRP", "AI-TOD's optimal LRP at IoU 0.5 (lower is better)", "mean"),
 }
+# The AP_METRICS keys an option adds (the name of the AP report's flag that says it is on).
+AP_OPTIONAL = {key: ("nms_ap" if key.startswith("coco.nms_") else "aitod")
+               for key in AP_METRICS if key.startswith(("coco.nms_", "aitod."))}
+# AP keys where lower is better (never ranked as a score).
+AP_LOWER_IS_BETTER = frozenset({"aitod.olrp"})
 METRIC_LABELS = {
     "mcc": "MCC",
     "positive_macro_precision": "macro precision", "positive_macro_recall": "macro recall",
@@ -53,6 +72,17 @@ NOT_SUBMITTED = "—"
 
 
 POOLED_SCOPE = "pooled over all queries, class-agnostic"
+
+
+def ap_keys(report: dict[str, Any] | None) -> list[str]:
+    """The :data:`AP_METRICS` keys an average-precision report holds: every key but those
+    of an option (:data:`AP_OPTIONAL`) the report was not computed with.
+
+    >>> ap_keys({"nms_ap": True, "aitod": False})[-2:]
+    ['coco.nms_map@[0.5:0.95]', 'coco.nms_map@0.5']
+    """
+    report = report or {}
+    return [k for k in AP_METRICS if k not in AP_OPTIONAL or report.get(AP_OPTIONAL[k])]
 
 
 def ap_scope(key: str, num_categories: int | None) -> str:

@@ -84,6 +84,9 @@ class Options:
     ``min_count``: the fewest units (images or queries, as resampled) a category or slice
     needs to be tested;
     ``friedman_blocks``: ``image`` or ``query``, the blocks of Friedman's test.
+    Two published AP protocols beside COCO's (issue 50), neither of which changes an
+    evaluation: ``nms_ap``: OVDEval's NMS-AP (needs ``hard_negatives``); ``aitod``: AI-TOD's
+    sizes, caps and optimal LRP.
     """
 
     task: str
@@ -98,6 +101,8 @@ class Options:
     alpha: float = ALPHA
     min_count: int = MIN_COUNT
     friedman_blocks: str = "image"
+    nms_ap: bool = False
+    aitod: bool = False
 
     def __post_init__(self) -> None:
         # One name per task: the output's key ("open_vocabulary") is the command line's.
@@ -126,12 +131,13 @@ class Options:
 
     def evaluator(self) -> Options:
         """The options the evaluator's result depends on: these with the average
-        precision's own (``hard_negatives``, ``max_detections``) and the statistics' at
+        precision's own (``hard_negatives``, ``max_detections``, ``nms_ap``, ``aitod``) and the
+        statistics' at
         their defaults, so that one evaluation is one cache entry whatever AP or rank
         settings are asked of it later."""
         return replace(self, hard_negatives=False, max_detections=COCO_MAX_DETECTIONS,
                        rank_resamples=RANK_RESAMPLES, alpha=ALPHA, min_count=MIN_COUNT,
-                       friedman_blocks="image")
+                       friedman_blocks="image", nms_ap=False, aitod=False)
 
     def loader(self) -> Options:
         """The options the validated samples depend on: these with the IoU threshold and

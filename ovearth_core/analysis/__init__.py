@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
                     hard_negatives: bool = False, max_points: int | None = 101,
                     evaluated: Run | None = None,
-                    max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
+                    max_detections: int = COCO_MAX_DETECTIONS, nms_ap: bool = False,
+                    aitod: bool = False) -> dict[str, Any]:
     """Sweep, average precision and error attribution of one task's samples.
 
     Args:
@@ -51,6 +52,8 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
             samples loaded with its score threshold, at ``iou_threshold``); the failure tags
             and object outcomes describe it (default: ``samples`` evaluated here).
         max_detections: COCO's detection cap per query (COCOeval's ``maxDets[-1]``).
+        nms_ap: add OVDEval's NMS-AP to each COCO block (needs ``hard_negatives``).
+        aitod: add AI-TOD's protocol as each modality's ``aitod`` block.
     """
     from ..evaluate import evaluate_run
     from . import objects
@@ -62,7 +65,7 @@ def analysis_report(samples: SampleList, iou_threshold: float = 0.5,
     mods = tuple(samples.modalities)
     has_boxes = any(m in mods for m in BOX_MODALITIES)
     ap = average_precision_report(samples, iou_threshold, mods, hard_negatives,
-                                  max_detections) if has_boxes else None
+                                  max_detections, nms_ap, aitod) if has_boxes else None
     return {
         "loaded_score_threshold": samples.score_threshold,
         "score_sweep": (sweep_to_dict(score_sweep(samples, iou_threshold,

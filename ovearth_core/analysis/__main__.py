@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
 from . import analysis_report
-from .ap_caps import add_ap_arguments
+from .ap_caps import add_ap_arguments, check_ap_arguments
 
 if TYPE_CHECKING:
     import argparse
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_analysis_parser()
     args = parser.parse_args(argv)
+    check_ap_arguments(parser, args)
     reads = Reads([args.gt, args.predictions], images_of(args.gt, None))
     # Imported once the options are read: ``--help`` loads neither numpy nor the evaluator.
     from ..evaluate import evaluate_run, evaluate_samples
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run.results
         result["analysis"] = analysis_report(samples.every_box, o.iou_threshold,
                                              hard_negatives=o.hard_negatives,
-                                             evaluated=run, max_detections=o.max_detections)
+                                             evaluated=run, max_detections=o.max_detections,
+                                             nms_ap=o.nms_ap, aitod=o.aitod)
         if args.slice_by:
             result["analysis"]["slices"] = add_slices(result, samples)
         # Printed to stderr with the evaluator's warnings.

@@ -44,6 +44,7 @@ from ..field_metrics import box_fields
 from ..labels import AP_METRICS
 from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
+from .aitod import aitod_block
 from .coco import (
     AI_TOD_RANGES,
     COCO_RANGES,
@@ -51,12 +52,21 @@ from .coco import (
     MAX_DETS,
     UNCAPPED,
     Matcher,
+    coco_categories,
     coco_evals,
     coco_summary,
     size_basis,
     stat_block,
 )
-from .ranking import RECALL_101, Candidates, Ranked, candidates, rank_detections
+from .nms_ap import suppress
+from .ranking import (
+    RECALL_101,
+    Candidates,
+    Ranked,
+    candidates,
+    counted_categories,
+    rank_detections,
+)
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -215,7 +225,8 @@ def voc_devkit_report(samples: Sequence[Sample], modality: str, iou_threshold: f
     pooled = _voc_entry(cands.ranked("devkit"), iou_threshold, devkit=True)
     positive = {c for c, neg in zip(cands.categories, cands.negative, strict=True) if not neg}
     by_cat: dict[str, list[int]] = {}
-    for q, name in enumerate(_counted_as(cands.categories, cands.negative, cands.counted_as)):
+    counted = counted_categories(cands.categories, cands.negative, cands.counted_as)
+    for q, name in enumerate(counted):
         if name in positive:
             by_cat.setdefault(name, []).append(q)
     per_category = {}
@@ -232,15 +243,6 @@ def voc_devkit_report(samples: Sequence[Sample], modality: str, iou_threshold: f
             "map_11_point": (float(np.mean([v["ap_11_point"] for v in values]))
                              if values else float("nan")),
             "num_categories": len(values), "per_category": per_category}
-
-
-def _counted_as(categories: Sequence[str], negative: npt.NDArray[np.bool_],
-                counted_as: Sequence[str | None] | None) -> list[str | None]:
-    """The category each query's boxes count in: a positive's own, a negative's named one
-    (:func:`~ovearth_core.analysis.ranking.named_categories`) or ``None``."""
-    if counted_as is not None:
-        return list(counted_as)
-    return [None if neg else c for c, neg in zip(categories, negative, strict=True)]
 
 
 def coco_average_precision(samples: Sequence[Sample], modality: str = "bbox",
@@ -272,15 +274,7 @@ def coco_ap_from_ranked(ranked: Ranked, max_detections: int | None = COCO_MAX_DE
     (``modality`` ``"oriented_bbox"``: polygon areas).
     """
     max_dets = (*MAX_DETS[:2], UNCAPPED if max_detections is None else max_detections)
-    names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
-                       if not neg))
-    index = {name: k for k, name in enumerate(names)}
-    # A negative query whose phrase names no category of these queries: its boxes go to an
-    # extra class without GT, left out of every mean.
-    counted = _counted_as(ranked.categories, ranked.negative, ranked.counted_as)
-    category = np.array([index.get(c, len(names)) if c is not None else len(names)
-                         for c in counted], dtype=np.int64)
-    names = names + ["(negative queries)"]
+    category, names = coco_categories(ranked)
     ev, by_category = coco_evals(
         ranked, ((np.zeros(len(ranked.ious), dtype=np.int64), 1), (category, len(names))),
         COCO_RANGES + AI_TOD_RANGES, Matcher(ranked), max_dets)
@@ -375,6 +369,25 @@ def ap_numbers(entry: dict[str, Any] | None) -> dict[str, tuple[float | None, in
     return out
 
 
+NMS_NEEDS_HARD_NEGATIVES = (
+    "NMS-AP (--nms-ap) needs the hard-negative view (--hard-negatives): it suppresses the "
+    "boxes of negative queries that compete with a positive's for one object, so those boxes "
+    "must be ranked")
+
+
+def nms_block(samples: Sequence[Sample], modality: str,
+              max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
+    """OVDEval's NMS-AP (:mod:`ovearth_core.analysis.nms_ap`): COCO's mAP (``useCats=1``,
+    hard-negative view, ``max_detections`` per query after the suppression) of the boxes
+    that survive it, as ``nms_map@[0.5:0.95]``, ``nms_map@0.5``, ``nms_map@0.75``, with
+    ``nms_removed`` (boxes suppressed) and ``nms_num_detections`` (boxes before it)."""
+    result = suppress(samples, modality)
+    kept = coco_average_precision(result.samples, modality, True, max_detections)
+    return {"nms_map@[0.5:0.95]": kept["map@[0.5:0.95]"], "nms_map@0.5": kept["map@0.5"],
+            "nms_map@0.75": kept["map@0.75"], "nms_removed": len(result.removed),
+            "nms_num_detections": result.num_detections}
+
+
 def _none_if_nan(value: Any) -> Any:
     if isinstance(value, float) and np.isnan(value):
         return None
@@ -388,18 +401,23 @@ def _none_if_nan(value: Any) -> Any:
 def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0.5,
                              modalities: Sequence[str] = BOX_MODALITIES,
                              include_negatives: bool = False,
-                             max_detections: int = COCO_MAX_DETECTIONS) -> dict[str, Any]:
+                             max_detections: int = COCO_MAX_DETECTIONS, nms_ap: bool = False,
+                             aitod: bool = False) -> dict[str, Any]:
     """JSON-ready AP of each enabled box modality: VOC every-point / 11-point at the run's
     IoU threshold, COCO-style AP@[0.5:0.95] with at most ``max_detections`` boxes per query
     (COCO's 100; a query with more GT boxes than that gets a warning, ``coco.cap_warning``),
-    and the 101-point interpolated PR curve."""
+    and the 101-point interpolated PR curve. ``nms_ap`` (needs ``include_negatives``) adds
+    OVDEval's NMS-AP to the COCO block (:func:`nms_block`); ``aitod`` adds AI-TOD's protocol
+    as the block ``aitod`` (:func:`~ovearth_core.analysis.aitod.aitod_block`)."""
     if isinstance(max_detections, bool) or not isinstance(max_detections, int) \
             or max_detections < MIN_MAX_DETECTIONS:
         raise ValueError(f"max_detections must be an integer of at least {MIN_MAX_DETECTIONS},"
                          f" got {max_detections!r}")
+    if nms_ap and not include_negatives:
+        raise ValueError(NMS_NEEDS_HARD_NEGATIVES)
     out: dict[str, Any] = {"iou_threshold": iou_threshold,
                            "hard_negatives": include_negatives,
-                           "max_detections": max_detections}
+                           "max_detections": max_detections, "nms_ap": nms_ap, "aitod": aitod}
     for m in BOX_MODALITIES:
         if m not in modalities:
             out[m] = None
@@ -415,6 +433,10 @@ def average_precision_report(samples: Sequence[Sample], iou_threshold: float = 0
         entry["coco"] = coco_ap_from_ranked(cands.ranked(max_detections=max_detections),
                                             max_detections, m)
         entry["coco"].update(cap_check(samples, m, max_detections))
+        if nms_ap:
+            entry["coco"].update(nms_block(samples, m, max_detections))
+        if aitod:
+            entry["aitod"] = aitod_block(cands)
         ties = score_ties(ranked, iou_threshold)
         del ranked
         if m == "bbox":  # the devkit's own (legacy-pixel) IoUs: not both sets held at once

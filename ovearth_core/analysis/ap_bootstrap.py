@@ -49,20 +49,19 @@ import numpy as np
 import numpy.typing as npt
 
 from ..field_metrics import box_fields
-from ..labels import AP_METRICS
+from ..labels import AP_METRICS, AP_OPTIONAL
 from ..options import COCO_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
 from .ap import (
     DEVKIT_RECALL_11,
     RECALL_11,
-    _counted_as,
     _first_hits,
     _voc_hits,
     _voc_tp,
     average_precision_report,
 )
 from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher
-from .ranking import RECALL_101, Candidates, candidates, ignore_regions
+from .ranking import RECALL_101, Candidates, candidates, counted_categories, ignore_regions
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -127,13 +126,15 @@ class APRun:
 def ap_run(samples: Sequence[Sample], iou_threshold: float = 0.5,
            modalities: Sequence[str] = BOX_MODALITIES, include_negatives: bool = False,
            max_detections: int = COCO_MAX_DETECTIONS,
-           report: dict[str, Any] | None = None) -> APRun:
+           report: dict[str, Any] | None = None, nms_ap: bool = False,
+           aitod: bool = False) -> APRun:
     """The observed AP report and the curves to resample, with the very same options
     (``report``: that :func:`average_precision_report` of these samples and options, when
-    the caller has it, e.g. cached)."""
+    the caller has it, e.g. cached). NMS-AP and AI-TOD (``nms_ap``, ``aitod``) are in the
+    report only: they have no resampled curves (no interval)."""
     if report is None:
         report = average_precision_report(samples, iou_threshold, modalities,
-                                          include_negatives, max_detections)
+                                          include_negatives, max_detections, nms_ap, aitod)
     curves = {m: ap_curves(samples, m, iou_threshold, include_negatives, max_detections)
               for m in BOX_MODALITIES if m in modalities}
     return APRun(report, curves)
@@ -190,7 +191,7 @@ def _coco_families(cands: Candidates, max_detections: int) -> dict[str, Family]:
     num_gt = np.bincount(gt_query[gt_in], minlength=n_q)
     names = sorted({c for c, neg in zip(r.categories, r.negative, strict=True) if not neg})
     index = {name: k for k, name in enumerate(names)}
-    counted = _counted_as(r.categories, r.negative, r.counted_as)
+    counted = counted_categories(r.categories, r.negative, r.counted_as)
     category = np.array([index.get(c, -1) if c is not None else -1 for c in counted],
                         dtype=np.int64)
     det_cat = category[r.query] if r.query.size else np.zeros(0, dtype=np.int64)
@@ -229,7 +230,8 @@ def _devkit_family(cands: Candidates, threshold: float) -> Family:
     IoU > t, difficult GT boxes out of ``npos`` and detections on them out of the curve."""
     positive = {c for c, neg in zip(cands.categories, cands.negative, strict=True) if not neg}
     by_cat: dict[str, list[int]] = {}
-    for q, name in enumerate(_counted_as(cands.categories, cands.negative, cands.counted_as)):
+    counted = counted_categories(cands.categories, cands.negative, cands.counted_as)
+    for q, name in enumerate(counted):
         if name in positive:
             by_cat.setdefault(name, []).append(q)
     groups = []
@@ -365,7 +367,8 @@ def _mean_with_gt(values: FloatArray, has: BoolArray) -> FloatArray:
 
 
 def ap_values(curves: APCurves, counts: FloatArray) -> dict[str, FloatArray]:
-    """Every AP number of :data:`~ovearth_core.labels.AP_METRICS` ``(R,)`` for the ``(R, Q)``
+    """Every AP number of :data:`~ovearth_core.labels.AP_METRICS` but the optional ones
+    (:data:`~ovearth_core.labels.AP_OPTIONAL`) ``(R,)`` for the ``(R, Q)``
     multiplicities of :attr:`APCurves.query_ids` (``nan`` where undefined); all ones give
     the observed :func:`average_precision_report` numbers (to round-off)."""
     fam = curves.families
@@ -380,6 +383,8 @@ def ap_values(curves: APCurves, counts: FloatArray) -> dict[str, FloatArray]:
            "coco.map@0.5": _mean_with_gt(cats[:, i50, 0], cats_gt),
            "voc_devkit.map_11_point": _mean_with_gt(dev[:, 0, 1], dev_gt),
            "voc_devkit.map_every_point": _mean_with_gt(dev[:, 0, 0], dev_gt)}
-    if set(out) != set(AP_METRICS):  # the table and this function must name the same numbers
+    # The table and this function must name the same numbers; the protocols an option adds
+    # (NMS-AP, AI-TOD) are not resampled: they have no interval.
+    if set(out) != set(AP_METRICS) - set(AP_OPTIONAL):
         raise AssertionError("ap_values does not cover AP_METRICS")
     return out

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ..field_metrics import SIZE_BINS
 from ..types import IOU_THRESHOLDS
-from .ranking import RECALL_101, Ranked
+from .ranking import RECALL_101, Ranked, counted_categories
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -279,7 +279,7 @@ def coco_eval(ranked: Ranked, category: IntArray, n_categories: int,
     being query ``q``'s category (``nan`` where a category has no GT in a range), with the
     GT counts ``(R, C)``. One category for every query is COCOeval's ``useCats=0``. AR is
     computed where a key reports it (``nan`` elsewhere): at every cap for ``ranges[0]``,
-    at the last cap for the ranges of :data:`COCO_RANGES` in their places.
+    at the last cap for the other ranges.
     """
     return coco_evals(ranked, ((category, n_categories),), ranges, matcher, max_dets)[0]
 
@@ -325,9 +325,8 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
         tp = np.zeros(m.shape, dtype=bool)
         tp[hit] = gt_in[m[hit]]
         keep = np.where(hit, tp, det_in & (m != IN_IGNORE_REGION))
-        # AR where a key reports it: every cap at "all", the last cap at COCO's sizes.
-        caps = (range(len(within)) if a == 0 else (len(within) - 1,)
-                if a < len(COCO_RANGES) and ranges[a] == COCO_RANGES[a] else ())
+        # AR where a key reports it: every cap at "all", the last cap at the other ranges.
+        caps = range(len(within)) if a == 0 else (len(within) - 1,)
         found_at = {j: (tp & within[j]).ravel() for j in caps}
         for g in plans:
             num_gt = g.num_gt[a] = _count_per_category(gt_in, g.gt_cat, g.n)
@@ -419,3 +418,18 @@ def coco_summary(ranked: Ranked, category: IntArray, names: list[str],
                "ap@0.75": _defined(cat75[c]), "num_gt": cat_gt[c]}
         for c, name in enumerate(names) if cat_gt[c] > 0}
     return out
+
+
+def coco_categories(ranked: Ranked) -> tuple[IntArray, list[str]]:
+    """COCOeval's ``useCats=1`` classes of the ranked queries: ``category[q]`` indexes
+    ``names`` (the positive queries' categories, sorted, then ``"(negative queries)"``): a
+    positive query's own category, a negative query's the one its phrase names (hard-negative
+    view); a negative query whose phrase names no category of these queries goes to the last,
+    a class without GT, left out of every mean."""
+    names = sorted(set(c for c, neg in zip(ranked.categories, ranked.negative, strict=True)
+                       if not neg))
+    index = {name: k for k, name in enumerate(names)}
+    counted = counted_categories(ranked.categories, ranked.negative, ranked.counted_as)
+    category = np.array([index.get(c, len(names)) if c is not None else len(names)
+                         for c in counted], dtype=np.int64)
+    return category, names + ["(negative queries)"]

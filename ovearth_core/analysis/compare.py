@@ -467,6 +467,7 @@ def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: AP
     one side, has no difference or interval; a resample in which an AP is undefined (no GT
     drawn) is left out (``n_valid``).
     """
+    from ..labels import ap_keys
     from .ap import ap_numbers
     from .ap_bootstrap import ap_values
 
@@ -483,7 +484,7 @@ def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: AP
             continue
         na = ap_numbers(None if m in gone_a else entry_a)
         nb = ap_numbers(None if m in gone_b else entry_b)
-        observed += [(m, key, va, nb[key][0]) for key, (va, _) in na.items()]
+        observed += [(m, key, na[key][0], nb[key][0]) for key in ap_keys(run_a.report)]
         if m not in gone_a | gone_b and entry_b and m in run_a.curves and m in run_b.curves:
             columns[m] = (_rows_of(run_a.curves[m].query_ids, row_of),
                           _rows_of(run_b.curves[m].query_ids, row_of))

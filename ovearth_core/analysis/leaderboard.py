@@ -582,7 +582,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        iou_threshold: float = 0.5, *, cache: ResultCache | None = None,
                        workers: int | None = 1,
                        progress: Callable[[str], Progress | None] | None = None,
-                       average_precision: tuple[bool, int] | None = None,
+                       average_precision: tuple[bool, int, bool, bool] | None = None,
                        note: Callable[[str], None] | None = None,
                        large_masks: bool = False,
                        **stability: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..cache import add_cache_arguments, describe, open_cache
     from ..cli import ProgressPrinter, add_large_masks_option, run_and_emit
     from ..options import Options
-    from .ap_caps import add_ap_arguments
+    from .ap_caps import add_ap_arguments, check_ap_arguments
 
     parser = argparse.ArgumentParser(prog="python -m ovearth_core.leaderboard",
                                      description="Rank the submissions of a benchmark folder.")
@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     add_large_masks_option(parser)
     add_cache_arguments(parser)
     args = parser.parse_args(argv)
+    check_ap_arguments(parser, args)
+    if (args.nms_ap or args.aitod) and not args.average_precision:
+        parser.error("--nms-ap and --aitod rank average precision: add --average-precision")
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
     from ..workers import worker_count
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         ranks=None if args.no_ranks else Options.from_args(args, task=tasks[0],
                                                              modalities=args.modalities),
         unit=args.bootstrap_unit, large_masks=args.large_masks,
-        average_precision=((args.hard_negatives, args.max_detections)
+        average_precision=((args.hard_negatives, args.max_detections, args.nms_ap, args.aitod)
                            if args.average_precision else None)), args.output, inputs)
 
 

@@ -359,6 +359,15 @@ def named_categories(samples: Sequence[Sample]) -> dict[str, str]:
     return {**{n: n for n in names if n not in by_phrase}, **named}
 
 
+def counted_categories(categories: Sequence[str], negative: npt.NDArray[np.bool_],
+                counted_as: Sequence[str | None] | None) -> list[str | None]:
+    """The category each query's boxes count in: a positive's own, a negative's named one
+    (:func:`~ovearth_core.analysis.ranking.named_categories`) or ``None``."""
+    if counted_as is not None:
+        return list(counted_as)
+    return [None if neg else c for c, neg in zip(categories, negative, strict=True)]
+
+
 def ignore_regions(sample: Sample, modality: str) -> FloatArray:
     """The sample's ignore regions (COCO crowds) of a box modality."""
     return sample.gt_ignore_obbs if modality == "oriented_bbox" else sample.gt_ignore_boxes

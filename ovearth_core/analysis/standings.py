@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..formulas import ratio_array
+from ..labels import ap_keys
 from ..options import Options
 from . import additive
 from .ap import ap_numbers
@@ -55,7 +56,9 @@ METRICS: dict[str, additive.AdditiveMetric] = {n: additive.METRICS[n] for n in (
 AP_RANKED: dict[str, tuple[str, str]] = {
     f"{m}_{short}": (m, key) for m in BOX_MODALITIES
     for short, key in (("ap", "ap_every_point"), ("coco_map", "coco.map@[0.5:0.95]"),
-                       ("dota_map", "voc_devkit.map_11_point"))}
+                       ("dota_map", "voc_devkit.map_11_point"),
+                       ("nms_map", "coco.nms_map@[0.5:0.95]"),
+                       ("aitod_map", "aitod.map@[0.5:0.95]"))}
 
 
 def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],
@@ -65,7 +68,7 @@ def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],
     (``None`` where the model does not submit the modality; it ranks last)."""
     names = table["models"]
     for name, (m, key) in AP_RANKED.items():
-        if not any(r is not None and r.get(m) for r in reports):
+        if not any(r is not None and r.get(m) and key in ap_keys(r) for r in reports):
             continue
         vals = [None if r is None or not r.get(m) or m in not_submitted(res)
                 else ap_numbers(r[m])[key][0] for res, r in zip(results, reports, strict=True)]

@@ -165,6 +165,10 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
     if any(sub.average_precision for sub in subs):
         shown.update({"ap_hard_negatives": options.hard_negatives,
                       "ap_max_detections": options.max_detections})
+        if options.nms_ap:  # published protocols beyond COCO's: said only when asked
+            shown["ap_nms_ap"] = True
+        if options.aitod:
+            shown["ap_aitod"] = True
         if comparisons:
             shown["ap_bootstrap_resamples"] = ap_resamples
     return ReportData(gt_file, gt_sha256,
@@ -236,7 +240,8 @@ def _evaluate_task(sub: Submission, options: Options, gt_file: Path, gt: GroundT
     sub.results[key] = run.results
     if any(m in BOX_MODALITIES for m in samples.modalities):
         ap = ap_run(samples.every_box, options.iou_threshold, samples.modalities,
-                    options.hard_negatives, options.max_detections)
+                    options.hard_negatives, options.max_detections, nms_ap=options.nms_ap,
+                    aitod=options.aitod)
         sub.average_precision[key], sub.ap_curves[key] = ap.report, ap.curves
     return cached
 

@@ -7,7 +7,7 @@ import sys
 import time
 
 from ..analysis import slices
-from ..analysis.ap_caps import add_ap_arguments
+from ..analysis.ap_caps import add_ap_arguments, check_ap_arguments
 from ..analysis.compare import DEFAULT_AP_RESAMPLES, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..analysis.leaderboard_cli import add_rank_arguments
 from ..analysis.slices import load_taxonomy
@@ -111,6 +111,7 @@ def _report_slice(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    check_ap_arguments(parser, args)
     if args.ap_resamples > args.resamples:
         parser.error(f"--ap-resamples {args.ap_resamples:,} is more than --resamples "
                      f"{args.resamples:,}: the AP intervals use the first ones of those")

@@ -28,6 +28,7 @@ from ..labels import (
     NOT_SUBMITTED,
     TASK_LABELS,
     ap_description,
+    ap_keys,
     ap_scope,
     metric_label,
 )
@@ -397,7 +398,7 @@ def _ap_section(data: ReportData, task: str) -> str:
     cmp = data.comparisons.get(task)
     intervals = {(m.modality, m.metric): m for m in (cmp.ap_metrics if cmp else ())}
     first = subs[0].average_precision[task]
-    keys = list(AP_METRICS)
+    keys = ap_keys(first)
     rows, notes = [], []
     for m in BOX_MODALITIES:
         if not first.get(m):

@@ -19,7 +19,7 @@ from ..analysis import additive
 from ..analysis.ap import ap_numbers
 from ..analysis.slices import SliceTable
 from ..analysis.standings import AP_RANKED
-from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, metric_label
+from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, ap_keys, metric_label
 from .figures import COLOURS
 
 BOX_MODALITIES = ("bbox", "oriented_bbox")
@@ -151,7 +151,7 @@ def map_cards(report: dict[str, Any]) -> dict[str, dict[str, float | None]]:
         if report.get(m):
             out[MODALITY_LABELS[m]] = {
                 METRIC_LABELS[key]: value for key, (value, _) in ap_numbers(report[m]).items()
-                if AP_METRICS[key][2] == "mean"}
+                if AP_METRICS[key][2] == "mean" and key in ap_keys(report)}
     return out
 
 

@@ -21,7 +21,7 @@ from ovearth_core.options import Options
 GT, PRED = "a" * 64, "b" * 64
 MODS = ("segmentation", "bbox", "oriented_bbox")
 # The options only the average precision reads (written out here, not taken from the code).
-AP_ONLY = {"hard_negatives", "max_detections"}
+AP_ONLY = {"hard_negatives", "max_detections", "nms_ap", "aitod"}
 # The statistics' settings (issue 37): they change no evaluation either.
 STATISTICS_ONLY = {"rank_resamples", "alpha", "min_count", "friedman_blocks"}
 BASE = Options("vocabulary", MODS, 0.5, 0.3, "xyxy", False, 100)
