@@ -53,7 +53,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.parsers import expat
 
 import numpy as np
 
@@ -82,8 +81,10 @@ from .common import (
     write_benchmark,
 )
 from .dota import negatives_option, submission_name
-from .rsvg import XmlRefused, parse_xml
+from .xmlread import LineOf, XmlMalformed, XmlRefused, read_xml
 
+# The elements read one at a time (each dropped once read), by root tag.
+_UNITS = {"annotation": ("object",), "HRSC_Image": ("HRSC_Objects", "HRSC_Object")}
 _DIOR_CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
                  "y_right_bottom", "x_left_bottom", "y_left_bottom")
 
@@ -112,10 +113,7 @@ class _Reader:
 
     path: Path
     bad: Problems
-    lines: dict[int, int]
-
-    def line(self, elem: ET.Element | None) -> int:
-        return self.lines.get(id(elem), 1)
+    line: LineOf
 
     def text(self, parent: ET.Element, key: str) -> str | None:
         elem = parent.find(key)
@@ -138,33 +136,35 @@ class _Reader:
 def read_voc(path: Path, images: dict[str, Path], folder: Path | None,
              class_ids: dict[str, str], bad: Problems) -> VocImage | None:
     """One VOC / DIOR / HRSC2016 XML file (problems with line numbers to ``bad``)."""
+    objects: list[VocObject | None] = []
+    before = len(bad)
+
+    def on_object(obj: ET.Element, line: LineOf) -> None:
+        read = _voc_object if obj.tag == "object" else _hrsc_object
+        objects.append(read(_Reader(path, bad, line), obj, len(objects), class_ids))
+
     try:
-        root, lines = parse_xml(read_source(path, "VOC / HRSC2016 XML file"))
+        root, line = read_xml(read_source(path, "VOC / HRSC2016 XML file"), _UNITS, on_object)
     except OVEarthInputError as err:
         bad.items.extend(err.problems)
         return None
     except XmlRefused as err:
+        del bad.items[before:]  # what was read before the refusal is not reported
         bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
         return None
-    except expat.ExpatError as err:
-        bad.add(path, "(document)", "well-formed XML", f"<{expat.ErrorString(err.code)}>",
-                line=err.lineno)
+    except XmlMalformed as err:
+        del bad.items[before:]
+        bad.add(path, "(document)", "well-formed XML", f"<{err}>", line=err.line)
         return None
-    r = _Reader(path, bad, lines)
-    before = len(bad)
+    r = _Reader(path, bad, line)
     if root.tag == "annotation":
         filename = r.text(root, "filename")
         size = root.find("size")
         dims = (r.text(size, "width"), r.text(size, "height")) if size is not None else None
-        objects = [_voc_object(r, obj, k, class_ids)
-                   for k, obj in enumerate(root.findall("object"))]
     elif root.tag == "HRSC_Image":
         name, fmt = r.text(root, "Img_FileName"), r.text(root, "Img_FileFmt")
         filename = f"{name}.{fmt}" if name and fmt else name
         dims = (r.text(root, "Img_SizeWidth"), r.text(root, "Img_SizeHeight"))
-        holder = root.find("HRSC_Objects")
-        objects = [_hrsc_object(r, obj, k, class_ids) for k, obj in
-                   enumerate(holder.findall("HRSC_Object") if holder is not None else [])]
     else:
         bad.add(path, "(root)", "an <annotation> (VOC, DIOR) or <HRSC_Image> (HRSC2016) root",
                 f"<<{root.tag[:40]}>>", line=r.line(root))
