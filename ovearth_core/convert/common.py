@@ -48,6 +48,19 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 COORDINATE = "a finite number within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 
 
+# A box's width (height) is checked as the evaluator's loader checks the COCO box written
+# (``boxparse.parse_gt_box``): corners each within ±1e100 can still be 2e100 apart.
+EXTENT = ("{hi} - {lo} within ±1e100 (the box's {side}: a larger one overflows IoU "
+          "arithmetic)")
+
+
+def extent_ok(lo: float, hi: float) -> bool:
+    """Whether a box from ``lo`` to ``hi`` (``hi >= lo``) on one axis becomes a width the
+    evaluator takes: ``parse_gt_box``'s bounds on ``[lo, hi - lo]``, the same arithmetic."""
+    size = hi - lo  # a zero one is the caller's (a box of no area)
+    return abs(size) <= boxparse.MAX_COORDINATE and lo + size <= boxparse.MAX_COORDINATE
+
+
 def far_out(values: Iterable[float]) -> int | None:
     """The index of the first value beyond ±``boxparse.MAX_COORDINATE`` (``None``: none)."""
     return next((i for i, v in enumerate(values) if not abs(v) <= boxparse.MAX_COORDINATE),

@@ -43,11 +43,13 @@ from .. import geometry
 from . import chips
 from .common import (
     COORDINATE,
+    EXTENT,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_size,
@@ -143,6 +145,10 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
         if far is not None:
             bad.add(path, QUAD_FIELDS.split()[far], COORDINATE, tokens[far], line=n)
             continue
+        wide = _envelope_overflow(values)  # type: ignore[arg-type]
+        if wide is not None:
+            bad.add(path, *wide, line=n)
+            continue
         if _number(tokens[8]) is not None:
             bad.add(path, "category", "a category name (not a number)", tokens[8], line=n)
             continue
@@ -152,6 +158,19 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
         out.append((tokens[8], tokens[9] == "1", len(quads.points)))
         quads.add(values, path, n)  # type: ignore[arg-type]
     return out
+
+
+def _envelope_overflow(values: list[float]) -> tuple[str, str, list[float]] | None:
+    """``(field, expected, found)`` when the envelope (the ground truth's box) of a
+    quadrilateral ``x1 y1 ... x4 y4`` is wider or taller than the evaluator takes."""
+    for axis, side in ((0, "width"), (1, "height")):
+        coords = values[axis::2]
+        if not extent_ok(min(coords), max(coords)):
+            names = " ".join(QUAD_FIELDS.split()[axis::2])
+            return (names, "an envelope whose " + EXTENT.format(
+                hi=f"largest {'xy'[axis]}", lo=f"smallest {'xy'[axis]}", side=side),
+                [min(coords), max(coords)])
+    return None
 
 
 def label_header(lines: Sequence[str]) -> dict[str, Any]:

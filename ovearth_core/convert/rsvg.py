@@ -43,12 +43,14 @@ from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
     COORDINATE,
+    EXTENT,
     MAX_SIDE,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_path_ok,
@@ -220,6 +222,12 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
         bad.add(path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin", values,
                 line=line(box))
         return None
+    for lo, hi, keys, side in ((x1, x2, ("xmin", "xmax"), "width"),
+                               (y1, y2, ("ymin", "ymax"), "height")):
+        if not extent_ok(lo, hi):
+            bad.add(path, f"{where} <bndbox><{keys[1]}>",
+                    EXTENT.format(hi=keys[1], lo=keys[0], side=side), [lo, hi], line=line(box))
+            return None
     if not ok:
         return None
     return RsvgObject(name, (x1, y1, x2, y2), description)  # type: ignore[arg-type]

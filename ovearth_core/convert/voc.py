@@ -60,12 +60,14 @@ from .. import geometry
 from ..errors import OVEarthInputError
 from .common import (
     COORDINATE,
+    EXTENT,
     MAX_SIDE,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_path_ok,
@@ -306,6 +308,12 @@ def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: s
         r.bad.add(r.path, f"{where}<{keys[0][:-4]}box>", f"{keys[2]} > {keys[0]} and "
                   f"{keys[3]} > {keys[1]}", values, line=r.line(elem))
         return None
+    for lo, hi, side in ((0, 2, "width"), (1, 3, "height")):
+        if not extent_ok(values[lo], values[hi]):  # type: ignore[arg-type]
+            r.bad.add(r.path, f"{where}<{keys[hi]}>", EXTENT.format(hi=keys[hi], lo=keys[lo],
+                                                                    side=side),
+                      [values[lo], values[hi]], line=r.line(elem))
+            return None
     return x1, y1, x2, y2  # type: ignore[return-value]
 
 
@@ -329,6 +337,13 @@ def _valid_obb(r: _Reader, obb: np.ndarray | None, elem: ET.Element, where: str
         r.bad.add(r.path, where, "a rotated box of positive area (corners in boundary order, "
                   "within ±1e100)", np.round(obb, 3).tolist(), line=r.line(elem))
         return None
+    lo, hi = obb.min(axis=0).tolist(), obb.max(axis=0).tolist()
+    for axis, side in ((0, "width"), (1, "height")):
+        if not extent_ok(lo[axis], hi[axis]):
+            r.bad.add(r.path, where, "a rotated box whose envelope's " + EXTENT.format(
+                hi="largest " + "xy"[axis], lo="smallest " + "xy"[axis], side=side),
+                np.round(obb, 3).tolist(), line=r.line(elem))
+            return None
     return obb
 
 
