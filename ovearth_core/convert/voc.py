@@ -27,18 +27,22 @@ width axis along ``(cos a, sin a)``, as mmrotate's HRSC loader reads it).
 Each (image, class present) becomes a positive open-vocabulary query (phrase: the class name
 with ``-`` and ``_`` as spaces), the absent classes negatives (all, or N per image); the
 annotation holds the objects' boxes (the given ``<bndbox>``, else the rotated box's envelope)
-and, when any object of the data set has a rotated box, oriented boxes for all (an object
-without one: its box's rectangle). Box corners are continuous coordinates: the old VOC
-``+ 1`` is not applied. ``difficult`` objects are flagged targets or, with
-``difficult="ignore"``, ignore regions, as ``from-dota``. A classes file (one name a line,
-or ``<id> <name>``, e.g. HRSC's class ids) fixes the vocabulary and names numeric classes;
-an object of a class not in it is a problem.
+and, when every object of the data set has a rotated box, their oriented boxes. A modality a
+source does not have is absent, not invented: an object with only a ``<bndbox>`` has no
+oriented box, so a data set mixing both gets none (with a warning naming how many objects
+lack one), and a ``<bndbox>``'s rectangle is never written as an oriented box. Box corners
+are continuous coordinates: the old VOC ``+ 1`` is not applied. ``difficult`` objects are
+flagged targets or, with ``difficult="ignore"``, ignore regions, as ``from-dota``. A classes
+file (one name a line, or ``<id> <name>``, e.g. HRSC's class ids) fixes the vocabulary and
+names numeric classes; an object of a class not in it is a problem.
 
 Results (each folder a submission) are per-class text files ``<anything>_<class>.txt`` or
 ``<class>.txt`` (VOC's ``comp4_det_test_dog.txt``), one detection a line: ``<image> <score>
-<xmin> <ymin> <xmax> <ymax>`` or, rotated, ``<image> <score> x1 y1 ... x4 y4``.
+<xmin> <ymin> <xmax> <ymax>`` (a box: ``bbox`` only) or, rotated, ``<image> <score> x1 y1 ...
+x4 y4`` (an oriented box: ``oriented_bbox`` only). A detector is scored on what it gave.
 
-XML is parsed as ``from-rsvg`` parses it (no DOCTYPE, no entities; files read bounded),
+XML is read by :func:`~ovearth_core.convert.xmlread.read_xml` (defusedxml: no DOCTYPE, no
+entities; one object at a time; files read bounded),
 every problem is collected with its file, line and field, and nothing is written unless all
 is well.
 """
@@ -368,8 +372,8 @@ class _Detection:
     image: str
     category: str
     score: float
-    box: tuple[float, float, float, float]
-    obb: np.ndarray | None
+    box: tuple[float, float, float, float] | None  # a box line's (None: a rotated line)
+    obb: np.ndarray | None  # a rotated line's (None: a box line)
 
 
 def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
@@ -428,19 +432,13 @@ def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: P
     if status[0] == geometry.QUAD_DEGENERATE:
         bad.add(path, "(quadrilateral)", "a quadrilateral with positive area", coords, line=n)
         return None
-    obb = quad[0]
-    return _Detection(tokens[0], cls, score, _envelope(obb), obb)
+    return _Detection(tokens[0], cls, score, None, quad[0])
 
 
 def _envelope(obb: np.ndarray) -> tuple[float, float, float, float]:
     x1, y1 = obb.min(axis=0).tolist()
     x2, y2 = obb.max(axis=0).tolist()
     return x1, y1, x2, y2
-
-
-def _rectangle(box: tuple[float, float, float, float]) -> list[list[float]]:
-    x1, y1, x2, y2 = box
-    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
 
 
 def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
@@ -486,17 +484,16 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     found = {submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
                                                bad) for f in results}
     bad.raise_if_any()
-    rotated = any(o.obb is not None for e in entries for o in e.objects) or any(
-        d.obb is not None for dets in found.values() for d in dets)
+    rotated, mixed = _oriented(entries)
     missing = MissingImages(folder)
     for entry in entries:
         if entry.image is None:
             missing.add(entry.name, "the XML's size")
     bench = Benchmark(command, inputs=inputs, source={"format": "VOC", "resample_unit": "image"},
-                      warnings=missing.warning(len(entries)))
+                      warnings=missing.warning(len(entries)) + mixed)
     queries = _add_queries(bench, entries, vocab, rotated, negatives, seed, difficult)
     for name, dets in found.items():
-        bench.submissions[name] = _submission(dets, queries, rotated)
+        bench.submissions[name] = _submission(dets, queries)
         dropped = sum((d.image, d.category) not in queries for d in dets)
         if dropped:
             bench.notes.append(f"predictions/{name}.json: {dropped} detections on (image, "
@@ -509,8 +506,10 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         "each (image, class present) is a positive query, the absent classes negatives "
         + ("(all)" if negatives == "all" else f"({negatives} per image, seed {seed})"),
         "boxes as given (continuous coordinates, no VOC + 1); " + (
-            "oriented boxes from the rotated boxes (an object without one: its box)"
-            if rotated else "no oriented boxes (no rotated box in the data)"),
+            "oriented boxes from the rotated boxes (<robndbox>, <mbox>)" if rotated else
+            "no oriented boxes (not every object has a rotated box; none is invented)"),
+        "results: a box line is a box (bbox), a rotated line an oriented box (oriented_bbox); "
+        "neither is made from the other",
         ("difficult objects are targets, flagged in the annotation's difficult list"
          if difficult == "target" else "difficult objects are ignore regions")]
     write_benchmark(bench, out, force, link, show_progress)
@@ -558,11 +557,26 @@ def _xywh(box: tuple[float, float, float, float]) -> list[float]:
     return [x1, y1, x2 - x1, y2 - y1]
 
 
-def _obb(obj: VocObject | _Detection) -> list[list[float]]:
-    return obj.obb.tolist() if obj.obb is not None else _rectangle(obj.box)
+def _obb(obj: VocObject) -> list[list[float]]:
+    return obj.obb.tolist()  # type: ignore[union-attr]  # every object has one (_oriented)
 
 
-def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str], rotated: bool
+def _oriented(entries: list[VocImage]) -> tuple[bool, list[str]]:
+    """Whether the ground truth has oriented boxes (every object a rotated box), and the
+    warning when some objects have one and others not (none is then written)."""
+    objects = [(e, o) for e in entries for o in e.objects]
+    without = [e for e, o in objects if o.obb is None]
+    if not without or len(without) == len(objects):
+        return bool(objects) and not without, []
+    files = sorted({f"{e.stem}.xml" for e in without})
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5:,} more" if len(files) > 5 else "")
+    return False, [f"{len(objects) - len(without):,} of {len(objects):,} objects have a rotated "
+                   f"box (<robndbox> or <mbox>), {len(without):,} only a <bndbox> ({shown}): "
+                   "the ground truth has no oriented boxes (one is not invented from a "
+                   "<bndbox>; oriented-box metrics need every object's)"]
+
+
+def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str]
                 ) -> dict[str, list[dict[str, Any]]]:
     per_query: dict[str, list[_Detection]] = defaultdict(list)
     for d in dets:
@@ -572,7 +586,8 @@ def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str], rot
     rows = []
     for (_, cat), qid in queries.items():
         found = per_query.get(qid, [])
-        hbb = [{"bbox": list(d.box), "score": d.score} for d in found]
-        obb = [{"polygon": _obb(d), "score": d.score} for d in found] if rotated else []
+        hbb = [{"bbox": list(d.box), "score": d.score} for d in found if d.box is not None]
+        obb = [{"polygon": d.obb.tolist(), "score": d.score} for d in found
+               if d.obb is not None]
         rows.append(prediction_row(qid, "phrase", phrase_of(cat), None, hbb, obb))
     return {"open_vocabulary": rows}
