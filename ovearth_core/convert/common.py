@@ -311,6 +311,9 @@ class Benchmark:
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
     # Said on stderr by the command and kept in the folder's README (images missing, ...).
     warnings: list[str] = field(default_factory=list)
+    # What the sources held that was not converted, each with why (said by the command and
+    # kept in the README): files of another suffix, images no annotation names.
+    skipped: list[str] = field(default_factory=list)
     # Top-level "source" of the ground truth: what it came from ("format") and the unit a
     # bootstrap should resample ("resample_unit", read by analysis.compare.default_unit).
     source: dict[str, str] = field(default_factory=dict)
@@ -341,12 +344,16 @@ class Benchmark:
     def counts(self) -> dict[str, Any]:
         ov = self.tasks["open_vocabulary"]
         neg = sum(r["type"] == "negative" for r in ov)
-        return {"images": len(self.images), "annotations": len(self.annotations),
+        converted = len({a["image_path"] for a in self.annotations})
+        return {"images": converted, "image_files": len(self.images),
+                "numbers_only": converted - len(self.images),
+                "annotations": len(self.annotations),
                 "open_vocabulary": {"positive": len(ov) - neg, "negative": neg},
                 "referring": len(self.tasks["referring"]),
                 "reasoning": len(self.tasks["reasoning"]),
                 "boxes": sum(len(a["bbox"]) for a in self.annotations),
-                "submissions": sorted(self.submissions), "warnings": list(self.warnings)}
+                "submissions": sorted(self.submissions), "warnings": list(self.warnings),
+                "skipped": list(self.skipped)}
 
 
 def prediction_row(query_id: str, text_key: str, text: str,
@@ -478,6 +485,25 @@ def _place(folder: files.FolderWriter, rel: str, src: Path, link: bool) -> None:
     folder.place(rel, src, link)
 
 
+def images_text(counts: dict[str, Any]) -> str:
+    """The images converted, as the summary and the README say it: ``3 images (2 with
+    their files in images/, 1 numbers-only)``."""
+    text = f"{counts['images']:,} images"
+    if not counts["numbers_only"]:
+        return text
+    return (f"{text} ({counts['image_files']:,} with their files in images/, "
+            f"{counts['numbers_only']:,} numbers-only)")
+
+
+def skipped_files(kind: str, folder: Path, names: Sequence[str], why: str) -> list[str]:
+    """The note for files of ``folder`` that were not converted (none: no note)."""
+    if not names:
+        return []
+    shown = ", ".join(sorted(names)[:10]) + (f" and {len(names) - 10:,} more"
+                                            if len(names) > 10 else "")
+    return [f"{len(names):,} {kind} in {folder} {why}: {shown}"]
+
+
 def _readme(bench: Benchmark) -> str:
     c = bench.counts()
     ov = c["open_vocabulary"]
@@ -486,15 +512,15 @@ def _readme(bench: Benchmark) -> str:
         "",
         f"Made by `{bench.command}`; convert again rather than edit.",
         "",
-        f"- images: {c['images']}; annotations: {c['annotations']}; boxes: {c['boxes']}",
+        f"- {images_text(c)}; annotations: {c['annotations']}; boxes: {c['boxes']}",
         f"- open-vocabulary queries: {ov['positive'] + ov['negative']} ({ov['positive']} "
         f"positive, {ov['negative']} negative); referring: {c['referring']}; "
         f"reasoning: {c['reasoning']}",
         f"- submissions in `predictions/`: {', '.join(c['submissions']) or 'none'}",
     ]
-    if bench.notes or bench.warnings:
+    if bench.notes or bench.warnings or bench.skipped:
         lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in
-                                                  [*bench.warnings, *bench.notes]]
+                                                  [*bench.warnings, *bench.skipped, *bench.notes]]
     return "\n".join(lines) + "\n"
 
 

@@ -84,6 +84,7 @@ from .common import (
     read_source,
     read_text_lines,
     relative_path,
+    skipped_files,
     write_benchmark,
 )
 from .dota import negatives_option, submission_name
@@ -490,7 +491,8 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         if entry.image is None:
             missing.add(entry.name, "the XML's size")
     bench = Benchmark(command, inputs=inputs, source={"format": "VOC", "resample_unit": "image"},
-                      warnings=missing.warning(len(entries)) + mixed)
+                      warnings=missing.warning(len(entries)) + mixed,
+                      skipped=_skipped(annotations, files, folder, by_stem, entries))
     queries = _add_queries(bench, entries, vocab, rotated, negatives, seed, difficult)
     for name, dets in found.items():
         bench.submissions[name] = _submission(dets, queries)
@@ -514,6 +516,19 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
          if difficult == "target" else "difficult objects are ignore regions")]
     write_benchmark(bench, out, force, link, show_progress)
     return bench.counts()
+
+
+def _skipped(annotations: Path, files: list[Path], folder: Path | None,
+             by_stem: dict[str, Path], entries: list[VocImage]) -> list[str]:
+    """What the folders held that was not converted: entries of the annotations folder
+    that are not ``.xml`` files, images of the images folder no XML file names."""
+    read = set(files)
+    other = [p.name for p in annotations.iterdir() if p not in read]
+    used = {e.image for e in entries}
+    unused = [p.name for p in by_stem.values() if p not in used]
+    return (skipped_files("entries", annotations, other, "are not .xml files (not read)")
+            + (skipped_files("images", folder, unused, "are named by no XML file (not "
+                             "converted: no annotation)") if folder is not None else []))
 
 
 def _add_queries(bench: Benchmark, entries: list[VocImage], vocab: list[str], rotated: bool,
