@@ -18,7 +18,7 @@ from typing import Any
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
 from . import coco, dota, label_maps, rsvg, voc
-from .common import Problems, check_target, images_text, read_text_lines
+from .common import Problems, check_target, images_text, read_text_lines, shown
 
 PROG = "python -m ovearth_core.convert"
 
@@ -181,7 +181,7 @@ def _option_problem(option: str, expected: str) -> Problem:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    command = " ".join([PROG, *map(shlex.quote, argv)])
+    command = " ".join([PROG, *(shlex.quote(shown(a)) for a in argv)])
     try:
         summary = _run(args, command)
     except OVEarthInputError as err:

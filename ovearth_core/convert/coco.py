@@ -66,6 +66,8 @@ from .common import (
     prediction_row,
     progress,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
 
@@ -528,9 +530,10 @@ def _check_threshold(value: float) -> None:
 def _submission_names(paths: Sequence[PathLike]) -> list[str]:
     names = [Path(p).stem for p in paths]
     for name in names:
-        if names.count(name) > 1 or relative_path(f"{name}.json") is None:
-            raise fail("(options)", "--results", "files with distinct names (each becomes "
-                       "predictions/<name>.json)", name)
+        if (names.count(name) > 1 or relative_path(f"{name}.json") is None
+                or not utf8_ok(name)):
+            raise fail("(options)", "--results", "files with distinct UTF-8 names (each "
+                       "becomes predictions/<name>.json)", f"<{shown(name)}>")
     return names
 
 

@@ -61,6 +61,38 @@ def extent_ok(lo: float, hi: float) -> bool:
     return abs(size) <= boxparse.MAX_COORDINATE and lo + size <= boxparse.MAX_COORDINATE
 
 
+UTF8_NAME = ("a file name that is valid UTF-8 (it becomes ids, image paths and JSON text; "
+             "rename the file)")
+
+
+def shown(path: PathLike) -> str:
+    """A path as text that can always be printed and written: bytes of its name that are
+    not UTF-8 as ``\\xNN`` (``café`` in Latin-1 is ``caf\\xe9``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def utf8_ok(name: str) -> bool:
+    """Whether ``name`` (from the file system: undecodable bytes as surrogates) is valid
+    UTF-8, so it can become an id, an image path or JSON text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def listed(paths: Iterable[Path], bad: Problems) -> list[Path]:
+    """``paths`` (a folder's listing) sorted, those whose names are not valid UTF-8 left
+    out, each a problem naming it (``--out`` is then never written)."""
+    out = []
+    for path in sorted(paths):
+        if utf8_ok(path.name):
+            out.append(path)
+        else:
+            bad.add(shown(path), "(file name)", UTF8_NAME, f"<{shown(path.name)}>")
+    return out
+
+
 def far_out(values: Iterable[float]) -> int | None:
     """The index of the first value beyond ±``boxparse.MAX_COORDINATE`` (``None``: none)."""
     return next((i for i, v in enumerate(values) if not abs(v) <= boxparse.MAX_COORDINATE),
@@ -279,9 +311,8 @@ def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
     found: dict[str, Path] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
-            continue
+    for path in listed((p for p in folder.iterdir()
+                        if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()), bad):
         if path.stem in found:
             bad.add(path, "(file)", "one image per file stem",
                     f"<{found[path.stem].name} and {path.name}>")

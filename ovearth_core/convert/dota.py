@@ -54,12 +54,15 @@ from .common import (
     far_out,
     image_size,
     images_by_stem,
+    listed,
     phrase_of,
     prediction_row,
     progress,
     read_sizes,
     read_text_lines,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
 
@@ -283,7 +286,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     bad = Problems()
     if not labels.is_dir():
         raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
-    files = sorted(p for p in labels.iterdir() if p.suffix == ".txt")
+    files = listed((p for p in labels.iterdir() if p.suffix == ".txt"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(labels, "--labels", "<image>.txt label files", "<none>")
     by_stem = images_by_stem(images, bad)
@@ -487,8 +491,9 @@ def submission_name(folder: PathLike) -> str:
     """The submission a results folder becomes: the folder's name (one that can name a
     file)."""
     name = Path(folder).resolve().name
-    if relative_path(f"{name}.json") is None:
-        raise fail("(options)", "--results", "a folder whose name can name a submission", name)
+    if relative_path(f"{name}.json") is None or not utf8_ok(name):
+        raise fail("(options)", "--results", "a folder whose name can name a submission "
+                   "(valid UTF-8)", f"<{shown(name)}>")
     return name
 
 
@@ -500,8 +505,8 @@ def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
         return
-    files = sorted(folder.glob("Task1_*.txt"))
-    if not files:
+    files = listed(folder.glob("Task1_*.txt"), bad)
+    if not files and not bad:
         bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
     for path in progress(files, f"reading {folder.name}", show):
         cat = path.stem[len("Task1_"):]

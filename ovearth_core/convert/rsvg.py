@@ -56,12 +56,15 @@ from .common import (
     image_path_ok,
     image_size,
     images_by_stem,
+    listed,
     load_json,
     parse_side,
     prediction_row,
     progress,
     read_source,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
 from .xmlread import LineOf, XmlMalformed, XmlRefused, read_xml
@@ -291,10 +294,11 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = listed(annotations.glob("*.xml"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(images, bad)
     bad.raise_if_any()
     parsed = [read_annotation(path, by_stem, images, bad)
@@ -318,8 +322,10 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
             known[(entry.stem, k)] = qid
     names = [Path(p).stem for p in predictions]
     for path, name in zip(predictions, names, strict=True):
-        if names.count(name) > 1 or relative_path(f"{name}.json") is None:
-            raise fail("(options)", "--predictions", "files with distinct names", name)
+        if (names.count(name) > 1 or relative_path(f"{name}.json") is None
+                or not utf8_ok(name)):
+            raise fail("(options)", "--predictions", "files with distinct UTF-8 names",
+                       f"<{shown(name)}>")
         boxes = read_predictions(Path(path), known, bad)
         texts = {row["query_id"]: row["query"] for row in bench.tasks["referring"]}
         bench.submissions[name] = {"referring": [

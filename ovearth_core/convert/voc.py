@@ -77,6 +77,7 @@ from .common import (
     image_path_ok,
     image_size,
     images_by_stem,
+    listed,
     parse_side,
     phrase_of,
     prediction_row,
@@ -84,6 +85,7 @@ from .common import (
     read_source,
     read_text_lines,
     relative_path,
+    shown,
     skipped_files,
     write_benchmark,
 )
@@ -383,8 +385,8 @@ def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
         return []
-    files = sorted(folder.glob("*.txt"))
-    if not files:
+    files = listed(folder.glob("*.txt"), bad)
+    if not files and not bad:
         bad.add(folder, "--results", "<anything>_<class>.txt result files", "<none>")
     out = []
     for path in files:
@@ -470,10 +472,11 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of VOC / HRSC2016 XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = listed(annotations.glob("*.xml"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "VOC / DIOR / HRSC2016 .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(folder, bad)
     class_ids = read_classes(Path(classes), bad) if classes is not None else {}
     bad.raise_if_any()
@@ -523,7 +526,7 @@ def _skipped(annotations: Path, files: list[Path], folder: Path | None,
     """What the folders held that was not converted: entries of the annotations folder
     that are not ``.xml`` files, images of the images folder no XML file names."""
     read = set(files)
-    other = [p.name for p in annotations.iterdir() if p not in read]
+    other = [shown(p.name) for p in annotations.iterdir() if p not in read]
     used = {e.image for e in entries}
     unused = [p.name for p in by_stem.values() if p not in used]
     return (skipped_files("entries", annotations, other, "are not .xml files (not read)")
