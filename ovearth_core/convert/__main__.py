@@ -18,7 +18,7 @@ from typing import Any
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
 from . import coco, dota, label_maps, rsvg, voc
-from .common import Problems, check_target, read_text_lines
+from .common import Problems, check_target, images_text, read_text_lines, shown
 
 PROG = "python -m ovearth_core.convert"
 
@@ -181,7 +181,7 @@ def _option_problem(option: str, expected: str) -> Problem:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    command = " ".join([PROG, *map(shlex.quote, argv)])
+    command = " ".join([PROG, *(shlex.quote(shown(a)) for a in argv)])
     try:
         summary = _run(args, command)
     except OVEarthInputError as err:
@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     for warning in summary.get("warnings", []):
         print(f"{PROG} {args.command}: warning: {warning}", file=sys.stderr)
     print(_summary_line(args, summary))
+    for note in summary.get("skipped", []):
+        print(f"{PROG} {args.command}: skipped: {note}")
     return 0
 
 
@@ -202,7 +204,7 @@ def _summary_line(args: argparse.Namespace, summary: dict[str, Any]) -> str:
         return (f"wrote {args.out}: {len(summary['queries'])} queries as COCO images "
                 f"(instances_*.json, results_*.json, mapping.json)")
     ov = summary["open_vocabulary"]
-    return (f"wrote {args.out}: {summary['images']} images, {summary['annotations']} "
+    return (f"wrote {args.out}: {images_text(summary)}, {summary['annotations']} "
             f"annotations, open-vocabulary {ov['positive']} positive / {ov['negative']} "
             f"negative, referring {summary['referring']}, submissions: "
             f"{', '.join(summary['submissions']) or 'none'}")

@@ -73,6 +73,8 @@ from .common import (
     prediction_row,
     progress,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
 
@@ -422,12 +424,12 @@ def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False,
                  masks_too: bool = True) -> dict[tuple[int, int], list[Instance]]:
     """Read and validate a COCO results file against ``coco``: instances by (image, cat),
     in file order. A result with a mask and no box gets the mask's envelope (as
-    pycocotools' ``loadRes`` does)."""
+    pycocotools' ``loadRes`` does); an oriented box only when the result gives one
+    (``oriented_bbox``): none is made of a box or a mask."""
     path = Path(path)
     rows = load_json(path, "COCO results", list)
     bad = Problems()
     groups: dict[tuple[int, int], list[Instance]] = defaultdict(list)
-    kept = []
     for i, row in enumerate(progress(rows, f"reading {path.name}", show_progress)):
         where = f"[{i}]"
         if not isinstance(row, dict):
@@ -451,9 +453,7 @@ def read_results(path: PathLike, coco: CocoSet, show_progress: bool = False,
             inst.box, inst.xywh = (x, y, x + w, y + h), [x, y, w, h]
         inst.score = float(score)
         groups[key].append(inst)
-        kept.append(inst)
     bad.raise_if_any()
-    _fill_obbs(kept)
     return groups
 
 
@@ -552,9 +552,10 @@ def _check_threshold(value: float) -> None:
 def _submission_names(paths: Sequence[PathLike]) -> list[str]:
     names = [Path(p).stem for p in paths]
     for name in names:
-        if names.count(name) > 1 or relative_path(f"{name}.json") is None:
-            raise fail("(options)", "--results", "files with distinct names (each becomes "
-                       "predictions/<name>.json)", name)
+        if (names.count(name) > 1 or relative_path(f"{name}.json") is None
+                or not utf8_ok(name)):
+            raise fail("(options)", "--results", "files with distinct UTF-8 names (each "
+                       "becomes predictions/<name>.json)", f"<{shown(name)}>")
     return names
 
 
@@ -613,7 +614,7 @@ def _submission_rows(groups: dict[tuple[int, int], list[Instance]],
             qid, "phrase", coco.categories[key[1]],
             masks.to_json(mask) if mask is not None else None,
             [_scored(_xyxy(d), d.score) for d in found],
-            [{"polygon": d.obb, "score": d.score} for d in found]))
+            [{"polygon": d.obb, "score": d.score} for d in found if d.obb is not None]))
     dropped = sum(len(v) for k, v in groups.items() if k not in queries)
     return rows, dropped
 

@@ -48,6 +48,51 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 COORDINATE = "a finite number within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 
 
+# A box's width (height) is checked as the evaluator's loader checks the COCO box written
+# (``boxparse.parse_gt_box``): corners each within ±1e100 can still be 2e100 apart.
+EXTENT = ("{hi} - {lo} within ±1e100 (the box's {side}: a larger one overflows IoU "
+          "arithmetic)")
+
+
+def extent_ok(lo: float, hi: float) -> bool:
+    """Whether a box from ``lo`` to ``hi`` (``hi >= lo``) on one axis becomes a width the
+    evaluator takes: ``parse_gt_box``'s bounds on ``[lo, hi - lo]``, the same arithmetic."""
+    size = hi - lo  # a zero one is the caller's (a box of no area)
+    return abs(size) <= boxparse.MAX_COORDINATE and lo + size <= boxparse.MAX_COORDINATE
+
+
+UTF8_NAME = ("a file name that is valid UTF-8 (it becomes ids, image paths and JSON text; "
+             "rename the file)")
+
+
+def shown(path: PathLike) -> str:
+    """A path as text that can always be printed and written: bytes of its name that are
+    not UTF-8 as ``\\xNN`` (``café`` in Latin-1 is ``caf\\xe9``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def utf8_ok(name: str) -> bool:
+    """Whether ``name`` (from the file system: undecodable bytes as surrogates) is valid
+    UTF-8, so it can become an id, an image path or JSON text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def listed(paths: Iterable[Path], bad: Problems) -> list[Path]:
+    """``paths`` (a folder's listing) sorted, those whose names are not valid UTF-8 left
+    out, each a problem naming it (``--out`` is then never written)."""
+    out = []
+    for path in sorted(paths):
+        if utf8_ok(path.name):
+            out.append(path)
+        else:
+            bad.add(shown(path), "(file name)", UTF8_NAME, f"<{shown(path.name)}>")
+    return out
+
+
 def far_out(values: Iterable[float]) -> int | None:
     """The index of the first value beyond ±``boxparse.MAX_COORDINATE`` (``None``: none)."""
     return next((i for i, v in enumerate(values) if not abs(v) <= boxparse.MAX_COORDINATE),
@@ -266,9 +311,8 @@ def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
     found: dict[str, Path] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
-            continue
+    for path in listed((p for p in folder.iterdir()
+                        if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()), bad):
         if path.stem in found:
             bad.add(path, "(file)", "one image per file stem",
                     f"<{found[path.stem].name} and {path.name}>")
@@ -298,6 +342,9 @@ class Benchmark:
     inputs: list[PathLike] = field(default_factory=list)  # never removed by force
     # Said on stderr by the command and kept in the folder's README (images missing, ...).
     warnings: list[str] = field(default_factory=list)
+    # What the sources held that was not converted, each with why (said by the command and
+    # kept in the README): files of another suffix, images no annotation names.
+    skipped: list[str] = field(default_factory=list)
     # Top-level "source" of the ground truth: what it came from ("format") and the unit a
     # bootstrap should resample ("resample_unit", read by analysis.compare.default_unit).
     source: dict[str, str] = field(default_factory=dict)
@@ -328,12 +375,16 @@ class Benchmark:
     def counts(self) -> dict[str, Any]:
         ov = self.tasks["open_vocabulary"]
         neg = sum(r["type"] == "negative" for r in ov)
-        return {"images": len(self.images), "annotations": len(self.annotations),
+        converted = len({a["image_path"] for a in self.annotations})
+        return {"images": converted, "image_files": len(self.images),
+                "numbers_only": converted - len(self.images),
+                "annotations": len(self.annotations),
                 "open_vocabulary": {"positive": len(ov) - neg, "negative": neg},
                 "referring": len(self.tasks["referring"]),
                 "reasoning": len(self.tasks["reasoning"]),
                 "boxes": sum(len(a["bbox"]) for a in self.annotations),
-                "submissions": sorted(self.submissions), "warnings": list(self.warnings)}
+                "submissions": sorted(self.submissions), "warnings": list(self.warnings),
+                "skipped": list(self.skipped)}
 
 
 def prediction_row(query_id: str, text_key: str, text: str,
@@ -465,6 +516,25 @@ def _place(folder: files.FolderWriter, rel: str, src: Path, link: bool) -> None:
     folder.place(rel, src, link)
 
 
+def images_text(counts: dict[str, Any]) -> str:
+    """The images converted, as the summary and the README say it: ``3 images (2 with
+    their files in images/, 1 numbers-only)``."""
+    text = f"{counts['images']:,} images"
+    if not counts["numbers_only"]:
+        return text
+    return (f"{text} ({counts['image_files']:,} with their files in images/, "
+            f"{counts['numbers_only']:,} numbers-only)")
+
+
+def skipped_files(kind: str, folder: Path, names: Sequence[str], why: str) -> list[str]:
+    """The note for files of ``folder`` that were not converted (none: no note)."""
+    if not names:
+        return []
+    shown = ", ".join(sorted(names)[:10]) + (f" and {len(names) - 10:,} more"
+                                            if len(names) > 10 else "")
+    return [f"{len(names):,} {kind} in {folder} {why}: {shown}"]
+
+
 def _readme(bench: Benchmark) -> str:
     c = bench.counts()
     ov = c["open_vocabulary"]
@@ -473,15 +543,15 @@ def _readme(bench: Benchmark) -> str:
         "",
         f"Made by `{bench.command}`; convert again rather than edit.",
         "",
-        f"- images: {c['images']}; annotations: {c['annotations']}; boxes: {c['boxes']}",
+        f"- {images_text(c)}; annotations: {c['annotations']}; boxes: {c['boxes']}",
         f"- open-vocabulary queries: {ov['positive'] + ov['negative']} ({ov['positive']} "
         f"positive, {ov['negative']} negative); referring: {c['referring']}; "
         f"reasoning: {c['reasoning']}",
         f"- submissions in `predictions/`: {', '.join(c['submissions']) or 'none'}",
     ]
-    if bench.notes or bench.warnings:
+    if bench.notes or bench.warnings or bench.skipped:
         lines += ["", "Conversion notes:", ""] + [f"- {note}" for note in
-                                                  [*bench.warnings, *bench.notes]]
+                                                  [*bench.warnings, *bench.skipped, *bench.notes]]
     return "\n".join(lines) + "\n"
 
 

@@ -43,21 +43,26 @@ from .. import geometry
 from . import chips
 from .common import (
     COORDINATE,
+    EXTENT,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_size,
     images_by_stem,
+    listed,
     phrase_of,
     prediction_row,
     progress,
     read_sizes,
     read_text_lines,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
 
@@ -143,6 +148,10 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
         if far is not None:
             bad.add(path, QUAD_FIELDS.split()[far], COORDINATE, tokens[far], line=n)
             continue
+        wide = _envelope_overflow(values)  # type: ignore[arg-type]
+        if wide is not None:
+            bad.add(path, *wide, line=n)
+            continue
         if _number(tokens[8]) is not None:
             bad.add(path, "category", "a category name (not a number)", tokens[8], line=n)
             continue
@@ -152,6 +161,19 @@ def parse_label_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
         out.append((tokens[8], tokens[9] == "1", len(quads.points)))
         quads.add(values, path, n)  # type: ignore[arg-type]
     return out
+
+
+def _envelope_overflow(values: list[float]) -> tuple[str, str, list[float]] | None:
+    """``(field, expected, found)`` when the envelope (the ground truth's box) of a
+    quadrilateral ``x1 y1 ... x4 y4`` is wider or taller than the evaluator takes."""
+    for axis, side in ((0, "width"), (1, "height")):
+        coords = values[axis::2]
+        if not extent_ok(min(coords), max(coords)):
+            names = " ".join(QUAD_FIELDS.split()[axis::2])
+            return (names, "an envelope whose " + EXTENT.format(
+                hi=f"largest {'xy'[axis]}", lo=f"smallest {'xy'[axis]}", side=side),
+                [min(coords), max(coords)])
+    return None
 
 
 def label_header(lines: Sequence[str]) -> dict[str, Any]:
@@ -264,7 +286,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     bad = Problems()
     if not labels.is_dir():
         raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
-    files = sorted(p for p in labels.iterdir() if p.suffix == ".txt")
+    files = listed((p for p in labels.iterdir() if p.suffix == ".txt"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(labels, "--labels", "<image>.txt label files", "<none>")
     by_stem = images_by_stem(images, bad)
@@ -468,8 +491,9 @@ def submission_name(folder: PathLike) -> str:
     """The submission a results folder becomes: the folder's name (one that can name a
     file)."""
     name = Path(folder).resolve().name
-    if relative_path(f"{name}.json") is None:
-        raise fail("(options)", "--results", "a folder whose name can name a submission", name)
+    if relative_path(f"{name}.json") is None or not utf8_ok(name):
+        raise fail("(options)", "--results", "a folder whose name can name a submission "
+                   "(valid UTF-8)", f"<{shown(name)}>")
     return name
 
 
@@ -481,8 +505,8 @@ def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
         return
-    files = sorted(folder.glob("Task1_*.txt"))
-    if not files:
+    files = listed(folder.glob("Task1_*.txt"), bad)
+    if not files and not bad:
         bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
     for path in progress(files, f"reading {folder.name}", show):
         cat = path.stem[len("Task1_"):]

@@ -36,6 +36,7 @@ from .common import (
     fail,
     image_size,
     images_by_stem,
+    listed,
     phrase_of,
     prediction_row,
     progress,
@@ -98,12 +99,12 @@ def _label_files(folder: Path, bad: Problems, role: str) -> dict[str, Path]:
         bad.add(folder, role, "a folder of label maps", "<not a folder>")
         return {}
     out = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() in LABEL_SUFFIXES and path.is_file():
-            if path.stem in out:
-                bad.add(path, "(file)", "one label map per file stem",
-                        f"<{out[path.stem].name} and {path.name}>")
-            out[path.stem] = path
+    for path in listed((p for p in folder.iterdir()
+                        if p.suffix.lower() in LABEL_SUFFIXES and p.is_file()), bad):
+        if path.stem in out:
+            bad.add(path, "(file)", "one label map per file stem",
+                    f"<{out[path.stem].name} and {path.name}>")
+        out[path.stem] = path
     if not out:
         bad.add(folder, role, "label maps (.png or .tif)", "<none>")
     return out

@@ -24,8 +24,9 @@ A prediction file (RSVG models predict one box per expression; there is no stand
 this is ours) is a JSON list of ``{"image": <xml stem>, "object": <index>, "bbox": [x1, y1,
 x2, y2]}`` with an optional ``"score"``; it becomes a referring submission.
 
-XML is parsed with expat into an ``xml.etree`` tree; documents declaring a DOCTYPE or any
-entity are refused (no entity expansion, no external resources).
+XML is read by :func:`~ovearth_core.convert.xmlread.read_xml` (defusedxml, one ``<object>``
+at a time); documents declaring a DOCTYPE or any entity are refused (no entity expansion, no
+external resources).
 """
 
 from __future__ import annotations
@@ -36,68 +37,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.parsers import expat
 
 from .. import boxparse
 from ..errors import OVEarthInputError
 from ..masks import FieldError
 from .common import (
     COORDINATE,
+    EXTENT,
     MAX_SIDE,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_path_ok,
     image_size,
     images_by_stem,
+    listed,
     load_json,
     parse_side,
     prediction_row,
     progress,
     read_source,
     relative_path,
+    shown,
+    utf8_ok,
     write_benchmark,
 )
-
-
-class XmlRefused(ValueError):
-    """A construct we do not parse (DOCTYPE, entities)."""
-
-
-def parse_xml(data: bytes) -> tuple[ET.Element, dict[int, int]]:
-    """Parse XML without DTDs or entities: the root and each element's line (by ``id``).
-
-    Raises:
-        XmlRefused: on a DOCTYPE, an entity declaration or an external entity reference.
-        expat.ExpatError: on malformed XML (``lineno`` says where).
-    """
-    builder = ET.TreeBuilder()
-    parser = expat.ParserCreate()
-    lines: dict[int, int] = {}
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        elem = builder.start(tag, attrs)
-        lines[id(elem)] = parser.CurrentLineNumber
-
-    def refuse(what: str) -> Any:
-        def handler(*_: object) -> None:
-            raise XmlRefused(f"{what} at line {parser.CurrentLineNumber} (DTDs and entities are "
-                             "not accepted)")
-        return handler
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
-    parser.StartDoctypeDeclHandler = refuse("a DOCTYPE")
-    parser.EntityDeclHandler = refuse("an entity declaration")
-    parser.ExternalEntityRefHandler = refuse("an external entity")
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.Parse(data, True)
-    return builder.close(), lines
+from .xmlread import LineOf, XmlMalformed, XmlRefused, read_xml
 
 
 @dataclass
@@ -120,35 +90,37 @@ class RsvgImage:
 def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, bad: Problems
                     ) -> RsvgImage | None:
     """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
+    objects: list[RsvgObject] = []
+    seen = [0]  # <object> elements read, valid or not
+    before = len(bad)
+
+    def on_object(obj: ET.Element, line: LineOf) -> None:
+        found = _object(obj, seen[0], path, bad, line)
+        seen[0] += 1
+        if found is not None:
+            objects.append(found)
+
     try:
-        root, lines = parse_xml(read_source(path, "DIOR-RSVG XML file"))
+        root, line = read_xml(read_source(path, "DIOR-RSVG XML file"),
+                              {"annotation": ("object",)}, on_object)
     except OVEarthInputError as err:
         bad.items.extend(err.problems)
         return None
     except XmlRefused as err:
+        del bad.items[before:]  # what was read before the refusal is not reported
         bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
         return None
-    except expat.ExpatError as err:
-        bad.add(path, "(document)", "well-formed XML", f"<{expat.ErrorString(err.code)}>",
-                line=err.lineno)
+    except XmlMalformed as err:
+        del bad.items[before:]
+        bad.add(path, "(document)", "well-formed XML", f"<{err}>", line=err.line)
         return None
-
-    def line(elem: ET.Element) -> int:
-        return lines.get(id(elem), 1)
-
     if root.tag != "annotation":
         bad.add(path, "<annotation>", "an <annotation> root element", f"<<{root.tag}>>",
                 line=line(root))
         return None
-    before = len(bad)
     name, image = _image_of(root, path, images, folder, bad, line)
     size = _declared_size(root, path, bad, line)
-    objects = []
-    for k, obj in enumerate(root.findall("object")):
-        found = _object(obj, k, path, bad, line)
-        if found is not None:
-            objects.append(found)
-    if not root.findall("object"):
+    if not seen[0]:
         bad.add(path, "<object>", "at least one <object> with a <description>", "<none>",
                 line=line(root))
     if name is None or len(bad) > before:
@@ -253,6 +225,12 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
         bad.add(path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin", values,
                 line=line(box))
         return None
+    for lo, hi, keys, side in ((x1, x2, ("xmin", "xmax"), "width"),
+                               (y1, y2, ("ymin", "ymax"), "height")):
+        if not extent_ok(lo, hi):
+            bad.add(path, f"{where} <bndbox><{keys[1]}>",
+                    EXTENT.format(hi=keys[1], lo=keys[0], side=side), [lo, hi], line=line(box))
+            return None
     if not ok:
         return None
     return RsvgObject(name, (x1, y1, x2, y2), description)  # type: ignore[arg-type]
@@ -316,10 +294,11 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = listed(annotations.glob("*.xml"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(images, bad)
     bad.raise_if_any()
     parsed = [read_annotation(path, by_stem, images, bad)
@@ -343,8 +322,10 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
             known[(entry.stem, k)] = qid
     names = [Path(p).stem for p in predictions]
     for path, name in zip(predictions, names, strict=True):
-        if names.count(name) > 1 or relative_path(f"{name}.json") is None:
-            raise fail("(options)", "--predictions", "files with distinct names", name)
+        if (names.count(name) > 1 or relative_path(f"{name}.json") is None
+                or not utf8_ok(name)):
+            raise fail("(options)", "--predictions", "files with distinct UTF-8 names",
+                       f"<{shown(name)}>")
         boxes = read_predictions(Path(path), known, bad)
         texts = {row["query_id"]: row["query"] for row in bench.tasks["referring"]}
         bench.submissions[name] = {"referring": [

@@ -27,18 +27,22 @@ width axis along ``(cos a, sin a)``, as mmrotate's HRSC loader reads it).
 Each (image, class present) becomes a positive open-vocabulary query (phrase: the class name
 with ``-`` and ``_`` as spaces), the absent classes negatives (all, or N per image); the
 annotation holds the objects' boxes (the given ``<bndbox>``, else the rotated box's envelope)
-and, when any object of the data set has a rotated box, oriented boxes for all (an object
-without one: its box's rectangle). Box corners are continuous coordinates: the old VOC
-``+ 1`` is not applied. ``difficult`` objects are flagged targets or, with
-``difficult="ignore"``, ignore regions, as ``from-dota``. A classes file (one name a line,
-or ``<id> <name>``, e.g. HRSC's class ids) fixes the vocabulary and names numeric classes;
-an object of a class not in it is a problem.
+and, when every object of the data set has a rotated box, their oriented boxes. A modality a
+source does not have is absent, not invented: an object with only a ``<bndbox>`` has no
+oriented box, so a data set mixing both gets none (with a warning naming how many objects
+lack one), and a ``<bndbox>``'s rectangle is never written as an oriented box. Box corners
+are continuous coordinates: the old VOC ``+ 1`` is not applied. ``difficult`` objects are
+flagged targets or, with ``difficult="ignore"``, ignore regions, as ``from-dota``. A classes
+file (one name a line, or ``<id> <name>``, e.g. HRSC's class ids) fixes the vocabulary and
+names numeric classes; an object of a class not in it is a problem.
 
 Results (each folder a submission) are per-class text files ``<anything>_<class>.txt`` or
 ``<class>.txt`` (VOC's ``comp4_det_test_dog.txt``), one detection a line: ``<image> <score>
-<xmin> <ymin> <xmax> <ymax>`` or, rotated, ``<image> <score> x1 y1 ... x4 y4``.
+<xmin> <ymin> <xmax> <ymax>`` (a box: ``bbox`` only) or, rotated, ``<image> <score> x1 y1 ...
+x4 y4`` (an oriented box: ``oriented_bbox`` only). A detector is scored on what it gave.
 
-XML is parsed as ``from-rsvg`` parses it (no DOCTYPE, no entities; files read bounded),
+XML is read by :func:`~ovearth_core.convert.xmlread.read_xml` (defusedxml: no DOCTYPE, no
+entities; one object at a time; files read bounded),
 every problem is collected with its file, line and field, and nothing is written unless all
 is well.
 """
@@ -53,7 +57,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.parsers import expat
 
 import numpy as np
 
@@ -61,17 +64,20 @@ from .. import geometry
 from ..errors import OVEarthInputError
 from .common import (
     COORDINATE,
+    EXTENT,
     MAX_SIDE,
     Benchmark,
     MissingImages,
     PathLike,
     Problems,
     check_target,
+    extent_ok,
     fail,
     far_out,
     image_path_ok,
     image_size,
     images_by_stem,
+    listed,
     parse_side,
     phrase_of,
     prediction_row,
@@ -79,11 +85,15 @@ from .common import (
     read_source,
     read_text_lines,
     relative_path,
+    shown,
+    skipped_files,
     write_benchmark,
 )
 from .dota import negatives_option, submission_name
-from .rsvg import XmlRefused, parse_xml
+from .xmlread import LineOf, XmlMalformed, XmlRefused, read_xml
 
+# The elements read one at a time (each dropped once read), by root tag.
+_UNITS = {"annotation": ("object",), "HRSC_Image": ("HRSC_Objects", "HRSC_Object")}
 _DIOR_CORNERS = ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
                  "y_right_bottom", "x_left_bottom", "y_left_bottom")
 
@@ -112,10 +122,7 @@ class _Reader:
 
     path: Path
     bad: Problems
-    lines: dict[int, int]
-
-    def line(self, elem: ET.Element | None) -> int:
-        return self.lines.get(id(elem), 1)
+    line: LineOf
 
     def text(self, parent: ET.Element, key: str) -> str | None:
         elem = parent.find(key)
@@ -138,33 +145,35 @@ class _Reader:
 def read_voc(path: Path, images: dict[str, Path], folder: Path | None,
              class_ids: dict[str, str], bad: Problems) -> VocImage | None:
     """One VOC / DIOR / HRSC2016 XML file (problems with line numbers to ``bad``)."""
+    objects: list[VocObject | None] = []
+    before = len(bad)
+
+    def on_object(obj: ET.Element, line: LineOf) -> None:
+        read = _voc_object if obj.tag == "object" else _hrsc_object
+        objects.append(read(_Reader(path, bad, line), obj, len(objects), class_ids))
+
     try:
-        root, lines = parse_xml(read_source(path, "VOC / HRSC2016 XML file"))
+        root, line = read_xml(read_source(path, "VOC / HRSC2016 XML file"), _UNITS, on_object)
     except OVEarthInputError as err:
         bad.items.extend(err.problems)
         return None
     except XmlRefused as err:
+        del bad.items[before:]  # what was read before the refusal is not reported
         bad.add(path, "(document)", "XML without DOCTYPE or entities", f"<{err}>")
         return None
-    except expat.ExpatError as err:
-        bad.add(path, "(document)", "well-formed XML", f"<{expat.ErrorString(err.code)}>",
-                line=err.lineno)
+    except XmlMalformed as err:
+        del bad.items[before:]
+        bad.add(path, "(document)", "well-formed XML", f"<{err}>", line=err.line)
         return None
-    r = _Reader(path, bad, lines)
-    before = len(bad)
+    r = _Reader(path, bad, line)
     if root.tag == "annotation":
         filename = r.text(root, "filename")
         size = root.find("size")
         dims = (r.text(size, "width"), r.text(size, "height")) if size is not None else None
-        objects = [_voc_object(r, obj, k, class_ids)
-                   for k, obj in enumerate(root.findall("object"))]
     elif root.tag == "HRSC_Image":
         name, fmt = r.text(root, "Img_FileName"), r.text(root, "Img_FileFmt")
         filename = f"{name}.{fmt}" if name and fmt else name
         dims = (r.text(root, "Img_SizeWidth"), r.text(root, "Img_SizeHeight"))
-        holder = root.find("HRSC_Objects")
-        objects = [_hrsc_object(r, obj, k, class_ids) for k, obj in
-                   enumerate(holder.findall("HRSC_Object") if holder is not None else [])]
     else:
         bad.add(path, "(root)", "an <annotation> (VOC, DIOR) or <HRSC_Image> (HRSC2016) root",
                 f"<<{root.tag[:40]}>>", line=r.line(root))
@@ -306,6 +315,12 @@ def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: s
         r.bad.add(r.path, f"{where}<{keys[0][:-4]}box>", f"{keys[2]} > {keys[0]} and "
                   f"{keys[3]} > {keys[1]}", values, line=r.line(elem))
         return None
+    for lo, hi, side in ((0, 2, "width"), (1, 3, "height")):
+        if not extent_ok(values[lo], values[hi]):  # type: ignore[arg-type]
+            r.bad.add(r.path, f"{where}<{keys[hi]}>", EXTENT.format(hi=keys[hi], lo=keys[lo],
+                                                                    side=side),
+                      [values[lo], values[hi]], line=r.line(elem))
+            return None
     return x1, y1, x2, y2  # type: ignore[return-value]
 
 
@@ -329,6 +344,13 @@ def _valid_obb(r: _Reader, obb: np.ndarray | None, elem: ET.Element, where: str
         r.bad.add(r.path, where, "a rotated box of positive area (corners in boundary order, "
                   "within ±1e100)", np.round(obb, 3).tolist(), line=r.line(elem))
         return None
+    lo, hi = obb.min(axis=0).tolist(), obb.max(axis=0).tolist()
+    for axis, side in ((0, "width"), (1, "height")):
+        if not extent_ok(lo[axis], hi[axis]):
+            r.bad.add(r.path, where, "a rotated box whose envelope's " + EXTENT.format(
+                hi="largest " + "xy"[axis], lo="smallest " + "xy"[axis], side=side),
+                np.round(obb, 3).tolist(), line=r.line(elem))
+            return None
     return obb
 
 
@@ -353,8 +375,8 @@ class _Detection:
     image: str
     category: str
     score: float
-    box: tuple[float, float, float, float]
-    obb: np.ndarray | None
+    box: tuple[float, float, float, float] | None  # a box line's (None: a rotated line)
+    obb: np.ndarray | None  # a rotated line's (None: a box line)
 
 
 def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
@@ -363,8 +385,8 @@ def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
         return []
-    files = sorted(folder.glob("*.txt"))
-    if not files:
+    files = listed(folder.glob("*.txt"), bad)
+    if not files and not bad:
         bad.add(folder, "--results", "<anything>_<class>.txt result files", "<none>")
     out = []
     for path in files:
@@ -413,19 +435,13 @@ def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: P
     if status[0] == geometry.QUAD_DEGENERATE:
         bad.add(path, "(quadrilateral)", "a quadrilateral with positive area", coords, line=n)
         return None
-    obb = quad[0]
-    return _Detection(tokens[0], cls, score, _envelope(obb), obb)
+    return _Detection(tokens[0], cls, score, None, quad[0])
 
 
 def _envelope(obb: np.ndarray) -> tuple[float, float, float, float]:
     x1, y1 = obb.min(axis=0).tolist()
     x2, y2 = obb.max(axis=0).tolist()
     return x1, y1, x2, y2
-
-
-def _rectangle(box: tuple[float, float, float, float]) -> list[list[float]]:
-    x1, y1, x2, y2 = box
-    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
 
 
 def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
@@ -456,10 +472,11 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of VOC / HRSC2016 XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = listed(annotations.glob("*.xml"), bad)
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "VOC / DIOR / HRSC2016 .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(folder, bad)
     class_ids = read_classes(Path(classes), bad) if classes is not None else {}
     bad.raise_if_any()
@@ -471,17 +488,17 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     found = {submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
                                                bad) for f in results}
     bad.raise_if_any()
-    rotated = any(o.obb is not None for e in entries for o in e.objects) or any(
-        d.obb is not None for dets in found.values() for d in dets)
+    rotated, mixed = _oriented(entries)
     missing = MissingImages(folder)
     for entry in entries:
         if entry.image is None:
             missing.add(entry.name, "the XML's size")
     bench = Benchmark(command, inputs=inputs, source={"format": "VOC", "resample_unit": "image"},
-                      warnings=missing.warning(len(entries)))
+                      warnings=missing.warning(len(entries)) + mixed,
+                      skipped=_skipped(annotations, files, folder, by_stem, entries))
     queries = _add_queries(bench, entries, vocab, rotated, negatives, seed, difficult)
     for name, dets in found.items():
-        bench.submissions[name] = _submission(dets, queries, rotated)
+        bench.submissions[name] = _submission(dets, queries)
         dropped = sum((d.image, d.category) not in queries for d in dets)
         if dropped:
             bench.notes.append(f"predictions/{name}.json: {dropped} detections on (image, "
@@ -494,12 +511,27 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         "each (image, class present) is a positive query, the absent classes negatives "
         + ("(all)" if negatives == "all" else f"({negatives} per image, seed {seed})"),
         "boxes as given (continuous coordinates, no VOC + 1); " + (
-            "oriented boxes from the rotated boxes (an object without one: its box)"
-            if rotated else "no oriented boxes (no rotated box in the data)"),
+            "oriented boxes from the rotated boxes (<robndbox>, <mbox>)" if rotated else
+            "no oriented boxes (not every object has a rotated box; none is invented)"),
+        "results: a box line is a box (bbox), a rotated line an oriented box (oriented_bbox); "
+        "neither is made from the other",
         ("difficult objects are targets, flagged in the annotation's difficult list"
          if difficult == "target" else "difficult objects are ignore regions")]
     write_benchmark(bench, out, force, link, show_progress)
     return bench.counts()
+
+
+def _skipped(annotations: Path, files: list[Path], folder: Path | None,
+             by_stem: dict[str, Path], entries: list[VocImage]) -> list[str]:
+    """What the folders held that was not converted: entries of the annotations folder
+    that are not ``.xml`` files, images of the images folder no XML file names."""
+    read = set(files)
+    other = [shown(p.name) for p in annotations.iterdir() if p not in read]
+    used = {e.image for e in entries}
+    unused = [p.name for p in by_stem.values() if p not in used]
+    return (skipped_files("entries", annotations, other, "are not .xml files (not read)")
+            + (skipped_files("images", folder, unused, "are named by no XML file (not "
+                             "converted: no annotation)") if folder is not None else []))
 
 
 def _add_queries(bench: Benchmark, entries: list[VocImage], vocab: list[str], rotated: bool,
@@ -543,11 +575,26 @@ def _xywh(box: tuple[float, float, float, float]) -> list[float]:
     return [x1, y1, x2 - x1, y2 - y1]
 
 
-def _obb(obj: VocObject | _Detection) -> list[list[float]]:
-    return obj.obb.tolist() if obj.obb is not None else _rectangle(obj.box)
+def _obb(obj: VocObject) -> list[list[float]]:
+    return obj.obb.tolist()  # type: ignore[union-attr]  # every object has one (_oriented)
 
 
-def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str], rotated: bool
+def _oriented(entries: list[VocImage]) -> tuple[bool, list[str]]:
+    """Whether the ground truth has oriented boxes (every object a rotated box), and the
+    warning when some objects have one and others not (none is then written)."""
+    objects = [(e, o) for e in entries for o in e.objects]
+    without = [e for e, o in objects if o.obb is None]
+    if not without or len(without) == len(objects):
+        return bool(objects) and not without, []
+    files = sorted({f"{e.stem}.xml" for e in without})
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5:,} more" if len(files) > 5 else "")
+    return False, [f"{len(objects) - len(without):,} of {len(objects):,} objects have a rotated "
+                   f"box (<robndbox> or <mbox>), {len(without):,} only a <bndbox> ({shown}): "
+                   "the ground truth has no oriented boxes (one is not invented from a "
+                   "<bndbox>; oriented-box metrics need every object's)"]
+
+
+def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str]
                 ) -> dict[str, list[dict[str, Any]]]:
     per_query: dict[str, list[_Detection]] = defaultdict(list)
     for d in dets:
@@ -557,7 +604,8 @@ def _submission(dets: list[_Detection], queries: dict[tuple[str, str], str], rot
     rows = []
     for (_, cat), qid in queries.items():
         found = per_query.get(qid, [])
-        hbb = [{"bbox": list(d.box), "score": d.score} for d in found]
-        obb = [{"polygon": _obb(d), "score": d.score} for d in found] if rotated else []
+        hbb = [{"bbox": list(d.box), "score": d.score} for d in found if d.box is not None]
+        obb = [{"polygon": d.obb.tolist(), "score": d.score} for d in found
+               if d.obb is not None]
         rows.append(prediction_row(qid, "phrase", phrase_of(cat), None, hbb, obb))
     return {"open_vocabulary": rows}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from xml.parsers.expat import ExpatError
 from xml.sax.saxutils import escape
 
 import pytest
@@ -16,7 +15,8 @@ from hypothesis import strategies as st
 from ovearth_core import evaluate_files
 from ovearth_core.convert import from_rsvg
 from ovearth_core.convert.common import Problems
-from ovearth_core.convert.rsvg import XmlRefused, parse_xml, read_annotation
+from ovearth_core.convert.rsvg import read_annotation
+from ovearth_core.convert.xmlread import XmlMalformed, XmlRefused, read_xml
 
 SAMPLE = DATA / "rsvg"
 
@@ -60,7 +60,7 @@ def test_predictions_evaluate_as_worked_by_hand(bench: Path) -> None:
 ])
 def test_doctype_and_entities_are_refused(xml: bytes) -> None:
     with pytest.raises(XmlRefused):
-        parse_xml(xml)
+        read_xml(xml)
 
 
 def _read(tmp_path: Path, xml: str) -> tuple[object, Problems]:
@@ -133,8 +133,8 @@ def test_xml_round_trip(tmp_path_factory: pytest.TempPathFactory,
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
 def test_xml_reader_never_crashes(data: bytes) -> None:
-    """Any bytes: a tree, XmlRefused or an ExpatError, nothing else."""
+    """Any bytes: a tree, XmlRefused or XmlMalformed, nothing else."""
     try:
-        parse_xml(b"<annotation>" + data)
-    except (XmlRefused, ExpatError):
+        read_xml(b"<annotation>" + data)
+    except (XmlRefused, XmlMalformed):
         pass

@@ -127,8 +127,7 @@ def test_robndbox_forms(tmp_path: Path, rot: str, expected: list[tuple[float, fl
     ann.mkdir()
     (ann / "a.xml").write_text(
         "<annotation><size><width>100</width><height>80</height></size><object><name>ship"
-        f"</name><robndbox>{rot}</robndbox></object>"
-        + _obj("car", (1, 1, 5, 5)) + "</annotation>")
+        f"</name><robndbox>{rot}</robndbox></object></annotation>")
     from_voc(ann, None, tmp_path / "b")
     anns = {a["id"]: a for a in _gt(tmp_path / "b")["annotations"]}
     got = anns["a_ship"]["oriented_bbox"][0]
@@ -136,8 +135,6 @@ def test_robndbox_forms(tmp_path: Path, rot: str, expected: list[tuple[float, fl
     xs, ys = [p[0] for p in expected], [p[1] for p in expected]
     assert anns["a_ship"]["bbox"][0] == pytest.approx([min(xs), min(ys), max(xs) - min(xs),
                                                        max(ys) - min(ys)])
-    # An object without a rotated box gets its box's rectangle (the data set has rotated ones).
-    assert anns["a_car"]["oriented_bbox"] == [[[1, 1], [5, 1], [5, 5], [1, 5]]]
 
 
 @pytest.mark.parametrize(("xml", "field", "expected"), [
@@ -214,3 +211,29 @@ def test_the_reader_never_crashes(tmp_path_factory: pytest.TempPathFactory, data
     bad = Problems()
     entry = read_voc(path, {}, None, {}, bad)
     assert (entry is None) == bool(bad.items)
+
+
+def test_the_summary_says_what_was_converted_and_skipped(tmp_path: Path) -> None:
+    """Issue 46: two XML files, one image found and one numbers-only; an image no XML names
+    and an upper-case .XML file are skipped, each said with why."""
+    ann, images = _voc(tmp_path)
+    (images / "000002.jpg").unlink()
+    blank_images(images, {"000009.jpg": (10, 10)})
+    (ann / "000003.XML").write_text("<annotation/>")
+    out = tmp_path / "b"
+    proc = run_cli("from-voc", "--annotations", str(ann), "--images", str(images), "--out",
+                   str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"wrote {out}: 2 images (1 with their files in images/, 1 "
+                               "numbers-only), 6 annotations"), lines
+    assert lines[1:] == [
+        f"python -m ovearth_core.convert from-voc: skipped: 1 entries in {ann} are not .xml "
+        "files (not read): 000003.XML",
+        f"python -m ovearth_core.convert from-voc: skipped: 1 images in {images} are named by "
+        "no XML file (not converted: no annotation): 000009.jpg"]
+    assert "1 of 2 images are not in" in proc.stderr
+    readme = (out / "README.md").read_text()
+    assert "- 2 images (1 with their files in images/, 1 numbers-only);" in readme
+    assert "000003.XML" in readme and "000009.jpg" in readme
+    assert sorted(p.name for p in (out / "images").iterdir()) == ["000001.jpg"]
