@@ -12,9 +12,9 @@ conversion needs: its queries are (image, class) pairs of a few images, and the
 queries of one image are not independent. Intervals and tests resting on fewer than
 :data:`.evidence.MIN_UNITS` units carry the one warning of every surface
 (:func:`.evidence.thin_evidence`). All key metrics are ratios of sums of per-query
-quantities (counts, IoUs, pixel areas), so a resample is a row of multiplicities ``c`` (length N, summing to N) and its sums are
-``c @ X`` for a per-query contribution matrix ``X`` (N × k) built once; R
-resamples are one ``(R × N) @ (N × k)`` product, done in chunks of rows.
+quantities (counts, IoUs, pixel areas), so a resample is a row of multiplicities ``c``
+(length N, summing to N) and its sums are ``c @ X`` for a per-query contribution matrix
+``X`` (N × k) built once; R resamples are one ``(R × N) @ (N × k)`` product, done in chunks of rows.
 
 Edge cases:
 
@@ -185,8 +185,8 @@ def resampled_sums(counts: FloatArray, flat: FloatArray) -> FloatArray:
     once and copied to its equals: equal pieces give equal sums, bit for bit. (BLAS sums
     the columns of one product in different orders -- a remainder block of resamples, a
     column's place in a kernel -- so two equal columns came out 1-2 ulp apart, and exact
-    ties became ranks 4.0 and 4.5 in some resamples; issue 46 §4.) Compare's B − A of equal submissions is 0 in every resample
-    for the same reason."""
+    ties became ranks 4.0 and 4.5 in some resamples; issue 46 §4.) Compare's B − A of equal
+    submissions is 0 in every resample for the same reason."""
     distinct, inverse = np.unique(flat, axis=1, return_inverse=True)
     return (counts @ distinct)[:, inverse.reshape(-1)]
 

@@ -11,14 +11,14 @@ categories, Slices, Compare, the Audit's re-ranking, the report, the leaderboard
 
 No numpy here: pages import it for nothing.
 
->>> thin_evidence(5, "image")
-'Thin evidence: the intervals and tests rest on 5 images (fewer than 30), so they are rough: intervals usually too narrow, p-values too small.'
+>>> thin_evidence(5, "image")[:60]
+'Thin evidence: the intervals and tests rest on 5 images (few'
 >>> thin_evidence(30, "image") is None
 True
->>> below_minimum(1, "image", 10)
-"No test and no groups: 1 image (fewer than the minimum count, 10); a test over so few says nothing (a bootstrap's intervals are points and its p-value the smallest it can give, whatever the submissions)."
->>> thin_rows([("ship", 4), ("plane", 40)], "image", "categories")
-'Thin evidence in 1 of 2 categories: ship (4 images); their intervals and tests rest on fewer than 30 images, so they are rough: intervals usually too narrow, p-values too small.'
+>>> below_minimum(1, "image", 10)[:66]
+'No test and no groups: 1 image (fewer than the minimum count, 10);'
+>>> thin_rows([("ship", 4), ("plane", 40)], "image", "categories")[:60]
+'Thin evidence in 1 of 2 categories: ship (4 images); their i'
 """
 
 from __future__ import annotations
@@ -63,6 +63,6 @@ def below_minimum(n_units: int, unit: str, min_count: int) -> str | None:
         return None
     least = (f"fewer than the minimum count, {min_count}" if min_count >= 2
              else "a resampled test needs at least 2")
-    return (f"No test and no groups: {units_text(n_units, unit)} ({least}); a test over so few says nothing (a bootstrap's intervals "
-            "are points and its p-value the smallest it can give, whatever the "
-            "submissions).")
+    return (f"No test and no groups: {units_text(n_units, unit)} ({least}); a test over so "
+            "few says nothing (a bootstrap's intervals are points and its p-value the "
+            "smallest it can give, whatever the submissions).")

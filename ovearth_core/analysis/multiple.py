@@ -98,8 +98,8 @@ def needed_resamples(n_tests: int, alpha: float) -> int:
     factor Holm and Benjamini-Hochberg give the smallest p-value), is at most ``alpha /``
     :data:`RESOLUTION_MARGIN` (0 without a test).
 
-    >>> needed_resamples(36, 0.05)  # 2 / 2,881 * 36 = 0.025
-    2880
+    >>> needed_resamples(36, 0.05)  # 2 / 2,880 * 36 = 0.025
+    2879
     """
     if n_tests < 1:
         return 0
@@ -118,8 +118,8 @@ def resolution_note(asked: int, used: int, n_tests: int, alpha: float,
     more resamples than asked, or the cap, and whether any test can pass ``correction``
     at ``alpha`` then.
 
-    >>> resolution_note(1000, 2880, 36, 0.05, "Holm's correction")[:60]
-    "2,880 resamples drawn (1,000 asked): Holm's correction over "
+    >>> resolution_note(1000, 2879, 36, 0.05, "Holm's correction")[:60]
+    "2,879 resamples drawn (1,000 asked): Holm's correction over "
     """
     needed = needed_resamples(n_tests, alpha)
     if used == asked and needed <= used:

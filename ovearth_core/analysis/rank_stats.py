@@ -479,3 +479,14 @@ def metric_ranks(names: Sequence[str], entries: Sequence[Any], metric: str, *,
                                  "categories tested")}
     return out
 
+
+
+def rank_notes(ranks: dict[str, Any]) -> list[str]:
+    """What every surface says with one metric's ranks (:func:`metric_ranks`), in order: why
+    there is no test (``skipped``) or the thin-evidence warning, then the resamples drawn
+    beyond those asked (``resolution_note``), then where the groups and Holm disagree and
+    why (``disagreement``). The leaderboard page, the report and the command's JSON hold
+    the same texts."""
+    out = [ranks.get("skipped") or ranks.get("warning"), ranks.get("resolution_note"),
+           (ranks.get("disagreement") or {}).get("note")]
+    return [text for text in out if text]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import rankdata
 from analysis_fixtures import make_ground_truth, make_predictions
+from scipy.stats import rankdata
 from statsmodels.stats.multitest import multipletests
 
 from ovearth_core.analysis import additive, rank_stats
