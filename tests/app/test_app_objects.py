@@ -106,12 +106,12 @@ def test_compare_resamples_images_of_a_dota_conversion_and_warns(bench: Dataset)
     assert_ok(at)
     caption = next(c.value for c in at.caption if "paired-bootstrap" in c.value)
     assert "over 2 images (6 queries)" in caption
-    assert any("rests on 2 images" in w.value for w in at.warning)
+    assert any("rest on 2 images" in w.value for w in at.warning)
     at.radio(key="_w_boot_unit").set_value("query").run()
     assert_ok(at)
     caption = next(c.value for c in at.caption if "paired-bootstrap" in c.value)
     assert "over 6 queries (6 queries)" in caption
-    assert any("rests on 6 queries" in w.value for w in at.warning)
+    assert any("rest on 6 queries" in w.value for w in at.warning)
 
 
 def test_slices_name_the_slices_with_few_units(bench: Dataset) -> None:
