@@ -180,15 +180,23 @@ def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> Float
     return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
 
 
-def resampled_sums(counts: FloatArray, flat: FloatArray) -> FloatArray:
-    """``counts @ flat`` (``(R, U) @ (U, C)``) with each distinct column of ``flat`` multiplied
-    once and copied to its equals: equal pieces give equal sums, bit for bit. (BLAS sums
-    the columns of one product in different orders -- a remainder block of resamples, a
-    column's place in a kernel -- so two equal columns came out 1-2 ulp apart, and exact
-    ties became ranks 4.0 and 4.5 in some resamples; issue 46 §4.) Compare's B − A of equal
+def distinct_columns(flat: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
+    """``flat`` ``(U, C)`` as its distinct columns and, per column, which one it is:
+    ``distinct[:, inverse]`` is ``flat``. A resample's sums multiply each distinct column
+    once (:func:`resampled_sums`), so equal pieces give equal sums, bit for bit. (BLAS
+    sums the columns of one product in different orders -- the last columns go to a
+    remainder kernel -- so two equal columns came out 1-2 ulp apart, and exact ties became
+    ranks 4.0 and 4.5 in some resamples; issue 46 §4.) Compare's B − A of two equal
     submissions is 0 in every resample for the same reason."""
     distinct, inverse = np.unique(flat, axis=1, return_inverse=True)
-    return (counts @ distinct)[:, inverse.reshape(-1)]
+    return distinct, inverse.reshape(-1).astype(np.intp)
+
+
+def resampled_sums(counts: FloatArray, columns: tuple[FloatArray, npt.NDArray[np.intp]],
+                   ) -> FloatArray:
+    """``counts @ flat`` (``(R, U) @ (U, C)``) of ``columns = distinct_columns(flat)``."""
+    distinct, inverse = columns
+    return (counts @ distinct)[:, inverse]
 
 
 def unit_groups(rows: Sequence[dict[str, Any]], unit: str) -> npt.NDArray[np.intp]:
@@ -263,8 +271,9 @@ def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]
     if groups is None:
         groups = np.arange(x.shape[0], dtype=np.intp)
     outs = [np.empty(n_resamples) for _, reducers in parts for _ in reducers]
+    columns = distinct_columns(x)
     for start, stop, counts in resample_chunks(n_resamples, seed, groups):
-        sums = resampled_sums(counts, x)
+        sums = resampled_sums(counts, columns)
         col, i = 0, 0
         for k, reducers in parts:
             sa, sb = sums[:, col:col + k], sums[:, col + k:col + 2 * k]

@@ -59,7 +59,7 @@ from ..options import ALPHA_BOUNDS, MIN_COUNT_BOUNDS, RANK_RESAMPLE_BOUNDS
 from ..options import MIN_COUNT as DEFAULT_MIN_COUNT
 from ..options import RANK_RESAMPLES as DEFAULT_RANK_RESAMPLES
 from . import additive
-from .compare import percentile_interval, resample_counts, resampled_sums
+from .compare import distinct_columns, percentile_interval, resample_counts, resampled_sums
 from .evidence import below_minimum, thin_evidence, thin_rows
 from .multiple import (
     benjamini_hochberg,
@@ -117,15 +117,16 @@ def resampled_values(units: FloatArray, spec: additive.AdditiveMetric, n_resampl
     ``U`` units of ``units`` ``(M, U, K)`` (``numpy.random.default_rng(seed)``, chunks of
     :data:`_CHUNK` resamples drawn in turn: the first resamples of more are these).
     Submissions with equal pieces get equal values in every resample
-    (:func:`resampled_sums`)."""
+    (:func:`.compare.distinct_columns`)."""
     m, u, k = units.shape
-    flat = units.transpose(1, 0, 2).reshape(u, m * k)
+    columns = distinct_columns(units.transpose(1, 0, 2).reshape(u, m * k))
     rng = np.random.default_rng(seed)
     out = np.empty((n_resamples, m))
     for start in range(0, n_resamples, _CHUNK):
         stop = min(start + _CHUNK, n_resamples)
         counts = resample_counts(rng, stop - start, u)
-        out[start:stop] = spec.value(resampled_sums(counts, flat).reshape(stop - start, m, k))
+        out[start:stop] = spec.value(resampled_sums(counts, columns).reshape(stop - start,
+                                                                             m, k))
     return out
 
 
@@ -357,7 +358,7 @@ def category_tests(categories: Sequence[str], query_category: IntArray, pieces: 
         units = unit_pieces(two[:, row["idx"]], row["local"])
         u = units.shape[1]
         counts = resample_counts(rng, drawn, u)
-        sums = resampled_sums(counts, units.transpose(1, 0, 2).reshape(u, -1))
+        sums = resampled_sums(counts, distinct_columns(units.transpose(1, 0, 2).reshape(u, -1)))
         values = spec.value(sums.reshape(drawn, 2, -1))
         dist = values[:, 0] - values[:, 1]
         row["diff_low"], row["diff_high"] = _interval(dist, alpha)
