@@ -118,8 +118,8 @@ def test_slices_name_the_slices_with_few_units(bench: Dataset) -> None:
     at = _on(bench, "pages/Slices.py")
     assert_ok(at)
     assert any("over each slice's images" in c.value for c in at.caption)
-    warning = next(w.value for w in at.warning if "slices have intervals" in w.value)
-    assert "fewer than 30 images" in warning and "ship (2)" in warning
+    warning = next(w.value for w in at.warning if w.value.startswith("Thin evidence in"))
+    assert "fewer than 30 images" in warning and "ship (2 images)" in warning
 
 
 def test_confusion_page_without_confusion_says_so(bench: Dataset) -> None:
