@@ -81,8 +81,8 @@ class Options:
     ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the rank
     tests (Holm, Nemenyi's critical difference) and of the rank and leader-difference
     intervals (``1 - alpha``; Compare's and Slices' intervals stay at 95 %);
-    ``min_count``: the fewest units (images or queries, as resampled) a category or slice
-    needs to be tested;
+    ``min_count``: the fewest units (images or queries, as resampled) the leader's tests and
+    groups, Friedman's test, a category or a slice need to be tested (issue 48);
     ``friedman_blocks``: ``image`` or ``query``, the blocks of Friedman's test.
     Two published AP protocols beside COCO's (issue 50), neither of which changes an
     evaluation: ``nms_ap``: OVDEval's NMS-AP (needs ``hard_negatives``); ``aitod``: AI-TOD's

@@ -73,7 +73,7 @@ def main() -> None:
                f"{'images' if cmp.unit == 'image' else 'queries'} ({cmp.num_queries:,} queries) "
                "· —: not submitted or undefined (no difference or interval)")
     if cmp.warning:
-        st.warning(f"Intervals: {cmp.warning}.", icon=":material/warning:")
+        st.warning(cmp.warning, icon=":material/warning:")
     key_metrics_ui(cmp, names)
     flipped = agreement_ui(cmp, names)
     per_query_ui(run, cmp, names, flipped, b_key, o)
@@ -208,7 +208,7 @@ def average_precision_ui(run: Any, cmp: Any, b_key: data.FileKey, b_path: Path, 
                "interval can sit to one side of Δ). "
                f"{views.ap_options(o)} (the sidebar's AP options).")
     if cmp.warning:
-        st.warning(f"AP intervals: {cmp.warning}.", icon=":material/warning:")
+        st.warning(f"AP intervals. {cmp.warning}", icon=":material/warning:")
     analysis_views.cap_warnings(ap_a, o.max_detections)  # (A and B: one ground truth)
 
 

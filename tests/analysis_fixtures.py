@@ -182,3 +182,26 @@ def sample_list(samples: list[Sample], task: str = "open_vocabulary",
                 modalities: tuple[str, ...] = ("bbox", "oriented_bbox")) -> SampleList:
     return SampleList(samples, task=task, modalities=modalities, score_threshold=None,
                       bbox_format="xyxy")
+
+
+def thin_board(root: Path, n_images: int) -> Path:
+    """A leaderboard folder (issue 46 §4): ``ground_truth.json`` of 24 annotations on
+    ``n_images`` images and ``predictions/`` of four submissions, the best two
+    byte-identical (``a_twin``, ``b_twin``), then ``c_mid`` and ``d_weak``."""
+    gt = make_ground_truth(seed=3, n_annotations=24, n_categories=4)
+    for i, ann in enumerate(gt["annotations"]):
+        ann["image_path"] = f"images/{i % n_images}.png"
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    from PIL import Image
+
+    for i in range(n_images):
+        Image.new("RGB", (SIZE, SIZE)).save(root / "images" / f"{i}.png")
+    (root / "ground_truth.json").write_text(json.dumps(gt))
+    preds = root / "predictions"
+    preds.mkdir(exist_ok=True)
+    best = json.dumps(make_predictions(gt, seed=40, skill=0.95))
+    for name, text in (("a_twin", best), ("b_twin", best),
+                       ("c_mid", json.dumps(make_predictions(gt, seed=41, skill=0.6))),
+                       ("d_weak", json.dumps(make_predictions(gt, seed=42, skill=0.3)))):
+        (preds / f"{name}.json").write_text(text)
+    return root

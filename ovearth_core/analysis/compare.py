@@ -9,12 +9,12 @@ task's N queries with replacement (the same draw for A and B) and recomputes
 each key metric from per-query contributions. With ``unit="image"`` the M images
 are drawn instead (a drawn image brings all its queries), as a DOTA or COCO
 conversion needs: its queries are (image, class) pairs of a few images, and the
-queries of one image are not independent. An interval resting on fewer than
-:data:`MIN_UNITS` units carries a warning (:func:`few_units_warning`). All key metrics are ratios of
-sums of per-query quantities (counts, IoUs, pixel areas), so a resample is a
-row of multiplicities ``c`` (length N, summing to N) and its sums are
-``c @ X`` for a per-query contribution matrix ``X`` (N × k) built once; R
-resamples are one ``(R × N) @ (N × k)`` product, done in chunks of rows.
+queries of one image are not independent. Intervals and tests resting on fewer than
+:data:`.evidence.MIN_UNITS` units carry the one warning of every surface
+(:func:`.evidence.thin_evidence`). All key metrics are ratios of sums of per-query
+quantities (counts, IoUs, pixel areas), so a resample is a row of multiplicities ``c``
+(length N, summing to N) and its sums are ``c @ X`` for a per-query contribution matrix
+``X`` (N × k) built once; R resamples are one ``(R × N) @ (N × k)`` product, done in chunks of rows.
 
 Edge cases:
 
@@ -50,6 +50,7 @@ from ..errors import OVEarthInputError, Problem
 from ..labels import MODALITY_LABELS, metric_label
 from ..types import OUTPUT_KEYS
 from . import additive
+from .evidence import thin_evidence
 
 if TYPE_CHECKING:  # the AP modules (ranking, COCO matching) load when AP is compared
     from .ap_bootstrap import APRun
@@ -64,7 +65,6 @@ CONFIDENCE = 0.95
 HIT_THRESHOLD = 0.5
 _CHUNK = 128  # resamples per matrix product: bounds memory at 128 × N float64
 UNITS = ("query", "image")
-MIN_UNITS = 30  # fewer resampled units than this: the interval is flagged
 DET_KEYS = additive.BOX_KEYS
 
 
@@ -141,7 +141,7 @@ class Comparison:
     categories: list[CategoryDiff] = field(default_factory=list)
     unit: str = "query"  # what the bootstrap resamples: "query" or "image"
     num_units: int = 0  # how many of them
-    warning: str | None = None  # set when num_units < MIN_UNITS
+    warning: str | None = None  # :func:`.evidence.thin_evidence` (num_units < MIN_UNITS)
     # Average precision of every box (keys of labels.AP_METRICS as ``metric``), with
     # intervals from the first ``ap_resamples`` resamples (none: not asked for).
     ap_metrics: list[MetricDiff] = field(default_factory=list)
@@ -178,6 +178,25 @@ def resample_counts(rng: np.random.Generator, n_resamples: int, n: int) -> Float
     idx = rng.integers(0, n, size=(n_resamples, n))
     flat = (idx + n * np.arange(n_resamples)[:, None]).ravel()
     return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+
+
+def distinct_columns(flat: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]]:
+    """``flat`` ``(U, C)`` as its distinct columns and, per column, which one it is:
+    ``distinct[:, inverse]`` is ``flat``. A resample's sums multiply each distinct column
+    once (:func:`resampled_sums`), so equal pieces give equal sums, bit for bit. (BLAS
+    sums the columns of one product in different orders -- the last columns go to a
+    remainder kernel -- so two equal columns came out 1-2 ulp apart, and exact ties became
+    ranks 4.0 and 4.5 in some resamples; issue 46 §4.) Compare's B − A of two equal
+    submissions is 0 in every resample for the same reason."""
+    distinct, inverse = np.unique(flat, axis=1, return_inverse=True)
+    return distinct, inverse.reshape(-1).astype(np.intp)
+
+
+def resampled_sums(counts: FloatArray, columns: tuple[FloatArray, npt.NDArray[np.intp]],
+                   ) -> FloatArray:
+    """``counts @ flat`` (``(R, U) @ (U, C)``) of ``columns = distinct_columns(flat)``."""
+    distinct, inverse = columns
+    return (counts @ distinct)[:, inverse]
 
 
 def unit_groups(rows: Sequence[dict[str, Any]], unit: str) -> npt.NDArray[np.intp]:
@@ -225,16 +244,6 @@ def default_unit(gt_path: str | Path) -> str:
     return unit if unit in UNITS else "query"
 
 
-def few_units_warning(n_units: int, unit: str) -> str | None:
-    """The warning for an interval resting on ``n_units`` resampled units (``None`` from
-    :data:`MIN_UNITS` on)."""
-    if n_units >= MIN_UNITS:
-        return None
-    noun = unit if n_units == 1 else {"query": "queries", "image": "images"}[unit]
-    return (f"the interval rests on {n_units} {noun} resampled (fewer than {MIN_UNITS}): "
-            "it is rough and usually too narrow")
-
-
 def paired_bootstrap(x_a: FloatArray, x_b: FloatArray, reducer: Reducer, n_resamples: int,
                      seed: int) -> FloatArray:
     """Bootstrap distribution of ``reducer(B sums) − reducer(A sums)`` (NaN where undefined).
@@ -262,8 +271,9 @@ def _bootstrap_many(x: FloatArray, parts: Sequence[tuple[int, Sequence[Reducer]]
     if groups is None:
         groups = np.arange(x.shape[0], dtype=np.intp)
     outs = [np.empty(n_resamples) for _, reducers in parts for _ in reducers]
+    columns = distinct_columns(x)
     for start, stop, counts in resample_chunks(n_resamples, seed, groups):
-        sums = counts @ x
+        sums = resampled_sums(counts, columns)
         col, i = 0, 0
         for k, reducers in parts:
             sa, sb = sums[:, col:col + k], sums[:, col + k:col + 2 * k]
@@ -446,7 +456,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], n_resamples: int = DEF
         presence_b=_counts(b["summary"].get("presence")),
         agreements=with_holm(agreements), query_diffs=query_diffs,
         categories=category_diffs(a.get("per_category", []), b.get("per_category", [])),
-        unit=unit, num_units=n_units, warning=few_units_warning(n_units, unit),
+        unit=unit, num_units=n_units, warning=thin_evidence(n_units, unit),
         ap_metrics=([] if ap is None else ap_differences(a, b, *ap, ap_resamples, seed,
                                                          confidence, unit)),
         ap_resamples=0 if ap is None else ap_resamples)

@@ -100,8 +100,9 @@ def add_rank_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True
     parser.add_argument("--alpha", type=float_arg(*ALPHA_BOUNDS), default=ALPHA,
                         help=f"level of the tests, 1 - level of the intervals (default {ALPHA})")
     parser.add_argument("--min-count", type=int_arg(*MIN_COUNT_BOUNDS), default=MIN_COUNT,
-                        help=f"fewest images (or queries, as resampled) a category is tested on "
-                             f"(default {MIN_COUNT})")
+                        help=f"fewest images (or queries, as resampled) the tests against the "
+                             f"leader, the groups, Friedman's test and a category are tested "
+                             f"on (default {MIN_COUNT})")
     parser.add_argument("--friedman-blocks", choices=("image", "query"), default="image",
                         help="blocks of Friedman's test and the critical-difference diagram")
     if leaderboard:

@@ -59,8 +59,15 @@ from ..options import ALPHA_BOUNDS, MIN_COUNT_BOUNDS, RANK_RESAMPLE_BOUNDS
 from ..options import MIN_COUNT as DEFAULT_MIN_COUNT
 from ..options import RANK_RESAMPLES as DEFAULT_RANK_RESAMPLES
 from . import additive
-from .compare import percentile_interval, resample_counts
-from .multiple import benjamini_hochberg, bootstrap_p, holm
+from .compare import distinct_columns, percentile_interval, resample_counts, resampled_sums
+from .evidence import below_minimum, thin_evidence, thin_rows
+from .multiple import (
+    benjamini_hochberg,
+    bootstrap_p,
+    holm,
+    resolution_note,
+    resolved_resamples,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
@@ -107,15 +114,18 @@ def resampled_values(units: FloatArray, spec: additive.AdditiveMetric, n_resampl
                      seed: int) -> FloatArray:
     """``(R, M)``: the metric of every submission in each of ``n_resamples`` resamples of the
     ``U`` units of ``units`` ``(M, U, K)`` (``numpy.random.default_rng(seed)``, chunks of
-    :data:`_CHUNK` resamples drawn in turn: the first resamples of more are these)."""
+    :data:`_CHUNK` resamples drawn in turn: the first resamples of more are these).
+    Submissions with equal pieces get equal values in every resample
+    (:func:`.compare.distinct_columns`)."""
     m, u, k = units.shape
-    flat = units.transpose(1, 0, 2).reshape(u, m * k)
+    columns = distinct_columns(units.transpose(1, 0, 2).reshape(u, m * k))
     rng = np.random.default_rng(seed)
     out = np.empty((n_resamples, m))
     for start in range(0, n_resamples, _CHUNK):
         stop = min(start + _CHUNK, n_resamples)
         counts = resample_counts(rng, stop - start, u)
-        out[start:stop] = spec.value((counts @ flat).reshape(stop - start, m, k))
+        out[start:stop] = spec.value(resampled_sums(counts, columns).reshape(stop - start,
+                                                                             m, k))
     return out
 
 
@@ -141,6 +151,19 @@ def average_ranks(values: FloatArray) -> FloatArray:
     out = np.empty(values.shape, dtype=np.float64)
     np.put_along_axis(out, order, (first + last) / 2 + 1, axis=-1)
     return out
+
+
+def first_shares(values: FloatArray) -> FloatArray:
+    """Per column of ``values`` ``(R, M)``, the share of rows in which it is first: defined
+    and equal to the row's best (ties for first count for each of them; a row where no
+    value is defined has no first).
+
+    >>> first_shares(np.array([[0.5, 0.5, 0.1], [0.2, 0.9, np.nan]])).tolist()
+    [0.5, 1.0, 0.0]
+    """
+    defined = np.isfinite(values)
+    best = np.max(np.where(defined, values, -np.inf), axis=1, keepdims=True)
+    return (defined & (values == best)).mean(axis=0)
 
 
 def ranks_of(values: FloatArray) -> FloatArray:
@@ -216,42 +239,101 @@ def _interval(dist: FloatArray, alpha: float) -> tuple[float | None, float | Non
 def rank_uncertainty(names: Sequence[str], pieces: FloatArray, spec: additive.AdditiveMetric,
                      groups: IntArray, *, n_resamples: int = DEFAULT_RANK_RESAMPLES,
                      seed: int = 0, alpha: float = DEFAULT_ALPHA, unit: str = "image",
-                     ) -> dict[str, Any]:
+                     min_count: int = DEFAULT_MIN_COUNT) -> dict[str, Any]:
     """Ranks, rank intervals, groups and each submission against the leader, from per-query
     ``pieces`` ``(M, N, K)`` of ``spec`` (rows: ``names``) and each query's unit ``groups``.
 
     Returns JSON-ready lists in the observed order (best first): ``models``, ``value``,
     ``rank``, ``rank_low``, ``rank_high``, ``first_share`` (share of resamples ranking it
-    first), ``groups`` (letters), ``diff`` / ``diff_low`` / ``diff_high`` (leader - model and
-    its percentile interval), ``p`` and ``p_holm`` (``None`` for the leader itself), and
-    ``best_of_n`` (:func:`best_of_n`).
+    first, ties for first included), ``groups`` (letters), ``diff`` / ``diff_low`` /
+    ``diff_high`` (leader - model and its percentile interval), ``p`` and ``p_holm``
+    (``None`` for the leader itself), ``best_of_n`` (:func:`best_of_n`) and
+    ``disagreement`` (:func:`disagreement`). ``n_resamples`` is what was drawn:
+    ``n_resamples_asked`` or more, so that Holm's correction over the M - 1 tests can pass
+    at ``alpha`` (:func:`.multiple.resolved_resamples`; ``resolution_note`` says so).
+    ``warning``: :func:`.evidence.thin_evidence` of the units. Below ``min_count`` units,
+    ``skipped`` says why (:func:`.evidence.below_minimum`) and every resampled number is
+    ``None`` (no interval, test or group).
     """
     units = unit_pieces(pieces, groups)
+    n_units = int(units.shape[1])
     observed = spec.value(pieces.sum(axis=1))  # (M,)
     order = np.argsort(ranks_of(observed), kind="stable")
-    sampled = resampled_values(units, spec, n_resamples, seed)[:, order]
     observed = observed[order]
+    m = len(order)
+    out: dict[str, Any] = {
+        "metric": spec.name, "unit": unit, "num_units": n_units, "n_resamples_asked":
+        n_resamples, "seed": seed, "alpha": alpha, "min_count": min_count,
+        "models": [names[i] for i in order], "value": [_finite(v) for v in observed],
+        "rank": ranks_of(observed).tolist(),
+        "diff": [None] + [_finite(observed[0] - v) for v in observed[1:]],
+        "warning": thin_evidence(n_units, unit)}
+    skipped = below_minimum(n_units, unit, min_count)
+    if skipped is not None:
+        none = [None] * m
+        return {**out, "n_resamples": 0, "resolution_note": None, "skipped": skipped,
+                "rank_low": none, "rank_high": none, "first_share": none,
+                "groups": [""] * m, "runs": [], "diff_low": none, "diff_high": none,
+                "p": none, "p_holm": none,
+                "best_of_n": {"num_models": m, "best": _finite(np.nanmax(observed))
+                              if np.isfinite(observed).any() else None, "optimism": None},
+                "disagreement": {"groups_only": [], "tests_only": [], "note": None}}
+    drawn = resolved_resamples(n_resamples, m - 1, alpha)
+    sampled = resampled_values(units, spec, drawn, seed)[:, order]
     ranks = ranks_of(sampled)
     low, high = rank_interval(ranks, alpha)
     runs = overlap_runs(low.tolist(), high.tolist())
     diffs = sampled[:, :1] - sampled  # leader - model, (R, M)
-    p = [None] + [bootstrap_p(diffs[:, i]) for i in range(1, len(order))]
-    intervals = [(None, None)] + [_interval(diffs[:, i], alpha) for i in range(1, len(order))]
+    p = [None] + [bootstrap_p(diffs[:, i]) for i in range(1, m)]
+    intervals = [(None, None)] + [_interval(diffs[:, i], alpha) for i in range(1, m)]
+    p_holm = holm(p, alpha)
     return {
-        "metric": spec.name, "unit": unit, "num_units": int(units.shape[1]),
-        "n_resamples": n_resamples, "seed": seed, "alpha": alpha,
-        "models": [names[i] for i in order],
-        "value": [_finite(v) for v in observed],
-        "rank": ranks_of(observed).tolist(),
+        **out, "n_resamples": drawn,
+        "resolution_note": resolution_note(n_resamples, drawn, m - 1, alpha,
+                                           "Holm's correction"),
         "rank_low": low.tolist(), "rank_high": high.tolist(),
-        "first_share": (ranks == 1).mean(axis=0).tolist(),
-        "groups": group_letters(runs, len(order)),
+        "first_share": first_shares(sampled).tolist(),
+        "groups": group_letters(runs, m),
         "runs": [list(r) for r in runs],
-        "diff": [None] + [_finite(observed[0] - v) for v in observed[1:]],
         "diff_low": [lo for lo, _ in intervals], "diff_high": [hi for _, hi in intervals],
-        "p": p, "p_holm": holm(p, alpha),
+        "p": p, "p_holm": p_holm,
         "best_of_n": best_of_n(observed, sampled),
+        "disagreement": disagreement(out["models"], runs, p_holm, alpha),
     }
+
+
+def disagreement(models: Sequence[str], runs: Sequence[tuple[int, int]],
+                 p_holm: Sequence[float | None], alpha: float) -> dict[str, Any]:
+    """Where the groups and Holm's tests against the leader (``models[0]``) disagree, and
+    why: ``groups_only`` (no letter in common with the leader, yet Holm's p above
+    ``alpha``), ``tests_only`` (Holm's p at most ``alpha``, yet a letter in common) and
+    ``note`` (``None`` when they agree). The leader's letters are those of the first run
+    (the only runs that hold it start at it)."""
+    apart = runs[0][1] if runs else 0
+    groups_only = [models[i] for i in range(1, len(models))
+                   if i > apart and not (p_holm[i] is not None and p_holm[i] <= alpha)]
+    tests_only = [models[i] for i in range(1, len(models))
+                  if i <= apart and p_holm[i] is not None and p_holm[i] <= alpha]
+    level = round(100 * (1 - alpha))
+    notes = []
+    if groups_only:
+        notes.append(f"{_names(groups_only)} no group with the leader, yet Holm's test does "
+                     f"not tell {'it' if len(groups_only) == 1 else 'them'} apart: a group "
+                     f"compares {level} % rank intervals one at a time, uncorrected for the "
+                     f"{len(models) - 1} comparisons, while Holm's correction keeps the "
+                     f"chance of any false claim among them below α = {alpha:g}.")
+    if tests_only:
+        notes.append(f"{_names(tests_only)} a group with the leader, yet Holm's test tells "
+                     f"{'it' if len(tests_only) == 1 else 'them'} apart: the test reads the "
+                     "paired difference in each resample, while a rank interval also moves "
+                     "with every other submission's draws.")
+    return {"groups_only": groups_only, "tests_only": tests_only,
+            "note": " ".join(notes) or None}
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"{shown} {'shares' if len(names) == 1 else 'share'}"
 
 
 def best_of_n(observed: FloatArray, sampled: FloatArray) -> dict[str, Any]:
@@ -275,8 +357,10 @@ def category_tests(categories: Sequence[str], query_category: IntArray, pieces: 
     queries it holds), a p-value (:func:`bootstrap_p`) and a Benjamini-Hochberg q-value over
     the categories tested: those whose queries span at least ``min_count`` units (a
     bootstrap over one or two images says nothing: its interval is a point and its p
-    minimal). ``pieces``: ``(M, N, K)``; ``query_category``: each query's index in
-    ``categories``; ``groups``: each query's unit. Categories drawn in order from one
+    minimal). Each tested category draws :func:`.multiple.resolved_resamples` of
+    ``n_resamples`` for that many tests (``n_resamples`` of each row: what it drew).
+    ``pieces``: ``(M, N, K)``; ``query_category``: each query's index in ``categories``;
+    ``groups``: each query's unit. Categories drawn in order from one
     ``numpy.random.default_rng(seed)`` stream."""
     a, b = pair
     two = pieces[[a, b]]
@@ -287,21 +371,25 @@ def category_tests(categories: Sequence[str], query_category: IntArray, pieces: 
         _, local = np.unique(groups[idx], return_inverse=True)
         n_units = int(local.max()) + 1 if local.size else 0
         va, vb = (_finite(v) for v in spec.value(two[:, idx].sum(axis=1)))
-        row: dict[str, Any] = {"category": name, "num_queries": int(idx.size),
-                               "num_units": n_units, "a": va, "b": vb,
-                               "diff": None if va is None or vb is None else va - vb,
-                               "diff_low": None, "diff_high": None, "p": None}
-        if n_units >= min_count and row["diff"] is not None:
-            units = unit_pieces(two[:, idx], local.astype(np.intp))
-            counts = resample_counts(rng, n_resamples, units.shape[1])
-            sums = np.einsum("ru,muk->rmk", counts, units)
-            values = spec.value(sums)
-            dist = values[:, 0] - values[:, 1]
-            row["diff_low"], row["diff_high"] = _interval(dist, alpha)
-            row["p"] = bootstrap_p(dist)
-        rows.append(row)
+        rows.append({"category": name, "num_queries": int(idx.size), "num_units": n_units,
+                     "a": va, "b": vb, "diff": None if va is None or vb is None else va - vb,
+                     "diff_low": None, "diff_high": None, "p": None, "n_resamples": 0,
+                     "local": local.astype(np.intp), "idx": idx})
+    tested = [r for r in rows if r["num_units"] >= min_count and r["diff"] is not None]
+    drawn = resolved_resamples(n_resamples, len(tested), alpha)
+    for row in tested:
+        units = unit_pieces(two[:, row["idx"]], row["local"])
+        u = units.shape[1]
+        counts = resample_counts(rng, drawn, u)
+        sums = resampled_sums(counts, distinct_columns(units.transpose(1, 0, 2).reshape(u, -1)))
+        values = spec.value(sums.reshape(drawn, 2, -1))
+        dist = values[:, 0] - values[:, 1]
+        row["diff_low"], row["diff_high"] = _interval(dist, alpha)
+        row["p"] = bootstrap_p(dist)
+        row["n_resamples"] = drawn
     for row, q in zip(rows, benjamini_hochberg([r["p"] for r in rows], alpha), strict=True):
         row["q"] = q
+        del row["local"], row["idx"]
     return rows
 
 
@@ -316,17 +404,20 @@ def block_scores(pieces: FloatArray, spec: additive.AdditiveMetric, groups: IntA
 
 
 def friedman_nemenyi(names: Sequence[str], scores: FloatArray, alpha: float = DEFAULT_ALPHA,
-                     ) -> dict[str, Any]:
+                     min_count: int = 2, blocks: str = "image") -> dict[str, Any]:
     """Friedman's test and Nemenyi's critical difference over ``scores`` ``(B, M)`` (blocks x
     submissions, higher is better): ``statistic`` and ``p`` (scipy's
     ``friedmanchisquare``), ``models`` in mean-rank order and their ``mean_rank`` (1 = best),
     ``cd``, ``nemenyi_p`` (scikit-posthocs' pairwise p-values, in that order) and
-    ``cliques`` (index runs). ``skipped`` says why when there are fewer than 3 submissions
-    or 2 blocks."""
+    ``cliques`` (index runs). ``skipped`` says why when there are fewer than 3 submissions,
+    2 blocks or ``min_count`` blocks (``blocks``: ``image`` or ``query``,
+    :func:`.evidence.below_minimum`); ``warning``: :func:`.evidence.thin_evidence`."""
     n_blocks, k = scores.shape
     if k < 3 or n_blocks < 2:
         return {"skipped": f"Friedman's test needs at least 3 submissions and 2 blocks "
                            f"(here {k} and {n_blocks})", "num_blocks": n_blocks}
+    if (few := below_minimum(n_blocks, blocks, min_count)) is not None:
+        return {"skipped": few.removesuffix("."), "num_blocks": n_blocks}
     from scikit_posthocs import posthoc_nemenyi_friedman  # ~1 s: on first use
     from scipy.stats import friedmanchisquare, studentized_range
 
@@ -346,7 +437,7 @@ def friedman_nemenyi(names: Sequence[str], scores: FloatArray, alpha: float = DE
     return {"statistic": _finite(statistic), "p": _finite(p), "num_blocks": n_blocks,
             "models": [names[i] for i in order], "mean_rank": mean_rank[order].tolist(),
             "cd": float(cd), "alpha": alpha, "nemenyi_p": pairwise.tolist(),
-            "cliques": [list(c) for c in cliques]}
+            "cliques": [list(c) for c in cliques], "warning": thin_evidence(n_blocks, blocks)}
 
 
 def aligned_pieces(entries: Sequence[Any], name: str) -> tuple[FloatArray, list[str],
@@ -389,19 +480,37 @@ def metric_ranks(names: Sequence[str], entries: Sequence[Any], metric: str, *,
     by_query = np.arange(len(ids), dtype=np.intp)
     groups = by_image if unit == "image" else by_query
     out = rank_uncertainty(names, pieces, spec, groups, n_resamples=n_resamples, seed=seed,
-                           alpha=alpha, unit=unit)
+                           alpha=alpha, unit=unit, min_count=min_count)
     scores, n_units = block_scores(pieces, spec, by_image if blocks == "image" else by_query)
-    out["friedman"] = {**friedman_nemenyi(names, scores, alpha), "blocks": blocks,
-                       "num_units": n_units}
+    out["friedman"] = {**friedman_nemenyi(names, scores, alpha, min_count, blocks),
+                       "blocks": blocks, "num_units": n_units}
     first = entries[0]
     if len(names) >= 2:
         index = {n: i for i, n in enumerate(names)}
         pair = (index[out["models"][0]], index[out["models"][1]])
+        rows = category_tests(list(first.categories), first.category, pieces, spec, groups,
+                              pair, n_resamples=n_resamples, seed=seed, alpha=alpha,
+                              min_count=min_count)
+        tested = [r for r in rows if r["p"] is not None]
+        drawn = tested[0]["n_resamples"] if tested else n_resamples
         out["categories"] = {
             "a": out["models"][0], "b": out["models"][1], "min_count": min_count,
-            "unit": unit,
-            "rows": category_tests(list(first.categories), first.category, pieces, spec, groups,
-                                   pair, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                                   min_count=min_count)}
+            "unit": unit, "rows": rows, "n_resamples": drawn,
+            "resolution_note": resolution_note(n_resamples, drawn, len(tested), alpha,
+                                               "Benjamini-Hochberg's correction")
+            if tested else None,
+            "warning": thin_rows([(r["category"], r["num_units"]) for r in tested], unit,
+                                 "categories tested")}
     return out
 
+
+
+def rank_notes(ranks: dict[str, Any]) -> list[str]:
+    """What every surface says with one metric's ranks (:func:`metric_ranks`), in order: why
+    there is no test (``skipped``) or the thin-evidence warning, then the resamples drawn
+    beyond those asked (``resolution_note``), then where the groups and Holm disagree and
+    why (``disagreement``). The leaderboard page, the report and the command's JSON hold
+    the same texts."""
+    out = [ranks.get("skipped") or ranks.get("warning"), ranks.get("resolution_note"),
+           (ranks.get("disagreement") or {}).get("note")]
+    return [text for text in out if text]

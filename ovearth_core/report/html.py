@@ -19,6 +19,7 @@ from ..analysis.compare import (
     category_values,
     not_submitted,
 )
+from ..analysis.evidence import thin_rows
 from ..analysis.slices import GSD, META_PREFIX, SliceTable
 from ..analysis.sweep import BOX_MODALITIES
 from ..labels import (
@@ -126,7 +127,7 @@ def _key_metric_table(data: ReportData, task: str) -> str:
             "undefined (no difference or interval).</p>" if cmp else
             "<p class=\"sub\">– : not submitted or undefined.</p>")
     if cmp and cmp.warning:
-        note += f"<p class=\"sub warn\">Intervals: {_e(cmp.warning)}.</p>"
+        note += f"<p class=\"sub warn\">{_e(cmp.warning)}</p>"
     return (f"<p class=\"sub\">{_e(', '.join(counts))}</p>"
             + _table(header, rows, left=2) + note)
 
@@ -263,9 +264,12 @@ def _slice_table(table: SliceTable, column: str, title: str) -> str:
                 row.append(_td(fmt(m.value, 3) + _interval(m.ci_low, m.ci_high)))
         rows.append(row)
     kind = "paired bootstrap" if table.paired else "bootstrap"
+    thin = thin_rows([(v.value, v.num_units) for v in table.values], table.unit,
+                     f"{column} rows")
     return (f"<h3>{_e(title)}{table.confidence:.0%} {kind} intervals, "
-            f"{table.n_resamples} resamples)</h3><div class=\"scroll\">"
-            + _table(header, rows) + "</div>")
+            f"{table.n_resamples} resamples)</h3>"
+            + (f"<p class=\"sub warn\">{_e(thin)}</p>" if thin else "")
+            + "<div class=\"scroll\">" + _table(header, rows) + "</div>")
 
 
 def _row_metrics(row: dict[str, Any]) -> str:
@@ -442,7 +446,7 @@ def _ap_section(data: ReportData, task: str) -> str:
             f"COCO-style: at most {first['max_detections']:,} boxes per query; {view}. "
             + (_e(_ap_interval_note(cmp)) if len(subs) == 2 and cmp and cmp.ap_metrics
                else "") + "– undefined; — not submitted.</p>"
-            + (f'<p class="sub warn">AP intervals: {_e(cmp.warning)}.</p>'
+            + (f'<p class="sub warn">AP intervals. {_e(cmp.warning)}</p>'
                if len(subs) == 2 and cmp and cmp.ap_metrics and cmp.warning else ""))
 
 

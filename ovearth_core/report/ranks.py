@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.leaderboard import evaluate_with
+from ..analysis.rank_stats import rank_notes
 from ..analysis.standings import default_metric, leaderboard_report
 from ..cache import ResultCache
 from ..errors import OVEarthInputError
@@ -60,8 +61,10 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
     level = round(100 * (1 - ranks["alpha"]))
     unit = "images" if ranks["unit"] == "image" else "queries"
     rows = [[_td(f"{ranks['rank'][i]:g}"), _td(name, "l"), _td(fmt(ranks["value"][i], 3)),
-             _td(f"{ranks['rank_low'][i]:g}–{ranks['rank_high'][i]:g}"),
-             _td(f"{100 * ranks['first_share'][i]:.0f} %"), _td(ranks["groups"][i]),
+             _td("—" if ranks["rank_low"][i] is None
+                 else f"{ranks['rank_low'][i]:g}–{ranks['rank_high'][i]:g}"),
+             _td("—" if ranks["first_share"][i] is None
+                 else f"{100 * ranks['first_share'][i]:.0f} %"), _td(ranks["groups"][i]),
              _td(fmt(ranks["diff"][i], 3)), _td(p_text(ranks["p"][i]) or "—"),
              _td(p_text(ranks["p_holm"][i]) or "—")]
             for i, name in enumerate(ranks["models"])]
@@ -70,6 +73,7 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
            f"{ranks['seed']}). A letter is a group whose {level} % rank intervals share a "
            "rank; leader − submission by paired bootstrap, p-values corrected by Holm's "
            "method.</p>",
+           *(f"<p class=\"sub warn\">{_e(note)}</p>" for note in rank_notes(ranks)),
            _table(["rank", "submission", "value", f"rank {level} % interval", "ranked first",
                    "group", "leader − this", "p (paired bootstrap)", "p (Holm)"], rows, left=2)]
     best = ranks["best_of_n"]
@@ -77,12 +81,14 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
         out.append(f"<p>The best of {best['num_models']} scores ({best['best']:.3f}) is an "
                    "optimistic estimate of the state of the art: on resampled "
                    f"{unit} the best score averages {best['optimism']:+.4f} against it, "
-                   f"and the leader ranks first in {100 * ranks['first_share'][0]:.0f} % of "
-                   "the resamples.</p>")
+                   f"and the leader ranks first (alone or tied) in "
+                   f"{100 * ranks['first_share'][0]:.0f} % of the resamples.</p>")
     friedman = ranks["friedman"]
     if "skipped" in friedman:
         out.append(f"<p>{_e(friedman['skipped'])}.</p>")
     else:
+        if friedman.get("warning"):
+            out.append(f"<p class=\"sub warn\">{_e(friedman['warning'])}</p>")
         out.append(f"<p class=\"sub\">Friedman χ² = {friedman['statistic']:.2f}, p "
                    f"{p_is(friedman['p'])} over {friedman['num_blocks']:,} "
                    f"{'images' if friedman['blocks'] == 'image' else 'queries'}; Nemenyi's "
@@ -99,5 +105,8 @@ def ranks_html(report: dict[str, Any] | None, fig: Callable[[Any], str]) -> str:
         out.append(f"<h4>Per category: {_e(cats['a'])} against {_e(cats['b'])}</h4>"
                    f"<p class=\"sub\">Categories spanning at least {cats['min_count']} "
                    f"{unit} are tested; q-values by Benjamini–Hochberg over them.</p>"
-                   "<div class=\"scroll\">" + _table(header, rows) + "</div>")
+                   + "".join(f"<p class=\"sub warn\">{_e(note)}</p>"
+                             for note in (cats.get("warning"), cats.get("resolution_note"))
+                             if note)
+                   + "<div class=\"scroll\">" + _table(header, rows) + "</div>")
     return "".join(out)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ovearth_core.analysis.rank_stats import rank_notes
 from ovearth_core.options import ALPHA_BOUNDS, MIN_COUNT_BOUNDS, RANK_RESAMPLE_BOUNDS
 from ovearth_core.viz import analysis_figures as af
 from ovearth_core.viz import rank_figures as rf
@@ -47,14 +48,22 @@ def rank_frame(ranks: dict[str, Any]) -> pd.DataFrame:
         lo, hi = ranks["diff_low"][i], ranks["diff_high"][i]
         rows.append({
             "rank": ranks["rank"][i], "submission": name, "value": ranks["value"][i],
-            f"rank {level} % interval": f"{ranks['rank_low'][i]:g}–{ranks['rank_high'][i]:g}",
-            "ranked first": f"{100 * ranks['first_share'][i]:.0f} %",
+            f"rank {level} % interval": _span(ranks["rank_low"][i], ranks["rank_high"][i]),
+            "ranked first": _share(ranks["first_share"][i]),
             "group": ranks["groups"][i],
             "leader − this": ranks["diff"][i],
             f"{level} % interval": None if lo is None else f"[{lo:.3f}, {hi:.3f}]",
             "p (paired bootstrap)": af.p_text(ranks["p"][i]),
             "p (Holm)": af.p_text(ranks["p_holm"][i])})
     return pd.DataFrame(rows)
+
+
+def _span(low: float | None, high: float | None) -> str | None:
+    return None if low is None else f"{low:g}–{high:g}"
+
+
+def _share(share: float | None) -> str | None:
+    return None if share is None else f"{100 * share:.0f} %"
 
 
 def category_frame(categories: dict[str, Any]) -> pd.DataFrame:
@@ -89,19 +98,22 @@ def section(report: dict[str, Any], metric: str) -> None:
                "intervals share a rank (no common letter: told apart). Leader − this: "
                "paired bootstrap on the same resamples, p-values corrected by Holm's method "
                f"over the {len(ranks['models']) - 1} comparisons with the leader.")
+    for note in rank_notes(ranks):
+        st.warning(views.md_text(note), icon=":material/warning:")
     frame = rank_frame(ranks)
     st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", column_config={
         "value": _number(), "leader − this": _number()})
-    st.plotly_chart(rf.rank_interval_figure(ranks, label), width="stretch",
-                    key="lb_rank_intervals")
+    if "skipped" not in ranks:
+        st.plotly_chart(rf.rank_interval_figure(ranks, label), width="stretch",
+                        key="lb_rank_intervals")
     best = ranks["best_of_n"]
     if best["best"] is not None and best["optimism"] is not None:
         st.info(f"The best of {best['num_models']} scores ({best['best']:.3f}, "
                 f"{views.md_text(ranks['models'][0])}) is an optimistic estimate of the state "
                 f"of the art: picking the top of many noisy scores favours the lucky. On "
                 f"resampled {unit}, the best score averages {best['optimism']:+.4f} against "
-                f"it, and the leader ranks first in {100 * ranks['first_share'][0]:.0f} % of "
-                "the resamples.", icon=":material/info:")
+                f"it, and the leader ranks first (alone or tied) in "
+                f"{_share(ranks['first_share'][0])} of the resamples.", icon=":material/info:")
     _friedman(ranks["friedman"], label)
     _categories(ranks.get("categories"), label, unit)
 
@@ -118,6 +130,8 @@ def _friedman(friedman: dict[str, Any], label: str) -> None:
                 f"{friedman['num_units']:,} {blocks} have {label} defined for every "
                 "submission.")
         return
+    if friedman.get("warning"):
+        st.warning(views.md_text(friedman["warning"]), icon=":material/warning:")
     st.caption(f"Friedman χ² = {friedman['statistic']:.2f}, p {af.p_is(friedman['p'])} over "
                f"{friedman['num_blocks']:,} {blocks} (those of the {friedman['num_units']:,} "
                f"where every submission's {label} is defined), average ranks per "
@@ -138,6 +152,9 @@ def _categories(categories: dict[str, Any] | None, label: str, unit: str) -> Non
                f"{tested} categories tested (those spanning at least "
                f"{categories['min_count']} {unit}, the minimum count; — below: a bootstrap "
                "over one or two images says nothing).")
+    for note in (categories.get("warning"), categories.get("resolution_note")):
+        if note:
+            st.warning(views.md_text(note), icon=":material/warning:")
     frame = category_frame(categories)
     st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", column_config={
         c: _number() for c in frame.columns[3:6]})

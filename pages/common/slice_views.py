@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis import slices
-from ovearth_core.analysis.compare import MIN_UNITS
+from ovearth_core.analysis.evidence import thin_rows
 from ovearth_core.viz import analysis_figures as figs
 
 from . import analysis_data, data, links, state, views
@@ -118,16 +118,11 @@ def gt_size_caption() -> None:
 
 
 def few_units(table: slices.SliceTable) -> None:
-    """A warning naming the slices whose intervals rest on fewer than MIN_UNITS units."""
-    few = [v for v in table.values if v.num_units < MIN_UNITS]
-    if not few:
-        return
-    noun = "images" if table.unit == "image" else "queries"
-    listed = ", ".join(f"{v.value} ({v.num_units})" for v in few[:12])
-    more = f" and {len(few) - 12} more" if len(few) > 12 else ""
-    st.warning(f"{len(few)} of {len(table.values)} slices have intervals resting on fewer "
-               f"than {MIN_UNITS} {noun} resampled: {listed}{more}. Such intervals are rough "
-               "and usually too narrow.", icon=":material/warning:")
+    """The one thin-evidence warning (:func:`~ovearth_core.analysis.evidence.thin_rows`),
+    naming the slices whose intervals and tests rest on fewer than its minimum of units."""
+    note = thin_rows([(v.value, v.num_units) for v in table.values], table.unit, "slices")
+    if note:
+        st.warning(views.md_text(note), icon=":material/warning:")
 
 
 def metric_picker(table: slices.SliceTable) -> str:

@@ -8,7 +8,9 @@ import pytest
 from dense_fixtures import write_dense_dota
 
 from ovearth_core.analysis import slices
-from ovearth_core.analysis.compare import MIN_UNITS, compare_results, few_units_warning
+from ovearth_core.analysis.compare import compare_results
+from ovearth_core.analysis.evidence import MIN_UNITS
+from ovearth_core.analysis.evidence import thin_evidence as few_units_warning
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.options import Options
 from ovearth_core.types import Sample, SampleList
@@ -140,12 +142,12 @@ def test_report_resamples_images_of_a_dota_conversion_and_warns(tmp_path) -> Non
     assert (cmp.unit, cmp.num_units) == ("image", 2)
     html = render_html(data)
     assert "paired percentile bootstrap over images" in html
-    assert "rests on 2 images resampled" in html
+    assert "Thin evidence: the intervals and tests rest on 2 images (fewer than 30)" in html
     by_query = build_report_data(bench / "ground_truth.json", preds,
                                  Options("vocabulary", "bbox"),
                                  tasks=["vocabulary"], n_resamples=1000, bootstrap_unit="query")
     assert by_query.comparisons["open_vocabulary"].num_units == 6
-    assert "rests on 6 queries" in render_html(by_query)
+    assert "rest on 6 queries" in render_html(by_query)
 
 
 @pytest.mark.parametrize(("flag", "unit", "units"), [

@@ -194,12 +194,14 @@ def test_rank_uncertainty_equals_a_brute_force_bootstrap(board: Any, metric: str
 
 def test_query_unit_resamples_queries(board: Any) -> None:
     names, results = board
+    # 300 resamples: Holm over 3 comparisons at 0.05 needs 2 / 301 * 3 <= 0.025
     report = leaderboard_report(names, results, n_subsets=20, unit="query",
-                                ranks=Options("vocabulary", MODS, rank_resamples=100))
+                                ranks=Options("vocabulary", MODS, rank_resamples=300))
     got = report["uncertainty"]["bbox_micro_f1"]
     assert got["unit"] == "query" and got["num_units"] == len(results[0]["per_sample"])
+    assert got["n_resamples"] == 300 and got["resolution_note"] is None
     n = len(results[0]["per_sample"])
-    counts = _draws(0, 100, n)
+    counts = _draws(0, 300, n)
     brute = _brute_values(results, "bbox_micro_f1", counts, list(range(n)))
     order = [names.index(m) for m in got["models"]]
     ranks = np.vstack([rankdata(-row) for row in brute[:, order]])
@@ -271,7 +273,7 @@ def test_friedman_needs_three_models_and_two_blocks() -> None:
 
 def test_category_tests_equal_a_brute_force_and_bh(board: Any) -> None:
     names, results = board
-    n, seed = 100, 2
+    n, seed = 400, 2  # enough for BH over up to 5 categories at 0.05 (2 / 401 * 5 <= 0.025)
     report = leaderboard_report(names, results, n_subsets=20, seed=seed,
                                 ranks=Options("vocabulary", MODS, rank_resamples=n,
                                               min_count=10))
@@ -304,6 +306,7 @@ def test_category_tests_equal_a_brute_force_and_bh(board: Any) -> None:
         d = brute[:, 0] - brute[:, 1]
         k = min((d <= 0).sum(), (d >= 0).sum())
         assert row["p"] == pytest.approx(min(1.0, 2 * (1 + k) / (1 + n)))
+        assert row["n_resamples"] == n
         p.append(row["p"])
     assert p, "no category reached the minimum count"
     q = [r["q"] for r in got["rows"] if r["q"] is not None]

@@ -617,7 +617,8 @@ def test_report_ap_differences_have_paired_intervals_and_the_few_units_warning(
     section = section[:section.index("<h3", 10)]
     assert "no interval" not in section
     assert f"the first {DEFAULT_AP_RESAMPLES:,} of the key metrics&#x27; resamples" in section
-    assert "AP intervals: the interval rests on 24 queries resampled (fewer than 30)" in section
+    assert "AP intervals. Thin evidence: the intervals and tests rest on 24 queries (fewer " \
+           "than 30)" in section
 
 
 def test_report_ap_intervals_use_every_box_whatever_the_score_threshold(

@@ -182,7 +182,7 @@ def test_compare_page_shows_ap_intervals_with_the_few_units_warning(ds: Dataset)
             assert row["resamples used"] == m.n_valid
             assert 0 < m.n_valid <= DEFAULT_AP_RESAMPLES
     assert any(m.ci_low is not None and m.ci_low < m.ci_high for m in expected)
-    warnings = [w.value for w in at.warning if w.value.startswith("AP intervals:")]
+    warnings = [w.value for w in at.warning if w.value.startswith("AP intervals. Thin evidence")]
     assert len(warnings) == 1 and "fewer than 30" in warnings[0]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_fixtures import thin_board
 from app_fixtures import assert_ok, goto, open_page
 from statsmodels.stats.multitest import multipletests
 from streamlit.testing.v1 import AppTest
@@ -195,3 +196,53 @@ def test_paired_slices_show_benjamini_hochberg_q_values() -> None:
     assert q == pytest.approx(multipletests(p, method="fdr_bh")[1].tolist(), rel=2e-3)
     assert any("q-values by Benjamini–Hochberg" in c.value and "at least 8 queries" in c.value
                for c in at.caption)  # the demo's unit is the query (a Slices bootstrap's)
+
+
+# --- issue 46 §4 / issue 48: one rule, one wording, on every page --------------------------
+
+THIN = ("Thin evidence: the intervals and tests rest on {} (fewer than 30), so they are "
+        "rough: intervals usually too narrow, p-values too small.")
+BELOW = ("No test and no groups: 5 images (fewer than the minimum count, 10); a test over so "
+         "few says nothing (a bootstrap's intervals are points and its p-value the smallest "
+         "it can give, whatever the submissions).")
+
+
+@pytest.fixture(scope="module")
+def thin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = thin_board(tmp_path_factory.mktemp("thin"), 5)
+    return {"gt_path": str(root / "ground_truth.json"), "images_dir": str(root),
+            "pred_path": str(root / "predictions" / "a_twin.json"),
+            "cmp_b_path": str(root / "predictions" / "d_weak.json"),
+            "lb_folder": str(root / "predictions")}
+
+
+def _warnings(at: AppTest) -> list[str]:
+    return [w.value.replace("\\", "") for w in at.warning]
+
+
+def test_a_thin_board_shows_the_one_wording_on_every_page(thin: dict[str, object]) -> None:
+    at = _leaderboard(**thin, min_count=2)
+    assert_ok(at)
+    assert THIN.format("5 images") in _warnings(at)
+    table = _frame(at, "p (Holm)")
+    assert list(table["submission"][:2]) == ["a_twin", "b_twin"]
+    assert list(table["ranked first"][:2]) == ["100 %", "100 %"]  # ties for first count
+    assert any("ranks first (alone or tied) in 100 % of the resamples" in i.value
+               for i in at.info)
+    goto(at, "pages/Compare.py").run()
+    at.radio(key="_w_boot_unit").set_value("image").run()
+    assert_ok(at)
+    assert THIN.format("5 images") in _warnings(at)
+    goto(at, "pages/Slices.py").run()
+    assert_ok(at)
+    assert any(w.startswith("Thin evidence in ") and "rest on fewer than 30 " in w
+               for w in _warnings(at))
+
+
+def test_below_the_minimum_count_the_leaderboard_says_why(thin: dict[str, object]) -> None:
+    at = _leaderboard(**thin)
+    assert_ok(at)
+    assert BELOW in _warnings(at)
+    table = _frame(at, "p (Holm)")
+    assert table["p (paired bootstrap)"].isna().all() and table["p (Holm)"].isna().all()
+    assert table["rank 95 % interval"].isna().all() and (table["group"] == "").all()
