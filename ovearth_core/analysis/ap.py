@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..field_metrics import box_fields
-from ..labels import AP_METRICS
+from ..labels import AP_METRICS, AP_OPTIONAL
 from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
 from .aitod import aitod_block
@@ -355,15 +355,22 @@ def cap_check(samples: Sequence[Sample], modality: str, max_detections: int,
     return {"queries_over_cap": over, "cap_warning": warning}
 
 
-def ap_numbers(entry: dict[str, Any] | None) -> dict[str, tuple[float | None, int | None]]:
+def ap_numbers(entry: dict[str, Any] | None, keys: Sequence[str] | None = None,
+               ) -> dict[str, tuple[float | None, int | None]]:
     """Each AP of :data:`~ovearth_core.labels.AP_METRICS` in one modality's block of
     :func:`average_precision_report` (``None`` for a modality without AP), with the number
-    of categories its mean is over (``None`` for a pooled AP), in the table's order."""
+    of categories its mean is over (``None`` for a pooled AP), in the table's order.
+    ``keys``: these keys (``None`` where the block lacks one); default: every key but those
+    of a protocol (:data:`~ovearth_core.labels.AP_OPTIONAL`) the block was not computed
+    with."""
     out: dict[str, tuple[float | None, int | None]] = {}
-    for key, (_, _, scope) in AP_METRICS.items():
+    for key in AP_METRICS if keys is None else keys:
+        scope = AP_METRICS[key][2]
         block, dot, name = key.partition(".")  # "coco.map@[0.5:0.95]": block, then key
         holder = (entry or {}).get(block) if dot else entry
         name = name if dot else key
+        if keys is None and key in AP_OPTIONAL and name not in (holder or {}):
+            continue
         value = (holder or {}).get(name)
         out[key] = (value, (holder or {}).get("num_categories") if scope == "mean" else None)
     return out

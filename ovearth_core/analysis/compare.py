@@ -492,9 +492,10 @@ def ap_differences(a: dict[str, Any], b: dict[str, Any], run_a: APRun, run_b: AP
         entry_a, entry_b = run_a.report.get(m), run_b.report.get(m)
         if not entry_a:
             continue
-        na = ap_numbers(None if m in gone_a else entry_a)
-        nb = ap_numbers(None if m in gone_b else entry_b)
-        observed += [(m, key, na[key][0], nb[key][0]) for key in ap_keys(run_a.report)]
+        keys = ap_keys(run_a.report)
+        na = ap_numbers(None if m in gone_a else entry_a, keys)
+        nb = ap_numbers(None if m in gone_b else entry_b, keys)
+        observed += [(m, key, na[key][0], nb[key][0]) for key in keys]
         if m not in gone_a | gone_b and entry_b and m in run_a.curves and m in run_b.curves:
             columns[m] = (_rows_of(run_a.curves[m].query_ids, row_of),
                           _rows_of(run_b.curves[m].query_ids, row_of))

@@ -71,7 +71,8 @@ def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],
         if not any(r is not None and r.get(m) and key in ap_keys(r) for r in reports):
             continue
         vals = [None if r is None or not r.get(m) or m in not_submitted(res)
-                else ap_numbers(r[m])[key][0] for res, r in zip(results, reports, strict=True)]
+                else ap_numbers(r[m], (key,))[key][0]
+                for res, r in zip(results, reports, strict=True)]
         table["metrics"][name] = vals
         table["not_submitted"][name] = [n for n, res in zip(names, results, strict=True)
                                         if m in not_submitted(res)]

@@ -410,7 +410,7 @@ def _ap_section(data: ReportData, task: str) -> str:
         values = []
         for tag, sub in zip("AB", subs, strict=False):
             entry = sub.average_precision[task].get(m)
-            numbers = ap_numbers(entry)
+            numbers = ap_numbers(entry, keys)
             gone = m in not_submitted(sub.results[task])
             values.append([NOT_SUBMITTED if gone else numbers[k][0] for k in keys])
             rows.append([_td(MODALITY_LABELS[m], "l"), _td(sub.name, "l")]
@@ -430,7 +430,7 @@ def _ap_section(data: ReportData, task: str) -> str:
                                                  task, m, k)
                                for k, a, b in zip(keys, *values, strict=True)])
     scope = {k: n for k, (_, n) in ap_numbers(first[next(
-        m for m in BOX_MODALITIES if first.get(m))]).items()}
+        m for m in BOX_MODALITIES if first.get(m))], keys).items()}
     short = {k: "pooled" if AP_METRICS[k][2] == "pooled" else ap_scope(k, scope[k])
              for k in keys}
     header = ["modality", "submission"] + [f"{METRIC_LABELS[k]} ({short[k]})" for k in keys]

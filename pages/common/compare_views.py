@@ -13,7 +13,7 @@ import streamlit as st
 from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.analysis.compare import Comparison, MetricDiff
 from ovearth_core.analysis.sweep import BOX_MODALITIES
-from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_scope
+from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_keys, ap_scope
 from ovearth_core.report import draw as report_draw
 from ovearth_core.results import Results
 
@@ -78,8 +78,9 @@ def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_
     for m in BOX_MODALITIES:
         if not a.get(m):
             continue
-        na = ap_numbers(None if m in missing_a else a[m])
-        nb = ap_numbers(None if m in missing_b else b.get(m))
+        keys = ap_keys(a)
+        na = ap_numbers(None if m in missing_a else a[m], keys)
+        nb = ap_numbers(None if m in missing_b else b.get(m), keys)
         for key, (va, n) in na.items():
             vb = nb[key][0]
             ci = by_key.get((m, key))
