@@ -38,14 +38,24 @@ def _xywh(b: Any) -> list[float]:
 
 def toolkit(samples: list[Sample], hard: bool) -> dict[str, float | None]:
     """The toolkit's 18 numbers (its stats without the always -1 AP@0.25) of the queries,
-    each query a COCO image holding its category (a negative query's boxes, with ``hard``,
-    in the category its phrase names)."""
+    each evaluated query a COCO image holding its category (a positive with GT boxes; a
+    negative query's boxes, with ``hard``, in the category its phrase names)."""
     cats = sorted({s.category for s in samples if not s.negative})
+    # The category a negative query's phrase names: that of the positive queries with the
+    # phrase when they agree on one, else the category of that very name.
+    by_phrase: dict[str, set[str]] = {}
+    for s in samples:
+        if not s.negative:
+            by_phrase.setdefault(s.phrase, set()).add(s.category)
     images, anns, dets = [], [], []
     for i, s in enumerate(samples, start=1):
         if s.negative and not hard:
             continue
-        name = s.phrase if s.negative else s.category
+        if not s.negative and len(s.gt_boxes) == 0:
+            continue  # no usable GT in the modality: not evaluated (as in the COCO block)
+        named = by_phrase.get(s.phrase, set())
+        name = (s.category if not s.negative else next(iter(named)) if len(named) == 1 else
+                None if named else s.phrase)
         if name not in cats:
             continue
         images.append({"id": i})

@@ -33,7 +33,7 @@ def _leaderboard(board: Path, *flags: str) -> dict:
                            "--task", "vocabulary", "--no-cache", "--subsets", "20", *flags],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["vocabulary"]["uncertainty"]
+    return json.loads(done.stdout)["open_vocabulary"]["uncertainty"]
 
 
 def test_the_command_json_flags_thin_evidence_and_counts_ties_for_first(board: Path) -> None:
