@@ -12,6 +12,7 @@ from pathlib import Path
 from ..bounds import float_arg, int_arg
 from ..cli import (
     EXIT_BAD_INPUT,
+    add_concave_obb_option,
     add_large_masks_option,
     add_matching_options,
     emit,
@@ -58,6 +59,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated, declared (auto is refused): default all three")
     add_matching_options(parser)
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
                         help="comma-separated leaderboard metrics, each for every task it "
                              "applies to; the first ranks (default: %(default)s)")
@@ -107,7 +109,8 @@ def _config(args: argparse.Namespace, gt_tasks: dict[str, list], phases: list[Ph
             ) -> HostingConfig:
     tasks = args.task or [t for t, key in TASK_KEYS.items() if gt_tasks.get(key)] or ["vocabulary"]
     options = Options(tasks[0], args.modalities, args.iou_threshold, args.score_threshold,
-                      args.bbox_format, large_masks=args.large_masks)
+                      args.bbox_format, large_masks=args.large_masks,
+                      concave_obb=args.concave_obb)
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")
