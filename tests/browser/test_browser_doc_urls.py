@@ -22,12 +22,15 @@ URLS = sorted(app_urls())
 def test_a_url_the_docs_write_opens_its_page(app_dir: Path, new_page: Callable[..., Page],
                                             tmp_path: Path, url: str) -> None:
     shown = page_of(url)
-    assert shown is not None, f"{url} ({', '.join(app_urls()[url])}) names no page"
     with Server(app_dir, tmp_path / "server.log") as server:
         page = new_page()
         page.goto(f"{server.url}{url}")
-        expect(page.locator("h1").first).to_have_text(shown.heading, timeout=MS)
         page.wait_for_selector(IDLE, timeout=MS)
+        expect(page.locator("h1").first).to_be_visible(timeout=MS)
+        assert page.get_by_text("Page not found").count() == 0, (
+            f"{url} ({', '.join(app_urls()[url])}): Page not found")
+        assert shown is not None, f"{url} ({', '.join(app_urls()[url])}) names no page"
+        expect(page.locator("h1").first).to_have_text(shown.heading, timeout=MS)
         expect(page.get_by_text("Page not found")).to_have_count(0)
         sidebar = page.get_by_test_id("stSidebar")
         expect(sidebar.get_by_text("Evaluation options", exact=True)).to_have_count(1)
