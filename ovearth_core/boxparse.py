@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .masks import FieldError
+from .options import EXTENSION_COMMANDS
 
 FloatArray = npt.NDArray[np.float64]
 BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
@@ -30,6 +31,11 @@ BOX_SENTINEL = (0.0, 0.0, 0.0, 0.0)
 MAX_COORDINATE = 1e100
 IN_RANGE = "coordinates within ±1e100 (absolute pixels; larger ones overflow IoU arithmetic)"
 _NUMBER_TYPES = {int, float}  # exact types: JSON booleans (bool) are not numbers here
+# The spec's rule on an oriented box, and the extension beyond it (issue 46): the flag is named
+# with the commands that take it (the evaluator's own command keeps exactly the spec's flags).
+CONVEX = ("a convex polygon (the spec's rule; a concave quadrilateral, as DOTA labels have, is "
+          f"taken by --concave-obb of {EXTENSION_COMMANDS}, or 'Concave oriented boxes' in the "
+          "app)")
 
 
 def finite_number(value: object) -> bool:
@@ -120,10 +126,12 @@ def _four_vertices(value: object) -> list[tuple[float, float]] | None:
             (float(x3), float(y3))]
 
 
-def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
+def parse_polygon(value: object, concave: bool = False) -> tuple[tuple[float, float], ...]:
     """Validate an oriented box: four finite vertices in boundary order (not self-crossing),
-    area > 0; convex, or concave as DOTA labels sometimes are (one vertex inside the
-    triangle of the other three; scored as the polygon itself, as DOTA_devkit scores it).
+    area > 0, convex (the spec's rule). With ``concave`` (the option ``concave_obb``, an
+    extension) a concave quadrilateral, as DOTA labels sometimes are (one vertex inside the
+    triangle of the other three), is taken too and scored as the polygon itself, as
+    DOTA_devkit scores it. A self-crossing order is refused either way.
 
     Plain Python on purpose: for four vertices it is several times faster than numpy.
     """
@@ -147,9 +155,12 @@ def parse_polygon(value: object) -> tuple[tuple[float, float], ...]:
         positive |= cross > tol
         negative |= cross < -tol
         area2 += ax * by - bx * ay
-    if positive and negative and not _one_inside(unit, tol):
-        raise FieldError("", "a polygon with vertices in boundary order (not self-crossing)",
-                         value)
+    if positive and negative:
+        if not _one_inside(unit, tol):
+            raise FieldError("", "a polygon with vertices in boundary order (not self-crossing)",
+                             value)
+        if not concave:
+            raise FieldError("", CONVEX, value)
     if abs(area2) <= tol:
         raise FieldError("", "a polygon with positive area", value)
     return tuple(pts)
@@ -169,17 +180,19 @@ def _one_inside(unit: list[tuple[float, float]], tol: float) -> bool:
     return False
 
 
-def parse_obb(value: object) -> tuple[tuple[tuple[float, float], ...], float | None]:
-    """Parse one predicted oriented box (object or shorthand form) to ``(polygon, score)``."""
+def parse_obb(value: object, concave: bool = False
+              ) -> tuple[tuple[tuple[float, float], ...], float | None]:
+    """Parse one predicted oriented box (object or shorthand form) to ``(polygon, score)``
+    (``concave``: as :func:`parse_polygon`)."""
     if isinstance(value, dict):
         if "polygon" not in value:
             raise FieldError(".polygon", "present in an oriented box object", "<missing>")
         score = parse_score(value.get("score")) if "score" in value else None
         try:
-            return parse_polygon(value["polygon"]), score
+            return parse_polygon(value["polygon"], concave), score
         except FieldError as err:
             raise FieldError(".polygon" + err.field, err.expected, err.found) from None
-    return parse_polygon(value), None
+    return parse_polygon(value, concave), None
 
 
 # ------------------------------------------------------------------ batch parsing
@@ -212,9 +225,10 @@ def parse_boxes(items: list[object], bbox_format: str) -> ParsedBatch:
                         lambda a: _box_checks(a, bbox_format))
 
 
-def parse_obbs(items: list[object]) -> ParsedBatch:
+def parse_obbs(items: list[object], concave: bool = False) -> ParsedBatch:
     """:func:`parse_obb` over a list of predicted oriented boxes, checked with numpy."""
-    return _parse_batch(items, (4, 2), "polygon", parse_obb, polygon_checks)
+    return _parse_batch(items, (4, 2), "polygon", lambda v: parse_obb(v, concave),
+                        lambda a: polygon_checks(a, concave))
 
 
 def parse_gt_boxes(items: list[object]) -> ParsedBatch:
@@ -222,9 +236,10 @@ def parse_gt_boxes(items: list[object]) -> ParsedBatch:
     return _parse_batch(items, (4,), None, lambda v: (parse_gt_box(v), None), _gt_box_checks)
 
 
-def parse_polygons(items: list[object]) -> ParsedBatch:
+def parse_polygons(items: list[object], concave: bool = False) -> ParsedBatch:
     """:func:`parse_polygon` over a list of ground-truth polygons."""
-    return _parse_batch(items, (4, 2), None, lambda v: (parse_polygon(v), None), polygon_checks)
+    return _parse_batch(items, (4, 2), None, lambda v: (parse_polygon(v, concave), None),
+                        lambda a: polygon_checks(a, concave))
 
 
 def _parse_batch(items: list[object], shape: tuple[int, ...], key: str | None,
@@ -340,9 +355,10 @@ def _gt_box_checks(a: FloatArray
     return np.stack([x, y, x2, y2], axis=1), ok, np.zeros(len(a), dtype=bool)
 
 
-def polygon_checks(a: FloatArray
-                    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Validity of ``(N, 4, 2)`` polygons: :func:`parse_polygon`'s tests, same arithmetic."""
+def polygon_checks(a: FloatArray, concave: bool = False
+                   ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Validity of ``(N, 4, 2)`` polygons: :func:`parse_polygon`'s tests, same arithmetic
+    (``concave``: concave quadrilaterals are valid too)."""
     n = len(a)
     finite = (np.abs(a) <= MAX_COORDINATE).all(axis=(1, 2))  # nan compares false
     with np.errstate(over="ignore", invalid="ignore"):
@@ -369,7 +385,13 @@ def polygon_checks(a: FloatArray
             rel = p[:, None, :] - tri
             sides = edge[..., 0] * rel[..., 1] - edge[..., 1] * rel[..., 0]
             inside |= (sides > tol).all(axis=1) | (sides < -tol).all(axis=1)
-        ok = finite & (~(positive & negative) | inside) & (np.abs(area2) > tol)
+        ok = finite & (~(positive & negative) | (inside & concave)) & (np.abs(area2) > tol)
     return a, ok, np.zeros(n, dtype=bool)
+
+
+def concave_polygons(a: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which of ``(N, 4, 2)`` polygons, valid with ``concave`` on, are concave: those
+    :func:`polygon_checks` takes only with it."""
+    return polygon_checks(a, concave=True)[1] & ~polygon_checks(a)[1]
 
 

@@ -73,6 +73,14 @@ def add_large_masks_option(parser: argparse.ArgumentParser) -> None:
                              "refuses them")
 
 
+def add_concave_obb_option(parser: argparse.ArgumentParser) -> None:
+    """``--concave-obb``: the one definition, for the same commands as ``--large-masks``."""
+    parser.add_argument("--concave-obb", action="store_true",
+                        help="take concave oriented boxes (ground truth and predictions), "
+                             "scored as their polygons as DOTA_devkit scores them; the spec "
+                             "refuses them (a self-crossing order is refused either way)")
+
+
 def dump_json(result: dict[str, Any]) -> bytes:
     """Serialise results deterministically (same input, same bytes)."""
     return orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"

@@ -198,6 +198,8 @@ def _evaluate(samples: SampleList, iou_threshold: float, modalities: Sequence[st
         "score_threshold": getattr(samples, "score_threshold", None),
         "bbox_format": getattr(samples, "bbox_format", "xyxy"),
     }
+    if getattr(samples, "concave_obb", False):  # an extension beyond the spec: said when used
+        config["concave_obb"] = True
     cov = coverage.coverage(samples, mods, getattr(samples, "submitted", None),
                             getattr(samples, "unknown_task_keys", ()))
     return {

@@ -658,7 +658,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     quads = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
     out = quads.copy()
     status = np.zeros(len(quads), dtype=np.int8)
-    _, ok, _ = polygon_checks(quads)
+    _, ok, _ = polygon_checks(quads, concave=True)
     todo = np.flatnonzero(~ok)
     if todo.size == 0:
         return out, status
@@ -669,7 +669,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     rel = np.mod(angle - angle[:, :1], 2 * np.pi)
     order = np.argsort(rel, axis=1, kind="stable")
     sorted_quads = np.take_along_axis(sub, order[..., None], axis=1)
-    _, sorted_ok, _ = polygon_checks(sorted_quads)
+    _, sorted_ok, _ = polygon_checks(sorted_quads, concave=True)
     out[todo[sorted_ok]] = sorted_quads[sorted_ok]
     status[todo[sorted_ok]] = QUAD_REORDERED
     status[todo[~sorted_ok]] = QUAD_DEGENERATE
@@ -677,6 +677,7 @@ def boundary_order(quads: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int8]]
     return out, status
 
 
-def valid_polygons(polys: FloatArray) -> npt.NDArray[np.bool_]:
-    """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, simple, area > 0)."""
-    return polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2))[1]
+def valid_polygons(polys: FloatArray, concave: bool = False) -> npt.NDArray[np.bool_]:
+    """Which of ``(N, 4, 2)`` polygons :func:`parse_polygon` accepts (finite, convex, area >
+    0; with ``concave``, simple)."""
+    return polygon_checks(np.asarray(polys, dtype=np.float64).reshape(-1, 4, 2), concave)[1]

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import orjson
 
 from . import boxparse, files, masks
 from .batching import ListColumn, OrderedProblems
-from .errors import OVEarthInputError, Problem, ProblemCollector
+from .errors import MAX_REPORTED, OVEarthInputError, Problem, ProblemCollector, describe
 from .gcpause import gc_paused
 from .masks import FieldError, Rle
 from .nonfinite import locate_non_finite
@@ -79,6 +80,10 @@ class GroundTruth:
     annotations: dict[str, Annotation]
     tasks: dict[str, list[Query]]
     modalities: tuple[str, ...] = MODALITIES
+    # The concave quadrilaterals of oriented_bbox / ignore_oriented_bbox, each as the problem
+    # it is under the spec's rule: parsed either way (one parse for every option), refused by
+    # load_samples unless the option ``concave_obb`` is on.
+    concave: tuple[Problem, ...] = ()
 
 
 @dataclass
@@ -250,7 +255,8 @@ def _parse_ground_truth(doc: dict[str, Any], name: str,
         found.add((0,), "annotations", "a list of annotation objects",
                   raw_anns if raw_anns is not None else "<missing>")
         raw_anns = []
-    annotations, broken = _parse_annotations(raw_anns, found, modalities)
+    concave: list[Problem] = []
+    annotations, broken = _parse_annotations(raw_anns, found, modalities, concave)
     bad = found.settle()
     raw_tasks = doc.get("tasks")
     tasks: dict[str, list[Query]] = {}
@@ -268,13 +274,16 @@ def _parse_ground_truth(doc: dict[str, Any], name: str,
                                                seen, bad, broken)
                                   for i, row in enumerate(rows)) if q is not None]
     bad.raise_if_any()
-    return GroundTruth(annotations, tasks, tuple(m for m in MODALITIES if m in modalities))
+    return GroundTruth(annotations, tasks, tuple(m for m in MODALITIES if m in modalities),
+                       tuple(concave))
 
 
 def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
-                       modalities: tuple[str, ...]) -> tuple[dict[str, Annotation], set[str]]:
+                       modalities: tuple[str, ...], concave: list[Problem]
+                       ) -> tuple[dict[str, Annotation], set[str]]:
     """Valid annotations by id, and the ids of those reported invalid (the geometry of
-    ``modalities`` only, see :func:`parse_ground_truth`)."""
+    ``modalities`` only, see :func:`parse_ground_truth`); the concave oriented boxes go to
+    ``concave``."""
     with_masks = "segmentation" in modalities
     stats = masks.compressed_stats(_string_counts(raw_anns)) if with_masks else {}
     pending: list[tuple[int, Annotation, str]] = []
@@ -300,7 +309,8 @@ def _parse_annotations(raw_anns: list[object], found: OrderedProblems,
             else:
                 found.add((1, i, stage), f"{where}.{column.field}", "a list", value)
                 pending[-1] = (i, _INVALID, pending[-1][2])
-    parsed = {name: _gt_arrays(column, _GT_PARSERS[name], _GT_STAGE[name], len(pending), found)
+    parsed = {name: _gt_arrays(column, _GT_PARSERS[name], _GT_STAGE[name], len(pending), found,
+                               concave if name in _OBB_FIELDS else None)
               for name, column in columns.items()}
     skipped = [EMPTY_POLYS] * len(pending)
     for name in _OBB_FIELDS:
@@ -344,15 +354,26 @@ GT_BOX_FIELDS = ("bbox", "oriented_bbox", "ignore_bbox", "ignore_oriented_bbox")
 GT_OBJECT_FIELDS = ("bbox", "oriented_bbox", "difficult")
 _OBB_FIELDS = ("oriented_bbox", "ignore_oriented_bbox")
 _GT_STAGE = {name: stage for stage, name in enumerate(GT_BOX_FIELDS, start=1)}
-_GT_PARSERS = {"bbox": boxparse.parse_gt_boxes, "oriented_bbox": boxparse.parse_polygons,
+_CONCAVE_POLYGONS = partial(boxparse.parse_polygons, concave=True)
+_GT_PARSERS = {"bbox": boxparse.parse_gt_boxes, "oriented_bbox": _CONCAVE_POLYGONS,
                "ignore_bbox": boxparse.parse_gt_boxes,
-               "ignore_oriented_bbox": boxparse.parse_polygons}
+               "ignore_oriented_bbox": _CONCAVE_POLYGONS}
 
 
 def _gt_arrays(column: ListColumn, parse_batch: Any, stage: int, n: int,
-               found: OrderedProblems) -> list[np.ndarray | None]:
-    """Per pending annotation: its parsed list, or ``None`` (first bad item reported)."""
+               found: OrderedProblems, concave: list[Problem] | None = None
+               ) -> list[np.ndarray | None]:
+    """Per pending annotation: its parsed list, or ``None`` (first bad item reported);
+    oriented boxes (``concave`` given) are parsed concave or not, each concave one added to
+    ``concave`` as the problem it is under the spec's rule."""
     batch = column.parse(parse_batch)
+    if concave is not None and len(batch.values):
+        for k in np.flatnonzero(boxparse.concave_polygons(batch.values)).tolist():
+            item = int(batch.index[k])
+            slot, j = column.locate(item)
+            concave.append(Problem(found.bad.file, f"annotations[{column.rows[slot]}]."
+                                   f"{column.field}[{j}]", boxparse.CONVEX,
+                                   describe(batch.values[k].tolist())))
     shape = batch.values.shape[1:]
     out: list[np.ndarray | None] = [None] * n
     for tag in column.tags:
@@ -543,10 +564,12 @@ def _check_options(score_threshold: float | None, bbox_format: str) -> None:
 def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: list[Query],
                       annotations: dict[str, Annotation], modalities: tuple[str, ...],
                       score_threshold: float | None, bbox_format: str,
-                      large_masks: bool = False) -> dict[str, _Prediction]:
+                      large_masks: bool = False, concave_obb: bool = False
+                      ) -> dict[str, _Prediction]:
     """Validate the selected task's prediction rows, merging duplicates by query_id.
     Masks are taken up to the spec's 100,000,000 pixels (:data:`masks.SPEC_MAX_PIXELS`), up
-    to the codec's cap with ``large_masks``.
+    to the codec's cap with ``large_masks``; oriented boxes convex (the spec's rule), concave
+    quadrilaterals too with ``concave_obb``.
 
     Rows are walked once; the box fields of all rows are then parsed in one batch
     per field (:mod:`~ovearth_core.geometry`'s ``parse_boxes`` / ``parse_obbs``).
@@ -602,7 +625,8 @@ def parse_predictions(doc: dict[str, Any], name: str, task_key: str, queries: li
                 continue
             column.add(i, value, tag=(qid, pred))
     for stage, column in enumerate(columns.values(), start=2):
-        _file_boxes(column, stage, f"tasks.{task_key}", found, score_threshold, bbox_format)
+        _file_boxes(column, stage, f"tasks.{task_key}", found, score_threshold, bbox_format,
+                    concave_obb)
     found.raise_if_any()
     for pred in preds.values():  # once per query: merging row by row is quadratic
         pred.mask, pred.row_masks = masks.union(pred.row_masks), []
@@ -636,14 +660,14 @@ def _merge_mask(pred: _Prediction, value: object, gt_size: tuple[int, int], wher
 
 
 def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProblems,
-                score_threshold: float | None, bbox_format: str) -> None:
+                score_threshold: float | None, bbox_format: str, concave_obb: bool) -> None:
     """Parse a column's boxes in one batch; report problems, file every box per row (the
     score threshold is applied later, as a view: :func:`_thresholded`; here it only asks
     every box for a score)."""
     if column.field == "bbox":
         batch = column.parse(lambda items: boxparse.parse_boxes(items, bbox_format))
     else:
-        batch = column.parse(boxparse.parse_obbs)
+        batch = column.parse(lambda items: boxparse.parse_obbs(items, concave_obb))
 
     def report(item: int, suffix: str, expected: str, found_value: object) -> None:
         slot, j = column.locate(item)
@@ -696,7 +720,7 @@ def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                  score_threshold: float | None = None, bbox_format: str = "xyxy",
                  modalities: object = ("segmentation",), ground_truth: GroundTruth | None = None,
                  predictions_doc: dict[str, Any] | None = None,
-                 large_masks: bool = False) -> SampleList:
+                 large_masks: bool = False, concave_obb: bool = False) -> SampleList:
     """Load and validate one task's samples.
 
     Args:
@@ -710,16 +734,19 @@ def load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
         predictions_doc: an already read prediction document (skips reading ``pred_path``).
         large_masks: take predicted masks beyond the spec's 100,000,000 pixels (up to
             :data:`masks.MAX_PIXELS`, as ground-truth masks are).
+        concave_obb: take concave oriented boxes (ground truth and predictions), scored as
+            their polygons as DOTA_devkit scores them; the spec refuses them.
     """
     with gc_paused():
         return _load_samples(gt_path, pred_path, task, score_threshold, bbox_format, modalities,
-                             ground_truth, predictions_doc, large_masks)
+                             ground_truth, predictions_doc, large_masks, concave_obb)
 
 
 def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                   score_threshold: float | None, bbox_format: str, modalities: object,
                   ground_truth: GroundTruth | None,
-                  predictions_doc: dict[str, Any] | None, large_masks: bool) -> SampleList:
+                  predictions_doc: dict[str, Any] | None, large_masks: bool,
+                  concave_obb: bool) -> SampleList:
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
         raise OVEarthInputError([Problem("(options)", "--task",
@@ -731,10 +758,13 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     if not set(chosen or MODALITIES) <= set(gt.modalities):
         raise ValueError(f"the ground truth was parsed for {', '.join(gt.modalities)} only: "
                          f"parse it for {', '.join(chosen or MODALITIES)}")
+    if gt.concave and not concave_obb and "oriented_bbox" in (chosen or MODALITIES):
+        raise OVEarthInputError(list(gt.concave[:MAX_REPORTED]), len(gt.concave))
     doc = predictions_doc if predictions_doc is not None else read_json(pred_path, "prediction")
     queries = gt.tasks[task_key]
     preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
-                              chosen or MODALITIES, score_threshold, bbox_format, large_masks)
+                              chosen or MODALITIES, score_threshold, bbox_format, large_masks,
+                              concave_obb)
     submitted = _submitted_modalities(preds, score_threshold)
     every_submitted = submitted if score_threshold is None else _submitted_modalities(preds, None)
     # ``auto``: the evaluation's modalities follow the threshold (the spec infers them after
@@ -756,13 +786,13 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
         tasks, dict) else ()
     out = SampleList(samples, task=task_key, modalities=chosen,
                      score_threshold=score_threshold, bbox_format=bbox_format,
-                     submitted=submitted, unknown_task_keys=unknown)
+                     submitted=submitted, unknown_task_keys=unknown, concave_obb=concave_obb)
     if score_threshold is None:
         return out
     return out.with_every_box(SampleList(every, task=task_key, modalities=every_chosen,
                                          score_threshold=None, bbox_format=bbox_format,
                                          submitted=every_submitted,
-                                         unknown_task_keys=unknown),
+                                         unknown_task_keys=unknown, concave_obb=concave_obb),
                               str(pred_path))
 
 

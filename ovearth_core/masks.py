@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .lazymodule import LazyModule
+from .options import EXTENSION_COMMANDS
 
 # pycocotools is imported on first use (``--help`` of the commands does not need it).
 cocomask: Any = LazyModule("pycocotools.mask", globals(), "cocomask")
@@ -50,8 +51,8 @@ _MAX_CHARS_PER_VALUE = 6
 _CAP_REASON = (f"at most {MAX_PIXELS:,} pixels (2**29 - 1: the most pycocotools' compressed "
                "RLE codec encodes exactly)")
 _SPEC_CAP_REASON = (f"at most {SPEC_MAX_PIXELS:,} pixels (the spec's cap on a predicted mask; "
-                    f"--large-masks, or 'Masks beyond the spec's cap' in the app, takes up to "
-                    f"{MAX_PIXELS:,})")
+                    f"--large-masks of {EXTENSION_COMMANDS}, or 'Masks beyond the spec's cap' "
+                    f"in the app, takes up to {MAX_PIXELS:,})")
 
 Rle = dict[str, Any]
 _AREA = "_area"  # cached foreground pixel count inside a mask dict

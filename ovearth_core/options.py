@@ -49,6 +49,10 @@ MIN_COUNT = 10
 RANK_RESAMPLE_BOUNDS = (100, 20000)
 ALPHA_BOUNDS = (0.001, 0.5)
 MIN_COUNT_BOUNDS = (1, 100000)
+# The commands that take the extensions beyond the spec (--large-masks, --concave-obb): a
+# message naming such a flag names them too, since the evaluator's own command (the spec's
+# flags, exactly) and the converters do not take it (tests/core/test_flags_named.py).
+EXTENSION_COMMANDS = "the analysis, report, suite, leaderboard and hosting commands"
 
 
 def _modalities(value: object) -> tuple[str, ...]:
@@ -76,7 +80,9 @@ class Options:
     ``hard_negatives``: AP counts boxes on negative queries as false positives;
     ``max_detections``: COCO-style AP keeps each query's best N boxes; ``large_masks``:
     predicted masks beyond the spec's 100,000,000 pixels are taken (an extension: the
-    reference toolkit refuses them).
+    reference toolkit refuses them); ``concave_obb``: concave oriented boxes (ground truth
+    and predictions) are taken and scored as their polygons, as DOTA_devkit scores them (an
+    extension: the spec refuses them; a self-crossing order stays refused).
     The statistics' settings (issue 37), none of which changes an evaluation:
     ``rank_resamples``: resamples of the rank intervals; ``alpha``: the level of the rank
     tests (Holm, Nemenyi's critical difference) and of the rank and leader-difference
@@ -97,6 +103,7 @@ class Options:
     hard_negatives: bool = False
     max_detections: int = COCO_MAX_DETECTIONS
     large_masks: bool = False
+    concave_obb: bool = False
     rank_resamples: int = RANK_RESAMPLES
     alpha: float = ALPHA
     min_count: int = MIN_COUNT

@@ -81,7 +81,8 @@ def load(gt_path: PathLike, pred_path: PathLike, options: Options, *,
         samples = load_samples(gt_path, pred_path, options.task, options.score_threshold,
                                options.bbox_format, options.modalities,
                                ground_truth=ground_truth, predictions_doc=predictions_doc,
-                               large_masks=options.large_masks)
+                               large_masks=options.large_masks,
+                               concave_obb=options.concave_obb)
     return Loaded(samples, options, gt_sha256, pred_sha256)
 
 

@@ -106,6 +106,13 @@ class RunConfig:
     score_threshold: float | None
     bbox_format: str
     json: Mapping[str, Any] = _json()
+    # Written only when on: the extensions beyond the spec a run was evaluated with.
+    OPTIONAL_KEYS = ("concave_obb",)
+
+    @property
+    def concave_obb(self) -> bool:
+        """Concave oriented boxes were taken (the option ``concave_obb``)."""
+        return self.json.get("concave_obb") is True
 
     @classmethod
     def of(cls, results: Mapping[str, Any], file: str = SOURCE) -> RunConfig:
@@ -640,7 +647,7 @@ def _read(cls: type, obj: Any, path: str, ctx: _Context, extra: tuple[str, ...] 
                 name: _value(f, obj, key, path, ctx) for key, name in f.group.items()})
         else:
             values[f.name] = _value(f, obj, f.key, path, ctx)
-    keys = _keys(cls, open_vocab, extra)
+    keys = _keys(cls, open_vocab, extra + getattr(cls, "OPTIONAL_KEYS", ()))
     if len(obj) != len(keys) or not keys.issuperset(obj):
         for key in obj:
             if key not in keys:

@@ -28,8 +28,8 @@ PROG = "python -m ovearth_core.suite"
 def evaluate_files(gt_path: PathLike, pred_path: PathLike,
                    tasks: Sequence[str] = tuple(TASK_KEYS), *, modalities: object = "auto",
                    iou_threshold: float = 0.5, score_threshold: float | None = None,
-                   bbox_format: str = "xyxy", large_masks: bool = False
-                   ) -> dict[str, dict[str, Any]]:
+                   bbox_format: str = "xyxy", large_masks: bool = False,
+                   concave_obb: bool = False) -> dict[str, dict[str, Any]]:
     """Evaluate ``tasks`` (CLI names: vocabulary, referring, reasoning; or the JSON keys
     open_vocabulary, referring, reasoning) of one submission.
 
@@ -46,7 +46,8 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
     """
     results = evaluate_each(gt_path, pred_path, tasks, modalities=modalities,
                             iou_threshold=iou_threshold, score_threshold=score_threshold,
-                            bbox_format=bbox_format, large_masks=large_masks)
+                            bbox_format=bbox_format, large_masks=large_masks,
+                            concave_obb=concave_obb)
     for value in results.values():
         if isinstance(value, OVEarthInputError):
             raise value
@@ -56,7 +57,7 @@ def evaluate_files(gt_path: PathLike, pred_path: PathLike,
 
 def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], *,
                   modalities: object, iou_threshold: float, score_threshold: float | None,
-                  bbox_format: str, large_masks: bool = False
+                  bbox_format: str, large_masks: bool = False, concave_obb: bool = False
                   ) -> dict[str, dict[str, Any] | OVEarthInputError]:
     """:func:`evaluate_files`, with each task's problems returned in its place instead of
     raised (a file that cannot be read, or bad ground truth, still raises: it stops every
@@ -72,7 +73,8 @@ def evaluate_each(gt_path: PathLike, pred_path: PathLike, tasks: Sequence[str], 
                     out[task] = evaluate_samples(
                         load_samples(gt_path, pred_path, task, score_threshold, bbox_format,
                                      modalities, ground_truth=files["gt"],
-                                     predictions_doc=files["doc"], large_masks=large_masks),
+                                     predictions_doc=files["doc"], large_masks=large_masks,
+                                     concave_obb=concave_obb),
                         iou_threshold)
                 except OVEarthInputError as err:
                     out[task] = err
@@ -108,7 +110,12 @@ def _shares(tasks: list[str], doc: dict[str, Any]) -> tuple[list[str], list[str]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import add_evaluation_options, add_input_options, add_large_masks_option
+    from .cli import (
+        add_concave_obb_option,
+        add_evaluation_options,
+        add_input_options,
+        add_large_masks_option,
+    )
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -123,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder for the <task>.json outputs (created if missing)")
     add_evaluation_options(parser)
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     return parser
 
 
@@ -163,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
                                     iou_threshold=args.iou_threshold,
                                     score_threshold=args.score_threshold,
                                     bbox_format=args.bbox_format,
-                                    large_masks=args.large_masks)
+                                    large_masks=args.large_masks,
+                                    concave_obb=args.concave_obb)
     except OVEarthInputError as err:
         print(f"{PROG}: invalid input\n{err}", file=sys.stderr)
         return EXIT_BAD_INPUT

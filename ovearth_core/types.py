@@ -97,8 +97,10 @@ class SampleList(list[Sample]):
     def __init__(self, samples: list[Sample], *, task: str, modalities: tuple[str, ...],
                  score_threshold: float | None, bbox_format: str,
                  submitted: tuple[str, ...] | None = None,
-                 unknown_task_keys: tuple[str, ...] = ()):
+                 unknown_task_keys: tuple[str, ...] = (), concave_obb: bool = False):
         super().__init__(samples)
+        # Loaded with the option concave_obb (an extension the output's config names).
+        self.concave_obb = concave_obb
         self.task = task
         self.modalities = modalities
         self.score_threshold = score_threshold

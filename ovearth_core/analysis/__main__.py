@@ -16,11 +16,12 @@ if TYPE_CHECKING:
 def build_analysis_parser() -> argparse.ArgumentParser:
     """The analysis command's options: the evaluator's, then the analyses' own (built
     without numpy or the evaluator: ``--help`` loads neither)."""
-    from ..cli import add_large_masks_option, build_parser
+    from ..cli import add_concave_obb_option, add_large_masks_option, build_parser
     from . import slice_options as options
 
     parser = build_parser()
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     parser.prog = "python -m ovearth_core.analysis"
     parser.description = "Evaluate one task and add score sweeps, AP and error attribution."
     add_ap_arguments(parser, "count boxes predicted on negative queries as AP false positives "
@@ -114,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                                          score_threshold=args.score_threshold,
                                          bbox_format=args.bbox_format,
                                          modalities=samples.modalities,
-                                         large_masks=args.large_masks)
+                                         large_masks=args.large_masks,
+                                         concave_obb=args.concave_obb)
             results[form] = evaluate_samples(by_form[form], args.iou_threshold)
         return slices.query_form_table(results, by_form, n_resamples=args.slice_resamples,
                                        seed=args.slice_seed, unit=unit())
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         samples = load_samples(args.gt, args.predictions, o.task,
                                score_threshold=o.score_threshold,
                                bbox_format=o.bbox_format, modalities=o.modalities,
-                               large_masks=o.large_masks)
+                               large_masks=o.large_masks, concave_obb=o.concave_obb)
         run = evaluate_run(samples, o.iou_threshold)
         result = run.results
         result["analysis"] = analysis_report(samples.every_box, o.iou_threshold,

@@ -51,7 +51,14 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..cli import EXIT_BAD_INPUT, add_input_options, add_matching_options, emit, output_refused
+from ..cli import (
+    EXIT_BAD_INPUT,
+    add_concave_obb_option,
+    add_input_options,
+    add_matching_options,
+    emit,
+    output_refused,
+)
 from ..errors import OVEarthInputError, Problem
 from ..evaluate import evaluate_run
 from ..georef import WGS84, Georef, NoLonLat, place_in_crs, read_georef
@@ -97,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the boxes of this image (an image_path of the ground truth; "
                    "repeatable)")
     add_matching_options(p)
+    add_concave_obb_option(p)
     return parser
 
 
@@ -290,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         crs = None if args.pixel else target_crs(args.crs)[0]
         samples = load_samples(args.gt, args.predictions, args.task, args.score_threshold,
-                               args.bbox_format, modalities=args.boxes)
+                               args.bbox_format, modalities=args.boxes,
+                               concave_obb=args.concave_obb)
         named = sorted({s.image_path for s in samples})
         reads.add_images(named)
         if output_refused(prog, args.out, reads):  # a scene: refused before any work

@@ -375,7 +375,8 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
                          gt_sha256: str | None = None, board: bool = False,
                          ground_truth: Any = None,
                          digests: dict[Path, str] | None = None,
-                         large_masks: bool = False) -> list[Outcome]:
+                         large_masks: bool = False, concave_obb: bool = False
+                         ) -> list[Outcome]:
     """Evaluate every submission on one task, in parallel processes (``workers``; default
     ``None``: one per core, or this process when the files left to evaluate hold less than
     :data:`PARALLEL_MIN_BYTES`), through the on-disk ``cache`` (``None``: none).
@@ -396,7 +397,8 @@ def evaluate_submissions(gt_path: str | Path, preds: Sequence[str | Path], task:
     """
     return evaluate_with(gt_path, preds, Options(task, modalities, iou_threshold,
                                                  score_threshold, bbox_format,
-                                                 large_masks=large_masks),
+                                                 large_masks=large_masks,
+                                                 concave_obb=concave_obb),
                          cache=cache, workers=workers, progress=progress, gt_sha256=gt_sha256,
                          board=board, ground_truth=ground_truth, digests=digests)
 
@@ -538,7 +540,7 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                     workers: int | None = 1, progress: Progress | None = None,
                     board: bool = False, gt_sha256: str | None = None,
                     ground_truth: Any = None, digests: dict[Path, str] | None = None,
-                    large_masks: bool = False,
+                    large_masks: bool = False, concave_obb: bool = False,
                     ) -> tuple[list[str], list[dict[str, Any]]]:
     """Evaluate every ``predictions/*.json`` of ``folder`` on one task (files checked by
     :func:`folder_files`). Returns ``(model names, evaluator results)``, sorted by name,
@@ -558,7 +560,8 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                 read_json(gt_path, "ground-truth"), str(gt_path))
             for path in preds:
                 samples = load_samples(gt_path, path, task, modalities=modalities,
-                                       ground_truth=gt, large_masks=large_masks)
+                                       ground_truth=gt, large_masks=large_masks,
+                                       concave_obb=concave_obb)
                 if not any(s.has_prediction_row for s in samples):
                     continue
                 names.append(path.stem)
@@ -568,7 +571,7 @@ def evaluate_folder(folder: str | Path, task: str, modalities: object = ("segmen
                                     cache=cache, workers=workers, progress=progress,
                                     board=board, gt_sha256=gt_sha256,
                                     ground_truth=ground_truth, digests=digests,
-                                    large_masks=large_masks)
+                                    large_masks=large_masks, concave_obb=concave_obb)
     for outcome in outcomes:
         if outcome.problems:
             raise OVEarthInputError(outcome.problems, outcome.num_problems)
@@ -584,7 +587,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        progress: Callable[[str], Progress | None] | None = None,
                        average_precision: tuple[bool, int, bool, bool] | None = None,
                        note: Callable[[str], None] | None = None,
-                       large_masks: bool = False,
+                       large_masks: bool = False, concave_obb: bool = False,
                        **stability: Any) -> dict[str, Any]:
     """:func:`leaderboard_report` of every task for a submissions folder (see module doc),
     keyed by the task as the JSON names it (``open_vocabulary``, ``referring``, ``reasoning``);
@@ -612,7 +615,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                                          workers=workers, board=True, gt_sha256=gt_sha,
                                          ground_truth=gt, digests=digests,
                                          progress=progress(task) if progress else None,
-                                         large_masks=large_masks)
+                                         large_masks=large_masks, concave_obb=concave_obb)
         reports = None
         if average_precision is not None:
             gt_path, preds = folder_files(folder)
@@ -623,7 +626,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                     gt = parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path))
                 for name in names:
                     samples = load_samples(gt_path, by_name[name], task, modalities=modalities,
-                                           ground_truth=gt, large_masks=large_masks)
+                                           ground_truth=gt, large_masks=large_masks,
+                                           concave_obb=concave_obb)
                     reports.append(average_precision_report(
                         samples, iou_threshold, samples.modalities, *average_precision)
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)

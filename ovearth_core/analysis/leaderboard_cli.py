@@ -19,7 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     ``python -m ovearth_core.synth``). Prints (or writes) the JSON report.
     """
     from ..cache import add_cache_arguments, describe, open_cache
-    from ..cli import ProgressPrinter, add_large_masks_option, run_and_emit
+    from ..cli import (
+        ProgressPrinter,
+        add_concave_obb_option,
+        add_large_masks_option,
+        run_and_emit,
+    )
     from ..options import Options
     from .ap_caps import add_ap_arguments, check_ap_arguments
 
@@ -43,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                      "false positives", "with --average-precision: COCO's boxes per query")
     add_rank_arguments(parser)
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     add_cache_arguments(parser)
     args = parser.parse_args(argv)
     check_ap_arguments(parser, args)
@@ -76,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         note=lambda text: print(f"{prog}: {text}", file=sys.stderr),
         ranks=None if args.no_ranks else Options.from_args(args, task=tasks[0],
                                                              modalities=args.modalities),
-        unit=args.bootstrap_unit, large_masks=args.large_masks,
+        unit=args.bootstrap_unit, large_masks=args.large_masks, concave_obb=args.concave_obb,
         average_precision=((args.hard_negatives, args.max_detections, args.nms_ap, args.aitod)
                            if args.average_precision else None)), args.output, inputs)
 

@@ -672,7 +672,10 @@ def to_coco(gt: PathLike, predictions: PathLike, task: str, out: PathLike,
     task_key = TASK_KEYS.get(task, task)
     if task_key not in TASK_KEYS.values():
         raise fail("(options)", "--task", "vocabulary, referring or reasoning", task)
-    samples = load_samples(gt, predictions, task_key, modalities=MODALITIES)
+    # A conversion carries the geometry as it is: what the benchmark needs to be evaluated
+    # (concave oriented boxes, scene-size masks) is the evaluation's option, not this one's.
+    samples = load_samples(gt, predictions, task_key, modalities=MODALITIES, large_masks=True,
+                           concave_obb=True)
     categories: dict[str, int] = {}
     images, mapping_rows = [], []
     files: dict[str, dict[str, list[dict[str, Any]]]] = {

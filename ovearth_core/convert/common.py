@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
+import numpy as np
 import orjson
 from PIL import Image
 
-from .. import boxparse, files, io
+from .. import boxparse, files, io, masks
 from ..errors import OVEarthInputError, Problem, describe
+from ..options import EXTENSION_COMMANDS
 from ..types import MODALITIES, TASK_KEYS
 
 PathLike = str | os.PathLike[str]
@@ -421,16 +423,43 @@ def existing_ancestor(target: Path) -> Path:
     return parent
 
 
-def validate(bench: Benchmark) -> None:
-    """Check the built documents with the evaluator's loader: what is written loads."""
+def validate(bench: Benchmark) -> list[str]:
+    """Check the built documents with the evaluator's loader: what is written loads, with
+    the extensions it needs. A converter keeps its source's geometry (DOTA's concave labels
+    and detections, scored as DOTA_devkit scores them; a scene-size predicted mask) rather
+    than refuse or alter it; the benchmark then needs an option beyond the spec to be
+    evaluated, which it does not turn on by itself (the spec's rules stay the default).
+
+    Returns:
+        What needs which option, one line each (empty: the spec's rules take it all).
+    """
     name = "<converted ground_truth.json>"
     gt = io.parse_ground_truth(bench.ground_truth(), name)
+    concave, large = len(gt.concave), 0
     for sub, tasks in bench.submissions.items():
         doc = {"tasks": tasks}
         for key, rows in tasks.items():
             if rows:
-                io.parse_predictions(doc, f"<converted predictions/{sub}.json>", key,
-                                     gt.tasks[key], gt.annotations, MODALITIES, None, "xyxy")
+                preds = io.parse_predictions(doc, f"<converted predictions/{sub}.json>", key,
+                                             gt.tasks[key], gt.annotations, MODALITIES, None,
+                                             "xyxy", large_masks=True, concave_obb=True)
+                obbs = [a for p in preds.values() for a in p.obbs]
+                if obbs:
+                    concave += int(boxparse.concave_polygons(np.concatenate(obbs)).sum())
+                large += sum(p.mask_size[0] * p.mask_size[1] > masks.SPEC_MAX_PIXELS
+                             for p in preds.values())
+    needs = []
+    if concave:
+        needs.append(f"{concave:,} concave oriented boxes (ground truth and predictions), kept "
+                     "as the polygons DOTA_devkit scores: evaluate this benchmark with "
+                     f"--concave-obb of {EXTENSION_COMMANDS}, or the app's 'Concave oriented "
+                     "boxes' (link concave=1); the spec's rules refuse them")
+    if large:
+        needs.append(f"{large:,} predicted masks beyond the spec's {masks.SPEC_MAX_PIXELS:,} "
+                     f"pixels: evaluate this benchmark with --large-masks of "
+                     f"{EXTENSION_COMMANDS}, or the app's 'Masks beyond the spec's cap' (link "
+                     "bigmask=1); the spec's rules refuse them")
+    return needs
 
 
 def check_names(bench: Benchmark) -> None:
@@ -462,7 +491,7 @@ def write_benchmark(bench: Benchmark, out: PathLike, force: bool = False, link: 
     Returns:
         The folder written.
     """
-    validate(bench)
+    bench.warnings += validate(bench)
     check_names(bench)
     inputs = [*bench.inputs, *bench.images.values()]
     with atomic_folder(out, force, inputs) as tmp:

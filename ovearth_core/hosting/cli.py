@@ -12,6 +12,7 @@ from pathlib import Path
 from ..bounds import float_arg, int_arg
 from ..cli import (
     EXIT_BAD_INPUT,
+    add_concave_obb_option,
     add_large_masks_option,
     add_matching_options,
     emit,
@@ -67,6 +68,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "(masks, boxes, oriented boxes)")
     add_matching_options(parser)
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
                         help="comma-separated leaderboard metrics, each for every task it "
                              "applies to; the first ranks (default: %(default)s)")
@@ -118,7 +120,8 @@ def _config(args: argparse.Namespace, gt: GroundTruth, phases: list[Phase]
     held = truth_modalities(gt, tasks)
     modalities = args.modalities or ",".join(held or MODALITY_BLOCK)
     options = Options(tasks[0], modalities, args.iou_threshold, args.score_threshold,
-                      args.bbox_format, large_masks=args.large_masks)
+                      args.bbox_format, large_masks=args.large_masks,
+                      concave_obb=args.concave_obb)
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")

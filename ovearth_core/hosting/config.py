@@ -164,6 +164,7 @@ class HostingConfig:
         return {"tasks": list(self.tasks), "modalities": list(o.modalities),
                 "iou_threshold": o.iou_threshold, "score_threshold": o.score_threshold,
                 "bbox_format": o.bbox_format, "large_masks": o.large_masks,
+                "concave_obb": o.concave_obb,
                 "columns": [{"key": c.key, "task": c.task, "metric": c.metric}
                             for c in self.columns],
                 "limits": {"max_mb": self.limits.max_mb,
@@ -176,11 +177,13 @@ class HostingConfig:
         """The configuration ``to_json`` wrote (``KeyError``/``ValueError``/``TypeError``
         when it is not one)."""
         tasks = tuple(doc["tasks"])
-        large = doc.get("large_masks", False)  # absent in bundles written before it existed
-        if not isinstance(large, bool):
-            raise TypeError(f"large_masks: expected true or false, found {large!r}")
+        # Absent in bundles written before each existed: off, the spec's rule.
+        flags = {key: doc.get(key, False) for key in ("large_masks", "concave_obb")}
+        for key, value in flags.items():
+            if not isinstance(value, bool):
+                raise TypeError(f"{key}: expected true or false, found {value!r}")
         options = Options(tasks[0], tuple(doc["modalities"]), doc["iou_threshold"],
-                          doc["score_threshold"], doc["bbox_format"], large_masks=large)
+                          doc["score_threshold"], doc["bbox_format"], **flags)
         return cls(tasks, options,
                    tuple(Column(c["task"], c["metric"]) for c in doc["columns"]),
                    Limits(**doc["limits"]), int(doc["gallery"]), dict(doc["splits"]))

@@ -160,8 +160,9 @@ def build_report_data(gt_path: str | Path, predictions: Sequence[str | Path],
                "score_threshold": options.score_threshold,
                "bbox_format": options.bbox_format, "bootstrap_resamples": n_resamples,
                "bootstrap_seed": seed}
-    if options.large_masks:  # an extension beyond the spec: said only when used
-        shown["large_masks"] = True
+    for extension in ("large_masks", "concave_obb"):  # beyond the spec: said only when used
+        if getattr(options, extension):
+            shown[extension] = True
     if any(sub.average_precision for sub in subs):
         shown.update({"ap_hard_negatives": options.hard_negatives,
                       "ap_max_detections": options.max_detections})

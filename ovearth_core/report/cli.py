@@ -15,6 +15,7 @@ from ..bounds import MAX_RESAMPLES, MAX_SEED, int_arg
 from ..cache import add_cache_arguments, describe, open_cache
 from ..cli import (
     EXIT_BAD_INPUT,
+    add_concave_obb_option,
     add_evaluation_options,
     add_input_options,
     add_large_masks_option,
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "queries in the ground truth)")
     add_evaluation_options(parser)
     add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     parser.add_argument("--worst", type=int_arg(0, MAX_WORST), default=WORST_DEFAULT,
                         help="queries in each task's gallery (default 12)")
     parser.add_argument("--name", action="append", default=None,

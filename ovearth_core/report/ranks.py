@@ -35,7 +35,8 @@ def rank_reports(gt_path: str | Path, folder: str | Path, options: Options,
         opts = Options(task, options.modalities, options.iou_threshold, None,
                        options.bbox_format, rank_resamples=options.rank_resamples,
                        alpha=options.alpha, min_count=options.min_count,
-                       friedman_blocks=options.friedman_blocks)
+                       friedman_blocks=options.friedman_blocks,
+                       large_masks=options.large_masks, concave_obb=options.concave_obb)
         outcomes = evaluate_with(gt_path, preds, opts, cache=cache, workers=None, board=True)
         for o in outcomes:
             if o.problems:

@@ -109,6 +109,8 @@ SCHEMA: tuple[Param, ...] = (
           doc="AP: boxes on negative queries count as false positives"),
     Param("bigmask", "large_masks", "flag", False, "all",
           doc="predicted masks beyond the spec's 100,000,000 pixels are taken"),
+    Param("concave", "concave_obb", "flag", False, "all",
+          doc="concave oriented boxes are taken, scored as DOTA_devkit scores them"),
     Param("cap", "ap_max_detections", "whole", COCO_MAX_DETECTIONS, "all",
           bounds=(MIN_MAX_DETECTIONS, MAX_BOXES), doc="AP: COCO detection cap per query"),
     Param("unit", "boot_unit", "choice", "auto", "all", codes=_same(UNIT_CHOICES),

@@ -89,6 +89,10 @@ def _options_panel() -> None:
     st.toggle("Masks beyond the spec's cap (100,000,000 pixels)", **state.keep("large_masks"),
               help="Take predicted masks of up to 536,870,911 pixels (iSAID-size scenes). "
                    "The reference toolkit refuses them: off for official runs.")
+    st.toggle("Concave oriented boxes (DOTA_devkit)", **state.keep("concave_obb"),
+              help="Take concave quadrilaterals (ground truth and predictions), scored as "
+                   "their polygons as DOTA_devkit scores them. The spec refuses them: off for "
+                   "official runs. A self-crossing vertex order is refused either way.")
     st.markdown("**Average precision** (every box, whatever the score threshold)")
     st.toggle("Hard negatives: boxes on negative queries count as false positives (of the "
               "category their phrase names, in the mAP)", disabled=
@@ -136,7 +140,7 @@ def current_options() -> data.Options:
         bbox_format=ss["bbox_format"],
         hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
         max_detections=int(ss["ap_max_detections"]),
-        large_masks=bool(ss["large_masks"]),
+        large_masks=bool(ss["large_masks"]), concave_obb=bool(ss["concave_obb"]),
         rank_resamples=int(ss["rank_resamples"]), alpha=float(ss["alpha"]),
         min_count=int(ss["min_count"]), friedman_blocks=ss["friedman_blocks"])
 

@@ -71,6 +71,7 @@ def evaluated_caption(run: Any, extra: str = "") -> None:
                f"{state.TASK_LABELS[run.options.task]} · modalities {mods} · IoU threshold "
                f"{c.iou_threshold:g} · score threshold {score} · {c.bbox_format}"
                + (" · masks beyond the spec's cap taken" if run.options.large_masks else "")
+               + (" · concave oriented boxes taken" if run.options.concave_obb else "")
                + f" · {ap_options(run.options)}" + (f" · {extra}" if extra else ""))
 
 

@@ -10,7 +10,7 @@ from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 FRAME_KEYS = ("task", "auto_modalities", "modalities", "iou_threshold", "use_score_threshold",
-              "bbox_format", "large_masks", "ap_hard_negatives", "ap_max_detections",
+              "bbox_format", "large_masks", "concave_obb", "ap_hard_negatives", "ap_max_detections",
               "gt_path", "images_dir", "pred_path")
 
 

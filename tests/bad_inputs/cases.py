@@ -420,8 +420,16 @@ CASES: list[BadCase] = [
             "not self-crossing", "ov1",
             S_OBB, pred=ov(row(oriented_bbox=[
                 {"polygon": [[0, 0], [4, 0], [0, 4], [4, 4]], "score": 0.5}]))),
-    # A concave quadrilateral is accepted (issue 34: scored as the polygon, as DOTA_devkit
-    # scores it); a self-touching "spike" is not a polygon.
+    # A concave quadrilateral is refused, as the spec says ("must be convex"; issue 46: the
+    # option concave_obb takes it, scored as DOTA_devkit scores it); a self-touching "spike"
+    # is not a polygon.
+    BadCase("obb-concave-dart", "pred", f"{OV0}.oriented_bbox[0]",
+            "a convex polygon (the spec's rule", "ov1", S_OBB,
+            pred=ov(row(oriented_bbox=[[[0, 0], [4, 0], [1, 1], [0, 4]]])), cli=True),
+    BadCase("obb-concave-dart-object", "pred", f"{OV0}.oriented_bbox[0].polygon",
+            "a convex polygon (the spec's rule", "ov1", S_OBB,
+            pred=ov(row(oriented_bbox=[{"polygon": [[0, 0], [1, 1], [4, 0], [0, 4]],
+                                        "score": 0.5}]))),
     BadCase("obb-spike", "pred", f"{OV0}.oriented_bbox[0]", "not self-crossing", "ov1", S_OBB,
             pred=ov(row(oriented_bbox=[[[0, 0], [2, 0], [1, 0], [1, 1]]])), cli=True),
     BadCase("obb-zero-area-collinear", "pred", f"{OV0}.oriented_bbox[0]", "positive area",
@@ -495,6 +503,9 @@ CASES: list[BadCase] = [
             gt=gt_set((*A3, "bbox"), [1, 1, 2, 2])),
     BadCase("gt-obb-bow-tie", "gt", f"{A3F}.oriented_bbox[0]", "not self-crossing", spec=S_GT,
             gt=gt_set((*A3, "oriented_bbox"), [[[0, 0], [4, 4], [4, 0], [0, 4]]])),
+    BadCase("gt-obb-concave-dart", "gt", f"{A3F}.oriented_bbox[0]",
+            "a convex polygon (the spec's rule", spec=S_GT,
+            gt=gt_set((*A3, "oriented_bbox"), [[[0, 0], [4, 0], [1, 1], [0, 4]]]), cli=True),
     BadCase("gt-obb-three-vertices", "gt", f"{A3F}.oriented_bbox[0]", "four vertices",
             spec=S_GT, gt=gt_set((*A3, "oriented_bbox"), [[[0, 0], [4, 4], [4, 0]]])),
     BadCase("gt-tasks-missing", "gt", "tasks", "an object", spec=S_GT,
@@ -516,6 +527,9 @@ CASES: list[BadCase] = [
             spec=S_GT, gt=gt_set((*A3, "area"), [1, 2]), cli=True),
     BadCase("gt-area-not-list", "gt", f"{A3F} (id a3).area", "a list of areas", spec=S_GT,
             gt=gt_set((*A3, "area"), 5)),
+    BadCase("gt-ignore-obb-concave-dart", "gt", f"{A3F}.ignore_oriented_bbox[0]",
+            "a convex polygon (the spec's rule", spec=S_GT,
+            gt=gt_set((*A3, "ignore_oriented_bbox"), [[[0, 0], [4, 0], [1, 1], [0, 4]]])),
     BadCase("gt-tasks-list", "gt", "tasks", "an object", spec=S_GT, gt=gt_set(("tasks",), [])),
     BadCase("gt-task-list-object", "gt", "tasks.referring", "a list", spec=S_GT,
             gt=gt_set(("tasks", "referring"), {"query_id": "ref1"})),

@@ -295,7 +295,7 @@ def _analysis_of(root: Path, labels: Path, results: Path, sizes: dict[str, tuple
                     "--gt", str(bench / "ground_truth.json"),
                     "--predictions", str(bench / "predictions" / f"{results.name}.json"),
                     "--task", "vocabulary", "--modalities", "oriented_bbox",
-                    "--hard-negatives", "--output", str(out)],
+                    "--hard-negatives", "--concave-obb", "--output", str(out)],
                    cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(out.read_text())["analysis"]["average_precision"]["oriented_bbox"]
 
@@ -305,7 +305,9 @@ def test_concave_labels_and_detections_score_as_the_devkit_scores_them(tmp_path:
     detected by its 100 x 100 bounding square: the devkit's polygon IoU is 2,000 / 10,000 =
     0.2, no match, AP 0 (scoring the label's minimum-area rectangle, the square, gave IoU 1
     and AP 1). Concave detections of convex labels, and a concave label found by its own
-    polygon, are scored alike; every class's AP equals voc_eval's, written out."""
+    polygon, are scored alike; every class's AP equals voc_eval's, written out. The
+    concave labels need the option concave_obb (``--concave-obb``, issue 46): the spec
+    refuses them, so the converter says so (the benchmark's README and a warning)."""
     dart = [0, 0, 100, 0, 20, 20, 0, 100]
     assert refs.devkit_poly_iou(_pairs(dart), [(0, 0), (100, 0), (100, 100), (0, 100)]) == \
         pytest.approx(0.2)
@@ -338,6 +340,38 @@ def test_concave_labels_and_detections_score_as_the_devkit_scores_them(tmp_path:
     assert block["plane"]["ap_every_point"] == pytest.approx(0.25)
 
 
+def test_a_concave_benchmark_needs_the_option_and_the_converter_says_so(tmp_path: Path) -> None:
+    """Issue 46: from-dota keeps a concave label (devkit parity) and says the benchmark needs
+    --concave-obb (its summary's warnings, its README); without the flag the analysis refuses
+    it as the spec does (exit 2, the file, the field, nothing written); with it, the output's
+    config names the option."""
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    (labels / "P1.txt").write_text("0 0 100 0 20 20 0 100 plane 0\n"
+                                   "200 200 260 200 260 230 200 230 ship 0\n")
+    results = tmp_path / "model_d"
+    results.mkdir()
+    (results / "Task1_plane.txt").write_text("P1 0.9 0 0 100 0 100 100 0 100\n")
+    images = blank_images(tmp_path / "images", {"P1.png": (500, 500)})
+    bench = tmp_path / "bench"
+    summary = from_dota(labels, images, bench, [results])
+    said = [w for w in summary["warnings"] if "concave" in w]
+    assert len(said) == 1 and said[0].startswith("1 concave oriented boxes")
+    assert "--concave-obb" in said[0] and said[0] in (bench / "README.md").read_text()
+    out = tmp_path / "a.json"
+    base = [sys.executable, "-m", "ovearth_core.analysis", "--gt",
+            str(bench / "ground_truth.json"), "--predictions",
+            str(bench / "predictions" / "model_d.json"), "--modalities", "oriented_bbox",
+            "--output", str(out)]
+    refused = subprocess.run(base, cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 2 and not out.exists() and "Traceback" not in refused.stderr
+    assert "ground_truth.json, field annotations[" in refused.stderr
+    assert "].oriented_bbox[0]: expected a convex polygon (the spec's rule" in refused.stderr
+    taken = subprocess.run([*base, "--concave-obb"], cwd=ROOT, capture_output=True, text=True)
+    assert taken.returncode == 0, taken.stderr
+    assert json.loads(out.read_text())["config"]["concave_obb"] is True
+
+
 _coord = st.integers(0, 60).map(float)
 
 
@@ -350,7 +384,7 @@ def test_polygon_iou_equals_the_devkits_on_any_simple_quadrilateral(a: list[floa
     from ovearth_core import geometry
 
     quads = np.array([a, b]).reshape(2, 4, 2)
-    if not geometry.valid_polygons(quads).all():
+    if not geometry.valid_polygons(quads, concave=True).all():
         return
     got = geometry.iou_matrix(quads[:1], quads[1:], True)[0, 0]
     assert got == pytest.approx(refs.devkit_poly_iou(_pairs(a), _pairs(b)), abs=1e-9)

@@ -178,3 +178,14 @@ def test_readme_example_is_the_evaluators_output(tmp_path: Path) -> None:
         assert (key, json.dumps(json.loads(value))) in real, (key, value)
     for key in json.loads(done.stdout):  # every top-level key of the output is shown
         assert f'"{key}": ' in shown, key
+
+
+def test_every_app_url_the_docs_write_names_a_page() -> None:
+    """Issue 46: an address the docs give opens a page, never "Page not found" (the
+    Overview, st.navigation's default page, is served at `/`; `/Overview` is no address).
+    tests/browser/test_browser_doc_urls.py opens each in Chromium."""
+    from doc_urls import app_urls, page_of
+
+    urls = app_urls()
+    assert len(urls) >= 10 and "/" in urls and "/Compare" in urls
+    assert {u: where for u, where in urls.items() if page_of(u) is None} == {}

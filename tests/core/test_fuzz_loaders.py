@@ -323,18 +323,22 @@ def test_parse_polygon_never_crashes(value: Any) -> None:
 @given(value=st.lists(st.lists(st.integers(-1000, 1000), min_size=2, max_size=2),
                       min_size=4, max_size=4))
 def test_parse_polygon_matches_shapely_on_integers(value: list[list[int]]) -> None:
-    """Spec "Oriented Bounding Boxes" (concave allowed, issue 34): accepted iff simple and of
+    """Spec "Oriented Bounding Boxes": accepted iff simple, convex and of positive area;
+    with the option concave_obb (issue 46; DOTA parity, issue 34) iff simple and of
     positive area.
 
-    Integer vertices keep every cross product exact, so shapely's validity is an
-    independent reference.
+    Integer vertices keep every cross product exact, so shapely's validity (and, for
+    convexity, a ring equal in area to its convex hull) is an independent reference.
     """
-    try:
-        parse_polygon(value)
-        accepted = True
-    except FieldError:
-        accepted = False
-    assert accepted == _is_simple(value)
+    for concave in (False, True):
+        try:
+            parse_polygon(value, concave)
+            accepted = True
+        except FieldError:
+            accepted = False
+        simple = _is_simple(value)
+        convex = simple and shapely.Polygon(value).convex_hull.area == shapely.Polygon(value).area
+        assert accepted == (simple if concave else convex), concave
 
 
 @pytest.mark.parametrize("scale", [1e150, 1e200, 1e300, -1e300])

@@ -342,3 +342,38 @@ def test_declared_modality_the_truth_lacks_is_warned(tmp_path: Path) -> None:
             and "referring_seg_macro_miou will be empty (null)" in run.stderr), run.stderr
     assert [c["key"] for c in _columns(out)] == ["referring_seg_macro_miou",
                                                  "referring_bbox_micro_f1"]
+
+
+@pytest.mark.parametrize("concave", [False, True, None])
+def test_the_spec_obb_rule_and_concave_obb_reach_the_scorer(tmp_path: Path,
+                                                          concave: bool | None) -> None:
+    """Issue 46: a bundle keeps the spec's rule on oriented boxes (convex) unless written with
+    --concave-obb (scoring.json's concave_obb); a scoring.json written before the key
+    existed (None: the key removed) reads as off (the bundle is written on a convex ground
+    truth then: its starting kit must pass). On, the worker scores the dart and the concave
+    box inside the square as DOTA_devkit does (IoU 1 and 1/3, shoelace by hand): at 0.5 one
+    match, one false positive, one miss, micro F1 2 / (2 + 1 + 1)."""
+    from concave_helpers import OV2_IOU, write_benchmark
+
+    gt, pred = write_benchmark(tmp_path / "bench", gt_concave=bool(concave))
+    out = tmp_path / "bundle.zip"
+    hosting("codabench", "--gt", str(gt), "--out", str(out), "--task", "vocabulary",
+            "--modalities", "oriented_bbox",
+            *(["--concave-obb"] if concave else []))
+    root = lay_out(out, tmp_path / "worker", {"pred.json": pred.read_bytes()})
+    config = root / "program" / "scoring.json"
+    doc = json.loads(config.read_text())
+    assert doc["concave_obb"] is bool(concave)
+    if concave is None:
+        del doc["concave_obb"]
+        config.write_text(json.dumps(doc))
+    done = run_worker(root)
+    if not concave:
+        assert done.returncode == 2, done.stderr
+        assert "expected a convex polygon (the spec's rule" in done.stderr + done.stdout
+        assert not (root / "output" / "scores.json").exists()
+        return
+    assert done.returncode == 0, done.stderr
+    scores = json.loads((root / "output" / "scores.json").read_text())
+    assert OV2_IOU < 0.5
+    assert scores == {"open_vocabulary_oriented_bbox_micro_f1": pytest.approx(0.5)}
