@@ -38,6 +38,7 @@ import orjson
 from PIL import Image
 
 from .. import boxparse, files, io
+from ..paths import OutsideDataRootError, folder_inputs
 from ..errors import OVEarthInputError, Problem, describe
 from ..types import MODALITIES, TASK_KEYS
 
@@ -110,6 +111,28 @@ def load_json(path: PathLike, role: str, kind: type) -> Any:
         raise fail(path, "(document)", f"{want} at the top level ({role})",
                    f"<a JSON {type(doc).__name__}>")
     return doc
+
+
+def source_files(folder: Path, bad: Problems, pattern: str = "*",
+                 suffixes: Sequence[str] | None = None) -> list[Path]:
+    """The files directly in the source folder ``folder`` whose names match ``pattern``
+    (and, given ``suffixes``, whose suffix in any case is one of them), sorted, through the
+    gate (:func:`~ovearth_core.paths.folder_inputs`, the folder its own root): a symbolic
+    link out of it, a named pipe, a device or a file over the input cap is a problem naming
+    it, and is not read; subfolders are skipped."""
+    try:
+        accepted, refused = folder_inputs(folder, pattern, (Path(folder).resolve(),))
+    except OutsideDataRootError as err:  # a folder that cannot be resolved (a link loop)
+        bad.add(folder, "(folder)", "a readable folder", f"<{err.resolved or 'unresolvable'}>")
+        return []
+
+    def wanted(path: Path) -> bool:
+        return suffixes is None or path.suffix.lower() in suffixes
+
+    for r in refused:
+        if wanted(r.path) and not r.path.is_dir():
+            bad.add(r.path, "(file)", r.expected, f"<{r.found}>")
+    return [path for path in accepted if wanted(path)]
 
 
 def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
@@ -235,7 +258,7 @@ def image_size(path: Path) -> tuple[int, int]:
         OSError: when the file is missing or not an image Pillow (or, for a TIFF, GDAL) can read.
     """
     from ..files import FileRefused
-    from ..georef import is_tiff, open_raster  # rasterio: only for TIFF scenes
+    from ..georef import NO_BYTE_CAP, is_tiff, open_raster  # rasterio: TIFF scenes
 
     try:
         if is_tiff(path):
@@ -249,8 +272,10 @@ def image_size(path: Path) -> tuple[int, int]:
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
         try:
-            with Image.open(path) as img:
+            with files.open_input(path, NO_BYTE_CAP) as handle, Image.open(handle) as img:
                 return int(img.size[0]), int(img.size[1])
+        except FileRefused as err:
+            raise OSError(str(err)) from None
         except Image.UnidentifiedImageError as err:
             raise OSError(f"not an image Pillow can read ({err})") from None
         finally:
@@ -266,9 +291,7 @@ def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
     found: dict[str, Path] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
-            continue
+    for path in source_files(folder, bad, suffixes=IMAGE_SUFFIXES):
         if path.stem in found:
             bad.add(path, "(file)", "one image per file stem",
                     f"<{found[path.stem].name} and {path.name}>")

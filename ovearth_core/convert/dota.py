@@ -57,6 +57,7 @@ from .common import (
     progress,
     read_sizes,
     read_text_lines,
+    source_files,
     relative_path,
     write_benchmark,
 )
@@ -264,7 +265,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     bad = Problems()
     if not labels.is_dir():
         raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
-    files = sorted(p for p in labels.iterdir() if p.suffix == ".txt")
+    files = source_files(labels, bad, "*.txt")
+    bad.raise_if_any()
     if not files:
         raise fail(labels, "--labels", "<image>.txt label files", "<none>")
     by_stem = images_by_stem(images, bad)
@@ -481,7 +483,7 @@ def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
         return
-    files = sorted(folder.glob("Task1_*.txt"))
+    files = source_files(folder, bad, "Task1_*.txt")
     if not files:
         bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
     for path in progress(files, f"reading {folder.name}", show):

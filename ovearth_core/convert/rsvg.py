@@ -60,6 +60,7 @@ from .common import (
     progress,
     read_source,
     relative_path,
+    source_files,
     write_benchmark,
 )
 
@@ -316,10 +317,11 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = source_files(annotations, bad, "*.xml")
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(images, bad)
     bad.raise_if_any()
     parsed = [read_annotation(path, by_stem, images, bad)

@@ -78,6 +78,7 @@ from .common import (
     progress,
     read_source,
     read_text_lines,
+    source_files,
     relative_path,
     write_benchmark,
 )
@@ -363,7 +364,7 @@ def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
         return []
-    files = sorted(folder.glob("*.txt"))
+    files = source_files(folder, bad, "*.txt")
     if not files:
         bad.add(folder, "--results", "<anything>_<class>.txt result files", "<none>")
     out = []
@@ -456,10 +457,11 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     if not annotations.is_dir():
         raise fail(annotations, "--annotations", "a folder of VOC / HRSC2016 XML files",
                    "<not a folder>")
-    files = sorted(annotations.glob("*.xml"))
+    bad = Problems()
+    files = source_files(annotations, bad, "*.xml")
+    bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "VOC / DIOR / HRSC2016 .xml files", "<none>")
-    bad = Problems()
     by_stem = images_by_stem(folder, bad)
     class_ids = read_classes(Path(classes), bad) if classes is not None else {}
     bad.raise_if_any()
