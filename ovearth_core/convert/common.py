@@ -38,8 +38,8 @@ import orjson
 from PIL import Image
 
 from .. import boxparse, files, io
-from ..paths import OutsideDataRootError, folder_inputs
 from ..errors import OVEarthInputError, Problem, describe
+from ..paths import OutsideDataRootError, folder_inputs
 from ..types import MODALITIES, TASK_KEYS
 
 PathLike = str | os.PathLike[str]

@@ -57,8 +57,8 @@ from .common import (
     progress,
     read_sizes,
     read_text_lines,
-    source_files,
     relative_path,
+    source_files,
     write_benchmark,
 )
 

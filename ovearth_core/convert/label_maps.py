@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
-from .. import files, masks
+from .. import masks
+from ..files import open_input
 from .common import (
     Benchmark,
     MissingImages,
@@ -82,7 +83,7 @@ def read_classes(path: Path) -> dict[int, str]:
 def read_label_map(path: Path, bad: Problems) -> npt.NDArray[Any] | None:
     """The ``(height, width)`` class indices of a single-band label image, or ``None``."""
     try:
-        with files.open_input(path, 1 << 62) as handle, Image.open(handle) as img:
+        with open_input(path, 1 << 62) as handle, Image.open(handle) as img:
             if img.mode not in _SINGLE_BAND:
                 bad.add(path, "(image mode)", "a single-band class-index image (L, P, I;16, I)",
                         f"<mode {img.mode}>")

@@ -78,8 +78,8 @@ from .common import (
     progress,
     read_source,
     read_text_lines,
-    source_files,
     relative_path,
+    source_files,
     write_benchmark,
 )
 from .dota import negatives_option, submission_name

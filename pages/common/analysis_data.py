@@ -251,8 +251,9 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
     ``preds`` have passed the gate (:func:`prediction_files`); submissions that fail
-    validation and those without a row for the task are left out (``skipped`` says why). ``shared`` is the sidebar's submission
-    and its evaluation under these very options: used as it is, never evaluated again.
+    validation and those without a row for the task are left out (``skipped`` says why).
+    ``shared`` is the sidebar's submission and its evaluation under these very options:
+    used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
     ``progress(done, total, name, cached)`` follows them. ``with_ap`` also ranks by each
