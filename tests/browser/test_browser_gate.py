@@ -20,6 +20,7 @@ from audit_scene import write_audit_dataset
 from browser_support import IDLE, MS, Server, copy_app
 from playwright.sync_api import Page, expect
 
+from ovearth_core.paths import ENV_VAR
 from pages.common import nav
 
 MARKER = "SECRET-48-do-not-show"
@@ -44,7 +45,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, P
         shutil.move(image, outside / "images" / image.name)
         image.symlink_to(outside / "images" / image.name)
     (demo / "linked_gt.json").symlink_to(outside / "ground_truth.json")
-    with Server(app_dir, tmp / "server.log") as server:
+    # The only data root is the app's folder (tests/conftest.py makes pytest's whole
+    # temporary folder one, which would hold the outside folder too).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(ENV_VAR, str(app_dir))
+        server = Server(app_dir, tmp / "server.log")
+    with server:
         yield server, demo, outside
 
 
