@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .files import InputRefused, open_input
 from .gcpause import gc_paused
 from .options import Options
 
@@ -145,10 +146,16 @@ def max_bytes_from_env() -> int:
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a regular file's bytes (hex); OSError for anything else (a pipe or a
-    device is never read here: the loader reports it)."""
+    """SHA-256 of an input file's bytes (hex), read through
+    :func:`~ovearth_core.files.open_input` (a regular file within the input cap, as the
+    loader reads it); ``OSError`` for anything else (a pipe or a device is never read here:
+    the loader reports it)."""
     h = hashlib.sha256()
-    with open(path, "rb", opener=_regular_opener) as handle:
+    try:
+        handle = open_input(path)
+    except InputRefused as err:
+        raise OSError(str(err)) from None
+    with handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -162,14 +169,6 @@ def read_hashed(path: str | os.PathLike[str], role: str) -> tuple[bytes, str]:
 
     data = read_input(path, role)
     return data, hashlib.sha256(data).hexdigest()
-
-
-def _regular_opener(path: str, flags: int) -> int:
-    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{path}: not a regular file")
-    return fd
 
 
 def source_files() -> list[Path]:

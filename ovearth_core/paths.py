@@ -10,10 +10,22 @@ A path is inside a root when it *resolves* (symlinks followed, ``..``
 collapsed) to the root or below it, so ``..`` escapes and symlinks pointing
 elsewhere are refused like any absolute path outside.
 
-An input *file* (:func:`check_input`, :func:`inputs_in`) must also be a regular
-file within the size cap of :mod:`ovearth_core.files` (no pipe, device, socket or
-folder), checked with ``stat``, which never blocks; the read itself
-(:func:`ovearth_core.files.read_bounded`) checks again on the open file.
+An input *file* (:func:`check_input`) must also be a regular file within the size
+cap of :mod:`ovearth_core.files` (no pipe, device, socket or folder), checked with
+``stat``, which never blocks; the read itself (:func:`ovearth_core.files.read_bounded`)
+checks again on the open file.
+
+**The gate** (issue 48): :func:`check_input` is the one function a path from a user
+passes before it is read, whoever reads it (a page, a command, the hosted scorer); a
+folder's files are listed only by :func:`folder_inputs`, which passes each one through it.
+The roots it is given (docs/security.md, "The gate"): in the app the data roots, for
+every path (typed, from a link, listed from a folder); in a command a file named on its
+command line is read where it is (the user runs the command with their own rights) and a
+file *found* in a folder named there (a submissions folder, a converter's sources) has
+that folder as its root, so a symbolic link out of it is refused; the hosted scorer's root
+is the participant's unpacked archive. Images named by an ``image_path`` stay inside the
+images folder (:mod:`ovearth_core.image_paths`). ``tests/core/test_read_gate.py`` walks the
+code and fails on a read or a listing that goes round the gate.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .files import InputRefused, check_input_stat
@@ -122,3 +135,40 @@ def refusal(path: str | Path, roots: Sequence[Path],
     except InputRefused as err:
         return err.expected, err.found
     return None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A file the gate did not let through: where it was found, what a readable input is
+    and what was found instead (never any of its content: it is not read)."""
+
+    path: Path
+    expected: str
+    found: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: expected {self.expected}, found {self.found}"
+
+
+def folder_inputs(folder: str | Path, pattern: str, roots: Sequence[Path],
+                  max_bytes: int | None = None) -> tuple[list[Path], list[Refused]]:
+    """The files of ``folder`` (not its subfolders) whose names match ``pattern``, sorted,
+    split into those :func:`check_input` accepts (as listed: a link inside the roots keeps
+    its own name) and those it refuses, with why; nothing is read.
+
+    The folder itself must lie in ``roots`` (:class:`OutsideDataRootError` otherwise:
+    not even its names are listed); a missing folder, or a path that is not a folder,
+    lists nothing. The one listing of a user's folder (``tests/core/test_read_gate.py``).
+    """
+    confine(folder, roots)
+    base = Path(folder)
+    if not base.is_dir():
+        return [], []
+    accepted, refused = [], []
+    for path in sorted(base.glob(pattern)):
+        why = refusal(path, roots, max_bytes)
+        if why is None:
+            accepted.append(path)
+        else:
+            refused.append(Refused(path, *why))
+    return accepted, refused

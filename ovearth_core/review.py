@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from . import files
+from . import files, paths
 from .cli import dump_json
 from .errors import OVEarthInputError, Problem
 from .image_paths import ImagePathError, resolve_image_path
@@ -330,8 +330,14 @@ def _target(e: Mapping[str, Any]) -> Target:
 
 def _read(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes under a shared lock: a regular file within the input cap, not a
-    link (:func:`ovearth_core.files.open_input`; never blocks)."""
+    link (:func:`ovearth_core.files.open_input`; never blocks), inside the benchmark's
+    folder (the gate, :func:`ovearth_core.paths.check_input`: a ``.ovearth`` that links
+    out of it is refused, unread)."""
     cap = files.input_cap(path)
+    if os.path.lexists(path):  # a missing sidecar has no events (FileNotFoundError below)
+        why = paths.refusal(path, (_root(Path(path)).resolve(),), cap)
+        if why is not None:
+            raise files.InputRefused(path, *why)
     with files.open_input(path, cap, follow_links=False) as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
         data = handle.read(cap + 1)

@@ -23,7 +23,10 @@ def inputs_ui(run: Any) -> tuple[tuple, str, int]:
                              **state.bind("audit_modality", MODALITIES))
     shown = int(cols[2].number_input("Suspects shown", 1, 200, **state.bind("audit_shown")))
     state.sync_url(**state.audit_params())
-    preds = analysis_data.prediction_files(folder) if folder is not None else ()
+    listed = analysis_data.prediction_files(folder) if folder is not None else None
+    if listed is not None:
+        analysis_views.refused_ui(listed)
+    preds = listed.keys if listed is not None else ()
     if len(preds) < 2:
         st.info("Type a folder that holds at least two submissions (\\*.json).")
         st.stop()

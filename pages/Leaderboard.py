@@ -21,7 +21,8 @@ def main() -> None:
                 f"**{state.TASK_LABELS[run.options.task]}**: nothing to rank. Pick another task "
                 "in the sidebar.")
         st.stop()
-    preds, n_subsets, seed, unit = inputs_ui(run)
+    listed, n_subsets, seed, unit = inputs_ui(run)
+    preds = listed.keys
     options = analysis_data.leaderboard_options(run.options)
     shared = shared_ui(run, options, preds)
     bar = st.progress(0.0, text=f"Ranking {len(preds)} submissions…")
@@ -39,7 +40,7 @@ def main() -> None:
                                       unit=unit)
     bar.empty()
     state.sync_url(**state.leaderboard_params())
-    caption_ui(board, options, preds)
+    caption_ui(board, options, listed)
     if not board.report["models"]:
         st.stop()
     st.header("Ranking")
@@ -55,7 +56,7 @@ def main() -> None:
     analysis_views.mcc_vs_miou(board.report)
 
 
-def inputs_ui(run: Any) -> tuple[list[Any], int, int, str]:
+def inputs_ui(run: Any) -> tuple[Any, int, int, str]:
     """The submissions folder, the stability's subsets and seed, the rank settings (the
     page stops, saying why, without submissions)."""
     top = st.columns([3, 1, 1])
@@ -70,11 +71,12 @@ def inputs_ui(run: Any) -> tuple[list[Any], int, int, str]:
     if folder is None:
         st.info("Type the folder that holds the submissions to rank.")
         st.stop()
-    preds = analysis_data.prediction_files(folder)
-    if not preds:
+    listed = analysis_data.prediction_files(folder)
+    if not listed.keys:
+        analysis_views.refused_ui(listed)
         st.info(f"No submissions (\\*.json) found in {state.code(str(folder))}.")
         st.stop()
-    return preds, int(n_subsets), int(seed), unit
+    return listed, int(n_subsets), int(seed), unit
 
 
 def shared_ui(run: Any, options: Any, preds: list[Any]) -> tuple[Any, Any] | None:
@@ -96,18 +98,19 @@ def shared_ui(run: Any, options: Any, preds: list[Any]) -> tuple[Any, Any] | Non
     return None
 
 
-def caption_ui(board: Any, options: Any, preds: list[Any]) -> None:
+def caption_ui(board: Any, options: Any, listed: Any) -> None:
     """What was ranked, under which options, how long it took and where from."""
     report = board.report
     where = [f"{board.num_cached} from the result cache" if board.num_cached else "",
              f"{state.code(board.shared)} shared with the sidebar" if board.shared else ""]
     st.caption(f"**{state.TASK_LABELS[options.task]}** (change the task in the sidebar) · "
-               f"{len(report['models'])} of {len(preds)} submissions ranked on modalities "
+               f"{len(report['models'])} of {listed.total} submissions ranked on modalities "
                f"{', '.join(options.modalities)}, every box (no score filter), IoU threshold "
                f"{options.iou_threshold:g} · ranked in {board.seconds:.2f} s "
                f"({f'{board.workers} worker processes' if board.workers else 'in this process'}"
                f"{''.join(f'; {w}' for w in where if w)})"
                f" · {board.cache_note} · {views.ap_options(options)}")
+    analysis_views.refused_ui(listed)
     for name, why in board.skipped:
         st.warning(f"{state.code(name)} left out: {views.md_text(why)}.")
 

@@ -47,6 +47,7 @@ import numpy.typing as npt
 import orjson
 
 from ..errors import OVEarthInputError, Problem
+from ..files import read_bounded
 from ..labels import MODALITY_LABELS, metric_label
 from ..types import OUTPUT_KEYS
 from . import additive
@@ -234,10 +235,10 @@ def unit_counts(rng: np.random.Generator, n_resamples: int,
 def default_unit(gt_path: str | Path) -> str:
     """The bootstrap unit a ground-truth file asks for: ``source.resample_unit`` as the
     DOTA and COCO converters write it (``image``), else ``query`` (also for a file that is
-    not a JSON object: the loader reports those)."""
+    not a JSON object, or one the bounded reader refuses: the loader reports those)."""
     try:
-        doc = orjson.loads(Path(gt_path).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        doc = orjson.loads(read_bounded(gt_path))
+    except (OSError, ValueError):  # InputRefused and orjson.JSONDecodeError are ValueErrors
         return "query"
     source = doc.get("source") if isinstance(doc, dict) else None
     unit = source.get("resample_unit") if isinstance(source, dict) else None

@@ -57,7 +57,7 @@ from ..evaluate import evaluate_samples
 from ..gcpause import gc_paused
 from ..io import load_samples, parse_ground_truth, parse_json, read_json
 from ..options import Options
-from ..paths import refusal
+from ..paths import OutsideDataRootError, folder_inputs, refusal
 from ..types import TASK_KEYS
 from . import additive, standings
 from .ap import average_precision_report
@@ -152,9 +152,15 @@ def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
     folder = Path(folder)
     roots = tuple(roots) if roots else (folder.resolve(),)
     gt_path = folder / "ground_truth.json"
-    preds = sorted(Path(pred_dir or folder / "predictions").glob("*.json"))
-    problems = [Problem(str(path), "(file)", *why) for path in (gt_path, *preds)
-                if (why := refusal(path, roots)) is not None]
+    problems = [Problem(str(gt_path), "(file)", *why)
+                for why in (refusal(gt_path, roots),) if why is not None]
+    try:
+        preds, refused = folder_inputs(pred_dir or folder / "predictions", "*.json", roots)
+    except OutsideDataRootError as err:
+        raise OVEarthInputError([*problems, Problem(err.path, "(folder)", "a folder inside "
+                                 f"{', '.join(map(str, roots))}", f"a path that resolves "
+                                 f"to {err.resolved}")]) from None
+    problems += [Problem(str(r.path), "(file)", r.expected, r.found) for r in refused]
     if problems:
         raise OVEarthInputError(problems)
     return gt_path, preds

@@ -41,6 +41,7 @@ from PIL import Image
 from .. import boxparse, files, io, masks
 from ..errors import OVEarthInputError, Problem, describe
 from ..options import EXTENSION_COMMANDS
+from ..paths import OutsideDataRootError, folder_inputs
 from ..types import MODALITIES, TASK_KEYS
 
 PathLike = str | os.PathLike[str]
@@ -157,6 +158,29 @@ def load_json(path: PathLike, role: str, kind: type) -> Any:
         raise fail(path, "(document)", f"{want} at the top level ({role})",
                    f"<a JSON {type(doc).__name__}>")
     return doc
+
+
+def source_files(folder: Path, bad: Problems, pattern: str = "*",
+                 suffixes: Sequence[str] | None = None) -> list[Path]:
+    """The files directly in the source folder ``folder`` whose names match ``pattern``
+    (and, given ``suffixes``, whose suffix in any case is one of them), sorted, through the
+    gate (:func:`~ovearth_core.paths.folder_inputs`, the folder its own root): a symbolic
+    link out of it, a named pipe, a device or a file over the input cap is a problem naming
+    it, and is not read; subfolders are skipped."""
+    try:
+        accepted, refused = folder_inputs(folder, pattern, (Path(folder).resolve(),))
+    except OutsideDataRootError as err:  # a folder that cannot be resolved (a link loop)
+        bad.add(folder, "(folder)", "a readable folder", f"<{err.resolved or 'unresolvable'}>")
+        return []
+
+    def wanted(path: Path) -> bool:
+        return suffixes is None or path.suffix.lower() in suffixes
+
+    for r in refused:
+        if wanted(r.path) and not r.path.is_dir():
+            bad.add(shown(r.path), "(file)", r.expected, f"<{r.found}>")
+    # A name that is not valid UTF-8 is refused too: names become ids, paths and JSON text.
+    return listed((path for path in accepted if wanted(path)), bad)
 
 
 def read_text_lines(path: Path, bad: Problems, role: str) -> list[str] | None:
@@ -282,7 +306,7 @@ def image_size(path: Path) -> tuple[int, int]:
         OSError: when the file is missing or not an image Pillow (or, for a TIFF, GDAL) can read.
     """
     from ..files import FileRefused
-    from ..georef import is_tiff, open_raster  # rasterio: only for TIFF scenes
+    from ..georef import NO_BYTE_CAP, is_tiff, open_raster  # rasterio: TIFF scenes
 
     try:
         if is_tiff(path):
@@ -296,8 +320,10 @@ def image_size(path: Path) -> tuple[int, int]:
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
         try:
-            with Image.open(path) as img:
+            with files.open_input(path, NO_BYTE_CAP) as handle, Image.open(handle) as img:
                 return int(img.size[0]), int(img.size[1])
+        except FileRefused as err:
+            raise OSError(str(err)) from None
         except Image.UnidentifiedImageError as err:
             raise OSError(f"not an image Pillow can read ({err})") from None
         finally:
@@ -313,8 +339,7 @@ def images_by_stem(folder: Path | None, bad: Problems) -> dict[str, Path]:
         bad.add(folder, "(folder)", "a folder of images", "<not a folder>")
         return {}
     found: dict[str, Path] = {}
-    for path in listed((p for p in folder.iterdir()
-                        if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()), bad):
+    for path in source_files(folder, bad, suffixes=IMAGE_SUFFIXES):
         if path.stem in found:
             bad.add(path, "(file)", "one image per file stem",
                     f"<{found[path.stem].name} and {path.name}>")

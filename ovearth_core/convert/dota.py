@@ -54,7 +54,6 @@ from .common import (
     far_out,
     image_size,
     images_by_stem,
-    listed,
     phrase_of,
     prediction_row,
     progress,
@@ -62,6 +61,7 @@ from .common import (
     read_text_lines,
     relative_path,
     shown,
+    source_files,
     utf8_ok,
     write_benchmark,
 )
@@ -286,7 +286,7 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     bad = Problems()
     if not labels.is_dir():
         raise fail(labels, "--labels", "a folder of DOTA label files", "<not a folder>")
-    files = listed((p for p in labels.iterdir() if p.suffix == ".txt"), bad)
+    files = source_files(labels, bad, "*.txt")
     bad.raise_if_any()
     if not files:
         raise fail(labels, "--labels", "<image>.txt label files", "<none>")
@@ -505,7 +505,7 @@ def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
         return
-    files = listed(folder.glob("Task1_*.txt"), bad)
+    files = source_files(folder, bad, "Task1_*.txt")
     if not files and not bad:
         bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
     for path in progress(files, f"reading {folder.name}", show):

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from PIL import Image
 
 from .. import masks
+from ..files import open_input
 from .common import (
     Benchmark,
     MissingImages,
@@ -36,12 +37,12 @@ from .common import (
     fail,
     image_size,
     images_by_stem,
-    listed,
     phrase_of,
     prediction_row,
     progress,
     read_text_lines,
     relative_path,
+    source_files,
     write_benchmark,
 )
 
@@ -82,14 +83,14 @@ def read_classes(path: Path) -> dict[int, str]:
 def read_label_map(path: Path, bad: Problems) -> npt.NDArray[Any] | None:
     """The ``(height, width)`` class indices of a single-band label image, or ``None``."""
     try:
-        with Image.open(path) as img:
+        with open_input(path, 1 << 62) as handle, Image.open(handle) as img:
             if img.mode not in _SINGLE_BAND:
                 bad.add(path, "(image mode)", "a single-band class-index image (L, P, I;16, I)",
                         f"<mode {img.mode}>")
                 return None
             labels = np.asarray(img)
             return labels.astype(np.int64) if labels.dtype.kind not in "ui" else labels
-    except (OSError, Image.DecompressionBombError) as err:
+    except (OSError, ValueError, Image.DecompressionBombError) as err:  # ValueError: refused
         bad.add(path, "(file)", "a readable label image", f"<{err}>")
         return None
 
@@ -99,8 +100,7 @@ def _label_files(folder: Path, bad: Problems, role: str) -> dict[str, Path]:
         bad.add(folder, role, "a folder of label maps", "<not a folder>")
         return {}
     out = {}
-    for path in listed((p for p in folder.iterdir()
-                        if p.suffix.lower() in LABEL_SUFFIXES and p.is_file()), bad):
+    for path in source_files(folder, bad, suffixes=LABEL_SUFFIXES):
         if path.stem in out:
             bad.add(path, "(file)", "one label map per file stem",
                     f"<{out[path.stem].name} and {path.name}>")

@@ -56,7 +56,6 @@ from .common import (
     image_path_ok,
     image_size,
     images_by_stem,
-    listed,
     load_json,
     parse_side,
     prediction_row,
@@ -64,6 +63,7 @@ from .common import (
     read_source,
     relative_path,
     shown,
+    source_files,
     utf8_ok,
     write_benchmark,
 )
@@ -295,7 +295,7 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
         raise fail(annotations, "--annotations", "a folder of DIOR-RSVG XML files",
                    "<not a folder>")
     bad = Problems()
-    files = listed(annotations.glob("*.xml"), bad)
+    files = source_files(annotations, bad, "*.xml")
     bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")

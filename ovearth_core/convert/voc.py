@@ -77,7 +77,6 @@ from .common import (
     image_path_ok,
     image_size,
     images_by_stem,
-    listed,
     parse_side,
     phrase_of,
     prediction_row,
@@ -87,6 +86,7 @@ from .common import (
     relative_path,
     shown,
     skipped_files,
+    source_files,
     write_benchmark,
 )
 from .dota import negatives_option, submission_name
@@ -385,7 +385,7 @@ def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
         return []
-    files = listed(folder.glob("*.txt"), bad)
+    files = source_files(folder, bad, "*.txt")
     if not files and not bad:
         bad.add(folder, "--results", "<anything>_<class>.txt result files", "<none>")
     out = []
@@ -473,7 +473,7 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         raise fail(annotations, "--annotations", "a folder of VOC / HRSC2016 XML files",
                    "<not a folder>")
     bad = Problems()
-    files = listed(annotations.glob("*.xml"), bad)
+    files = source_files(annotations, bad, "*.xml")
     bad.raise_if_any()
     if not files:
         raise fail(annotations, "--annotations", "VOC / DIOR / HRSC2016 .xml files", "<none>")

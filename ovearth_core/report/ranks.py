@@ -15,8 +15,9 @@ from ..analysis.leaderboard import evaluate_with
 from ..analysis.rank_stats import rank_notes
 from ..analysis.standings import default_metric, leaderboard_report
 from ..cache import ResultCache
-from ..errors import OVEarthInputError
+from ..errors import OVEarthInputError, Problem
 from ..options import Options
+from ..paths import folder_inputs
 from ..viz import rank_figures
 from ..viz.analysis_figures import LEADERBOARD_METRIC_LABELS, p_is, p_text
 from .tables import _e, _table, _td, fmt
@@ -28,8 +29,15 @@ def rank_reports(gt_path: str | Path, folder: str | Path, options: Options,
     """Per task key, :func:`leaderboard_report` of every ``folder/*.json`` (sorted) with its
     ranks' uncertainty under ``options`` (resampling ``unit`` with ``seed``); submissions
     without a row for the task are left out; the first invalid one raises its
-    :class:`OVEarthInputError`."""
-    preds = sorted(Path(folder).glob("*.json"))
+    :class:`OVEarthInputError`. The folder's files pass the gate first
+    (:func:`~ovearth_core.paths.folder_inputs`, the folder its own root): a link out of it,
+    a pipe, a device or a file over the input cap is an :class:`OVEarthInputError` naming
+    every such file, and none is read."""
+    folder = Path(folder)
+    preds, refused = folder_inputs(folder, "*.json", (folder.resolve(),))
+    if refused:
+        raise OVEarthInputError([Problem(str(r.path), "(file)", r.expected, r.found)
+                                 for r in refused])
     out = {}
     for task in tasks:
         opts = Options(task, options.modalities, options.iou_threshold, None,

@@ -31,7 +31,7 @@ from ovearth_core.cache import rejected_note
 from ovearth_core.convert import chips as chips_
 from ovearth_core.image_paths import ImagePathError, resolve_image_path
 from ovearth_core.io import parse_json, read_input
-from ovearth_core.paths import refusal
+from ovearth_core.paths import folder_inputs
 from ovearth_core.results import Coverage
 from ovearth_core.types import MODALITIES, SampleList
 from ovearth_core.viz import images
@@ -183,11 +183,27 @@ def has_boxes(modalities: tuple[str, ...]) -> bool:
     return any(m in modalities for m in BOX_MODALITIES)
 
 
-def prediction_files(folder: Path) -> tuple[data.FileKey, ...]:
-    """File keys of ``folder/*.json``, sorted by name (empty when it is not a folder)."""
-    if not folder.is_dir():
-        return ()
-    return tuple(data.file_key(p) for p in sorted(folder.glob("*.json")))
+@dataclass(frozen=True)
+class Listed:
+    """A submissions folder through the gate: the file keys of the ``*.json`` files it lets
+    through (sorted by name) and ``(name, why)`` of each one it refused (never read)."""
+
+    keys: tuple[data.FileKey, ...]
+    refused: tuple[tuple[str, str], ...]
+
+    @property
+    def total(self) -> int:
+        return len(self.keys) + len(self.refused)
+
+
+def prediction_files(folder: Path) -> Listed:
+    """``folder/*.json`` through the gate (:func:`~ovearth_core.paths.folder_inputs` with
+    the data roots): a link out of the roots, a pipe, a device, a file over the size cap
+    is refused, unread (nothing when ``folder`` is not a folder)."""
+    accepted, refused = folder_inputs(folder, "*.json", state.data_roots())
+    return Listed(tuple(data.file_key(p) for p in accepted),
+                  tuple((r.path.stem, f"expected {r.expected}, found {r.found}")
+                        for r in refused))
 
 
 def leaderboard_options(options: data.Options) -> data.Options:
@@ -234,10 +250,10 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
                 with_ap: bool = False, unit: str = "image") -> Board:
     """:func:`leaderboard_report` of the submissions ``preds`` on one task.
 
-    Files a typed path could not name (a link out of the data roots, a pipe, a device, a
-    file over the size cap), submissions that fail validation and those without a row for
-    the task are left out (``skipped`` says why). ``shared`` is the sidebar's submission
-    and its evaluation under these very options: used as it is, never evaluated again.
+    ``preds`` have passed the gate (:func:`prediction_files`); submissions that fail
+    validation and those without a row for the task are left out (``skipped`` says why).
+    ``shared`` is the sidebar's submission and its evaluation under these very options:
+    used as it is, never evaluated again.
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
     ``progress(done, total, name, cached)`` follows them. ``with_ap`` also ranks by each
@@ -255,15 +271,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
             return boards[key]
     start = time.perf_counter()
     store, cache_note = data.result_cache()
-    usable, skipped, by_path = [], [], {}
-    for pred in preds:
-        name = Path(pred[0]).stem
-        refused = refusal(pred[0], state.data_roots())
-        if refused is not None:
-            expected, found = refused
-            skipped.append((name, f"expected {expected}, found {found}"))
-            continue
-        usable.append(pred)
+    usable, skipped, by_path = list(preds), [], {}
     shared_name = None
     todo = []
     for pred in usable:

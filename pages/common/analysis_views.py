@@ -156,6 +156,13 @@ def submissions_folder_ui(run: Run, label: str, name: str, column: Any = st) -> 
     return state.confined(text, label) if text else None
 
 
+def refused_ui(listed: Any) -> None:
+    """One warning per file of a submissions folder the gate refused (named, never read:
+    nothing of its content can be shown)."""
+    for name, why in listed.refused:
+        st.warning(f"{state.code(name)} left out: {views.md_text(why)}.")
+
+
 def leaderboard_frame(report: dict[str, Any], by: str) -> pd.DataFrame:
     """Models with their key metrics, ordered and ranked by the metric ``by``."""
     order = report["ranking"][by]

@@ -96,17 +96,16 @@ def first_submission(gt_path: str) -> str:
 
 
 def submissions(gt_path: str) -> list[str]:
-    """Prediction files in the ``predictions/`` folder next to the ground-truth file
-    (none when that folder is outside the data roots: it is not even listed)."""
+    """Prediction files in the ``predictions/`` folder next to the ground-truth file that
+    pass the gate (:func:`ovearth_core.paths.folder_inputs`: none when that folder is
+    outside the data roots, as it is not even listed; a link out of them is not offered)."""
     folder = resolve(gt_path).parent / "predictions"
     try:
-        paths.confine(folder, data_roots())
+        accepted, _ = paths.folder_inputs(folder, "*.json", data_roots())
     except paths.OutsideDataRootError:
         return []
-    if not folder.is_dir():
-        return []
     out = []
-    for p in sorted(folder.glob("*.json")):
+    for p in accepted:
         try:
             out.append(str(p.relative_to(APP_ROOT)))
         except ValueError:

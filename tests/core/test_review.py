@@ -258,3 +258,26 @@ def test_export_carries_the_images(bench: Path, tmp_path: Path,
     assert review.main(["export", "--gt", str(gt), "--without", "gt_error", "--no-images",
                         "--out", str(out2)]) == 0
     assert [p.name for p in out2.iterdir()] == ["ground_truth.json"]
+
+
+def test_a_sidecar_folder_linking_out_of_the_benchmark_is_not_read(tmp_path: Path) -> None:
+    """Issue 48: ``DIR/.ovearth`` a link to a folder elsewhere: its review file (tags, notes
+    from another benchmark, any file named so) was read and shown; now it is refused by the
+    gate, named, unread (the writes already refused it)."""
+    elsewhere = tmp_path / "elsewhere" / review.SIDECAR_DIR
+    elsewhere.parent.mkdir()
+    review.tag(elsewhere / review.SIDECAR_NAME, review.Target("referring", "ref_9"), "secret")
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "ground_truth.json").write_text("{}")
+    (bench / review.SIDECAR_DIR).symlink_to(elsewhere)
+    path = review.sidecar_for(bench / "ground_truth.json")
+    state = review.load_state(path)
+    assert state.query_tags("referring") == {}
+    [problem] = state.problems
+    assert problem.file == str(path) and "(links may not leave it)" in problem.expected
+    assert f"resolves to {elsewhere / review.SIDECAR_NAME}" in problem.found
+    inside = tmp_path / "inside" / review.SIDECAR_DIR  # a sidecar of its own still reads
+    inside.parent.mkdir()
+    review.tag(inside / review.SIDECAR_NAME, review.Target("referring", "ref_9"), "mine")
+    assert review.load_state(inside / review.SIDECAR_NAME).query_tags("referring")
