@@ -167,7 +167,7 @@ def defaults() -> dict[str, Any]:
         "iou_threshold": 0.5, "use_score_threshold": False, "score_threshold": 0.3,
         "bbox_format": "xyxy", "selected": {}, "cmp_b_path": "", "cmp_modality": "seg",
         "cmp_query": "", "show_analysis": False, "ap_max_detections": COCO_MAX_DETECTIONS,
-        "ap_hard_negatives": False, "large_masks": False,
+        "ap_hard_negatives": False, "ap_nms": False, "ap_aitod": False, "large_masks": False,
         "slice_attr": "category", "slice_metric": "", "slice_taxonomy": "", "boot_unit": "auto",
         "slice_meta_key": "", "lb_subsets": links.LB_SUBSETS, "lb_seed": 0, "lb_ap": False,
         "audit_modality": "bbox", "audit_shown": 10, "lb_folder": "", "audit_folder": "",
