@@ -669,8 +669,8 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
         if box is not None and box.item["difficult"]:  # dotted: short dashes, GT's width
             dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 3,
                         DOT)
-        elif box is not None and box.item["suppressed"]:  # dotted, a prediction's width
-            dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 2,
+        elif box is not None and box.item["suppressed"]:  # dotted, GT's width: it is faint
+            dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 3,
                         DOT)
         elif box is not None:
             xy = (box.item["outline"] - (x0, y0)) * k

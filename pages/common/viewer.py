@@ -433,7 +433,7 @@ def suppressed_panel(run: Run, query_id: str) -> None:
             f"“{views.md_text(b.winner_phrase)}” (its box #{b.winner_box + 1}, score "
             f"{views.fmt(b.winner_score)}), IoU {b.iou:.2f} with the GT box they overlap")
     if _sample_and_row(run, query_id)[0].negative:
-        lines.append("A negative phrase answered with a positive's box: plain AP counts it "
+        lines.append("\nA negative phrase answered with a positive's box: plain AP counts it "
                      "in this phrase's category alone; NMS-AP removes it.")
     st.markdown("\n".join(lines))
 
