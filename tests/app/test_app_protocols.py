@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.nms_ap import suppress
 from ovearth_core.io import load_samples
+from ovearth_core.viz.analysis_figures import LEADERBOARD_METRIC_LABELS
 from pages.common import analysis_data
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,3 +176,23 @@ def test_the_explorer_places_the_suppressed_box_under_a_score_threshold() -> Non
     at = _open(EXPLORER, {**LINK, "q": CHIMNEY, "score": "0.6"})
     assert_ok(at)
     assert "hidden by the score threshold (score 0.575)" in _text(at)
+
+
+def test_the_leaderboard_ranks_by_the_protocols_from_a_link() -> None:
+    """The Leaderboard's AP reports are the Overview's (one cached function): with the
+    link's ``lbap=1&nmsap=1&aitod=1`` it offers NMS-mAP and AI-TOD mAP to rank by, and the
+    table's NMS-mAP column is each submission's ``average_precision_report`` number."""
+    at = _open("pages/Leaderboard.py", {**LINK, "lbap": "1"})
+    assert_ok(at)
+    (rank_by,) = [s for s in at.selectbox if s.label == "Rank by"]
+    for name in ("bbox_nms_map", "bbox_aitod_map", "oriented_bbox_nms_map",
+                 "oriented_bbox_aitod_map"):
+        assert LEADERBOARD_METRIC_LABELS[name] in rank_by.options, rank_by.options
+    (table,) = [d.value for d in at.dataframe if "model" in d.value.columns]
+    (column,) = [c for c in table.columns if c.startswith("HBB NMS-mAP@[.5:.95]")]
+    shown = dict(zip(table["model"], table[column], strict=True))
+    assert len(shown) == 4
+    for name, value in shown.items():
+        entry = _report(DEMO / "predictions" / f"{name}.json")["bbox"]
+        want = entry["coco"]["nms_map@[0.5:0.95]"] if entry else None  # no boxes: None
+        assert (want is None and value != value) or value == pytest.approx(want), name
