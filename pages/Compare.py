@@ -44,7 +44,8 @@ def _ap_comparison(gt: data.FileKey, a: data.FileKey, b: data.FileKey, options_a
         every = analysis_data.every_box(opts)
         samples = data.samples(gt, key, every)
         runs.append(ap_run(samples, opts.iou_threshold, samples.modalities,
-                           opts.hard_negatives, opts.max_detections,
+                           opts.hard_negatives, opts.max_detections, nms_ap=opts.nms_ap,
+                           aitod=opts.aitod,
                            report=analysis_data.average_precision(gt, key, opts).value))
     return ap_differences(data.evaluate(gt, a, options_a).results,
                           data.evaluate(gt, b, options_b).results, *runs, unit=unit)

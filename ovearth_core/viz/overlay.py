@@ -7,7 +7,8 @@ may be downscaled by ``scale`` display pixels per original pixel.
 Match colours: matched boxes green, false-positive predictions red, missed GT
 boxes orange. Masks: GT cyan, prediction magenta, or in the pixel mode TP green,
 FP red, FN orange. GT outlines are solid, predicted outlines dashed, DOTA's difficult GT
-boxes dotted.
+boxes dotted; a predicted box NMS-AP suppressed (``suppressed``: its positions per box
+modality) is grey and dotted, "suppressed by NMS-AP" in its label.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ MASK_COLOURS: dict[str, tuple[int, int, int]] = {
 LAYERS: tuple[str, ...] = ("GT mask", "predicted mask", "GT HBB", "predicted HBB",
                            "GT OBB", "predicted OBB")
 MAX_LABELS = 40
+SUPPRESSED = "#9e9e9e"  # a predicted box NMS-AP removed (docs/metrics.md)
+SUPPRESSED_NAME = "suppressed by NMS-AP"
+# Positions of the predicted boxes NMS-AP removed, per box modality (``bbox``,
+# ``oriented_bbox``); an empty mapping: none.
+Suppressed = dict[str, frozenset[int]]
 
 
 def layers_with_geometry(samples: Sequence[Sample]) -> tuple[str, ...]:
@@ -294,14 +300,16 @@ def touching(env: npt.NDArray[np.float64], view: Region) -> npt.NDArray[np.bool_
 
 def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
                gt_index: Sequence[int] | None = None,
-               pred_index: Sequence[int] | None = None) -> list[dict[str, Any]]:
+               pred_index: Sequence[int] | None = None,
+               suppressed: Collection[int] = ()) -> list[dict[str, Any]]:
     """Every GT and predicted box of one modality with its status and label (only those
     of ``gt_index`` / ``pred_index`` when given, in that order; a dense scene's view
     builds the few it draws, not thousands).
 
     Each item: ``role`` (``GT``/``pred``), ``status``, ``outline`` ``(5, 2)``,
     ``label`` (IoU and score), ``colour`` and ``difficult`` (a GT box DOTA flags difficult:
-    drawn dotted, "difficult" in its label; ``False`` for predictions).
+    drawn dotted, "difficult" in its label; ``False`` for predictions) and ``suppressed``
+    (a predicted box of ``suppressed``, positions NMS-AP removed: grey, its label says so).
     """
     gt, pred, scores = _geoms(sample, oriented)
     hard = difficult_flags(sample, len(gt))
@@ -317,15 +325,20 @@ def box_groups(sample: Sample, entry: dict[str, Any] | None, oriented: bool,
         label = f"GT IoU {giou[i]:.2f}" if giou[i] is not None else "GT missed"
         items.append({"role": "GT", "status": gs[i], "outline": outline,
                       "label": label + (" · difficult" if hard[i] else ""),
-                      "colour": STATUS_COLOURS[gs[i]], "difficult": bool(hard[i])})
+                      "colour": STATUS_COLOURS[gs[i]], "difficult": bool(hard[i]),
+                      "suppressed": False})
     for i, outline in zip(pi, p_out, strict=True):
         parts = []
         if i < len(scores) and not np.isnan(scores[i]):
             parts.append(f"score {scores[i]:.2f}")
         parts.append(f"IoU {piou[i]:.2f}" if piou[i] is not None else "FP")
+        gone = i in suppressed
+        if gone:
+            parts.append(SUPPRESSED_NAME)
         items.append({"role": "pred", "status": ps[i], "outline": outline,
-                      "label": " · ".join(parts), "colour": STATUS_COLOURS[ps[i]],
-                      "difficult": False})
+                      "label": " · ".join(parts),
+                      "colour": SUPPRESSED if gone else STATUS_COLOURS[ps[i]],
+                      "difficult": False, "suppressed": gone})
     return items
 
 
@@ -351,13 +364,15 @@ class ShownBox:
 
 
 def shown_boxes(sample: Sample, row: dict[str, Any], layers: Collection[str] = LAYERS,
-                labels: bool = True, view: Region | None = None) -> list[ShownBox]:
+                labels: bool = True, view: Region | None = None,
+                suppressed: Suppressed | None = None) -> list[ShownBox]:
     """The boxes of the shown ``layers``, GT before predictions per modality, labelled (up
     to ``MAX_LABELS``; GT boxes only in scenes of at most ``MAX_GT_LABELS_BOXES``) when
     ``labels``.
 
     ``view`` (original pixels): only the boxes whose envelope meets it, and the labelled
-    ones (the same boxes are labelled with or without a ``view``)."""
+    ones (the same boxes are labelled with or without a ``view``); ``suppressed``: the
+    predicted boxes NMS-AP removed (:data:`Suppressed`), drawn as such."""
     out = []
     written = 0
     for key, oriented, tag in (("bbox", False, "HBB"), ("oriented_bbox", True, "OBB")):
@@ -377,7 +392,8 @@ def shown_boxes(sample: Sample, row: dict[str, Any], layers: Collection[str] = L
                                        | (index < first))
             picked.append(index.tolist())
             labelled.append(first)
-        items = box_groups(sample, row.get(key), oriented, *picked)
+        items = box_groups(sample, row.get(key), oriented, *picked,
+                           suppressed=(suppressed or {}).get(key, frozenset()))
         ranks = [(0, i) for i in picked[0]] + [(1, i) for i in picked[1]]
         for item, (side, i) in zip(items, ranks, strict=True):
             label, anchor = None, (math.nan, math.nan)
@@ -427,7 +443,7 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                    layers: Collection[str] = LAYERS, opacity: float = 0.45,
                    pixel_mode: bool = False, region: Region | None = None,
                    height: int = 560, detail: DetailImage | None = None,
-                   labels: bool = True) -> go.Figure:
+                   labels: bool = True, suppressed: Suppressed | None = None) -> go.Figure:
     """A zoomable plotly figure of the query: image + masks raster, box outlines on top.
 
     Args:
@@ -441,6 +457,8 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             downscaled image, so that zooming in shows real pixels there.
         labels: write IoU / score labels beside the boxes (up to ``MAX_LABELS``); without,
             they are in each outline's hover text only, and no label hides an object.
+        suppressed: the predicted boxes NMS-AP removed (:data:`Suppressed`): grey, dotted,
+            a legend entry of their own.
     """
     fig = go.Figure()
     decoded = decode_masks(sample)
@@ -463,13 +481,13 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
     # One trace per (role, modality, status), outlines separated by gaps: a 200-box scene
     # is a handful of traces for plotly to draw, not hundreds. Every vertex carries its
     # box's hover text.
-    groups: dict[tuple[str, str, str, bool], dict[str, list[Any]]] = {}
+    groups: dict[tuple[str, str, str, bool, bool], dict[str, list[Any]]] = {}
     notes: list[dict[str, Any]] = []
     gap = np.full((1, 2), np.nan)
-    for box in shown_boxes(sample, row, layers, labels):
+    for box in shown_boxes(sample, row, layers, labels, suppressed=suppressed):
         item, tag, xy = box.item, box.tag, box.item["outline"]
-        group = groups.setdefault((item["role"], tag, item["status"], item["difficult"]),
-                                  {"xy": [], "text": []})
+        group = groups.setdefault((item["role"], tag, item["status"], item["difficult"],
+                                   item["suppressed"]), {"xy": [], "text": []})
         hover = f"{item['role']} {tag} — {item['status']}<br>{item['label']}"
         group["xy"] += [xy, gap]
         group["text"] += [hover] * len(xy) + [""]
@@ -478,17 +496,19 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
                           "showarrow": False, "yanchor": "top" if box.oriented else "bottom",
                           "xanchor": "left", "font": {"size": 10, "color": "white"},
                           "bgcolor": item["colour"], "opacity": 0.9})
-    for (role, tag, status, hard), group in groups.items():
+    for (role, tag, status, hard, gone), group in groups.items():
         # numpy arrays, NaN between outlines (a gap in the line): plotly checks a list item
         # by item (~0.1 s for a 200-box scene) and sends an array as one binary block.
         xy = np.concatenate(group["xy"])
         fig.add_trace(go.Scatter(
             x=xy[:, 0], y=xy[:, 1], mode="lines", hoverinfo="text",
             hovertext=np.array(group["text"]),
-            line={"color": STATUS_COLOURS[status], "width": 2.5 if role == "GT" else 2,
-                  "dash": "dot" if hard else "solid" if role == "GT" else "dash"},
-            name=f"{role} {tag} {status}{' difficult' if hard else ''}",
-            legendgroup=f"{role}{tag}{status}{hard}", showlegend=False))
+            line={"color": SUPPRESSED if gone else STATUS_COLOURS[status],
+                  "width": 2.5 if role == "GT" else 2,
+                  "dash": "dot" if hard or gone else "solid" if role == "GT" else "dash"},
+            name=f"{role} {tag} {status}{' difficult' if hard else ''}"
+                 f"{' ' + SUPPRESSED_NAME if gone else ''}",
+            legendgroup=f"{role}{tag}{status}{hard}{gone}", showlegend=False))
     for role, dash in (("GT", "solid"), ("pred", "dash")):
         for status, colour in STATUS_COLOURS.items():
             if (role, status) in (("GT", "false positive"), ("pred", "missed")):
@@ -496,7 +516,11 @@ def overlay_figure(image: DisplayImage, sample: Sample, row: dict[str, Any],
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
                                      name=f"{role} box {status}",
                                      line={"color": colour, "dash": dash, "width": 2.5}))
-    if any(hard for *_, hard in groups):
+    if any(gone for *_, gone in groups):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
+                                 name=f"pred box {SUPPRESSED_NAME}",
+                                 line={"color": SUPPRESSED, "dash": "dot", "width": 2}))
+    if any(hard for *_, hard, _ in groups):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
                                  name="GT box difficult (DOTA)",
                                  line={"color": "#bbbbbb", "dash": "dot", "width": 2.5}))
@@ -607,11 +631,13 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
                 layers: Collection[str] = LAYERS, opacity: float = 0.45,
                 pixel_mode: bool = False, region: Region | None = None,
                 detail: DetailImage | None = None, labels: bool = True,
-                long_side: int = STATIC_PX) -> Image.Image:
+                long_side: int = STATIC_PX, suppressed: Suppressed | None = None
+                ) -> Image.Image:
     """The view of ``region`` (default: the whole image) as one RGB picture, long side
     ``long_side`` pixels: what :func:`overlay_figure` opens on, drawn on the server (the
     image, the ``detail`` window's full-resolution pixels over it, the masks blended in,
-    GT outlines solid and predicted ones dashed, labels as ``labels`` asks), for a viewer
+    GT outlines solid and predicted ones dashed, those of ``suppressed`` grey and dotted,
+    labels as ``labels`` asks), for a viewer
     that sends one JPEG per query instead of a plotly figure."""
     x0, y0, x1, y1 = region or (0.0, 0.0, float(image.width), float(image.height))
     k = long_side / max(x1 - x0, y1 - y0)
@@ -629,10 +655,11 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
     # Only the boxes that can touch the picture (a line 3 px wide reaches 2 px beyond its
     # box): a 96-px view of a 4,000-box scene draws a few dozen, not 500,000 dashes.
     pad = 4 / k
-    boxes = shown_boxes(sample, row, layers, labels, (x0 - pad, y0 - pad, x1 + pad, y1 + pad))
+    boxes = shown_boxes(sample, row, layers, labels, (x0 - pad, y0 - pad, x1 + pad, y1 + pad),
+                        suppressed)
     dashed: list[ShownBox] = []  # consecutive predictions, drawn together in order
     for box in [*boxes, None]:
-        if box is not None and box.item["role"] != "GT":
+        if box is not None and box.item["role"] != "GT" and not box.item["suppressed"]:
             dashed.append(box)
             continue
         if dashed:
@@ -640,6 +667,9 @@ def static_view(image: DisplayImage, sample: Sample, row: dict[str, Any],
                          [b.item["colour"] for b in dashed], 2)
             dashed = []
         if box is not None and box.item["difficult"]:  # dotted: short dashes, GT's width
+            dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 3,
+                        DOT)
+        elif box is not None and box.item["suppressed"]:  # dotted, GT's width: it is faint
             dashed_line(draw, (box.item["outline"] - (x0, y0)) * k, box.item["colour"], 3,
                         DOT)
         elif box is not None:

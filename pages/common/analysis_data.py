@@ -19,7 +19,7 @@ from typing import Any
 
 import streamlit as st
 
-from ovearth_core.analysis import crosstask, gallery, objects
+from ovearth_core.analysis import crosstask, gallery, nms_ap, objects
 from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
@@ -80,8 +80,9 @@ def _sweep(gt: data.FileKey, pred: data.FileKey, options: data.Options,
 
 def average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> Timed:
     """:func:`average_precision_report` of every box (``every_box`` of the evaluation's
-    parse: no score threshold), with the options' ``hard_negatives`` and COCO's block capped
-    at their ``max_detections``."""
+    parse: no score threshold), with the options' ``hard_negatives``, COCO's block capped
+    at their ``max_detections``, and NMS-AP and AI-TOD's protocol when their ``nms_ap`` /
+    ``aitod`` ask."""
     return _average_precision(gt, pred, every_box(options), options)
 
 
@@ -91,8 +92,77 @@ def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Optio
     start = time.perf_counter()
     samples = _loaded(gt, pred, _loaded_under).every_box
     value = average_precision_report(samples, options.iou_threshold, samples.modalities,
-                                     options.hard_negatives, options.max_detections)
+                                     options.hard_negatives, options.max_detections,
+                                     options.nms_ap, options.aitod)
     return Timed(value, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class SuppressedBox:
+    """One of a query's predicted boxes NMS-AP removed, as the explorer shows it:
+    ``modality`` (``bbox`` / ``oriented_bbox``), ``box`` (its position among the boxes the
+    viewer draws, the score threshold's view; ``None`` when the threshold hides it),
+    ``score`` (``None``: unscored), and the box that won: ``winner_query_id``'s box
+    ``winner_box`` (its position among that query's every box), its ``winner_phrase`` and
+    ``winner_score``, at IoU ``iou`` with the ground-truth box they competed for."""
+
+    modality: str
+    box: int | None
+    score: float | None
+    winner_query_id: str
+    winner_box: int
+    winner_phrase: str
+    winner_score: float | None
+    iou: float
+
+
+def nms_suppressed(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                   query_id: str) -> tuple[SuppressedBox, ...]:
+    """The boxes of ``query_id`` NMS-AP (:func:`~ovearth_core.analysis.nms_ap.suppress`,
+    on every box, as the AP ranks them) removed, in modality then box order; empty when
+    the options do not ask for NMS-AP."""
+    if not options.nms_ap:
+        return ()
+    return _nms_suppressed(gt, pred, options.loader()).get(query_id, ())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _nms_suppressed(gt: data.FileKey, pred: data.FileKey, options: data.Options
+                    ) -> dict[str, tuple[SuppressedBox, ...]]:
+    """Every query's suppressed boxes (``options``: the loader's, whose score threshold
+    places them among the boxes drawn; NMS-AP itself ranks every box)."""
+    every = _loaded(gt, pred, options).every_box
+    by_id = {s.sample_id: s for s in every}
+    out: dict[str, list[SuppressedBox]] = {}
+    for m in BOX_MODALITIES:
+        if m not in every.modalities:
+            continue
+        for gone in nms_ap.suppress(every, m).removed:
+            scores = _scores(by_id[gone.query_id], m)
+            out.setdefault(gone.query_id, []).append(SuppressedBox(
+                m, _shown_position(scores, gone.box, options.score_threshold),
+                _score(scores, gone.box), gone.winner_query_id, gone.winner_box,
+                gone.winner_phrase, _score(_scores(by_id[gone.winner_query_id], m),
+                                           gone.winner_box), gone.iou))
+    return {q: tuple(v) for q, v in out.items()}
+
+
+def _scores(sample: Any, modality: str) -> Any:
+    return sample.pred_box_scores if modality == "bbox" else sample.pred_obb_scores
+
+
+def _score(scores: Any, box: int) -> float | None:
+    value = float(scores[box]) if box < len(scores) else float("nan")
+    return None if value != value else value
+
+
+def _shown_position(scores: Any, box: int, threshold: float | None) -> int | None:
+    """Where every-box position ``box`` is among the boxes scoring at least ``threshold``
+    (the evaluated view, ``io``'s rule), ``None`` when the threshold drops it."""
+    if threshold is None:
+        return box
+    kept = scores >= threshold
+    return int(kept[:box].sum()) if kept[box] else None
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

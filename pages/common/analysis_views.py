@@ -12,7 +12,15 @@ import streamlit as st
 
 from ovearth_core.analysis import standings
 from ovearth_core.analysis.ap import ap_numbers
-from ovearth_core.labels import MODALITY_LABELS, POOLED_SCOPE, ap_description, ap_scope
+from ovearth_core.labels import (
+    AP_LOWER_IS_BETTER,
+    METRIC_LABELS,
+    MODALITY_LABELS,
+    POOLED_SCOPE,
+    ap_description,
+    ap_keys,
+    ap_scope,
+)
 from ovearth_core.viz import analysis_figures as af
 
 from . import analysis_data, state, views
@@ -30,9 +38,13 @@ def _widget_key(name: str, run: Run) -> str:
     return f"{name}_{digest}"
 
 
+LOWER_IS_BETTER = frozenset(METRIC_LABELS[k] for k in AP_LOWER_IS_BETTER)
+
+
 def _cards(title: str, values: dict[str, float | None]) -> None:
     for col, (label, value) in zip(st.columns(len(values)), values.items(), strict=True):
-        col.metric(f"{title} {label}", views.fmt(value))
+        lower = " (lower is better)" if label in LOWER_IS_BETTER else ""
+        col.metric(f"{title} {label}{lower}", views.fmt(value))
 
 
 def operating_point(run: Run) -> None:
@@ -93,6 +105,7 @@ def average_precision(run: Run) -> None:
             for k in range(0, len(items), 2):
                 _cards(part, dict(items[k:k + 2]))
         cap_warnings(report, cap)
+        nms_note(report)
         unscored = sum((report.get(m) or {}).get("num_unscored", 0) for m in af.BOX_MODALITIES)
         if unscored:
             st.warning(f"{unscored:,} boxes have no score: they rank first in file order, so "
@@ -115,10 +128,23 @@ def cap_warnings(report: dict[str, Any], cap: int) -> None:
                        "options).")
 
 
+def nms_note(report: dict[str, Any]) -> None:
+    """How many boxes NMS-AP suppressed, per box modality (when it is on)."""
+    for m in af.BOX_MODALITIES:
+        coco = (report.get(m) or {}).get("coco", {})
+        if "nms_removed" in coco:
+            st.caption(f"{MODALITY_LABELS[m]} NMS-AP: {coco['nms_removed']:,} of "
+                       f"{coco['nms_num_detections']:,} boxes suppressed (a box of one phrase "
+                       "on an object another phrase answered with a higher score); the "
+                       "explorer draws them on each query.")
+
+
 def ap_caption(report: dict[str, Any]) -> str:
     """What each AP card is: convention and scope (pooled, or mean over N categories)."""
     entry = next(report[m] for m in af.BOX_MODALITIES if report.get(m))
-    parts = [ap_description(key, n) for key, (_, n) in ap_numbers(entry).items()]
+    shown = ap_keys(report)
+    parts = [ap_description(key, n) for key, (_, n) in ap_numbers(entry).items()
+             if key in shown]
     return (f"IoU ≥ {report['iou_threshold']:g} (DOTA: > {report['iou_threshold']:g}, "
             "difficult objects ignored as DOTA_devkit does); COCO-style at most "
             f"{report['max_detections']:,} boxes per query. " + "; ".join(parts) + ".")

@@ -13,7 +13,14 @@ import streamlit as st
 from ovearth_core.analysis.ap import ap_numbers
 from ovearth_core.analysis.compare import Comparison, MetricDiff
 from ovearth_core.analysis.sweep import BOX_MODALITIES
-from ovearth_core.labels import METRIC_LABELS, MODALITY_LABELS, ap_keys, ap_scope
+from ovearth_core.labels import (
+    AP_LOWER_IS_BETTER,
+    AP_OPTIONAL,
+    METRIC_LABELS,
+    MODALITY_LABELS,
+    ap_keys,
+    ap_scope,
+)
 from ovearth_core.report import draw as report_draw
 from ovearth_core.results import Results
 
@@ -72,26 +79,35 @@ def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_
     """Pooled AP and per-category mAP of A and B (every box) per box modality, with B − A
     and, from ``intervals`` (:func:`~ovearth_core.analysis.compare.ap_differences`), its
     interval and the resamples it rests on (``None`` where a submission lacks the modality
-    or a value is undefined)."""
+    or a value is undefined). The protocols an option adds (NMS-AP, AI-TOD's) are shown
+    when ``a`` has them, with "no interval": they are not resampled."""
     by_key = {(m.modality, m.metric): m for m in intervals}
+    shown = ap_keys(a)
     rows = []
     for m in BOX_MODALITIES:
         if not a.get(m):
             continue
-        keys = ap_keys(a)
-        na = ap_numbers(None if m in missing_a else a[m], keys)
-        nb = ap_numbers(None if m in missing_b else b.get(m), keys)
-        for key, (va, n) in na.items():
+        na = ap_numbers(None if m in missing_a else a[m], shown)
+        nb = ap_numbers(None if m in missing_b else b.get(m), shown)
+        for key in shown:
+            va, n = na[key]
             vb = nb[key][0]
             ci = by_key.get((m, key))
-            rows.append({"modality": MODALITY_LABELS[m], "metric": METRIC_LABELS[key],
+            rows.append({"modality": MODALITY_LABELS[m], "metric": ap_label(key),
                          "averaged": ap_scope(key, n), "A": va, "B": vb,
                          "Δ B − A": None if va is None or vb is None else vb - va,
                          "CI low": None if ci is None else ci.ci_low,
                          "CI high": None if ci is None else ci.ci_high,
                          "resamples used": None if ci is None or ci.ci_low is None
-                         else ci.n_valid})
+                         else ci.n_valid,
+                         "note": "no interval (not resampled)" if key in AP_OPTIONAL
+                         else None})
     return pd.DataFrame(rows)
+
+
+def ap_label(key: str) -> str:
+    """An AP key's display name, "(lower is better)" added where it is (oLRP)."""
+    return METRIC_LABELS[key] + (" (lower is better)" if key in AP_LOWER_IS_BETTER else "")
 
 
 def agreement_frame(cmp: Comparison, names: list[str]) -> pd.DataFrame:

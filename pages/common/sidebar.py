@@ -98,6 +98,15 @@ def _options_panel() -> None:
               "category their phrase names, in the mAP)", disabled=
               st.session_state["task"] != "vocabulary", **state.keep("ap_hard_negatives"),
               help="Open vocabulary only: referring and reasoning queries have no negatives.")
+    nms_ok = st.session_state["task"] == "vocabulary" and st.session_state["ap_hard_negatives"]
+    st.toggle("NMS-AP (OVDEval): NMS-mAP after the boxes competing for one object across "
+              "phrases are suppressed", disabled=not nms_ok, **state.keep("ap_nms"),
+              help="Needs hard negatives (open vocabulary): it suppresses the boxes of "
+                   "negative queries that compete with a positive's for one object, so "
+                   "those boxes must be ranked. Off for official runs.")
+    st.toggle("AI-TOD's protocol: mAP of very tiny and tiny objects, 1,500 boxes, oLRP",
+              **state.keep("ap_aitod"),
+              help="AI-TOD's size ranges and caps, and the optimal LRP (lower is better).")
     st.number_input("COCO detection cap: boxes kept per query (COCOeval's maxDets; 100 is "
                     "COCO's, AI-TOD uses 1500)", min_value=MIN_MAX_DETECTIONS,
                     max_value=links.MAX_BOXES, step=100, **state.keep("ap_max_detections"))
@@ -140,6 +149,8 @@ def current_options() -> data.Options:
         bbox_format=ss["bbox_format"],
         hard_negatives=bool(ss["ap_hard_negatives"]) and ss["task"] == "vocabulary",
         max_detections=int(ss["ap_max_detections"]),
+        nms_ap=bool(ss["ap_nms"]) and bool(ss["ap_hard_negatives"])
+        and ss["task"] == "vocabulary", aitod=bool(ss["ap_aitod"]),
         large_masks=bool(ss["large_masks"]), concave_obb=bool(ss["concave_obb"]),
         rank_resamples=int(ss["rank_resamples"]), alpha=float(ss["alpha"]),
         min_count=int(ss["min_count"]), friedman_blocks=ss["friedman_blocks"])

@@ -361,6 +361,7 @@ class Drawn:
     notice: str | None
     scale: float
     detail_shape: tuple[int, int] | None
+    legend: str  # the boxes' colours and line styles (box_legend)
 
 
 Controls = tuple[tuple[str, ...], float, bool, bool, bool]
@@ -380,6 +381,7 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
     run, stamp = _run, key[-1]
     layers, opacity, pixel_mode, labels, interactive = controls
     sample, row = _sample_and_row(run, query_id)
+    gone = suppressed_positions(run, query_id)
     image = data.display_image(str(run.images_dir), sample.image_path, sample.width,
                                sample.height, stamp)
     detail = data.detail_image(str(run.images_dir), sample.image_path, sample.width,
@@ -388,17 +390,55 @@ def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Regio
         fig = overlay.overlay_figure(image, sample, row.json, layers, opacity, pixel_mode, region,
                                      detail=detail,
                                      height=overlay.figure_height(sample.width, sample.height),
-                                     labels=labels)
+                                     labels=labels, suppressed=gone)
         _hover_map_coordinates(fig, _georef(run, sample))
         picture = None
     else:
         fig = None
         picture = tiles.jpeg_bytes(overlay.static_view(
-            image, sample, row.json, layers, opacity, pixel_mode, region, detail, labels), 85)
+            image, sample, row.json, layers, opacity, pixel_mode, region, detail, labels,
+            suppressed=gone), 85)
     thumb = tiles.jpeg_bytes(overlay.thumbnail(image, region,
                                                overlay.box_outlines(sample, row.json)), 85)
     return Drawn(fig, picture, thumb, image.notice, image.scale,
-                 None if detail is None else detail.rgb.shape[:2])
+                 None if detail is None else detail.rgb.shape[:2],
+                 box_legend(sample, any(gone.values())))
+
+
+def suppressed_positions(run: Run, query_id: str) -> overlay.Suppressed:
+    """The positions, per box modality, of the query's drawn boxes NMS-AP removed
+    (none unless the options ask for NMS-AP)."""
+    out: dict[str, set[int]] = {}
+    for box in analysis_data.nms_suppressed(run.gt, run.pred, run.options, query_id):
+        if box.box is not None:
+            out.setdefault(box.modality, set()).add(box.box)
+    return {m: frozenset(v) for m, v in out.items()}
+
+
+def suppressed_panel(run: Run, query_id: str) -> None:
+    """What NMS-AP removed on this query: each box and the box that won it (when on)."""
+    if not run.options.nms_ap:
+        return
+    removed = analysis_data.nms_suppressed(run.gt, run.pred, run.options, query_id)
+    if not removed:
+        st.caption("NMS-AP suppressed none of this query's boxes.")
+        return
+    lines = [f"**{len(removed)} box{'es' * (len(removed) != 1)} {overlay.SUPPRESSED_NAME}** "
+             "(drawn grey, dotted): another phrase's box on the same object scored higher."]
+    for b in removed:
+        where = ("hidden by the score threshold" if b.box is None
+                 else f"predicted {MODALITY_TAGS[b.modality]} #{b.box + 1}")
+        lines.append(
+            f"- {where} (score {views.fmt(b.score)}) lost to {state.code(b.winner_query_id)} "
+            f"“{views.md_text(b.winner_phrase)}” (its box #{b.winner_box + 1}, score "
+            f"{views.fmt(b.winner_score)}), IoU {b.iou:.2f} with the GT box they overlap")
+    if _sample_and_row(run, query_id)[0].negative:
+        lines.append("\nA negative phrase answered with a positive's box: plain AP counts it "
+                     "in this phrase's category alone; NMS-AP removes it.")
+    st.markdown("\n".join(lines))
+
+
+MODALITY_TAGS = {"bbox": "HBB", "oriented_bbox": "OBB"}
 
 
 def _hover_map_coordinates(fig: go.Figure, ref: georef.Georef | None) -> None:
@@ -582,7 +622,7 @@ def _card(query_id: str, sample: Any, row: QueryRow, table_row: dict[str, Any],
              f"<img class='ov-thumb' data-pic='{thumb}' style='max-width:240px' "
              "alt='the full image with all boxes'>",
              "<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
-             f"{e(box_legend(sample))}</p>"]
+             f"{e(drawn.legend)}</p>"]
     return (f"{_CARD_CSS}{viewer_card.bar(head, nav, errors)}<div class='ov-card'>"
             "<div class='ov-main'>"
             f"<img class='ov-view' data-pic='{picture}' "
@@ -591,12 +631,13 @@ def _card(query_id: str, sample: Any, row: QueryRow, table_row: dict[str, Any],
             {picture: view, thumb: thumbnail})
 
 
-def box_legend(sample: Any) -> str:
+def box_legend(sample: Any, suppressed: bool = False) -> str:
     """The boxes' and masks' colours and line styles (DOTA's difficult GT boxes, dotted,
-    when the query has one)."""
+    when the query has one; grey dotted predictions when NMS-AP removed some)."""
     hard = bool(np.asarray(sample.gt_difficult, dtype=bool).any())
     return ("Boxes: green matched · red false positive · orange missed GT; GT solid, "
             "prediction dashed" + (", difficult GT (DOTA) dotted" if hard else "")
+            + (f", grey dotted: prediction {overlay.SUPPRESSED_NAME}" if suppressed else "")
             + ". Masks: GT cyan, prediction magenta (or TP green, FP red, FN orange).")
 
 
@@ -687,6 +728,7 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                                     map_note, head, nav, error_bar)
         viewer_card.show(viewer_card.payload(html_text, url, pictures),
                          ahead() if ahead is not None and not said else None, navigate)
+        suppressed_panel(run, query_id)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
         _review_panel(review)
@@ -708,13 +750,14 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
         st.caption(" ".join(notes))
         st.table(_metrics_table(row).set_index("modality"))
         st.caption(IOU_NOTE)
+        suppressed_panel(run, query_id)
         _object_picker(query_id, picker.labels)
         _chip_link(query_id, sample, row, picker, scene, run)
     with right:
         st.markdown(_facts(query_id, sample, table_row, tags))
         st.image(drawn.thumbnail, caption="Full image with all boxes; yellow = the view it "
                  "opened on", width=240)
-        st.caption(box_legend(sample))
+        st.caption(drawn.legend)
     _review_panel(review)
 
 

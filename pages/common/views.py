@@ -78,8 +78,11 @@ def evaluated_caption(run: Any, extra: str = "") -> None:
 def ap_options(options: Any) -> str:
     """The average precision's options of ``options`` in words (every page's first line,
     the AP captions)."""
+    protocols = [name for name, on in (("NMS-AP", options.nms_ap),
+                                       ("AI-TOD's protocol", options.aitod)) if on]
     return (f"AP: at most {options.max_detections:,} boxes per query (COCO), hard negatives "
-            f"{'on' if options.hard_negatives else 'off'}")
+            f"{'on' if options.hard_negatives else 'off'}"
+            + (f", {' and '.join(protocols)} on" if protocols else ""))
 
 
 def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> None:

@@ -37,7 +37,8 @@ CARRIED = ("task", "auto_modalities", "iou_threshold", "use_score_threshold", "b
            "view_zoom", "gal_selector", "gal_modality", "gal_outcomes", "gal_failures",
            "gal_categories", "gal_sizes", "gal_review_tags", "gal_polarity", "gal_iou",
            "gal_sort", "gal_page", "ann_id", "cmp_b_path", "pred_path", "gt_path",
-           "images_dir")
+           "images_dir",
+           "ap_hard_negatives", "ap_nms", "ap_aitod")  # issue 50: the AP protocols
 
 
 def _fresh() -> dict[str, Any]:
@@ -180,6 +181,8 @@ def _sessions(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str]]:
         "gal_sort": draw(st.sampled_from(list(state.GALLERY_SORTS.values()))),
         "gal_page": draw(st.integers(1, state.MAX_PAGE)),
         "ann_id": draw(st.one_of(st.just(""), WORD)),
+        "ap_hard_negatives": draw(st.booleans()), "ap_nms": draw(st.booleans()),
+        "ap_aitod": draw(st.booleans()),
     }
     page: dict[str, str] = {"zoom": changes["view_zoom"]}
     query = draw(st.one_of(st.none(), WORD))
