@@ -10,11 +10,13 @@ from hypothesis import settings
 
 from ovearth_core.paths import ENV_VAR
 
-# CI (which sets CI=true) replays a fixed seed of every property test, so a gate cannot go
-# red by chance; local runs explore new examples on every run.
+# No property test has a deadline: time is the benchmarks' business, never a test's (a loaded
+# machine made hypothesis's 200 ms default fail correct code). CI (which sets CI=true) also
+# replays a fixed seed of every property test, so a gate cannot go red by chance; local runs
+# explore new examples on every run.
+settings.register_profile("local", deadline=None)
 settings.register_profile("ci", derandomize=True, deadline=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
