@@ -312,7 +312,8 @@ def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: s
         return None
     x1, y1, x2, y2 = values  # type: ignore[misc]
     if not (x2 > x1 and y2 > y1):  # type: ignore[operator]
-        r.bad.add(r.path, f"{where}<{keys[0][:-4]}box>", f"{keys[2]} > {keys[0]} and "
+        field = "<bndbox>" if keys[0] == "xmin" else " ".join(f"<{key}>" for key in keys)
+        r.bad.add(r.path, where + field, f"{keys[2]} > {keys[0]} and "
                   f"{keys[3]} > {keys[1]}", values, line=r.line(elem))
         return None
     for lo, hi, side in ((0, 2, "width"), (1, 3, "height")):

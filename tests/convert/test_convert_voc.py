@@ -146,7 +146,15 @@ def test_robndbox_forms(tmp_path: Path, rot: str, expected: list[tuple[float, fl
     ("<annotation><size><width>10</width><height>5</height></size>"
      + _obj("dog", (1, 1, 5, 5), 2) + "</annotation>", "<object> 0 <difficult>", "0 or 1"),
     ("<annotation><size><width>10</width><height>5</height></size>"
-     + _obj("dog", (5, 1, 1, 5)) + "</annotation>", "<object> 0 <box>", "xmax > xmin"),
+     + _obj("dog", (5, 1, 1, 5)) + "</annotation>", "<object> 0 <bndbox>", "xmax > xmin"),
+    # a zero-width box (as 6 of DIOR's 192,518 objects): the field is the file's own tag
+    ("<HRSC_Image><Img_FileName>h</Img_FileName><Img_FileFmt>bmp</Img_FileFmt>"
+     "<Img_SizeWidth>10</Img_SizeWidth><Img_SizeHeight>5</Img_SizeHeight><HRSC_Objects>"
+     "<HRSC_Object><Class_ID>1</Class_ID><difficult>0</difficult><box_xmin>1</box_xmin>"
+     "<box_ymin>1</box_ymin><box_xmax>1</box_xmax><box_ymax>4</box_ymax><mbox_cx>2</mbox_cx>"
+     "<mbox_cy>2</mbox_cy><mbox_w>2</mbox_w><mbox_h>2</mbox_h><mbox_ang>0</mbox_ang>"
+     "</HRSC_Object></HRSC_Objects></HRSC_Image>",
+     "<HRSC_Object> 0 <box_xmin> <box_ymin> <box_xmax> <box_ymax>", "box_xmax > box_xmin"),
     ("<annotation><size><width>10</width><height>5</height></size>"
      + _obj("dog", (1, 1, 1e300, 5)) + "</annotation>", "<object> 0 <xmax>", "1e100"),
     ("<annotation><size><width>10</width><height>5</height></size>"
