@@ -140,7 +140,7 @@ def _command(folder: Path, task: str, modalities: str, subsets: int, cache: Path
                                                text=True, check=False))
     if proc.returncode != 0:
         raise SystemExit(f"leaderboard: the command failed: {proc.stderr[-2000:]}")
-    return t, c, orjson.loads(output.read_bytes())[task]
+    return t, c, orjson.loads(output.read_bytes())[TASK_KEYS[task]]
 
 
 def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALITIES,

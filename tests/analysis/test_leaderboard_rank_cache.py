@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +127,20 @@ def test_the_key_follows_every_input_and_option(folder: Path) -> None:
         lb.rank_key(names, results, pieces, options, 0, "query"),
         lb.rank_key(["x", *names[1:]], results, pieces, options, 0, "image"),
     ]
-    first = pieces[0]
-    metric = next(iter(standings.ranked_models(results)))
-    bumped = {**first.pieces, metric: first.pieces[metric].copy()}
-    bumped[metric][0, 0] = bumped[metric][0, 0] + 1.0
-    other = standings.QueryPieces(first.query_ids, first.categories, first.category,
-                                  first.images, first.image, bumped)
-    changed.append(lb.rank_key(names, results, [other, *pieces[1:]], options, 0, "image"))
+    # one piece of a model the metric ranks; the pieces of one it leaves out (a model
+    # without the metric's modality) are no input of the ranks
+    metric, kept = next(iter(standings.ranked_models(results).items()))
+    left_out = [i for i in range(len(names)) if i not in kept]
+    keys = []
+    for i in (kept[0], *left_out[:1]):
+        bumped = {**pieces[i].pieces, metric: pieces[i].pieces[metric].copy()}
+        bumped[metric][0, 0] = bumped[metric][0, 0] + 1.0
+        other = replace(pieces[i], pieces=bumped)
+        keys.append(lb.rank_key(names, results, [*pieces[:i], other, *pieces[i + 1:]],
+                                options, 0, "image"))
+    changed.append(keys[0])
     assert len({base, *changed}) == len(changed) + 1
+    assert left_out and keys[1] == base
 
 
 def test_a_warm_leaderboard_imports_no_statistics_library(folder: Path,
