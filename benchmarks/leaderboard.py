@@ -51,7 +51,7 @@ import orjson
 from ovearth_core.analysis.leaderboard import evaluate_folder, folder_leaderboard
 from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.cache import ResultCache
-from ovearth_core.options import TASK_KEYS
+from ovearth_core.options import TASK_KEYS, Options
 from ovearth_core.workers import worker_count
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,9 +119,11 @@ def headroom(n: int | None = None) -> float:
 
 def _board(folder: Path, task: str, modalities: str, subsets: int,
            store: ResultCache) -> dict[str, Any]:
-    """The leaderboard of one task as the command computes it (parallel, cached)."""
+    """The leaderboard of one task as the command computes it (parallel, cached, the
+    ranks with their uncertainty at their defaults: on, as the command's, issue 49)."""
     return folder_leaderboard(folder, (task,), modalities, cache=store, workers=None,
-                              n_subsets=subsets)[TASK_KEYS[task]]
+                              n_subsets=subsets, ranks=Options(task, modalities),
+                              )[TASK_KEYS[task]]
 
 
 def _command(folder: Path, task: str, modalities: str, subsets: int, cache: Path,
@@ -138,7 +140,7 @@ def _command(folder: Path, task: str, modalities: str, subsets: int, cache: Path
                                                text=True, check=False))
     if proc.returncode != 0:
         raise SystemExit(f"leaderboard: the command failed: {proc.stderr[-2000:]}")
-    return t, c, orjson.loads(output.read_bytes())[task]
+    return t, c, orjson.loads(output.read_bytes())[TASK_KEYS[task]]
 
 
 def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALITIES,
@@ -173,8 +175,8 @@ def figures(data: Path, n: int = 49, subsets: int = 20, modalities: str = MODALI
         fork_own, fork_kids = _timed.split  # type: ignore[attr-defined]
         t_seq, c_seq, (names, results) = _timed(lambda: evaluate_folder(
             folder, task, modalities, workers=1))
-        t_rep, c_rep, reference = _timed(lambda: leaderboard_report(names, results,
-                                                                    n_subsets=subsets))
+        t_rep, c_rep, reference = _timed(lambda: leaderboard_report(
+            names, results, n_subsets=subsets, ranks=Options(task, modalities)))
         t_fs, c_fs, fs = _timed(lambda: _board(folder, task, modalities, subsets, stores[1]))
         t_warm, c_warm, warm = _timed(lambda: _board(folder, task, modalities, subsets,
                                                      stores[1]))

@@ -25,10 +25,12 @@ to the bit.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import multiprocessing
 import multiprocessing.context
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from .. import pipeline
 from .. import workers as worker_pool
@@ -140,6 +143,114 @@ def unpack_board(value: dict[str, Any], arrays: dict[str, FloatArray]) -> dict[s
     found = QueryPieces(tuple(ids), tuple(categories), index["category"], tuple(images),
                         index["image"], pieces)
     return {**value, PIECES: found, SUMS: found.sums()}
+
+
+# Libraries whose numbers the ranks with their uncertainty hold (beside the key's numeric
+# libraries): their versions are in a cached rank report's key, read without importing them.
+RANK_LIBRARIES = ("statsmodels", "scikit-posthocs", "pandas")
+
+
+@functools.lru_cache(maxsize=1)
+def _rank_code() -> dict[str, str]:
+    """Digest of the analysis code (every ``analysis/*.py``: the rank statistics and all
+    they call) and the versions of :data:`RANK_LIBRARIES` (key parts of a rank report)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in RANK_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return {"analysis_code": files_digest(sorted(Path(__file__).parent.glob("*.py"))),
+            **versions}
+
+
+def _piece_digest(h: Any, array: np.ndarray) -> None:
+    h.update(f"{array.dtype.str}{array.shape}".encode())
+    h.update(np.ascontiguousarray(array).tobytes())
+
+
+def rank_key(names: Sequence[str], results: Sequence[dict[str, Any]],
+             pieces: Sequence[QueryPieces], options: Options, seed: int, unit: str) -> str:
+    """The result cache key of :func:`~.standings.rank_uncertainties` of these arguments:
+    the SHA-256 of every input it reads (per ranked metric, the names of the models it
+    ranks and their query ids, categories, images and per-query pieces of the metric),
+    every field of ``options``, ``seed``, ``unit``, the analysis code and the statistics'
+    library versions (:func:`_rank_code`)."""
+    h = hashlib.sha256()
+    each = []
+    for p in pieces:  # the queries of each model, once
+        g = hashlib.sha256(orjson.dumps([p.query_ids, p.categories, p.images]))
+        _piece_digest(g, p.category)
+        _piece_digest(g, p.image)
+        each.append(g.digest())
+    for metric, kept in standings.ranked_models(results).items():
+        h.update(orjson.dumps([metric, [names[i] for i in kept]]))
+        for i in kept:
+            h.update(each[i])
+            _piece_digest(h, pieces[i].pieces[metric])
+    return make_key("rank_uncertainty", {"inputs": h.hexdigest(), **options.key_parts(),
+                                         "seed": seed, "unit": unit, **_rank_code()})
+
+
+def cached_uncertainty(store: ResultCache | None) -> standings.Uncertainty:
+    """:func:`~.standings.rank_uncertainties` through the result cache (issue 49): an
+    unchanged board's ranks, tests and Friedman's test are read back, to the bit, and the
+    statistics' libraries (statsmodels, scikit-posthocs, scipy.stats: 1.4 s of imports) are
+    not loaded; a changed input, option, code or library version computes them again."""
+
+    def uncertainty(names: Sequence[str], results: Sequence[dict[str, Any]],
+                    pieces: Sequence[QueryPieces], options: Options, seed: int,
+                    unit: str) -> dict[str, Any]:
+        if store is None:
+            return standings.rank_uncertainties(names, results, pieces, options, seed, unit)
+        entry = rank_key(names, results, pieces, options, seed, unit)
+        found = store.get(entry)
+        expected = list(standings.ranked_models(results))
+        if type(found) is dict and list(found) == expected:
+            return found
+        if found is not MISS:
+            store.reject(entry, "not the rank statistics of this board")
+        out = standings.rank_uncertainties(names, results, pieces, options, seed, unit)
+        store.put(entry, out)  # stored only when it reads back equal, to the bit
+        return out
+
+    return uncertainty
+
+
+# What the rank statistics import on first use (1.4 s in the issue's profile): loaded while
+# the workers evaluate a cold leaderboard, never by a warm one (issue 49).
+RANK_IMPORTS = ("statsmodels.stats.multitest", "scikit_posthocs", "scipy.stats")
+
+
+class _RankImports:
+    """The progress callback of a leaderboard with ranks: the first submission evaluated
+    (not from the cache) starts a thread importing :data:`RANK_IMPORTS`, so that a cold
+    run's imports overlap its evaluations (they run on the core the caller leaves idle
+    while its workers evaluate, and in the pool's tail); :meth:`join` before anything
+    else forks (the next task's pool) and before the ranks are computed."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, done: int, total: int, outcome: Outcome) -> None:
+        if self.thread is None and not outcome.cached:
+            self.thread = threading.Thread(target=_import_all, args=(RANK_IMPORTS,),
+                                           name="ovearth-rank-imports", daemon=True)
+            self.thread.start()
+        if self.progress is not None:
+            self.progress(done, total, outcome)
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
+def _import_all(names: Sequence[str]) -> None:
+    for name in names:
+        importlib.import_module(name)
 
 
 def folder_files(folder: str | Path, pred_dir: str | Path | None = None,
@@ -617,11 +728,18 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
             if note is not None:
                 note(f"{task}: skipped, {why}")
             continue
-        names, results = evaluate_folder(folder, task, modalities, iou_threshold, cache=cache,
-                                         workers=workers, board=True, gt_sha256=gt_sha,
-                                         ground_truth=gt, digests=digests,
-                                         progress=progress(task) if progress else None,
-                                         large_masks=large_masks, concave_obb=concave_obb)
+        told = progress(task) if progress else None
+        imports = _RankImports(told) if stability.get("ranks") is not None else None
+        try:
+            names, results = evaluate_folder(folder, task, modalities, iou_threshold,
+                                             cache=cache, workers=workers, board=True,
+                                             gt_sha256=gt_sha, ground_truth=gt,
+                                             digests=digests, progress=imports or told,
+                                             large_masks=large_masks,
+                                             concave_obb=concave_obb)
+        finally:
+            if imports is not None:
+                imports.join()
         reports = None
         if average_precision is not None:
             gt_path, preds = folder_files(folder)
@@ -637,7 +755,8 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                     reports.append(average_precision_report(
                         samples, iou_threshold, samples.modalities, *average_precision)
                         if any(m in BOX_MODALITIES for m in samples.modalities) else None)
-        out[key] = leaderboard_report(names, results, average_precision=reports, **stability)
+        out[key] = leaderboard_report(names, results, average_precision=reports,
+                                      uncertainty=cached_uncertainty(cache), **stability)
     return out
 
 

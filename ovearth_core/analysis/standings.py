@@ -18,7 +18,7 @@ result cache) and calls these; issue 39 split the two.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -39,6 +39,9 @@ FloatArray = npt.NDArray[np.float64]
 
 
 Row = dict[str, Any]
+# rank_uncertainties' signature: (names, results, pieces, options, seed, unit) -> report
+Uncertainty = Callable[[Sequence[str], Sequence[dict[str, Any]], Sequence["QueryPieces"],
+                        Options, int, str], dict[str, Any]]
 
 
 SUBSET_SIZES = (5, 20, 50, 100, 150)
@@ -324,7 +327,7 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
                        seed: int = 0, k: int = 5,
                        average_precision: Sequence[dict[str, Any] | None] | None = None,
                        ranks: Options | None = None, unit: str = "image",
-                       ) -> dict[str, Any]:
+                       uncertainty: Uncertainty | None = None) -> dict[str, Any]:
     """Ranking table, category-subset stability of each metric, and (open vocabulary) the
     MCC-versus-mIoU rank correlation, for evaluator results of one task.
 
@@ -333,7 +336,9 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     options whose statistics' settings (``rank_resamples``, ``alpha``, ``min_count``,
     ``friedman_blocks``) give each metric its ranks with their uncertainty under
     ``uncertainty`` (:func:`~ovearth_core.analysis.rank_stats.metric_ranks`, resampling
-    ``unit`` with ``seed``; issue 37)."""
+    ``unit`` with ``seed``; issue 37), computed by ``uncertainty`` (default
+    :func:`rank_uncertainties`; the leaderboard's command passes one that keeps them in the
+    result cache, issue 49)."""
     if not results:
         return {"models": [], "metrics": {}, "ranking": {}, "stability": {},
                 "mcc_vs_miou": None}
@@ -357,7 +362,8 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     out["mcc_vs_miou"] = (mcc_vs_miou(results) if results[0]["task"] == "open_vocabulary"
                           else None)
     if ranks is not None:
-        out["uncertainty"] = rank_uncertainties(names, results, pieces, ranks, seed, unit)
+        out["uncertainty"] = (uncertainty or rank_uncertainties)(names, results, pieces, ranks,
+                                                                  seed, unit)
     return out
 
 
@@ -365,16 +371,26 @@ def rank_uncertainties(names: Sequence[str], results: Sequence[dict[str, Any]],
                        pieces: Sequence[QueryPieces], options: Options, seed: int,
                        unit: str) -> dict[str, Any]:
     """:func:`~ovearth_core.analysis.rank_stats.metric_ranks` of every ranked metric the
-    first result has, over the models that submit its modality (at least two)."""
+    first result has, over the models that submit its modality (at least two:
+    :func:`ranked_models`)."""
     out = {}
-    for metric in available_metrics(results[0]):
-        kept = [i for i, r in enumerate(results) if submits(r, metric)]
-        if len(kept) < 2:
-            continue
+    for metric, kept in ranked_models(results).items():
         out[metric] = metric_ranks(
             [names[i] for i in kept], [pieces[i] for i in kept], metric,
             n_resamples=options.rank_resamples, seed=seed, alpha=options.alpha,
             min_count=options.min_count, unit=unit, blocks=options.friedman_blocks)
+    return out
+
+
+def ranked_models(results: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per ranked metric of the first result, the indices of the models
+    :func:`rank_uncertainties` ranks by it (those that submit its modality; metrics with
+    fewer than two left out)."""
+    out = {}
+    for metric in available_metrics(results[0]):
+        kept = [i for i, r in enumerate(results) if submits(r, metric)]
+        if len(kept) >= 2:
+            out[metric] = kept
     return out
 
 

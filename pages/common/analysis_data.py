@@ -24,7 +24,7 @@ from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.compare import default_unit
-from ovearth_core.analysis.leaderboard import evaluate_with
+from ovearth_core.analysis.leaderboard import cached_uncertainty, evaluate_with
 from ovearth_core.analysis.standings import leaderboard_report
 from ovearth_core.analysis.sweep import BOX_MODALITIES, score_sweep, sweep_to_dict
 from ovearth_core.cache import rejected_note
@@ -381,7 +381,8 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     reports = None if not with_ap or not has_boxes(options.modalities) else [
         average_precision(gt, pred, options).value for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
-                                seed=seed, average_precision=reports, ranks=options, unit=unit)
+                                seed=seed, average_precision=reports, ranks=options, unit=unit,
+                                uncertainty=cached_uncertainty(store))
     in_workers = sum(o.in_worker for o in outcomes)
     workers = min(worker_count(), in_workers)
     board = Board(report, skipped, time.perf_counter() - start, num_cached, shared_name,

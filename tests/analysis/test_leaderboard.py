@@ -336,7 +336,8 @@ def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path:
     warm_lines = [ln for ln in warm.stderr.splitlines() if "] model_" in ln]
     assert len(warm_lines) == 4 and all(ln.endswith("(cached)") for ln in warm_lines)
     assert "result cache off" in off.stderr
-    assert len(ResultCache(cache_dir).entries()) == 9  # 4 results, 4 board entries, counts
+    # 4 results, 4 board entries, the query counts and the ranks' statistics (issue 49)
+    assert len(ResultCache(cache_dir).entries()) == 10
 
 
 _PARENT: list[int] = []
