@@ -18,7 +18,14 @@ from typing import Any
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
 from . import coco, dota, label_maps, rsvg, voc
-from .common import Problems, check_target, images_text, read_text_lines, shown
+from .common import (
+    SKIP_DEGENERATE,
+    Problems,
+    check_target,
+    images_text,
+    read_text_lines,
+    shown,
+)
 
 PROG = "python -m ovearth_core.convert"
 
@@ -47,6 +54,13 @@ def _common(p: argparse.ArgumentParser, images_help: str) -> None:
     images.add_argument("--copy", action="store_true",
                         help="copy the images instead of hard-linking them")
     _quiet(p)
+
+
+def _skip_degenerate(p: argparse.ArgumentParser) -> None:
+    p.add_argument(SKIP_DEGENERATE, action="store_true",
+                   help="leave objects (and result lines) whose box has zero area out, each "
+                   "named in a warning and the folder's README (default: refuse them, as "
+                   "the spec does)")
 
 
 def _quiet(p: argparse.ArgumentParser) -> None:
@@ -108,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
     p.add_argument("--difficult", choices=("target", "ignore"), default="target",
                    help="difficult objects: targets (flagged; default) or ignore regions")
+    _skip_degenerate(p)
     _common(p, "folder of the images")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
@@ -166,7 +181,8 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
                               sizes=args.sizes, **common)
     if args.command == "from-voc":
         return voc.from_voc(args.annotations, args.images, args.out, args.results, args.classes,
-                            args.negatives, args.seed, args.difficult, **common)
+                            args.negatives, args.seed, args.difficult,
+                            skip_degenerate=args.skip_degenerate, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
                               **common)
