@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", metavar="FILE", help="sizes of images that are missing: "
                    "'<image> <width> <height>' per line (else from the chip names or the "
                    "labels' extent)")
+    _skip_degenerate(p)
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
     p = sub.add_parser("from-voc", help="Pascal VOC / DIOR / HRSC2016 XML (+ results) to a "
@@ -178,7 +179,8 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
                               chip_size=args.chip_size, chip_gap=args.chip_gap,
-                              sizes=args.sizes, **common)
+                              sizes=args.sizes, skip_degenerate=args.skip_degenerate,
+                              **common)
     if args.command == "from-voc":
         return voc.from_voc(args.annotations, args.images, args.out, args.results, args.classes,
                             args.negatives, args.seed, args.difficult,

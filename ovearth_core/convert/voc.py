@@ -65,8 +65,8 @@ from ..errors import OVEarthInputError
 from .common import (
     COORDINATE,
     EXTENT,
-    SKIP_DEGENERATE,
     MAX_SIDE,
+    SKIP_DEGENERATE,
     Benchmark,
     Degenerate,
     MissingImages,

@@ -150,3 +150,42 @@ def test_zero_width_result_line_left_out_with_the_flag(tmp_path: Path) -> None:
     warning = next(t for t in proc.stderr.splitlines() if "result line" in t)
     assert "comp4_det_test_ship.txt line 2 (box)" in warning
     assert "comp4_det_test_ship.txt line 2 (box)" in (tmp_path / "b" / "README.md").read_text()
+
+
+def test_dota_zero_area_label_and_result_lines(tmp_path: Path) -> None:
+    """from-dota: a label line whose four corners lie on a line (line 2, between a kept line
+    and a kept difficult one) and a Task1 line of zero area: refused without the flag,
+    left out and named with it; the difficult flags stay with their boxes."""
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    (labels / "P1.txt").write_text("10 10 40 10 40 30 10 30 ship 0\n"
+                                   "10 10 20 20 30 30 40 40 ship 0\n"
+                                   "50 40 90 40 90 70 50 70 ship 1\n")
+    (labels / "P2.txt").write_text("5 5 25 5 25 25 5 25 ship 0\n")
+    res = tmp_path / "model"
+    res.mkdir()
+    (res / "Task1_ship.txt").write_text("P1 0.9 10 10 40 10 40 30 10 30\n"
+                                        "P1 0.8 1 1 1 1 1 1 1 1\n")
+    args = ["from-dota", "--labels", str(labels), "--results", str(res), "--quiet"]
+    proc = run_cli(*args, "--out", str(tmp_path / "refused"))
+    assert proc.returncode == 2 and not (tmp_path / "refused").exists()
+    problems = [t for t in proc.stderr.splitlines() if "x1 y1 x2 y2 x3 y3 x4 y4" in t]
+    assert any("P1.txt" in t and "line 2" in t and "--skip-degenerate" in t for t in problems)
+    assert any("Task1_ship.txt" in t and "line 2" in t for t in problems)
+    out = tmp_path / "b"
+    proc = run_cli(*args, "--out", str(out), "--skip-degenerate")
+    assert proc.returncode == 0, proc.stderr
+    anns = {a["id"]: a for a in json.loads((out / "ground_truth.json").read_text())
+            ["annotations"]}
+    assert sum(len(a["bbox"]) for a in anns.values()) == 4 - 1
+    p1 = next(a for a in anns.values() if a["image_path"].endswith("P1.png"))
+    assert p1["difficult"] == [0, 1] and p1["bbox"][1] == [50, 40, 40, 30]
+    warnings = [t for t in proc.stderr.splitlines() if "warning:" in t and "zero area" in t]
+    assert len(warnings) == 2
+    assert "1 object " in warnings[0] and "P1.txt line 2" in warnings[0]
+    assert "1 result line " in warnings[1] and "Task1_ship.txt line 2" in warnings[1]
+    readme = (out / "README.md").read_text()
+    assert "P1.txt line 2" in readme and "Task1_ship.txt line 2" in readme
+    rows = json.loads((out / "predictions" / "model.json").read_text())["tasks"]
+    scores = sorted(d["score"] for r in rows["open_vocabulary"] for d in r["oriented_bbox"])
+    assert scores == [0.9]
