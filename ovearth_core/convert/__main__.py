@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotations", required=True, help="folder of DIOR-RSVG .xml files")
     p.add_argument("--predictions", action="append", default=[], metavar="PRED.json",
                    help="RSVG prediction file (repeatable): [{image, object, bbox}, ...]")
+    _skip_degenerate(p)
     _common(p, "folder of the images")
 
     p = sub.add_parser("from-label-maps", help="class-index PNGs to per-image class queries")
@@ -187,7 +188,7 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
                             skip_degenerate=args.skip_degenerate, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
-                              **common)
+                              skip_degenerate=args.skip_degenerate, **common)
     return label_maps.from_label_maps(args.gt, args.classes, args.images, args.out, args.pred,
                                       args.ignore_index, **common)
 

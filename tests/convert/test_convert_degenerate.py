@@ -189,3 +189,38 @@ def test_dota_zero_area_label_and_result_lines(tmp_path: Path) -> None:
     rows = json.loads((out / "predictions" / "model.json").read_text())["tasks"]
     scores = sorted(d["score"] for r in rows["open_vocabulary"] for d in r["oriented_bbox"])
     assert scores == [0.9]
+
+
+def test_rsvg_zero_height_object_and_its_prediction(tmp_path: Path) -> None:
+    """from-rsvg: object 1 of a.xml has zero height; without the flag refused, with it its
+    expression is left out (ids of the others keep their XML index) and so is its
+    prediction."""
+    def obj(box: tuple[int, int, int, int], text: str) -> str:
+        return f"<object><name>ship</name>{_bnd(box)}<description>{text}</description></object>"
+
+    ann = tmp_path / "Annotations"
+    ann.mkdir()
+    (ann / "a.xml").write_text(_annotation([obj((10, 10, 40, 30), "the left ship"),
+                                            obj((20, 10, 40, 10), "a flat ship"),
+                                            obj((50, 40, 90, 70), "the right ship")]))
+    pred = tmp_path / "model.json"
+    pred.write_text(json.dumps([{"image": "a", "object": k, "bbox": [10, 10, 40, 30]}
+                                for k in range(3)]))
+    args = ["from-rsvg", "--annotations", str(ann), "--predictions", str(pred), "--quiet"]
+    proc = run_cli(*args, "--out", str(tmp_path / "refused"))
+    assert proc.returncode == 2 and not (tmp_path / "refused").exists()
+    assert any("a.xml" in t and "line 4" in t and "<object> 1 <bndbox>" in t
+               and "--skip-degenerate" in t for t in proc.stderr.splitlines())
+    out = tmp_path / "b"
+    proc = run_cli(*args, "--out", str(out), "--skip-degenerate")
+    assert proc.returncode == 0, proc.stderr
+    gt = json.loads((out / "ground_truth.json").read_text())
+    assert {q["query_id"]: q["query"] for q in gt["tasks"]["referring"]} == {
+        "ref_a_0": "the left ship", "ref_a_2": "the right ship"}
+    assert {a["id"]: a["bbox"] for a in gt["annotations"]} == {
+        "a_0": [[10, 10, 30, 20]], "a_2": [[50, 40, 40, 30]]}
+    rows = json.loads((out / "predictions" / "model.json").read_text())["tasks"]["referring"]
+    assert sorted(r["query_id"] for r in rows) == ["ref_a_0", "ref_a_2"]
+    warning = next(t for t in proc.stderr.splitlines() if "zero area" in t)
+    assert "1 object " in warning and "a.xml line 4 <object> 1 <bndbox>" in warning
+    assert "a.xml line 4 <object> 1 <bndbox>" in (out / "README.md").read_text()
