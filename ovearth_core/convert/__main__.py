@@ -18,7 +18,14 @@ from typing import Any
 from ..cli import EXIT_BAD_INPUT
 from ..errors import OVEarthInputError, Problem
 from . import coco, dota, label_maps, rsvg, voc
-from .common import Problems, check_target, images_text, read_text_lines, shown
+from .common import (
+    SKIP_DEGENERATE,
+    Problems,
+    check_target,
+    images_text,
+    read_text_lines,
+    shown,
+)
 
 PROG = "python -m ovearth_core.convert"
 
@@ -47,6 +54,13 @@ def _common(p: argparse.ArgumentParser, images_help: str) -> None:
     images.add_argument("--copy", action="store_true",
                         help="copy the images instead of hard-linking them")
     _quiet(p)
+
+
+def _skip_degenerate(p: argparse.ArgumentParser) -> None:
+    p.add_argument(SKIP_DEGENERATE, action="store_true",
+                   help="leave objects (and result lines) whose box has zero area out, each "
+                   "named in a warning and the folder's README (default: refuse them, as "
+                   "the spec does)")
 
 
 def _quiet(p: argparse.ArgumentParser) -> None:
@@ -93,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", metavar="FILE", help="sizes of images that are missing: "
                    "'<image> <width> <height>' per line (else from the chip names or the "
                    "labels' extent)")
+    _skip_degenerate(p)
     _common(p, "folder of the images (<image>.png, any image suffix)")
 
     p = sub.add_parser("from-voc", help="Pascal VOC / DIOR / HRSC2016 XML (+ results) to a "
@@ -108,12 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")
     p.add_argument("--difficult", choices=("target", "ignore"), default="target",
                    help="difficult objects: targets (flagged; default) or ignore regions")
+    _skip_degenerate(p)
     _common(p, "folder of the images")
 
     p = sub.add_parser("from-rsvg", help="DIOR-RSVG XML (+ box predictions) to referring queries")
     p.add_argument("--annotations", required=True, help="folder of DIOR-RSVG .xml files")
     p.add_argument("--predictions", action="append", default=[], metavar="PRED.json",
                    help="RSVG prediction file (repeatable): [{image, object, bbox}, ...]")
+    _skip_degenerate(p)
     _common(p, "folder of the images")
 
     p = sub.add_parser("from-label-maps", help="class-index PNGs to per-image class queries")
@@ -163,13 +180,15 @@ def _run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         return dota.from_dota(args.labels, args.images, args.out, args.results, args.negatives,
                               args.seed, classes, args.difficult, merge_chips=args.merge_chips,
                               chip_size=args.chip_size, chip_gap=args.chip_gap,
-                              sizes=args.sizes, **common)
+                              sizes=args.sizes, skip_degenerate=args.skip_degenerate,
+                              **common)
     if args.command == "from-voc":
         return voc.from_voc(args.annotations, args.images, args.out, args.results, args.classes,
-                            args.negatives, args.seed, args.difficult, **common)
+                            args.negatives, args.seed, args.difficult,
+                            skip_degenerate=args.skip_degenerate, **common)
     if args.command == "from-rsvg":
         return rsvg.from_rsvg(args.annotations, args.images, args.out, args.predictions,
-                              **common)
+                              skip_degenerate=args.skip_degenerate, **common)
     return label_maps.from_label_maps(args.gt, args.classes, args.images, args.out, args.pred,
                                       args.ignore_index, **common)
 

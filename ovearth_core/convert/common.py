@@ -120,6 +120,49 @@ class Problems:
             raise OVEarthInputError(self.items)
 
 
+# The converters' opt-in to leave boxes of zero area out rather than refuse them (the spec
+# refuses them; published data sets hold a few: DIOR-R's 23,463 files four, DIOR's six).
+SKIP_DEGENERATE = "--skip-degenerate"
+
+
+class Degenerate:
+    """Source boxes of zero area: problems by default (the spec's rule; the problem says
+    :data:`SKIP_DEGENERATE` leaves them out), with ``skip`` left out and listed, each by
+    file, line, field and why (a warning on stderr and a line of the folder's README)."""
+
+    def __init__(self, skip: bool) -> None:
+        self.skip = skip
+        self.objects: dict[tuple[str, str], str] = {}  # (file, object) -> why, first reason
+        self.lines: list[str] = []  # result lines left out
+
+    def add(self, bad: Problems, file: PathLike, field_: str, expected: str, found: object,
+            *, line: int | None, obj: str | None = None) -> None:
+        """One box of zero area: a problem, or (``skip``) left out. ``obj`` names the
+        ground-truth object (one entry per object however many of its boxes are
+        degenerate); without it the box is a result line."""
+        if not self.skip:
+            bad.add(file, field_, f"{expected} (a box of zero area; {SKIP_DEGENERATE} leaves "
+                    "it out)", found, line=line)
+            return
+        text = f"{shown(file)} line {line} {field_.strip()}: zero area ({expected}; found " \
+            f"{describe(found)})"
+        if obj is None:
+            self.lines.append(text)
+        else:
+            self.objects.setdefault((str(file), obj), text)
+
+    def warnings(self) -> list[str]:
+        """What was left out, each named (none: no warning)."""
+        out = []
+        for items, what, where in ((list(self.objects.values()), "object", "ground truth"),
+                                   (self.lines, "result line", "predictions")):
+            if items:
+                out.append(f"{len(items):,} {what}{'s' if len(items) != 1 else ''} of zero "
+                           f"area left out of the {where} ({SKIP_DEGENERATE}): "
+                           + "; ".join(items))
+        return out
+
+
 def fail(file: PathLike, field_: str, expected: str, found: object) -> OVEarthInputError:
     """One problem as an error, for the caller to raise."""
     bad = Problems()

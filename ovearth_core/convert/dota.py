@@ -44,7 +44,9 @@ from . import chips
 from .common import (
     COORDINATE,
     EXTENT,
+    SKIP_DEGENERATE,
     Benchmark,
+    Degenerate,
     MissingImages,
     PathLike,
     Problems,
@@ -227,14 +229,19 @@ def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     return out
 
 
-def normalise(quads: Quads, bad: Problems) -> tuple[np.ndarray, dict[int, int]]:
+def normalise(quads: Quads, bad: Problems, degenerate: Degenerate | None = None,
+              labels: frozenset[int] = frozenset()) -> tuple[np.ndarray, dict[int, int]]:
     """Valid oriented boxes ``(N, 4, 2)`` of all quadrilaterals read, and how many of each
-    outcome of :func:`~ovearth_core.geometry.boundary_order`; zero-area ones are problems."""
+    outcome of :func:`~ovearth_core.geometry.boundary_order`; zero-area ones go to
+    ``degenerate`` (problems, or left out: their rows are ``nan``), those whose index is in
+    ``labels`` as ground-truth objects, the others as result lines."""
+    degenerate = degenerate or Degenerate(False)
     pts = np.array(quads.points, dtype=np.float64).reshape(-1, 4, 2)
     boxes, status = geometry.boundary_order(pts)
     for k in np.flatnonzero(status == geometry.QUAD_DEGENERATE).tolist():
-        bad.add(quads.files[k], QUAD_FIELDS, "a quadrilateral with positive area",
-                quads.points[k], line=quads.lines[k])
+        degenerate.add(bad, quads.files[k], QUAD_FIELDS, "a quadrilateral with positive area",
+                       quads.points[k], line=quads.lines[k],
+                       obj=f"line {quads.lines[k]}" if k in labels else None)
     counts = {int(s): int(n) for s, n in zip(*np.unique(status, return_counts=True),
                                              strict=True)}
     return boxes, counts
@@ -246,7 +253,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
               link: bool = True, show_progress: bool = False,
               command: str = "ovearth_core.convert.from_dota(...)",
               merge_chips: bool = False, chip_size: int | None = None,
-              chip_gap: int | None = None, sizes: PathLike | None = None) -> dict[str, Any]:
+              chip_gap: int | None = None, sizes: PathLike | None = None,
+              skip_degenerate: bool = False) -> dict[str, Any]:
     """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
 
     Args:
@@ -271,6 +279,9 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
             (:func:`.chips.infer_side`), else ImgSplit's default 1024.
         sizes: a sizes file (:func:`~ovearth_core.convert.common.read_sizes`) for images
             that are missing.
+        skip_degenerate: leave label lines (and result lines) whose quadrilateral has zero
+            area out, each named in a warning and the folder's README, instead of refusing
+            them (``--skip-degenerate``; the spec refuses a box of zero area).
 
     Returns:
         The counts of what was written (also in ``out/README.md``).
@@ -304,8 +315,16 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     missing = MissingImages(images)
     image_sizes = _sizes(files, found, given, objects, quads, detections, chip_size, images,
                          missing, bad)
-    arrays, outcome = normalise(quads, bad) if quads.points else (np.zeros((0, 4, 2)), {})
+    degenerate = Degenerate(skip_degenerate)
+    arrays, outcome = normalise(quads, bad, degenerate, frozenset(o.index for o in objects)) \
+        if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
+    if degenerate.skip:  # the zero-area ones, left out (their rows are nan)
+        gone = set(np.flatnonzero(np.isnan(arrays).any(axis=(1, 2))).tolist())
+        n_gone = sum(o.index in gone for o in objects)
+        objects = [o for o in objects if o.index not in gone]
+        detections = {name: [d for d in found if d.index not in gone]
+                      for name, found in detections.items()}
     split = _split(detections, image_sizes, chip_size, chip_gap) if merge_chips else None
     merged = _merge_chips(detections, arrays) if merge_chips else {}
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
@@ -313,7 +332,7 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
                    | {d.category for found in detections.values() for d in found})
     # One query per (image, class): the queries of an image are not independent.
     bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"},
-                      warnings=missing.warning(len(files)))
+                      warnings=missing.warning(len(files)) + degenerate.warnings())
     queries = _add_queries(bench, objects, image_sizes, metas, by_stem, vocab, boxes, negatives,
                            seed, difficult)
     dropped = {}
@@ -322,6 +341,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
         if split is not None:
             bench.submission_extra[name] = {"chip_split": split.as_json()}
     bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
+    if degenerate.objects:
+        bench.notes[0] += (f"; {n_gone:,} more of zero area left out ({SKIP_DEGENERATE})")
     bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
                     f"their scenes and merged per scene and class by polygon NMS at "
                     f"{chips.NMS_IOU} (DOTA_devkit mergebypoly): {kept:,} kept, each with its "

@@ -45,7 +45,9 @@ from .common import (
     COORDINATE,
     EXTENT,
     MAX_SIDE,
+    SKIP_DEGENERATE,
     Benchmark,
+    Degenerate,
     MissingImages,
     PathLike,
     Problems,
@@ -75,6 +77,7 @@ class RsvgObject:
     category: str
     box: tuple[float, float, float, float]  # xyxy
     description: str
+    index: int = 0  # the <object>'s, 0-based in file order (ids keep it when some are skipped)
 
 
 @dataclass
@@ -85,17 +88,20 @@ class RsvgImage:
     height: int
     objects: list[RsvgObject]
     name: str = ""  # the image's path relative to the images folder
+    seen: int = 0  # <object> elements read (those of zero area left out too)
 
 
-def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, bad: Problems
-                    ) -> RsvgImage | None:
-    """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``)."""
+def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, bad: Problems,
+                    degenerate: Degenerate | None = None) -> RsvgImage | None:
+    """Read and validate one DIOR-RSVG XML file (problems with line numbers go to ``bad``;
+    an object whose box has zero area to ``degenerate``: a problem, or left out)."""
+    degenerate = degenerate or Degenerate(False)
     objects: list[RsvgObject] = []
     seen = [0]  # <object> elements read, valid or not
     before = len(bad)
 
     def on_object(obj: ET.Element, line: LineOf) -> None:
-        found = _object(obj, seen[0], path, bad, line)
+        found = _object(obj, seen[0], path, bad, line, degenerate)
         seen[0] += 1
         if found is not None:
             objects.append(found)
@@ -131,7 +137,7 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, ba
             bad.add(path, "<size>", f"the image {name} {where}, or a <size> in the XML to "
                     "convert it numbers-only", "<neither>", line=line(root))
             return None
-        return RsvgImage(path.stem, None, size[0], size[1], objects, name)
+        return RsvgImage(path.stem, None, size[0], size[1], objects, name, seen[0])
     try:
         width, height = image_size(image)
     except OSError as err:
@@ -141,7 +147,7 @@ def read_annotation(path: Path, images: dict[str, Path], folder: Path | None, ba
         bad.add(path, "<size>", f"the size of {image.name}: {width} x {height}",
                 f"<{size[0]} x {size[1]}>", line=line(root.find("size")))  # type: ignore
         return None
-    return RsvgImage(path.stem, image, width, height, objects, name)
+    return RsvgImage(path.stem, image, width, height, objects, name, seen[0])
 
 
 def _text(elem: ET.Element | None) -> str | None:
@@ -186,8 +192,8 @@ def _declared_size(root: ET.Element, path: Path, bad: Problems, line: Any
     return dims[0], dims[1]
 
 
-def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
-            ) -> RsvgObject | None:
+def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any,
+            degenerate: Degenerate) -> RsvgObject | None:
     where = f"<object> {k}"
     name = _text(obj.find("name"))
     description = _text(obj.find("description"))
@@ -222,8 +228,12 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
         values.append(value)
     x1, y1, x2, y2 = values
     if not (x2 > x1 and y2 > y1):
-        bad.add(path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin", values,
-                line=line(box))
+        if x2 >= x1 and y2 >= y1 and ok:  # zero width or height (left out only if all else is)
+            degenerate.add(bad, path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin",
+                           values, line=line(box), obj=where)
+        else:
+            bad.add(path, f"{where} <bndbox>", "xmax > xmin and ymax > ymin", values,
+                    line=line(box))
         return None
     for lo, hi, keys, side in ((x1, x2, ("xmin", "xmax"), "width"),
                                (y1, y2, ("ymin", "ymax"), "height")):
@@ -233,12 +243,14 @@ def _object(obj: ET.Element, k: int, path: Path, bad: Problems, line: Any
             return None
     if not ok:
         return None
-    return RsvgObject(name, (x1, y1, x2, y2), description)  # type: ignore[arg-type]
+    return RsvgObject(name, (x1, y1, x2, y2), description, k)  # type: ignore[arg-type]
 
 
-def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problems
+def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problems,
+                     skipped: frozenset[tuple[str, int]] = frozenset()
                      ) -> dict[str, dict[str, Any]]:
-    """An RSVG prediction file: the box (and score) of each query by query id."""
+    """An RSVG prediction file: the box (and score) of each query by query id; rows of the
+    ``skipped`` objects (zero area, ``--skip-degenerate``) left out."""
     rows = load_json(path, "RSVG prediction", list)
     out: dict[str, dict[str, Any]] = {}
     for i, row in enumerate(rows):
@@ -249,6 +261,8 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
             continue
         key = (row.get("image"), row.get("object"))
         qid = known.get(key) if isinstance(key[0], str) and isinstance(key[1], int) else None
+        if qid is None and key in skipped:
+            continue
         if qid is None:
             bad.add(path, f"{where}.image/object", "the xml stem and 0-based object index of "
                     "an annotated expression", [row.get("image"), row.get("object")])
@@ -277,7 +291,8 @@ def read_predictions(path: Path, known: dict[tuple[str, int], str], bad: Problem
 def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
               predictions: Sequence[PathLike] = (), force: bool = False, link: bool = True,
               show_progress: bool = False,
-              command: str = "ovearth_core.convert.from_rsvg(...)") -> dict[str, Any]:
+              command: str = "ovearth_core.convert.from_rsvg(...)",
+              skip_degenerate: bool = False) -> dict[str, Any]:
     """Convert DIOR-RSVG XML annotations (and prediction files) into a referring benchmark.
 
     Args:
@@ -286,6 +301,9 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
         out: the benchmark folder to write.
         predictions: RSVG prediction files; each becomes ``predictions/<file stem>.json``.
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+        skip_degenerate: leave objects whose box has zero area out (and the predictions of
+            their expressions), each named in a warning and the folder's README, instead of
+            refusing them (``--skip-degenerate``; the spec refuses a box of zero area).
     """
     inputs = [p for p in (annotations, images, *predictions) if p is not None]
     check_target(out, force, inputs)
@@ -301,19 +319,25 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
         raise fail(annotations, "--annotations", "DIOR-RSVG .xml files", "<none>")
     by_stem = images_by_stem(images, bad)
     bad.raise_if_any()
-    parsed = [read_annotation(path, by_stem, images, bad)
+    degenerate = Degenerate(skip_degenerate)
+    parsed = [read_annotation(path, by_stem, images, bad, degenerate)
               for path in progress(files, "reading annotations", show_progress)]
     bad.raise_if_any()
     missing = MissingImages(images)
     for entry in (e for e in parsed if e is not None and e.image is None):
         missing.add(entry.name, "the XML's <size>")
-    bench = Benchmark(command, inputs=inputs, warnings=missing.warning(len(parsed)))
+    bench = Benchmark(command, inputs=inputs,
+                      warnings=missing.warning(len(parsed)) + degenerate.warnings())
+    skipped: set[tuple[str, int]] = set()
     known: dict[tuple[str, int], str] = {}
     for entry in (e for e in parsed if e is not None):  # all are: problems were raised
         image_path = f"images/{entry.name}"
         if entry.image is not None:
             bench.images[image_path] = entry.image
-        for k, obj in enumerate(entry.objects):
+        kept = {obj.index for obj in entry.objects}
+        skipped |= {(entry.stem, k) for k in range(entry.seen) if k not in kept}
+        for obj in entry.objects:
+            k = obj.index
             ann_id, qid = f"{entry.stem}_{k}", f"ref_{entry.stem}_{k}"
             x1, y1, x2, y2 = obj.box
             bench.add_annotation(ann_id, image_path, entry.width, entry.height, obj.category,
@@ -326,7 +350,7 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
                 or not utf8_ok(name)):
             raise fail("(options)", "--predictions", "files with distinct UTF-8 names",
                        f"<{shown(name)}>")
-        boxes = read_predictions(Path(path), known, bad)
+        boxes = read_predictions(Path(path), known, bad, frozenset(skipped))
         texts = {row["query_id"]: row["query"] for row in bench.tasks["referring"]}
         bench.submissions[name] = {"referring": [
             prediction_row(qid, "query", texts[qid], None,
@@ -334,7 +358,9 @@ def from_rsvg(annotations: PathLike, images: PathLike | None, out: PathLike,
             for qid in texts]}
     bad.raise_if_any()
     bench.notes += [f"source: {len(files)} DIOR-RSVG XML files, "
-                    f"{len(bench.tasks['referring'])} expressions",
+                    f"{len(bench.tasks['referring'])} expressions" + (
+                        f" ({len(skipped):,} more of zero area left out, {SKIP_DEGENERATE}; "
+                        "their predictions too)" if skipped else ""),
                     "each <object> is a referring query with its own annotation (one box, "
                     "continuous coordinates, no +1); query ids ref_<xml stem>_<object index>"]
     write_benchmark(bench, out, force, link, show_progress)

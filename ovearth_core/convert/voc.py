@@ -66,7 +66,9 @@ from .common import (
     COORDINATE,
     EXTENT,
     MAX_SIDE,
+    SKIP_DEGENERATE,
     Benchmark,
+    Degenerate,
     MissingImages,
     PathLike,
     Problems,
@@ -123,6 +125,7 @@ class _Reader:
     path: Path
     bad: Problems
     line: LineOf
+    degenerate: Degenerate
 
     def text(self, parent: ET.Element, key: str) -> str | None:
         elem = parent.find(key)
@@ -143,14 +146,18 @@ class _Reader:
 
 
 def read_voc(path: Path, images: dict[str, Path], folder: Path | None,
-             class_ids: dict[str, str], bad: Problems) -> VocImage | None:
-    """One VOC / DIOR / HRSC2016 XML file (problems with line numbers to ``bad``)."""
+             class_ids: dict[str, str], bad: Problems, degenerate: Degenerate | None = None
+             ) -> VocImage | None:
+    """One VOC / DIOR / HRSC2016 XML file (problems with line numbers to ``bad``; an
+    object with a box of zero area to ``degenerate``: a problem, or left out)."""
+    degenerate = degenerate or Degenerate(False)
     objects: list[VocObject | None] = []
     before = len(bad)
 
     def on_object(obj: ET.Element, line: LineOf) -> None:
         read = _voc_object if obj.tag == "object" else _hrsc_object
-        objects.append(read(_Reader(path, bad, line), obj, len(objects), class_ids))
+        objects.append(read(_Reader(path, bad, line, degenerate), obj, len(objects),
+                            class_ids))
 
     try:
         root, line = read_xml(read_source(path, "VOC / HRSC2016 XML file"), _UNITS, on_object)
@@ -165,7 +172,7 @@ def read_voc(path: Path, images: dict[str, Path], folder: Path | None,
         del bad.items[before:]
         bad.add(path, "(document)", "well-formed XML", f"<{err}>", line=err.line)
         return None
-    r = _Reader(path, bad, line)
+    r = _Reader(path, bad, line, degenerate)
     if root.tag == "annotation":
         filename = r.text(root, "filename")
         size = root.find("size")
@@ -313,8 +320,12 @@ def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: s
     x1, y1, x2, y2 = values  # type: ignore[misc]
     if not (x2 > x1 and y2 > y1):  # type: ignore[operator]
         field = "<bndbox>" if keys[0] == "xmin" else " ".join(f"<{key}>" for key in keys)
-        r.bad.add(r.path, where + field, f"{keys[2]} > {keys[0]} and "
-                  f"{keys[3]} > {keys[1]}", values, line=r.line(elem))
+        expected = f"{keys[2]} > {keys[0]} and {keys[3]} > {keys[1]}"
+        if x2 >= x1 and y2 >= y1:  # type: ignore[operator]  # zero width or height
+            r.degenerate.add(r.bad, r.path, where + field, expected, values,
+                             line=r.line(elem), obj=_object_of(where))
+        else:
+            r.bad.add(r.path, where + field, expected, values, line=r.line(elem))
         return None
     for lo, hi, side in ((0, 2, "width"), (1, 3, "height")):
         if not extent_ok(values[lo], values[hi]):  # type: ignore[arg-type]
@@ -323,6 +334,11 @@ def _box(r: _Reader, elem: ET.Element, keys: tuple[str, str, str, str], where: s
                       [values[lo], values[hi]], line=r.line(elem))
             return None
     return x1, y1, x2, y2  # type: ignore[return-value]
+
+
+def _object_of(where: str) -> str:
+    """The object a field is of: ``<object> 3`` of ``<object> 3 <robndbox>``."""
+    return " ".join(where.split()[:2])
 
 
 def _rotated(cx: float, cy: float, w: float, h: float, angle: float, clockwise: bool
@@ -342,8 +358,14 @@ def _valid_obb(r: _Reader, obb: np.ndarray | None, elem: ET.Element, where: str
     if obb is None:
         return None
     if not (np.abs(obb) <= 1e100).all() or not geometry.valid_polygons(obb[None])[0]:
-        r.bad.add(r.path, where, "a rotated box of positive area (corners in boundary order, "
-                  "within ±1e100)", np.round(obb, 3).tolist(), line=r.line(elem))
+        expected = "a rotated box of positive area (corners in boundary order, within ±1e100)"
+        found = np.round(obb, 3).tolist()
+        if (np.abs(obb) <= 1e100).all() and \
+                geometry.boundary_order(obb[None])[1][0] == geometry.QUAD_DEGENERATE:
+            r.degenerate.add(r.bad, r.path, where, expected, found, line=r.line(elem),
+                             obj=_object_of(where))
+        else:
+            r.bad.add(r.path, where, expected, found, line=r.line(elem))
         return None
     lo, hi = obb.min(axis=0).tolist(), obb.max(axis=0).tolist()
     for axis, side in ((0, "width"), (1, "height")):
@@ -380,9 +402,11 @@ class _Detection:
     obb: np.ndarray | None  # a rotated line's (None: a box line)
 
 
-def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
-                 ) -> list[_Detection]:
-    """The per-class result files of ``folder`` (see the module docstring)."""
+def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems,
+                 degenerate: Degenerate | None = None) -> list[_Detection]:
+    """The per-class result files of ``folder`` (see the module docstring); a line whose
+    box has zero area to ``degenerate`` (a problem, or left out)."""
+    degenerate = degenerate or Degenerate(False)
     if not folder.is_dir():
         bad.add(folder, "--results", "a folder of <class>.txt result files", "<not a folder>")
         return []
@@ -398,14 +422,14 @@ def read_results(folder: Path, vocab: set[str], stems: set[str], bad: Problems
                     "annotations (or --classes)", path.name)
             continue
         for n, raw in enumerate(read_text_lines(path, bad, "result file") or [], start=1):
-            found = _result_line(raw, path, n, cls, stems, bad)
+            found = _result_line(raw, path, n, cls, stems, bad, degenerate)
             if found is not None:
                 out.append(found)
     return out
 
 
-def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: Problems
-                 ) -> _Detection | None:
+def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: Problems,
+                 degenerate: Degenerate) -> _Detection | None:
     tokens = raw.split()
     if not tokens:
         return None
@@ -429,12 +453,17 @@ def _result_line(raw: str, path: Path, n: int, cls: str, stems: set[str], bad: P
     if len(coords) == 4:
         x1, y1, x2, y2 = coords
         if not (x2 > x1 and y2 > y1):
-            bad.add(path, "(box)", "xmax > xmin and ymax > ymin", coords, line=n)
+            if x2 >= x1 and y2 >= y1:  # zero width or height
+                degenerate.add(bad, path, "(box)", "xmax > xmin and ymax > ymin", coords,
+                               line=n)
+            else:
+                bad.add(path, "(box)", "xmax > xmin and ymax > ymin", coords, line=n)
             return None
         return _Detection(tokens[0], cls, score, (x1, y1, x2, y2), None)
     quad, status = geometry.boundary_order(np.array(coords).reshape(1, 4, 2))
     if status[0] == geometry.QUAD_DEGENERATE:
-        bad.add(path, "(quadrilateral)", "a quadrilateral with positive area", coords, line=n)
+        degenerate.add(bad, path, "(quadrilateral)", "a quadrilateral with positive area",
+                       coords, line=n)
         return None
     return _Detection(tokens[0], cls, score, None, quad[0])
 
@@ -449,7 +478,8 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
              results: Sequence[PathLike] = (), classes: PathLike | None = None,
              negatives: int | str = "all", seed: int = 0, difficult: str = "target",
              force: bool = False, link: bool = True, show_progress: bool = False,
-             command: str = "ovearth_core.convert.from_voc(...)") -> dict[str, Any]:
+             command: str = "ovearth_core.convert.from_voc(...)",
+             skip_degenerate: bool = False) -> dict[str, Any]:
     """Convert Pascal VOC / DIOR / HRSC2016 XML (and result folders) into a benchmark.
 
     Args:
@@ -462,6 +492,9 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         classes: a classes file (names, or ``<id> <name>``) fixing the vocabulary.
         negatives, seed, difficult: as :func:`~ovearth_core.convert.dota.from_dota`.
         force, link, show_progress: as :func:`~ovearth_core.convert.common.write_benchmark`.
+        skip_degenerate: leave objects (and result lines) whose box has zero area out,
+            each named in a warning and the folder's README, instead of refusing them
+            (``--skip-degenerate``; the spec refuses a box of zero area).
     """
     inputs = [p for p in (annotations, images, classes, *results) if p is not None]
     check_target(out, force, inputs)
@@ -481,13 +514,14 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     by_stem = images_by_stem(folder, bad)
     class_ids = read_classes(Path(classes), bad) if classes is not None else {}
     bad.raise_if_any()
-    parsed = [read_voc(path, by_stem, folder, class_ids, bad)
+    degenerate = Degenerate(skip_degenerate)
+    parsed = [read_voc(path, by_stem, folder, class_ids, bad, degenerate)
               for path in progress(files, "reading annotations", show_progress)]
     bad.raise_if_any()
     entries = [e for e in parsed if e is not None]
     vocab = sorted(set(class_ids.values()) | {o.category for e in entries for o in e.objects})
     found = {submission_name(f): read_results(Path(f), set(vocab), {e.stem for e in entries},
-                                               bad) for f in results}
+                                               bad, degenerate) for f in results}
     bad.raise_if_any()
     rotated, mixed = _oriented(entries)
     missing = MissingImages(folder)
@@ -495,7 +529,7 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
         if entry.image is None:
             missing.add(entry.name, "the XML's size")
     bench = Benchmark(command, inputs=inputs, source={"format": "VOC", "resample_unit": "image"},
-                      warnings=missing.warning(len(entries)) + mixed,
+                      warnings=missing.warning(len(entries)) + mixed + degenerate.warnings(),
                       skipped=_skipped(annotations, files, folder, by_stem, entries))
     queries = _add_queries(bench, entries, vocab, rotated, negatives, seed, difficult)
     for name, dets in found.items():
@@ -508,7 +542,9 @@ def from_voc(annotations: PathLike, images: PathLike | None, out: PathLike,
     hard = sum(o.difficult for e in entries for o in e.objects)
     bench.notes += [
         f"source: {len(files)} VOC / HRSC2016 XML files, {n_objects} objects ({hard} "
-        f"difficult), {len(vocab)} classes: {', '.join(vocab)}",
+        f"difficult" + (f"; {len(degenerate.objects)} more of zero area left out, "
+                        f"{SKIP_DEGENERATE}" if degenerate.objects else "")
+        + f"), {len(vocab)} classes: {', '.join(vocab)}",
         "each (image, class present) is a positive query, the absent classes negatives "
         + ("(all)" if negatives == "all" else f"({negatives} per image, seed {seed})"),
         "boxes as given (continuous coordinates, no VOC + 1); " + (
