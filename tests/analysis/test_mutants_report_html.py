@@ -10,7 +10,6 @@ smuggled in, and the text itself is there, as text, so the check cannot pass vac
 from __future__ import annotations
 
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import orjson
