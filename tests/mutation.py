@@ -3,6 +3,7 @@
     python tests/mutation.py ovearth_core/audit/fix.py            # its tests from MODULE_TESTS
     python tests/mutation.py ovearth_core/x.py tests/core/test_x.py ...   # or named here
     python tests/mutation.py ovearth_core/audit/fix.py --results  # survivors of the last run
+    python tests/mutation.py ovearth_core/audit/fix.py --survivors  # re-test only those
 
 mutmut reads its settings from ``pyproject.toml`` in the folder it runs in and keeps its
 work in ``mutants/`` there, so one module gets its own folder, ``.mutation/<module>/``:
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="mutants tested at once (default 2)")
     parser.add_argument("--results", action="store_true",
                         help="list the surviving mutants of the last run instead of running")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the survivors of the last run (after adding tests)")
     args = parser.parse_args(argv)
     module = Path(args.module).as_posix()
     if not (ROOT / module).is_file():
@@ -111,7 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     if args.results:
         return subprocess.run([*mutmut, "results"], cwd=folder, env=env, check=False).returncode
-    rc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children)],
+    names: list[str] = []
+    if args.survivors:
+        listed = subprocess.run([*mutmut, "results"], cwd=folder, env=env, check=False,
+                                capture_output=True, text=True).stdout
+        names = [line.split(":")[0].strip() for line in listed.splitlines()
+                 if line.strip().endswith(": survived")]
+        if not names:
+            print(f"{module}: no survivors to re-test")
+    rc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children), *names],
                         cwd=folder, env=env, check=False).returncode
     subprocess.run([*mutmut, "export-cicd-stats"], cwd=folder, env=env, check=False,
                    capture_output=True)

@@ -9,6 +9,7 @@ mutmut runs them for every mutant of the module.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from pathlib import Path
@@ -169,3 +170,60 @@ def test_a_wrong_class_object_moves_to_a_new_annotation_of_the_proposed_category
     assert anns["a1"]["bbox"] == []
     q2 = next(r for r in new["tasks"]["open_vocabulary"] if r["query_id"] == "q2")
     assert (q2["type"], q2["ann_id"]) == ("positive", "a1_audit_q2")
+
+
+def test_ranks_start_at_one_and_change_is_places_moved_up() -> None:
+    from report_fixtures import synthetic_result
+
+    good, bad = synthetic_result([0.9, 0.8]), synthetic_result([0.2, 0.1])
+    out = fix.rerank(["a", "b"], [good, bad], [bad, good])
+    rows = {r["name"]: r for r in out["rows"]}
+    assert (rows["a"]["rank_before"], rows["a"]["rank_after"], rows["a"]["change"]) == (1, 2, -1)
+    assert (rows["b"]["rank_before"], rows["b"]["rank_after"], rows["b"]["change"]) == (2, 1, 1)
+    assert [r["name"] for r in out["rows"]] == ["b", "a"]
+
+
+def test_without_a_ranked_metric_there_is_no_ranking() -> None:
+    from report_fixtures import synthetic_result
+
+    empty = synthetic_result([0.5])
+    empty["summary"]["seg"] = None
+    assert fix.rerank(["a"], [empty], [empty]) == {"metric": None, "rows": []}
+
+
+def test_a_refused_write_names_the_file_and_what_was_expected(tmp_path: Path) -> None:
+    gt = tmp_path / "gt.json"
+    gt.write_text("{}")
+    with pytest.raises(OVEarthInputError) as err:
+        fix.write_cleaned(gt, {}, gt)
+    (problem,) = err.value.problems
+    assert problem.file == str(gt.resolve()) and problem.field == "(file)"
+    assert "input" in problem.found or "input" in problem.expected
+
+
+def test_a_folder_on_the_way_that_is_a_file_is_named_with_what_was_found(tmp_path: Path
+                                                                       ) -> None:
+    gt = tmp_path / "gt.json"
+    gt.write_text("{}")
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(OVEarthInputError) as err:
+        fix.write_cleaned(gt, {}, tmp_path / "afile" / "out.json")
+    (problem,) = err.value.problems
+    assert (problem.file, problem.field, problem.expected, problem.found) == (
+        str(tmp_path / "afile"), "(file)", "a folder (links are not followed)",
+        "a regular file")
+
+
+def test_a_write_that_fails_names_the_file_and_the_systems_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    gt = tmp_path / "gt.json"
+    gt.write_text("{}")
+    monkeypatch.setattr(fix.files, "write_confined", full)
+    with pytest.raises(OVEarthInputError) as err:
+        fix.write_cleaned(gt, {}, tmp_path / "out.json")
+    (problem,) = err.value.problems
+    assert (problem.file, problem.field, problem.expected, problem.found) == (
+        str(tmp_path / "out.json"), "(file)", "a writable file", "No space left on device")
