@@ -227,3 +227,37 @@ def test_a_write_that_fails_names_the_file_and_the_systems_reason(
     (problem,) = err.value.problems
     assert (problem.file, problem.field, problem.expected, problem.found) == (
         str(tmp_path / "out.json"), "(file)", "a writable file", "No space left on device")
+
+
+def _flagged_doc(ann: dict[str, Any]) -> dict[str, Any]:
+    doc = _doc()
+    doc["annotations"][0] = {k: v for k, v in doc["annotations"][0].items()
+                             if k != "bbox"} | ann
+    return doc
+
+
+def test_flags_that_can_no_longer_pair_with_the_boxes_are_refused_with_the_lengths() -> None:
+    """Two box lists of different lengths: the fix edits the bbox objects and their flags,
+    and the oriented list of another length cannot pair with either afterwards."""
+    doc = _flagged_doc({"bbox": [[1, 1, 2, 2], [3, 3, 2, 2]],
+                        "oriented_bbox": [[[0, 0], [1, 0], [1, 1], [0, 1]]],
+                        "difficult": [1, 0]})
+    missing = {"kind": "missing", "query_id": "q1", "category": "plane", "bbox": [5, 5, 1, 1]}
+    with pytest.raises(OVEarthInputError) as err:
+        fix.cleaned(doc, "vocabulary", "bbox", [missing])
+    (problem,) = err.value.problems
+    assert (problem.field, problem.expected, problem.found) == (
+        "difficult", "annotation a1's box lists of one length after the fixes (one difficult "
+        "flag per object)", "lengths [1, 3]")
+
+
+def test_a_list_that_does_not_pair_with_an_empty_edited_one_is_left_as_it_was() -> None:
+    oriented = [[[0, 0], [1, 0], [1, 1], [0, 1]]]
+    doc = _flagged_doc({"bbox": [], "oriented_bbox": oriented})
+    doc["annotations"].append({"id": "a2", "image_path": "j.png", "width": 10, "height": 10,
+                               "category_name": "ship", "bbox": [[1, 1, 1, 1]],
+                               "oriented_bbox": [[[1, 1], [2, 1], [2, 2], [1, 2]]]})
+    missing = {"kind": "missing", "query_id": "q1", "category": "plane", "bbox": [5, 5, 1, 1]}
+    new = fix.cleaned(doc, "vocabulary", "bbox", [missing])
+    assert new["annotations"][0]["bbox"] == [[5.0, 5.0, 1.0, 1.0]]
+    assert new["annotations"][0]["oriented_bbox"] == oriented
