@@ -214,10 +214,14 @@ def test_a_folder_on_the_way_that_is_a_file_is_named_with_what_was_found(tmp_pat
         "a regular file")
 
 
+@pytest.mark.parametrize("error, reason", [
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device"),
+    (OSError("the disk went away"), "the disk went away"),   # no strerror: the message
+])
 def test_a_write_that_fails_names_the_file_and_the_systems_reason(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, reason: str) -> None:
     def full(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+        raise error
 
     gt = tmp_path / "gt.json"
     gt.write_text("{}")
@@ -226,7 +230,7 @@ def test_a_write_that_fails_names_the_file_and_the_systems_reason(
         fix.write_cleaned(gt, {}, tmp_path / "out.json")
     (problem,) = err.value.problems
     assert (problem.file, problem.field, problem.expected, problem.found) == (
-        str(tmp_path / "out.json"), "(file)", "a writable file", "No space left on device")
+        str(tmp_path / "out.json"), "(file)", "a writable file", reason)
 
 
 def _flagged_doc(ann: dict[str, Any]) -> dict[str, Any]:
