@@ -36,7 +36,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/audit/fix.py": ["tests/core/test_audit_fix.py",
                                   "tests/core/test_mutants_audit_fix.py"],
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
-                               "tests/analysis/test_export_geojson_crs.py"],
+                               "tests/analysis/test_export_geojson_crs.py",
+                               "tests/core/test_mutants_georef.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a

@@ -1,0 +1,65 @@
+"""Conventions of ``ovearth_core.georef`` that mutation testing found unpinned (issue 47):
+a rotated or sheared transform (every term of the affine map, rasterio's order, checked
+against ``rasterio.Affine``), and an annotation grid of another size (a pixel of the
+annotation is ``W / width`` image pixels wide, and the origin stays the top-left corner)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from rasterio import Affine
+
+from ovearth_core.georef import Georef
+
+# A rotated, sheared, non-square transform: no term is 0, 1 or another's negative.
+T = (0.7, -0.3, 500_000.0, 0.2, -0.9, 4_100_000.0)
+PIXELS = (np.array([0.0, 1.0, 0.0, 37.5, 400.0]), np.array([0.0, 0.0, 1.0, 12.25, 300.0]))
+
+
+def _ref(transform: tuple[float, ...], x: np.ndarray, y: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray]:
+    affine = Affine(*transform)
+    pts = [affine * (float(u), float(v)) for u, v in zip(x, y, strict=True)]
+    return np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+
+
+def test_to_map_is_rasterios_affine_with_rotation_terms() -> None:
+    g = Georef("EPSG:32631", "", 32631, T, 400, 300)
+    got = g.to_map(*PIXELS)
+    want = _ref(T, *PIXELS)
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-6)
+
+
+def test_an_overflow_or_nan_is_a_value_for_the_caller_never_a_warning() -> None:
+    """Callers check finiteness; the transform itself stays silent (warnings as errors)."""
+    g = Georef("EPSG:32631", "", 32631, (1e308, 0.0, 0.0, 0.0, 1.0, 0.0), 4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, y = g.to_map(np.array([10.0, np.inf]), np.array([0.0, np.nan]))
+    assert np.isinf(x[0]) and np.isnan(x[1]) and np.isnan(y[1])
+
+
+@pytest.mark.parametrize("width, height", [(200, 100), (800, 600), (400, 150)])
+def test_an_annotation_grid_of_another_size_maps_to_the_same_ground(width: int,
+                                                                    height: int) -> None:
+    """Annotation pixel (x, y) is image pixel (x * 400 / width, y * 300 / height)."""
+    g = Georef("EPSG:32631", "", 32631, T, 400, 300)
+    framed = g.in_frame(width, height)
+    assert (framed.width, framed.height) == (width, height)
+    x, y = PIXELS
+    got = framed.to_map(x, y)
+    want = _ref(T, x * 400 / width, y * 300 / height)
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-6)
+
+
+def test_the_same_grid_or_an_unknown_image_size_keeps_the_transform() -> None:
+    g = Georef("EPSG:32631", "", 32631, T, 400, 300)
+    assert g.in_frame(400, 300) == g
+    unknown = Georef("EPSG:32631", "", 32631, T, 0, 0)
+    assert unknown.in_frame(200, 100) == unknown
+    half = Georef("EPSG:32631", "", 32631, T, 400, 0)
+    assert half.in_frame(200, 100) == half
