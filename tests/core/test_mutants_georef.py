@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rasterio import Affine
 
-from ovearth_core.georef import Georef
+from ovearth_core.georef import Georef, NoLonLat, _one_turn
 
 # A rotated, sheared, non-square transform: no term is 0, 1 or another's negative.
 T = (0.7, -0.3, 500_000.0, 0.2, -0.9, 4_100_000.0)
@@ -63,3 +63,38 @@ def test_the_same_grid_or_an_unknown_image_size_keeps_the_transform() -> None:
     assert unknown.in_frame(200, 100) == unknown
     half = Georef("EPSG:32631", "", 32631, T, 400, 0)
     assert half.in_frame(200, 100) == half
+
+
+@pytest.mark.parametrize("ring, want", [
+    ([10.0, 20.0], [10.0, 20.0]),
+    ([190.0, 200.0], [-170.0, -160.0]),           # one turn east: back by 360
+    ([-190.0, -185.0], [170.0, 175.0]),           # one turn west
+    ([-181.0, -180.5], [179.0, 179.5]),           # just past -180
+    ([550.0, 560.0], [-170.0, -160.0]),           # two turns
+    ([-180.0, -170.0], [-180.0, -170.0]),         # on the line: inside [-180, 180]
+    ([170.0, 180.0], [170.0, 180.0]),
+])
+def test_each_ring_is_shifted_by_whole_turns_into_the_range(ring: list[float],
+                                                             want: list[float]) -> None:
+    out = _one_turn(np.array([ring]), "EPSG:4326")
+    np.testing.assert_allclose(out, [want], rtol=0, atol=1e-9)
+
+
+def test_rings_are_shifted_each_by_its_own_turns() -> None:
+    rings = np.array([[10.0, 20.0], [190.0, 200.0], [-190.0, -185.0]])
+    out = _one_turn(rings, "EPSG:4326")
+    np.testing.assert_allclose(out, [[10, 20], [-170, -160], [170, 175]], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("ring, shown", [
+    ([170.0, 190.0], "170° to 190°"),              # across +180
+    ([-180.0, 180.0], "-180° to 180°"),            # wider than half a turn
+    ([-180.5, -170.5], "-180.5° to -170.5°"),      # across -180
+])
+def test_a_ring_across_the_antimeridian_is_refused_naming_its_longitudes(
+        ring: list[float], shown: str) -> None:
+    with pytest.raises(NoLonLat) as err:
+        _one_turn(np.array([[10.0, 20.0], ring]), "EPSG:4326")
+    assert str(err.value) == (
+        f"a box crossing the antimeridian in EPSG:4326 (longitudes {shown}; RFC 7946 asks "
+        "for such a polygon cut in two, which this export does not do)")
