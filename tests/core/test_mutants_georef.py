@@ -71,6 +71,8 @@ def test_the_same_grid_or_an_unknown_image_size_keeps_the_transform() -> None:
     ([-190.0, -185.0], [170.0, 175.0]),           # one turn west
     ([-181.0, -180.5], [179.0, 179.5]),           # just past -180
     ([550.0, 560.0], [-170.0, -160.0]),           # two turns
+    ([1262.0, 1263.0], [-178.0, -177.0]),         # four turns, just past the fourth
+    ([0.0, 180.0], [0.0, 180.0]),                 # exactly half a turn wide: kept
     ([-180.0, -170.0], [-180.0, -170.0]),         # on the line: inside [-180, 180]
     ([170.0, 180.0], [170.0, 180.0]),
 ])
@@ -90,6 +92,8 @@ def test_rings_are_shifted_each_by_its_own_turns() -> None:
     ([170.0, 190.0], "170° to 190°"),              # across +180
     ([-180.0, 180.0], "-180° to 180°"),            # wider than half a turn
     ([-180.5, -170.5], "-180.5° to -170.5°"),      # across -180
+    ([-100.0, 80.5], "-100° to 80.5°"),            # just over half a turn wide
+    ([170.0, 180.5], "170° to 180.5°"),            # just across +180
 ])
 def test_a_ring_across_the_antimeridian_is_refused_naming_its_longitudes(
         ring: list[float], shown: str) -> None:
