@@ -1,0 +1,145 @@
+"""Mutation testing of one module with mutmut (issue 47; docs/tests.md, "Mutation testing").
+
+    python tests/mutation.py ovearth_core/audit/fix.py            # its tests from MODULE_TESTS
+    python tests/mutation.py ovearth_core/x.py tests/core/test_x.py ...   # or named here
+    python tests/mutation.py ovearth_core/audit/fix.py --results  # survivors of the last run
+    python tests/mutation.py ovearth_core/audit/fix.py --survivors  # re-test only those
+
+mutmut reads its settings from ``pyproject.toml`` in the folder it runs in and keeps its
+work in ``mutants/`` there, so one module gets its own folder, ``.mutation/<module>/``:
+links to the repository's files, and a ``pyproject.toml`` whose ``[tool.mutmut]`` is the
+project's plus ``only_mutate`` (this module) and the module's test files added to
+``pytest_add_cli_args_test_selection``. mutmut runs those tests once to learn which test
+calls which function, then each mutant runs only the tests that call its function. A second
+run of the same module re-tests only the functions that changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+
+# The tests a developer runs for each module (the ones that exercise it directly).
+MODULE_TESTS: dict[str, list[str]] = {
+    "ovearth_core/files.py": ["tests/core/test_files.py", "tests/core/test_write_path.py",
+                              "tests/core/test_mutants_files.py"],
+    "ovearth_core/report/html.py": ["tests/analysis/test_mutants_report_html.py"],
+    "ovearth_core/audit/fix.py": ["tests/core/test_audit_fix.py",
+                                  "tests/core/test_mutants_audit_fix.py"],
+    "ovearth_core/georef.py": ["tests/core/test_gsd.py",
+                               "tests/analysis/test_export_geojson_crs.py",
+                               "tests/core/test_mutants_georef.py"],
+    "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
+}
+# Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
+# subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
+# (docs/tests.md, "Mutation testing").
+
+# Entries of the repository the tests read besides the code and the tests themselves.
+LINKED = ("ovearth_core", "pages", "tests", "assets", "benchmarks", "docs", ".streamlit",
+          "app.py", "README.md", "CONTRIBUTING.md", "requirements.txt")
+
+
+def _toml_value(value: object) -> str:
+    """A TOML literal of a string, number, boolean or list of them (JSON's spelling of
+    these is TOML's, except for booleans, which json also spells true/false)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def module_config(module: str, tests: list[str]) -> str:
+    """The project's ``pyproject.toml`` with ``[tool.mutmut]`` narrowed to ``module`` and
+    ``tests``."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    table = dict(tomllib.loads(text)["tool"]["mutmut"])
+    table["only_mutate"] = [module]
+    table["pytest_add_cli_args_test_selection"] = (
+        list(table.get("pytest_add_cli_args_test_selection", [])) + tests)
+    body = "".join(f"{key} = {_toml_value(value)}\n" for key, value in table.items())
+    head, sep, rest = text.partition("[tool.mutmut]\n")
+    if not sep:
+        raise SystemExit("pyproject.toml has no [tool.mutmut] table")
+    following = re.search(r"^\[", rest, flags=re.MULTILINE)
+    tail = rest[following.start():] if following else ""
+    return f"{head}[tool.mutmut]\n{body}\n{tail}"
+
+
+def prepare(module: str, tests: list[str]) -> Path:
+    """``.mutation/<module>/``: links to the repository's entries and the narrowed
+    ``pyproject.toml`` (rewritten only when it changes, so mutmut keeps its results)."""
+    folder = WORK / module.removesuffix(".py").replace("/", ".")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in LINKED:
+        link = folder / name
+        if (ROOT / name).exists() and not link.is_symlink():
+            link.symlink_to(ROOT / name)
+    config = module_config(module, tests)
+    target = folder / "pyproject.toml"
+    if not target.exists() or target.read_text(encoding="utf-8") != config:
+        target.write_text(config, encoding="utf-8")
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python tests/mutation.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("module", help="the file to mutate, e.g. ovearth_core/audit/fix.py")
+    parser.add_argument("tests", nargs="*",
+                        help="test files (default: the module's line in MODULE_TESTS)")
+    parser.add_argument("--max-children", type=int, default=2,
+                        help="mutants tested at once (default 2)")
+    parser.add_argument("--results", action="store_true",
+                        help="list the surviving mutants of the last run instead of running")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the survivors of the last run (after adding tests)")
+    args = parser.parse_args(argv)
+    module = Path(args.module).as_posix()
+    if not (ROOT / module).is_file():
+        parser.error(f"{module}: no such file in {ROOT}")
+    tests = args.tests or MODULE_TESTS.get(module)
+    if not tests:
+        parser.error(f"{module} has no tests in MODULE_TESTS: name them after the module")
+    folder = prepare(module, tests)
+    mutmut = [sys.executable, "-m", "mutmut"]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if args.results:
+        return subprocess.run([*mutmut, "results"], cwd=folder, env=env, check=False).returncode
+    names: list[str] = []
+    if args.survivors:
+        listed = subprocess.run([*mutmut, "results"], cwd=folder, env=env, check=False,
+                                capture_output=True, text=True).stdout
+        names = [line.split(":")[0].strip() for line in listed.splitlines()
+                 if line.strip().endswith(": survived")]
+        if not names:
+            print(f"{module}: no survivors to re-test")
+    rc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children), *names],
+                        cwd=folder, env=env, check=False).returncode
+    subprocess.run([*mutmut, "export-cicd-stats"], cwd=folder, env=env, check=False,
+                   capture_output=True)
+    stats = folder / "mutants" / "mutmut-cicd-stats.json"
+    if stats.exists():
+        print(score_line(module, json.loads(stats.read_text(encoding="utf-8"))))
+    return rc
+
+
+def score_line(module: str, stats: dict[str, int]) -> str:
+    """The module's score as docs/tests.md reports it: killed (by a test or a timeout) over
+    the mutants that some test runs (mutants no test reaches count as survivors)."""
+    killed = stats.get("killed", 0) + stats.get("timeout", 0)
+    tried = killed + stats.get("survived", 0) + stats.get("no_tests", 0)
+    score = f"{killed / tried:.0%}" if tried else "–"
+    return (f"{module}: {killed} killed of {tried} ({score}); survived "
+            f"{stats.get('survived', 0)}, no tests {stats.get('no_tests', 0)}, "
+            f"skipped {stats.get('skipped', 0)}, suspicious {stats.get('suspicious', 0)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
