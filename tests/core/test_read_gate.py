@@ -185,13 +185,25 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the one rasterio opener (GDAL opens by name): called with paths the gate let "
         "through (image_paths.resolve_image_path inside the images folder, "
         "convert.source_files); checks a regular file first, GTiff driver only",
-    # -- the hosted scorer: the participant's archive is the root
-    ("ovearth_core/hosting/scorer.py", "find_submission"):
-        "walks the unpacked archive (folder links not followed); the file found is read "
-        "by read_submission without following links: a link in the archive is refused",
-    ("ovearth_core/hosting/scorer.py", "unzipped_submission"):
-        "the upload EvalAI hands over; the one member read within the size cap, written "
-        "under a checked name (entries never become paths)",
+    # -- the hosted scorer: the participant's archive is the root (hosting/archive.py is the
+    # scorer's own gate: docs/hosting.md "A participant's archive")
+    ("ovearth_core/hosting/archive.py", "find_json"):
+        "walks the unpacked archive without recursion or following links, within the entry "
+        "and depth limits; the one JSON found is read without following links",
+    ("ovearth_core/hosting/archive.py", "declared_entries"):
+        "reads the upload's end-of-central-directory record (the entry count) before "
+        "Python parses the zip: the archive EvalAI hands over, not a user-named path",
+    ("ovearth_core/hosting/archive.py", "read_json_member"):
+        "the upload EvalAI hands over; every entry checked (encryption, method, names, "
+        "links, duplicates), the one member inflated within the size cap, entries never "
+        "become paths",
+    # -- names only, nothing read
+    ("ovearth_core/convert/voc.py", "_skipped"):
+        "lists the names of the annotations folder's entries that are not converted, so "
+        "the summary can say so; none of them is opened (the .xml files come from "
+        "source_files, through the gate)",
+    ("ovearth_core/analysis/leaderboard.py", "_rank_code"):
+        "the package's own analysis/*.py files (the rank cache's code digest)",
 }
 
 
