@@ -5,6 +5,7 @@ ship overlaps its neighbours) and four small vehicles; ``D0002``: three ships, t
 vehicles and a large vehicle. ``model_a`` finds most ships (a few dropped, a few doubled),
 boxes two small vehicles of ``D0001`` as large vehicles (class confusion; ``large-vehicle``
 is absent from ``D0001``, a negative query) and the rest right. ``model_b`` drops more.
+Each model writes Task1 (oriented) and Task2 (upright box) files of the same detections.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def write_dense_dota(root: Path) -> Path:
             rows[c.replace("_", "-")].append(f"D0002 0.9000 {_line(q)}")
         for cat, lines in rows.items():
             (folder / f"Task1_{cat}.txt").write_text("".join(f"{t}\n" for t in lines))
+            # The same detections as DOTA Task2 boxes (boxes come from Task2 files only,
+            # issue 46): each is an upright rectangle written from its top-left corner, so
+            # its box is vertices 1 and 3: image score x1 y1 x3 y3.
+            task2 = [" ".join(t.split()[i] for i in (0, 1, 2, 3, 6, 7)) for t in lines]
+            (folder / f"Task2_{cat}.txt").write_text("".join(f"{t}\n" for t in task2))
         results.append(folder)
     out = root / "bench"
     from_dota(src / "labelTxt", src / "images", out, results)

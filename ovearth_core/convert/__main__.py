@@ -85,10 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(instances and results are read beside it)")
     _common(p, "folder the images' file_name paths are relative to")
 
-    p = sub.add_parser("from-dota", help="DOTA labelTxt (+ Task1 results) to a benchmark")
+    p = sub.add_parser("from-dota", help="DOTA labelTxt (+ Task1 / Task2 results) to a benchmark")
     p.add_argument("--labels", required=True, help="folder of <image>.txt label files")
     p.add_argument("--results", action="append", default=[], metavar="DIR",
-                   help="folder of Task1_<class>.txt files (repeatable; named after the folder)")
+                   help="folder of Task1_<class>.txt (oriented boxes) and / or "
+                   "Task2_<class>.txt (boxes) files (repeatable; named after the folder)")
     p.add_argument("--negatives", type=_negatives, default="all", metavar="N|all",
                    help="negative queries per image (default all absent classes)")
     p.add_argument("--seed", type=int, default=0, help="seed of the negative sampling")

@@ -1,4 +1,5 @@
-"""DOTA ``labelTxt`` annotations and Task1 results to an OVEarth benchmark (``from-dota``).
+"""DOTA ``labelTxt`` annotations and Task1 / Task2 results to an OVEarth benchmark
+(``from-dota``).
 
 DOTA format (v1.0, v1.5 and v2.0 alike; captain-whu.github.io/DOTA): one UTF-8 text file per
 image, named after it (``P0001.txt`` for ``P0001.png``), with optional header lines
@@ -12,6 +13,14 @@ a category name without spaces and ``difficult`` 0 or 1. Task1 (oriented) result
 file per category, ``Task1_<category>.txt``, one detection per line::
 
     image_name score x1 y1 x2 y2 x3 y3 x4 y4
+
+and Task2 (horizontal) results ``Task2_<category>.txt``, one detection per line::
+
+    image_name score xmin ymin xmax ymax
+
+A modality a source does not have is absent, not invented: Task1 results give a submission's
+oriented boxes only, Task2 results its (axis-aligned) boxes; a submission with Task1 files only
+has no ``bbox`` predictions (no envelope stands in for a box the detector never gave).
 
 Each (image, category present) becomes a positive open-vocabulary query (phrase: the category
 with ``-`` and ``_`` as spaces); its annotation holds the objects as oriented boxes, their
@@ -71,6 +80,8 @@ from .common import (
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:(.*)$", re.IGNORECASE)
 _CLASS = re.compile(r"^[^\s]+$")
 QUAD_FIELDS = "x1 y1 x2 y2 x3 y3 x4 y4"
+BOX_FIELDS = "xmin ymin xmax ymax"
+TASKS = {1: "oriented_bbox", 2: "bbox"}  # DOTA's task number: the modality its results give
 _NOTES = {
     geometry.QUAD_REORDERED: "self-crossing vertex orders re-sorted",
 }
@@ -229,6 +240,47 @@ def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     return out
 
 
+def parse_task2_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
+                      ) -> list[tuple[str, float, int]]:
+    """Detections of one ``Task2_<category>.txt`` file: ``(image, score, quad index)``, each
+    box ``xmin ymin xmax ymax`` kept in ``quads`` as its four corners (clockwise on screen,
+    from the top left), so that chip mapping and merging treat both tasks alike."""
+    out = []
+    names = BOX_FIELDS.split()
+    for n, raw in enumerate(lines, start=1):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        if len(tokens) != 6:
+            bad.add(path, "(detection)", f"6 fields: image_name score {BOX_FIELDS}",
+                    f"<{len(tokens)} fields: {raw.strip()[:60]!r}>", line=n)
+            continue
+        score = _number(tokens[1])
+        if score is None:
+            bad.add(path, "score", "a finite number", tokens[1], line=n)
+            continue
+        values = [_number(t) for t in tokens[2:]]
+        wrong = [name for name, v in zip(names, values, strict=True) if v is None]
+        if wrong:
+            bad.add(path, wrong[0], "a finite number", tokens[2 + names.index(wrong[0])],
+                    line=n)
+            continue
+        far = far_out(values)  # type: ignore[arg-type]
+        if far is not None:
+            bad.add(path, names[far], COORDINATE, tokens[2 + far], line=n)
+            continue
+        x0, y0, x1, y1 = values
+        if not x1 > x0:  # type: ignore[operator]
+            bad.add(path, "xmax", "a number above xmin", tokens[4], line=n)
+            continue
+        if not y1 > y0:  # type: ignore[operator]
+            bad.add(path, "ymax", "a number above ymin", tokens[5], line=n)
+            continue
+        out.append((tokens[0], score, len(quads.points)))
+        quads.add([x0, y0, x1, y0, x1, y1, x0, y1], path, n)  # type: ignore[list-item]
+    return out
+
+
 def normalise(quads: Quads, bad: Problems, degenerate: Degenerate | None = None,
               labels: frozenset[int] = frozenset()) -> tuple[np.ndarray, dict[int, int]]:
     """Valid oriented boxes ``(N, 4, 2)`` of all quadrilaterals read, and how many of each
@@ -255,7 +307,8 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
               merge_chips: bool = False, chip_size: int | None = None,
               chip_gap: int | None = None, sizes: PathLike | None = None,
               skip_degenerate: bool = False) -> dict[str, Any]:
-    """Convert a DOTA split (``labelTxt`` folder, images, Task1 results) into a benchmark.
+    """Convert a DOTA split (``labelTxt`` folder, images, Task1 / Task2 results) into a
+    benchmark.
 
     Args:
         labels: the folder of ``<image>.txt`` label files (one per image).
@@ -263,8 +316,9 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
             image missing: converted numbers-only, the size from ``sizes``, else the chips'
             names (with ``merge_chips``), else the labels' extent, with a warning.
         out: the benchmark folder to write.
-        results: folders of ``Task1_<category>.txt`` files; each becomes a submission named
-            after its folder.
+        results: folders of ``Task1_<category>.txt`` files (its oriented boxes) and / or
+            ``Task2_<category>.txt`` files (its boxes); each becomes a submission named after
+            its folder.
         negatives: negative queries per image: ``"all"`` absent categories or N (seeded).
         seed: seed of the negative sampling.
         classes: extra category names of the vocabulary (beyond those in the files).
@@ -307,11 +361,13 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     quads = Quads([], [], [])
     objects, found, metas = _read_labels(files, by_stem, quads, bad, show_progress)
     scenes = {path.stem for path in files}
-    detections = {}
+    detections: dict[str, dict[int, list[Detection]]] = {}
     reader = _read_chip_results if merge_chips else _read_results
     for folder in results:
-        detections[submission_name(folder)] = reader(Path(folder), quads, scenes, bad,
-                                                      show_progress)
+        name = submission_name(folder)
+        listed_files = task_files(Path(folder), bad)
+        detections[name] = {task: reader(paths, task, quads, scenes, bad, show_progress)
+                            for task, paths in listed_files.items()}
     missing = MissingImages(images)
     image_sizes = _sizes(files, found, given, objects, quads, detections, chip_size, images,
                          missing, bad)
@@ -323,13 +379,14 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
         gone = set(np.flatnonzero(np.isnan(arrays).any(axis=(1, 2))).tolist())
         n_gone = sum(o.index in gone for o in objects)
         objects = [o for o in objects if o.index not in gone]
-        detections = {name: [d for d in found if d.index not in gone]
-                      for name, found in detections.items()}
+        detections = {name: {task: [d for d in found if d.index not in gone]
+                             for task, found in by_task.items()}
+                      for name, by_task in detections.items()}
     split = _split(detections, image_sizes, chip_size, chip_gap) if merge_chips else None
     merged = _merge_chips(detections, arrays) if merge_chips else {}
     boxes = Boxes(arrays.tolist(), _envelopes(arrays))
     vocab = sorted({o.category for o in objects} | set(classes)
-                   | {d.category for found in detections.values() for d in found})
+                   | {d.category for found in _all(detections) for d in found})
     # One query per (image, class): the queries of an image are not independent.
     bench = Benchmark(command, inputs=inputs, source={"format": "DOTA", "resample_unit": "image"},
                       warnings=missing.warning(len(files)) + degenerate.warnings())
@@ -343,10 +400,10 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     bench.notes += _notes(files, objects, vocab, outcome, negatives, seed, difficult, dropped)
     if degenerate.objects:
         bench.notes[0] += (f"; {n_gone:,} more of zero area left out ({SKIP_DEGENERATE})")
-    bench.notes += [f"predictions/{name}.json: {n:,} detections on ImgSplit chips mapped to "
-                    f"their scenes and merged per scene and class by polygon NMS at "
+    bench.notes += [f"predictions/{name}.json: {n:,} Task{task} detections on ImgSplit chips "
+                    f"mapped to their scenes and merged per scene and class by polygon NMS at "
                     f"{chips.NMS_IOU} (DOTA_devkit mergebypoly): {kept:,} kept, each with its "
-                    "chips" for name, (n, kept) in merged.items()]
+                    "chips" for (name, task), (n, kept) in merged.items() if n]
     write_benchmark(bench, out, force, link, show_progress)
     return {**bench.counts(), "vertex_order": {_label(k): v for k, v in outcome.items()},
             "dropped_results": dropped}
@@ -377,7 +434,7 @@ def _read_labels(files: list[Path], by_stem: dict[str, Path], quads: Quads, bad:
 
 def _sizes(files: list[Path], found: dict[str, tuple[int, int]],
            given: dict[str, tuple[int, int]], objects: list[DotaObject], quads: Quads,
-           detections: dict[str, list[Detection]], chip_size: int | None,
+           detections: dict[str, dict[int, list[Detection]]], chip_size: int | None,
            images: Path | None, missing: MissingImages, bad: Problems
            ) -> dict[str, tuple[int, int]]:
     """Every scene's size: its image's, else the sizes file's, else its chips' (the border
@@ -419,10 +476,16 @@ def _sizes(files: list[Path], found: dict[str, tuple[int, int]],
     return out
 
 
-def _chip_names(detections: dict[str, list[Detection]]) -> dict[str, list[str]]:
-    """The distinct chip names of every submission's detections, per scene."""
+def _all(detections: dict[str, dict[int, list[Detection]]]) -> Iterator[list[Detection]]:
+    """Every submission's detections, task by task."""
+    for by_task in detections.values():
+        yield from by_task.values()
+
+
+def _chip_names(detections: dict[str, dict[int, list[Detection]]]) -> dict[str, list[str]]:
+    """The distinct chip names of every submission's detections (both tasks), per scene."""
     names: dict[str, set[str]] = defaultdict(set)
-    for found in detections.values():
+    for found in _all(detections):
         for d in found:
             if getattr(d, "chip", None):
                 names[d.image].add(d.chip)  # type: ignore[attr-defined]
@@ -440,7 +503,7 @@ def _check_split(chip_size: int | None, chip_gap: int | None) -> None:
                    "(ImgSplit's gap)", chip_gap)
 
 
-def _split(detections: dict[str, list[Detection]], sizes: dict[str, tuple[int, int]],
+def _split(detections: dict[str, dict[int, list[Detection]]], sizes: dict[str, tuple[int, int]],
            chip_size: int | None, chip_gap: int | None) -> chips.SplitSettings:
     """The split settings to record: the flags, else the side the chip names give (every
     submission's), else ImgSplit's default."""
@@ -452,15 +515,17 @@ def _split(detections: dict[str, list[Detection]], sizes: dict[str, tuple[int, i
     return chips.SplitSettings(side, chip_gap, "chip names")
 
 
-def _merge_chips(detections: dict[str, list[Detection]], arrays: np.ndarray
-                 ) -> dict[str, tuple[int, int]]:
-    """Each submission's chip detections merged per scene and class in place
-    (:func:`.chips.merge`); per submission, how many were read and how many kept."""
+def _merge_chips(detections: dict[str, dict[int, list[Detection]]], arrays: np.ndarray
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
+    """Each submission's chip detections merged per task, scene and class in place
+    (:func:`.chips.merge`; a Task2 box as its rectangle); per (submission, task), how many
+    were read and how many kept."""
     merged = {}
-    for name, found in detections.items():
-        detections[name] = [Detection(d.image, d.category, d.score, d.index, kept_chips)
-                            for d, kept_chips in chips.merge(found, arrays)]
-        merged[name] = (len(found), len(detections[name]))
+    for name, by_task in detections.items():
+        for task, found in by_task.items():
+            by_task[task] = [Detection(d.image, d.category, d.score, d.index, kept_chips)
+                             for d, kept_chips in chips.merge(found, arrays)]
+            merged[(name, task)] = (len(found), len(by_task[task]))
     return merged
 
 
@@ -518,31 +583,48 @@ def submission_name(folder: PathLike) -> str:
     return name
 
 
-def task1_results(folder: Path, quads: Quads, bad: Problems, show: bool
-                  ) -> Iterator[tuple[Path, str, str, float, int]]:
-    """``(file, category, image_name, score, index into quads)`` of every line of the
-    ``Task1_<category>.txt`` files of ``folder`` (problems to ``bad``: no folder, no file,
-    a file without a category, a bad line)."""
+def task_files(folder: Path, bad: Problems) -> dict[int, list[Path]]:
+    """The ``Task1_<category>.txt`` and ``Task2_<category>.txt`` files of a results folder,
+    per task, each listing through the gate (:func:`~.common.source_files`); problems to
+    ``bad``: no folder, no result file of either task."""
     if not folder.is_dir():
-        bad.add(folder, "--results", "a folder of Task1_<category>.txt files", "<not a folder>")
-        return
-    files = source_files(folder, bad, "Task1_*.txt")
-    if not files and not bad:
-        bad.add(folder, "--results", "Task1_<category>.txt files", "<none>")
-    for path in progress(files, f"reading {folder.name}", show):
-        cat = path.stem[len("Task1_"):]
+        bad.add(folder, "--results", "a folder of Task1_<category>.txt and / or "
+                "Task2_<category>.txt files", "<not a folder>")
+        return {}
+    before = len(bad.items)
+    out = {task: source_files(folder, bad, f"Task{task}_*.txt") for task in TASKS}
+    if not any(out.values()) and len(bad.items) == before:
+        bad.add(folder, "--results", "Task1_<category>.txt and / or Task2_<category>.txt "
+                "files", "<none>")
+    return out
+
+
+def task_results(files: list[Path], task: int, quads: Quads, bad: Problems, show: bool
+                 ) -> Iterator[tuple[Path, str, str, float, int]]:
+    """``(file, category, image_name, score, index into quads)`` of every line of the
+    ``Task<task>_<category>.txt`` files ``files`` (problems to ``bad``: a file without a
+    category, a bad line)."""
+    parse = parse_task1_lines if task == 1 else parse_task2_lines
+    prefix = f"Task{task}_"
+    for path in progress(files, f"reading {_folder_of(files)} (Task{task})", show):
+        cat = path.stem[len(prefix):]
         if not cat:
-            bad.add(path, "(file name)", "Task1_<category>.txt", path.name)
+            bad.add(path, "(file name)", f"{prefix}<category>.txt", path.name)
             continue
-        lines = read_text_lines(path, bad, "DOTA Task1 result file")
-        for image, score, k in parse_task1_lines(lines or [], path, quads, bad):
+        lines = read_text_lines(path, bad, f"DOTA Task{task} result file")
+        for image, score, k in parse(lines or [], path, quads, bad):
             yield path, cat, image, score, k
 
 
-def _read_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
-                  show: bool) -> list[Detection]:
+def _folder_of(files: list[Path]) -> str:
+    """The name of the folder ``files`` are in (for progress), ``""`` for none."""
+    return files[0].parent.name if files else ""
+
+
+def _read_results(files: list[Path], task: int, quads: Quads, scenes: Collection[str],
+                  bad: Problems, show: bool) -> list[Detection]:
     out = []
-    for path, cat, image, score, k in task1_results(folder, quads, bad, show):
+    for path, cat, image, score, k in task_results(files, task, quads, bad, show):
         if image not in scenes:
             bad.add(path, "image_name", "the name of an image with a label file",
                     image, line=quads.lines[k])
@@ -551,17 +633,20 @@ def _read_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Prob
     return out
 
 
-def _read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad: Problems,
-                       show: bool) -> list[chips.ChipDetection]:
-    """The ``Task1_<category>.txt`` files of ``folder``, on ImgSplit chips (:mod:`.chips`):
-    each quadrilateral mapped to its scene (``(v + offset) / rate``) in ``quads`` in place.
+def _read_chip_results(files: list[Path], task: int, quads: Quads, scenes: Collection[str],
+                       bad: Problems, show: bool) -> list[chips.ChipDetection]:
+    """The ``Task<task>_<category>.txt`` files ``files``, on ImgSplit chips (:mod:`.chips`):
+    each quadrilateral (a Task2 box: its corners) mapped to its scene
+    (``(v + offset) / rate``) in ``quads`` in place.
 
     Problems go to ``bad`` (file, line, ``image_name``): a name that is no chip name, or a
     chip of a scene with no label file.
     """
     out = []
     names: dict[str, tuple[str, float, int, int] | str] = {}  # a chip's lines share its name
-    for path, cat, name, score, k in task1_results(folder, quads, bad, show):
+    fields = QUAD_FIELDS.split() if task == 1 else [
+        BOX_FIELDS.split()[i] for i in (0, 1, 2, 1, 2, 3, 0, 3)]  # the corners' fields
+    for path, cat, name, score, k in task_results(files, task, quads, bad, show):
         line = quads.lines[k]
         if name not in names:
             try:
@@ -580,7 +665,7 @@ def _read_chip_results(folder: Path, quads: Quads, scenes: Collection[str], bad:
         mapped = [(v + (x if i % 2 == 0 else y)) / rate for i, v in enumerate(quads.points[k])]
         far = far_out(mapped)
         if far is not None:
-            bad.add(path, QUAD_FIELDS.split()[far], f"{COORDINATE}, once mapped to the scene "
+            bad.add(path, fields[far], f"{COORDINATE}, once mapped to the scene "
                     f"((value + offset) / rate = {mapped[far]:g})",
                     quads.points[k][far], line=line)
             continue
@@ -618,24 +703,31 @@ def _add_annotation(bench: Benchmark, ann_id: str, image_path: str, size: tuple[
                          [boxes.obb[o.index] for o in targets], **extra)
 
 
-def _submission(found: list[Detection], queries: dict[tuple[str, str], str],
+def _submission(found: dict[int, list[Detection]], queries: dict[tuple[str, str], str],
                 boxes: Boxes) -> tuple[dict[str, list[dict[str, Any]]], int]:
-    per_query: dict[tuple[str, str], list[Detection]] = defaultdict(list)
+    """The rows of one submission: oriented boxes from its Task1 detections only, boxes
+    from its Task2 detections only (a task it has no file of gives none); how many
+    detections were on no query."""
+    per_query: dict[tuple[str, str, int], list[Detection]] = defaultdict(list)
     dropped = 0
-    for d in found:
-        if (d.image, d.category) in queries:
-            per_query[(d.image, d.category)].append(d)
-        else:
-            dropped += 1
+    for task, dets in found.items():
+        for d in dets:
+            if (d.image, d.category) in queries:
+                per_query[(d.image, d.category, task)].append(d)
+            else:
+                dropped += 1
     rows = []
     for key, qid in queries.items():
-        dets = per_query.get(key, [])
         hbb, obb = [], []
-        for d in dets:
-            x, y, w, h = boxes.xywh[d.index]
+        for d in per_query.get((*key, 1), []):
             chip = {"chips": list(d.chips)} if d.chips else {}
-            hbb.append({"bbox": [x, y, x + w, y + h], "score": d.score, **chip})
             obb.append({"polygon": boxes.obb[d.index], "score": d.score, **chip})
+        for d in per_query.get((*key, 2), []):
+            corners = boxes.obb[d.index]  # the box's own corners: its numbers, exactly
+            xs, ys = [p[0] for p in corners], [p[1] for p in corners]
+            chip = {"chips": list(d.chips)} if d.chips else {}
+            hbb.append({"bbox": [min(xs), min(ys), max(xs), max(ys)], "score": d.score,
+                        **chip})
         rows.append(prediction_row(qid, "phrase", phrase_of(key[1]), None, hbb, obb))
     return {"open_vocabulary": rows}, dropped
 

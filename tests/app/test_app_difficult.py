@@ -26,6 +26,8 @@ def _bench(root: Path) -> Dataset:
         "80 60 120 60 120 90 80 90 ship 1\n")
     (src / "results" / "model" / "Task1_ship.txt").write_text(
         "P1 0.9 10 10 40 10 40 30 10 30\n")
+    # Boxes come from DOTA Task2 files only (issue 46): the same detection, upright.
+    (src / "results" / "model" / "Task2_ship.txt").write_text("P1 0.9 10 10 40 30\n")
     out = root / "bench"
     from_dota(src / "labelTxt", src / "images", out, [src / "results" / "model"])
     pred = next((out / "predictions").glob("*.json"))

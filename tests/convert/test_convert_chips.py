@@ -96,10 +96,10 @@ def _chip_results(rng: np.random.Generator, stem: str, width: int, height: int,
     return lines
 
 
-def _write_results(folder: Path, lines: dict[str, list[str]]) -> None:
+def _write_results(folder: Path, lines: dict[str, list[str]], task: int = 1) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for cat, rows in lines.items():
-        (folder / f"Task1_{cat}.txt").write_text("\n".join(rows) + "\n")
+        (folder / f"Task{task}_{cat}.txt").write_text("\n".join(rows) + "\n")
 
 
 def devkit_order(scores: list[float]) -> list[int]:
@@ -198,11 +198,16 @@ def test_merge_equals_the_devkit_rules_on_dense_scenes(tmp_path: Path) -> None:
 def test_a_seam_object_seen_from_two_chips_is_one_true_positive(tmp_path: Path) -> None:
     """A plane across the seam of chips x=0 and x=824 (both 1024 wide) is detected in both;
     merged, the scene has one box (the higher score) that keeps both chips, and the query
-    is evaluated against the scene's label: one true positive, no false positive."""
+    is evaluated against the scene's label: one true positive, no false positive. The same
+    two detections as DOTA Task2 boxes (issue 46: boxes come from Task2 files only) are
+    mapped and merged alike, per task."""
     _scene(tmp_path, "P0001", 1800, 900, [("plane", (850.0, 120.0, 40.0, 40.0, 0.0))])
     left = "P0001__1__0___0 0.9 830 100 870 100 870 140 830 140"
     right = "P0001__1__824___0 0.8 7 101 47 101 47 141 7 141"  # x + 824, y + 0
     _write_results(tmp_path / "results" / "m", {"plane": [left, right]})
+    _write_results(tmp_path / "results" / "m", {"plane": ["P0001__1__0___0 0.9 830 100 870 140",
+                                                          "P0001__1__824___0 0.8 7 101 47 141"]},
+                   task=2)
     out = tmp_path / "bench"
     assert convert_cli.main(["from-dota", "--labels", str(tmp_path / "labelTxt"), "--images",
                              str(tmp_path / "images"), "--results", str(tmp_path / "results" / "m"),

@@ -402,11 +402,20 @@ def test_progress_lines_appear_on_slow_inputs_only(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_converted_folder_is_a_benchmark_folder(tmp_path: Path) -> None:
-    """Tools that take a benchmark folder (here the leaderboard) read a converted one."""
+    """Tools that take a benchmark folder (here the leaderboard) read a converted one.
+
+    The board ranks boxes, which come from DOTA Task2 files only (issue 46): each model gets
+    Task2 files beside its Task1 ones, its upright rectangles as boxes, written by hand."""
     results = tmp_path / "results"
+    task2 = {"harbor": "P0003 0.5 1 1 5 5\n",
+             "plane": "P0001 0.9 10 10 30 20\nP0001 0.8 41 10 61 30\nP0002 0.4 0 0 10 10\n",
+             "ship": "P0001 0.7 70 50 90 60\nP0002 0.6 30 20 50 40\n"}
     for name in ("model_a", "model_b"):
         shutil.copytree(DATA / "dota" / "results" / "model_a", results / name)
+        for cat, text in task2.items():
+            (results / name / f"Task2_{cat}.txt").write_text(text)
     (results / "model_b" / "Task1_ship.txt").write_text("P0001 0.7 70 50 90 50 90 60 70 60\n")
+    (results / "model_b" / "Task2_ship.txt").write_text("P0001 0.7 70 50 90 60\n")
     out = tmp_path / "bench"
     assert cli.main(["from-dota", "--labels", str(DATA / "dota" / "labelTxt"), "--images",
                      str(DATA / "dota" / "images"), "--results", str(results / "model_a"),

@@ -7,6 +7,12 @@ no object. model_a: planes on P0001 at IoU 1 and 380 / 420 = 0.905 (score 0.9, 0
 on P0002 (a negative query), ships on P0001 at IoU 1 and on P0002 at IoU 200 / 600 = 1/3, and
 a harbor (a category of no label file) on P0003. Queries: 3 images x {harbor, plane, ship} =
 9, of which 3 positive.
+
+model_a's files are Task1 (oriented) results only, so the converted submission has oriented
+boxes and no boxes (issue 46: a modality a source does not have is absent, not invented).
+The hand-worked tests score both modalities, so their fixture adds DOTA Task2 (horizontal)
+files, ``TASK2`` below: the same detections as upright boxes, written out here by hand (every
+model_a quadrilateral is an upright rectangle, so the two modalities agree).
 """
 
 from __future__ import annotations
@@ -25,17 +31,35 @@ from ovearth_core.analysis.ap import coco_average_precision
 from ovearth_core.convert import from_dota
 from ovearth_core.convert.common import Problems
 from ovearth_core.convert.dota import Quads, parse_label_lines, parse_task1_lines
+from ovearth_core.errors import OVEarthInputError
 from ovearth_core.io import load_samples
 
 SAMPLE = DATA / "dota"
+# model_a's detections as DOTA Task2 lines (image score xmin ymin xmax ymax), by hand.
+TASK2 = {
+    "harbor": ["P0003 0.5 1 1 5 5"],
+    "plane": ["P0001 0.9 10 10 30 20", "P0001 0.8 41 10 61 30", "P0002 0.4 0 0 10 10"],
+    "ship": ["P0001 0.7 70 50 90 60", "P0002 0.6 30 20 50 40"],
+}
+
+
+def with_task2(folder: Path, task2: dict[str, list[str]]) -> Path:
+    """A copy of model_a's Task1 files in ``folder``, with ``task2``'s Task2 files beside."""
+    folder.mkdir(parents=True)
+    for path in (SAMPLE / "results" / "model_a").glob("Task1_*.txt"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    for cat, lines in task2.items():
+        (folder / f"Task2_{cat}.txt").write_text("".join(f"{line}\n" for line in lines))
+    return folder
 
 
 @pytest.fixture(scope="module", params=["target", "ignore"])
 def bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("dota") / "bench"
-    from_dota(SAMPLE / "labelTxt", SAMPLE / "images", out, [SAMPLE / "results" / "model_a"],
-              difficult=request.param)
+    root = tmp_path_factory.mktemp("dota")
+    out = root / "bench"
+    from_dota(SAMPLE / "labelTxt", SAMPLE / "images", out,
+              [with_task2(root / "model_a", TASK2)], difficult=request.param)
     return out, request.param
 
 
@@ -79,7 +103,7 @@ def test_evaluation_equals_the_hand_worked_expectation(bench: tuple[Path, str]) 
         "tp": 3, "fp": 2, "tn": 4, "fn": 0}
     assert s["presence"]["mcc"] == pytest.approx(12 / 360 ** 0.5)
     assert s["presence"]["f1"] == pytest.approx(0.75)
-    for key in ("bbox", "oriented_bbox"):  # axis-aligned rectangles: both modalities agree
+    for key in ("bbox", "oriented_bbox"):  # Task2 boxes = Task1 upright rectangles: agree
         det = s[key]
         if mode == "target":
             # TP: both planes and the P0001 ship; P0002 ship at IoU 1/3 is an FP and an FN.
@@ -108,6 +132,102 @@ def test_coco_style_ap_equals_the_hand_worked_expectation(bench: tuple[Path, str
         expected = 67 / 101
     for m in ("bbox", "oriented_bbox"):
         assert coco_average_precision(samples, m)["ap@[0.5:0.95]"] == pytest.approx(expected)
+
+
+def _rows(out: Path, name: str) -> dict[str, dict]:
+    doc = json.loads((out / "predictions" / f"{name}.json").read_text())
+    return {r["query_id"]: r for r in doc["tasks"]["open_vocabulary"]}
+
+
+def test_task1_results_give_oriented_boxes_only(tmp_path: Path) -> None:
+    """Issue 46: Task1 files give a submission's oriented boxes, never their envelopes as
+    boxes: a Task1-only folder converts to no ``bbox`` prediction at all."""
+    from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b",
+              [SAMPLE / "results" / "model_a"])
+    rows = _rows(tmp_path / "b", "model_a")
+    assert all(r["bbox"] == [] for r in rows.values())
+    assert rows["ov_P0001_plane"]["oriented_bbox"] == [
+        {"polygon": [[10, 10], [30, 10], [30, 20], [10, 20]], "score": 0.9},
+        {"polygon": [[41, 10], [61, 10], [61, 30], [41, 30]], "score": 0.8}]
+    samples = load_samples(tmp_path / "b" / "ground_truth.json",
+                           tmp_path / "b" / "predictions" / "model_a.json", "vocabulary",
+                           modalities="auto")
+    assert tuple(samples.modalities) == ("oriented_bbox",)  # the loader sees no boxes
+
+
+def test_task1_and_task2_results_each_give_their_own_modality(tmp_path: Path) -> None:
+    """Task2 files give the boxes, from their own lines (here not the Task1 envelopes: other
+    numbers, other scores, a detection Task1 has not); Task1 files the oriented boxes."""
+    folder = with_task2(tmp_path / "m", {"plane": ["P0001 0.35 11 12 29.5 21",
+                                                   "P0002 0.25 1 2 3 4"],
+                                         "bridge": ["P0003 0.5 5 5 9 9"]})
+    from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b", [folder])
+    rows = _rows(tmp_path / "b", "m")
+    assert rows["ov_P0001_plane"]["bbox"] == [{"bbox": [11, 12, 29.5, 21], "score": 0.35}]
+    assert [b["score"] for b in rows["ov_P0001_plane"]["oriented_bbox"]] == [0.9, 0.8]
+    assert rows["ov_P0002_plane"]["bbox"] == [{"bbox": [1, 2, 3, 4], "score": 0.25}]
+    assert rows["ov_P0003_bridge"]["bbox"] == [{"bbox": [5, 5, 9, 9], "score": 0.5}]
+    assert rows["ov_P0003_bridge"]["oriented_bbox"] == []
+    assert rows["ov_P0001_ship"]["bbox"] == []  # Task1 ships, no Task2 ship file
+    assert len(rows["ov_P0001_ship"]["oriented_bbox"]) == 1
+    samples = load_samples(tmp_path / "b" / "ground_truth.json",
+                           tmp_path / "b" / "predictions" / "m.json", "vocabulary",
+                           modalities="auto")
+    assert sorted(samples.modalities) == ["bbox", "oriented_bbox"]
+
+
+def test_a_task2_only_folder_gives_boxes_only(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "Task2_ship.txt").write_text("P0002 0.6 30 20 50 40\n")
+    from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b", [folder])
+    rows = _rows(tmp_path / "b", "m")
+    assert rows["ov_P0002_ship"]["bbox"] == [{"bbox": [30, 20, 50, 40], "score": 0.6}]
+    assert all(r["oriented_bbox"] == [] for r in rows.values())
+
+
+def test_a_folder_with_no_result_file_of_either_task_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    with pytest.raises(OVEarthInputError) as err:
+        from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b", [tmp_path / "m"])
+    assert "Task1_<category>.txt and / or Task2_<category>.txt files" in str(err.value)
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(("line", "field", "expected"), [
+    ("P0001 0.5 1 2 3", "(detection)", "6 fields: image_name score xmin ymin xmax ymax"),
+    ("P0001 0.5 1 2 3 4 5 6 7 8", "(detection)", "6 fields"),
+    ("P0001 high 1 2 3 4", "score", "a finite number"),
+    ("P0001 0.5 1 x 3 4", "ymin", "a finite number"),
+    ("P0001 0.5 1 2 3 nan", "ymax", "a finite number"),
+    ("P0001 0.5 1 2 1e300 4", "xmax", "within ±1e100"),
+    ("P0001 0.5 5 2 5 4", "xmax", "a number above xmin"),
+    ("P0001 0.5 1 4 3 2", "ymax", "a number above ymin"),
+])
+def test_task2_line_problems_name_file_line_and_field(tmp_path: Path, line: str, field: str,
+                                                      expected: str) -> None:
+    folder = with_task2(tmp_path / "m", {"ship": ["P0001 0.7 70 50 90 60", line]})
+    with pytest.raises(OVEarthInputError) as err:
+        from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b", [folder])
+    problems = err.value.problems
+    assert [(Path(p.file).name, p.line, p.field) for p in problems] == [
+        ("Task2_ship.txt", 2, field)]
+    assert expected in problems[0].expected
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_task2_link_out_of_the_results_folder_is_refused(tmp_path: Path) -> None:
+    """Task2 files are listed through the same gate as Task1 files."""
+    folder = with_task2(tmp_path / "m", {})
+    outside = tmp_path / "outside" / "Task2_ship.txt"
+    outside.parent.mkdir()
+    outside.write_text("P0001 0.7 70 50 90 60\n")
+    (folder / "Task2_ship.txt").symlink_to(outside)
+    with pytest.raises(OVEarthInputError) as err:
+        from_dota(SAMPLE / "labelTxt", SAMPLE / "images", tmp_path / "b", [folder])
+    assert str(folder / "Task2_ship.txt") in str(err.value)
+    assert "(links may not leave it)" in str(err.value)
+    assert not (tmp_path / "b").exists()
 
 
 def test_negatives_sampled(tmp_path: Path) -> None:

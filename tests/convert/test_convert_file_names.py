@@ -64,6 +64,8 @@ def _dota(root: Path, where: str) -> list[str]:
         shutil.copy(labels / "P0001.txt", labels / f"{LATIN1}.txt")
     elif where == "task1":
         (results / f"Task1_{LATIN1}.txt").write_text("P0001 0.5 1 1 5 1 5 5 1 5\n")
+    elif where == "task2":
+        (results / f"Task2_{LATIN1}.txt").write_text("P0001 0.5 1 1 5 5\n")
     elif where == "image":
         shutil.copy(images / "P0001.png", images / f"{LATIN1}.png")
     return ["from-dota", "--labels", str(labels), "--images", str(images), "--results",
@@ -81,7 +83,8 @@ def _label_maps(root: Path) -> list[str]:
 CASES = {
     "voc xml": _voc_xml, "voc image": _voc_image, "voc results": _voc_results,
     "rsvg xml": _rsvg_xml, "dota label": lambda r: _dota(r, "label"),
-    "dota task1": lambda r: _dota(r, "task1"), "dota image": lambda r: _dota(r, "image"),
+    "dota task1": lambda r: _dota(r, "task1"), "dota task2": lambda r: _dota(r, "task2"),
+    "dota image": lambda r: _dota(r, "image"),
     "label maps": _label_maps,
 }
 

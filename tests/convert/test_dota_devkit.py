@@ -1,5 +1,8 @@
 """DOTA's own mAP, exactly (issue 25): ``voc_devkit`` against DOTA_devkit's ``voc_eval`` run
-on the original ``labelTxt`` and Task1 files, difficult objects and a dense image included.
+on the original ``labelTxt`` and Task1 / Task2 files, difficult objects and a dense image
+included. The Task2 (horizontal) files hold the envelopes of the Task1 quadrilaterals, written
+here by the test (a detector's own Task2 output would do as well): from-dota takes boxes from
+Task2 files only (issue 46), and task 2 is scored on what they say.
 
 The reference below reads the original files itself and follows ``dota_evaluation_task1.py``
 (oriented) and ``dota_evaluation_task2.py`` (axis-aligned), written out, not imported (its
@@ -100,7 +103,8 @@ def _detections(rng: np.random.Generator, objects: dict[str, list[tuple[str, lis
 
 @pytest.fixture(scope="module")
 def dota(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """The original files (labelTxt, Task1 results) and the analysis JSON of our run."""
+    """The original files (labelTxt, Task1 and Task2 results) and the analysis JSON of our
+    run."""
     root = tmp_path_factory.mktemp("dense_dota")
     rng = np.random.default_rng(25)
     objects = _objects(rng)
@@ -113,9 +117,13 @@ def dota(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     results = root / "results" / "model_a"
     results.mkdir(parents=True)
     for cls, dets in _detections(rng, objects).items():
+        written = [(stem, score, [float(f"{v:g}") for v in q]) for stem, score, q in dets]
         (results / f"Task1_{cls}.txt").write_text("".join(
             f"{stem} {score!r} " + " ".join(f"{v:g}" for v in q) + "\n"
-            for stem, score, q in dets))
+            for stem, score, q in written))
+        (results / f"Task2_{cls}.txt").write_text("".join(
+            f"{stem} {score!r} " + " ".join(f"{v:g}" for v in _envelope(q)) + "\n"
+            for stem, score, q in written))
     images = blank_images(root / "images", {f"{k}.png": v for k, v in SIZES.items()})
     bench = root / "bench"
     from_dota(labels, images, bench, [results])
@@ -167,13 +175,12 @@ def voc_eval(labels: Path, results: Path, classname: str, ovthresh: float,
         npos += int(np.sum(~difficult))
         class_recs[name] = {"bbox": np.array(boxes), "difficult": difficult,
                             "det": [False] * len(r)}
+    task = 1 if oriented else 2  # task 2 reads the Task2 file's boxes as written
     lines = [x.strip().split(" ") for x in
-             (results / f"Task1_{classname}.txt").read_text().splitlines() if x.strip()]
+             (results / f"Task{task}_{classname}.txt").read_text().splitlines() if x.strip()]
     image_ids = [x[0] for x in lines]
     confidence = np.array([float(x[1]) for x in lines])
     bb_all = np.array([[float(z) for z in x[2:]] for x in lines])
-    if not oriented:
-        bb_all = np.array([_envelope(list(b)) for b in bb_all])
     sorted_ind = np.argsort(-confidence)
     bb_all = bb_all[sorted_ind, :]
     image_ids = [image_ids[x] for x in sorted_ind]
