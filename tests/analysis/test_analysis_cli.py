@@ -16,6 +16,7 @@ import pytest
 from ovearth_core.analysis import analysis_report
 from ovearth_core.evaluate import evaluate_samples
 from ovearth_core.io import load_samples
+from ovearth_core.options import TASK_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "assets" / "demo"
@@ -77,7 +78,7 @@ def test_analysis_cli_bad_input_exits_2_without_output(tmp_path: Path) -> None:
 def test_leaderboard_cli_ranks_every_persona(task: str) -> None:
     proc = _run("ovearth_core.leaderboard", str(DEMO), "--task", task, "--subsets", "50")
     assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)[task]
+    report = json.loads(proc.stdout)[TASK_KEYS[task]]
     personas = sorted(p.stem for p in (DEMO / "predictions").glob("*.json"))
     assert sorted(report["models"]) == personas
     values = dict(zip(report["models"], report["metrics"]["seg_macro_miou"], strict=True))

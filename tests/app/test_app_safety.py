@@ -251,7 +251,7 @@ def test_the_leaderboard_checks_each_file_like_a_typed_path(ds: Dataset, outside
     goto(at, "pages/Leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert sorted(at.dataframe[0].value["model"]) == ["model_a", "model_b"]
-    warnings = {w.value.split("`")[1]: w.value for w in at.warning}
+    warnings = {w.value.split("`")[1]: w.value for w in at.warning if "`" in w.value}
     assert set(warnings) == {"passwd", "outside", "pipe"} | (
         {"zero"} if os.geteuid() == 0 else set())
     assert "found a path that resolves to /etc/passwd" in warnings["passwd"] or \

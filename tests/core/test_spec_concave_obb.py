@@ -166,4 +166,4 @@ def test_the_leaderboard_command_takes_the_flag(tmp_path: Path) -> None:
     assert refused.returncode == 2 and REFUSED in refused.stderr
     taken = _run(*base, "--concave-obb")
     assert taken.returncode == 0, taken.stderr
-    assert "dart" in json.dumps(json.loads(taken.stdout)["vocabulary"])
+    assert "dart" in json.dumps(json.loads(taken.stdout)["open_vocabulary"])
