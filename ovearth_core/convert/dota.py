@@ -209,34 +209,44 @@ def label_header(lines: Sequence[str]) -> dict[str, Any]:
     return meta
 
 
+def _detection(raw: str, n: int, path: Path, fields: str, bad: Problems
+               ) -> tuple[str, float, list[float]] | None:
+    """One line ``image score <fields>`` of a DOTA result file: ``(image, score, values)``, or
+    ``None`` with its problem (field count, a number that is not finite or beyond the
+    coordinate bound) named by file, line and field; ``None`` without one for a blank line."""
+    tokens = raw.split()
+    if not tokens:
+        return None
+    names = fields.split()
+    if len(tokens) != 2 + len(names):
+        bad.add(path, "(detection)", f"{2 + len(names)} fields: image_name score {fields}",
+                f"<{len(tokens)} fields: {raw.strip()[:60]!r}>", line=n)
+        return None
+    score = _number(tokens[1])
+    if score is None:
+        bad.add(path, "score", "a finite number", tokens[1], line=n)
+        return None
+    values = [_number(t) for t in tokens[2:]]
+    wrong = [k for k, v in enumerate(values) if v is None]
+    if wrong:
+        bad.add(path, names[wrong[0]], "a finite number", tokens[2 + wrong[0]], line=n)
+        return None
+    far = far_out(values)  # type: ignore[arg-type]
+    if far is not None:
+        bad.add(path, names[far], COORDINATE, tokens[2 + far], line=n)
+        return None
+    return tokens[0], score, values  # type: ignore[return-value]
+
+
 def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
                       ) -> list[tuple[str, float, int]]:
     """Detections of one ``Task1_<category>.txt`` file: ``(image, score, quad index)``."""
     out = []
     for n, raw in enumerate(lines, start=1):
-        tokens = raw.split()
-        if not tokens:
-            continue
-        if len(tokens) != 10:
-            bad.add(path, "(detection)", f"10 fields: image_name score {QUAD_FIELDS}",
-                    f"<{len(tokens)} fields: {raw.strip()[:60]!r}>", line=n)
-            continue
-        score = _number(tokens[1])
-        if score is None:
-            bad.add(path, "score", "a finite number", tokens[1], line=n)
-            continue
-        values = [_number(t) for t in tokens[2:]]
-        wrong = [name for name, v in zip(QUAD_FIELDS.split(), values, strict=True) if v is None]
-        if wrong:
-            bad.add(path, wrong[0], "a finite number",
-                    tokens[2 + QUAD_FIELDS.split().index(wrong[0])], line=n)
-            continue
-        far = far_out(values)  # type: ignore[arg-type]
-        if far is not None:
-            bad.add(path, QUAD_FIELDS.split()[far], COORDINATE, tokens[2 + far], line=n)
-            continue
-        out.append((tokens[0], score, len(quads.points)))
-        quads.add(values, path, n)  # type: ignore[arg-type]
+        found = _detection(raw, n, path, QUAD_FIELDS, bad)
+        if found is not None:
+            out.append((found[0], found[1], len(quads.points)))
+            quads.add(found[2], path, n)
     return out
 
 
@@ -246,38 +256,19 @@ def parse_task2_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     box ``xmin ymin xmax ymax`` kept in ``quads`` as its four corners (clockwise on screen,
     from the top left), so that chip mapping and merging treat both tasks alike."""
     out = []
-    names = BOX_FIELDS.split()
     for n, raw in enumerate(lines, start=1):
-        tokens = raw.split()
-        if not tokens:
+        found = _detection(raw, n, path, BOX_FIELDS, bad)
+        if found is None:
             continue
-        if len(tokens) != 6:
-            bad.add(path, "(detection)", f"6 fields: image_name score {BOX_FIELDS}",
-                    f"<{len(tokens)} fields: {raw.strip()[:60]!r}>", line=n)
+        image, score, (x0, y0, x1, y1) = found
+        if not x1 > x0:
+            bad.add(path, "xmax", "a number above xmin", raw.split()[4], line=n)
             continue
-        score = _number(tokens[1])
-        if score is None:
-            bad.add(path, "score", "a finite number", tokens[1], line=n)
+        if not y1 > y0:
+            bad.add(path, "ymax", "a number above ymin", raw.split()[5], line=n)
             continue
-        values = [_number(t) for t in tokens[2:]]
-        wrong = [name for name, v in zip(names, values, strict=True) if v is None]
-        if wrong:
-            bad.add(path, wrong[0], "a finite number", tokens[2 + names.index(wrong[0])],
-                    line=n)
-            continue
-        far = far_out(values)  # type: ignore[arg-type]
-        if far is not None:
-            bad.add(path, names[far], COORDINATE, tokens[2 + far], line=n)
-            continue
-        x0, y0, x1, y1 = values
-        if not x1 > x0:  # type: ignore[operator]
-            bad.add(path, "xmax", "a number above xmin", tokens[4], line=n)
-            continue
-        if not y1 > y0:  # type: ignore[operator]
-            bad.add(path, "ymax", "a number above ymin", tokens[5], line=n)
-            continue
-        out.append((tokens[0], score, len(quads.points)))
-        quads.add([x0, y0, x1, y0, x1, y1, x0, y1], path, n)  # type: ignore[list-item]
+        out.append((image, score, len(quads.points)))
+        quads.add([x0, y0, x1, y0, x1, y1, x0, y1], path, n)
     return out
 
 
