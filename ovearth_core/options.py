@@ -52,7 +52,7 @@ MIN_COUNT_BOUNDS = (1, 100000)
 # The commands that take the extensions beyond the spec (--large-masks, --concave-obb): a
 # message naming such a flag names them too, since the evaluator's own command (the spec's
 # flags, exactly) and the converters do not take it (tests/core/test_flags_named.py).
-EXTENSION_COMMANDS = "the analysis, report, suite, leaderboard and hosting commands"
+EXTENSION_COMMANDS = "the analysis, report, suite, leaderboard, audit and hosting commands"
 
 
 def _modalities(value: object) -> tuple[str, ...]:

@@ -92,4 +92,7 @@ def audit(gt_path: PathLike, pred_paths: Sequence[PathLike], options: Options, *
     # Named among those kept (a copy left out does not make its original's name a path).
     kept_names = submission_names(kept_names)
     result = audit_samples(kept, kept_names, modality, options.iou_threshold, min_score)
-    return {"task": TASK_KEYS[options.task], **result, "warnings": warnings}
+    # An extension beyond the spec is named in the output when it is on (as in a config).
+    extensions = {name: True for name in ("concave_obb", "large_masks")
+                  if getattr(options, name)}
+    return {"task": TASK_KEYS[options.task], **result, **extensions, "warnings": warnings}

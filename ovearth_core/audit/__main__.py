@@ -7,7 +7,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import add_matching_options, run_and_emit
+from ..cli import (
+    add_concave_obb_option,
+    add_large_masks_option,
+    add_matching_options,
+    run_and_emit,
+)
 from .shapes import MODALITIES
 
 
@@ -24,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--modality", default="bbox", choices=MODALITIES,
                         help="the geometry audited (default bbox)")
     add_matching_options(parser)
+    add_large_masks_option(parser)
+    add_concave_obb_option(parser)
     parser.add_argument("--min-score", type=float, default=0.2,
                         help="leave out suspects scored below this (default 0.2)")
     parser.add_argument("--out", "--output", dest="output", default=None,

@@ -46,7 +46,7 @@ def test_from_coco_converts_a_scene_size_mask_and_names_the_flag(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "--large-masks" in line]
     assert len(said) == 1 and "1 predicted masks beyond the spec's 100,000,000 pixels" in said[0]
-    assert "of the analysis, report, suite, leaderboard and hosting commands" in said[0]
+    assert "of the analysis, report, suite, leaderboard, audit and hosting commands" in said[0]
     assert "--large-masks of the analysis" in (out / "README.md").read_text()
     gt_path, pred = out / "ground_truth.json", out / "predictions" / "res.json"
     with pytest.raises(OVEarthInputError, match="the spec's cap on a predicted mask"):

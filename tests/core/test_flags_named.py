@@ -96,7 +96,7 @@ MODULE_COMMANDS: tuple[tuple[str, list[str]], ...] = (
 # "--flag of the analysis, report, ... commands": the commands a message names for a flag.
 NAMED = re.compile(r"(--[a-z][a-z0-9-]*) of (?:\{EXTENSION_COMMANDS\}|" +
                    re.escape(EXTENSION_COMMANDS) + ")")
-NAMED_COMMANDS = ["analysis", "report", "suite", "leaderboard", *HOSTING[:2]]
+NAMED_COMMANDS = ["analysis", "report", "suite", "leaderboard", "audit", *HOSTING[:2]]
 
 
 @cache

@@ -317,7 +317,7 @@ def test_a_concave_quadrilateral_is_refused_by_default_and_taken_with_the_option
     with pytest.raises(FieldError) as err:
         boxparse.parse_polygon(poly)
     assert err.value.expected.startswith("a convex polygon (the spec's rule")
-    assert "--concave-obb of the analysis, report, suite, leaderboard and hosting commands" \
+    assert "--concave-obb of the analysis, report, suite, leaderboard, audit and hosting commands" \
         in err.value.expected
     assert boxparse.parse_polygon(poly, concave=True) == tuple(
         (float(x), float(y)) for x, y in poly)

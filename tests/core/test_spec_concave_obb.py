@@ -61,7 +61,7 @@ def test_the_spec_rule_is_the_default_for_a_prediction(tmp_path: Path) -> None:
     assert (f"{pred}, query_id ov1, field tasks.open_vocabulary[0].oriented_bbox[0].polygon: "
             f"{REFUSED}") in text
     assert "query_id ov2, field tasks.open_vocabulary[1].oriented_bbox[0].polygon" in text
-    assert "--concave-obb of the analysis, report, suite, leaderboard and hosting" in text
+    assert "--concave-obb of the analysis, report, suite, leaderboard, audit and hosting" in text
 
 
 def test_the_option_takes_them_and_scores_them_as_the_devkit(tmp_path: Path) -> None:
