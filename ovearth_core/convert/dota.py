@@ -250,25 +250,34 @@ def parse_task1_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Probl
     return out
 
 
-def parse_task2_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
-                      ) -> list[tuple[str, float, int]]:
+def parse_task2_lines(lines: Sequence[str], path: Path, quads: Quads, bad: Problems,
+                      degenerate: Degenerate | None = None) -> list[tuple[str, float, int]]:
     """Detections of one ``Task2_<category>.txt`` file: ``(image, score, quad index)``, each
     box ``xmin ymin xmax ymax`` kept in ``quads`` as its four corners (clockwise on screen,
-    from the top left), so that chip mapping and merging treat both tasks alike."""
+    from the top left), so that chip mapping and merging treat both tasks alike. A box of
+    zero width or height goes to ``degenerate`` (a problem by default; left out and listed
+    with ``--skip-degenerate``), as a Task1 line's or a label's does; a reversed one
+    (``xmax`` below ``xmin``) is a problem either way."""
+    degenerate = degenerate or Degenerate(False)
     out = []
     for n, raw in enumerate(lines, start=1):
         found = _detection(raw, n, path, BOX_FIELDS, bad)
         if found is None:
             continue
         image, score, (x0, y0, x1, y1) = found
-        if not x1 > x0:
-            bad.add(path, "xmax", "a number above xmin", raw.split()[4], line=n)
-            continue
-        if not y1 > y0:
-            bad.add(path, "ymax", "a number above ymin", raw.split()[5], line=n)
-            continue
-        out.append((image, score, len(quads.points)))
-        quads.add([x0, y0, x1, y0, x1, y1, x0, y1], path, n)
+        for field_, low, high, token in (("xmax", x0, x1, 4), ("ymax", y0, y1, 5)):
+            if high < low:
+                bad.add(path, field_, f"a number above {field_.replace('max', 'min')}",
+                        raw.split()[token], line=n)
+                break
+            if high == low:
+                degenerate.add(bad, path, field_,
+                               f"a number above {field_.replace('max', 'min')}",
+                               raw.split()[token], line=n)
+                break
+        else:
+            out.append((image, score, len(quads.points)))
+            quads.add([x0, y0, x1, y0, x1, y1, x0, y1], path, n)
     return out
 
 
@@ -353,16 +362,17 @@ def from_dota(labels: PathLike, images: PathLike | None, out: PathLike,
     objects, found, metas = _read_labels(files, by_stem, quads, bad, show_progress)
     scenes = {path.stem for path in files}
     detections: dict[str, dict[int, list[Detection]]] = {}
+    degenerate = Degenerate(skip_degenerate)
     reader = _read_chip_results if merge_chips else _read_results
     for folder in results:
         name = submission_name(folder)
         listed_files = task_files(Path(folder), bad)
-        detections[name] = {task: reader(paths, task, quads, scenes, bad, show_progress)
+        detections[name] = {task: reader(paths, task, quads, scenes, bad, show_progress,
+                                         degenerate)
                             for task, paths in listed_files.items()}
     missing = MissingImages(images)
     image_sizes = _sizes(files, found, given, objects, quads, detections, chip_size, images,
                          missing, bad)
-    degenerate = Degenerate(skip_degenerate)
     arrays, outcome = normalise(quads, bad, degenerate, frozenset(o.index for o in objects)) \
         if quads.points else (np.zeros((0, 4, 2)), {})
     bad.raise_if_any()
@@ -590,12 +600,19 @@ def task_files(folder: Path, bad: Problems) -> dict[int, list[Path]]:
     return out
 
 
-def task_results(files: list[Path], task: int, quads: Quads, bad: Problems, show: bool
+def task_results(files: list[Path], task: int, quads: Quads, bad: Problems, show: bool,
+                 degenerate: Degenerate | None = None
                  ) -> Iterator[tuple[Path, str, str, float, int]]:
     """``(file, category, image_name, score, index into quads)`` of every line of the
     ``Task<task>_<category>.txt`` files ``files`` (problems to ``bad``: a file without a
-    category, a bad line)."""
-    parse = parse_task1_lines if task == 1 else parse_task2_lines
+    category, a bad line; a Task2 box of zero width or height to ``degenerate``; a Task1
+    quadrilateral's area is judged with the labels', by :func:`normalise`)."""
+    def parse(lines: Sequence[str], path: Path, quads: Quads, bad: Problems
+              ) -> list[tuple[str, float, int]]:
+        if task == 1:
+            return parse_task1_lines(lines, path, quads, bad)
+        return parse_task2_lines(lines, path, quads, bad, degenerate)
+
     prefix = f"Task{task}_"
     for path in progress(files, f"reading {_folder_of(files)} (Task{task})", show):
         cat = path.stem[len(prefix):]
@@ -613,9 +630,9 @@ def _folder_of(files: list[Path]) -> str:
 
 
 def _read_results(files: list[Path], task: int, quads: Quads, scenes: Collection[str],
-                  bad: Problems, show: bool) -> list[Detection]:
+                  bad: Problems, show: bool, degenerate: Degenerate) -> list[Detection]:
     out = []
-    for path, cat, image, score, k in task_results(files, task, quads, bad, show):
+    for path, cat, image, score, k in task_results(files, task, quads, bad, show, degenerate):
         if image not in scenes:
             bad.add(path, "image_name", "the name of an image with a label file",
                     image, line=quads.lines[k])
@@ -625,7 +642,8 @@ def _read_results(files: list[Path], task: int, quads: Quads, scenes: Collection
 
 
 def _read_chip_results(files: list[Path], task: int, quads: Quads, scenes: Collection[str],
-                       bad: Problems, show: bool) -> list[chips.ChipDetection]:
+                       bad: Problems, show: bool, degenerate: Degenerate
+                       ) -> list[chips.ChipDetection]:
     """The ``Task<task>_<category>.txt`` files ``files``, on ImgSplit chips (:mod:`.chips`):
     each quadrilateral (a Task2 box: its corners) mapped to its scene
     (``(v + offset) / rate``) in ``quads`` in place.
@@ -637,7 +655,7 @@ def _read_chip_results(files: list[Path], task: int, quads: Quads, scenes: Colle
     names: dict[str, tuple[str, float, int, int] | str] = {}  # a chip's lines share its name
     fields = QUAD_FIELDS.split() if task == 1 else [
         BOX_FIELDS.split()[i] for i in (0, 1, 2, 1, 2, 3, 0, 3)]  # the corners' fields
-    for path, cat, name, score, k in task_results(files, task, quads, bad, show):
+    for path, cat, name, score, k in task_results(files, task, quads, bad, show, degenerate):
         line = quads.lines[k]
         if name not in names:
             try:

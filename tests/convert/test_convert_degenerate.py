@@ -224,3 +224,36 @@ def test_rsvg_zero_height_object_and_its_prediction(tmp_path: Path) -> None:
     warning = next(t for t in proc.stderr.splitlines() if "zero area" in t)
     assert "1 object " in warning and "a.xml line 4 <object> 1 <bndbox>" in warning
     assert "a.xml line 4 <object> 1 <bndbox>" in (out / "README.md").read_text()
+
+
+def test_dota_task2_zero_width_line_follows_the_flag(tmp_path: Path) -> None:
+    """from-dota: a Task2 line of zero width (``xmax`` equal to ``xmin``, line 2) is refused
+    without the flag, naming the flag, and left out and named with it, as a Task1 line of
+    zero area is; a reversed line (``ymax`` below ``ymin``) stays a problem with the flag."""
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    (labels / "P1.txt").write_text("10 10 40 10 40 30 10 30 ship 0\n")
+    res = tmp_path / "model"
+    res.mkdir()
+    (res / "Task2_ship.txt").write_text("P1 0.9 10 10 40 30\nP1 0.8 12 5 12 25\n")
+    args = ["from-dota", "--labels", str(labels), "--results", str(res), "--quiet"]
+    proc = run_cli(*args, "--out", str(tmp_path / "refused"))
+    assert proc.returncode == 2 and not (tmp_path / "refused").exists()
+    problem = next(t for t in proc.stderr.splitlines() if "Task2_ship.txt" in t)
+    assert "line 2" in problem and "xmax" in problem and "--skip-degenerate" in problem
+
+    out = tmp_path / "b"
+    proc = run_cli(*args, "--out", str(out), "--skip-degenerate")
+    assert proc.returncode == 0, proc.stderr
+    warning = next(t for t in proc.stderr.splitlines() if "result line" in t)
+    assert "1 result line " in warning and "Task2_ship.txt line 2 xmax" in warning
+    assert "Task2_ship.txt line 2" in (out / "README.md").read_text()
+    rows = json.loads((out / "predictions" / "model.json").read_text())["tasks"]
+    boxes = [(d["bbox"], d["score"]) for r in rows["open_vocabulary"] for d in r["bbox"]]
+    assert boxes == [([10, 10, 40, 30], 0.9)]  # a prediction box is x1 y1 x2 y2 (the spec)
+
+    (res / "Task2_ship.txt").write_text("P1 0.9 10 10 40 30\nP1 0.8 12 25 30 5\n")
+    proc = run_cli(*args, "--out", str(tmp_path / "c"), "--skip-degenerate")
+    assert proc.returncode == 2 and not (tmp_path / "c").exists()
+    problem = next(t for t in proc.stderr.splitlines() if "Task2_ship.txt" in t)
+    assert "line 2" in problem and "ymax" in problem and "a number above ymin" in problem
