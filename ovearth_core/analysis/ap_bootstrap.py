@@ -37,6 +37,13 @@ with GT in that resample; a category none of whose GT queries was drawn is left 
 COCOeval and DOTA_devkit leave out a class without GT. The category a hard negative's boxes
 count in (the one its phrase names) is that of the full query set, fixed for every resample.
 A resample without any GT leaves its AP undefined (``nan``).
+
+The protocols an option adds (issue 50) resample the same way where their number is a COCO
+mAP of per-query curves: NMS-AP's ``coco.nms_map@[0.5:0.95]`` and ``@0.5`` (the suppression
+is done once, on the full submission: it is per image, so a drawn image keeps exactly the
+boxes it kept, and a duplicated image is an image of its own, suppressed the same way) and
+AI-TOD's ``aitod.map@[0.5:0.95]`` (COCO's mAP at range all, 1,500 boxes per query). Their
+other numbers (the size ranges, oLRP) have no resampled curves (:data:`RESAMPLED_OPTIONAL`).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from ..field_metrics import box_fields
 from ..labels import AP_METRICS, AP_OPTIONAL
 from ..options import COCO_MAX_DETECTIONS
 from ..types import IOU_THRESHOLDS, Sample
+from .aitod import AITOD_MAX_DETS
 from .ap import (
     DEVKIT_RECALL_11,
     RECALL_11,
@@ -61,6 +69,7 @@ from .ap import (
     average_precision_report,
 )
 from .coco import COCO_RANGES, IN_IGNORE_REGION, Matcher
+from .nms_ap import suppress
 from .ranking import RECALL_101, Candidates, candidates, counted_categories, ignore_regions
 from .sweep import BOX_MODALITIES
 
@@ -73,6 +82,11 @@ EVERY_POINT = None  # the interpolation of every-point AP (no recall levels)
 # From this many points on, a sampled AP searches every row at once (_first_reaching); below,
 # it counts the points under each level (_points_below). Same numbers; speed only.
 _SEARCH_MIN_POINTS = 128
+# The optional protocols' keys that have resampled curves, and the option adding each
+# (the others of labels.AP_OPTIONAL have none: no interval).
+RESAMPLED_OPTIONAL = {"coco.nms_map@[0.5:0.95]": "nms_ap", "coco.nms_map@0.5": "nms_ap",
+                      "aitod.map@[0.5:0.95]": "aitod"}
+_OPTIONAL_FAMILY = {"nms_ap": "nms_categories", "aitod": "aitod_categories"}
 
 
 @dataclass(frozen=True)
@@ -108,7 +122,9 @@ class Family:
 class APCurves:
     """What a resample's AP numbers of one box modality need: the chosen queries' ids
     (``query_ids``) and the families ``voc`` (pooled, the run's IoU threshold), ``coco``
-    (pooled, ten thresholds), ``coco_categories`` and ``devkit`` (per category)."""
+    (pooled, ten thresholds), ``coco_categories`` and ``devkit`` (per category), and when
+    their option asked for them ``nms_categories`` (NMS-AP) and ``aitod_categories``
+    (AI-TOD's mAP)."""
 
     query_ids: tuple[str, ...]
     families: dict[str, Family]
@@ -130,12 +146,13 @@ def ap_run(samples: Sequence[Sample], iou_threshold: float = 0.5,
            aitod: bool = False) -> APRun:
     """The observed AP report and the curves to resample, with the very same options
     (``report``: that :func:`average_precision_report` of these samples and options, when
-    the caller has it, e.g. cached). NMS-AP and AI-TOD (``nms_ap``, ``aitod``) are in the
-    report only: they have no resampled curves (no interval)."""
+    the caller has it, e.g. cached). NMS-AP and AI-TOD (``nms_ap``, ``aitod``) add the
+    curves of their keys in :data:`RESAMPLED_OPTIONAL`."""
     if report is None:
         report = average_precision_report(samples, iou_threshold, modalities,
                                           include_negatives, max_detections, nms_ap, aitod)
-    curves = {m: ap_curves(samples, m, iou_threshold, include_negatives, max_detections)
+    curves = {m: ap_curves(samples, m, iou_threshold, include_negatives, max_detections,
+                           nms_ap, aitod)
               for m in BOX_MODALITIES if m in modalities}
     return APRun(report, curves)
 
@@ -151,9 +168,12 @@ def chosen_queries(samples: Sequence[Sample], modality: str,
 
 def ap_curves(samples: Sequence[Sample], modality: str, iou_threshold: float = 0.5,
               include_negatives: bool = False,
-              max_detections: int = COCO_MAX_DETECTIONS) -> APCurves:
-    """The curves of every AP number of :data:`~ovearth_core.labels.AP_METRICS`, ranked and
-    matched as :func:`average_precision_report` does with these options."""
+              max_detections: int = COCO_MAX_DETECTIONS, nms_ap: bool = False,
+              aitod: bool = False) -> APCurves:
+    """The curves of every AP number of :data:`~ovearth_core.labels.AP_METRICS` but the
+    optional ones, and of those of :data:`RESAMPLED_OPTIONAL` that ``nms_ap`` and ``aitod``
+    ask for, ranked and matched as :func:`average_precision_report` does with these
+    options."""
     chosen = chosen_queries(samples, modality, include_negatives)
     cands = candidates(samples, modality, include_negatives)
     if len(cands.ious) != len(chosen):  # the two filters must agree
@@ -163,6 +183,15 @@ def ap_curves(samples: Sequence[Sample], modality: str, iou_threshold: float = 0
     dev = (candidates(samples, modality, include_negatives, legacy_pixel=True)
            if modality == "bbox" else cands)
     families["devkit"] = _devkit_family(dev, iou_threshold)
+    if aitod:
+        families["aitod_categories"] = _coco_families(
+            cands, AITOD_MAX_DETS[-1])["coco_categories"]
+    if nms_ap:
+        # The suppression removes predicted boxes only: the same queries are chosen.
+        kept = candidates(suppress(samples, modality).samples, modality, True)
+        if len(kept.ious) != len(chosen) or not include_negatives:
+            raise AssertionError("ap_curves: NMS-AP is of the hard-negative view's queries")
+        families["nms_categories"] = _coco_families(kept, max_detections)["coco_categories"]
     return APCurves(ids, families)
 
 
@@ -366,25 +395,54 @@ def _mean_with_gt(values: FloatArray, has: BoolArray) -> FloatArray:
     return np.divide(total, n, out=np.full(n.shape, np.nan), where=n > 0)
 
 
-def ap_values(curves: APCurves, counts: FloatArray) -> dict[str, FloatArray]:
+def resampled_keys(curves: APCurves) -> set[str]:
+    """The AP keys whose resampled values :func:`ap_values` gives for ``curves``."""
+    return (set(AP_METRICS) - set(AP_OPTIONAL)) | {
+        key for key, option in RESAMPLED_OPTIONAL.items()
+        if _OPTIONAL_FAMILY[option] in curves.families}
+
+
+def ap_values(curves: APCurves, counts: FloatArray,
+              keys: Sequence[str] | None = None) -> dict[str, FloatArray]:
     """Every AP number of :data:`~ovearth_core.labels.AP_METRICS` but the optional ones
-    (:data:`~ovearth_core.labels.AP_OPTIONAL`) ``(R,)`` for the ``(R, Q)``
-    multiplicities of :attr:`APCurves.query_ids` (``nan`` where undefined); all ones give
-    the observed :func:`average_precision_report` numbers (to round-off)."""
+    (:data:`~ovearth_core.labels.AP_OPTIONAL`), and those of :data:`RESAMPLED_OPTIONAL`
+    whose curves ``curves`` holds, ``(R,)`` for the ``(R, Q)`` multiplicities of
+    :attr:`APCurves.query_ids` (``nan`` where undefined); all ones give the observed
+    :func:`average_precision_report` numbers (to round-off). ``keys``: only these (each
+    family is weighted only when a key asks for it)."""
     fam = curves.families
-    voc, _ = family_ap(fam["voc"], counts)
-    coco, _ = family_ap(fam["coco"], counts)
-    cats, cats_gt = family_ap(fam["coco_categories"], counts)
-    dev, dev_gt = family_ap(fam["devkit"], counts)
+    done: dict[str, tuple[FloatArray, BoolArray]] = {}
+
+    def of(name: str) -> tuple[FloatArray, BoolArray]:
+        if name not in done:
+            done[name] = family_ap(fam[name], counts)
+        return done[name]
+
     i50 = IOU_THRESHOLDS.index(0.5)
-    out = {"ap_every_point": voc[0, 0, 0], "ap_11_point": voc[0, 0, 1],
-           "coco.ap@[0.5:0.95]": coco[0, :, 0].mean(axis=0),
-           "coco.map@[0.5:0.95]": _mean_with_gt(cats[:, :, 0].mean(axis=1), cats_gt),
-           "coco.map@0.5": _mean_with_gt(cats[:, i50, 0], cats_gt),
-           "voc_devkit.map_11_point": _mean_with_gt(dev[:, 0, 1], dev_gt),
-           "voc_devkit.map_every_point": _mean_with_gt(dev[:, 0, 0], dev_gt)}
-    # The table and this function must name the same numbers; the protocols an option adds
-    # (NMS-AP, AI-TOD) are not resampled: they have no interval.
-    if set(out) != set(AP_METRICS) - set(AP_OPTIONAL):
+
+    def cat_map(name: str, threshold: int | None) -> FloatArray:
+        ap, has = of(name)
+        per = ap[:, :, 0].mean(axis=1) if threshold is None else ap[:, threshold, 0]
+        return _mean_with_gt(per, has)
+
+    compute = {
+        "ap_every_point": lambda: of("voc")[0][0, 0, 0],
+        "ap_11_point": lambda: of("voc")[0][0, 0, 1],
+        "coco.ap@[0.5:0.95]": lambda: of("coco")[0][0, :, 0].mean(axis=0),
+        "coco.map@[0.5:0.95]": lambda: cat_map("coco_categories", None),
+        "coco.map@0.5": lambda: cat_map("coco_categories", i50),
+        "voc_devkit.map_11_point": lambda: _mean_with_gt(of("devkit")[0][:, 0, 1],
+                                                         of("devkit")[1]),
+        "voc_devkit.map_every_point": lambda: _mean_with_gt(of("devkit")[0][:, 0, 0],
+                                                            of("devkit")[1])}
+    # The table and this function must name the same numbers.
+    if set(compute) != set(AP_METRICS) - set(AP_OPTIONAL):
         raise AssertionError("ap_values does not cover AP_METRICS")
-    return out
+    if "nms_categories" in fam:
+        compute["coco.nms_map@[0.5:0.95]"] = lambda: cat_map("nms_categories", None)
+        compute["coco.nms_map@0.5"] = lambda: cat_map("nms_categories", i50)
+    if "aitod_categories" in fam:
+        compute["aitod.map@[0.5:0.95]"] = lambda: cat_map("aitod_categories", None)
+    if set(compute) != resampled_keys(curves):
+        raise AssertionError("ap_values and resampled_keys name other keys")
+    return {key: compute[key]() for key in (compute if keys is None else keys)}

@@ -64,6 +64,7 @@ from ..paths import OutsideDataRootError, folder_inputs, refusal
 from ..types import TASK_KEYS
 from . import additive, standings
 from .ap import average_precision_report
+from .ap_bootstrap import APRun, ap_run
 from .standings import (
     BOARD_KEYS,
     METRICS,
@@ -702,7 +703,7 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                        iou_threshold: float = 0.5, *, cache: ResultCache | None = None,
                        workers: int | None = 1,
                        progress: Callable[[str], Progress | None] | None = None,
-                       average_precision: tuple[bool, int, bool, bool] | None = None,
+                       average_precision: Options | None = None,
                        note: Callable[[str], None] | None = None,
                        large_masks: bool = False, concave_obb: bool = False,
                        **stability: Any) -> dict[str, Any]:
@@ -710,10 +711,12 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
     keyed by the task as the JSON names it (``open_vocabulary``, ``referring``, ``reasoning``);
     ``stability`` is passed on (``sizes``, ``n_subsets``, ``seed``, ``k``,
     ``stability_metrics``); ``cache``, ``workers`` go to :func:`evaluate_folder`, with
-    ``progress(task)`` as its progress callback. ``average_precision`` (hard negatives,
-    COCO's detection cap) also ranks by AP and mAP, computed here for each model (every
-    box). A task without queries in the ground truth is not evaluated: its report is empty
-    and ``note`` is told."""
+    ``progress(task)`` as its progress callback. ``average_precision``: the options whose AP
+    fields (``hard_negatives``, ``max_detections``, ``nms_ap``, ``aitod``) rank by AP and
+    mAP as well, computed here for each model (every box), with their curves
+    (:func:`~.ap_bootstrap.ap_run`) when ranks are asked (their rank intervals). A task
+    without queries in the ground truth is not evaluated: its report is empty and ``note``
+    is told."""
     out: dict[str, Any] = {}
     gt_path, preds = folder_files(folder)
     gt_sha, counts, gt = _ground_truth(gt_path, cache)
@@ -752,12 +755,26 @@ def folder_leaderboard(folder: str | Path, tasks: Sequence[str] = ("vocabulary",
                     samples = load_samples(gt_path, by_name[name], task, modalities=modalities,
                                            ground_truth=gt, large_masks=large_masks,
                                            concave_obb=concave_obb)
-                    reports.append(average_precision_report(
-                        samples, iou_threshold, samples.modalities, *average_precision)
-                        if any(m in BOX_MODALITIES for m in samples.modalities) else None)
+                    reports.append(_ap(samples, iou_threshold, average_precision,
+                                       stability.get("ranks") is not None))
         out[key] = leaderboard_report(names, results, average_precision=reports,
                                       uncertainty=cached_uncertainty(cache), **stability)
     return out
+
+
+def _ap(samples: Any, iou_threshold: float, options: Options, curves: bool,
+        ) -> APRun | dict[str, Any] | None:
+    """A submission's AP under ``options``' AP fields: the report, with its curves when
+    ``curves`` (the rank intervals resample them); ``None`` without a box modality."""
+    if not any(m in BOX_MODALITIES for m in samples.modalities):
+        return None
+    report = average_precision_report(samples, iou_threshold, samples.modalities,
+                                      options.hard_negatives, options.max_detections,
+                                      options.nms_ap, options.aitod)
+    if not curves:
+        return report
+    return ap_run(samples, iou_threshold, samples.modalities, options.hard_negatives,
+                  options.max_detections, report, options.nms_ap, options.aitod)
 
 
 def _ground_truth(gt_path: Path, cache: ResultCache | None) -> tuple[str, dict[str, int], Any]:

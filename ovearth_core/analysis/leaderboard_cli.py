@@ -76,15 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         printer = ProgressPrinter(prog, task)
         return lambda done, total, o: printer(done, total, o.name, o.cached)
 
+    options = Options.from_args(args, task=tasks[0], modalities=args.modalities)
     return run_and_emit(parser.prog, lambda: lb.folder_leaderboard(
         args.folder, tasks, args.modalities, args.iou_threshold, cache=cache,
         workers=args.workers, progress=progress, n_subsets=args.subsets, seed=args.seed,
         note=lambda text: print(f"{prog}: {text}", file=sys.stderr),
-        ranks=None if args.no_ranks else Options.from_args(args, task=tasks[0],
-                                                             modalities=args.modalities),
+        ranks=None if args.no_ranks else options,
         unit=args.bootstrap_unit, large_masks=args.large_masks, concave_obb=args.concave_obb,
-        average_precision=((args.hard_negatives, args.max_detections, args.nms_ap, args.aitod)
-                           if args.average_precision else None)), args.output, inputs)
+        average_precision=options if args.average_precision else None), args.output, inputs)
 
 
 def add_rank_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -> None:

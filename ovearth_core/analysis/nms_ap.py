@@ -132,27 +132,42 @@ def _suppress_image(samples: Sequence[Sample], members: list[int], owner: npt.ND
     label = _labels(samples, members)
     box_label = np.array([label[k] for k in owner.tolist()], dtype=np.int64)
     position = np.arange(n) - np.searchsorted(owner, owner)  # owners come in runs
+    # Every (GT box, candidate) pair at once, in GT order (np.nonzero is row-major): on a
+    # dense image a loop over the GT boxes, each over every box, took most of the time.
+    gt_of, box = np.nonzero(iou > NMS_IOU)
     kept_any = np.zeros(n, dtype=bool)
     removed_for = np.full(n, -1, dtype=np.int64)  # the winner of the first GT removing it
     removed_iou = np.zeros(n)
-    for g in np.flatnonzero((iou > NMS_IOU).any(axis=1)).tolist():
-        cand = iou[g] > NMS_IOU
-        ranks = np.where(cand, rank, -1)
-        winner = int(np.argmax(ranks))
-        keep = np.zeros(n, dtype=bool)
-        for k in np.unique(owner[cand & (box_label == box_label[winner])]).tolist():
-            keep[int(np.argmax(np.where(owner == k, ranks, -1)))] = True
-        kept_any |= keep
-        newly = cand & ~keep & (removed_for < 0)
-        removed_for[newly] = winner
-        removed_iou[newly] = iou[g, newly]
+    if gt_of.size:
+        # Each GT box's winner: its candidate of the highest rank (the last of its run).
+        by_rank = np.lexsort((rank[box], gt_of))
+        top = np.ones(by_rank.size, dtype=bool)
+        top[:-1] = gt_of[by_rank[1:]] != gt_of[by_rank[:-1]]
+        winner_of = np.full(iou.shape[0], -1, dtype=np.int64)
+        winner_of[gt_of[by_rank[top]]] = box[by_rank[top]]
+        winner = winner_of[gt_of]
+        # Kept for a GT box: per query of the winner's label, its candidate of the highest
+        # rank (the last of each (GT box, query) run).
+        same = np.flatnonzero(box_label[box] == box_label[winner])
+        run = same[np.lexsort((rank[box[same]], owner[box[same]], gt_of[same]))]
+        last = np.ones(run.size, dtype=bool)
+        last[:-1] = ((gt_of[run[1:]] != gt_of[run[:-1]])
+                     | (owner[box[run[1:]]] != owner[box[run[:-1]]]))
+        kept = np.zeros(gt_of.size, dtype=bool)
+        kept[run[last]] = True
+        kept_any[box[kept]] = True
+        # Removed: by the first GT box (in order) it is a candidate of and not kept for.
+        lost = np.flatnonzero(~kept)
+        first_box, first = np.unique(box[lost], return_index=True)
+        removed_for[first_box] = winner[lost[first]]
+        removed_iou[first_box] = iou[gt_of[lost[first]], first_box]
     gone = (removed_for >= 0) & ~kept_any
     for p in np.flatnonzero(gone).tolist():
         k, w = int(owner[p]), int(removed_for[p])
         removed_mask[k][position[p]] = True
-        winner = samples[int(owner[w])]
-        records.append(Suppressed(samples[k].sample_id, int(position[p]), winner.sample_id,
-                                  int(position[w]), winner.phrase, float(removed_iou[p])))
+        won = samples[int(owner[w])]
+        records.append(Suppressed(samples[k].sample_id, int(position[p]), won.sample_id,
+                                  int(position[w]), won.phrase, float(removed_iou[p])))
 
 
 def _labels(samples: Sequence[Sample], members: list[int]) -> dict[int, int]:

@@ -256,13 +256,26 @@ def rank_uncertainty(names: Sequence[str], pieces: FloatArray, spec: additive.Ad
     ``None`` (no interval, test or group).
     """
     units = unit_pieces(pieces, groups)
-    n_units = int(units.shape[1])
-    observed = spec.value(pieces.sum(axis=1))  # (M,)
+    return ranks_from_values(
+        spec.name, names, spec.value(pieces.sum(axis=1)),
+        lambda drawn: resampled_values(units, spec, drawn, seed), int(units.shape[1]),
+        n_resamples=n_resamples, seed=seed, alpha=alpha, unit=unit, min_count=min_count)
+
+
+def ranks_from_values(metric: str, names: Sequence[str], observed: FloatArray,
+                      sample: Callable[[int], FloatArray], n_units: int, *,
+                      n_resamples: int = DEFAULT_RANK_RESAMPLES, seed: int = 0,
+                      alpha: float = DEFAULT_ALPHA, unit: str = "image",
+                      min_count: int = DEFAULT_MIN_COUNT) -> dict[str, Any]:
+    """:func:`rank_uncertainty`'s report of ``metric`` from each submission's ``observed``
+    value ``(M,)`` (``nan``: undefined) and ``sample(R)``, its values ``(R, M)`` in ``R``
+    resamples of the ``n_units`` units (drawn with ``seed``): the one rule of every ranked
+    metric, additive (:func:`rank_uncertainty`) or not (:func:`ap_rank_uncertainty`)."""
     order = np.argsort(ranks_of(observed), kind="stable")
     observed = observed[order]
     m = len(order)
     out: dict[str, Any] = {
-        "metric": spec.name, "unit": unit, "num_units": n_units, "n_resamples_asked":
+        "metric": metric, "unit": unit, "num_units": n_units, "n_resamples_asked":
         n_resamples, "seed": seed, "alpha": alpha, "min_count": min_count,
         "models": [names[i] for i in order], "value": [_finite(v) for v in observed],
         "rank": ranks_of(observed).tolist(),
@@ -279,7 +292,7 @@ def rank_uncertainty(names: Sequence[str], pieces: FloatArray, spec: additive.Ad
                               if np.isfinite(observed).any() else None, "optimism": None},
                 "disagreement": {"groups_only": [], "tests_only": [], "note": None}}
     drawn = resolved_resamples(n_resamples, m - 1, alpha)
-    sampled = resampled_values(units, spec, drawn, seed)[:, order]
+    sampled = sample(drawn)[:, order]
     ranks = ranks_of(sampled)
     low, high = rank_interval(ranks, alpha)
     runs = overlap_runs(low.tolist(), high.tolist())
@@ -300,6 +313,56 @@ def rank_uncertainty(names: Sequence[str], pieces: FloatArray, spec: additive.Ad
         "best_of_n": best_of_n(observed, sampled),
         "disagreement": disagreement(out["models"], runs, p_holm, alpha),
     }
+
+
+# --- average precision: no additive pieces, recomputed in each resample ---------------------
+
+# Why an AP metric has no Friedman test (and no per-category tests): the one wording.
+AP_NO_BLOCKS = ("AP ranks boxes across queries: it has no value per image or query, so "
+                "there is no Friedman test or per-category test of it; its rank intervals "
+                "recompute AP in each resample")
+
+
+def resampled_ap(curves: Sequence[Any], key: str, query_units: Sequence[IntArray],
+                 n_units: int, n_resamples: int, seed: int) -> FloatArray:
+    """``(R, M)``: AP ``key`` (:func:`.ap_bootstrap.ap_values`) of every submission in each
+    of ``n_resamples`` resamples of ``n_units`` units, drawn as :func:`resampled_values`
+    draws them (``numpy.random.default_rng(seed)``, chunks of :data:`_CHUNK`: the same
+    resamples as an additive metric's over the same units). ``curves[m]``: submission
+    ``m``'s :class:`~.ap_bootstrap.APCurves` of the key's modality; ``query_units[m]``: the
+    unit of each of its ``query_ids``. A resample's AP weights each query by its unit's
+    multiplicity (the curves matched once); ``nan`` where undefined (no GT drawn)."""
+    from .ap_bootstrap import ap_values
+
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_resamples, len(curves)))
+    for start in range(0, n_resamples, _CHUNK):
+        stop = min(start + _CHUNK, n_resamples)
+        counts = resample_counts(rng, stop - start, n_units)
+        for m, (c, units) in enumerate(zip(curves, query_units, strict=True)):
+            out[start:stop, m] = ap_values(c, counts[:, units], (key,))[key]
+    return out
+
+
+def ap_rank_uncertainty(names: Sequence[str], observed: FloatArray, curves: Sequence[Any],
+                        key: str, query_units: Sequence[IntArray], n_units: int, *,
+                        metric: str, n_resamples: int = DEFAULT_RANK_RESAMPLES,
+                        seed: int = 0, alpha: float = DEFAULT_ALPHA, unit: str = "image",
+                        min_count: int = DEFAULT_MIN_COUNT,
+                        blocks: str = "image") -> dict[str, Any]:
+    """:func:`ranks_from_values` of an AP ``metric`` (its ``key`` of
+    :data:`~ovearth_core.labels.AP_METRICS`; ``observed``: each submission's reported value)
+    with :func:`resampled_ap`: the rank intervals, groups and tests against the leader of
+    the additive metrics, under the same thin-evidence rule, minimum count and resample
+    count. ``friedman`` is skipped (:data:`AP_NO_BLOCKS`); no ``categories``."""
+    check_settings(n_resamples, alpha, min_count, blocks)
+    out = ranks_from_values(
+        metric, names, observed,
+        lambda drawn: resampled_ap(curves, key, query_units, n_units, drawn, seed), n_units,
+        n_resamples=n_resamples, seed=seed, alpha=alpha, unit=unit, min_count=min_count)
+    out["friedman"] = {"skipped": AP_NO_BLOCKS, "blocks": blocks, "num_blocks": None,
+                       "num_units": n_units}
+    return out
 
 
 def disagreement(models: Sequence[str], runs: Sequence[tuple[int, int]],

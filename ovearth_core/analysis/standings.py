@@ -31,8 +31,9 @@ from ..labels import ap_keys
 from ..options import Options
 from . import additive
 from .ap import ap_numbers
+from .ap_bootstrap import APRun, resampled_keys
 from .compare import not_submitted
-from .rank_stats import average_ranks, metric_ranks
+from .rank_stats import ap_rank_uncertainty, average_ranks, metric_ranks
 from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
@@ -325,14 +326,16 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
                        stability_metrics: Sequence[str] | None = None,
                        sizes: Sequence[int] = SUBSET_SIZES, n_subsets: int = 1000,
                        seed: int = 0, k: int = 5,
-                       average_precision: Sequence[dict[str, Any] | None] | None = None,
-                       ranks: Options | None = None, unit: str = "image",
+                       average_precision: Sequence[APRun | dict[str, Any] | None] | None
+                       = None, ranks: Options | None = None, unit: str = "image",
                        uncertainty: Uncertainty | None = None) -> dict[str, Any]:
     """Ranking table, category-subset stability of each metric, and (open vocabulary) the
     MCC-versus-mIoU rank correlation, for evaluator results of one task.
 
     ``average_precision`` (each model's AP report, or ``None``) adds the pooled AP and
-    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`). ``ranks``: the
+    COCO's and DOTA's per-category mAP to the ranking (:data:`AP_RANKED`); given as
+    :class:`~.ap_bootstrap.APRun` (the report and its curves), each AP metric also gets its
+    ranks with their uncertainty (:func:`ap_uncertainties`). ``ranks``: the
     options whose statistics' settings (``rank_resamples``, ``alpha``, ``min_count``,
     ``friedman_blocks``) give each metric its ranks with their uncertainty under
     ``uncertainty`` (:func:`~ovearth_core.analysis.rank_stats.metric_ranks`, resampling
@@ -344,7 +347,8 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
                 "mcc_vs_miou": None}
     out = rank_table(names, results)
     if average_precision is not None:
-        add_ap_ranking(out, results, average_precision)
+        add_ap_ranking(out, results, [r.report if isinstance(r, APRun) else r
+                                      for r in average_precision])
     metrics = list(stability_metrics or available_metrics(results[0]))
     # Each full result's rows read once for every metric (a board entry holds its pieces).
     wanted = list(dict.fromkeys([*metrics, *(available_metrics(results[0]) if ranks else [])]))
@@ -364,6 +368,48 @@ def leaderboard_report(names: Sequence[str], results: Sequence[dict[str, Any]],
     if ranks is not None:
         out["uncertainty"] = (uncertainty or rank_uncertainties)(names, results, pieces, ranks,
                                                                   seed, unit)
+        if average_precision is not None:
+            out["uncertainty"].update(ap_uncertainties(out, results, pieces, average_precision,
+                                                       ranks, seed, unit))
+    return out
+
+
+def ap_uncertainties(table: dict[str, Any], results: Sequence[dict[str, Any]],
+                     pieces: Sequence[QueryPieces],
+                     runs: Sequence[APRun | dict[str, Any] | None], options: Options,
+                     seed: int, unit: str) -> dict[str, Any]:
+    """:func:`~ovearth_core.analysis.rank_stats.ap_rank_uncertainty` of every
+    :data:`AP_RANKED` metric of a :func:`rank_table` (with :func:`add_ap_ranking`) whose
+    curves are resampled (:data:`~.ap_bootstrap.RESAMPLED_OPTIONAL` for the optional
+    protocols), over the models given as :class:`~.ap_bootstrap.APRun` that submit its
+    modality (at least two). The units are those of the additive metrics (each query's
+    image, or the query, of the first result's rows), drawn with the same seed: the same
+    resamples."""
+    first = pieces[0]
+    if unit == "image":
+        unit_of = dict(zip(first.query_ids, first.image.tolist(), strict=True))
+        n_units = len(first.images)
+    else:
+        unit_of = {q: k for k, q in enumerate(first.query_ids)}
+        n_units = len(first.query_ids)
+    out = {}
+    for name, values in table["metrics"].items():
+        if name not in AP_RANKED:
+            continue
+        m, key = AP_RANKED[name]
+        kept = [i for i, (res, run) in enumerate(zip(results, runs, strict=True))
+                if isinstance(run, APRun) and m in run.curves
+                and key in resampled_keys(run.curves[m]) and m not in not_submitted(res)]
+        if len(kept) < 2:
+            continue
+        curves = [runs[i].curves[m] for i in kept]  # type: ignore[union-attr]
+        out[name] = ap_rank_uncertainty(
+            [table["models"][i] for i in kept],
+            np.array([np.nan if values[i] is None else values[i] for i in kept]), curves,
+            key, [np.array([unit_of[q] for q in c.query_ids], dtype=np.intp) for c in curves],
+            n_units, metric=name, n_resamples=options.rank_resamples, seed=seed,
+            alpha=options.alpha, unit=unit, min_count=options.min_count,
+            blocks=options.friedman_blocks)
     return out
 
 

@@ -9,6 +9,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..analysis.ap_caps import add_ap_arguments, check_ap_arguments
 from ..bounds import float_arg, int_arg
 from ..cli import (
     EXIT_BAD_INPUT,
@@ -31,6 +32,7 @@ from .bundle import (
     skeleton,
 )
 from .config import (
+    BOX_FIELDS,
     DEFAULT_METRICS,
     MODALITY_BLOCK,
     HostingConfig,
@@ -71,7 +73,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     add_concave_obb_option(parser)
     parser.add_argument("--columns", default=",".join(DEFAULT_METRICS),
                         help="comma-separated leaderboard metrics, each for every task it "
-                             "applies to; the first ranks (default: %(default)s)")
+                             "applies to; the first ranks (default: %(default)s, and with "
+                             "--nms-ap / --aitod their mAP columns, e.g. bbox_nms_map)")
+    add_ap_arguments(parser, "average precision columns: boxes on negative queries count as "
+                     "false positives", "average precision columns: COCO's boxes per query")
     parser.add_argument("--phase", action="append", type=_phase, metavar="NAME,START[,END]",
                         help="a phase (repeat, in order; default: one phase 'Test' from "
                              "today, open-ended)")
@@ -121,7 +126,9 @@ def _config(args: argparse.Namespace, gt: GroundTruth, phases: list[Phase]
     modalities = args.modalities or ",".join(held or MODALITY_BLOCK)
     options = Options(tasks[0], modalities, args.iou_threshold, args.score_threshold,
                       args.bbox_format, large_masks=args.large_masks,
-                      concave_obb=args.concave_obb)
+                      concave_obb=args.concave_obb, hard_negatives=args.hard_negatives,
+                      max_detections=args.max_detections, nms_ap=args.nms_ap,
+                      aitod=args.aitod)
     limits = Limits(args.max_mb, args.time_limit, args.max_boxes)
     if limits.max_mb <= 0 or limits.time_limit_s <= 0 or limits.max_boxes < 1:
         raise ValueError("--max-mb and --time-limit must be above 0, --max-boxes at least 1")
@@ -129,7 +136,12 @@ def _config(args: argparse.Namespace, gt: GroundTruth, phases: list[Phase]
         raise ValueError("--gallery must be at least 0")
     mods = [m for m in options.modalities if m in MODALITY_BLOCK]
     metrics = tuple(m.strip() for m in args.columns.split(",") if m.strip())
-    columns = default_columns(tasks, mods, metrics, strict=metrics != DEFAULT_METRICS)
+    strict = metrics != DEFAULT_METRICS
+    if not strict:  # the protocols asked for get their columns
+        metrics += tuple(f"{m}_{short}" for short, on in (("nms_map", args.nms_ap),
+                                                          ("aitod_map", args.aitod))
+                         if on for m in BOX_FIELDS)
+    columns = default_columns(tasks, mods, metrics, strict=strict)
     config = HostingConfig(tuple(tasks), options, columns, limits,
                            getattr(args, "gallery", 0),
                            {p.codename: f"{p.codename}_split" for p in phases})
@@ -163,6 +175,7 @@ def write_bundle(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     refused = output_refused(PROG_BUNDLE, args.out, inputs)
     if refused:
         return refused
+    check_ap_arguments(parser, args)
     try:
         check_phases(phases)
         gt_bytes = read_input(args.gt, "ground-truth")

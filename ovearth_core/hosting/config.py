@@ -10,7 +10,11 @@ A column is one key metric of one task: ``<task key>_<metric>``, the task as the
 it (``open_vocabulary_seg_macro_miou``), its value ``summary[modality][metric]`` of that
 task's evaluator result, the same number ``python -m ovearth_core`` prints. Metric names are
 the entries of :data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked
-metrics).
+metrics), or of :data:`ovearth_core.analysis.standings.AP_RANKED` (average precision of
+every box, issue 50: ``bbox_coco_map``, ``bbox_nms_map``, ``bbox_aitod_map`` ...), computed
+with the options' ``hard_negatives``, ``max_detections``, ``nms_ap`` and ``aitod``; a column
+of NMS-AP or AI-TOD needs its option on. A ``scoring.json`` written before these existed
+reads them as off.
 
 >>> config = HostingConfig(("vocabulary",), Options("vocabulary", "segmentation,bbox"))
 >>> [c.key for c in config.columns]  # doctest: +NORMALIZE_WHITESPACE
@@ -25,10 +29,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..analysis.additive import METRICS
+from ..analysis.standings import AP_RANKED
 from ..files import DEFAULT_MAX_INPUT_MB
 from ..io import GroundTruth
-from ..labels import TASK_LABELS, metric_label
-from ..options import TASK_KEYS, Options
+from ..labels import AP_OPTIONAL, METRIC_LABELS, MODALITY_LABELS, TASK_LABELS, metric_label
+from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS, TASK_KEYS, Options
 
 MODALITY_BLOCK = {"segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}
 # The paper's key metric of each summary block (ma-IoU, MCC, mi-F1): the default columns.
@@ -67,19 +72,33 @@ class Column:
 
     @property
     def path(self) -> tuple[str, str, str]:
-        """``(task key, summary block, summary metric)`` of the evaluator's result."""
+        """``(task key, summary block, summary metric)`` of the evaluator's result; for an
+        average precision (:attr:`average_precision`), ``(task key, box modality, key of
+        labels.AP_METRICS)`` of its AP report."""
+        if self.average_precision:
+            modality, key = AP_RANKED[self.metric]
+            return TASK_KEYS[self.task], modality, key
         m = METRICS[self.metric]
         return TASK_KEYS[self.task], m.modality, m.metric
 
     @property
+    def average_precision(self) -> bool:
+        """Whether the column is an average precision (of the AP report, not the summary)."""
+        return self.metric in AP_RANKED
+
+    @property
     def title(self) -> str:
         task, block, metric = self.path
+        if self.average_precision:
+            return f"{TASK_LABELS[task]}: {MODALITY_LABELS[block]} {METRIC_LABELS[metric]}"
         return f"{TASK_LABELS[task]}: {metric_label(block, metric)}"
 
 
 def applies(task: str, metric: str, modalities: Sequence[str]) -> bool:
     """Whether ``metric`` exists for ``task`` scored on ``modalities`` (presence only in the
     open-vocabulary task, which has negative queries)."""
+    if metric in AP_RANKED:
+        return AP_RANKED[metric][0] in {MODALITY_BLOCK[m] for m in modalities}
     block = METRICS[metric].modality
     if block == "presence":
         return task == "vocabulary"
@@ -105,10 +124,10 @@ def default_columns(tasks: Sequence[str], modalities: Sequence[str],
     """Every ``metrics`` entry that applies, task by task (``ValueError`` for an unknown
     metric name and, ``strict``, for a name that applies to none of the tasks: one the user
     asked for by name)."""
-    unknown = [m for m in metrics if m not in METRICS]
+    unknown = [m for m in metrics if m not in METRICS and m not in AP_RANKED]
     if unknown:
         raise ValueError(f"unknown metric {', '.join(unknown)}; expected one of "
-                         f"{', '.join(METRICS)}")
+                         f"{', '.join([*METRICS, *AP_RANKED])}")
     columns = tuple(Column(t, m) for t in tasks for m in metrics if applies(t, m, modalities))
     unused = [m for m in metrics if not any(c.metric == m for c in columns)]
     if unused and strict:
@@ -155,6 +174,15 @@ class HostingConfig:
         if not self.columns:
             raise ValueError("columns: no leaderboard column applies to these tasks and "
                              "modalities")
+        o = self.options
+        if o.nms_ap and not o.hard_negatives:
+            raise ValueError("nms_ap: NMS-AP needs hard_negatives (it suppresses the boxes "
+                             "of negative queries)")
+        off = [c.key for c in self.columns if c.average_precision
+               and c.path[2] in AP_OPTIONAL and not getattr(o, AP_OPTIONAL[c.path[2]])]
+        if off:
+            raise ValueError(f"columns: {', '.join(off)} need their protocol on (nms_ap "
+                             "for *_nms_map, aitod for *_aitod_map)")
 
     def task_options(self, task: str) -> Options:
         return replace(self.options, task=task)
@@ -164,7 +192,8 @@ class HostingConfig:
         return {"tasks": list(self.tasks), "modalities": list(o.modalities),
                 "iou_threshold": o.iou_threshold, "score_threshold": o.score_threshold,
                 "bbox_format": o.bbox_format, "large_masks": o.large_masks,
-                "concave_obb": o.concave_obb,
+                "concave_obb": o.concave_obb, "hard_negatives": o.hard_negatives,
+                "max_detections": o.max_detections, "nms_ap": o.nms_ap, "aitod": o.aitod,
                 "columns": [{"key": c.key, "task": c.task, "metric": c.metric}
                             for c in self.columns],
                 "limits": {"max_mb": self.limits.max_mb,
@@ -178,12 +207,18 @@ class HostingConfig:
         when it is not one)."""
         tasks = tuple(doc["tasks"])
         # Absent in bundles written before each existed: off, the spec's rule.
-        flags = {key: doc.get(key, False) for key in ("large_masks", "concave_obb")}
+        flags = {key: doc.get(key, False) for key in ("large_masks", "concave_obb",
+                                                       "hard_negatives", "nms_ap", "aitod")}
         for key, value in flags.items():
             if not isinstance(value, bool):
                 raise TypeError(f"{key}: expected true or false, found {value!r}")
+        cap = doc.get("max_detections", COCO_MAX_DETECTIONS)
+        if type(cap) is not int or cap < MIN_MAX_DETECTIONS:
+            raise TypeError(f"max_detections: expected a whole number of at least "
+                            f"{MIN_MAX_DETECTIONS}, found {cap!r}")
         options = Options(tasks[0], tuple(doc["modalities"]), doc["iou_threshold"],
-                          doc["score_threshold"], doc["bbox_format"], **flags)
+                          doc["score_threshold"], doc["bbox_format"], max_detections=cap,
+                          **flags)
         return cls(tasks, options,
                    tuple(Column(c["task"], c["metric"]) for c in doc["columns"]),
                    Limits(**doc["limits"]), int(doc["gallery"]), dict(doc["splits"]))

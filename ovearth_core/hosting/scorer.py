@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from .. import pipeline
+from ..analysis.ap import ap_numbers, average_precision_report
 from ..cache import ResultCache
 from ..errors import OVEarthInputError, Problem, describe, format_problems
 from ..files import (
@@ -180,14 +181,20 @@ def check_submission(doc: dict[str, Any], name: str, config: HostingConfig) -> N
         raise OVEarthInputError(problems)
 
 
-def column_scores(config: HostingConfig, results: dict[str, dict[str, Any]]
+def column_scores(config: HostingConfig, results: dict[str, dict[str, Any]],
+                  average_precision: dict[str, dict[str, Any]] | None = None,
                   ) -> tuple[dict[str, float], list[str]]:
     """``{column key: value}`` of every defined column, and the keys of the undefined ones
-    (``None`` in the evaluator: left out, the leaderboard shows an empty cell)."""
+    (``None`` in the evaluator: left out, the leaderboard shows an empty cell). An average
+    precision column reads ``average_precision[task key]`` (:func:`task_ap`)."""
     scores, undefined = {}, []
     for column in config.columns:
         task, block, metric = column.path
-        value = (results[task]["summary"].get(block) or {}).get(metric)
+        if column.average_precision:
+            entry = (average_precision or {}).get(task, {}).get(block)
+            value = ap_numbers(entry, (metric,))[metric][0]
+        else:
+            value = (results[task]["summary"].get(block) or {}).get(metric)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
                 value):
             scores[column.key] = float(value)
@@ -222,14 +229,17 @@ def _score(config: HostingConfig, gt_path: Path, pred_path: Path, images: Path |
         gt, gt_sha = pipeline.read_ground_truth(gt_path)
     except OVEarthInputError as err:
         raise Misconfigured(f"the reference data is not a valid ground truth\n{err}") from None
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
+    ap: dict[str, dict[str, Any]] = {}
     for task in config.tasks:
         loaded = pipeline.load(gt_path, pred_path, config.task_options(task), ground_truth=gt,
                                gt_sha256=gt_sha, predictions_doc=doc, pred_sha256=sha)
         run, _ = pipeline.evaluate_cached(loaded, store)
         results[TASK_KEYS[task]] = run.results
+        if any(c.average_precision and c.task == task for c in config.columns):
+            ap[TASK_KEYS[task]] = task_ap(loaded.samples, config.task_options(task))
     del doc
-    scores, undefined = column_scores(config, results)
+    scores, undefined = column_scores(config, results, ap)
     warnings = [w["message"] for r in results.values() for w in r.get("warnings", ())]
     html = None
     if report:
@@ -240,6 +250,16 @@ def _score(config: HostingConfig, gt_path: Path, pred_path: Path, images: Path |
                                  names=["submission"], cache=store)
         html = render_html(data).encode("utf-8")
     return Scored(scores, results, undefined, warnings, html)
+
+
+def task_ap(samples: Any, options: Any) -> dict[str, Any]:
+    """The average precision report of one task's samples (every box: the score threshold
+    is a view) under the options' AP fields (``hard_negatives``, ``max_detections``,
+    ``nms_ap``, ``aitod``), as the analysis command computes it."""
+    every = samples.every_box
+    return average_precision_report(every, options.iou_threshold, every.modalities,
+                                    options.hard_negatives, options.max_detections,
+                                    options.nms_ap, options.aitod)
 
 
 def load_config(path: Path) -> HostingConfig:

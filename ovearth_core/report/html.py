@@ -43,6 +43,8 @@ from .tables import (
     _signed,
     _table,
     _td,
+    ap_table_latex,
+    ap_table_markdown,
     field_table_html,
     field_table_latex,
     field_table_markdown,
@@ -447,7 +449,17 @@ def _ap_section(data: ReportData, task: str) -> str:
             + (_e(_ap_interval_note(cmp)) if len(subs) == 2 and cmp and cmp.ap_metrics
                else "") + "– undefined; — not submitted.</p>"
             + (f'<p class="sub warn">AP intervals. {_e(cmp.warning)}</p>'
-               if len(subs) == 2 and cmp and cmp.ap_metrics and cmp.warning else ""))
+               if len(subs) == 2 and cmp and cmp.ap_metrics and cmp.warning else "")
+            + _ap_exports(subs, task))
+
+
+def _ap_exports(subs: Sequence[Any], task: str) -> str:
+    """The AP table's numbers (in %) as Markdown and LaTeX, for a paper."""
+    sides = {s.name: (s.average_precision[task], s.results[task]) for s in subs}
+    return (f"<details><summary>Markdown (AP in %)</summary><pre id=\"ap-markdown-{task}\">"
+            f"{_e(ap_table_markdown(sides))}</pre></details>"
+            f"<details><summary>LaTeX (AP in %)</summary><pre id=\"ap-latex-{task}\">"
+            f"{_e(ap_table_latex(sides))}</pre></details>")
 
 
 def _ap_interval_note(cmp: Comparison) -> str:

@@ -1,5 +1,6 @@
 """The report's tables: HTML cell helpers and the paper-style table (Table 2 shape) as HTML,
-Markdown and LaTeX, all from one grid of numbers."""
+Markdown and LaTeX, all from one grid of numbers; the field metrics and the average
+precision (with the protocols an option adds: NMS-AP, AI-TOD) as Markdown and LaTeX."""
 
 from __future__ import annotations
 
@@ -7,8 +8,19 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.ap import ap_numbers
 from ..analysis.compare import not_submitted
-from ..labels import NOT_SUBMITTED, PAPER_METRIC_LABELS, TASK_LABELS
+from ..analysis.sweep import BOX_MODALITIES
+from ..labels import (
+    AP_LOWER_IS_BETTER,
+    AP_METRICS,
+    METRIC_LABELS,
+    MODALITY_LABELS,
+    NOT_SUBMITTED,
+    PAPER_METRIC_LABELS,
+    TASK_LABELS,
+    ap_keys,
+)
 
 
 def _e(value: object) -> str:
@@ -275,3 +287,63 @@ def field_table_html(results: Mapping[str, Mapping[str, dict[str, Any]]], task: 
     body = [[_td(name, "l")] + [_td(v if isinstance(v, str) else fmt(v, 2)) for v in values]
             for name, values in rows]
     return _table(header, body)
+
+
+# One submission's average precision of a task: its AP report (None: not computed) and
+# its evaluator result (what it submits).
+APSide = tuple[dict[str, Any] | None, dict[str, Any]]
+
+
+def ap_columns(sides: Mapping[str, APSide]) -> list[tuple[str, str]]:
+    """``(box modality, AP key)`` of every column: each modality some report has, each key
+    of :data:`~ovearth_core.labels.AP_METRICS` some report holds (:func:`ap_keys`: a
+    protocol's keys only when its option was on), in the HTML table's order."""
+    reports = [r for r, _ in sides.values() if r]
+    keys = [k for k in AP_METRICS if any(k in ap_keys(r) for r in reports)]
+    return [(m, k) for m in BOX_MODALITIES if any(r.get(m) for r in reports) for k in keys]
+
+
+def ap_values(report: dict[str, Any] | None, result: dict[str, Any],
+              columns: Sequence[tuple[str, str]]) -> list[Value]:
+    """A submission's AP of each column in percent; NOT_SUBMITTED for a modality it does
+    not contain or a protocol its report was not computed with, ``None`` where undefined."""
+    gone = not_submitted(result)
+    have = ap_keys(report) if report else []
+    out: list[Value] = []
+    for m, key in columns:
+        entry = (report or {}).get(m)
+        if m in gone or not entry or key not in have:
+            out.append(NOT_SUBMITTED)
+            continue
+        value = ap_numbers(entry, (key,))[key][0]
+        out.append(None if value is None else 100 * value)
+    return out
+
+
+def _ap_grid(sides: Mapping[str, APSide]) -> tuple[list[tuple[str, str]],
+                                                 list[tuple[str, list[Value]]], list[int]]:
+    columns = ap_columns(sides)
+    rows = [(name, ap_values(report, result, columns))
+            for name, (report, result) in sides.items()]
+    lower = [i for i, (_, k) in enumerate(columns) if k in AP_LOWER_IS_BETTER]
+    return columns, rows, lower
+
+
+def ap_table_markdown(sides: Mapping[str, APSide]) -> str:
+    """The average precision of every box as Markdown: rows = submissions, columns = box
+    modality x AP key (the HTML table's, NMS-AP's and AI-TOD's when computed), in percent
+    with two decimals, the best of each column in bold (lowest for oLRP), ``–`` undefined,
+    ``—`` not submitted (or a protocol not computed for that submission)."""
+    columns, rows, lower = _ap_grid(sides)
+    header = ["Submission"] + [f"{MODALITY_LABELS[m]} {METRIC_LABELS[k]}" for m, k in columns]
+    return _grid_markdown(header, _grid_cells(rows, "–", "**{}**", lower=lower))
+
+
+def ap_table_latex(sides: Mapping[str, APSide]) -> str:
+    """The same numbers as :func:`ap_table_markdown`, a LaTeX ``tabular`` (booktabs),
+    grouped by box modality."""
+    columns, rows, lower = _ap_grid(sides)
+    groups = [(MODALITY_LABELS[m], sum(c == m for c, _ in columns))
+              for m in dict.fromkeys(m for m, _ in columns)]
+    return _grid_latex(groups, [METRIC_LABELS[k] for _, k in columns],
+                       _grid_cells(rows, "--", r"\textbf{{{}}}", "---", lower))

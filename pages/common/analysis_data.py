@@ -22,6 +22,7 @@ import streamlit as st
 from ovearth_core.analysis import crosstask, gallery, nms_ap, objects
 from ovearth_core.analysis import slices as slices_
 from ovearth_core.analysis.ap import average_precision_report
+from ovearth_core.analysis.ap_bootstrap import APRun, ap_run
 from ovearth_core.analysis.attribution import error_attribution
 from ovearth_core.analysis.compare import default_unit
 from ovearth_core.analysis.leaderboard import cached_uncertainty, evaluate_with
@@ -95,6 +96,22 @@ def _average_precision(gt: data.FileKey, pred: data.FileKey, options: data.Optio
                                      options.hard_negatives, options.max_detections,
                                      options.nms_ap, options.aitod)
     return Timed(value, time.perf_counter() - start)
+
+
+def ap_with_curves(gt: data.FileKey, pred: data.FileKey, options: data.Options) -> APRun:
+    """:func:`average_precision` with the curves its resamples reweight
+    (:func:`~ovearth_core.analysis.ap_bootstrap.ap_run`): the Leaderboard's AP rank
+    intervals."""
+    return _ap_with_curves(gt, pred, every_box(options), options)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _ap_with_curves(gt: data.FileKey, pred: data.FileKey, options: data.Options,
+                    _loaded_under: data.Options) -> APRun:
+    samples = _loaded(gt, pred, _loaded_under).every_box
+    return ap_run(samples, options.iou_threshold, samples.modalities, options.hard_negatives,
+                  options.max_detections, average_precision(gt, pred, options).value,
+                  options.nms_ap, options.aitod)
 
 
 @dataclass(frozen=True)
@@ -327,10 +344,10 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
     The others are evaluated in parallel processes through the on-disk result cache
     (:func:`~ovearth_core.analysis.leaderboard.evaluate_with`);
     ``progress(done, total, name, cached)`` follows them. ``with_ap`` also ranks by each
-    submission's AP and mAP (:func:`average_precision` at the options' hard negatives and
-    COCO detection cap, cached per submission and options). The ranks carry their
-    uncertainty (issue 37): ``options``' statistics' settings, resampling ``unit`` with
-    ``seed``.
+    submission's AP and mAP (:func:`ap_with_curves` at the options' AP settings, cached
+    per submission and options). The ranks carry their uncertainty (issue 37):
+    ``options``' statistics' settings, resampling ``unit`` with ``seed``; AP's too, each
+    resample's AP recomputed from the curves.
     """
     key = (gt, preds, options, n_subsets, seed, None if shared is None else shared[0], with_ap,
            unit)
@@ -379,7 +396,7 @@ def leaderboard(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data
         ranked.append(pred)
         num_cached += cached
     reports = None if not with_ap or not has_boxes(options.modalities) else [
-        average_precision(gt, pred, options).value for pred in ranked]
+        ap_with_curves(gt, pred, options) for pred in ranked]
     report = leaderboard_report(names, results, sizes=STABILITY_SIZES, n_subsets=n_subsets,
                                 seed=seed, average_precision=reports, ranks=options, unit=unit,
                                 uncertainty=cached_uncertainty(store))

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ovearth_core.analysis.ap import ap_numbers
+from ovearth_core.analysis.ap_bootstrap import RESAMPLED_OPTIONAL
 from ovearth_core.analysis.compare import Comparison, MetricDiff
 from ovearth_core.analysis.sweep import BOX_MODALITIES
 from ovearth_core.labels import (
@@ -80,7 +81,9 @@ def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_
     and, from ``intervals`` (:func:`~ovearth_core.analysis.compare.ap_differences`), its
     interval and the resamples it rests on (``None`` where a submission lacks the modality
     or a value is undefined). The protocols an option adds (NMS-AP, AI-TOD's) are shown
-    when ``a`` has them, with "no interval": they are not resampled."""
+    when ``a`` has them; NMS-AP's mAPs and AI-TOD's mAP@[.5:.95] have intervals like the
+    others (:data:`~ovearth_core.analysis.ap_bootstrap.RESAMPLED_OPTIONAL`), their other
+    numbers "no interval": they are not resampled."""
     by_key = {(m.modality, m.metric): m for m in intervals}
     shown = ap_keys(a)
     rows = []
@@ -100,8 +103,8 @@ def ap_frame(a: dict[str, Any], b: dict[str, Any], missing_a: set[str], missing_
                          "CI high": None if ci is None else ci.ci_high,
                          "resamples used": None if ci is None or ci.ci_low is None
                          else ci.n_valid,
-                         "note": "no interval (not resampled)" if key in AP_OPTIONAL
-                         else None})
+                         "note": "no interval (not resampled)"
+                         if key in AP_OPTIONAL and key not in RESAMPLED_OPTIONAL else None})
     return pd.DataFrame(rows)
 
 

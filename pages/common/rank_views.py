@@ -86,14 +86,13 @@ def section(report: dict[str, Any], metric: str) -> None:
     ranks = report.get("uncertainty", {}).get(metric)
     if ranks is None:
         st.info(f"{label}: no rank intervals. They need at least two submissions of the "
-                "metric's modality, and an additive metric (AP ranks boxes across queries; "
-                "its intervals are Compare's).")
+                "metric's modality.")
         return
     unit = BLOCK_LABELS[ranks["unit"]]
     level = round(100 * (1 - ranks["alpha"]))
     st.caption(f"{label}: {ranks['n_resamples']:,} resamples of the {ranks['num_units']:,} "
-               f"{unit} (seed {ranks['seed']}; each submission's matching reused, only its "
-               f"per-{ranks['unit']} sums drawn again). Rank interval: the {level} % "
+               f"{unit} (seed {ranks['seed']}; {_resampled(ranks)}). Rank interval: the "
+               f"{level} % "
                "percentile interval of the ranks; a letter is a group of submissions whose "
                "intervals share a rank (no common letter: told apart). Leader − this: "
                "paired bootstrap on the same resamples, p-values corrected by Holm's method "
@@ -118,6 +117,14 @@ def section(report: dict[str, Any], metric: str) -> None:
     _categories(ranks.get("categories"), label, unit)
 
 
+def _resampled(ranks: dict[str, Any]) -> str:
+    """What a resample recomputes: an additive metric's per-unit sums, or AP (issue 50)."""
+    if ranks["friedman"].get("num_blocks") is None:  # an AP metric (rank_stats.AP_NO_BLOCKS)
+        return ("each submission's boxes ranked and matched once, its AP recomputed with "
+                f"each query weighted by how often its {ranks['unit']} is drawn")
+    return f"each submission's matching reused, only its per-{ranks['unit']} sums drawn again"
+
+
 def _number() -> Any:
     return st.column_config.NumberColumn(format="%.3f")
 
@@ -125,6 +132,9 @@ def _number() -> Any:
 def _friedman(friedman: dict[str, Any], label: str) -> None:
     st.subheader("Friedman test and critical-difference diagram")
     blocks = BLOCK_LABELS[friedman["blocks"]]
+    if friedman.get("num_blocks") is None:  # an AP metric: no value per block
+        st.info(f"{friedman['skipped']}.")
+        return
     if "skipped" in friedman:
         st.info(f"{friedman['skipped']}: {friedman['num_blocks']:,} of "
                 f"{friedman['num_units']:,} {blocks} have {label} defined for every "

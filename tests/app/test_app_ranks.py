@@ -160,11 +160,15 @@ def test_the_settings_change_the_numbers_and_travel_in_the_link() -> None:
         c.value for c in fresh.caption)
 
 
-def test_an_ap_ranking_says_it_has_no_rank_intervals() -> None:
+def test_an_ap_ranking_has_its_rank_intervals() -> None:
+    """Issue 50: AP is no sum of pieces, yet it gets rank intervals (AP recomputed in each
+    resample), and says it has no Friedman test."""
     at = _leaderboard(lb_ap=True)
     at.selectbox(key="lb_rank_by").set_value("bbox_ap").run()
     assert_ok(at)
-    assert any("no rank intervals" in i.value for i in at.info)
+    assert not any("no rank intervals" in i.value for i in at.info)
+    assert any("its AP recomputed with each query weighted" in c.value for c in at.caption)
+    assert any(i.value.startswith("AP ranks boxes across queries") for i in at.info)
 
 
 def test_compare_corrects_its_mcnemar_tests_by_holm() -> None:

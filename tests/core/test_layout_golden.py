@@ -19,6 +19,9 @@ row ``ap_bootstrap_resamples``, "Δ B − A (no interval)" becoming "Δ B − A"
 intervals under it ("—" there: B does not submit boxes) and the AP note naming the resamples.
 It was rewritten for the corrected tests (issue 37): the diff was a "p (Holm)" column in each
 task's McNemar table (its header and one cell per row, nothing else).
+Both reports were rewritten for the average-precision table's Markdown and LaTeX (issue 50):
+the normalised diff was two ``<details>`` blocks (``ap-markdown-*``, ``ap-latex-*``) after each
+AP table, lines added and none removed.
 leaderboard.json's top-level keys were renamed once (issue 46: one name per task, the one
 the JSON uses): "vocabulary" became "open_vocabulary", its content untouched.
 """
