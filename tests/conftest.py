@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 from hypothesis import settings
@@ -17,6 +18,26 @@ from ovearth_core.paths import ENV_VAR
 settings.register_profile("local", deadline=None)
 settings.register_profile("ci", derandomize=True, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "local")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
+    """Collection imports every test module (numpy, scipy, streamlit, statsmodels, ...): a
+    heap of some 400,000 objects that lives to the end of the session. Python's cyclic
+    garbage collector would walk all of it on every full collection, and some code calls
+    ``gc.collect()`` itself (statsmodels' Holm branch of ``multipletests``, a reference in
+    tests/analysis/test_rank_stats.py, on every call: 0.1-0.2 s of CPU each with this heap).
+    So the collector is off while collecting (the imports' cycles are freed below), and what
+    is alive after it is moved to the permanent generation (``gc.freeze``), which no later
+    collection walks. Objects the tests make are collected as before; nothing a test checks
+    changes, only time (pinned by tests/core/test_suite_time.py)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
