@@ -169,7 +169,9 @@ def test_captions_of_many_points_keep_each_points_own_position() -> None:
 
 def test_a_crs_without_a_code_is_named_map_and_has_no_wgs84_position() -> None:
     """A LOCAL_CS site grid (no EPSG code, no datum): the caption calls its coordinates
-    "map" (not the WKT), and says why there is no longitude / latitude, for every point."""
+    "map" (not the WKT), and says why there is no longitude / latitude, for every point.
+    Kills ``coordinate_texts``: the name's condition, the no-position branch's format and pairs;
+    ``coordinate_text``'s element and arguments."""
     g = Georef(LOCAL, LOCAL, None, (2.0, 0.0, 1_000.0, 0.0, -3.0, 20_000.0), 100, 100)
     why = ("the CRS 'site grid' (LOCAL_CS) cannot be transformed to EPSG:4326: Cannot find "
            "coordinate operations")
@@ -182,7 +184,8 @@ def test_a_crs_without_a_code_is_named_map_and_has_no_wgs84_position() -> None:
 
 def test_a_coded_crs_outside_its_domain_keeps_its_code_in_the_caption() -> None:
     """EPSG:32633 at X 10^9 m (outside the projection's domain): its code names the map
-    coordinates; no WGS84 position, and GDAL's reason."""
+    coordinates; no WGS84 position, and GDAL's reason.
+    Kills ``coordinate_texts``: ``name = "map"`` always, ``epsg is None``."""
     g = Georef("EPSG:32633", UTM33_WKT, 32633, (1e8, 0.0, 0.0, 0.0, -1.0, 0.0), 10, 10)
     assert coordinate_texts(g, [10.0], [0.0]) == [
         "EPSG:32633 X 1,000,000,000.00, Y 0.00 · no WGS84 position (the CRS 'WGS 84 / UTM "
@@ -201,7 +204,9 @@ def test_a_coded_crs_outside_its_domain_keeps_its_code_in_the_caption() -> None:
 ])
 def test_a_crs_in_a_message_is_its_code_or_its_wkt_name(crs: str, short: str) -> None:
     """``_short``: a code as given; else the WKT's name (the first quoted text, or the first
-    60 characters when there is none) and its kind (the text before the first "[")."""
+    60 characters when there is none) and its kind (the text before the first "[").
+    Kills ``_short`` mutants (the prefix, the split character and index, ``>= 2`` made ``> 2`` /
+    ``>= 3`` (12, 13), the 60)."""
     assert _short(crs) == short
 
 
@@ -218,16 +223,21 @@ def test_a_crs_in_a_message_is_its_code_or_its_wkt_name(crs: str, short: str) ->
 ])
 def test_gdals_message_is_its_first_line_without_projjson_and_at_most_160(
         message: str, line: str) -> None:
+    """Kills ``_first_line`` mutants (the line index, the ``'{`` test, the two splits,
+    ``strip``, the 160 / 157 boundary and the ellipsis)."""
     assert _first_line(RuntimeError(message)) == line
 
 
 def test_an_empty_message_is_the_errors_kind() -> None:
+    """Kills ``_first_line``: the empty-message branch."""
     assert _first_line(KeyError()) == "KeyError"
     assert _first_line(ValueError("")) == "ValueError"
 
 
 @pytest.mark.parametrize("lat", [[90.0, -90.0, 0.0], [], [89.999999]])
 def test_latitudes_up_to_90_pass(lat: list[float]) -> None:
+    """Kills ``_latitudes``: ``> 90`` made ``>= 90``, ``np.abs`` dropped (with the next test),
+    an empty array's ``np.max``."""
     _latitudes(np.array(lat), "EPSG:4326")  # no exception
 
 
@@ -236,6 +246,7 @@ def test_latitudes_up_to_90_pass(lat: list[float]) -> None:
                                         ([90.0000001], "90")])
 def test_latitudes_beyond_90_either_way_are_refused_naming_the_worst(
         lat: list[float], worst: str) -> None:
+    """Kills ``_latitudes``: ``> 91``, ``np.min``, the message and its format."""
     with pytest.raises(NoLonLat) as err:
         _latitudes(np.array(lat), "EPSG:4258")
     assert str(err.value) == f"latitudes beyond ±90° in EPSG:4258 (up to {worst}°)"
@@ -245,13 +256,15 @@ def test_latitudes_beyond_90_either_way_are_refused_naming_the_worst(
                                     ([-np.inf], [np.nan])])
 def test_map_coordinates_that_are_not_finite_are_refused_before_gdal(mx: list[float],
                                                                      my: list[float]) -> None:
-    """One NaN or infinity in either coordinate is enough (``or``, not ``and``)."""
+    """One NaN or infinity in either coordinate is enough (``or``, not ``and``).
+    Kills ``map_to_crs``: ``and`` for ``or``, one check dropped, the message."""
     with pytest.raises(NoLonLat) as err:
         map_to_crs("EPSG:32633", "EPSG:4326", np.array(mx), np.array(my))
     assert str(err.value) == "map coordinates that are not finite numbers, in EPSG:32633"
 
 
 def test_no_points_give_no_points_of_the_same_shape() -> None:
+    """Kills ``map_to_crs``: ``if mx.size`` inverted, the copies."""
     mx, my = np.zeros((0, 5)), np.zeros((0, 5))
     x, y = map_to_crs("EPSG:32633", "EPSG:4326", mx, my)
     assert x.shape == y.shape == (0, 5)
@@ -259,7 +272,9 @@ def test_no_points_give_no_points_of_the_same_shape() -> None:
 
 
 def test_a_grid_of_points_keeps_its_shape_and_each_points_position() -> None:
-    """``(2, 3)`` points: longitude in x, latitude in y, each at its own place (pyproj)."""
+    """``(2, 3)`` points: longitude in x, latitude in y, each at its own place (pyproj).
+    Kills ``map_to_crs``: ``src`` / ``dst`` swapped or dropped, ``mx`` / ``my`` swapped, the
+    reshape to the other's shape."""
     mx = np.array([[500_000.0, 510_000.0, 520_000.0], [400_000.0, 300_000.0, 600_000.0]])
     my = np.array([[4_000_000.0, 4_100_000.0, 4_200_000.0], [5_000_000.0, 3_000_000.0,
                                                              1_000_000.0]])
@@ -271,6 +286,7 @@ def test_a_grid_of_points_keeps_its_shape_and_each_points_position() -> None:
 
 
 def test_a_crs_gdal_cannot_transform_is_named_with_gdals_reason() -> None:
+    """Kills ``map_to_crs``: the message, ``from None`` dropped."""
     with pytest.raises(NoLonLat) as err:
         map_to_crs(LOCAL, "EPSG:4326", np.array([1.0]), np.array([2.0]))
     assert str(err.value) == ("the CRS 'site grid' (LOCAL_CS) cannot be transformed to "
@@ -281,7 +297,9 @@ def test_a_crs_gdal_cannot_transform_is_named_with_gdals_reason() -> None:
 def test_a_position_gdal_gives_as_infinite_is_outside_the_domain(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """GDAL (here a stand-in) answering with an infinite latitude for one point: refused,
-    naming both CRSs; a finite answer for every point passes."""
+    naming both CRSs; a finite answer for every point passes.
+    Kills ``map_to_crs``: the result's finiteness check (``and``, one side dropped) and its
+    message."""
     import ovearth_core.georef as georef
 
     def fake(src, dst, xs, ys):  # noqa: ANN001, ANN202
@@ -306,7 +324,8 @@ def test_a_position_gdal_gives_as_infinite_is_outside_the_domain(
 
 def test_a_geographic_scene_over_the_pole_is_refused_even_without_a_transformation() -> None:
     """Latitudes of a geographic source are checked before anything else, also when the
-    target is the same CRS, and when it is a projected one."""
+    target is the same CRS, and when it is a projected one.
+    Kills ``place_in_crs``: the source's latitude check dropped, its CRS name."""
     for dst in ("EPSG:4326", "EPSG:3857"):
         with pytest.raises(NoLonLat) as err:
             place_in_crs("EPSG:4326", dst, np.array([[10.0, 11.0]]), np.array([[89.0, 90.5]]),
@@ -315,6 +334,7 @@ def test_a_geographic_scene_over_the_pole_is_refused_even_without_a_transformati
 
 
 def test_the_same_crs_gives_the_points_back_unchanged() -> None:
+    """Kills ``place_in_crs``: the unchanged branch swapping ``mx`` and ``my``."""
     mx, my = np.array([[300_000.0, 700_000.25]]), np.array([[4_000_000.0, 5_000_000.5]])
     x, y = place_in_crs("EPSG:32633", "EPSG:32633", mx, my, 0.0)
     np.testing.assert_array_equal(x, mx)
@@ -322,6 +342,7 @@ def test_the_same_crs_gives_the_points_back_unchanged() -> None:
 
 
 def test_points_that_are_not_finite_are_refused_in_the_same_crs_too() -> None:
+    """Kills ``place_in_crs``: its finiteness check (``and``, one side dropped), the message."""
     with pytest.raises(NoLonLat) as err:
         place_in_crs("EPSG:32633", "EPSG:32633", np.array([[1.0, 2.0]]),
                      np.array([[np.nan, 3.0]]), 0.01)
@@ -333,7 +354,8 @@ def test_points_that_are_not_finite_are_refused_in_the_same_crs_too() -> None:
 
 def test_a_projected_scene_exactly_given_back_passes_a_zero_tolerance() -> None:
     """Web Mercator to WGS84 and back is exact at the origin and on the equator: ``off``
-    is 0, which a tolerance of 0 allows (``<=``)."""
+    is 0, which a tolerance of 0 allows (``<=``).
+    Kills ``place_in_crs``: ``off <= tolerance`` made ``<``."""
     x, y = place_in_crs("EPSG:3857", "EPSG:4326", np.array([[0.0, 0.0]]),
                         np.array([[0.0, 0.0]]), 0.0)
     np.testing.assert_array_equal(x, [[0.0, 0.0]])
@@ -341,6 +363,7 @@ def test_a_projected_scene_exactly_given_back_passes_a_zero_tolerance() -> None:
 
 
 def test_no_rings_pass_whatever_the_tolerance() -> None:
+    """Kills ``place_in_crs``: ``else 0.0`` made ``1.0``, ``if mx.size`` inverted."""
     x, y = place_in_crs("EPSG:32633", "EPSG:4326", np.zeros((0, 5)), np.zeros((0, 5)), 0.5)
     assert x.shape == y.shape == (0, 5)
 
@@ -348,7 +371,9 @@ def test_no_rings_pass_whatever_the_tolerance() -> None:
 def test_a_projection_whose_inverse_lands_elsewhere_is_refused_with_the_distance() -> None:
     """Equidistant cylindrical (EPSG:4087) at X 25,000 km: beyond the world's width, GDAL's
     longitude wraps, so the inverse lands one equator (40,075 km) west: refused, the
-    distance said (pyproj's equator length is the reference)."""
+    distance said (pyproj's equator length is the reference).
+    Kills ``place_in_crs``: the round trip dropped or reversed (``dst``, ``src``), ``np.min``,
+    ``bx - my``, the message and its format."""
     equator = 2 * np.pi * 6_378_137.0
     with pytest.raises(NoLonLat) as err:
         place_in_crs("EPSG:4087", "EPSG:4326", np.array([[24_000_000.0, 25_000_000.0]]),
@@ -360,7 +385,8 @@ def test_a_projection_whose_inverse_lands_elsewhere_is_refused_with_the_distance
 def test_the_tolerance_is_in_map_units_of_the_source() -> None:
     """Within the domain a round trip is off by far less than a millimetre: a hundredth
     of a 0.5 m pixel passes in zone 33 far west of its meridian, as does a tolerance of a
-    micrometre."""
+    micrometre.
+    Kills ``place_in_crs``: the round trip compared with the wrong points."""
     mx, my = np.array([[-1_000_000.0, 900_000.0]]), np.array([[5_000_000.0, 6_000_000.0]])
     for tol in (0.005, 1e-6):
         x, y = place_in_crs("EPSG:32633", "EPSG:4326", mx, my, tol)
@@ -372,7 +398,8 @@ def test_the_tolerance_is_in_map_units_of_the_source() -> None:
 @pytest.mark.parametrize("dst", ["EPSG:4326", "EPSG:4258"])
 def test_a_geographic_target_gets_each_ring_in_one_turn(dst: str) -> None:
     """A scene in the 0-360° convention placed in a geographic target: each ring shifted by
-    whole turns (the first 360° west, the second not at all), the latitudes kept."""
+    whole turns (the first 360° west, the second not at all), the latitudes kept.
+    Kills ``place_in_crs``: ``_one_turn`` not applied, applied to ``y``."""
     mx = np.array([[190.0, 190.5, 190.5, 190.0], [10.0, 10.5, 10.5, 10.0]])
     my = np.array([[40.0, 40.0, 40.5, 40.5], [-40.0, -40.0, -40.5, -40.5]])
     x, y = place_in_crs("EPSG:4326", dst, mx, my, 0.01)
@@ -385,7 +412,8 @@ def test_a_geographic_target_gets_each_ring_in_one_turn(dst: str) -> None:
 
 def test_a_geographic_target_refuses_a_ring_across_the_antimeridian() -> None:
     """UTM zone 1N near its west edge (X 166 km, beyond 180° W for the northern rows): the
-    ring in WGS84 crosses the antimeridian, refused naming the target."""
+    ring in WGS84 crosses the antimeridian, refused naming the target.
+    Kills ``place_in_crs``: ``_one_turn``'s CRS name."""
     mx = np.array([[100_000.0, 500_000.0]])
     my = np.array([[7_000_000.0, 7_000_000.0]])
     lon, _ = _lonlat("EPSG:32601", mx, my)
@@ -398,7 +426,8 @@ def test_a_geographic_target_refuses_a_ring_across_the_antimeridian() -> None:
 def test_a_projected_target_has_no_latitude_rule_and_no_turns() -> None:
     """A projected target's coordinates are metres: no ±90 rule (Y 9,000 km passes), no
     shift by whole turns (X 500 km stays), and a transformation between two projected CRSs
-    is pyproj's."""
+    is pyproj's.
+    Kills ``place_in_crs``: ``is_geographic`` made ``is_projected`` / negated."""
     x, y = place_in_crs("EPSG:3857", "EPSG:3395", np.array([[0.0, 100.0]]),
                         np.array([[0.0, 100.0]]), 0.01)
     want = pyproj.Transformer.from_crs("EPSG:3857", "EPSG:3395", always_xy=True).transform(
@@ -428,13 +457,16 @@ def _write(path: Path, crs: object, transform: Affine | None, w: int = 40, h: in
 def test_read_georef_keeps_every_term_of_a_rotated_transform_and_the_size(
         tmp_path: Path) -> None:
     """A 40 x 30 scene with a rotated, sheared transform: the Georef holds rasterio's terms
-    in rasterio's order (a, b, c, d, e, f), the code and its WKT, the size (width first)."""
+    in rasterio's order (a, b, c, d, e, f), the code and its WKT, the size (width first).
+    Kills ``read_georef``: a term or the size dropped or swapped, ``epsg`` made ``None``, the
+    code's condition."""
     path = _write(tmp_path / "r.tif", "EPSG:32633", Affine(*T33))
     g = read_georef(path)
     assert g == Georef("EPSG:32633", UTM33_WKT, 32633, T33, 40, 30)
 
 
 def test_read_georef_of_a_crs_without_a_code_is_its_wkt(tmp_path: Path) -> None:
+    """Kills ``read_georef``: ``epsg is not None`` made ``is None`` / always true."""
     path = _write(tmp_path / "l.tif", CRS.from_wkt(LOCAL), Affine(2.0, 0.0, 1.0, 0.0, -3.0, 9.0))
     g = read_georef(path)
     assert g is not None and g.epsg is None and g.crs == g.wkt
@@ -444,7 +476,8 @@ def test_read_georef_of_a_crs_without_a_code_is_its_wkt(tmp_path: Path) -> None:
 
 def test_read_georef_none_without_tiff_crs_or_transform(tmp_path: Path) -> None:
     """A PNG, a TIFF without a CRS (but with a transform), a TIFF with a CRS but only the
-    identity transform: not georeferenced."""
+    identity transform: not georeferenced.
+    Kills ``read_georef``: ``not is_tiff`` dropped, ``or`` made ``and`` (5), the identity test."""
     Image.new("L", (8, 8)).save(tmp_path / "p.png")
     assert read_georef(tmp_path / "p.png") is None
     assert read_georef(_write(tmp_path / "n.tif", None, Affine(*T33))) is None
@@ -452,6 +485,7 @@ def test_read_georef_none_without_tiff_crs_or_transform(tmp_path: Path) -> None:
 
 
 def test_read_georef_refuses_a_geotransform_that_is_not_finite(tmp_path: Path) -> None:
+    """Kills ``read_georef``: the finiteness check and its message."""
     path = _write(tmp_path / "nan.tif", "EPSG:32633",
                   Affine(0.5, 0.0, 500_000.0, 0.0, float("nan"), 4_000_000.0))
     with pytest.raises(ValueError) as err:
@@ -476,7 +510,8 @@ def _utm_scene(tmp_path: Path, a: float, b: float, d: float, e: float,
 def test_gsd_of_a_rotated_asymmetric_pixel_by_hand(tmp_path: Path) -> None:
     """A pixel rotated by atan(4/3): its width is the vector (a, d) = (0.3, 0.4), 0.5 grid m,
     its height (b, e) = (1.2, -0.9), 1.5 grid m: GSD the mean, 1.0 / 0.9996 m (not a, not
-    e, not the width or height alone)."""
+    e, not the width or height alone).
+    Kills ``ground_sample_distance``: a point index or offset, one side alone."""
     got = pixel_size_m(_utm_scene(tmp_path, 0.3, 1.2, 0.4, -0.9))
     assert got == pytest.approx(1.0 / K0, rel=2e-6)
 
@@ -484,7 +519,9 @@ def test_gsd_of_a_rotated_asymmetric_pixel_by_hand(tmp_path: Path) -> None:
 def test_gsd_of_the_pixels_of_an_annotation_of_another_size(tmp_path: Path) -> None:
     """A 40 x 30 scene of 0.5 m pixels under a 20 x 30 annotation: its pixels are 1.0 m
     wide and 0.5 m high, GSD 0.75 / 0.9996 m; with only one of width / height given the
-    scene's own pixels count (0.5 / 0.9996)."""
+    scene's own pixels count (0.5 / 0.9996).
+    Kills ``pixel_size_m``: ``and`` made ``or``, ``in_frame`` dropped or given ``(height,
+    width)``."""
     path = _utm_scene(tmp_path, 0.5, 0.0, 0.0, -0.5)
     assert pixel_size_m(path, 20, 30) == pytest.approx(0.75 / K0, rel=2e-6)
     assert pixel_size_m(path, 40, 15) == pytest.approx(0.75 / K0, rel=2e-6)
@@ -512,7 +549,8 @@ def test_gsd_of_a_geographic_scene_is_degrees_at_its_latitude_by_hand(tmp_path: 
 def test_gsd_of_a_scene_in_us_feet_is_in_metres(tmp_path: Path) -> None:
     """EPSG:2263 (NAD83 / New York Long Island, US survey feet): a 2 ft x 1 ft pixel is
     about 0.4572 m on average (1 ft = 1200 / 3937 m), within the projection's scale
-    (1 +- 1e-4 there, pyproj's factor the reference)."""
+    (1 +- 1e-4 there, pyproj's factor the reference).
+    Kills ``ground_sample_distance``: the ellipsoid."""
     w, h = 40, 30
     path = _write(tmp_path / "f.tif", "EPSG:2263",
                   Affine(2.0, 0.0, 980_000.0, 0.0, -1.0, 200_000.0), w, h)
@@ -524,6 +562,7 @@ def test_gsd_of_a_scene_in_us_feet_is_in_metres(tmp_path: Path) -> None:
 
 
 def test_gsd_of_a_site_grid_or_a_scene_outside_the_domain_is_none(tmp_path: Path) -> None:
+    """Kills ``pixel_size_m``: the ``NoLonLat`` branch."""
     local = _write(tmp_path / "l.tif", CRS.from_wkt(LOCAL), Affine(2.0, 0.0, 1.0, 0.0, -3.0, 9.0))
     assert pixel_size_m(local) is None
     assert pixel_size_m(local, 20, 15) is None
