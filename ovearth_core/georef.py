@@ -233,7 +233,7 @@ def read_georef(path: str | os.PathLike[str]) -> Georef | None:
 
 def coordinate_text(ref: Georef, x: float, y: float) -> str:
     """Pixel ``(x, y)`` in the CRS and in WGS84, for a caption:
-    ``"EPSG:32633 X 500,025.00, Y 3,999,990.00 · lon 15.000276°, lat 36.145630°"``."""
+    ``"EPSG:32633 X 500,025.00, Y 3,999,990.00 · lon 15.000278°, lat 36.144628°"``."""
     return coordinate_texts(ref, [x], [y])[0]
 
 

@@ -448,8 +448,9 @@ def image_meta(gt_path: str | Path, images_root: str | Path | None = None,
                with_gsd: bool = False) -> dict[str, dict[str, Any]]:
     """``{ann_id: image_meta}`` of a ground-truth file (its annotations' ``image_meta``
     objects; others ignored). ``with_gsd``: an annotation without ``gsd`` gets its image's
-    pixel size in metres when it is a GeoTIFF in a projected CRS in metres
-    (:mod:`ovearth_core.georef`; ``images_root`` defaults to the file's folder)."""
+    ground sample distance in metres when it is a GeoTIFF with a position on the WGS84
+    ellipsoid, in any CRS, of the annotation's pixels (:func:`ovearth_core.georef.pixel_size_m`;
+    ``images_root`` defaults to the file's folder)."""
     from ..io import read_json
 
     root = Path(images_root) if images_root is not None else Path(gt_path).resolve().parent
