@@ -38,6 +38,12 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
+    "ovearth_core/audit/consensus.py": ["tests/core/test_audit.py",
+                                        "tests/core/test_audit_scale.py",
+                                        "tests/core/test_mutants_audit_consensus.py"],
+    "ovearth_core/audit/shapes.py": ["tests/core/test_audit.py",
+                                     "tests/core/test_audit_scale.py",
+                                     "tests/core/test_mutants_audit_shapes.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
