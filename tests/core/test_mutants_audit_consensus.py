@@ -436,3 +436,37 @@ def test_a_negative_query_has_one_missing_suspect_a_positive_one_each() -> None:
     assert positive == [([20.0, 150.0, 20.0, 20.0], 0.5), ([100.0, 100.0, 20.0, 20.0], 1.0),
                         ([150.0, 20.0, 20.0, 20.0], 1.0)]
     assert all("also" not in s for s in result["suspects"] if s["query_id"] == "q3")
+
+
+def test_one_wrong_class_per_gt_object_and_the_others_still_looked_at() -> None:
+    """One image, three positive queries: plane (GT X, Y), ship (GT S), car (GT K). Three
+    identical submissions find S (0.95) and K (0.95), and put X (0.9) and Y (0.7) under
+    ship, X (0.8) under car. Calibration: each score value its own decile bin, p = 1/3 for
+    the misses, 3/4 for the two hits at 0.95; w = best F1 over 4 GT = 2 x 2 / (2 + 4) =
+    2/3; every cluster's support 1/3, X's and Y's evidence 0: each wrong class scores
+    (1 + 1/3) / 2, tied, taken in the order (plane's X, ship), (X, car), (Y, ship).
+    Rules: a GT object is one wrong class (X under ship; the car cluster on X is then a
+    missing label of car, score 1/3), and the ones after it are still looked at (Y under
+    ship); the suspect names the object, its label box, the proposed category, the query
+    it was found under and the cluster's votes. Kills ``_image_suspects`` mutants 13
+    (``and``: X twice) and 15 (``break``: Y lost), and the wrong class's field mutants."""
+    x, y, s_, k = [10, 10, 40, 40], [100, 100, 130, 130], [150, 10, 180, 40], [10, 150, 40, 180]
+
+    def subs_for() -> list[Sample]:
+        return [_sample([x, y], [], [], qid="q_plane", category="plane"),
+                _sample([s_], [s_, x, y], [0.95, 0.9, 0.7], qid="q_ship", category="ship"),
+                _sample([k], [k, x], [0.95, 0.8], qid="q_car", category="car")]
+
+    result = audit_samples([subs_for(), subs_for(), subs_for()], ["a", "b", "c"])
+    got = [(s["kind"], s["query_id"], s["bbox"], s["score"], s["support"])
+           for s in result["suspects"]]
+    assert got == [("wrong_class", "q_plane", [10.0, 10.0, 30.0, 30.0], 0.6667, 1.0),
+                   ("wrong_class", "q_plane", [100.0, 100.0, 30.0, 30.0], 0.6667, 1.0),
+                   ("missing", "q_car", [10.0, 10.0, 30.0, 30.0], 0.3333, 1.0)]
+    wx, wy = result["suspects"][:2]
+    assert (wx["object"], wx["gt_bbox"], wx["proposed_category"], wx["evidence_query_id"],
+            wx["category"]) == (0, [10.0, 10.0, 30.0, 30.0], "ship", "q_ship", "plane")
+    assert (wy["object"], wy["gt_bbox"]) == (1, [100.0, 100.0, 30.0, 30.0])
+    assert wx["votes"] == [{"submission": n, "bbox": [10.0, 10.0, 30.0, 30.0], "score": 0.9,
+                            "confidence": 0.3333} for n in "abc"]
+    assert [v["score"] for v in wy["votes"]] == [0.7, 0.7, 0.7]
