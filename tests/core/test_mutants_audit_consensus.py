@@ -187,8 +187,9 @@ def test_a_submission_without_the_query_votes_nothing_on_it(modality: str) -> No
     """Rule: a submission whose file has no row for a query answers nothing there: the
     audit is the one where its sample is there, empty and unanswered. ``c`` lacks q2 (its
     list has only q1); ``a`` predicts two boxes on q2, so a missing query that took ``a``'s
-    (the first submission's) sample kept them. Kills the ``_unanswered`` mutants (no test
-    reached it: every submission answered every query)."""
+    (the first submission's) sample kept them; the queries are the first submission's, not
+    the second's (c, which lacks one). Kills the ``_unanswered`` mutants (no test reached
+    it: every submission answered every query) and ``_queries`` 2 and 24."""
     def query(qid: str, preds: list[list[float]], image: str) -> Sample:
         return _sample([G1], preds, [0.9, 0.8][:len(preds)], modality=modality, qid=qid,
                        image=image)
@@ -198,8 +199,8 @@ def test_a_submission_without_the_query_votes_nothing_on_it(modality: str) -> No
     c_missing = [query("q1", [G1], "a.png")]
     c_empty = [*c_missing, _sample([G1], [], [], modality=modality, qid="q2", image="b.png",
                                    answered=False)]
-    got = audit_samples([a, b, c_missing], ["a", "b", "c"], modality, min_score=0.0)
-    want = audit_samples([a, b, c_empty], ["a", "b", "c"], modality, min_score=0.0)
+    got = audit_samples([a, c_missing, b], ["a", "c", "b"], modality, min_score=0.0)
+    want = audit_samples([a, c_empty, b], ["a", "c", "b"], modality, min_score=0.0)
     assert got == want
     q2 = [o for o in got["objects"] if o["query_id"] == "q2"]
     assert [o["found"] for o in q2] == [2] and q2[0]["support"] == 1.0  # 2 of 2 answering
@@ -470,3 +471,15 @@ def test_one_wrong_class_per_gt_object_and_the_others_still_looked_at() -> None:
     assert wx["votes"] == [{"submission": n, "bbox": [10.0, 10.0, 30.0, 30.0], "score": 0.9,
                             "confidence": 0.3333} for n in "abc"]
     assert [v["score"] for v in wy["votes"]] == [0.7, 0.7, 0.7]
+
+
+@pytest.mark.parametrize("modality", ["bbox", "oriented_bbox"])
+def test_an_iou_exactly_the_threshold_is_a_match(modality: str) -> None:
+    """Rule (the evaluator's): a prediction matches a GT object at IoU >= the threshold.
+    GT [0, 0, 10, 10], both submissions [0, 0, 10, 5]: IoU 50 / 100 = 0.5 exactly: found by
+    both at 0.5, by none at 0.51. Kills ``_match`` mutant 17 (``>``)."""
+    gt, half = [0, 0, 10, 10], [0, 0, 10, 5]
+    subs = [[_sample([gt], [half], [0.9], modality=modality)] for _ in range(2)]
+    at = audit_samples(subs, ["a", "b"], modality, 0.5)["objects"]
+    above = audit_samples(subs, ["a", "b"], modality, 0.51)["objects"]
+    assert [o["found"] for o in at] == [2] and [o["found"] for o in above] == [0]
