@@ -44,6 +44,10 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/audit/shapes.py": ["tests/core/test_audit.py",
                                      "tests/core/test_audit_scale.py",
                                      "tests/core/test_mutants_audit_shapes.py"],
+    # The Audit page's rules, in-process (its AppTest, tests/app/test_app_audit.py, keeps
+    # the wiring but is too slow to run for every mutant).
+    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py"],
+    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a

@@ -183,3 +183,34 @@ def test_the_ranking_caption_names_the_metric_and_the_left_out_as_text(name: str
     clean = audit_views.ranking_caption(audit_data.WhatIf(
         Path("x.json"), 1, {"metric": "presence_mcc", "rows": []}, (), ()))
     assert clean == f"Ranked by {label} on the original and on the cleaned ground truth"
+
+
+def test_decisions_land_in_the_ground_truths_review_sidecar(tmp_path: Path) -> None:
+    """Rule (wiring): a decision is recorded in the review sidecar of the ground truth the
+    page audits, under the task, and read back by the suspect's key; undo removes it; only
+    the suspects asked about are answered."""
+    from ovearth_core import review
+
+    gt_path = tmp_path / "bench" / "gt.json"
+    gt_path.parent.mkdir()
+    gt_path.write_text("{}")
+    gt = (str(gt_path), 0, 0, 0, 0)
+    a, b = _suspect("missing", query_id="qa"), _suspect("spurious", query_id="qb")
+    assert audit_data.sidecar(gt) == review.sidecar_for(gt_path)
+    audit_data.decide(gt, "vocabulary", a, "confirmed")
+    audit_data.decide(gt, "vocabulary", b, "rejected")
+    assert audit_data.decisions(gt, "vocabulary", [a, b]) == {
+        suspect_key(a): "confirmed", suspect_key(b): "rejected"}
+    assert audit_data.decisions(gt, "vocabulary", [b]) == {suspect_key(b): "rejected"}
+    audit_data.decide(gt, "vocabulary", a, None)
+    assert audit_data.decisions(gt, "vocabulary", [a, b]) == {suspect_key(b): "rejected"}
+
+
+def test_bad_input_comes_back_as_problems_never_raised(tmp_path: Path) -> None:
+    """Rule: the page shows the audit's problems (naming the file), it never gets a
+    traceback: ``audited`` returns them."""
+    missing = tmp_path / "nothere.json"
+    key = (str(missing), 0, 0, 0, 0)
+    got = audit_data.audited.__wrapped__(key, (key, key), Options("vocabulary", ("bbox",)))  # type: ignore[attr-defined]
+    assert got.result is None and got.problems
+    assert any("nothere.json" in str(p) for p in got.problems)
