@@ -483,3 +483,24 @@ def test_an_iou_exactly_the_threshold_is_a_match(modality: str) -> None:
     at = audit_samples(subs, ["a", "b"], modality, 0.5)["objects"]
     above = audit_samples(subs, ["a", "b"], modality, 0.51)["objects"]
     assert [o["found"] for o in at] == [2] and [o["found"] for o in above] == [0]
+
+
+def test_a_phrase_naming_no_category_or_two_is_not_a_category() -> None:
+    """Rule (named_categories): a positive query's category is its own even when its
+    phrase is shared by two categories ("vehicle" for car and truck names neither); a
+    negative query whose phrase names no category keeps the phrase ("helicopter"). Each
+    query has a GT object nobody finds (spurious) or, on the negative one, a box both
+    submissions put there (missing). Kills ``_queries`` mutants 35 (every query's category
+    from its phrase) and 37-39 (a phrase naming nothing gives ``None``)."""
+    def subs_for() -> list[Sample]:
+        return [_sample([G1, G2], [G1], [0.9], qid="q1", category="car", phrase="vehicle",
+                        image="a.png"),
+                _sample([G1, G2], [G1], [0.9], qid="q2", category="truck", phrase="vehicle",
+                        image="b.png"),
+                _sample([], [U], [0.9], qid="q3", category="", phrase="helicopter",
+                        negative=True, image="c.png")]
+
+    result = audit_samples([subs_for(), subs_for()], ["a", "b"], min_score=0.0)
+    got = {(s["query_id"], s["kind"]): s["category"] for s in result["suspects"]}
+    assert got == {("q1", "spurious"): "car", ("q2", "spurious"): "truck",
+                   ("q3", "missing"): "helicopter"}
