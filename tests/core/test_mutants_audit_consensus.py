@@ -387,7 +387,9 @@ def test_shift_takes_the_most_supported_unused_confident_cluster_the_first_on_a_
 def test_an_overlap_with_a_member_makes_a_far_cluster_beside() -> None:
     """IoU threshold 0.009 (an option value far from the default). GT: G0 far away (found
     by all: weights) and the label L = [900, 900, 910, 910]. Three submissions put
-    S = [0, 0, 100, 100] (score 0.8), a fourth M = [0, 0, 1000, 1000] (0.8): IoU(S, M) =
+    S = [0, 0, 100, 100] (score 0.8), a fourth (third in the list, so that a member's
+    pooled index, 6, is told from its neighbours') M = [0, 0, 1000, 1000] (0.8) and a lone
+    box (0.5; support 1/12, left out): IoU(S, M) =
     0.01 >= 0.009, one cluster of four; each p = 1/3 (one score a bin: 1/3 for the miss),
     so its envelope is the mean [0, 0, 325, 325], centre 162.5, side 325: L's centre is
     1050 px away, more than 650, but M overlaps L (IoU 1e-4: unmatched). Rule: overlapping
@@ -397,9 +399,10 @@ def test_an_overlap_with_a_member_makes_a_far_cluster_beside() -> None:
     pooled index of a member wrong)."""
     g0, label = [1500, 1500, 1530, 1530], [900, 900, 910, 910]
     s_box, m_box = [0, 0, 100, 100], [0, 0, 1000, 1000]
+    lone = [300, 1700, 310, 1710]  # one more miss (0.5) of the fourth: its own cluster
     subs = [[_sample([g0, label], [g0, s_box], [0.9, 0.8])] for _ in range(3)]
-    subs.append([_sample([g0, label], [g0, m_box], [0.9, 0.8])])
-    suspects = audit_samples(subs, list("abcd"), "bbox", 0.009)["suspects"]
+    subs.insert(2, [_sample([g0, label], [g0, lone, m_box], [0.9, 0.5, 0.8])])
+    suspects = audit_samples(subs, list("abdc"), "bbox", 0.009)["suspects"]
     assert [(s["kind"], s["bbox"], s["gt_bbox"], s["score"]) for s in suspects] == [
         ("shifted", [0.0, 0.0, 325.0, 325.0], [900.0, 900.0, 10.0, 10.0], 0.6667)]
 
