@@ -186,8 +186,9 @@ def test_one_answering_submission_is_the_whole_denominator() -> None:
 def test_a_submission_without_the_query_votes_nothing_on_it(modality: str) -> None:
     """Rule: a submission whose file has no row for a query answers nothing there: the
     audit is the one where its sample is there, empty and unanswered. ``c`` lacks q2 (its
-    list has only q1); ``a`` predicts two boxes on q2, so a missing query that took ``a``'s
-    (the first submission's) sample kept them; the queries are the first submission's, not
+    list has only q1); ``a`` predicts G1 and U on q2, ``b`` only U, so a missing query that
+    took ``a``'s (the first submission's) sample, or its boxes, kept them (and shifted
+    ``b``'s: ``b`` found G1); the queries are the first submission's, not
     the second's (c, which lacks one). Kills the ``_unanswered`` mutants (no test reached
     it: every submission answered every query) and ``_queries`` 2 and 24."""
     def query(qid: str, preds: list[list[float]], image: str) -> Sample:
@@ -195,7 +196,7 @@ def test_a_submission_without_the_query_votes_nothing_on_it(modality: str) -> No
                        image=image)
 
     a = [query("q1", [G1], "a.png"), query("q2", [G1, U], "b.png")]
-    b = [query("q1", [G1], "a.png"), query("q2", [G1], "b.png")]
+    b = [query("q1", [G1], "a.png"), query("q2", [U], "b.png")]
     c_missing = [query("q1", [G1], "a.png")]
     c_empty = [*c_missing, _sample([G1], [], [], modality=modality, qid="q2", image="b.png",
                                    answered=False)]
@@ -203,7 +204,7 @@ def test_a_submission_without_the_query_votes_nothing_on_it(modality: str) -> No
     want = audit_samples([a, c_empty, b], ["a", "c", "b"], modality, min_score=0.0)
     assert got == want
     q2 = [o for o in got["objects"] if o["query_id"] == "q2"]
-    assert [o["found"] for o in q2] == [2] and q2[0]["support"] == 1.0  # 2 of 2 answering
+    assert [o["found"] for o in q2] == [1] and q2[0]["support"] == 0.5  # a of a and b
 
 
 # --- the score threshold and the order -------------------------------------------------
@@ -418,8 +419,10 @@ def test_a_negative_query_has_one_missing_suspect_a_positive_one_each() -> None:
     p = 1/4 for the misses; w = best F1, both hits first over 2 GT, = 1. On q2: U1 and U2
     support (1/4 + 1/4) / 2 = 1/4 (exactly the 0.25 of ``also``), U3 1/8 (not in
     ``also``). On q3 each is a suspect of its own, ``support`` the share of voters: 1, 1,
-    1/2. Kills ``_image_suspects`` 173 (``or``: a positive query taken as negative), 182,
-    183, 190 (votes or ``also`` dropped) and the ``also`` threshold made ``>``."""
+    1/2 (q3 on q2's image, after it: a negative query's suspect does not end the image).
+    Kills ``_image_suspects`` 173 (``or``: a positive query taken as negative), 182, 183,
+    190, 203, 204 (votes or ``also`` dropped or renamed), 215 (``break``) and the ``also``
+    threshold made ``>``."""
     u1, u2, u3 = [100, 100, 120, 120], [150, 20, 170, 40], [20, 150, 40, 170]
 
     def subs_for(extra: bool) -> list[Sample]:
@@ -427,7 +430,7 @@ def test_a_negative_query_has_one_missing_suspect_a_positive_one_each() -> None:
                                                                          else [])]
         return [_sample([G1], [G1], [0.9], qid="q1", image="a.png"),
                 _sample([], preds, scores, qid="q2", negative=True, image="b.png"),
-                _sample([G2], [G2, *preds], [0.9, *scores], qid="q3", image="c.png")]
+                _sample([G2], [G2, *preds], [0.9, *scores], qid="q3", image="b.png")]
 
     result = audit_samples([subs_for(True), subs_for(False)], ["a", "b"], min_score=0.1)
     negative = [s for s in result["suspects"] if s["query_id"] == "q2"]
@@ -435,6 +438,7 @@ def test_a_negative_query_has_one_missing_suspect_a_positive_one_each() -> None:
     assert negative[0]["bbox"] in ([100.0, 100.0, 20.0, 20.0], [150.0, 20.0, 20.0, 20.0])
     assert len(negative[0]["votes"]) == 2
     assert [a["support"] for a in negative[0]["also"]] == [0.25]
+    assert {negative[0]["bbox"][0], negative[0]["also"][0]["bbox"][0]} == {100.0, 150.0}
     positive = sorted((s["bbox"], s["support"]) for s in result["suspects"]
                       if s["query_id"] == "q3")
     assert positive == [([20.0, 150.0, 20.0, 20.0], 0.5), ([100.0, 100.0, 20.0, 20.0], 1.0),
@@ -446,28 +450,33 @@ def test_one_wrong_class_per_gt_object_and_the_others_still_looked_at() -> None:
     """One image, three positive queries: plane (GT X, Y), ship (GT S), car (GT K). Three
     identical submissions find S (0.95) and K (0.95), and put X (0.9) and Y (0.7) under
     ship, X (0.8) under car. Calibration: each score value its own decile bin, p = 1/3 for
-    the misses, 3/4 for the two hits at 0.95; w = best F1 over 4 GT = 2 x 2 / (2 + 4) =
-    2/3; every cluster's support 1/3, X's and Y's evidence 0: each wrong class scores
+    the misses, 3/4 for the two hits at 0.95; w = best F1 over 5 GT = 2 x 2 / (2 + 5) =
+    4/7 (S's and K's doubt (1 - 4/7 x 3/4)^3 = 0.19, left out); every cluster's support
+    1/3 (the weights are equal), X's and Y's evidence 0: each wrong class scores
     (1 + 1/3) / 2, tied, taken in the order (plane's X, ship), (X, car), (Y, ship).
     Rules: a GT object is one wrong class (X under ship; the car cluster on X is then a
     missing label of car, score 1/3), and the ones after it are still looked at (Y under
     ship); the suspect names the object, its label box, the proposed category, the query
-    it was found under and the cluster's votes. Kills ``_image_suspects`` mutants 13
-    (``and``: X twice) and 15 (``break``: Y lost), and the wrong class's field mutants."""
+    it was found under and the cluster's votes; the plane's third label Z, nobody's, is
+    spurious. Kills ``_image_suspects`` mutants 13 (``and``: X twice), 15 (``break``: Y
+    lost), 59 (``break`` after an explained object: Z lost) and the wrong class's field
+    mutants."""
     x, y, s_, k = [10, 10, 40, 40], [100, 100, 130, 130], [150, 10, 180, 40], [10, 150, 40, 180]
+    z = [60, 160, 80, 180]  # a third plane label nobody finds: spurious, after X and Y
 
     def subs_for() -> list[Sample]:
-        return [_sample([x, y], [], [], qid="q_plane", category="plane"),
+        return [_sample([x, y, z], [], [], qid="q_plane", category="plane"),
                 _sample([s_], [s_, x, y], [0.95, 0.9, 0.7], qid="q_ship", category="ship"),
                 _sample([k], [k, x], [0.95, 0.8], qid="q_car", category="car")]
 
     result = audit_samples([subs_for(), subs_for(), subs_for()], ["a", "b", "c"])
     got = [(s["kind"], s["query_id"], s["bbox"], s["score"], s["support"])
            for s in result["suspects"]]
-    assert got == [("wrong_class", "q_plane", [10.0, 10.0, 30.0, 30.0], 0.6667, 1.0),
+    assert got == [("spurious", "q_plane", [60.0, 160.0, 20.0, 20.0], 1.0, 0.0),
+                   ("wrong_class", "q_plane", [10.0, 10.0, 30.0, 30.0], 0.6667, 1.0),
                    ("wrong_class", "q_plane", [100.0, 100.0, 30.0, 30.0], 0.6667, 1.0),
                    ("missing", "q_car", [10.0, 10.0, 30.0, 30.0], 0.3333, 1.0)]
-    wx, wy = result["suspects"][:2]
+    wx, wy = result["suspects"][1:3]
     assert (wx["object"], wx["gt_bbox"], wx["proposed_category"], wx["evidence_query_id"],
             wx["category"]) == (0, [10.0, 10.0, 30.0, 30.0], "ship", "q_ship", "plane")
     assert (wy["object"], wy["gt_bbox"]) == (1, [100.0, 100.0, 30.0, 30.0])
@@ -507,3 +516,17 @@ def test_a_phrase_naming_no_category_or_two_is_not_a_category() -> None:
     got = {(s["query_id"], s["kind"]): s["category"] for s in result["suspects"]}
     assert got == {("q1", "spurious"): "car", ("q2", "spurious"): "truck",
                    ("q3", "missing"): "helicopter"}
+
+
+def test_mask_objects_at_exactly_the_threshold_cluster() -> None:
+    """Rule: unmatched objects of two submissions cluster at IoU >= the threshold, masks
+    too. a and b find G0; a's unlabelled A = [100, 100, 120, 120], b's B = [100, 100, 120,
+    110]: IoU 200 / 400 = 0.5 exactly. Masks have no score: p = (1 + 1) / (2 + 2) = 1/2 for
+    every object, w = 1 (G0 first in column order); A and B one cluster of support
+    (1/2 + 1/2) / 2 = 1/2 (apart: 1/4 each, below ``min_score`` 0.3). Kills ``_clusters``
+    mutant 33 (``known > threshold``)."""
+    g0 = [10, 10, 40, 40]
+    subs = [[_sample([g0], [g0, [100, 100, 120, 120]], [], modality="segmentation")],
+            [_sample([g0], [g0, [100, 100, 120, 110]], [], modality="segmentation")]]
+    suspects = audit_samples(subs, ["a", "b"], "segmentation", 0.5, min_score=0.3)["suspects"]
+    assert [(s["kind"], s["score"], len(s["votes"])) for s in suspects] == [("missing", 0.5, 2)]
