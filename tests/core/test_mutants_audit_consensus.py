@@ -136,13 +136,15 @@ def test_votes_carry_the_name_the_box_the_raw_score_and_the_confidence() -> None
     (rounded to 4 places)}``; a GT object's votes are the submissions matching it, whatever
     the index of their matched object (0 included). Kills ``_vote`` mutants 16-20
     (rounding), ``_gt_votes`` 11, 12 (``m[g] > 0``, ``>= 1``) and the spurious suspect's
-    support counted alike (``_image_suspects`` 92, 93)."""
+    support counted alike (``_image_suspects`` 92, 93); an object's support is rounded to
+    4 places (``audit_samples`` 70)."""
     subs = [[_sample([G1, G2], [G1, U], [0.9, 0.8])],
             [_sample([G1, G2], [G1, U], [0.9, 0.8])],
             [_sample([G1, G2], [G2, G1, U], [0.7, 0.9, 0.8])]]
     result = audit_samples(subs, ["s1", "s2", "s3"])
     by_kind = {s["kind"]: s for s in result["suspects"]}
     assert by_kind["spurious"]["support"] == round(1 / 3, 4)  # s3 of the 3, its object 0
+    assert [o["support"] for o in result["objects"]] == [1.0, 0.3333]  # 4 places
     assert by_kind["spurious"]["votes"] == [
         {"submission": "s3", "bbox": [100.0, 100.0, 20.0, 20.0], "score": 0.7,
          "confidence": 0.5}]
@@ -530,3 +532,16 @@ def test_mask_objects_at_exactly_the_threshold_cluster() -> None:
             [_sample([g0], [g0, [100, 100, 120, 110]], [], modality="segmentation")]]
     suspects = audit_samples(subs, ["a", "b"], "segmentation", 0.5, min_score=0.3)["suspects"]
     assert [(s["kind"], s["score"], len(s["votes"])) for s in suspects] == [("missing", 0.5, 2)]
+
+
+def test_a_label_most_find_is_not_shifted_onto_a_spot_beside_it() -> None:
+    """Rule: only a GT object left with doubt >= 0.4 looks for a cluster beside it. Three
+    submissions find G (0.9) and put V, 35 px to its right (beside: centres 35 <= 2 x 30),
+    at 0.8: p = 2/3 and 1/3, w = 1; G's doubt (1 - 2/3)^3 = 0.04; V's cluster support
+    1/3. V is a missing label (score 1/3), G no suspect (0.04 < 0.2); not G shifted onto V.
+    Kills ``_image_suspects`` mutant 76 (every object looking for a shift)."""
+    g, v = [10, 10, 40, 40], [45, 10, 75, 40]
+    subs = [[_sample([g], [g, v], [0.9, 0.8])] for _ in range(3)]
+    suspects = audit_samples(subs, ["a", "b", "c"])["suspects"]
+    assert [(s["kind"], s["bbox"], s["score"]) for s in suspects] == [
+        ("missing", [45.0, 10.0, 30.0, 30.0], 0.3333)]
