@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 
 from ovearth_core.audit.fix import suspect_key
 from ovearth_core.options import Options
-from pages.common import audit_data, audit_views
+from pages.common import audit_data, audit_views, state
 
 HOSTILE = ["[click](https://evil.example/x)", "![i](https://evil.example/p.png)",
            "<img src=x onerror=alert(1)>", "**bold** _em_", "a `tick` b"]
@@ -168,8 +168,10 @@ def test_the_ranking_table_maps_each_field_to_its_column() -> None:
 @pytest.mark.parametrize("name", HOSTILE)
 def test_the_ranking_caption_names_the_metric_and_the_left_out_as_text(name: str) -> None:
     """Rule: the caption names the metric by its label, and the submissions left out
-    (their file names: user text) as text, each in a code span. Failed before issue 47:
-    the names were joined into the caption's Markdown as they came."""
+    (their file names: user text) as text, each in a code span, one comma between them;
+    a metric without a label by its key. Kills ``ranking_caption`` mutants 4-6, 13.
+    Failed before issue 47: the names were joined into the caption's Markdown as they
+    came."""
     from ovearth_core.viz.analysis_figures import LEADERBOARD_METRIC_LABELS
 
     result = audit_data.WhatIf(Path("x.json"), 1, {"metric": "presence_mcc", "rows": []},
@@ -180,6 +182,10 @@ def test_the_ranking_caption_names_the_metric_and_the_left_out_as_text(name: str
                               "truth; left out (invalid): ")
     assert not [t.type for t in _tokens(caption) if t.type in ACTIVE]
     assert _text_of(caption) == [name, "plain"]
+    assert caption.endswith(f"{state.code(name)}, `plain`")  # one comma between names
+    unlabelled = audit_data.WhatIf(Path("x.json"), 1, {"metric": "my_metric", "rows": []},
+                                   (), ())
+    assert audit_views.ranking_caption(unlabelled).startswith("Ranked by my_metric on")
     clean = audit_views.ranking_caption(audit_data.WhatIf(
         Path("x.json"), 1, {"metric": "presence_mcc", "rows": []}, (), ()))
     assert clean == f"Ranked by {label} on the original and on the cleaned ground truth"
