@@ -220,3 +220,22 @@ def test_bad_input_comes_back_as_problems_never_raised(tmp_path: Path) -> None:
     got = audit_data.audited.__wrapped__(key, (key, key), Options("vocabulary", ("bbox",)))  # type: ignore[attr-defined]
     assert got.result is None and got.problems
     assert any("nothere.json" in str(p) for p in got.problems)
+
+
+def test_a_refused_decision_is_kept_for_the_page_never_raised(tmp_path: Path) -> None:
+    """Rule: a decision the sidecar refuses (here a folder where its file goes) is not
+    raised from the button's callback: its message, naming the file, waits in the session
+    for the page to show (``_audit_error``, read by pages/Audit.py). Kills ``decide``'s
+    mutants of the key and the message."""
+    import streamlit as st
+
+    from ovearth_core import review
+
+    gt_path = tmp_path / "bench" / "gt.json"
+    gt_path.parent.mkdir()
+    gt_path.write_text("{}")
+    review.sidecar_for(gt_path).mkdir(parents=True)
+    st.session_state.pop("_audit_error", None)
+    audit_data.decide((str(gt_path), 0, 0, 0, 0), "vocabulary", _suspect(), "confirmed")
+    message = st.session_state.pop("_audit_error", None)
+    assert isinstance(message, str) and "review.jsonl" in message and "folder" in message
