@@ -50,13 +50,10 @@ def main() -> None:
         st.warning(views.md_text(w["message"]))
     suspects = result["suspects"]
     decided = audit_data.decisions(run.gt, run.options.task, suspects)
-    counts = ", ".join(f"{sum(s['kind'] == k for s in suspects)} {label}"
-                       for k, label in audit_views.KIND_LABELS.items())
-    st.caption(f"{len(suspects)} suspects ({counts}) from {len(result['submissions'])} "
-               f"submissions · {len(decided)} decided · how the score is made: docs/audit.md")
+    st.caption(audit_data.summary(result, decided))
     for s in suspects[:shown]:
         audit_views.suspect_ui(run, s, decided.get(suspect_key(s)))
-    confirmed = [s for s in suspects if decided.get(suspect_key(s)) == "confirmed"]
+    confirmed = audit_data.confirmed(suspects, decided)
     audit_views.what_if_ui(run, preds, options, confirmed)
 
 

@@ -38,6 +38,16 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
+    "ovearth_core/audit/consensus.py": ["tests/core/test_audit.py",
+                                        "tests/core/test_audit_scale.py",
+                                        "tests/core/test_mutants_audit_consensus.py"],
+    "ovearth_core/audit/shapes.py": ["tests/core/test_audit.py",
+                                     "tests/core/test_audit_scale.py",
+                                     "tests/core/test_mutants_audit_shapes.py"],
+    # The Audit page's rules, in-process (its AppTest, tests/app/test_app_audit.py, keeps
+    # the wiring but is too slow to run for every mutant).
+    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py"],
+    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
     # The command's own tests (tests/analysis/test_export_geojson*.py) write GeoTIFFs and
     # run every step for each mutant: 0.07 mutants/s here, 3 h for the module's 764.

@@ -27,6 +27,9 @@ from ovearth_core.viz.images import load_region
 
 from . import data
 
+KIND_LABELS = {"missing": "missing label", "spurious": "spurious label",
+               "shifted": "shifted label", "wrong_class": "wrong class"}
+
 
 @dataclass(frozen=True)
 class Audited:
@@ -120,3 +123,24 @@ def what_if(gt: data.FileKey, preds: tuple[data.FileKey, ...], options: data.Opt
         new.append(a.result)
     return WhatIf(Path(path), len(confirmed), fix_.rerank(names, old, new), tuple(skipped),
                   tuple(sorted(fix_.suspect_key(s) for s in confirmed)))
+
+
+def still_current(result: WhatIf, confirmed: list[dict[str, Any]]) -> bool:
+    """Whether ``result`` was written from exactly the ``confirmed`` suspects (a ranking on
+    other confirmations is not shown as theirs)."""
+    return result.keys == tuple(sorted(fix_.suspect_key(s) for s in confirmed))
+
+
+def confirmed(suspects: list[dict[str, Any]], decided: dict[str, str]) -> list[dict[str, Any]]:
+    """The suspects confirmed in ``decided`` (:func:`decisions`), in the suspects' order."""
+    return [s for s in suspects if decided.get(fix_.suspect_key(s)) == "confirmed"]
+
+
+def summary(result: dict[str, Any], decided: dict[str, str]) -> str:
+    """The page's caption over the suspects: how many of each kind (every kind named, zero
+    too), from how many submissions, how many decided."""
+    suspects = result["suspects"]
+    counts = ", ".join(f"{sum(s['kind'] == k for s in suspects)} {label}"
+                       for k, label in KIND_LABELS.items())
+    return (f"{len(suspects)} suspects ({counts}) from {len(result['submissions'])} "
+            f"submissions · {len(decided)} decided · how the score is made: docs/audit.md")
