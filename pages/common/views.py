@@ -23,8 +23,10 @@ OUTCOME_WORDS = {"TP": "true positives", "FP": "false positives", "TN": "true ne
 
 
 # What makes Markdown act on plain text here: code, emphasis, links and images, HTML, math,
-# strike-through, tables (intraword "_" is never emphasis, so ids stay readable).
-_MD_SPECIAL = "\\`*[]<$~|"
+# strike-through, tables, character references (&amp;); and an "_" that is not between two
+# letters or digits (intraword "_" is never emphasis, so ids such as ov_000001 stay as
+# written: :func:`_intraword`).
+_MD_SPECIAL = "\\`*[]<$~|&"
 # Streamlit's Markdown (remark-gfm) turns bare URLs into links by matching the unescaped text
 # (``https?://``, ``www.``, ``mailto:``/``xmpp:``, ``name@host.tld``), so escaping cannot stop
 # it: an invisible WORD JOINER (U+2060) after the scheme, the ``www`` or the ``@`` does.
@@ -38,8 +40,16 @@ def md_text(text: str) -> str:
     URLs and e-mail addresses are kept from becoming links (:data:`WORD_JOINER`), so user
     text cannot become a link, emphasis, math or HTML. Inside a code span use
     :func:`~pages.common.state.code` instead (code spans are never autolinked)."""
-    escaped = "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+    text = str(text)
+    escaped = "".join("\\" + c if c in _MD_SPECIAL or (c == "_" and not _intraword(text, i))
+                      else c for i, c in enumerate(text))
     return _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, escaped)
+
+
+def _intraword(text: str, i: int) -> bool:
+    """``text[i]`` stands between two letters or digits: an ``_`` there can neither open nor
+    close emphasis (CommonMark's flanking rules), so it is left as written."""
+    return 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
 
 
 def unexpected_error(err: Exception, what: str) -> None:
