@@ -39,6 +39,12 @@ MODULE_TESTS: dict[str, list[str]] = {
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
+    # The ranks' own files (test_rank_stats.py, test_leaderboard.py, ...) evaluate submissions
+    # in module fixtures or run the command: seconds a mutant. These state the same rules on
+    # synthetic pieces and hand-built results (docs/tests.md, "Mutation testing").
+    "ovearth_core/analysis/rank_stats.py": ["tests/analysis/test_mutants_rank_stats.py"],
+    "ovearth_core/analysis/standings.py": ["tests/analysis/test_mutants_standings.py"],
+    "ovearth_core/analysis/evidence.py": ["tests/analysis/test_mutants_evidence.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
 # subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
