@@ -603,3 +603,16 @@ def test_the_cap_bounds_the_resamples_drawn() -> None:
     out = rank_stats.rank_uncertainty(NAMES, _pieces(IOU), SPEC, UNIT_OF, n_resamples=100,
                                       alpha=0.001, min_count=2)
     assert out["n_resamples"] == 7999 < MAX_RESAMPLES
+
+
+def test_a_categorys_units_are_its_images_not_its_queries() -> None:
+    """Two categories of 12 queries each on 6 images (two queries an image): the minimum
+    count is of images. min_count 6: both tested; 7: neither (12 queries, but 6 units)."""
+    category = (np.arange(24) >= 12).astype(np.intp)
+    at = rank_stats.category_tests(["a", "b"], category, _pieces(IOU), SPEC, UNIT_OF, (2, 0),
+                                   n_resamples=100, min_count=6)
+    assert [(r["num_queries"], r["num_units"]) for r in at] == [(12, 6), (12, 6)]
+    assert all(r["p"] is not None for r in at)
+    below = rank_stats.category_tests(["a", "b"], category, _pieces(IOU), SPEC, UNIT_OF,
+                                      (2, 0), n_resamples=100, min_count=7)
+    assert all(r["p"] is None and r["q"] is None for r in below)

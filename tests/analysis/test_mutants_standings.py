@@ -266,8 +266,9 @@ def test_subset_stability_k_is_at_least_one_and_undefined_rhos_are_left_out() ->
 def test_mcc_vs_miou_counts_models_submitting_both_with_both_defined() -> None:
     names, results = _board()
     extra = _result([0.4] * 6, CATS, IMAGES, [(True, True)] * 6)  # MCC undefined: no negatives
+    no_seg = _result([None] * 6, CATS, IMAGES, PRESENT)  # no query counts: mIoU undefined
     gone = {**results[0], "coverage": {"not_submitted_modalities": ["segmentation"]}}
-    out = standings.mcc_vs_miou([*results, extra, gone])
+    out = standings.mcc_vs_miou([*results, extra, no_seg, gone])
     mcc = [r["summary"]["presence"]["mcc"] for r in results]
     miou = [r["summary"]["seg"]["positive_macro_miou"] for r in results]
     assert out == {"spearman": pytest.approx(spearmanr(mcc, miou).statistic),
