@@ -125,8 +125,9 @@ def test_unit_pieces_sum_each_units_queries() -> None:
 
 
 def test_resampled_values_equal_expanded_resamples_over_several_chunks() -> None:
-    """600 resamples: three chunks of 256, 256 and 88 from one generator; each value the mean
-    of the queries repeated as often as their unit was drawn."""
+    """600 resamples, more than one chunk and a shorter last one, drawn in turn from one
+    generator; each value the mean of the queries repeated as often as their unit was
+    drawn."""
     units = rank_stats.unit_pieces(_pieces(IOU), UNIT_OF)
     got = rank_stats.resampled_values(units, SPEC, 600, seed=4)
     want = _brute_means(IOU, UNIT_OF, _draws(4, 600, 12))
@@ -616,3 +617,117 @@ def test_a_categorys_units_are_its_images_not_its_queries() -> None:
     below = rank_stats.category_tests(["a", "b"], category, _pieces(IOU), SPEC, UNIT_OF,
                                       (2, 0), n_resamples=100, min_count=7)
     assert all(r["p"] is None and r["q"] is None for r in below)
+
+
+# --- survivors of the first mutmut run ----------------------------------------------------------
+
+def test_rank_interval_levels_on_a_hundred_distinct_ranks() -> None:
+    """Ranks 1..100, alpha 0.2: the 0.1 quantile taken down is 10, the 0.9 one taken up 91
+    (positions 9.9 and 89.1); a level of alpha / 3 would give 7 and 94."""
+    low, high = rank_stats.rank_interval(np.arange(100, 0, -1, dtype=float)[:, None], 0.2)
+    assert (low.tolist(), high.tolist()) == ([10.0], [91.0])
+
+
+def test_overlap_runs_need_every_interval_of_the_run_and_no_other() -> None:
+    """[1, 3] and [2, 3] share 2..3; the third, [0, 1.5], shares nothing with the second:
+    it does not cut the first run short."""
+    assert rank_stats.overlap_runs([1, 2, 0], [3, 3, 1.5]) == [(0, 1), (2, 2)]
+
+
+def test_the_default_seed_is_zero() -> None:
+    """Issue 37: the seed is 0 unless given (the leaderboard's JSON names it)."""
+    kwargs = {"n_resamples": 100, "min_count": 2}
+    assert (rank_stats.rank_uncertainty(NAMES, _pieces(IOU), SPEC, UNIT_OF, **kwargs)
+            == rank_stats.rank_uncertainty(NAMES, _pieces(IOU), SPEC, UNIT_OF, seed=0,
+                                           **kwargs))
+    category = (np.arange(24) % 2).astype(np.intp)
+    assert (rank_stats.category_tests(["a", "b"], category, _pieces(IOU), SPEC, UNIT_OF,
+                                      (2, 0), **kwargs)
+            == rank_stats.category_tests(["a", "b"], category, _pieces(IOU), SPEC, UNIT_OF,
+                                         (2, 0), seed=0, **kwargs))
+    entries = [_entry(list(range(24)), IOU[m]) for m in range(3)]
+    assert (rank_stats.metric_ranks(NAMES, entries, "seg_macro_miou", **kwargs)
+            == rank_stats.metric_ranks(NAMES, entries, "seg_macro_miou", seed=0, **kwargs))
+
+
+def test_tied_submissions_keep_their_given_order() -> None:
+    """40 submissions at two levels (odd ones ahead): the observed order is the odd ones in
+    their given order, then the even ones; Friedman's mean-rank order too."""
+    names = [f"s{i:02d}" for i in range(40)]
+    iou = np.array([[0.9 if i % 2 else 0.1] * 2 for i in range(40)])
+    out = rank_stats.rank_uncertainty(names, _pieces(iou), SPEC, np.arange(2, dtype=np.intp),
+                                      min_count=10)
+    want = names[1::2] + names[0::2]
+    assert out["models"] == want
+    assert out["rank"] == [10.5] * 20 + [30.5] * 20
+    scores = np.vstack([iou[:, 0], iou[:, 0] * 0.5 + np.linspace(0, 0.01, 40)])
+    got = rank_stats.friedman_nemenyi(names, scores, min_count=2)
+    mean_rank = np.vstack([rankdata(-row) for row in scores]).mean(axis=0)
+    assert got["models"] == [names[i] for i in np.argsort(mean_rank, kind="stable")]
+
+
+def test_the_full_analysis_reports_where_groups_and_tests_agree() -> None:
+    """Two twins far ahead of a third: the twin shares the leader's group and Holm's p is 1;
+    the third is apart and Holm's p (2 / 201, times 2) passes: no disagreement."""
+    iou = np.vstack([IOU[0] * 0.1, np.full(24, 0.9), np.full(24, 0.9)])
+    out = rank_stats.rank_uncertainty(["x", "y", "z"], _pieces(iou), SPEC, UNIT_OF,
+                                      n_resamples=200, min_count=2)
+    assert out["p_holm"] == [None, 1.0, pytest.approx(2 * 2 / 201)]
+    assert out["disagreement"] == {"groups_only": [], "tests_only": [], "note": None}
+
+
+def test_disagreement_at_alpha_passes_and_names_five_then_more() -> None:
+    """Holm's p equal to alpha passes: apart and passing is agreement. Five names are all
+    written; a sixth is counted."""
+    out = rank_stats.disagreement(["a", "b", "c"], [(0, 0), (1, 2)], [None, 0.05, 0.05], 0.05)
+    assert out == {"groups_only": [], "tests_only": [], "note": None}
+    models = ["lead", *"bcdef"]
+    five = rank_stats.disagreement(models, [(0, 0), (1, 5)], [None] * 6, 0.05)["note"]
+    assert five.startswith("b, c, d, e, f share no group with the leader")
+    six = rank_stats.disagreement([*models, "g"], [(0, 0), (1, 6)], [None] * 7, 0.05)["note"]
+    assert six.startswith("b, c, d, e, f and 1 more share no group with the leader")
+
+
+def test_nothing_defined_warns_nothing() -> None:
+    """No defined value: the best is None and no RuntimeWarning reaches the user (numpy's
+    all-NaN maximum warns); nor does Friedman's test when every block ties."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rank_stats.rank_uncertainty(NAMES, np.zeros((3, 2, 2)), SPEC,
+                                          np.array([0, 1], dtype=np.intp), min_count=10)
+        assert out["best_of_n"]["best"] is None
+        got = rank_stats.best_of_n(np.array([np.nan, np.nan]), np.array([[0.2, 0.1]]))
+        assert got == {"num_models": 2, "best": None, "optimism": None}
+        ties = rank_stats.friedman_nemenyi(list("abc"), np.ones((4, 3)))
+        assert "skipped" in ties
+
+
+def test_a_category_without_queries_has_no_units_and_no_test() -> None:
+    category = (np.arange(24) % 2).astype(np.intp)
+    rows = rank_stats.category_tests(["a", "b", "none"], category, _pieces(IOU), SPEC,
+                                     UNIT_OF, (2, 0), n_resamples=100, min_count=1)
+    assert (rows[2]["num_queries"], rows[2]["num_units"], rows[2]["p"]) == (0, 0, None)
+    assert rows[2]["a"] is None and rows[2]["q"] is None
+
+
+def test_metric_ranks_wire_the_seed_blocks_and_one_tested_category() -> None:
+    """Category 0 spans images 0..9, category 1 images 10 and 11: at min_count 5 only
+    category 0 is tested, and the categories' resamples are its own; the seed given reaches
+    the categories; Friedman's blocks name their unit in its warning."""
+    base = _entry(list(range(24)), IOU[0])
+    category = np.array([0] * 20 + [1] * 4, dtype=np.intp)
+    entries = [QueryPieces(base.query_ids, ("c0", "c1"), category, base.images, base.image,
+                           {"seg_macro_miou": _pieces(IOU[m:m + 1])[0]}) for m in range(3)]
+    out = rank_stats.metric_ranks(NAMES, entries, "seg_macro_miou", n_resamples=100, seed=7,
+                                  alpha=0.01, min_count=5, blocks="query")
+    cats = out["categories"]
+    assert [r["p"] is not None for r in cats["rows"]] == [True, False]
+    assert cats["n_resamples"] == cats["rows"][0]["n_resamples"] == math.ceil(4 / 0.01) - 1
+    direct = rank_stats.category_tests(["c0", "c1"], category, _pieces(IOU[[0, 1, 2]]), SPEC,
+                                       UNIT_OF, (2, 0), n_resamples=100, seed=7, alpha=0.01,
+                                       min_count=5)
+    assert cats["rows"] == direct
+    assert out["friedman"]["warning"].startswith("Thin evidence: the intervals and tests rest "
+                                                 "on 24 queries")
