@@ -50,6 +50,8 @@ def test_thin_rows_name_twelve_and_count_the_rest() -> None:
     text = evidence.thin_rows(twelve, "image", "categories")
     assert text.startswith("Thin evidence in 12 of 12 categories: c0 (0 images), c1 (1 image),")
     assert "c11 (11 images); their" in text and "more" not in text
+    text = evidence.thin_rows([*twelve, ("c12", 12)], "image", "categories")
+    assert "c11 (11 images) and 1 more; their intervals" in text
     text = evidence.thin_rows([*twelve, ("c12", 12), ("c13", 13)], "image", "categories")
     assert "c11 (11 images) and 2 more; their intervals" in text
     assert "c12 (" not in text
