@@ -330,13 +330,13 @@ def test_rank_uncertainties_rank_the_models_that_submit_with_the_options() -> No
     pieces = [standings.query_pieces(r) for r in results]
     opts = Options("vocabulary", "segmentation", rank_resamples=150, alpha=0.1, min_count=3,
                    friedman_blocks="query")
-    out = standings.rank_uncertainties(names, results, pieces, opts, 4, "image")
+    out = standings.rank_uncertainties(names, results, pieces, opts, 4, "query")
     assert list(out) == ["seg_macro_miou", "seg_micro_miou", "presence_mcc"]
     seg = out["seg_macro_miou"]
     assert seg["models"] == ["m2", "m0"]
     assert (seg["n_resamples_asked"], seg["alpha"], seg["min_count"], seg["seed"],
-            seg["unit"]) == (150, 0.1, 3, 4, "image")
-    assert seg["num_units"] == 4  # images b, a, c, d
+            seg["unit"]) == (150, 0.1, 3, 4, "query")
+    assert seg["num_units"] == 6  # the queries are the units
     assert seg["friedman"]["blocks"] == "query"
     assert sorted(out["presence_mcc"]["models"]) == names
     assert standings.ranked_models(results) == {"seg_macro_miou": [0, 2],
@@ -344,3 +344,63 @@ def test_rank_uncertainties_rank_the_models_that_submit_with_the_options() -> No
                                                 "presence_mcc": [0, 1, 2]}
     results[0]["coverage"]["not_submitted_modalities"] = ["segmentation"]
     assert standings.ranked_models(results) == {"presence_mcc": [0, 1, 2]}
+
+
+# --- survivors of the first mutmut run --------------------------------------------------------
+
+def test_add_ap_ranking_reaches_optional_protocols_and_every_modality() -> None:
+    """NMS-mAP is ranked when the report was computed with it; oriented boxes are ranked
+    though no model has a bbox block (each AP is looked at on its own)."""
+    names, results = _board()
+    block = {"coco": {"nms_map@[0.5:0.95]": 0.3, "num_categories": 3}}
+    reports = [{"bbox": block, "nms_ap": True}, {"bbox": {"coco": {
+        "nms_map@[0.5:0.95]": 0.5, "num_categories": 3}}, "nms_ap": True}, None]
+    table = standings.rank_table(names, results, ["seg_macro_miou"])
+    standings.add_ap_ranking(table, results, reports)
+    assert table["metrics"]["bbox_nms_map"] == [0.3, 0.5, None]
+    assert table["ranking"]["bbox_nms_map"] == ["m1", "m0", "m2"]
+    oriented = [{"oriented_bbox": {"ap_every_point": 0.6}}, None, {"oriented_bbox": {
+        "ap_every_point": 0.8}}]
+    table = standings.rank_table(names, results, ["seg_macro_miou"])
+    standings.add_ap_ranking(table, results, oriented)
+    assert table["ranking"]["oriented_bbox_ap"] == ["m2", "m0", "m1"]
+
+
+def _many(n: int) -> tuple[list[str], list[dict[str, Any]]]:
+    ious = [[0.1 * (m + 1)] * 6 for m in range(n)]
+    return [f"m{m}" for m in range(n)], [_result(i, CATS, IMAGES, PRESENT) for i in ious]
+
+
+def test_leaderboard_report_defaults_and_its_ap_and_one_model() -> None:
+    """Defaults: 1,000 subsets, seed 0, top 5 (7 models: 5 < 6), resampling images; the AP
+    reports reach the ranking; one model has no stability (no crash)."""
+    names, results = _many(7)
+    seen: list[str] = []
+    out = standings.leaderboard_report(
+        names, results, ["seg_macro_miou"], sizes=(2,),
+        average_precision=[{"bbox": {"ap_every_point": 0.1 * m}} for m in range(7)],
+        ranks=Options("vocabulary", "segmentation"),
+        uncertainty=lambda *args: seen.append(args[5]) or {})
+    stability = out["stability"]["seg_macro_miou"]
+    assert (stability["num_subsets"], stability["seed"], stability["k"]) == (1000, 0, 5)
+    assert seen == ["image"]
+    assert out["ranking"]["bbox_ap"] == names[::-1]
+    one = standings.leaderboard_report(names[:1], results[:1], sizes=(2,), n_subsets=5)
+    assert one["stability"] == {} and one["ranking"]["seg_macro_miou"] == ["m0"]
+
+
+def test_the_ranks_get_pieces_of_every_ranked_metric_of_the_first_result() -> None:
+    names, results = _board()
+    keys: list[list[str]] = []
+    standings.leaderboard_report(names, results, ["seg_macro_miou"], sizes=(2,), n_subsets=5,
+                                 ranks=Options("vocabulary", "segmentation"),
+                                 uncertainty=lambda *args: keys.append(
+                                     [list(p.pieces) for p in args[2]]) or {})
+    assert keys == [[["seg_macro_miou", "seg_micro_miou", "presence_mcc"]] * 3]
+
+
+def test_ranked_models_read_the_first_results_metrics() -> None:
+    names, results = _board()
+    results[1]["summary"] = {"seg": None, "presence": results[1]["summary"]["presence"]}
+    assert list(standings.ranked_models(results)) == ["seg_macro_miou", "seg_micro_miou",
+                                                      "presence_mcc"]
