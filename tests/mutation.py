@@ -52,6 +52,12 @@ MODULE_TESTS: dict[str, list[str]] = {
     # The command's own tests (tests/analysis/test_export_geojson*.py) write GeoTIFFs and
     # run every step for each mutant: 0.07 mutants/s here, 3 h for the module's 764.
     "ovearth_core/analysis/export.py": ["tests/analysis/test_mutants_export.py"],
+    # The ranks' own files (test_rank_stats.py, test_leaderboard.py, ...) evaluate submissions
+    # in module fixtures or run the command: seconds a mutant. These state the same rules on
+    # synthetic pieces and hand-built results (docs/tests.md, "Mutation testing").
+    "ovearth_core/analysis/rank_stats.py": ["tests/analysis/test_mutants_rank_stats.py"],
+    "ovearth_core/analysis/standings.py": ["tests/analysis/test_mutants_standings.py"],
+    "ovearth_core/analysis/evidence.py": ["tests/analysis/test_mutants_evidence.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
 # subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
