@@ -39,10 +39,11 @@ MODULE_TESTS: dict[str, list[str]] = {
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
+    # In-process tests only: tests/core/test_hosting.py and test_hosting_evalai.py run the
+    # bundle's score.py in a subprocess in a temporary folder, where a mutated function
+    # cannot find mutmut's settings; test_hosting_scorer.py states the same rules in process.
+    "ovearth_core/hosting/scorer.py": ["tests/core/test_hosting_scorer.py"],
 }
-# Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
-# subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
-# (docs/tests.md, "Mutation testing").
 
 # Entries of the repository the tests read besides the code and the tests themselves.
 LINKED = ("ovearth_core", "pages", "tests", "assets", "benchmarks", "docs", ".streamlit",
