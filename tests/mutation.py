@@ -42,7 +42,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     # In-process tests only: tests/core/test_hosting.py and test_hosting_evalai.py run the
     # bundle's score.py in a subprocess in a temporary folder, where a mutated function
     # cannot find mutmut's settings; test_hosting_scorer.py states the same rules in process.
-    "ovearth_core/hosting/scorer.py": ["tests/core/test_hosting_scorer.py"],
+    "ovearth_core/hosting/scorer.py": ["tests/core/test_hosting_scorer.py",
+                                       "tests/core/test_mutants_hosting_scorer.py"],
 }
 
 # Entries of the repository the tests read besides the code and the tests themselves.

@@ -1,0 +1,56 @@
+"""Rules of the hosting scorer that its first in-process tests (test_hosting_scorer.py) left
+open, found by mutation testing (issue 47; docs/tests.md, "Mutation testing").
+
+Each test names the mutants of ``ovearth_core/hosting/scorer.py`` it was written for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ovearth_core.errors import OVEarthInputError, Problem
+from ovearth_core.hosting import scorer
+from tests.core.test_hosting_scorer import COLUMNS, PRED, _json, _worker
+
+
+def test_the_commands_help_names_its_program_and_each_argument(
+        capsys: pytest.CaptureFixture) -> None:
+    """The compute worker's command documents itself: ``ovearth-score``, the worker's
+    ``$input`` and ``$output`` folders and the program's scoring.json (codabench_main
+    mutants 2-5, 8-15, 18-25, 33: the program name, description or a help text dropped or
+    changed)."""
+    with pytest.raises(SystemExit) as caught:
+        scorer.codabench_main(["--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ovearth-score [-h] --config CONFIG input output\n")
+    assert "The Codabench scoring program: ``INPUT`` holds ``ref/``" in " ".join(out.split())
+    text = " ".join(out.split())
+    for help_text in ("input the worker's input folder ($input)",
+                      "output the worker's output folder ($output)",
+                      "--config CONFIG the scoring program's scoring.json"):
+        assert help_text in text, help_text
+
+
+def test_a_rejection_counts_every_problem_found_not_only_those_shown() -> None:
+    """An evaluator that stopped listing after some problems hands over the total it found:
+    the message's count is that total (_rejected mutants 2 and 4: ``err.total`` dropped)."""
+    problems = [Problem("p.json", "bbox", "a box", f"x{i}", f"q{i}") for i in range(3)]
+    message = scorer._rejected(OVEarthInputError(problems, total=250))
+    assert message.startswith("ovearth-score: submission rejected; no scores written\n"
+                              "250 problems found in the input")
+
+
+def test_scores_json_holds_one_column_per_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    """``scores.json`` is read by people too (the organiser, in the worker's logs): one
+    column per line, indented (codabench_main mutants 85 and 87: ``OPT_INDENT_2`` dropped
+    writes it on one line)."""
+    root, argv = _worker(tmp_path, {"p.json": _json(PRED)})
+    assert scorer.codabench_main(argv) == 0
+    lines = (root / "output" / "scores.json").read_text().splitlines()
+    assert lines[0] == "{" and lines[-1] == "}"
+    assert [line.split(":")[0].strip() for line in lines[1:-1]] == [f'"{k}"' for k in COLUMNS]
+    assert all(line.startswith("  ") for line in lines[1:-1])
