@@ -228,14 +228,19 @@ def test_the_report_is_rendered_only_when_asked(tmp_path: Path, gt: Path) -> Non
 
 def test_a_gallery_draws_the_worst_queries_of_the_submission_on_its_images(
         tmp_path: Path, gt: Path) -> None:
+    """The images come from the folder given, not the ground truth's (which has none
+    here): without them every picture would be a blank canvas."""
     from PIL import Image
 
-    (gt.parent / "images").mkdir()
-    Image.new("RGB", (100, 100), (90, 110, 90)).save(gt.parent / "images" / "p.png")
+    images = tmp_path / "imgs"
+    (images / "images").mkdir(parents=True)
+    Image.new("RGB", (100, 100), (90, 110, 90)).save(images / "images" / "p.png")
     pred = _write(tmp_path / "p.json", PRED)
-    html = scorer.score(_config(gallery=1), gt, pred, images=gt.parent, report=True).html
-    assert b"The worst query of submission" in html or b"worst queries of submission" in html
+    html = scorer.score(_config(gallery=1), gt, pred, images=images, report=True).html
+    assert b"worst quer" in html and b"of submission" in html
     assert b"blank canvas" not in html
+    blank = scorer.score(_config(gallery=1), gt, pred, report=True).html
+    assert b"blank canvas" in blank
 
 
 def test_the_time_limit_refuses_the_submission(tmp_path: Path, gt: Path) -> None:
@@ -394,6 +399,16 @@ def test_the_box_limit_ignores_unscored_fields_tasks_and_odd_rows() -> None:
     config = _config(tasks=("vocabulary",), modalities="oriented_bbox",
                      limits=Limits(max_boxes=3))
     scorer.check_submission(doc, "s.json", config)
+
+
+def test_a_task_whose_rows_are_not_a_list_does_not_stop_the_box_check() -> None:
+    """open_vocabulary's rows are not a list (the evaluator's to refuse): referring, checked
+    after it, is still checked (check_submission mutant 57: ``continue`` made ``break``)."""
+    doc = {"tasks": {"open_vocabulary": {"query_id": "ov1"},
+                     "referring": [{"query_id": "rf1", "bbox": _boxes(4)}]}}
+    with pytest.raises(OVEarthInputError) as caught:
+        scorer.check_submission(doc, "s.json", _config(limits=Limits(max_boxes=3)))
+    assert [(p.query_id, p.found) for p in caught.value.problems] == [("rf1", "4 boxes")]
 
 
 def test_the_box_count_is_written_with_thousands_separators() -> None:
