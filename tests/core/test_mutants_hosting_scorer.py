@@ -12,7 +12,8 @@ import pytest
 
 from ovearth_core.errors import OVEarthInputError, Problem
 from ovearth_core.hosting import scorer
-from tests.core.test_hosting_scorer import COLUMNS, PRED, _json, _worker
+from ovearth_core.hosting.config import Limits
+from tests.core.test_hosting_scorer import COLUMNS, PRED, _config, _gt, _json, _pred, _worker
 
 
 def test_the_commands_help_names_its_program_and_each_argument(
@@ -54,3 +55,51 @@ def test_scores_json_holds_one_column_per_line(tmp_path: Path,
     assert lines[0] == "{" and lines[-1] == "}"
     assert [line.split(":")[0].strip() for line in lines[1:-1]] == [f'"{k}"' for k in COLUMNS]
     assert all(line.startswith("  ") for line in lines[1:-1])
+
+
+def test_the_submission_and_the_truth_are_read_once_and_the_bytes_checked_are_scored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The submission's bytes are read once, by the competition's bounded reader, and every
+    task is evaluated on that parsed document (never a second read, which would escape the
+    size check and could see another file); the ground truth is parsed once for all tasks
+    (_score mutants 21-24: ``ground_truth``, ``gt_sha256``, ``predictions_doc`` or
+    ``pred_sha256`` not handed over, so the pipeline reads the file again)."""
+    from ovearth_core import pipeline
+
+    reads: list[str] = []
+    real, real_hashed = pipeline.read_ground_truth, pipeline.read_hashed
+
+    def counted(path: object) -> object:
+        reads.append(str(path))
+        return real(path)
+
+    def refused(path: object, what: str) -> object:
+        assert what != "prediction", f"the submission read again: {path}"
+        return real_hashed(path, what)
+
+    monkeypatch.setattr(pipeline, "read_ground_truth", counted)
+    monkeypatch.setattr(pipeline, "read_hashed", refused)
+    gt = tmp_path / "ground_truth.json"
+    gt.write_bytes(_json(_gt()))
+    pred = tmp_path / "p.json"
+    pred.write_bytes(_json(PRED))
+    scored = scorer.score(_config(), gt, pred)
+    assert set(scored.results) == {"open_vocabulary", "referring"}
+    assert reads == [str(gt)]
+
+
+@pytest.mark.parametrize("case", ["box_limit", "evaluator"])
+def test_a_refusal_names_the_submission_file(tmp_path: Path, case: str) -> None:
+    """Both the competition's checks and the evaluator's name the submission's path
+    (_score mutants 7 and 12: check_submission given no name; 19: the pipeline given no
+    prediction path)."""
+    doc = _pred()
+    row = doc["tasks"]["referring"][0]
+    row["bbox"] = [{"bbox": [0, 0, 1, 1], "score": 0.5}] * 4 if case == "box_limit" else [[1]]
+    gt = tmp_path / "ground_truth.json"
+    gt.write_bytes(_json(_gt()))
+    pred = tmp_path / "p.json"
+    pred.write_bytes(_json(doc))
+    with pytest.raises(OVEarthInputError) as caught:
+        scorer.score(_config(limits=Limits(max_boxes=3)), gt, pred)
+    assert [(p.file, p.query_id) for p in caught.value.problems] == [(str(pred), "rf1")]
