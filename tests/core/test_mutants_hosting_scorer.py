@@ -103,3 +103,37 @@ def test_a_refusal_names_the_submission_file(tmp_path: Path, case: str) -> None:
     with pytest.raises(OVEarthInputError) as caught:
         scorer.score(_config(limits=Limits(max_boxes=3)), gt, pred)
     assert [(p.file, p.query_id) for p in caught.value.problems] == [(str(pred), "rf1")]
+
+
+def test_the_report_is_of_the_evaluations_scored_once_per_task(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each task is evaluated once, under the time limit, and the detailed results reuse
+    that evaluation: the page shows the very numbers of the leaderboard (_score mutants 35
+    and 62: the scores or the report evaluated outside the shared store, so twice)."""
+    from ovearth_core import evaluate
+
+    runs: list[int] = []
+    real = evaluate.evaluate_run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "evaluate_run", counted)
+    gt = tmp_path / "ground_truth.json"
+    gt.write_bytes(_json(_gt()))
+    pred = tmp_path / "p.json"
+    pred.write_bytes(_json(PRED))
+    assert scorer.score(_config(), gt, pred, report=True).html
+    assert len(runs) == 2
+
+
+def test_the_report_covers_the_scored_tasks_only(tmp_path: Path) -> None:
+    """A referring-only leaderboard's page has no open-vocabulary section (_score mutants 59
+    and 67: the report's task list dropped, so every task of the truth is reported)."""
+    gt = tmp_path / "ground_truth.json"
+    gt.write_bytes(_json(_gt()))
+    pred = tmp_path / "p.json"
+    pred.write_bytes(_json(PRED))
+    html = scorer.score(_config(tasks=("referring",)), gt, pred, report=True).html
+    assert b"Referring" in html and b"Open vocabulary" not in html
