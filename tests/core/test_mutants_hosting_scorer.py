@@ -137,3 +137,20 @@ def test_the_report_covers_the_scored_tasks_only(tmp_path: Path) -> None:
     pred.write_bytes(_json(PRED))
     html = scorer.score(_config(tasks=("referring",)), gt, pred, report=True).html
     assert b"Referring" in html and b"Open vocabulary" not in html
+
+
+def test_a_link_is_refused_as_a_link_whatever_the_size_of_its_target(tmp_path: Path) -> None:
+    """The submission's own entry is looked at, never what a link points to: a link to a
+    file over the limit is refused as a link, not by the target's size, which would tell
+    a participant the size of a file outside the submission (read_submission mutants 5, 7
+    and 8: ``os.stat`` following the link)."""
+    target = tmp_path / "outside.bin"
+    target.write_bytes(b"x" * 101)
+    link = tmp_path / "p.json"
+    link.symlink_to(target)
+    config = _config(limits=Limits(max_mb=100 / (1024 * 1024)))
+    with pytest.raises(OVEarthInputError) as caught:
+        scorer.read_submission(link, config)
+    (problem,) = caught.value.problems
+    assert problem.field == "(file)" and "link" in problem.found
+    assert "101" not in str(caught.value)
