@@ -310,7 +310,8 @@ def test_a_missing_submission_is_an_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(OVEarthInputError) as caught:
         scorer.read_submission(tmp_path / "gone.json", _config())
     (problem,) = caught.value.problems
-    assert (problem.field, problem.expected) == ("(file)", "a readable file")
+    assert (problem.file, problem.field, problem.expected) == (
+        str(tmp_path / "gone.json"), "(file)", "a readable file")
     assert problem.found == "No such file or directory"
 
 
