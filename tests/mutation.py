@@ -44,6 +44,17 @@ MODULE_TESTS: dict[str, list[str]] = {
     # cannot find mutmut's settings; test_hosting_scorer.py states the same rules in process.
     "ovearth_core/hosting/scorer.py": ["tests/core/test_hosting_scorer.py",
                                        "tests/core/test_mutants_hosting_scorer.py"],
+    # Without test_hosting_archives.py's subprocess tests (as above) and its three slowest
+    # (10,001 files, 1,100 folders, 150 random zips: seconds per mutant); the limits' edges
+    # are tested with lowered limits in test_mutants_hosting_archive.py.
+    "ovearth_core/hosting/archive.py": [
+        "tests/core/test_mutants_hosting_archive.py",
+        "tests/core/test_hosting_archives.py::test_a_strange_zip_is_refused_with_one_message",
+        "tests/core/test_hosting_archives.py::test_an_ordinary_zip_is_still_read",
+        "tests/core/test_hosting_archives.py::"
+        "test_a_shallow_folder_and_an_undecodable_name_are_found",
+        "tests/core/test_hosting.py::"
+        "test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file"],
 }
 
 # Entries of the repository the tests read besides the code and the tests themselves.
