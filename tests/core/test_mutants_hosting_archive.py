@@ -153,7 +153,9 @@ def test_find_json_lists_at_most_five_other_files_sorted(tmp_path: Path) -> None
 def test_find_json_in_an_empty_folder_finds_nothing(tmp_path: Path) -> None:
     with pytest.raises(OVEarthInputError) as caught:
         archive.find_json(tmp_path)
-    assert caught.value.problems[0].found == "no .json file (the zip holds: nothing)"
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.field) == (str(tmp_path), "(submission)")
+    assert problem.found == "no .json file (the zip holds: nothing)"
 
 
 def test_find_json_names_the_first_five_json_files_and_their_count(tmp_path: Path) -> None:
@@ -162,7 +164,31 @@ def test_find_json_names_the_first_five_json_files_and_their_count(tmp_path: Pat
     with pytest.raises(OVEarthInputError) as caught:
         archive.find_json(tmp_path)
     (problem,) = caught.value.problems
+    assert (problem.file, problem.field) == (str(tmp_path), "(submission)")
+    assert problem.expected == ("one prediction JSON file (e.g. predictions.json) in the "
+                                "submitted zip")
     assert problem.found == "6 .json files: a/b.json, b.json, c.json, d.json, e.json"
+
+
+def test_find_json_walks_in_name_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk goes depth first in name order, so the folder named as too deep is the same
+    on every file system: ``a/x`` before ``b/y`` (find_json mutants 15 and 17: the entries
+    not sorted in reverse before they are pushed on the stack)."""
+    monkeypatch.setattr(archive, "MAX_DEPTH", 1)
+    for top in ("b", "a", "c"):
+        _touch(tmp_path / top / "x" / "p.json")
+    with pytest.raises(OVEarthInputError) as caught:
+        archive.find_json(tmp_path)
+    assert caught.value.problems[0].found == "more than 1 (a/x...)"
+
+
+def test_a_resource_fork_folder_does_not_hide_the_files_after_it(tmp_path: Path) -> None:
+    """``__MACOSX`` sorts between capitals and small letters: skipping it must not end the
+    folder's listing (find_json mutant 53: ``continue`` made ``break``)."""
+    _touch(tmp_path / "__MACOSX" / "._P.json")
+    _touch(tmp_path / ".DS_Store")
+    want = _touch(tmp_path / "Predictions.json")
+    assert archive.find_json(tmp_path) == want
 
 
 def test_find_json_refuses_a_folder_it_cannot_read(tmp_path: Path) -> None:
