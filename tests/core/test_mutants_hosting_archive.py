@@ -366,16 +366,23 @@ def test_an_escaping_name_is_refused(tmp_path: Path, name: str) -> None:
          "a relative name without '..', '\\' or an empty folder", "an absolute or escaping name")]
 
 
-@pytest.mark.parametrize("name", ["x..txt", "...", ":", "ab:c", "run/", "a.b/c..d.txt"])
+@pytest.mark.parametrize("name", ["x..txt", "...", ":", "ab:c", "run/", "a.b/c..d.txt",
+                                  "run/..X"])
 def test_a_name_that_only_looks_escaping_is_read(tmp_path: Path, name: str) -> None:
     assert _read(tmp_path, _zip([("p.json", PRED), (name, b"")])) == ("p.json", PRED)
 
 
 @pytest.mark.parametrize(("folders", "refused"), [(2, False), (3, True)])
+@pytest.mark.parametrize("entry", ["p.json", ""])
 def test_names_nest_at_most_max_depth_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              folders: int, refused: bool) -> None:
+                                              folders: int, refused: bool, entry: str) -> None:
+    """MAX_DEPTH 2: ``d/d/p.json`` and the folder entry ``d/d/`` pass; ``d/d/d/p.json`` and
+    ``d/d/d/`` (three folders, as the unpacked folder's walk counts them) are refused
+    (_entry_problems mutants 20-21: the trailing ``/`` of a folder entry kept as a part; and
+    the folder entry's depth, once counted one short)."""
     monkeypatch.setattr(archive, "MAX_DEPTH", 2)
-    data = _zip([("d/" * folders + "p.json", PRED)])
+    data = _zip([("d/" * folders + entry, b"" if not entry else PRED)]
+                + ([] if entry else [("p.json", PRED)]))
     if not refused:
         assert _read(tmp_path, data)[1] == PRED
         return
