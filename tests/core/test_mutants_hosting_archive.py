@@ -513,3 +513,21 @@ def test_an_unreadable_zip_names_the_error(tmp_path: Path) -> None:
     assert (problem.file, problem.field, problem.expected) == (
         str(tmp_path / "sub.zip"), "(file)", "a readable zip archive")
     assert problem.found.startswith(("BadZipFile: ", "error: ")) and len(problem.found) <= 300
+
+
+def test_names_are_duplicates_only_when_equal(tmp_path: Path) -> None:
+    """``notes``, ``notes `` and ``notesX`` are three names; ``/p.json`` is refused as
+    absolute, not also as a duplicate of ``p.json`` (_entry_problems mutants 110-112: the
+    duplicate key stripped of spaces, of leading slashes or of ``X``)."""
+    files = [("p.json", PRED), ("notes", b""), ("notes ", b""), ("notesX", b"")]
+    assert _read(tmp_path, _zip(files)) == ("p.json", PRED)
+    problems = _refused(tmp_path, _zip([("p.json", PRED), ("/p.json", b"")]))
+    assert [p.found for p in problems] == ["an absolute or escaping name"]
+
+
+def test_a_clash_names_its_entry_in_at_most_300_characters(tmp_path: Path) -> None:
+    """(_entry_problems mutant 150: the clash's name cut at 301)"""
+    long = "n" * 400
+    problems = _refused(tmp_path, _zip([(long, b""), (f"{long}/x", b""), ("p.json", PRED)]))
+    assert [len(p.file) for p in problems] == [300]
+    assert problems[0].found == "both a file and a folder"
