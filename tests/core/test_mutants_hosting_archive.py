@@ -531,3 +531,16 @@ def test_a_clash_names_its_entry_in_at_most_300_characters(tmp_path: Path) -> No
     problems = _refused(tmp_path, _zip([(long, b""), (f"{long}/x", b""), ("p.json", PRED)]))
     assert [len(p.file) for p in problems] == [300]
     assert problems[0].found == "both a file and a folder"
+
+
+def test_the_zip_modules_error_is_cut_at_300_characters(tmp_path: Path) -> None:
+    """A local header whose 200-character name differs from the directory's: the zip
+    module's message quotes both names; the refusal keeps 300 characters of it
+    (read_json_member mutant 108: cut at 301)."""
+    name = "a" * 195 + ".json"
+    data = _zip([(name, PRED)])
+    local = data.find(name.encode())
+    data = data[:local] + b"b" + data[local + 1:]
+    (problem,) = _refused(tmp_path, data)
+    assert problem.found.startswith("BadZipFile: File name in directory")
+    assert len(problem.found) == 300
