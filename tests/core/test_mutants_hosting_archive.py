@@ -225,7 +225,7 @@ def test_declared_entries_needs_22_bytes_of_record(tmp_path: Path) -> None:
     path = tmp_path / "z.zip"
     path.write_bytes(_eocd(5))  # exactly 22 bytes, at offset 0
     assert archive.declared_entries(path) == 5
-    path.write_bytes(_eocd(5)[:21])
+    path.write_bytes(b"junk" + _eocd(5)[:21])  # (declared_entries mutant 27: + for -)
     with pytest.raises(OVEarthInputError) as caught:
         archive.declared_entries(path)
     (problem,) = caught.value.problems
@@ -544,3 +544,21 @@ def test_the_zip_modules_error_is_cut_at_300_characters(tmp_path: Path) -> None:
     (problem,) = _refused(tmp_path, data)
     assert problem.found.startswith("BadZipFile: File name in directory")
     assert len(problem.found) == 300
+
+
+def test_the_last_end_record_counts_not_a_look_alike_inside_an_entry(tmp_path: Path) -> None:
+    """A stored entry holding the end record's signature, followed by 0xFF bytes: the
+    record is the last one, the zip's own (declared_entries mutant 23: ``find`` for
+    ``rfind`` reads 65,535 entries from the entry's bytes)."""
+    data = _zip([("p.json", PRED), ("notes.bin", b"PK\x05\x06" + b"\xff" * 30)])
+    assert _read(tmp_path, data) == ("p.json", PRED)
+
+
+def test_a_zip64_count_is_unsigned(tmp_path: Path) -> None:
+    """A total of 2**64 - 1 is that many entries, not -1 (declared_entries mutant 99:
+    ``<q`` for ``<Q``), and is refused before the zip module parses the directory."""
+    path = tmp_path / "z.zip"
+    path.write_bytes(_zip64_tail(2**64 - 1, 1, locator_first=False))
+    assert archive.declared_entries(path) == 2**64 - 1
+    (problem,) = _refused(tmp_path, path.read_bytes())
+    assert problem.found == f"{2**64 - 1:,} entries"
