@@ -58,10 +58,23 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/analysis/rank_stats.py": ["tests/analysis/test_mutants_rank_stats.py"],
     "ovearth_core/analysis/standings.py": ["tests/analysis/test_mutants_standings.py"],
     "ovearth_core/analysis/evidence.py": ["tests/analysis/test_mutants_evidence.py"],
+    # In-process tests only: tests/core/test_hosting.py and test_hosting_evalai.py run the
+    # bundle's score.py in a subprocess in a temporary folder, where a mutated function
+    # cannot find mutmut's settings; test_hosting_scorer.py states the same rules in process.
+    "ovearth_core/hosting/scorer.py": ["tests/core/test_hosting_scorer.py",
+                                       "tests/core/test_mutants_hosting_scorer.py"],
+    # Without test_hosting_archives.py's subprocess tests (as above) and its three slowest
+    # (10,001 files, 1,100 folders, 150 random zips: seconds per mutant); the limits' edges
+    # are tested with lowered limits in test_mutants_hosting_archive.py.
+    "ovearth_core/hosting/archive.py": [
+        "tests/core/test_mutants_hosting_archive.py",
+        "tests/core/test_hosting_archives.py::test_a_strange_zip_is_refused_with_one_message",
+        "tests/core/test_hosting_archives.py::test_an_ordinary_zip_is_still_read",
+        "tests/core/test_hosting_archives.py::"
+        "test_a_shallow_folder_and_an_undecodable_name_are_found",
+        "tests/core/test_hosting.py::"
+        "test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file"],
 }
-# Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
-# subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
-# (docs/tests.md, "Mutation testing").
 
 # Entries of the repository the tests read besides the code and the tests themselves.
 LINKED = ("ovearth_core", "pages", "tests", "assets", "benchmarks", "docs", ".streamlit",

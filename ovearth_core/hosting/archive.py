@@ -143,9 +143,9 @@ def _entry_problems(archive: zipfile.ZipFile, label: str) -> list[Problem]:
                 len(name) > 1 and name[1] == ":") or ".." in parts or "" in parts[:-1]:
             add(info, "a relative name without '..', '\\' or an empty folder",
                 "an absolute or escaping name")
-        if len(parts) > MAX_DEPTH + 1:
-            add(info, f"a name nested at most {MAX_DEPTH} folders deep",
-                f"{len(parts) - 1} folders")
+        depth = len(parts) - (not info.is_dir())  # a folder entry's last part is a folder
+        if depth > MAX_DEPTH:
+            add(info, f"a name nested at most {MAX_DEPTH} folders deep", f"{depth} folders")
         if info.create_system == 3 and stat.S_ISLNK(mode):
             add(info, "a regular file or folder", "a symbolic link")
         key = name.rstrip("/")
