@@ -38,7 +38,10 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
-    "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
+    # links.py: the direct tests (its AppTest and round-trip tests take > 30 min under mutmut)
+    "pages/common/links.py": ["tests/app/test_mutants_links.py"],
+    # viewer.py: the direct tests (its AppTest runs are too slow for mutmut)
+    "pages/common/viewer.py": ["tests/app/test_mutants_viewer.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
 # subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
