@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pages.common import links
@@ -405,6 +406,16 @@ def test_a_reversed_range_is_refused_whole_with_both_names() -> None:
                      "expected iou_lo at most iou_hi. The rest of the link applies."]
 
 
+def test_a_reversed_range_cuts_each_end_at_40_characters() -> None:
+    """(``_apply_range_34``: the upper end's text cut at 41)."""
+    ss, notes = _session(), []
+    hi = "0.2" + "0" * 45
+    links.apply({"giou_lo": "0.9", "giou_hi": hi}, ss, notes)
+    assert ss["gal_iou"] == (0.0, 1.0)
+    assert notes == [f"The link's `giou_lo` (`0.9`) and `giou_hi` (`{hi[:40]}`) were ignored: "
+                     "expected giou_lo at most giou_hi. The rest of the link applies."]
+
+
 def test_a_bad_range_end_is_noted_and_the_other_end_applies() -> None:
     ss, notes = _session(), []
     links.apply({"iou_lo": "x", "iou_hi": "0.6"}, ss, notes)
@@ -451,9 +462,11 @@ def test_a_box_is_1_based_and_belongs_to_the_links_query() -> None:
 
 
 def test_a_box_without_a_query_or_out_of_bounds_is_refused() -> None:
+    """... and the parameters after it in the table still apply (``apply_69``)."""
     ss, notes = _session(), []
-    links.apply({"box": "2"}, ss, notes)
+    links.apply({"box": "2", "zoom": "full image", "audn": "3"}, ss, notes)
     assert ss["view_focus"] is None
+    assert ss["view_zoom"] == "full image" and ss["audit_shown"] == 3
     assert notes == ["The link's `box` (`2`) was ignored: expected a box of the link's "
                      "query `q`, which the link does not name. The rest of the link applies."]
     ss, notes = _session(), []
@@ -466,6 +479,32 @@ def test_a_box_without_a_query_or_out_of_bounds_is_refused() -> None:
 
 
 # ---- empty values, text, choices -------------------------------------------------------
+
+def test_a_blank_list_is_read_as_a_list() -> None:
+    """Blank text is no value for numbers, flags and choices, but a list reads it: a free
+    list takes the item, a list of codes refuses it with a notice (``apply_23``/``_24``:
+    coded and free lists skipped silently)."""
+    ss, notes = _session(), []
+    links.apply({"layers": " ", "cat": " "}, ss, notes)
+    assert ss["view_layers"] == ALL_LAYERS and ss["flt_categories"] == [" "]
+    assert notes == [_note("layers", " ", "items from gmask, pmask, ghbb, phbb, gobb, pobb")]
+
+
+def test_whole_numbers_are_written_as_digits_whatever_their_number_type() -> None:
+    """A widget may hold a whole number as a float or a numpy integer: the link has its
+    digits, which read back (``_write_12``..``_15``: ``str(value)``, ``300.0``)."""
+    ss = _session()
+    ss.update(ap_max_detections=300.0, gal_page=np.int64(4), view_focus=("q", 2.0))
+    assert links.emit(ss, ["all", "gallery", "explorer"], "q") == {
+        "cap": "300", "gpage": "4", "q": "q", "box": "3"}
+
+
+def test_a_gated_parameter_missing_from_the_session_is_written_at_its_default() -> None:
+    """(``_value_22``/``_24``: a missing field read as ``None``.)"""
+    ss = {"auto_modalities": False, "use_score_threshold": True}
+    assert links.emit(ss, ["all"]) == {"mods": "segmentation,bbox,oriented_bbox",
+                                       "score": "0.3"}
+
 
 def test_an_empty_value_is_no_value_but_blank_text_is_text() -> None:
     ss, notes = _session(), []
@@ -491,10 +530,11 @@ def test_hostile_text_and_paths_are_kept_as_text_for_the_pages_gate() -> None:
 
 def test_a_choice_value_no_link_carries_stays_out_of_the_link() -> None:
     ss = _session()
-    ss.update(gal_sort="random", task="other")
-    assert links.emit(ss, ["gallery", "all"]) == {}
+    ss.update(gal_sort="random", task="other", gal_page=3, alpha=0.01)
+    # the parameters after it are still written (``emit_42``: ``break`` for ``continue``)
+    assert links.emit(ss, ["gallery", "all"]) == {"gpage": "3", "alpha": "0.01"}
     ss.update(gal_sort="largest first")
-    assert links.emit(ss, ["gallery"]) == {"gsort": "largest"}
+    assert links.emit(ss, ["gallery"]) == {"gsort": "largest", "gpage": "3"}
 
 
 def test_the_link_is_applied_in_the_tables_order_task_before_query() -> None:
