@@ -129,6 +129,7 @@ def test_the_error_bar_counts_from_1_and_enables_the_steps_that_exist() -> None:
     assert viewer._error_bar(ERRS, 6) == ("Error 3 of 3 · x · Shift+← / Shift+→", True, False)
     assert viewer._error_bar(ERRS, 2) == (
         "3 box errors (missed or false) · “Next error” opens the first · Shift+→", False, True)
+    assert viewer._error_bar(ERRS[:2], 5)[0].startswith("2 box errors ")
     assert viewer._error_bar(ERRS[:1], None) == (
         "1 box error (missed or false) · “Next error” opens the first · Shift+→", False, True)
     many = [(k, "e") for k in range(1200)]
@@ -191,6 +192,8 @@ def test_the_view_options_are_read_as_one_key(ss: dict[str, Any]) -> None:
               view_interactive="")
     key = viewer._controls_key()
     assert key == (("GT HBB",), 1.0, False, True, False)
+    ss.update(view_pixel_mode=1, view_labels=0, view_interactive=2)
+    assert viewer._controls_key()[2:] == (True, False, True)
     assert [type(v) for v in key] == [tuple, float, bool, bool, bool]
 
 
@@ -226,6 +229,13 @@ def test_other_queries_open_on_their_zoom_setting() -> None:
     sparse = _sample()
     at, _ = viewer._opening(sparse, ROW, "GT target", viewer.error_boxes(sparse, ROW))
     assert at is None  # not dense: every GT box shows at once
+    # the zoom setting reaches the region (``_opening_22``/``_24``): on a 2,000 x 1,000
+    # image, "GT only" is the GT envelope (10..150, 10..90) grown by a quarter on each side
+    # (210 px, centred on (80, 50)) shifted inside the image: (0, 0, 210, 210); with the
+    # predictions (0..190, 0..95) it would be 285 px wide
+    big = _sample(width=2000, height=1000)
+    assert viewer._opening(big, ROW, "GT only", viewer.error_boxes(big, ROW)) == (
+        None, pytest.approx((0.0, 0.0, 210.0, 210.0)))
 
 
 # ---- labels, places and centres ------------------------------------------------------
@@ -244,12 +254,13 @@ def test_an_envelope_is_min_and_max_of_each_axis() -> None:
 
 
 def test_astray_objects_of_a_chipped_scene_say_where_they_fell() -> None:
-    scene = analysis_data.SceneChips([Chip("A", (0.0, 0.0, 120.0, 100.0), True),
+    scene = analysis_data.SceneChips([Chip("A", (10.0, 0.0, 120.0, 100.0), True),
                                       Chip("B", (110.0, 0.0, 200.0, 100.0), True)], {})
     items = viewer._picked_items(_sample(), ROW)
     places = viewer._chip_places(scene, items)
-    assert places == ["", "on the seam between chips A and B", "", "in chip B", "in chip A",
-                      "in chip A", "in chip B"]
+    assert places == ["", "on the seam between chips A and B", "", "in chip B",
+                      "in none of the submission's 2 chips of this scene", "in chip A",
+                      "in chip B"]
     assert viewer._chip_places(None, items) == [""] * 7
     assert viewer._chip_places(analysis_data.SceneChips([], {}), items) == [""] * 7
 
@@ -285,35 +296,42 @@ def test_the_map_note_is_the_view_centres_position() -> None:
 
 
 def test_hover_text_gains_each_vertexs_map_and_wgs84_position() -> None:
-    fig = go.Figure([go.Scatter(x=[10.0, 30.0, None, 40.0], y=[20.0, 20.0, None, 60.0],
-                                mode="lines", hovertext=["a", "a", None, "b"]),
-                     go.Scatter(x=[1.0], y=[1.0], mode="markers", hovertext=["m"]),
+    fig = go.Figure([go.Scatter(x=[1.0], y=[1.0], mode="markers", hovertext=["m"]),
+                     go.Scatter(x=[10.0, 30.0, None, 40.0, 5.0], y=[20.0, 20.0, None, 60.0,
+                                                                     None],
+                                mode="lines", hovertext=["a", "a", None, "b", None]),
                      go.Scatter(x=[1.0, 2.0], y=[1.0, 2.0], mode="lines")])
     viewer._hover_map_coordinates(fig, None)
-    assert fig.data[0].customdata is None
+    assert fig.data[1].customdata is None
     viewer._hover_map_coordinates(fig, REF)
-    data = np.asarray(fig.data[0].customdata, dtype=float)
+    # a marker trace before the outlines is skipped, not the end (``_hover_..._9``)
+    data = np.asarray(fig.data[1].customdata, dtype=float)
     assert data[:, 0][[0, 1, 3]].tolist() == [500_005.0, 500_015.0, 500_020.0]
     assert data[:, 1][[0, 1, 3]].tolist() == [3_999_990.0, 3_999_990.0, 3_999_970.0]
     assert np.allclose(data[3, 2:], _lonlat(40, 60), rtol=0, atol=1e-9)
     assert np.isnan(data[2, 2:]).all()  # the gap between outlines has no position
-    template = fig.data[0].hovertemplate
+    assert np.isnan(data[4, 2:]).all()  # nor a vertex with one coordinate missing
+    template = fig.data[1].hovertemplate
     assert template.startswith("%{hovertext}<br>EPSG:32631 X %{customdata[0]:,.2f}, "
                                "Y %{customdata[1]:,.2f}<br>lon %{customdata[2]:.6f}°, "
                                "lat %{customdata[3]:.6f}°")
-    assert fig.data[1].customdata is None and fig.data[2].customdata is None
+    assert fig.data[0].customdata is None and fig.data[2].customdata is None
 
 
 def test_hover_text_without_wgs84_says_why_and_keeps_the_map_position() -> None:
-    local = georef.Georef('LOCAL_CS["x"]', 'LOCAL_CS["x"]', None,
-                          (2.0, 0.0, 10.0, 0.0, -2.0, 50.0), 200, 100)
-    fig = go.Figure([go.Scatter(x=[1.0], y=[2.0], mode="lines", hovertext=["a"])])
+    wkt = 'LOCAL_CS["50% <b>"]'
+    local = georef.Georef(wkt, wkt, None, (2.0, 0.0, 10.0, 0.0, -2.0, 50.0), 200, 100)
+    fig = go.Figure([go.Scatter(x=[1.0], y=[2.0], mode="lines", hovertext=["a"]),
+                     go.Scatter(x=[3.0], y=[4.0], mode="lines", hovertext=["b"])])
     viewer._hover_map_coordinates(fig, local)
     assert np.asarray(fig.data[0].customdata).tolist() == [[12.0, 46.0]]
+    assert np.asarray(fig.data[1].customdata).tolist() == [[16.0, 42.0]]  # every outline
     template = fig.data[0].hovertemplate
     assert template.startswith("%{hovertext}<br>map X %{customdata[0]:,.2f}, Y "
                                "%{customdata[1]:,.2f}<br>no WGS84 position (")
     assert "%{customdata[2]" not in template
+    # the reason quotes the CRS: its % doubled (plotly's template), its markup escaped
+    assert "50%% &lt;b&gt;" in template and "<b>" not in template
 
 
 # ---- NMS-AP's suppressed boxes -------------------------------------------------------
@@ -377,6 +395,8 @@ def test_the_metric_table_puts_each_number_in_its_column() -> None:
 
 def test_the_metric_html_escapes_and_notes_the_iou_column() -> None:
     assert viewer._metrics_html(_row()) == ""
+    two = viewer._metrics_html(_row(BBOX, OBB))
+    assert "<td>2 / 3 (TP 1)</td></tr><tr><td>OBB</td>" in two  # one row after the other
     text = viewer._metrics_html(_row(None, OBB))
     assert text == ("<table><thead><tr><th>modality</th><th>IoU †</th><th>F1/Dice</th>"
                     "<th>P</th><th>R</th><th>GT / pred</th></tr></thead><tbody><tr>"
@@ -444,14 +464,68 @@ def test_the_card_without_review_or_detail_says_neither(
 
 def test_the_facts_render_user_text_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(viewer.state, "annotation_url", lambda ann: f"/A?ann={ann}")
-    facts = viewer._facts("q`1", _sample(category="c_1"), {**TABLE_ROW, "failure_detail":
+    facts = viewer._facts("q`1", _sample(category="c*1"), {**TABLE_ROW, "failure_detail":
                                                            "d*"}, "")
     lines = facts.split("\n\n")
     assert lines[0] == "### `` q`1 ``"
+    assert lines[2].startswith("Category: **c\\*1** · positive query")
+    assert "*d\\**" in lines
     assert lines[1] != "**red *car***" and "red" in lines[1]
     assert lines[-2] == "[Same object in other tasks ↗](/A?ann=a1)"
     assert lines[-1] == "Image `img/a.png` · 200 × 100 px"
     assert "Review tags: —" in lines
+    tagged = viewer._facts("q", _sample(), TABLE_ROW, "t*").split("\n\n")
+    assert "Review tags: t\\*" in tagged
     assert "Scores: mask IoU 0.500 · OBB F1 0.250" in lines
     no_tags = viewer._facts("q", _sample(), TABLE_ROW, None)
     assert "Review tags" not in no_tags and "*" not in no_tags.split("\n\n")[3]
+
+
+def test_the_card_opens_with_the_navigator_of_its_head_buttons_and_errors(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The card's first element is the navigator bar: ``head`` escaped, "◀ Previous"
+    disabled and "Next ▶" enabled as ``nav`` says, and the error line under it
+    (``_card_68``..``_73``: an argument of ``bar`` dropped or ``None``)."""
+    monkeypatch.setattr(viewer.state, "annotation_url", lambda ann: "/A")
+    errors = ("Error 2 of 5 · missed · GT HBB 2", True, False)
+    text, _ = viewer._card("q1", _sample(), ROW, TABLE_ROW, _drawn(), (0, 0, 200, 100), None,
+                           [], "Query 3 of 9 <x>", (False, True), errors)
+    top = text[len(viewer._CARD_CSS):text.index("<div class='ov-card'>")]
+    assert text.startswith(viewer._CARD_CSS)
+    assert "<p class='ov-nav'>Query 3 of 9 &lt;x&gt;</p>" in top
+    assert "data-go='prev' disabled>" in top and "data-go='next'>" in top
+    assert "<p class='ov-errnav'>Error 2 of 5 · missed · GT HBB 2</p>" in top
+    assert "data-go='prev_err'>" in top and "data-go='next_err' disabled>" in top
+    plain, _ = viewer._card("q1", _sample(), ROW, TABLE_ROW, _drawn(), (0, 0, 200, 100), None,
+                            [])
+    assert plain.startswith(viewer._CARD_CSS + "<div class='ov-card'>")  # no head: no bar
+
+
+def test_the_card_lays_out_view_and_side_as_its_style_names_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The markup carries the classes the card's style sheet lays out (``ov-main``,
+    ``ov-side``), the side column's blocks one after the other, the link to the annotation
+    named and the thumbnail described (``_card_58``..``_82``)."""
+    monkeypatch.setattr(viewer.state, "annotation_url", lambda ann: "/A")
+    text, pictures = viewer._card("q1", _sample(), ROW, TABLE_ROW, _drawn(picture=None),
+                                  (0, 0, 200, 100), None, [])
+    assert "<div class='ov-card'><div class='ov-main'><img class='ov-view'" in text
+    assert "<div class='ov-side'><h3><code>q1</code></h3><p><b>" in text
+    assert ">Same object in other tasks ↗</a></p>" in text
+    assert "alt='the full image with all boxes'>" in text
+    assert ("<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
+            "L &lt;i&gt;</p>") in text
+    assert b"" in pictures.values()  # a view not drawn statically: an empty picture
+
+
+def test_the_cards_help_names_the_controls_the_page_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note under the view names the toggles by their labels (“Interactive” in “View
+    options”, “Tag / note”) and the keys (→ ←, Shift) the card's script binds."""
+    monkeypatch.setattr(viewer.state, "annotation_url", lambda ann: "/A")
+    text, _ = viewer._card("q1", _sample(), ROW, TABLE_ROW, _drawn(), (0, 0, 200, 100), None,
+                           [])
+    assert ("“Interactive” (in View options) zooms, pans and shows each outline&#x27;s text on "
+            "hover; “Tag / note” opens the review panel under the view; the → and ← keys open "
+            "the next and previous query, with Shift the next and previous box error.</p>"
+            ) in text
