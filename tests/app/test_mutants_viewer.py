@@ -512,7 +512,7 @@ def test_the_card_lays_out_view_and_side_as_its_style_names_them(
     assert "<div class='ov-card'><div class='ov-main'><img class='ov-view'" in text
     assert "<div class='ov-side'><h3><code>q1</code></h3><p><b>" in text
     assert ">Same object in other tasks ↗</a></p>" in text
-    assert "alt='the full image with all boxes'>" in text
+    assert "style='max-width:240px' alt='the full image with all boxes'><p class='ov-cap'>" in text
     assert ("<p class='ov-cap'>Full image with all boxes; yellow = the view it opened on. "
             "L &lt;i&gt;</p>") in text
     assert b"" in pictures.values()  # a view not drawn statically: an empty picture
