@@ -529,3 +529,122 @@ def test_the_cards_help_names_the_controls_the_page_has(
             "hover; “Tag / note” opens the review panel under the view; the → and ← keys open "
             "the next and previous query, with Shift the next and previous box error.</p>"
             ) in text
+
+
+# ---- what NMS-AP removed, said under the view ----------------------------------------
+
+def _nms_run(nms_ap: bool, negative: bool = False) -> Any:
+    from types import SimpleNamespace
+
+    entry = SimpleNamespace(sample=_sample(negative=negative), row=ROW)
+    return SimpleNamespace(options=SimpleNamespace(nms_ap=nms_ap), gt="G", pred="P",
+                           evaluation=SimpleNamespace(run=SimpleNamespace(
+                               entry=lambda q: entry)))
+
+
+def _lost(modality: str, box: int | None, **kw: Any) -> Any:
+    from types import SimpleNamespace
+
+    base = dict(modality=modality, box=box, score=0.61, winner_query_id="w`1",
+                winner_phrase="big *ship*", winner_box=0, winner_score=0.9, iou=0.876)
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.fixture
+def said(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    monkeypatch.setattr(viewer.st, "caption", lambda text, **_: out.append(("caption", text)))
+    monkeypatch.setattr(viewer.st, "markdown", lambda text, **_: out.append(("markdown",
+                                                                             text)))
+    return out
+
+
+def test_the_suppressed_panel_numbers_boxes_from_1_and_names_the_winner(
+        monkeypatch: pytest.MonkeyPatch, said: list[tuple[str, str]]) -> None:
+    gone = [_lost("bbox", 2), _lost("oriented_bbox", 0, winner_box=4, score=0.5),
+            _lost("bbox", None, iou=0.5)]
+    asked: list[Any] = []
+    monkeypatch.setattr(analysis_data, "nms_suppressed",
+                        lambda g, p, o, q: asked.append((g, p, q)) or gone)
+    viewer.suppressed_panel(_nms_run(True), "q3")
+    assert asked == [("G", "P", "q3")]
+    assert said == [("markdown", "\n".join([
+        "**3 boxes suppressed by NMS-AP** (drawn grey, dotted): another phrase's box on the "
+        "same object scored higher.",
+        "- predicted HBB #3 (score 0.610) lost to `` w`1 `` “big \\*ship\\*” (its box #1, "
+        "score 0.900), IoU 0.88 with the GT box they overlap",
+        "- predicted OBB #1 (score 0.500) lost to `` w`1 `` “big \\*ship\\*” (its box #5, "
+        "score 0.900), IoU 0.88 with the GT box they overlap",
+        "- hidden by the score threshold (score 0.610) lost to `` w`1 `` “big \\*ship\\*” "
+        "(its box #1, score 0.900), IoU 0.50 with the GT box they overlap"]))]
+
+
+def test_the_suppressed_panel_of_one_box_a_negative_phrase_or_none(
+        monkeypatch: pytest.MonkeyPatch, said: list[tuple[str, str]]) -> None:
+    monkeypatch.setattr(analysis_data, "nms_suppressed", lambda g, p, o, q: [_lost("bbox", 0)])
+    viewer.suppressed_panel(_nms_run(True, negative=True), "q3")
+    text = said[-1][1]
+    assert text.startswith("**1 box suppressed by NMS-AP** (drawn grey")
+    assert text.endswith("\n\nA negative phrase answered with a positive's box: plain AP "
+                         "counts it in this phrase's category alone; NMS-AP removes it.")
+    monkeypatch.setattr(analysis_data, "nms_suppressed", lambda g, p, o, q: [])
+    viewer.suppressed_panel(_nms_run(True), "q3")
+    assert said[-1] == ("caption", "NMS-AP suppressed none of this query's boxes.")
+    said.clear()
+    viewer.suppressed_panel(_nms_run(False), "q3")  # NMS-AP off: nothing said
+    assert said == []
+
+
+# ---- the box picker's widget ---------------------------------------------------------
+
+@pytest.fixture
+def widgets(monkeypatch: pytest.MonkeyPatch, ss: dict[str, Any]) -> list[tuple[str, tuple,
+                                                                                dict]]:
+    out: list[tuple[str, tuple, dict]] = []
+    for name in ("number_input", "selectbox", "caption"):
+        monkeypatch.setattr(viewer.st, name,
+                            lambda *a, _n=name, **k: out.append((_n, a, k)))
+    return out
+
+
+def test_the_picker_lists_the_boxes_and_shows_the_focused_one_of_this_query(
+        ss: dict[str, Any], widgets: list) -> None:
+    labels = ("GT HBB 1 · matched", "GT HBB 2 · missed", "pred HBB 1 · matched")
+    ss["view_focus"] = ("q1", 2)
+    viewer._object_picker("q1", labels)
+    assert ss["_w_objects"] == 2
+    (kind, args, kw), = widgets
+    assert kind == "selectbox"
+    assert args[0] == "Zoom to one of the query's 3 boxes" and list(args[1]) == [0, 1, 2]
+    assert [kw["format_func"](n) for n in args[1]] == list(labels)
+    assert kw["key"] == "_w_objects" and kw["args"] == ("q1",)
+    assert kw["on_change"] is viewer._on_object
+    ss["view_focus"] = ("other", 1)  # another query's box: nothing picked here
+    viewer._object_picker("q1", labels)
+    assert ss["_w_objects"] is None
+    widgets.clear()
+    viewer._object_picker("q1", ())
+    assert widgets == []
+
+
+def test_past_500_boxes_the_picker_is_a_number_from_1(ss: dict[str, Any],
+                                                       widgets: list) -> None:
+    labels = tuple(f"GT HBB {k} · missed" for k in range(1, 502))
+    ss["view_focus"] = ("q1", 9)
+    viewer._object_picker("q1", labels)
+    assert ss["_w_object_no"] == 10
+    (kind, args, kw), caption = widgets
+    assert kind == "number_input"
+    assert args[0] == ("Zoom to one of the query's 501 boxes by number "
+                       "(GT HBB 1–501)")
+    assert (kw["min_value"], kw["max_value"], kw["step"], kw["key"], kw["args"]) == (
+        1, 501, 1, "_w_object_no", ("q1",))
+    assert kw["on_change"] is viewer._on_object_no
+    assert caption == ("caption", ("GT HBB 10 · missed",), {})
+    widgets.clear()
+    ss["view_focus"] = None
+    viewer._object_picker("q1", labels)
+    assert ss["_w_object_no"] is None and [w[0] for w in widgets] == ["number_input"]
+    widgets.clear()
+    viewer._object_picker("q1", labels[:500])  # 500: still a list
+    assert [w[0] for w in widgets] == ["selectbox"]
