@@ -244,7 +244,8 @@ def test_number_ranges_name_each_run_of_a_kind_and_role() -> None:
     labels = tuple([f"GT HBB {k} · missed · x" for k in range(1, 1001)]
                    + [f"pred HBB {k} · false positive · y" for k in range(1, 3)]
                    + ["GT OBB 1 · missed · z"])
-    assert viewer._number_ranges(labels) == "GT HBB 1–1,000, pred HBB 1,001–1,002, GT OBB 1,003–1,003"
+    assert viewer._number_ranges(labels) == (
+        "GT HBB 1–1,000, pred HBB 1,001–1,002, GT OBB 1,003–1,003")
     assert viewer._number_ranges(("pred OBB 1 · a",)) == "pred OBB 1–1"
 
 
@@ -266,8 +267,8 @@ def test_astray_objects_of_a_chipped_scene_say_where_they_fell() -> None:
 
 
 # A UTM zone 31N transform: 0.5 m pixels, x grows east, y south.
-REF = georef.Georef("EPSG:32631", CRS.from_epsg(32631).to_wkt(), 32631, (0.5, 0.0, 500_000.0, 0.0, -0.5, 4_000_000.0),
-                    200, 100)
+REF = georef.Georef("EPSG:32631", CRS.from_epsg(32631).to_wkt(), 32631,
+                    (0.5, 0.0, 500_000.0, 0.0, -0.5, 4_000_000.0), 200, 100)
 
 
 def _lonlat(px: float, py: float) -> tuple[float, float]:
@@ -442,7 +443,7 @@ def test_the_card_escapes_user_text_and_says_what_part_of_the_image_shows(
             "25%.") in text
     assert "Image <code>i&lt;1&gt;.png</code> · 200 × 100 px" in text
     assert set(pictures.values()) == {b"VIEW", b"THUMB"}
-    for address, picture in pictures.items():
+    for address in pictures:
         assert f"data-pic='{address}'" in text
     view = next(a for a, p in pictures.items() if p == b"VIEW")
     assert f"<img class='ov-view' data-pic='{view}'" in text
