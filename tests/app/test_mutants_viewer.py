@@ -588,6 +588,10 @@ def test_the_suppressed_panel_of_one_box_a_negative_phrase_or_none(
     assert text.startswith("**1 box suppressed by NMS-AP** (drawn grey")
     assert text.endswith("\n\nA negative phrase answered with a positive's box: plain AP "
                          "counts it in this phrase's category alone; NMS-AP removes it.")
+    monkeypatch.setattr(analysis_data, "nms_suppressed",
+                        lambda g, p, o, q: [_lost("bbox", 0), _lost("bbox", 1)])
+    viewer.suppressed_panel(_nms_run(True), "q3")
+    assert said[-1][1].startswith("**2 boxes suppressed by NMS-AP**")
     monkeypatch.setattr(analysis_data, "nms_suppressed", lambda g, p, o, q: [])
     viewer.suppressed_panel(_nms_run(True), "q3")
     assert said[-1] == ("caption", "NMS-AP suppressed none of this query's boxes.")

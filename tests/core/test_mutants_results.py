@@ -13,20 +13,10 @@ from typing import Any
 
 import pytest
 from app_fixtures import write_dataset
-from test_results import _evaluated, same
+from test_results import _evaluated, _fresh_readers, same  # noqa: F401 (a fixture)
 
-from ovearth_core import results as results_module
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.results import Coverage, Results, RunConfig
-
-
-@pytest.fixture(autouse=True)
-def _fresh_readers() -> None:
-    """The record readers are built once and cached (``_fields``, ``_keys``); built again
-    here, so that a change to a builder (``_reader``, ``_scalar``, ``_mapping``...) is what
-    the test reads with (mutmut runs each mutant in a process forked after the import)."""
-    results_module._fields.cache_clear()
-    results_module._keys.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +57,11 @@ def test_a_block_asked_by_a_key_that_is_no_modalitys_is_a_key_error(
     row = view.per_sample[0]
     assert row.block("bbox") is row.bbox and row.block("seg") is row.seg
     assert row.block("oriented_bbox") is row.oriented_bbox
+    for record in (view.summary, view.per_category[0]):
+        assert record.block("seg") is record.seg and record.block("bbox") is record.bbox
+        assert record.block("oriented_bbox") is record.oriented_bbox
+        with pytest.raises(KeyError, match="'segmentation' is not a modality's output key"):
+            record.block("segmentation")
     with pytest.raises(KeyError) as err:
         row.block("mask")
     assert err.value.args[0] == "'mask' is not a modality's output key (seg, bbox, oriented_bbox)"
