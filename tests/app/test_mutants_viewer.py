@@ -537,10 +537,11 @@ def test_the_cards_help_names_the_controls_the_page_has(
 def _nms_run(nms_ap: bool, negative: bool = False) -> Any:
     from types import SimpleNamespace
 
-    entry = SimpleNamespace(sample=_sample(negative=negative), row=ROW)
+    entries = {"q3": SimpleNamespace(sample=_sample(negative=negative), row=ROW),
+               "q4": SimpleNamespace(sample=_sample(negative=not negative), row=ROW)}
     return SimpleNamespace(options=SimpleNamespace(nms_ap=nms_ap), gt="G", pred="P",
                            evaluation=SimpleNamespace(run=SimpleNamespace(
-                               entry=lambda q: entry)))
+                               entry=entries.__getitem__)))
 
 
 def _lost(modality: str, box: int | None, **kw: Any) -> Any:
@@ -566,9 +567,9 @@ def test_the_suppressed_panel_numbers_boxes_from_1_and_names_the_winner(
             _lost("bbox", None, iou=0.5)]
     asked: list[Any] = []
     monkeypatch.setattr(analysis_data, "nms_suppressed",
-                        lambda g, p, o, q: asked.append((g, p, q)) or gone)
+                        lambda g, p, o, q: asked.append((g, p, o.nms_ap, q)) or gone)
     viewer.suppressed_panel(_nms_run(True), "q3")
-    assert asked == [("G", "P", "q3")]
+    assert asked == [("G", "P", True, "q3")]
     assert said == [("markdown", "\n".join([
         "**3 boxes suppressed by NMS-AP** (drawn grey, dotted): another phrase's box on the "
         "same object scored higher.",
@@ -624,6 +625,7 @@ def test_the_picker_lists_the_boxes_and_shows_the_focused_one_of_this_query(
     assert [kw["format_func"](n) for n in args[1]] == list(labels)
     assert kw["key"] == "_w_objects" and kw["args"] == ("q1",)
     assert kw["on_change"] is viewer._on_object
+    assert kw["placeholder"] == "the view it opened on"  # nothing picked: the opening view
     ss["view_focus"] = ("other", 1)  # another query's box: nothing picked here
     viewer._object_picker("q1", labels)
     assert ss["_w_objects"] is None
@@ -645,6 +647,7 @@ def test_past_500_boxes_the_picker_is_a_number_from_1(ss: dict[str, Any],
     assert (kw["min_value"], kw["max_value"], kw["step"], kw["key"], kw["args"]) == (
         1, 501, 1, "_w_object_no", ("q1",))
     assert kw["on_change"] is viewer._on_object_no
+    assert kw["value"] is None and kw["placeholder"] == "the view it opened on"
     assert caption == ("caption", ("GT HBB 10 · missed",), {})
     widgets.clear()
     ss["view_focus"] = None
