@@ -185,7 +185,7 @@ def code(text: str) -> str:
     text = str(text).replace("\n", " ").replace("\r", " ")
     runs = [len(r) for r in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or runs else ""
+    pad = " " if runs else ""  # (a text that starts or ends with a backtick has a run)
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

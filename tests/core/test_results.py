@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from app_fixtures import write_dataset
 
+from ovearth_core import results as results_module
 from ovearth_core.errors import OVEarthInputError
 from ovearth_core.evaluate import evaluate_run
 from ovearth_core.io import load_samples
@@ -36,6 +37,15 @@ RENAMES = {"positive_mean_micro_f1@[0.5:0.95]": "positive_mean_micro_f1_50_95"}
 PR_AT = {"Pr@0.5": 0.5, "Pr@0.6": 0.6, "Pr@0.7": 0.7, "Pr@0.8": 0.8, "Pr@0.9": 0.9}
 OPEN_VOCAB_ONLY = {"num_negative", "negative_accuracy", "negative_false_positive_rate",
                    "presence", "gres_giou", "gres_ciou", "rmse_with_negatives"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_readers() -> None:
+    """The record readers are cached once built (``_fields``, ``_keys``): built again for
+    each test, so that mutation testing (issue 47), which runs each mutant in a process
+    forked after the import, reads with the mutated builder."""
+    results_module._fields.cache_clear()
+    results_module._keys.cache_clear()
 
 
 def same(view: Any, value: Any, path: str, task: str) -> None:
