@@ -39,6 +39,19 @@ MODULE_TESTS: dict[str, list[str]] = {
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
     "pages/common/links.py": ["tests/app/test_link_schema.py", "tests/app/test_link_roundtrip.py"],
+    # voc.py: not test_xml_reader.py, whose memory test (tens of seconds on a loaded
+    # machine) ran for every surviving mutant of the reading functions; it is xmlread's.
+    "ovearth_core/convert/voc.py": ["tests/convert/test_convert_voc.py",
+                                    "tests/convert/test_convert_degenerate.py",
+                                    "tests/convert/test_convert_modalities.py",
+                                    "tests/convert/test_convert_extent.py",
+                                    "tests/convert/test_convert_file_names.py",
+                                    "tests/convert/test_convert_cli.py",
+                                    "tests/core/test_roundtrip_writers.py",
+                                    "tests/convert/test_mutants_voc.py"],
+    "ovearth_core/convert/xmlread.py": ["tests/convert/test_xml_reader.py",
+                                        "tests/convert/test_convert_voc.py",
+                                        "tests/convert/test_mutants_xmlread.py"],
 }
 # Not listed: ovearth_core/hosting/scorer.py, whose tests run the bundle's score.py in a
 # subprocess in a temporary folder, where a mutated function cannot find mutmut's settings
