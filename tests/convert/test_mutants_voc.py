@@ -391,6 +391,32 @@ def test_result_line_problems_name_line_and_field(tmp_path: Path, line: str, fie
     assert [(p.field, p.line) for p in bad.items] == [(field, 2)]
 
 
+FIELDS = ("<image> <score> xmin ymin xmax ymax, or <image> <score> x1 y1 ... x4 y4")
+NUMBERS = "a finite score and coordinates within ±1e100"
+
+
+@pytest.mark.parametrize(("line", "field", "expected", "found"), [
+    ("a 0.9 1 1 5", "(detection)", FIELDS, "5 fields"),
+    ("a 0.9 1 1 5 5 6", "(detection)", FIELDS, "7 fields"),
+    ("b 0.9 1 1 5 5", "image", "the name of an annotated image (its XML file's stem)",
+     "str 'b'"),
+    ("a nan 1 1 5 5", "(numbers)", NUMBERS, "str 'a nan 1 1 5 5'"),
+    ("a 0.9 1 1 5 inf", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 inf'"),
+    ("a 0.9 1 1 5 1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 1e101'"),
+    ("a 0.9 1 1 5 x", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 x'"),
+    ("a 0.9 1 1 1 1 1 1 1 -1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 1 1 1 1 1 -1e101'"),
+])
+def test_result_line_problems_name_line_field_expected_found(
+        tmp_path: Path, line: str, field: str, expected: str, found: str) -> None:
+    """Each bad line is one problem: the file, its line (from 1), the field, what was
+    expected and what was found; the good line before it is kept."""
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.5 1 1 5 5\n" + line + "\n"},
+                            {"ship"}, {"a"})
+    assert len(dets) == 1
+    assert [(Path(p.file).name, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        ("ship.txt", field, 2, expected, found)]
+
+
 def test_a_score_beyond_the_coordinate_bound_is_a_score(tmp_path: Path) -> None:
     """The ±1e100 bound is on coordinates only: a score of 1e200 is a finite score."""
     dets, bad, _ = _results(tmp_path, {"ship.txt": "a 1e200 1 1 5 5\n"}, {"ship"}, {"a"})
@@ -398,24 +424,72 @@ def test_a_score_beyond_the_coordinate_bound_is_a_score(tmp_path: Path) -> None:
 
 
 def test_results_folder_problems(tmp_path: Path) -> None:
+    """Not a folder, or a folder without result files: one problem naming --results and the
+    folder; other files than ``.txt`` are not read; a ``.txt`` named after no class and one
+    whose name is not UTF-8 are each a problem naming the file."""
     bad = Problems()
     assert read_results(tmp_path / "none", {"ship"}, {"a"}, bad) == []
-    assert [(p.field, p.found) for p in bad.items] == [("--results", "not a folder")]
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "none"), "--results", "a folder of <class>.txt result files",
+         "not a folder")]
     (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "ship.csv").write_text("a 0.5 1 1 5 5\n")
     bad = Problems()
     assert read_results(tmp_path / "empty", {"ship"}, {"a"}, bad) == []
-    assert [(p.field, p.found) for p in bad.items] == [("--results", "none")]
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "empty"), "--results", "<anything>_<class>.txt result files", "none")]
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "det_plane.txt").write_text("a 0.5 1 1 5 5\n")
+    (folder / "README.md").write_text("not a result file\n")
+    (folder / b"det_\xe9ship.txt".decode("utf-8", "surrogateescape")).write_text("x\n")
+    bad = Problems()
+    assert read_results(folder, {"ship"}, {"a"}, bad) == []
+    assert sorted((Path(p.file).name, p.field) for p in bad.items) == [
+        ("det_\\xe9ship.txt", "(file name)"), ("det_plane.txt", "(file name)")]
+    plane = next(p for p in bad.items if p.file.endswith("det_plane.txt"))
+    assert plane.expected == ("<anything>_<class>.txt with a class of the annotations (or "
+                              "--classes)") and plane.found == "str 'det_plane.txt'"
+
+
+def test_a_zero_area_result_line_is_a_problem_by_default(tmp_path: Path) -> None:
+    """Without a ``Degenerate`` (the default) a zero-width line is refused, naming the flag
+    that would leave it out; with one that skips, it is listed instead."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "ship.txt").write_text("a 0.5 1 1 5 5\na 0.5 3 1 3 5\n")
+    bad = Problems()
+    dets = read_results(folder, {"ship"}, {"a"}, bad)
+    assert len(dets) == 1
+    assert [(p.field, p.line) for p in bad.items] == [("(box)", 2)]
+    assert bad.items[0].expected == ("xmax > xmin and ymax > ymin (a box of zero area; "
+                                     "--skip-degenerate leaves it out)")
+    bad = Problems()
+    assert len(read_results(folder, {"ship"}, {"a"}, bad, Degenerate(True))) == 1
+    assert not bad.items
 
 
 # ---------------------------------------------------------------- classes
 
 
 def test_classes_file_names_ids_and_refuses_repeats(tmp_path: Path) -> None:
+    """One ``<name>`` or ``<id> <name>`` a line (line numbers from 1, comments and blank
+    lines skipped, reading on after them and after a bad line); an id twice or three
+    tokens is a problem naming the line; a file that is not UTF-8 is one problem."""
     path = tmp_path / "classes.txt"
-    path.write_text("# HRSC\n100000001 ship\n\nwarcraft\n100000001 again\na b c\n")
+    path.write_text("# HRSC\n100000001 ship\n\nwarcraft\n100000001 again\na b c\n"
+                    "  # note\n100000002 tanker\n")
     bad = Problems()
-    assert read_classes(path, bad) == {"100000001": "ship", "warcraft": "warcraft"}
-    assert [(p.field, p.line) for p in bad.items] == [("(line)", 5), ("(line)", 6)]
+    assert read_classes(path, bad) == {"100000001": "ship", "warcraft": "warcraft",
+                                       "100000002": "tanker"}
+    assert [(p.file, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        (str(path), "(line)", 5, "<name> or <id> <name>, each id once",
+         "str '100000001 again'"),
+        (str(path), "(line)", 6, "<name> or <id> <name>, each id once", "str 'a b c'")]
+    path.write_bytes(b"ship\n\xff\n")
+    bad = Problems()
+    assert read_classes(path, bad) == {}
+    assert [p.expected for p in bad.items] == ["a UTF-8 text classes file"]
 
 
 def test_class_ids_are_named_by_the_classes_file(tmp_path: Path) -> None:
@@ -704,3 +778,28 @@ def test_hrsc_problems_name_the_object_and_its_tag(tmp_path: Path, change: tuple
     assert entry is None
     assert [p.field for p in bad.items] == [field], bad.items
     assert bad.items[0].expected.startswith(expected)
+
+
+def test_problems_name_the_line_of_their_element(tmp_path: Path) -> None:
+    """A problem names the line where its element starts: HRSC's second object on line 4
+    (a zero-height <mbox>, and a bad <difficult>), a <robndbox> on line 5
+    (corners crossing), a <bndbox> on line 5 (xmax < xmin)."""
+    good = _hrsc_object("ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30))
+    flat = good.replace("<mbox_h>16.0</mbox_h>", "<mbox_h>0.0</mbox_h>").replace(
+        "<difficult>0</difficult>", "<difficult>2</difficult>")
+    xml = _hrsc(f"\n{good}\n\n{flat}\n")
+    entry, bad, _ = _read(tmp_path, xml, skip=False)
+    assert entry is None
+    assert sorted((p.field, p.line) for p in bad.items) == [
+        ("<HRSC_Object> 1 <difficult>", 4), ("<HRSC_Object> 1 <mbox>", 4)]
+    bowtie = ("<robndbox><x_left_top>10</x_left_top><y_left_top>10</y_left_top><x_right_top>40"
+              "</x_right_top><y_right_top>10</y_right_top><x_right_bottom>10</x_right_bottom>"
+              "<y_right_bottom>30</y_right_bottom><x_left_bottom>40</x_left_bottom>"
+              "<y_left_bottom>30</y_left_bottom></robndbox>")
+    xml = ("<annotation>" + SIZE + "\n" + _obj("dog", (1, 1, 5, 5)) + "\n<object>\n<name>dog"
+           "</name>\n" + bowtie + "</object>\n<object><name>dog</name>\n<bndbox><xmin>9</xmin>"
+           "<ymin>1</ymin><xmax>2</xmax><ymax>5</ymax></bndbox></object></annotation>")
+    entry, bad, _ = _read(tmp_path, xml, skip=True)
+    assert entry is None
+    assert [(p.field, p.line) for p in bad.items] == [("<object> 1 <robndbox>", 5),
+                                                      ("<object> 2 <bndbox>", 7)]
