@@ -359,19 +359,27 @@ def test_result_lines_box_or_rotated_and_their_problems(tmp_path: Path) -> None:
     text = ("a 0.9 10 10 40 30\n\n"
             "a 0.8 10 10 40 10 40 30 10 30\n"
             "a 0.7 30 10 30 30\n"
-            "a 0.6 1 1 2 2 3 3 4 4\n")
+            "a 0.6 1 1 2 2 3 3 4 4\n"
+            "a 0.5 10 30 40 30\n")
     dets, bad, deg = _results(tmp_path, {"ship.txt": text}, {"ship"}, {"a"}, skip=True)
     assert not bad.items, bad.items
     assert [(d.score, d.box) for d in dets if d.box is not None] == [(0.9, (10, 10, 40, 30))]
     (rot,) = [d for d in dets if d.obb is not None]
     assert rot.score == 0.8 and rot.box is None
     assert shapely.Polygon(rot.obb).equals(shapely.box(10, 10, 40, 30))
-    assert len(deg.lines) == 2
+    assert len(deg.lines) == 3
     assert "ship.txt line 4 (box)" in deg.lines[0]
     assert "ship.txt line 5 (quadrilateral)" in deg.lines[1]
+    assert "ship.txt line 6 (box): zero area (xmax > xmin and ymax > ymin; found list " \
+        "[10.0, 30.0, 40.0, 30.0])" in deg.lines[2]
     dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.9 40 10 10 30\na 0.9 10 30 40 10\n"},
                             {"ship"}, {"a"}, skip=True)
-    assert dets == [] and [(p.field, p.line) for p in bad.items] == [("(box)", 1), ("(box)", 2)]
+    assert dets == []
+    assert [(p.file, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "model" / "ship.txt"), "(box)", 1, "xmax > xmin and ymax > ymin",
+         "list [40.0, 10.0, 10.0, 30.0]"),
+        (str(tmp_path / "model" / "ship.txt"), "(box)", 2, "xmax > xmin and ymax > ymin",
+         "list [10.0, 30.0, 40.0, 10.0]")]
 
 
 @pytest.mark.parametrize(("line", "field"), [
@@ -405,6 +413,8 @@ NUMBERS = "a finite score and coordinates within ±1e100"
     ("a 0.9 1 1 5 1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 1e101'"),
     ("a 0.9 1 1 5 x", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 x'"),
     ("a 0.9 1 1 1 1 1 1 1 -1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 1 1 1 1 1 -1e101'"),
+    ("a 0.9 -1e101 1 5 5", "(numbers)", NUMBERS, "str 'a 0.9 -1e101 1 5 5'"),
+    ("a 0.9 1 1e101 5 5", "(numbers)", NUMBERS, "str 'a 0.9 1 1e101 5 5'"),
 ])
 def test_result_line_problems_name_line_field_expected_found(
         tmp_path: Path, line: str, field: str, expected: str, found: str) -> None:
@@ -464,6 +474,7 @@ def test_a_zero_area_result_line_is_a_problem_by_default(tmp_path: Path) -> None
     assert [(p.field, p.line) for p in bad.items] == [("(box)", 2)]
     assert bad.items[0].expected == ("xmax > xmin and ymax > ymin (a box of zero area; "
                                      "--skip-degenerate leaves it out)")
+    assert bad.items[0].found == "list [3.0, 1.0, 3.0, 5.0]"
     bad = Problems()
     assert len(read_results(folder, {"ship"}, {"a"}, bad, Degenerate(True))) == 1
     assert not bad.items
