@@ -382,23 +382,6 @@ def test_result_lines_box_or_rotated_and_their_problems(tmp_path: Path) -> None:
          "list [10.0, 30.0, 40.0, 10.0]")]
 
 
-@pytest.mark.parametrize(("line", "field"), [
-    ("a 0.9 1 1 5", "(detection)"),
-    ("a 0.9 1 1 5 5 6", "(detection)"),
-    ("b 0.9 1 1 5 5", "image"),
-    ("a nan 1 1 5 5", "(numbers)"),
-    ("a 0.9 1 1 5 inf", "(numbers)"),
-    ("a 0.9 1 1 5 1e101", "(numbers)"),
-    ("a 0.9 1 1 5 x", "(numbers)"),
-])
-def test_result_line_problems_name_line_and_field(tmp_path: Path, line: str, field: str
-                                                  ) -> None:
-    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.5 1 1 5 5\n" + line + "\n"},
-                            {"ship"}, {"a"})
-    assert len(dets) == 1
-    assert [(p.field, p.line) for p in bad.items] == [(field, 2)]
-
-
 FIELDS = ("<image> <score> xmin ymin xmax ymax, or <image> <score> x1 y1 ... x4 y4")
 NUMBERS = "a finite score and coordinates within ±1e100"
 
