@@ -164,3 +164,12 @@ def test_malformed_xml_says_where(data: bytes, line: int) -> None:
 def test_text_between_elements_and_tails_are_kept() -> None:
     root, _ = read_xml(b"<a>head<b>in</b>tail</a>")
     assert (root.text, root.find("b").text, root.find("b").tail) == ("head", "in", "tail")
+
+
+def test_an_object_inside_an_object_is_part_of_it_not_a_unit() -> None:
+    """Only an <object> at exactly the unit's depth is a unit: one nested in another stays
+    inside the outer one (kills ``len(path) >= len(unit)``)."""
+    root, _, seen = _collect(b"<annotation><object><name>outer</name><object><name>inner"
+                             b"</name></object></object></annotation>")
+    assert [(s[0], [tag for tag, _ in s[2]]) for s in seen] == [
+        ("outer", ["object", "name", "object", "name"])]
