@@ -83,6 +83,19 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/results.py": [
         "tests/core/test_mutants_results.py", "tests/core/test_results.py", "-k",
         "not (test_results and (field_by_field or options_reach or unknown_query))"],
+    # voc.py: not test_xml_reader.py, whose memory test (tens of seconds on a loaded
+    # machine) ran for every surviving mutant of the reading functions; it is xmlread's.
+    "ovearth_core/convert/voc.py": ["tests/convert/test_convert_voc.py",
+                                    "tests/convert/test_convert_degenerate.py",
+                                    "tests/convert/test_convert_modalities.py",
+                                    "tests/convert/test_convert_extent.py",
+                                    "tests/convert/test_convert_file_names.py",
+                                    "tests/convert/test_convert_cli.py",
+                                    "tests/core/test_roundtrip_writers.py",
+                                    "tests/convert/test_mutants_voc.py"],
+    "ovearth_core/convert/xmlread.py": ["tests/convert/test_xml_reader.py",
+                                        "tests/convert/test_convert_voc.py",
+                                        "tests/convert/test_mutants_xmlread.py"],
 }
 
 # Entries of the repository the tests read besides the code and the tests themselves.

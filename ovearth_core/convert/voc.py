@@ -15,8 +15,10 @@ Pascal VOC (and DIOR, DeepForest, roLabelImg, DIOR-R): one XML file per image::
 
 ``<robndbox>`` is read in either of its two published forms: roLabelImg's ``<cx> <cy> <w>
 <h> <angle>`` (radians; a corner ``(dx, dy) = (±w/2, ±h/2)`` from the centre goes to
-``(dx cos a + dy sin a, -dx sin a + dy cos a)``) or DIOR-R's four corners ``<x_left_top>
-<y_left_top> <x_right_top> ... <y_left_bottom>``.
+``(dx cos a - dy sin a, dx sin a + dy cos a)``: the width along ``(cos a, sin a)``, a positive
+angle turning clockwise on screen, as roLabelImg's own reader places the corners, its
+``rotatePoint`` with ``-angle``) or DIOR-R's four corners ``<x_left_top> <y_left_top>
+<x_right_top> ... <y_left_bottom>``.
 
 HRSC2016: ``<HRSC_Image>`` with ``<Img_FileName>``, ``<Img_FileFmt>``, ``<Img_SizeWidth>``,
 ``<Img_SizeHeight>`` and ``<HRSC_Objects><HRSC_Object>`` holding ``<Class_ID>``,
@@ -283,7 +285,7 @@ def _voc_object(r: _Reader, obj: ET.Element, k: int, class_ids: dict[str, str]
         if rot.find("cx") is not None:
             values = [r.number(rot, key, where + "<robndbox>")
                       for key in ("cx", "cy", "w", "h", "angle")]
-            obb = None if None in values else _rotated(*values, clockwise=True)  # type: ignore
+            obb = None if None in values else _rotated(*values)  # type: ignore
         else:
             values = [r.number(rot, key, where + "<robndbox>") for key in _DIOR_CORNERS]
             obb = None if None in values else np.array(values, float).reshape(4, 2)
@@ -305,7 +307,7 @@ def _hrsc_object(r: _Reader, obj: ET.Element, k: int, class_ids: dict[str, str]
     box = _box(r, obj, ("box_xmin", "box_ymin", "box_xmax", "box_ymax"), where)
     values = [r.number(obj, key, where) for key in ("mbox_cx", "mbox_cy", "mbox_w", "mbox_h",
                                                     "mbox_ang")]
-    obb = None if None in values else _rotated(*values, clockwise=False)  # type: ignore
+    obb = None if None in values else _rotated(*values)  # type: ignore
     obb = _valid_obb(r, obb, obj, where + "<mbox>") if obb is not None else None
     if category is None or difficult is None or box is None or obb is None:
         return None
@@ -341,13 +343,13 @@ def _object_of(where: str) -> str:
     return " ".join(where.split()[:2])
 
 
-def _rotated(cx: float, cy: float, w: float, h: float, angle: float, clockwise: bool
-             ) -> np.ndarray:
+def _rotated(cx: float, cy: float, w: float, h: float, angle: float) -> np.ndarray:
     """The corners ``(4, 2)`` of a ``w`` x ``h`` rectangle about ``(cx, cy)`` turned by
-    ``angle`` radians: roLabelImg's sense (``clockwise``: a corner offset ``(dx, dy)`` goes
-    to ``(dx cos a + dy sin a, -dx sin a + dy cos a)``) or the standard one (HRSC2016)."""
+    ``angle`` radians in image coordinates: a corner offset ``(dx, dy)`` goes to ``(dx cos a
+    - dy sin a, dx sin a + dy cos a)``, the width along ``(cos a, sin a)``. Both rotated forms
+    mean this: roLabelImg's reader turns its corners by ``rotatePoint(p, -angle)``, which is
+    this rotation, and mmrotate reads HRSC2016's ``<mbox>`` so."""
     c, s = math.cos(angle), math.sin(angle)
-    s = -s if clockwise else s
     return np.array([[cx + dx * c - dy * s, cy + dx * s + dy * c]
                      for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2),
                                     (-w / 2, h / 2))])

@@ -111,10 +111,10 @@ def test_hrsc2016_rotated_boxes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("rot", "expected"), [
-    # roLabelImg: w 40, h 20 about (50, 40), angle 0.5: a corner (dx, dy) goes to
-    # (dx cos a + dy sin a, -dx sin a + dy cos a).
+    # roLabelImg: w 40, h 20 about (50, 40), angle 0.5: its reader turns a corner (dx, dy)
+    # by rotatePoint(p, -angle), to (dx cos a - dy sin a, dx sin a + dy cos a).
     ("<cx>50</cx><cy>40</cy><w>40</w><h>20</h><angle>0.5</angle>",
-     [(50 + dx * math.cos(0.5) + dy * math.sin(0.5), 40 - dx * math.sin(0.5) + dy * math.cos(0.5))
+     [(50 + dx * math.cos(0.5) - dy * math.sin(0.5), 40 + dx * math.sin(0.5) + dy * math.cos(0.5))
       for dx, dy in ((-20, -10), (20, -10), (20, 10), (-20, 10))]),
     # DIOR-R: the four corners as written.
     ("<x_left_top>10</x_left_top><y_left_top>10</y_left_top><x_right_top>40</x_right_top>"

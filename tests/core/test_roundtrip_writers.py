@@ -365,9 +365,10 @@ def test_from_voc_keeps_every_field(tmp_path: Path) -> None:
     assert ship["difficult"] == [1, 0]
 
     def corners(cx: float, cy: float, w: float, h: float, a: float) -> list[list[float]]:
-        # docs/data.md: an offset (dx, dy) goes to (dx cos a + dy sin a, -dx sin a + dy cos a)
-        return [[cx + dx * math.cos(a) + dy * math.sin(a),
-                 cy - dx * math.sin(a) + dy * math.cos(a)]
+        # docs/data.md: an offset (dx, dy) goes to (dx cos a - dy sin a, dx sin a + dy cos a)
+        # (roLabelImg's reader: rotatePoint(p, -angle))
+        return [[cx + dx * math.cos(a) - dy * math.sin(a),
+                 cy + dx * math.sin(a) + dy * math.cos(a)]
                 for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2),
                                (-w / 2, h / 2))]
 

@@ -1,0 +1,799 @@
+"""Rules of ``from-voc`` (``ovearth_core/convert/voc.py``) that mutation testing found
+unpinned (issue 47): the rotated boxes' sense and unit, DIOR-R's corner order, continuous
+corners, which flag marks an object difficult, which objects are left out and which are
+counted, zero-area against tiny boxes, result lines. In-process calls (no subprocess), so
+mutmut's mutants are what runs. Expected corners are worked by hand and checked against
+shapely's rotation; nothing expected is produced by the converter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import shapely
+from shapely import affinity
+
+from ovearth_core.convert import from_voc
+from ovearth_core.convert.common import Degenerate, Problems
+from ovearth_core.convert.voc import read_classes, read_results, read_voc
+from ovearth_core.errors import OVEarthInputError
+
+SIZE = "<size><width>200</width><height>150</height></size>"
+A30 = math.pi / 6  # 30 degrees: neither 45 nor 90, so a swapped sine and cosine shows
+
+
+def _shapely_corners(cx: float, cy: float, w: float, h: float, a: float) -> list[tuple]:
+    """The corners of the w x h rectangle about (cx, cy) turned by ``a`` radians with
+    shapely (its rotation is ``(x cos a - y sin a, x sin a + y cos a)``, which in image
+    coordinates, y down, turns clockwise on screen), in the rectangle's own order: from
+    (-w/2, -h/2), then (+w/2, -h/2), (+w/2, +h/2), (-w/2, +h/2)."""
+    rect = shapely.Polygon([(cx - w / 2, cy - h / 2), (cx + w / 2, cy - h / 2),
+                            (cx + w / 2, cy + h / 2), (cx - w / 2, cy + h / 2)])
+    turned = affinity.rotate(rect, a, origin=(cx, cy), use_radians=True)
+    return list(turned.exterior.coords)[:4]
+
+
+def _write(root: Path, xml: dict[str, str]) -> Path:
+    ann = root / "Annotations"
+    ann.mkdir(parents=True)
+    for stem, text in xml.items():
+        (ann / f"{stem}.xml").write_text(text)
+    return ann
+
+
+def _anns(bench: Path) -> dict[str, dict]:
+    gt = json.loads((bench / "ground_truth.json").read_text())
+    return {a["id"]: a for a in gt["annotations"]}
+
+
+def _obj(name: str, box: tuple[float, ...] | None = None, difficult: str | None = "0",
+         extra: str = "") -> str:
+    diff = "" if difficult is None else f"<difficult>{difficult}</difficult>"
+    bnd = "" if box is None else "<bndbox>" + "".join(
+        f"<{k}>{v}</{k}>" for k, v in zip(("xmin", "ymin", "xmax", "ymax"), box,
+                                          strict=True)) + "</bndbox>"
+    return f"<object><name>{name}</name>{diff}{bnd}{extra}</object>"
+
+
+def _annotation(*objects: str, filename: str | None = None, size: str = SIZE) -> str:
+    name = "" if filename is None else f"<filename>{filename}</filename>"
+    return f"<annotation>{name}{size}" + "".join(objects) + "</annotation>"
+
+
+def _hrsc_object(cls: str, box: tuple[float, ...], mbox: tuple[float, ...],
+                 difficult: str = "0") -> str:
+    keys = ("box_xmin", "box_ymin", "box_xmax", "box_ymax")
+    mkeys = ("mbox_cx", "mbox_cy", "mbox_w", "mbox_h", "mbox_ang")
+    return (f"<HRSC_Object><Class_ID>{cls}</Class_ID><difficult>{difficult}</difficult>"
+            + "".join(f"<{k}>{v!r}</{k}>" for k, v in zip(keys, box, strict=True))
+            + "".join(f"<{k}>{v!r}</{k}>" for k, v in zip(mkeys, mbox, strict=True))
+            + "</HRSC_Object>")
+
+
+def _hrsc(*objects: str, name: str = "100000001", fmt: str = "bmp") -> str:
+    return (f"<HRSC_Image><Img_FileName>{name}</Img_FileName><Img_FileFmt>{fmt}</Img_FileFmt>"
+            "<Img_SizeWidth>200</Img_SizeWidth><Img_SizeHeight>150</Img_SizeHeight>"
+            "<HRSC_Objects>" + "".join(objects) + "</HRSC_Objects></HRSC_Image>")
+
+
+def _read(tmp_path: Path, xml: str, skip: bool | None = None, class_ids: dict | None = None,
+          name: str = "a.xml"):
+    path = tmp_path / name
+    path.write_text(xml)
+    bad = Problems()
+    degenerate = Degenerate(skip) if skip is not None else None
+    entry = read_voc(path, {}, None, class_ids or {}, bad, degenerate)
+    return entry, bad, degenerate
+
+
+# ---------------------------------------------------------------- rotation: sense and unit
+
+# w 40 (the longer side), h 16 about (70, 60), turned by 30 degrees. By hand, with cos 30 =
+# 0.8660254, sin 30 = 0.5: the corner (-20, -8) goes to (-20 * 0.8660 + 8 * 0.5, -20 * 0.5
+# - 8 * 0.8660) = (-13.3205, -16.9282), so (56.6795, 43.0718); (20, -8) to (17.3205 + 4,
+# 10 - 6.9282) = (21.3205, 3.0718), so (91.3205, 63.0718); the others mirror them through
+# the centre. The width runs along (cos 30, sin 30): right and down on screen.
+TURNED = [(56.67949, 43.07180), (91.32051, 63.07180), (83.32051, 76.92820),
+          (48.67949, 56.92820)]
+
+
+def test_hand_worked_corners_agree_with_shapely() -> None:
+    """The reference itself: the hand-worked corners are shapely's rotation."""
+    assert np.allclose(_shapely_corners(70, 60, 40, 16, A30), TURNED, atol=1e-5)
+
+
+@pytest.mark.parametrize("form", ["robndbox", "hrsc"])
+def test_rotated_box_turns_clockwise_on_screen_by_radians(tmp_path: Path, form: str) -> None:
+    """roLabelImg's ``<robndbox>`` (its own reader turns the corners by ``rotatePoint(p,
+    -angle)``: ``(dx cos a - dy sin a, dx sin a + dy cos a)``) and HRSC2016's ``<mbox>``
+    (mmrotate: the width along ``(cos a, sin a)``) mean the same rotation: corners in the
+    rectangle's order from ``(-w/2, -h/2)``, the angle in radians, the width along
+    ``(cos a, sin a)``. Kills the mirrored sense (``s = -s``, the old roLabelImg reading),
+    swapped cos/sin, w and h swapped, a sign of any term or a corner's offset, the angle
+    read in degrees, cx/cy swapped."""
+    if form == "robndbox":
+        xml = _annotation(_obj("ship", None, extra=(
+            f"<robndbox><cx>70</cx><cy>60</cy><w>40</w><h>16</h><angle>{A30!r}</angle>"
+            "</robndbox>")))
+    else:
+        xml = _hrsc(_hrsc_object("ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30)))
+    entry, bad, _ = _read(tmp_path, xml)
+    assert not bad.items, bad.items
+    (obj,) = entry.objects
+    assert np.allclose(obj.obb, TURNED, atol=1e-5)
+    assert np.allclose(obj.obb, _shapely_corners(70, 60, 40, 16, A30), atol=1e-9)
+    width_axis = obj.obb[1] - obj.obb[0]
+    assert np.allclose(width_axis / 40, [math.cos(A30), math.sin(A30)])
+
+
+def test_robndbox_without_bndbox_gets_the_rotated_box_envelope(tmp_path: Path) -> None:
+    """An object with only a ``<robndbox>``: its box is the rotated box's envelope, by hand
+    from TURNED: x from 48.67949 to 91.32051, y from 43.07180 to 76.92820."""
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None, extra=(
+        f"<robndbox><cx>70</cx><cy>60</cy><w>40</w><h>16</h><angle>{A30!r}</angle>"
+        "</robndbox>"))))
+    assert not bad.items
+    assert entry.objects[0].box == pytest.approx((48.67949, 43.07180, 91.32051, 76.92820),
+                                                 abs=1e-5)
+
+
+def test_hrsc_bndbox_is_its_own_box_not_the_envelope(tmp_path: Path) -> None:
+    """HRSC's ``<box_xmin ...>`` is the object's box as given (here not the mbox's envelope:
+    the benchmark keeps what the source says)."""
+    entry, bad, _ = _read(tmp_path, _hrsc(_hrsc_object("ship", (40.5, 41, 95, 79.25),
+                                                       (70.0, 60.0, 40.0, 16.0, A30))))
+    assert not bad.items
+    assert entry.objects[0].box == (40.5, 41, 95, 79.25)
+
+
+def test_dior_r_corners_are_left_top_right_top_right_bottom_left_bottom(tmp_path: Path
+                                                                         ) -> None:
+    """DIOR-R's eight fields are the corners in the order x/y of left top, right top, right
+    bottom, left bottom (a boundary order); every value distinct so a swapped key shows;
+    written in a shuffled element order (the names count, not the positions)."""
+    values = {"x_left_top": 12, "y_left_top": 20, "x_right_top": 60, "y_right_top": 8,
+              "x_right_bottom": 70, "y_right_bottom": 45, "x_left_bottom": 22,
+              "y_left_bottom": 57}
+    order = ["y_right_bottom", "x_left_top", "y_left_bottom", "x_right_top", "y_left_top",
+             "x_left_bottom", "y_right_top", "x_right_bottom"]
+    rot = "".join(f"<{k}>{values[k]}</{k}>" for k in order)
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None,
+                                                     extra=f"<robndbox>{rot}</robndbox>")))
+    assert not bad.items, bad.items
+    assert entry.objects[0].obb.tolist() == [[12, 20], [60, 8], [70, 45], [22, 57]]
+    assert entry.objects[0].box == (12, 8, 70, 57)
+
+
+# ---------------------------------------------------------------- pixel base, flags
+
+
+def test_voc_corners_are_kept_as_given_no_plus_or_minus_one(tmp_path: Path) -> None:
+    """VOC's 1-based pixel corners are continuous coordinates here: neither ``xmin - 1``
+    nor ``xmax + 1`` is applied; the width is xmax - xmin (48 -> 195 is 147 wide, not 148),
+    each corner from its own key."""
+    ann = _write(tmp_path, {"000001": _annotation(_obj("dog", (48, 240, 195, 371)),
+                                                  filename="000001.jpg",
+                                                  size="<size><width>353</width><height>500"
+                                                  "</height></size>")})
+    from_voc(ann, None, tmp_path / "b")
+    assert _anns(tmp_path / "b")["000001_dog"]["bbox"] == [[48, 240, 147, 131]]
+
+
+def test_difficult_not_truncated_marks_an_object_difficult(tmp_path: Path) -> None:
+    """Only ``<difficult>`` feeds the difficult flag: a truncated object is a plain target,
+    a difficult one is flagged (target mode) or an ignore region (ignore mode); a missing
+    tag is not difficult."""
+    ship_a = _obj("ship", (10, 10, 50, 30), "0", extra="<truncated>1</truncated>")
+    ship_b = _obj("ship", (60, 20, 90, 40), "1", extra="<truncated>0</truncated>")
+    ship_c = _obj("ship", (100, 50, 130, 80), None)
+    ann = _write(tmp_path, {"a": _annotation(ship_a, ship_b, ship_c)})
+    from_voc(ann, None, tmp_path / "t")
+    ship = _anns(tmp_path / "t")["a_ship"]
+    assert ship["bbox"] == [[10, 10, 40, 20], [60, 20, 30, 20], [100, 50, 30, 30]]
+    assert ship["difficult"] == [0, 1, 0]
+    assert "ignore_bbox" not in ship
+    from_voc(ann, None, tmp_path / "i", difficult="ignore")
+    ship = _anns(tmp_path / "i")["a_ship"]
+    assert ship["bbox"] == [[10, 10, 40, 20], [100, 50, 30, 30]]
+    assert ship["ignore_bbox"] == [[60, 20, 30, 20]]
+    assert "difficult" not in ship
+
+
+def test_ignore_mode_keeps_rotated_ignore_regions(tmp_path: Path) -> None:
+    """With every object rotated and ``difficult="ignore"``, a difficult object's rotated box
+    goes to ``ignore_oriented_bbox`` (beside its box in ``ignore_bbox``), the others stay
+    targets with their oriented boxes."""
+    keep = _annotation(
+        _obj("ship", None, "0", extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+             "<angle>0</angle></robndbox>"),
+        _obj("ship", None, "1", extra="<robndbox><cx>100</cx><cy>80</cy><w>30</w><h>12</h>"
+             "<angle>0</angle></robndbox>"))
+    ann = _write(tmp_path, {"a": keep})
+    from_voc(ann, None, tmp_path / "b", difficult="ignore")
+    ship = _anns(tmp_path / "b")["a_ship"]
+    assert ship["bbox"] == [[20, 25, 20, 10]]
+    assert ship["oriented_bbox"] == [[[20, 25], [40, 25], [40, 35], [20, 35]]]
+    assert ship["ignore_bbox"] == [[85, 74, 30, 12]]
+    assert ship["ignore_oriented_bbox"] == [[[85, 74], [115, 74], [115, 86], [85, 86]]]
+
+
+@pytest.mark.parametrize("text", ["2", "true", "-1", "01"])
+def test_difficult_is_0_or_1_only(tmp_path: Path, text: str) -> None:
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5), text)))
+    assert entry is None
+    assert [(p.field, p.expected, p.found) for p in bad.items] == [
+        ("<object> 0 <difficult>", "0 or 1", f"str '{text}'")]
+
+
+# ---------------------------------------------------------------- zero area, tiny, counts
+
+
+def test_tiny_box_is_kept_zero_width_is_degenerate_inverted_is_refused(tmp_path: Path
+                                                                       ) -> None:
+    """A box 0.01 wide (or high) has area and is kept; one of zero width is degenerate (left
+    out with the flag, named); one whose xmax < xmin is refused even with the flag (a broken
+    box, not a zero-area one)."""
+    tiny = _annotation(_obj("dog", (10, 10, 10.01, 20)), _obj("dog", (10, 10, 20, 10.01)))
+    entry, bad, _ = _read(tmp_path, tiny, skip=False)
+    assert not bad.items and [o.box for o in entry.objects] == [(10, 10, 10.01, 20),
+                                                                (10, 10, 20, 10.01)]
+    for box in ((10, 10, 10, 20), (10, 10, 20, 10)):
+        entry, bad, deg = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                      _obj("dog", box)), skip=True)
+        assert not bad.items and [o.box for o in entry.objects] == [(1, 1, 5, 5)]
+        assert list(deg.objects) == [(str(tmp_path / "a.xml"), "<object> 1")]
+        entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", box)), skip=False)
+        assert entry is None and len(bad.items) == 1
+        assert "--skip-degenerate" in bad.items[0].expected
+    for box in ((20, 10, 10, 20), (10, 20, 20, 10), (20, 10, 10, 10)):
+        entry, bad, deg = _read(tmp_path, _annotation(_obj("dog", box)), skip=True)
+        assert entry is None and not deg.objects
+        assert [(p.field, p.expected) for p in bad.items] == [
+            ("<object> 0 <bndbox>", "xmax > xmin and ymax > ymin")]
+
+
+def test_hrsc_zero_area_box_names_the_file_own_tags(tmp_path: Path) -> None:
+    """An HRSC object's zero-height box is degenerate under its own tag names and is left
+    out with the flag; an inverted one is refused."""
+    obj = _hrsc_object("ship", (10, 10, 30, 10), (20.0, 10.0, 20.0, 4.0, 0.0))
+    entry, bad, deg = _read(tmp_path, _hrsc(obj), skip=True)
+    assert not bad.items and entry.objects == []
+    assert list(deg.objects) == [(str(tmp_path / "a.xml"), "<HRSC_Object> 0")]
+    text = next(iter(deg.objects.values()))
+    assert "<box_xmin> <box_ymin> <box_xmax> <box_ymax>" in text
+    assert "box_xmax > box_xmin and box_ymax > box_ymin" in text
+
+
+def test_rotated_box_on_a_line_is_degenerate_a_bowtie_is_refused(tmp_path: Path) -> None:
+    """DIOR-R corners on one line have zero area: left out with the flag. Corners that
+    cross (a bow tie, positive area but not in boundary order) are refused even with it."""
+    def dior(vals: list[int]) -> str:
+        keys = ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
+                "y_right_bottom", "x_left_bottom", "y_left_bottom")
+        rot = "".join(f"<{k}>{v}</{k}>" for k, v in zip(keys, vals, strict=True))
+        return _obj("ship", None, extra=f"<robndbox>{rot}</robndbox>")
+
+    line = dior([10, 10, 20, 20, 30, 30, 40, 40])
+    entry, bad, deg = _read(tmp_path, _annotation(line), skip=True)
+    assert not bad.items and entry.objects == []
+    assert list(deg.objects) == [(str(tmp_path / "a.xml"), "<object> 0")]
+    bowtie = dior([10, 10, 40, 10, 10, 30, 40, 30])
+    entry, bad, deg = _read(tmp_path, _annotation(bowtie), skip=True)
+    assert entry is None and not deg.objects
+    assert [p.field for p in bad.items] == ["<object> 0 <robndbox>"]
+
+
+def test_notes_count_kept_objects_difficult_and_left_out(tmp_path: Path) -> None:
+    """The README's source note: the XML files, the objects converted (the one of zero
+    area not among them), how many of those are difficult, how many more were left out,
+    and the classes. By hand: a.xml 3 objects (one difficult, one of zero width), b.xml 2
+    (one difficult) -> 4 objects, 2 difficult, 1 more left out, 2 classes."""
+    ann = _write(tmp_path, {
+        "a": _annotation(_obj("ship", (10, 10, 40, 30)), _obj("ship", (20, 10, 20, 30)),
+                         _obj("storage-tank", (50, 40, 90, 70), "1")),
+        "b": _annotation(_obj("ship", (5, 5, 25, 25), "1"), _obj("ship", (30, 5, 50, 25)))})
+    summary = from_voc(ann, None, tmp_path / "b", skip_degenerate=True)
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert ("- source: 2 VOC / HRSC2016 XML files, 4 objects (2 difficult; 1 more of zero "
+            "area left out, --skip-degenerate), 2 classes: ship, storage-tank") in readme
+    assert summary["boxes"] == 4
+    assert any(w.startswith("1 object of zero area left out of the ground truth")
+               for w in summary["warnings"])
+    assert "difficult objects are targets, flagged in the annotation's difficult list" \
+        in readme
+    phrases = {q["phrase"] for q in json.loads((tmp_path / "b" / "ground_truth.json")
+                                                 .read_text())["tasks"]["open_vocabulary"]}
+    assert phrases == {"ship", "storage tank"}
+    from_voc(ann, None, tmp_path / "c", skip_degenerate=True, difficult="ignore",
+             negatives=1, seed=3)
+    readme = (tmp_path / "c" / "README.md").read_text()
+    assert "difficult objects are ignore regions" in readme
+    assert "the absent classes negatives (1 per image, seed 3)" in readme
+
+
+def test_notes_without_anything_left_out_say_no_more(tmp_path: Path) -> None:
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (10, 10, 40, 30), "1"))})
+    from_voc(ann, None, tmp_path / "b")
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert ("- source: 1 VOC / HRSC2016 XML files, 1 objects (1 difficult), 1 classes: "
+            "ship") in readme
+    assert "the absent classes negatives (all)" in readme
+    assert "no oriented boxes (not every object has a rotated box; none is invented)" \
+        in readme
+
+
+# ---------------------------------------------------------------- result lines
+
+
+def _results(tmp_path: Path, files: dict[str, str], vocab: set[str], stems: set[str],
+             skip: bool = False):
+    folder = tmp_path / "model"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    bad, deg = Problems(), Degenerate(skip)
+    return read_results(folder, vocab, stems, bad, deg), bad, deg
+
+
+def test_result_file_class_is_the_longest_class_its_name_ends_with(tmp_path: Path) -> None:
+    """``comp4_det_test_storage-tank.txt`` is storage-tank, not tank; ``tank.txt`` is tank;
+    a file named after no class is a problem."""
+    dets, bad, _ = _results(tmp_path, {"comp4_det_test_storage-tank.txt": "a 0.5 1 1 5 5\n",
+                                       "tank.txt": "a 0.25 2 2 6 6\n",
+                                       "comp4_det_test_ship.txt": "a 0.5 1 1 5 5\n"},
+                            {"tank", "storage-tank"}, {"a"})
+    assert sorted((d.category, d.score) for d in dets) == [("storage-tank", 0.5),
+                                                           ("tank", 0.25)]
+    assert [(Path(p.file).name, p.field) for p in bad.items] == [
+        ("comp4_det_test_ship.txt", "(file name)")]
+
+
+def test_result_lines_box_or_rotated_and_their_problems(tmp_path: Path) -> None:
+    """A 6-field line is a box (xmin ymin xmax ymax, as given), a 10-field line a rotated
+    box (its four corners); zero width is degenerate, left out with the flag, an inverted
+    box is refused, a quad on a line is degenerate; blank lines are skipped."""
+    text = ("a 0.9 10 10 40 30\n\n"
+            "a 0.8 10 10 40 10 40 30 10 30\n"
+            "a 0.7 30 10 30 30\n"
+            "a 0.6 1 1 2 2 3 3 4 4\n"
+            "a 0.5 10 30 40 30\n")
+    dets, bad, deg = _results(tmp_path, {"ship.txt": text}, {"ship"}, {"a"}, skip=True)
+    assert not bad.items, bad.items
+    assert [(d.score, d.box) for d in dets if d.box is not None] == [(0.9, (10, 10, 40, 30))]
+    (rot,) = [d for d in dets if d.obb is not None]
+    assert rot.score == 0.8 and rot.box is None
+    assert shapely.Polygon(rot.obb).equals(shapely.box(10, 10, 40, 30))
+    assert len(deg.lines) == 3
+    assert "ship.txt line 4 (box)" in deg.lines[0]
+    assert "ship.txt line 5 (quadrilateral)" in deg.lines[1]
+    assert "ship.txt line 6 (box): zero area (xmax > xmin and ymax > ymin; found list " \
+        "[10.0, 30.0, 40.0, 30.0])" in deg.lines[2]
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.9 40 10 10 30\na 0.9 10 30 40 10\n"},
+                            {"ship"}, {"a"}, skip=True)
+    assert dets == []
+    assert [(p.file, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "model" / "ship.txt"), "(box)", 1, "xmax > xmin and ymax > ymin",
+         "list [40.0, 10.0, 10.0, 30.0]"),
+        (str(tmp_path / "model" / "ship.txt"), "(box)", 2, "xmax > xmin and ymax > ymin",
+         "list [10.0, 30.0, 40.0, 10.0]")]
+
+
+FIELDS = ("<image> <score> xmin ymin xmax ymax, or <image> <score> x1 y1 ... x4 y4")
+NUMBERS = "a finite score and coordinates within ±1e100"
+
+
+@pytest.mark.parametrize(("line", "field", "expected", "found"), [
+    ("a 0.9 1 1 5", "(detection)", FIELDS, "5 fields"),
+    ("a 0.9 1 1 5 5 6", "(detection)", FIELDS, "7 fields"),
+    ("b 0.9 1 1 5 5", "image", "the name of an annotated image (its XML file's stem)",
+     "str 'b'"),
+    ("a nan 1 1 5 5", "(numbers)", NUMBERS, "str 'a nan 1 1 5 5'"),
+    ("a 0.9 1 1 5 inf", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 inf'"),
+    ("a 0.9 1 1 5 1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 1e101'"),
+    ("a 0.9 1 1 5 x", "(numbers)", NUMBERS, "str 'a 0.9 1 1 5 x'"),
+    ("a 0.9 1 1 1 1 1 1 1 -1e101", "(numbers)", NUMBERS, "str 'a 0.9 1 1 1 1 1 1 1 -1e101'"),
+    ("a 0.9 -1e101 1 5 5", "(numbers)", NUMBERS, "str 'a 0.9 -1e101 1 5 5'"),
+    ("a 0.9 1 1e101 5 5", "(numbers)", NUMBERS, "str 'a 0.9 1 1e101 5 5'"),
+])
+def test_result_line_problems_name_line_field_expected_found(
+        tmp_path: Path, line: str, field: str, expected: str, found: str) -> None:
+    """Each bad line is one problem: the file, its line (from 1), the field, what was
+    expected and what was found; the good line before it is kept."""
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.5 1 1 5 5\n" + line + "\n"},
+                            {"ship"}, {"a"})
+    assert len(dets) == 1
+    assert [(Path(p.file).name, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        ("ship.txt", field, 2, expected, found)]
+
+
+def test_a_score_beyond_the_coordinate_bound_is_a_score(tmp_path: Path) -> None:
+    """The ±1e100 bound is on coordinates only: a score of 1e200 is a finite score."""
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 1e200 1 1 5 5\n"}, {"ship"}, {"a"})
+    assert not bad.items and dets[0].score == 1e200
+
+
+def test_results_folder_problems(tmp_path: Path) -> None:
+    """Not a folder, or a folder without result files: one problem naming --results and the
+    folder; other files than ``.txt`` are not read; a ``.txt`` named after no class and one
+    whose name is not UTF-8 are each a problem naming the file."""
+    bad = Problems()
+    assert read_results(tmp_path / "none", {"ship"}, {"a"}, bad) == []
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "none"), "--results", "a folder of <class>.txt result files",
+         "not a folder")]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "ship.csv").write_text("a 0.5 1 1 5 5\n")
+    bad = Problems()
+    assert read_results(tmp_path / "empty", {"ship"}, {"a"}, bad) == []
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "empty"), "--results", "<anything>_<class>.txt result files", "none")]
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "det_plane.txt").write_text("a 0.5 1 1 5 5\n")
+    (folder / "README.md").write_text("not a result file\n")
+    (folder / b"det_\xe9ship.txt".decode("utf-8", "surrogateescape")).write_text("x\n")
+    bad = Problems()
+    assert read_results(folder, {"ship"}, {"a"}, bad) == []
+    assert sorted((Path(p.file).name, p.field) for p in bad.items) == [
+        ("det_\\xe9ship.txt", "(file name)"), ("det_plane.txt", "(file name)")]
+    plane = next(p for p in bad.items if p.file.endswith("det_plane.txt"))
+    assert plane.expected == ("<anything>_<class>.txt with a class of the annotations (or "
+                              "--classes)") and plane.found == "str 'det_plane.txt'"
+
+
+def test_a_zero_area_result_line_is_a_problem_by_default(tmp_path: Path) -> None:
+    """Without a ``Degenerate`` (the default) a zero-width line is refused, naming the flag
+    that would leave it out; with one that skips, it is listed instead."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "ship.txt").write_text("a 0.5 1 1 5 5\na 0.5 3 1 3 5\n")
+    bad = Problems()
+    dets = read_results(folder, {"ship"}, {"a"}, bad)
+    assert len(dets) == 1
+    assert [(p.field, p.line) for p in bad.items] == [("(box)", 2)]
+    assert bad.items[0].expected == ("xmax > xmin and ymax > ymin (a box of zero area; "
+                                     "--skip-degenerate leaves it out)")
+    assert bad.items[0].found == "list [3.0, 1.0, 3.0, 5.0]"
+    bad = Problems()
+    assert len(read_results(folder, {"ship"}, {"a"}, bad, Degenerate(True))) == 1
+    assert not bad.items
+
+
+# ---------------------------------------------------------------- classes
+
+
+def test_classes_file_names_ids_and_refuses_repeats(tmp_path: Path) -> None:
+    """One ``<name>`` or ``<id> <name>`` a line (line numbers from 1, comments and blank
+    lines skipped, reading on after them and after a bad line); an id twice or three
+    tokens is a problem naming the line; a file that is not UTF-8 is one problem."""
+    path = tmp_path / "classes.txt"
+    path.write_text("# HRSC\n100000001 ship\n\nwarcraft\n100000001 again\na b c\n"
+                    "  # note\n100000002 tanker\n")
+    bad = Problems()
+    assert read_classes(path, bad) == {"100000001": "ship", "warcraft": "warcraft",
+                                       "100000002": "tanker"}
+    assert [(p.file, p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        (str(path), "(line)", 5, "<name> or <id> <name>, each id once",
+         "str '100000001 again'"),
+        (str(path), "(line)", 6, "<name> or <id> <name>, each id once", "str 'a b c'")]
+    path.write_bytes(b"ship\n\xff\n")
+    bad = Problems()
+    assert read_classes(path, bad) == {}
+    assert [p.expected for p in bad.items] == ["a UTF-8 text classes file"]
+
+
+def test_class_ids_are_named_by_the_classes_file(tmp_path: Path) -> None:
+    entry, bad, _ = _read(tmp_path, _hrsc(_hrsc_object("100000005", (48, 43, 92, 77),
+                                                       (70.0, 60.0, 40.0, 16.0, A30), "1")),
+                          class_ids={"100000005": "warcraft"})
+    assert not bad.items
+    assert [(o.category, o.difficult) for o in entry.objects] == [("warcraft", True)]
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5))),
+                          class_ids={"cat": "cat"})
+    assert entry is None
+    assert [(p.field, p.expected) for p in bad.items] == [
+        ("<object> 0 <name>", "a class of the --classes file")]
+
+
+@pytest.mark.parametrize("name", ["", "two words"])
+def test_a_class_name_is_one_word(tmp_path: Path, name: str) -> None:
+    entry, bad, _ = _read(tmp_path, _annotation(_obj(name, (1, 1, 5, 5))))
+    assert entry is None
+    assert [(p.field, p.expected) for p in bad.items] == [
+        ("<object> 0 <name>", "a class name without spaces")]
+
+
+# ---------------------------------------------------------------- image, size, file name
+
+
+def test_image_name_from_filename_or_stem_and_hrsc_format(tmp_path: Path) -> None:
+    """The image is ``<filename>``; without it the XML's stem with ``.jpg``; HRSC's is
+    ``<Img_FileName>.<Img_FileFmt>``; the size comes from the XML (numbers-only)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                filename="sub/x.png"))
+    assert not bad.items and (entry.name, entry.image, entry.width, entry.height) == (
+        "sub/x.png", None, 200, 150)
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5))), name="q7.xml")
+    assert (entry.stem, entry.name) == ("q7", "q7.jpg")
+    entry, bad, _ = _read(tmp_path, _hrsc(_hrsc_object(
+        "ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30)), name="1001", fmt="png"))
+    assert not bad.items and entry.name == "1001.png"
+
+
+@pytest.mark.parametrize(("size", "field"), [
+    ("<size><width>0</width><height>150</height></size>", "(size) width"),
+    ("<size><width>200</width><height>-3</height></size>", "(size) height"),
+    ("<size><width>200</width></size>", "(size) height"),
+])
+def test_size_sides_are_whole_positive_numbers(tmp_path: Path, size: str, field: str
+                                               ) -> None:
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5)), size=size))
+    assert entry is None and [p.field for p in bad.items] == [field]
+
+
+def test_image_found_in_the_folder_and_its_size_checked(tmp_path: Path) -> None:
+    from convert_helpers import blank_images
+
+    images = blank_images(tmp_path / "img", {"p.png": (200, 150), "q.png": (30, 20)})
+    by_stem = {"p": images / "p.png", "q": images / "q.png"}
+    for xml, name in ((_annotation(_obj("dog", (1, 1, 5, 5)), filename="p.jpg"), "p.png"),
+                      (_annotation(_obj("dog", (1, 1, 5, 5))), "p.png")):
+        path = tmp_path / "p.xml"
+        path.write_text(xml)
+        bad = Problems()
+        entry = read_voc(path, by_stem, images, {}, bad)
+        assert not bad.items and (entry.name, entry.image, entry.width) == (
+            name, images / "p.png", 200)
+    path = tmp_path / "q.xml"
+    path.write_text(_annotation(_obj("dog", (1, 1, 5, 5)), filename="q.png"))
+    bad = Problems()
+    assert read_voc(path, by_stem, images, {}, bad) is None
+    assert [(p.field, p.expected, p.found) for p in bad.items] == [
+        ("(size)", "the size of q.png: 30 x 20", "200 x 150")]
+
+
+def test_missing_image_and_no_size_is_a_problem_naming_both(tmp_path: Path) -> None:
+    path = tmp_path / "a.xml"
+    path.write_text("<annotation>" + _obj("dog", (1, 1, 5, 5)) + "</annotation>")
+    bad = Problems()
+    assert read_voc(path, {}, tmp_path, {}, bad) is None
+    assert [p.field for p in bad.items] == ["(size)"]
+    assert f"in {tmp_path}" in bad.items[0].expected
+
+
+def test_problems_before_a_broken_document_are_not_reported(tmp_path: Path) -> None:
+    """A file that turns out not well-formed is one problem (the document), not also the
+    problems of the objects read before the break."""
+    xml = _annotation(_obj("dog", (5, 1, 1, 5)))[:-len("</annotation>")] + "<object>"
+    entry, bad, _ = _read(tmp_path, xml)
+    assert entry is None
+    assert [p.field for p in bad.items] == ["(document)"]
+    assert bad.items[0].expected == "well-formed XML"
+
+
+def test_whitespace_in_values_is_collapsed(tmp_path: Path) -> None:
+    xml = ("<annotation>" + SIZE + "<object><name>\n  dog \n</name><difficult> 1 </difficult>"
+           "<bndbox><xmin> 1 </xmin><ymin>2</ymin><xmax>\n5\n</xmax><ymax>6</ymax></bndbox>"
+           "</object></annotation>")
+    entry, bad, _ = _read(tmp_path, xml)
+    assert not bad.items
+    assert [(o.category, o.difficult, o.box) for o in entry.objects] == [
+        ("dog", True, (1, 2, 5, 6))]
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("", "a finite number"), ("x", "a finite number"), ("nan", "a finite number"),
+    ("1" * 65, "a finite number"), ("1e101", "a finite number within ±1e100")])
+def test_a_coordinate_is_a_finite_number_within_the_bound(tmp_path: Path, value: str,
+                                                          expected: str) -> None:
+    xml = _annotation(_obj("dog", None, extra=(
+        f"<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>{value}</xmax><ymax>5</ymax></bndbox>")))
+    entry, bad, _ = _read(tmp_path, xml)
+    assert entry is None
+    assert [p.field for p in bad.items] == ["<object> 0 <xmax>"]
+    assert bad.items[0].expected.startswith(expected)
+
+
+# ---------------------------------------------------------------- from_voc: the whole
+
+
+def test_options_and_folders_are_checked_first(tmp_path: Path) -> None:
+    """Each refusal names its option: --difficult not target/ignore, --annotations not a
+    folder or holding no .xml; nothing is written."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    cases = [({"difficult": "skip"}, ann, "--difficult"),
+             ({}, tmp_path / "nowhere", "--annotations")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases.append(({}, empty, "--annotations"))
+    for kwargs, folder, field in cases:
+        with pytest.raises(OVEarthInputError) as err:
+            from_voc(folder, None, tmp_path / "b", **kwargs)
+        assert [p.field for p in err.value.problems] == [field]
+        assert not (tmp_path / "b").exists()
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(empty, None, tmp_path / "b")
+    assert err.value.problems[0].expected == "VOC / DIOR / HRSC2016 .xml files"
+
+
+def test_every_class_is_a_query_on_every_image(tmp_path: Path) -> None:
+    """Positive queries for the classes present (their boxes in the XML's order), negatives
+    for the absent ones (``negatives="all"``), with ids ``<stem>_<class>`` and
+    ``ov_<stem>_<class>``, the image path under ``images/`` and the XML's size."""
+    ann = _write(tmp_path, {
+        "a": _annotation(_obj("ship", (30, 5, 50, 25)), _obj("car", (1, 2, 3, 4)),
+                         _obj("ship", (5, 5, 25, 25)), filename="a.png"),
+        "b": _annotation(_obj("car", (2, 2, 8, 8)))})
+    summary = from_voc(ann, None, tmp_path / "b")
+    gt = json.loads((tmp_path / "b" / "ground_truth.json").read_text())
+    anns = {a["id"]: a for a in gt["annotations"]}
+    assert {k: (a["image_path"], a["width"], a["height"], a["category_name"], a["bbox"])
+            for k, a in anns.items()} == {
+        "a_car": ("images/a.png", 200, 150, "car", [[1, 2, 2, 2]]),
+        "a_ship": ("images/a.png", 200, 150, "ship", [[30, 5, 20, 20], [5, 5, 20, 20]]),
+        "b_car": ("images/b.jpg", 200, 150, "car", [[2, 2, 6, 6]]),
+        "b_ship": ("images/b.jpg", 200, 150, "ship", [])}
+    queries = {q["query_id"]: (q["ann_id"], q["type"])
+               for q in gt["tasks"]["open_vocabulary"]}
+    assert queries == {"ov_a_car": ("a_car", "positive"), "ov_a_ship": ("a_ship", "positive"),
+                       "ov_b_car": ("b_car", "positive"), "ov_b_ship": ("b_ship", "negative")}
+    assert summary["open_vocabulary"] == {"positive": 3, "negative": 1}
+
+
+def test_n_negatives_per_image_from_its_absent_classes(tmp_path: Path) -> None:
+    """``negatives=N``: each image gets min(N, absent) negatives, each an absent class; the
+    same seed gives the same choice; a detection on a pair that is no query is left out
+    and counted in a note."""
+    classes = tmp_path / "classes.txt"
+    classes.write_text("ship\ncar\nplane\nbridge\nport\n")
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (1, 1, 5, 5))),
+                            "b": _annotation(_obj("ship", (1, 1, 5, 5)),
+                                             _obj("car", (1, 1, 5, 5)),
+                                             _obj("plane", (1, 1, 5, 5)),
+                                             _obj("bridge", (1, 1, 5, 5)))})
+    res = tmp_path / "model"
+    res.mkdir()
+    for cls in ("ship", "car", "plane", "bridge", "port"):
+        (res / f"comp4_det_test_{cls}.txt").write_text("a 0.5 1 1 5 5\nb 0.5 1 1 5 5\n")
+    chosen = []
+    for out in ("n1", "n2"):
+        from_voc(ann, None, tmp_path / out, [res], classes=classes, negatives=2, seed=7)
+        gt = json.loads((tmp_path / out / "ground_truth.json").read_text())
+        pairs = {q["query_id"]: q["type"] for q in gt["tasks"]["open_vocabulary"]}
+        negatives = sorted(k for k, t in pairs.items() if t == "negative")
+        chosen.append(negatives)
+        a_neg = [k for k in negatives if k.startswith("ov_a_")]
+        b_neg = [k for k in negatives if k.startswith("ov_b_")]
+        assert len(a_neg) == 2 and len(b_neg) == 1 and b_neg == ["ov_b_port"]
+        assert all(k[len("ov_a_"):] in {"car", "plane", "bridge", "port"} for k in a_neg)
+        assert sorted(k for k, t in pairs.items() if t == "positive") == [
+            "ov_a_ship", "ov_b_bridge", "ov_b_car", "ov_b_plane", "ov_b_ship"]
+        readme = (tmp_path / out / "README.md").read_text()
+        # 10 detections, on 5 + 3 = 8 queries: 2 left out (a's third and fourth absent class)
+        assert ("predictions/model.json: 2 detections on (image, class) pairs that are no "
+                "query (--negatives N) were left out") in readme
+        rows = json.loads((tmp_path / out / "predictions" / "model.json").read_text())
+        assert sorted(r["query_id"] for r in rows["tasks"]["open_vocabulary"]) == sorted(pairs)
+    assert chosen[0] == chosen[1]
+
+
+def test_results_go_to_their_query_by_image_and_class(tmp_path: Path) -> None:
+    """A detection goes to the query of its image and its file's class: box lines as
+    ``bbox`` rows, rotated lines as ``polygon`` rows, each with its score; a query with no
+    detection gets an empty row; phrases have spaces for - and _."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("storage_tank", (1, 1, 5, 5))),
+                            "b": _annotation(_obj("ship", (2, 2, 9, 9)))})
+    res = tmp_path / "m"
+    res.mkdir()
+    (res / "det_ship.txt").write_text("a 0.25 1 2 3 4\nb 0.5 1 1 9 1 9 9 1 9\n")
+    (res / "det_storage_tank.txt").write_text("a 0.75 0 0 6 6\n")
+    from_voc(ann, None, tmp_path / "b", [res])
+    rows = {r["query_id"]: r for r in json.loads(
+        (tmp_path / "b" / "predictions" / "m.json").read_text())["tasks"]["open_vocabulary"]}
+    assert rows["ov_a_ship"]["bbox"] == [{"bbox": [1, 2, 3, 4], "score": 0.25}]
+    assert rows["ov_a_ship"]["oriented_bbox"] == [] and rows["ov_a_ship"]["phrase"] == "ship"
+    assert rows["ov_b_ship"]["bbox"] == []
+    (poly,) = rows["ov_b_ship"]["oriented_bbox"]
+    assert poly["score"] == 0.5 and shapely.Polygon(poly["polygon"]).equals(
+        shapely.box(1, 1, 9, 9))
+    assert rows["ov_a_storage_tank"]["bbox"] == [{"bbox": [0, 0, 6, 6], "score": 0.75}]
+    assert rows["ov_a_storage_tank"]["phrase"] == "storage tank"
+    assert rows["ov_b_storage_tank"]["bbox"] == [] and \
+        rows["ov_b_storage_tank"]["oriented_bbox"] == []
+
+
+def test_mixed_rotated_and_plain_objects_warn_naming_the_files(tmp_path: Path) -> None:
+    """7 files: one with a rotated box, six with only a <bndbox>: no oriented box anywhere,
+    a warning counting 1 of 7 objects and naming the first five files and "1 more"."""
+    rot = _obj("ship", None, extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+               "<angle>0</angle></robndbox>")
+    xml = {"r": _annotation(rot)}
+    xml.update({f"p{k}": _annotation(_obj("ship", (1, 1, 5, 5))) for k in range(6)})
+    summary = from_voc(_write(tmp_path, xml), None, tmp_path / "b")
+    (warning,) = [w for w in summary["warnings"] if "rotated box" in w]
+    assert warning.startswith("1 of 7 objects have a rotated box (<robndbox> or <mbox>), 6 "
+                              "only a <bndbox> (p0.xml, p1.xml, p2.xml, p3.xml, p4.xml and 1 "
+                              "more): ")
+    assert all(a["oriented_bbox"] == [] for a in _anns(tmp_path / "b").values())
+    summary = from_voc(_write(tmp_path / "all", {"r": _annotation(rot)}), None,
+                       tmp_path / "c")
+    assert not [w for w in summary["warnings"] if "rotated box" in w]
+    assert _anns(tmp_path / "c")["r_ship"]["oriented_bbox"] == [
+        [[20, 25], [40, 25], [40, 35], [20, 35]]]
+    assert "oriented boxes from the rotated boxes (<robndbox>, <mbox>)" in (
+        tmp_path / "c" / "README.md").read_text()
+
+
+def test_skipped_entries_and_unused_images_are_named(tmp_path: Path) -> None:
+    """Not converted: a file of the annotations folder that is not ``.xml`` (named), an
+    image no XML names; the images an XML names are used, not listed."""
+    from convert_helpers import blank_images
+
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="a.png")})
+    (ann / "notes.txt").write_text("x")
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150), "z.png": (4, 4)})
+    summary = from_voc(ann, images, tmp_path / "b")
+    assert summary["skipped"] == [
+        f"1 entries in {ann} are not .xml files (not read): notes.txt",
+        f"1 images in {images} are named by no XML file (not converted: no annotation): "
+        "z.png"]
+    assert summary["image_files"] == 1 and summary["numbers_only"] == 0
+    summary = from_voc(ann, None, tmp_path / "c")
+    assert summary["skipped"] == [f"1 entries in {ann} are not .xml files (not read): "
+                                  "notes.txt"]
+    assert summary["numbers_only"] == 1
+
+
+@pytest.mark.parametrize(("change", "field", "expected"), [
+    (("<Class_ID>ship</Class_ID>", "<Class_ID>a ship</Class_ID>"), "<HRSC_Object> 1 <Class_ID>",
+     "a class name without spaces"),
+    (("<difficult>0</difficult>", "<difficult>yes</difficult>"), "<HRSC_Object> 1 <difficult>",
+     "0 or 1"),
+    (("<mbox_w>40.0</mbox_w>", "<mbox_w>wide</mbox_w>"), "<HRSC_Object> 1 <mbox_w>",
+     "a finite number"),
+    (("<mbox_ang>0.5235987755982988</mbox_ang>", "<mbox_ang>inf</mbox_ang>"),
+     "<HRSC_Object> 1 <mbox_ang>", "a finite number"),
+    (("<box_ymax>77</box_ymax>", "<box_ymax></box_ymax>"), "<HRSC_Object> 1 <box_ymax>",
+     "a finite number"),
+    (("<mbox_h>16.0</mbox_h>", "<mbox_h>0.0</mbox_h>"), "<HRSC_Object> 1 <mbox>",
+     "a rotated box of positive area"),
+])
+def test_hrsc_problems_name_the_object_and_its_tag(tmp_path: Path, change: tuple[str, str],
+                                                   field: str, expected: str) -> None:
+    """A problem of HRSC's second object (index 1) names it and its own tag; the first
+    object, fine, adds none."""
+    good = _hrsc_object("ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30))
+    assert change[0] in good
+    entry, bad, _ = _read(tmp_path, _hrsc(good, good.replace(*change)), skip=False)
+    assert entry is None
+    assert [p.field for p in bad.items] == [field], bad.items
+    assert bad.items[0].expected.startswith(expected)
+
+
+def test_problems_name_the_line_of_their_element(tmp_path: Path) -> None:
+    """A problem names the line where its element starts: HRSC's second object on line 4
+    (a zero-height <mbox>, and a bad <difficult>), a <robndbox> on line 5
+    (corners crossing), a <bndbox> on line 5 (xmax < xmin)."""
+    good = _hrsc_object("ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30))
+    flat = good.replace("<mbox_h>16.0</mbox_h>", "<mbox_h>0.0</mbox_h>").replace(
+        "<difficult>0</difficult>", "<difficult>2</difficult>")
+    xml = _hrsc(f"\n{good}\n\n{flat}\n")
+    entry, bad, _ = _read(tmp_path, xml, skip=False)
+    assert entry is None
+    assert sorted((p.field, p.line) for p in bad.items) == [
+        ("<HRSC_Object> 1 <difficult>", 4), ("<HRSC_Object> 1 <mbox>", 4)]
+    bowtie = ("<robndbox><x_left_top>10</x_left_top><y_left_top>10</y_left_top><x_right_top>40"
+              "</x_right_top><y_right_top>10</y_right_top><x_right_bottom>10</x_right_bottom>"
+              "<y_right_bottom>30</y_right_bottom><x_left_bottom>40</x_left_bottom>"
+              "<y_left_bottom>30</y_left_bottom></robndbox>")
+    xml = ("<annotation>" + SIZE + "\n" + _obj("dog", (1, 1, 5, 5)) + "\n<object>\n<name>dog"
+           "</name>\n" + bowtie + "</object>\n<object><name>dog</name>\n<bndbox><xmin>9</xmin>"
+           "<ymin>1</ymin><xmax>2</xmax><ymax>5</ymax></bndbox></object></annotation>")
+    entry, bad, _ = _read(tmp_path, xml, skip=True)
+    assert entry is None
+    assert [(p.field, p.line) for p in bad.items] == [("<object> 1 <robndbox>", 5),
+                                                      ("<object> 2 <bndbox>", 7)]
