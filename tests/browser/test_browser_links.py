@@ -112,6 +112,7 @@ def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
     page = new_page(1500, 1600)
     page.goto(demo_server.url)
     settle(page, "Presence confusion matrix")
+    page.get_by_role("tab", name="Charts").click()  # issue 49: the charts wait in their tab
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                            ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
                            timeout=MS)
