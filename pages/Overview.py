@@ -20,7 +20,6 @@ from ovearth_core.viz import figures
 from pages.common import analysis_views, state, views
 from pages.common.run import current, in_frame
 
-
 # The Overview's tabs: the numbers and tables (the first screen), then the charts.
 TABS = ("Numbers and tables", "Charts")
 
