@@ -1,4 +1,10 @@
-"""Overview: key metrics, hits and misses, failure tags, modalities, AP and per category."""
+"""Overview: key metrics, hits and misses, failure tags, AP and per category; the charts
+(the confusion matrix, modalities, weakest categories) in a tab of their own.
+
+The first screen draws no plotly chart: Streamlit's plotly element is a 4.7 MB script whose
+first chart on a page costs a trivial page's whole first paint again (benchmarks/README.md,
+"Issue 49: first paint"). The "Charts" tab is lazy (``on_change="rerun"``): its charts are
+built and sent only once it is opened."""
 
 from __future__ import annotations
 
@@ -14,6 +20,9 @@ from ovearth_core.viz import figures
 from pages.common import analysis_views, state, views
 from pages.common.run import current, in_frame
 
+# The Overview's tabs: the numbers and tables (the first screen), then the charts.
+TABS = ("Numbers and tables", "Charts")
+
 
 def main() -> None:
     run = current()
@@ -25,14 +34,19 @@ def main() -> None:
                                     "the result cache" if run.evaluation.from_cache else
                                     f"evaluated in {run.evaluation.seconds:.1f} s"))
     key_metrics_ui(run)
-    left, right = st.columns(2)
-    with left:
-        outcomes_ui(run)
-    with right:
-        failure_tags_ui(run.evaluation.rows)
-    modalities_ui(summary, run.evaluation.rows)
-    analysis_ui(run)
-    categories_ui(run.view.per_category)
+    numbers, charts = st.tabs(list(TABS), key="overview_tab", on_change="rerun")
+    if numbers.open:
+        with numbers:
+            left, right = st.columns(2)
+            with left:
+                outcomes_ui(run)
+            with right:
+                failure_tags_ui(run.evaluation.rows)
+            analysis_ui(run)
+            categories_ui(run.view.per_category)
+    if charts.open:
+        with charts:
+            charts_ui(run)
 
 
 def key_metrics_ui(run: Any) -> None:
@@ -56,11 +70,8 @@ def outcomes_ui(run: Any) -> None:
     into the explorer."""
     summary, rows = run.view.summary, run.evaluation.rows
     if run.options.task == "vocabulary":
-        cell = views.picked_point(st.plotly_chart(
-            figures.confusion_matrix(summary.presence.json, clickable=True), key="cm",
-            on_select="rerun", selection_mode="points"))
-        if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
-            views.explore(outcomes=[cell["customdata"]])
+        st.subheader("Presence confusion matrix")
+        st.markdown(figures.confusion_matrix_markdown(summary.presence.json))
         outcomes = ("TP", "FN", "FP", "TN")  # the matrix's cells, row by row
     else:
         st.subheader("Hits and misses (IoU ≥ 0.5)")
@@ -93,6 +104,20 @@ def failure_tags_ui(rows: list[dict[str, Any]]) -> None:
                                  disabled=not tags[tag], failures=[tag])
 
 
+def charts_ui(run: Any) -> None:
+    """The "Charts" tab: the clickable confusion matrix, the modalities' charts and the
+    weakest categories' bars (a cell or a bar opens the explorer)."""
+    summary = run.view.summary
+    if run.options.task == "vocabulary":
+        cell = views.picked_point(st.plotly_chart(
+            figures.confusion_matrix(summary.presence.json, clickable=True), key="cm",
+            on_select="rerun", selection_mode="points"))
+        if cell is not None and cell.get("customdata") in diagnose.OUTCOMES_OV:
+            views.explore(outcomes=[cell["customdata"]])
+    modalities_ui(summary, run.evaluation.rows)
+    weakest_ui(run.view.per_category)
+
+
 def modalities_ui(summary: Summary, rows: list[dict[str, Any]]) -> None:
     st.header("Modalities")
     a, b = st.columns(2)
@@ -115,26 +140,33 @@ def analysis_ui(run: Any) -> None:
 
 
 def categories_ui(per_category: tuple[CategoryRow, ...]) -> None:
-    """The per-category table and its weakest categories, each a way into the explorer."""
+    """The per-category table, each row a way into the explorer."""
     st.header("Per category")
     cat_rows = diagnose.category_rows([c.json for c in per_category])
-    metric = diagnose.primary_metric(cat_rows)
-    st.caption("Click a row of the table or a bar of the chart to open that category's queries "
-               "in the explorer.")
-    c1, c2 = st.columns([3, 2])
-    row = views.picked_row(c1.dataframe(cat_rows, hide_index=True, placeholder="—",
+    st.caption("Click a row of the table to open that category's queries in the explorer "
+               "(the weakest categories' chart is in the \"Charts\" tab).")
+    row = views.picked_row(st.dataframe(cat_rows, hide_index=True, placeholder="—",
                                         width="stretch", height=460,
                                         on_select="rerun", selection_mode="single-row",
                                         key="cat_table"))
     if row is not None:
         views.explore(categories=[cat_rows[row]["category"]])
-    if metric is not None:
-        weakest = diagnose.weakest(cat_rows, metric, 15)
-        bar = views.picked_point(c2.plotly_chart(
-            figures.weakest_categories(weakest, metric, metric.replace("_", " ")), key="weak",
-            on_select="rerun", selection_mode="points"))
-        if bar is not None and bar.get("customdata") in {r["category"] for r in cat_rows}:
-            views.explore(categories=[bar["customdata"]])
+
+
+def weakest_ui(per_category: tuple[CategoryRow, ...]) -> None:
+    """The weakest categories' bars, each a way into the explorer."""
+    cat_rows = diagnose.category_rows([c.json for c in per_category])
+    metric = diagnose.primary_metric(cat_rows)
+    if metric is None:
+        return
+    st.header("Weakest categories")
+    st.caption("Click a bar to open that category's queries in the explorer.")
+    weakest = diagnose.weakest(cat_rows, metric, 15)
+    bar = views.picked_point(st.plotly_chart(
+        figures.weakest_categories(weakest, metric, metric.replace("_", " ")), key="weak",
+        on_select="rerun", selection_mode="points"))
+    if bar is not None and bar.get("customdata") in {r["category"] for r in cat_rows}:
+        views.explore(categories=[bar["customdata"]])
 
 
 in_frame(main)

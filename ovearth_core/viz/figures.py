@@ -25,6 +25,10 @@ def _layout(fig: go.Figure, title: str, **extra: Any) -> go.Figure:
     return fig
 
 
+_CM_COLUMNS = ("predicted present", "predicted absent")
+_CM_ROWS = ("GT present (positive)", "GT absent (negative)")
+
+
 def confusion_matrix(presence: dict[str, Any], clickable: bool = False) -> go.Figure:
     """2 x 2 presence matrix: rows = truth (present / absent), columns = prediction.
 
@@ -32,18 +36,14 @@ def confusion_matrix(presence: dict[str, Any], clickable: bool = False) -> go.Fi
     FPR / TNR for absent). ``clickable`` (the app) adds what a click selects; a static
     figure (the report) neither has it nor invites a click.
     """
-    tp, fp, tn, fn = (presence[k] for k in ("tp", "fp", "tn", "fn"))
-    counts = [[tp, fn], [fp, tn]]
-    names = [["TP", "FN"], ["FP", "TN"]]
-    rates = [[_rate(v, sum(row)) for v in row] for row in counts]
+    counts, names, rates = _confusion_cells(presence)
     text = [[f"{names[i][j]}<br>{counts[i][j]:,}<br>{_pct(rates[i][j])}" for j in range(2)]
             for i in range(2)]
     hover = ({"hoverinfo": "skip"} if clickable
              else {"hovertemplate": "%{y} / %{x}<br>%{text}<extra></extra>"})
     fig = go.Figure(go.Heatmap(
         z=[[r if r is not None else 0 for r in row] for row in rates],
-        x=["predicted present", "predicted absent"], y=["GT present (positive)",
-                                                        "GT absent (negative)"],
+        x=list(_CM_COLUMNS), y=list(_CM_ROWS),
         text=text, texttemplate="%{text}", textfont={"size": 16}, zmin=0, zmax=1,
         colorscale=[[0, "#f7fbff"], [1, "#2171b5"]], showscale=False, **hover))
     fig.update_yaxes(autorange="reversed")
@@ -61,6 +61,28 @@ def confusion_matrix(presence: dict[str, Any], clickable: bool = False) -> go.Fi
         name="cells", hovertemplate="%{y} / %{x}<br>%{text}<br>click: open these queries"
                                     "<extra></extra>"))
     return _layout(fig, f"{title} · click a cell", clickmode="event+select")
+
+
+def _confusion_cells(presence: dict[str, Any]) -> tuple[list[list[int]], list[list[str]],
+                                                        list[list[float | None]]]:
+    """The presence matrix's counts, outcome names and rates within the row, row by row
+    (truth present, absent), column by column (predicted present, absent)."""
+    tp, fp, tn, fn = (presence[k] for k in ("tp", "fp", "tn", "fn"))
+    counts = [[tp, fn], [fp, tn]]
+    names = [["TP", "FN"], ["FP", "TN"]]
+    rates = [[_rate(v, sum(row)) for v in row] for row in counts]
+    return counts, names, rates
+
+
+def confusion_matrix_markdown(presence: dict[str, Any]) -> str:
+    """The presence matrix as a Markdown table (the app's first screen, drawn without plotly):
+    each cell its outcome, count and rate within the row, as :func:`confusion_matrix` shows."""
+    counts, names, rates = _confusion_cells(presence)
+    lines = ["| | " + " | ".join(_CM_COLUMNS) + " |", "| --- | ---: | ---: |"]
+    lines += ["| " + _CM_ROWS[i] + " | " + " | ".join(
+        f"{names[i][j]} **{counts[i][j]:,}** ({_pct(rates[i][j])})" for j in range(2)) + " |"
+        for i in range(2)]
+    return "\n".join(lines)
 
 
 def _rate(num: int, den: int) -> float | None:

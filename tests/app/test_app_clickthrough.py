@@ -86,9 +86,38 @@ def _point(**point: object) -> dict[str, object]:
     return {"selection": {"points": [point], "point_indices": [0], "box": [], "lasso": []}}
 
 
+def _charts(ds: Dataset) -> AppTest:
+    """The Overview with its "Charts" tab opened (what a click on the tab sends): the
+    first screen draws no chart (issue 49), the tab draws the clickable ones."""
+    at = app_on(ds, TIMEOUT).run()
+    assert not at.get("plotly_chart")
+    at.session_state["overview_tab"] = "Charts"
+    at.run()
+    assert_ok(at)
+    assert {c.key for c in at.get("plotly_chart")} >= {"cm", "weak"}
+    return at
+
+
+def test_the_first_screen_shows_the_numbers_without_a_chart(ds: Dataset) -> None:
+    """Issue 49: the first screen is the numbers (the confusion matrix's counts as a table,
+    with their explorer buttons, the failure tags, the per-category table), no plotly chart.
+    model_a: 3 TP, 1 FN of the 4 positives; 1 FP, 1 TN of the 2 negatives."""
+    at = app_on(ds, TIMEOUT).run()
+    assert_ok(at)
+    assert not at.get("plotly_chart")
+    assert "Presence confusion matrix" in [h.value for h in at.subheader]
+    table = next(m.value for m in at.markdown if "predicted present" in m.value)
+    assert "| GT present (positive) | TP **3** (75.0%) | FN **1** (25.0%) |" in table
+    assert "| GT absent (negative) | FP **1** (50.0%) | TN **1** (50.0%) |" in table
+    labels = {b.label for b in at.button}
+    assert {"Show 3 true positives →", "Show 1 false negatives →", "Show 1 false positives →",
+            "Show 1 true negatives →", "Show 4 failed queries →"} <= labels
+    assert {d.key for d in at.dataframe} >= {"tag_table", "cat_table"}
+
+
 def test_a_weakest_category_bar_opens_its_queries(ds: Dataset) -> None:
     expected = _by_category(ds)["ship"]
-    at = app_on(ds, TIMEOUT).run()
+    at = _charts(ds)
     at.session_state["weak"] = _point(x=0.0, y="ship", customdata="ship", curve_number=0,
                                       point_number=0, point_index=0)
     at.run()
@@ -104,7 +133,7 @@ def test_a_weakest_category_bar_opens_its_queries(ds: Dataset) -> None:
     ("TP", ["ov_000001", "ov_000003", "ov_000005"])])
 def test_a_confusion_cell_opens_its_outcome(ds: Dataset, outcome: str,
                                             expected: list[str]) -> None:
-    at = app_on(ds, TIMEOUT).run()
+    at = _charts(ds)
     at.session_state["cm"] = _point(x="predicted present", y="GT present (positive)",
                                     customdata=outcome, curve_number=1, point_number=0,
                                     point_index=0)
@@ -115,7 +144,7 @@ def test_a_confusion_cell_opens_its_outcome(ds: Dataset, outcome: str,
 
 
 def test_a_selection_outside_the_data_stays_on_the_overview(ds: Dataset) -> None:
-    at = app_on(ds, TIMEOUT).run()
+    at = _charts(ds)
     at.session_state["weak"] = _point(customdata="no such category", y="x")
     at.run()
     assert_ok(at)

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from app_fixtures import write_dataset
@@ -112,6 +113,7 @@ def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
     page = new_page(1500, 1600)
     page.goto(demo_server.url)
     settle(page, "Presence confusion matrix")
+    page.get_by_role("tab", name="Charts").click()  # issue 49: the charts wait in their tab
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                            ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
                            timeout=MS)
@@ -122,3 +124,37 @@ def test_clicking_a_confusion_matrix_cell_opens_the_explorer_on_that_outcome(
     assert f"outcome={outcome}" in page.url
     assert _view(page)["query"] == query
     shoot(page, tmp_path, f"overview_cell_{outcome}.png")
+
+
+# The weakest-categories bar drawn longest (a bar of length 0 cannot be clicked): its
+# category and where its middle is on the page.
+LONGEST_BAR = """() => {
+    const gd = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(g => g._fullData && g._fullData.some(t => t.type === 'bar'
+                                                    && t.orientation === 'h'));
+    gd.scrollIntoView({block: 'center'});
+    const t = gd._fullData.find(t => t.type === 'bar'), l = gd._fullLayout;
+    const i = t.x.indexOf(Math.max(...t.x)), box = gd.getBoundingClientRect();
+    return [t.customdata[i], box.left + l.xaxis._offset + l.xaxis.d2p(t.x[i] / 2),
+            box.top + l.yaxis._offset + l.yaxis.d2p(t.y[i])];
+}"""
+
+
+def test_clicking_a_weakest_category_bar_opens_the_explorer_on_that_category(
+        demo_server: Server, new_page: Callable[..., Page], tmp_path: Path) -> None:
+    """Issue 49: the bars are in the Overview's "Charts" tab; a click on one (where plotly
+    draws it) opens the explorer filtered to that category."""
+    page = new_page(1500, 1600)
+    page.goto(demo_server.url)
+    settle(page, "Presence confusion matrix")
+    page.get_by_role("tab", name="Charts").click()
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".some(g => g._fullData?.some(t => t.orientation === 'h'))",
+                           timeout=MS)
+    category, x, y = page.evaluate(LONGEST_BAR)
+    page.mouse.click(x, y)
+    expect(page.get_by_role("heading", name="Query explorer")).to_be_visible(timeout=MS)
+    settle(page, "in the filtered list")
+    query = parse_qs(urlparse(page.url).query)
+    assert query["cat"] == [category]
+    shoot(page, tmp_path, "overview_bar.png")
