@@ -65,8 +65,8 @@ def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
 
 def add_large_masks_option(parser: argparse.ArgumentParser) -> None:
     """``--large-masks``: the one definition for the commands beyond the spec's evaluator
-    (analysis, report, suite, leaderboard, audit, hosting); the evaluator itself keeps exactly the spec's flags, and its
-    rule."""
+    (analysis, report, suite, leaderboard, audit, hosting); the evaluator itself keeps
+    exactly the spec's flags, and its rule."""
     parser.add_argument("--large-masks", action="store_true",
                         help="take predicted masks beyond the spec's 100,000,000 pixels (up "
                              "to 536,870,911: iSAID-size scenes); the reference toolkit "

@@ -50,6 +50,15 @@ AP_METRICS = {
 # The AP_METRICS keys an option adds (the name of the AP report's flag that says it is on).
 AP_OPTIONAL = {key: ("nms_ap" if key.startswith("coco.nms_") else "aitod")
                for key in AP_METRICS if key.startswith(("coco.nms_", "aitod."))}
+# Ranked average precision (every box): name -> (box modality, key of AP_METRICS), the names
+# the leaderboard ranks by and a hosted bundle's columns may name. Here, beside the keys, so
+# that naming a column imports no AP code (the hosted scorer's start-up).
+AP_RANKED: dict[str, tuple[str, str]] = {
+    f"{m}_{short}": (m, key) for m in ("bbox", "oriented_bbox")
+    for short, key in (("ap", "ap_every_point"), ("coco_map", "coco.map@[0.5:0.95]"),
+                       ("dota_map", "voc_devkit.map_11_point"),
+                       ("nms_map", "coco.nms_map@[0.5:0.95]"),
+                       ("aitod_map", "aitod.map@[0.5:0.95]"))}
 # AP keys where lower is better (never ranked as a score).
 AP_LOWER_IS_BETTER = frozenset({"aitod.olrp"})
 METRIC_LABELS = {

@@ -27,14 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..formulas import ratio_array
-from ..labels import ap_keys
+from ..labels import AP_RANKED, ap_keys
 from ..options import Options
 from . import additive
 from .ap import ap_numbers
 from .ap_bootstrap import APRun, resampled_keys
 from .compare import not_submitted
 from .rank_stats import ap_rank_uncertainty, average_ranks, metric_ranks
-from .sweep import BOX_MODALITIES
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -54,15 +53,8 @@ METRICS: dict[str, additive.AdditiveMetric] = {n: additive.METRICS[n] for n in (
     "oriented_bbox_micro_f1", "presence_mcc")}
 
 
-# Ranked average precision (every box): name -> (box modality, key of labels.AP_METRICS).
-# Ranks, never sums: AP is no function of per-category additive pieces, so it has no
-# category-subset stability.
-AP_RANKED: dict[str, tuple[str, str]] = {
-    f"{m}_{short}": (m, key) for m in BOX_MODALITIES
-    for short, key in (("ap", "ap_every_point"), ("coco_map", "coco.map@[0.5:0.95]"),
-                       ("dota_map", "voc_devkit.map_11_point"),
-                       ("nms_map", "coco.nms_map@[0.5:0.95]"),
-                       ("aitod_map", "aitod.map@[0.5:0.95]"))}
+# Ranked average precision: labels.AP_RANKED. Ranks, never sums: AP is no function of
+# per-category additive pieces, so it has no category-subset stability.
 
 
 def add_ap_ranking(table: dict[str, Any], results: Sequence[dict[str, Any]],

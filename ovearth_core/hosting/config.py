@@ -10,7 +10,7 @@ A column is one key metric of one task: ``<task key>_<metric>``, the task as the
 it (``open_vocabulary_seg_macro_miou``), its value ``summary[modality][metric]`` of that
 task's evaluator result, the same number ``python -m ovearth_core`` prints. Metric names are
 the entries of :data:`ovearth_core.analysis.additive.METRICS` (the leaderboard's ranked
-metrics), or of :data:`ovearth_core.analysis.standings.AP_RANKED` (average precision of
+metrics), or of :data:`ovearth_core.labels.AP_RANKED` (average precision of
 every box, issue 50: ``bbox_coco_map``, ``bbox_nms_map``, ``bbox_aitod_map`` ...), computed
 with the options' ``hard_negatives``, ``max_detections``, ``nms_ap`` and ``aitod``; a column
 of NMS-AP or AI-TOD needs its option on. A ``scoring.json`` written before these existed
@@ -29,10 +29,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..analysis.additive import METRICS
-from ..analysis.standings import AP_RANKED
 from ..files import DEFAULT_MAX_INPUT_MB
 from ..io import GroundTruth
-from ..labels import AP_OPTIONAL, METRIC_LABELS, MODALITY_LABELS, TASK_LABELS, metric_label
+from ..labels import (
+    AP_OPTIONAL,
+    AP_RANKED,
+    METRIC_LABELS,
+    MODALITY_LABELS,
+    TASK_LABELS,
+    metric_label,
+)
 from ..options import COCO_MAX_DETECTIONS, MIN_MAX_DETECTIONS, TASK_KEYS, Options
 
 MODALITY_BLOCK = {"segmentation": "seg", "bbox": "bbox", "oriented_bbox": "oriented_bbox"}

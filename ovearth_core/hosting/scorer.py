@@ -37,7 +37,6 @@ from typing import Any
 import orjson
 
 from .. import pipeline
-from ..analysis.ap import ap_numbers, average_precision_report
 from ..cache import ResultCache
 from ..errors import OVEarthInputError, Problem, describe, format_problems
 from ..files import (
@@ -191,6 +190,8 @@ def column_scores(config: HostingConfig, results: dict[str, dict[str, Any]],
     for column in config.columns:
         task, block, metric = column.path
         if column.average_precision:
+            from ..analysis.ap import ap_numbers  # only a bundle with an AP column needs it
+
             entry = (average_precision or {}).get(task, {}).get(block)
             value = ap_numbers(entry, (metric,))[metric][0]
         else:
@@ -257,6 +258,8 @@ def task_ap(samples: Any, options: Any) -> dict[str, Any]:
     is a view) under the options' AP fields (``hard_negatives``, ``max_detections``,
     ``nms_ap``, ``aitod``), as the analysis command computes it."""
     every = samples.every_box
+    from ..analysis.ap import average_precision_report  # only for an AP column
+
     return average_precision_report(every, options.iou_threshold, every.modalities,
                                     options.hard_negatives, options.max_detections,
                                     options.nms_ap, options.aitod)

@@ -18,8 +18,7 @@ import plotly.graph_objects as go
 from ..analysis import additive
 from ..analysis.ap import ap_numbers
 from ..analysis.slices import SliceTable
-from ..analysis.standings import AP_RANKED
-from ..labels import AP_METRICS, METRIC_LABELS, MODALITY_LABELS, ap_keys, metric_label
+from ..labels import AP_METRICS, AP_RANKED, METRIC_LABELS, MODALITY_LABELS, ap_keys, metric_label
 from .figures import COLOURS
 
 BOX_MODALITIES = ("bbox", "oriented_bbox")

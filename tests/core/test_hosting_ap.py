@@ -102,3 +102,19 @@ def test_an_older_scoring_json_reads_the_ap_options_as_off() -> None:
     assert HostingConfig.from_json(config.to_json()) == config
     with pytest.raises(TypeError, match="nms_ap: expected true or false"):
         HostingConfig.from_json({**older, "nms_ap": "yes"})
+
+
+def test_the_scorer_loads_no_ap_code_until_a_column_needs_it() -> None:
+    """A bundle without AP columns starts as before: importing the scorer (and its column
+    names, ``labels.AP_RANKED``) imports no AP, ranks or standings module; they load when an
+    AP column is scored."""
+    import subprocess
+    import sys
+
+    heavy = [f"ovearth_core.analysis.{m}" for m in (
+        "ap", "ap_bootstrap", "aitod", "nms_ap", "coco", "standings", "rank_stats")]
+    code = ("import sys, ovearth_core.hosting.scorer; "
+            f"print(sorted(m for m in sys.modules if m in {heavy!r}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[]"
