@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
+import sys
 from collections.abc import Generator, Iterator
 
 import pytest
@@ -38,6 +40,24 @@ def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
         gc.enable()
         gc.collect()
         gc.freeze()
+        _scan_components_once()
+
+
+def _scan_components_once() -> None:
+    """Every ``AppTest`` scans the metadata of every installed distribution for Streamlit
+    components (``streamlit.components.v2.manifest_scanner.scan_component_manifests``, called
+    by each new ``AppTest``'s first run: about 0.2 s of CPU, email-parsing ~90 METADATA
+    files), and the suite makes hundreds of them. What is installed does not change during a
+    session, so the scan is made once per process and its result reused. Only processes that
+    collected tests using Streamlit pay the import; the app's own server (browser tests) is
+    another process and scans as it always does."""
+    if "streamlit.testing.v1" not in sys.modules:
+        return
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    if not isinstance(scan, functools._lru_cache_wrapper):
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import gc
 
+from streamlit.components.v2 import manifest_scanner
+from streamlit.testing.v1 import AppTest
+
 
 def test_the_collected_heap_is_frozen() -> None:
     """After collection the garbage collector no longer walks the objects the test modules
@@ -14,3 +17,17 @@ def test_the_collected_heap_is_frozen() -> None:
     Holm correction runs on every call, then costs what the test made, not the whole heap."""
     assert gc.get_freeze_count() > 10_000
     assert gc.isenabled()
+
+
+def test_streamlit_scans_the_installed_components_once() -> None:
+    """Each new ``AppTest`` asks Streamlit to scan every installed distribution's metadata
+    for components (0.2 s of CPU each; hundreds of ``AppTest``s in the suite): tests/conftest.py
+    makes that scan once per process. Two new ``AppTest`` runs scan at most once between them."""
+    scan = manifest_scanner.scan_component_manifests
+    assert hasattr(scan, "cache_info"), "the component scan is not memoised (tests/conftest.py)"
+    before = scan.cache_info()
+    for _ in range(2):
+        AppTest.from_string("import streamlit as st\nst.write('x')").run(timeout=60)
+    after = scan.cache_info()
+    assert after.misses - before.misses <= 1
+    assert after.hits + after.misses - before.hits - before.misses == 2
