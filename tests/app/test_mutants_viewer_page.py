@@ -166,7 +166,8 @@ def chip_page(monkeypatch: pytest.MonkeyPatch, stamps: list) -> SimpleNamespace:
     monkeypatch.setattr(data, "display_image", display)
     monkeypatch.setattr(viewer, "chip_picture",
                         lambda shown, chip, outline, colour: drawn.append(
-                            (chip.name, outline.tolist(), colour)) or f"picture {chip.name}")
+                            (chip.name, outline.tolist(), colour, shown.notice))
+                        or f"picture {chip.name}")
     return SimpleNamespace(st=rec, displayed=displayed, drawn=drawn, stamps=stamps)
 
 
@@ -191,7 +192,7 @@ def test_a_picked_object_on_a_seam_names_its_chips_and_opens_those_with_images(
     assert (info.name, info.args, info.kwargs, info.where) == (
         "info", ("notice of s/B.png",), {"icon": ":material/broken_image:"}, ("expander",))
     rect = [[100.0, 10.0], [150.0, 10.0], [150.0, 90.0], [100.0, 90.0], [100.0, 10.0]]
-    assert chip_page.drawn == [("B", rect, "c1")]
+    assert chip_page.drawn == [("B", rect, "c1", "notice of s/B.png")]
     assert (image.name, image.args, image.kwargs, image.where) == (
         "image", ("picture B",), {"width": 512}, ("expander",))
     assert (where.name, where.args, where.where) == (
@@ -223,7 +224,21 @@ def test_each_chip_with_an_image_opens_and_a_narrow_one_at_its_width(
     assert rec.calls[0].args == ("The picked false positive object is p3.",)
     assert [c.args[0] for c in rec.named("expander")] == ["Chip B ↗"]
     assert chip_page.drawn[-1] == ("B", [[160.0, 60.0], [190.0, 60.0], [190.0, 95.0],
-                                         [160.0, 95.0], [160.0, 60.0]], "c3")
+                                         [160.0, 95.0], [160.0, 60.0]], "c3", None)
+
+
+def test_every_chip_without_an_image_is_named_the_first_ones_side_said(
+        chip_page: SimpleNamespace) -> None:
+    """Both chips of the seam without an image: both named, in the scene's order, and the
+    side and source of the first of them (A: 1,024 px from the names' pattern, not B's
+    512 px from ImgSplit's default); no expander (no image to open)."""
+    unsized = [CHIPS[0], Chip("B", CHIPS[1].box, False, 512, "ImgSplit's default")]
+    chip_page.st.session_state["view_focus"] = ("q1", 1)
+    viewer._chip_link("q1", _sample(), ROW, PICKER, analysis_data.SceneChips(unsized, {}),
+                      _run())
+    assert [(c.name, c.args) for c in chip_page.st.calls] == [("caption", (
+        "The picked missed object is p1 (no chip image in the images folder for A, B: taken "
+        "as a 1024-px chip, from the chip names' pattern).",))]
 
 
 @pytest.mark.parametrize("focus, scene", [
@@ -404,9 +419,10 @@ def background(monkeypatch: pytest.MonkeyPatch, stamps: list) -> SimpleNamespace
     out = SimpleNamespace(drawn=[], picker=[], chips=[], log=[])
     monkeypatch.setattr(viewer, "_drawn_ready", lambda *a: out.drawn.append(a))
     monkeypatch.setattr(viewer, "_picker", lambda *a: out.picker.append(a))
-    monkeypatch.setattr(viewer, "_georef", lambda run, sample: ("ref", sample.sample_id))
+    monkeypatch.setattr(viewer, "_georef", lambda run, sample: ("ref", run.gt,
+                                                                sample.sample_id))
     monkeypatch.setattr(viewer, "_scene_chips", lambda run, sample, quiet=False: out.chips.append(
-        quiet) or ("scene", sample.sample_id))
+        quiet) or ("scene", run.pred, sample.sample_id))
     monkeypatch.setattr(state, "LOG", SimpleNamespace(info=lambda *a: out.log.append(a)))
     return out
 
@@ -418,13 +434,15 @@ def test_the_background_drawing_draws_the_view_the_query_opens_on(
         background: SimpleNamespace) -> None:
     """``_prefetch`` draws the query as its zoom setting opens it, with the view options
     given, and builds its box picker with the image's georeference and the scene's chips
-    read quietly (a failure is said when the query is shown). A dense query opened on
-    "GT target" opens on its first error (GT HBB 1, 0..4: the 96-px square (0, 0, 96,
-    96)); "full image" on the whole 2,000 x 500 image."""
-    run = _run(_dense(), _row(_det(40, 1, []), None))
+    read quietly (a failure is said when the query is shown), both of this run. A dense
+    query opened on "GT target" opens on its first error: GT HBB 1 matched, GT HBB 2
+    (50..54, 10..14) missed: the 96-px square around it shifted inside the image, (4, 0,
+    100, 96), not the view of the smallest GT box (GT HBB 1's, at the origin) that "GT
+    target" opens on without errors; "full image" on the whole 2,000 x 500 image."""
+    run = _run(_dense(), _row(_det(40, 1, [(0, 0, 0.9)]), None))
     viewer._prefetch(run, "q1", "GT target", CONTROLS)
-    assert background.drawn == [(run, KEY, "q1", (0.0, 0.0, 96.0, 96.0), CONTROLS)]
-    assert background.picker == [(run, KEY, "q1", ("ref", "q1"), ("scene", "q1"))]
+    assert background.drawn == [(run, KEY, "q1", (4.0, 0.0, 100.0, 96.0), CONTROLS)]
+    assert background.picker == [(run, KEY, "q1", ("ref", "G", "q1"), ("scene", "P", "q1"))]
     assert background.chips == [True] and background.log == []
     viewer._prefetch(run, "q1", "full image", CONTROLS)
     assert background.drawn[-1][3] == (0.0, 0.0, 2000.0, 500.0)
@@ -508,6 +526,18 @@ def test_a_dense_querys_card_ahead_opens_on_its_first_error(ahead_page: Any,
             "</p>") in card["html"]
     assert "data-go='prev_err' disabled>" in card["html"]
     assert "Showing x 0–96, y 0–96 of the 2000 × 500 image." in card["html"]
+
+
+def test_a_card_ahead_without_navigator_or_review_has_neither(ahead_page: Any,
+                                                              ready: dict) -> None:
+    """By default (no head, no buttons, no tags, no query string) the card ahead opens on
+    the view itself, names no review tags and leaves the address bar alone (``url``
+    ``None``)."""
+    ready[(KEY, "q1", (0.0, 0.0, 200.0, 100.0), CONTROLS)] = _drawn()
+    card = viewer.card_ahead(_run(), "q1", TABLE_ROW)
+    assert card["html"].startswith(viewer._CARD_CSS + "<div class='ov-card'>")
+    assert "class='ov-nav'" not in card["html"] and "Review tags" not in card["html"]
+    assert card["url"] is None
 
 
 @pytest.mark.parametrize("change", [
