@@ -708,6 +708,29 @@ def test_render_sends_the_card_ahead_unless_something_is_said_outside_the_card(
         assert "5 box errors" in page.shown[0][0]["html"]
 
 
+def test_render_opens_a_dense_query_on_its_first_error(page: SimpleNamespace) -> None:
+    """A dense query on "GT target", no box picked: the view of its first error (GT HBB
+    1 matched, GT HBB 2 at 50..54, 10..14 missed: (4, 0, 100, 96), not the smallest GT
+    box's view at the origin), and the error line is that error's, "Error 1 of 39" (the
+    39 GT boxes left unmatched; the one prediction matched GT HBB 1)."""
+    page.st.session_state["view_zoom"] = "GT target"
+    run = _run(_dense(), _row(_det(40, 1, [(0, 0, 0.9)]), None))
+    viewer.render(run, "q1", TABLE_ROW, nav=(True, True))
+    assert _logged(page, "drawn")[0][1][3] == (4.0, 0.0, 100.0, 96.0)
+    assert "<p class='ov-errnav'>Error 1 of 39 · missed · GT HBB 2 · " in page.shown[0][0]["html"]
+
+
+def test_render_by_default_has_no_navigator_review_or_address(page: SimpleNamespace) -> None:
+    """Without head, buttons, tags, query string or cards ahead: the card opens on the
+    view, names no review tags, leaves the address bar alone, sends nothing ahead; no
+    review panel is drawn and the toolbar has no review switch."""
+    viewer.render(_run(), "q1", TABLE_ROW)
+    ((card, ahead, _),) = page.shown
+    assert card["html"].startswith(viewer._CARD_CSS + "<div class='ov-card'>")
+    assert "Review tags" not in card["html"] and card["url"] is None and ahead is None
+    assert _logged(page, "toolbar")[0][1][0] is False
+
+
 def test_render_without_a_review_switch_on_draws_no_review(page: SimpleNamespace) -> None:
     """The review panel is drawn only with its switch on; no review panel: nothing."""
     page.st.session_state["view_review"] = False
@@ -742,7 +765,7 @@ def test_render_interactive_draws_the_figure_beside_the_facts(page: SimpleNamesp
     page.drawn = _drawn(figure=figure, picture=None, notice="old *file*",
                         detail_shape=(30, 40))
     page.st.session_state["view_focus"] = ("q1", 3)
-    _render(page)
+    run = _render(page)
     ((card, ahead, navigate),) = page.shown
     assert ahead is None and card["url"] == "?q=q1"
     html = card["html"]
@@ -771,10 +794,12 @@ def test_render_interactive_draws_the_figure_beside_the_facts(page: SimpleNamesp
     assert frame.index.tolist() == ["HBB", "OBB"] and frame.index.name == "modality"
     assert frame.loc["HBB", "GT / pred"] == "2 / 3 (TP 1)"
     assert note.args == (viewer.IOU_NOTE,)
-    assert [(e[0], e[2]) for e in page.log if e[0] in ("suppressed", "object picker",
-                                                       "chip link")] == [
-        ("suppressed", ("column 0",)), ("object picker", ("column 0",)),
-        ("chip link", ("column 0",))]
+    panels = [e for e in page.log if e[0] in ("suppressed", "object picker", "chip link")]
+    assert panels[:2] == [("suppressed", (run, "q1"), ("column 0",)),
+                          ("object picker", ("q1", LABELS), ("column 0",))]
+    (_, (q, sample, row, picker, scene, c_run), where) = panels[2]
+    assert (q, sample.sample_id, row, picker, scene, c_run, where) == (
+        "q1", "q1", ROW, PICKER, SCENE, run, ("column 0",))
     right = [c for c in page.st.calls if c.where == ("column 1",)]
     assert [c.name for c in right] == ["markdown", "image", "caption"]
     facts, thumb, legend = right
