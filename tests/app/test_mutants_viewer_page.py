@@ -253,15 +253,6 @@ def test_no_chip_link_without_a_picked_astray_box_of_this_query_in_a_chipped_sce
     assert chip_page.st.calls == []
 
 
-def test_the_last_box_of_the_picker_has_its_chip_link(chip_page: SimpleNamespace) -> None:
-    """Box 6 of 7 (pred OBB 1, x 170..190, y 5..25: in chip B alone, sized) is inside
-    the picker."""
-    chip_page.st.session_state["view_focus"] = ("q1", 6)
-    viewer._chip_link("q1", _sample(), ROW, PICKER, SCENE, _run())
-    assert chip_page.st.calls[0].args == ("The picked false positive object is p6.",)
-    assert chip_page.drawn[0][2] == "c6"
-
-
 # ---- the toolbar and the view options --------------------------------------------------
 
 SHOWN = ("GT HBB", "predicted HBB", "GT OBB", "predicted OBB")
