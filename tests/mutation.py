@@ -75,8 +75,13 @@ MODULE_TESTS: dict[str, list[str]] = {
         "test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file"],
     # links.py: the direct tests (its AppTest and round-trip tests take > 30 min under mutmut)
     "pages/common/links.py": ["tests/app/test_mutants_links.py"],
-    # viewer.py: the direct tests (its AppTest runs are too slow for mutmut)
-    "pages/common/viewer.py": ["tests/app/test_mutants_viewer.py"],
+    # viewer.py: the direct tests (its AppTest runs are too slow for mutmut); the page's
+    # wiring (render, toolbar, chip link, card ahead, prefetch) with Streamlit recorded
+    "pages/common/viewer.py": ["tests/app/test_mutants_viewer.py",
+                               "tests/app/test_mutants_viewer_page.py"],
+    # viewer_card.py: the card's navigator lines, payload, pictures and clicks in-process
+    # (its AppTest files, test_app_viewer_card.py and test_error_navigation.py, are slow)
+    "pages/common/viewer_card.py": ["tests/app/test_mutants_viewer_card.py"],
     # results.py: the fast field-by-field check and test_results.py's table of malformed
     # dicts, without its three tests over the demo's and a generated benchmark's submissions
     # (they evaluate 12 submissions per mutant)
