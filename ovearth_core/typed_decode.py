@@ -7,9 +7,10 @@ document they do not decode, and io's own validation then runs on the same bytes
 messages. What they decode, orjson accepts too, with the same values:
 
 * every leaf is typed (``float``, ``int``, ``str``, ``None``) and decoded, masks and oriented
-  boxes included, although a boxes-only run scores neither: msgspec checks a number it
-  decodes against the double range (``1e400`` refused, as orjson refuses it) and a string's
-  UTF-8 and escapes (lone surrogates refused), but a skipped value only for its syntax;
+  boxes included, although a boxes-only run scores neither: msgspec checks a float it
+  decodes against the double range (``1e400`` refused, as orjson refuses it), an integer
+  against int64 (:data:`Int`; orjson's integers are 64-bit) and a string's UTF-8 and
+  escapes (lone surrogates refused), but a skipped value only for its syntax;
 * so no value is skipped: an unknown key anywhere (``forbid_unknown_fields``) or a value of
   another type than these makes the decode fail, and the whole document goes to io's
   checker;
@@ -22,36 +23,42 @@ start or warm path imports it; tests/core/test_lazy_imports.py).
 
 from __future__ import annotations
 
-import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from typing import Annotated
 
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+# An integer orjson reads as one: msgspec takes any size, orjson reads a JSON integer beyond
+# 64 bits as a float (and refuses one beyond the double range), so a larger one is not
+# decoded here (nor, msgspec's bounds being int64, one from 2**63 to 2**64 - 1).
+Int = Annotated[int, Meta(ge=-(2 ** 63), le=2 ** 63 - 1)]
 Box = tuple[float, float, float, float]
 Points = list[list[float]]  # an oriented box's vertices (decoded, not checked here)
 
 
 class Rle(Struct, forbid_unknown_fields=True):
-    size: list[int]
-    counts: str | list[int]
+    size: list[Int]
+    counts: str | list[Int]
 
 
 class GtAnnotation(Struct, forbid_unknown_fields=True):
-    id: str | int
+    id: str | Int
     image_path: str
-    width: int
-    height: int
+    width: Int
+    height: Int
     category_name: str = ""
     segmentation: Rle | None = None
     bbox: list[Box] | None = None
     oriented_bbox: list[Points] | None = None
     ignore_bbox: list[Box] | None = None
     ignore_oriented_bbox: list[Points] | None = None
-    difficult: list[int] | None = None
+    difficult: list[Int] | None = None
     area: list[float] | None = None
 
 
 class GtQuery(Struct, forbid_unknown_fields=True):
     query_id: str
-    ann_id: str | int
+    ann_id: str | Int
     type: str | UnsetType = UNSET
     phrase: str | UnsetType = UNSET
     query: str | UnsetType = UNSET
