@@ -781,27 +781,25 @@ def _typed_predictions(data: bytes, task_key: str, queries: list[Query],
     checker then reports on the same bytes)."""
     from . import typed_decode  # imported by a boxes-only load only
 
-    doc = typed_decode.decode_predictions(data)
-    if doc is None:
+    rows = typed_decode.decode_predictions(data, task_key)
+    if rows is None:
         return None
-    rows = (getattr(doc.tasks, task_key) if doc.tasks is not None else None) or []
     known = {q.query_id for q in queries}
     preds: dict[str, _Prediction] = {}
     coords: list[object] = []
     scores: list[float] = []
     spans: list[tuple[_Prediction, int, int]] = []
     unset = typed_decode.UNSET
-    for row in rows:
-        qid = row.query_id
+    for qid, row_boxes in rows:
         if qid not in known:
             return None
         pred = preds.get(qid)
         if pred is None:
             pred = preds[qid] = _Prediction()
-        if not row.bbox:
+        if not row_boxes:
             continue
         lo = len(coords)
-        for box in row.bbox:
+        for box in row_boxes:
             if type(box) is tuple:
                 coords.append(box)
                 scores.append(_NAN)

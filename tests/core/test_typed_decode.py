@@ -13,6 +13,7 @@ the checker (the point of the fast path), which fails on the code before it.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,11 @@ HOSTILE = {
     "lone surrogate": b'"\\ud800"',
     "deep nesting": b"[" * 2000 + b"]" * 2000,
     "nesting of 1,000": b"[" * 1000 + b"]" * 1000,
+    "nesting of 1,030": b"[" * 1030 + b"]" * 1030,
+    "nesting of 1,500": b"[" * 1500 + b"]" * 1500,
+    "upper-case exponent": b"-2E+400",
+    "a long mantissa": b"1" * 250 + b"e99",
+    "a small number": b"1e-300",
     "an object": b'{"x": [1, 2, {"y": "z"}]}',
     "the double's largest": b"1.7976931348623157e308",
     "just beyond it": b"1.7976931348623159e308",
@@ -180,7 +186,7 @@ def test_hostile_values_where_nothing_is_scored_end_as_today(place: str, hostile
     outcome = _same(gt_path, pred_path, "vocabulary")
     if hostile in ("beyond the double range", "negative beyond", "a 400-digit integer", "NaN",
                    "Infinity", "bad UTF-8", "encoded surrogate", "lone surrogate",
-                   "deep nesting", "just beyond it"):
+                   "deep nesting", "just beyond it", "upper-case exponent", "a long mantissa"):
         assert isinstance(outcome, tuple), "refused today, refused still"
 
 
@@ -282,3 +288,34 @@ def test_random_documents_end_the_same(docs: tuple[dict, dict], threshold: float
     pred_path = tmp_path / "pred.json"
     pred_path.write_text(json.dumps(pred))  # json.dumps: 1e101 and the like written as is
     _same(gt_path, pred_path, "vocabulary", score_threshold=threshold, bbox_format=bbox_format)
+
+
+@pytest.mark.parametrize("phrase", ["東京 tower", "caf\u00e9"])
+def test_a_document_beyond_ascii_is_decoded_in_full(phrase: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond ASCII the lean decode does not vouch for the UTF-8 of what it skips: the full
+    decode reads every string (and a number beyond the double range is still refused)."""
+    pred = ld_pred()
+    for row in pred["tasks"]["referring"]:
+        row["query"] = phrase
+    gt_path, pred_path = ld_files(tmp_path, pred=pred)
+    assert not isinstance(_same(gt_path, pred_path, "vocabulary"), tuple)
+    pred["tasks"]["referring"][0]["oriented_bbox"] = [[[0, 0], [1, 0], [1, 1], [0, MARK]]]
+    pred_path.write_bytes(json.dumps(pred, ensure_ascii=False).encode().replace(
+        f'"{MARK}"'.encode(), b"1e400"))
+    assert isinstance(_same(gt_path, pred_path, "vocabulary"), tuple)
+
+
+@settings(max_examples=400, deadline=None)
+@given(sign=st.sampled_from(["", "-"]), whole=st.from_regex(r"\A(0|[1-9][0-9]{0,320})\Z"),
+       frac=st.from_regex(r"\A(\.[0-9]{1,30})?\Z"),
+       exp=st.from_regex(r"\A([eE][-+]?[0-9]{1,5})?\Z"))
+def test_every_literal_beyond_the_double_range_is_caught(sign: str, whole: str, frac: str,
+                                                         exp: str) -> None:
+    """The lean decode's number check has false alarms, never a miss: Python's float()
+    (the reference) overflowing means in_double_range says no."""
+    from ovearth_core.typed_decode import in_double_range
+
+    literal = f"{sign}{whole}{frac}{exp}"
+    if math.isinf(float(literal)):
+        assert not in_double_range(f"[[{literal}, 1]]".encode())
