@@ -5,7 +5,10 @@ exported to COCO with ``to-coco``.
 Usage (from the repository root; the peers are in ``benchmarks/requirements.txt``):
 
     .venv/bin/python -m benchmarks.coco_peers [--data DIR] [--persona NAME] [--repeats 5]
-                                              [--profile]
+                                              [--profile] [--categories N]
+
+``--categories N`` runs on the same files with the vocabulary phrases renamed into N
+categories (:func:`few_categories`; issue 49: a few-category benchmark).
 
 Each figure is one new process per repeat (the tools alternate within a repeat, so a
 change of load hits them alike; medians), timed from the files to the numbers: **load**
