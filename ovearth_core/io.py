@@ -799,14 +799,9 @@ def _typed_predictions(data: bytes, task_key: str, queries: list[Query],
         if not row_boxes:
             continue
         lo = len(coords)
-        for box in row_boxes:
-            if type(box) is tuple:
-                coords.append(box)
-                scores.append(_NAN)
-            else:
-                coords.append(box.bbox)  # type: ignore[union-attr]
-                score = box.score  # type: ignore[union-attr]
-                scores.append(_NAN if score is unset else score)
+        coords += [b if type(b) is tuple else b.bbox for b in row_boxes]  # type: ignore[union-attr]
+        scores += [_NAN if type(b) is tuple or b.score is unset else b.score  # type: ignore[union-attr]
+                   for b in row_boxes]
         spans.append((pred, lo, len(coords)))
     if coords:
         values, ok, sentinel = boxparse.box_checks(np.array(coords, dtype=np.float64),
