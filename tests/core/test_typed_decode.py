@@ -25,9 +25,11 @@ from docs_helpers import ld_files, ld_gt, ld_pred, ld_write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ovearth_core import io
+from ovearth_core import io, typed_decode
 from ovearth_core.analysis.ap import coco_average_precision
 from ovearth_core.errors import OVEarthInputError
+from ovearth_core.synth.writer import generate
+from ovearth_core.typed_decode import in_double_range
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "assets" / "demo"
@@ -314,8 +316,20 @@ def test_every_literal_beyond_the_double_range_is_caught(sign: str, whole: str, 
                                                          exp: str) -> None:
     """The lean decode's number check has false alarms, never a miss: Python's float()
     (the reference) overflowing means in_double_range says no."""
-    from ovearth_core.typed_decode import in_double_range
-
     literal = f"{sign}{whole}{frac}{exp}"
     if math.isinf(float(literal)):
         assert not in_double_range(f"[[{literal}, 1]]".encode())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_generated_benchmarks_load_the_same(seed: int, tmp_path: Path) -> None:
+    """The generator's tiny scale (every persona, task, with and without a threshold): the
+    same samples or the same problems both ways, and the typed decode vouched for them."""
+    generate("tiny", tmp_path, seed=seed, images=False, workers=1)
+    gt = tmp_path / "ground_truth.json"
+    assert typed_decode.decode_ground_truth(gt.read_bytes()) is not None
+    for pred in sorted((tmp_path / "predictions").glob("*.json")):
+        assert typed_decode.decode_predictions(pred.read_bytes(), "referring") is not None
+        for task in ("vocabulary", "referring", "reasoning"):
+            for threshold in (None, 0.5):
+                _same(gt, pred, task, score_threshold=threshold)
