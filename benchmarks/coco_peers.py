@@ -5,7 +5,10 @@ exported to COCO with ``to-coco``.
 Usage (from the repository root; the peers are in ``benchmarks/requirements.txt``):
 
     .venv/bin/python -m benchmarks.coco_peers [--data DIR] [--persona NAME] [--repeats 5]
-                                              [--profile]
+                                              [--profile] [--categories N]
+
+``--categories N`` runs on the same files with the vocabulary phrases renamed into N
+categories (:func:`few_categories`; issue 49: a few-category benchmark).
 
 Each figure is one new process per repeat (the tools alternate within a repeat, so a
 change of load hits them alike; medians), timed from the files to the numbers: **load**
@@ -188,6 +191,31 @@ def _boxes_only(data: Path, persona: str, out: Path) -> tuple[Path, Path]:
     return gt_out, pred_out
 
 
+def few_categories(data: Path, persona: str, n: int, out: Path | None = None) -> Path:
+    """The benchmark in ``data`` with its open-vocabulary phrases renamed into ``n``
+    categories (the sorted distinct phrases dealt round robin: ``category 00`` ...), the
+    other tasks and ``persona``'s predictions unchanged, written once into ``out`` (default
+    ``DATA/../few_categories_N``): a few-category benchmark of the same size (issue 49), as
+    the export names a vocabulary query's category after its phrase."""
+    out = out or data.parent / f"few_categories_{n}"
+    gt_out, pred_out = out / "ground_truth.json", out / "predictions" / f"{persona}.json"
+    if gt_out.exists() and pred_out.exists():
+        return out
+    pred_out.parent.mkdir(parents=True, exist_ok=True)
+    gt = json.loads((data / "ground_truth.json").read_text())
+    queries = gt["tasks"]["open_vocabulary"]
+    phrases = sorted({q["phrase"] for q in queries})
+    renamed = {p: f"category {i % n:02d}" for i, p in enumerate(phrases)}
+    for q in queries:
+        q["phrase"] = renamed[q["phrase"]]
+    for path, text in ((gt_out, json.dumps(gt)),
+                       (pred_out, (data / "predictions" / f"{persona}.json").read_text())):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return out
+
+
 def _env(root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"]
@@ -300,11 +328,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, default=None,
                         help="a checkout of older code: its ours runs too, alternating")
     parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
+    parser.add_argument("--categories", type=int, default=None,
+                        help="rename the vocabulary phrases into this many categories first "
+                             "(few_categories; issue 49: a few-category benchmark)")
     args = parser.parse_args(argv)
     if not (args.data / "ground_truth.json").exists():
         from benchmarks.common import ensure_data
 
         ensure_data(args.data, images=False)
+    if args.categories:
+        args.data = few_categories(args.data, args.persona, args.categories)
+        args.export = args.export or args.data.parent / "coco_peers" / (
+            f"{args.persona}_{args.categories}_categories")
     tools = tuple(t for t in TOOLS if t in args.tools)
     fig = peer_figures(args.data, args.persona, args.repeats, tools, args.before, args.export)
     print(f"\n== COCO-AP peers ({args.persona}, vocabulary, boxes; medians of {args.repeats}; "

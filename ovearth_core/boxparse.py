@@ -222,7 +222,7 @@ class ParsedBatch:
 def parse_boxes(items: list[object], bbox_format: str) -> ParsedBatch:
     """:func:`parse_box` over a list of predicted boxes, checked with numpy."""
     return _parse_batch(items, (4,), "bbox", lambda v: parse_box(v, bbox_format),
-                        lambda a: _box_checks(a, bbox_format))
+                        lambda a: box_checks(a, bbox_format))
 
 
 def parse_obbs(items: list[object], concave: bool = False) -> ParsedBatch:
@@ -233,7 +233,7 @@ def parse_obbs(items: list[object], concave: bool = False) -> ParsedBatch:
 
 def parse_gt_boxes(items: list[object]) -> ParsedBatch:
     """:func:`parse_gt_box` over a list of COCO ``[x, y, w, h]`` boxes (values xyxy)."""
-    return _parse_batch(items, (4,), None, lambda v: (parse_gt_box(v), None), _gt_box_checks)
+    return _parse_batch(items, (4,), None, lambda v: (parse_gt_box(v), None), gt_box_checks)
 
 
 def parse_polygons(items: list[object], concave: bool = False) -> ParsedBatch:
@@ -326,7 +326,7 @@ def _numbers(items: list[object], shape: tuple[int, ...], key: str | None
     return arr, scores, score_ok
 
 
-def _box_checks(a: FloatArray, bbox_format: str
+def box_checks(a: FloatArray, bbox_format: str
                 ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """xyxy values, validity and sentinel masks of ``(N, 4)`` predicted boxes."""
     x1, y1, c, d = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
@@ -344,7 +344,7 @@ def _box_checks(a: FloatArray, bbox_format: str
     return values, finite & ok & ~sentinel, sentinel
 
 
-def _gt_box_checks(a: FloatArray
+def gt_box_checks(a: FloatArray
                    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """xyxy values and validity of ``(N, 4)`` COCO ground-truth boxes (no sentinel)."""
     x, y, w, h = a[:, 0], a[:, 1], a[:, 2], a[:, 3]

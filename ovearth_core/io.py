@@ -690,6 +690,136 @@ def _file_boxes(column: ListColumn, stage: int, where: str, found: OrderedProble
         (target.box_scores if boxes else target.obb_scores).append(scores[lo:hi])
 
 
+# The typed decode of a boxes-only run (issue 49); the tests turn it off to compare with
+# the checker alone.
+TYPED_DECODE = True
+_NAN = math.nan
+
+
+def _typed_ground_truth(data: bytes) -> GroundTruth | None:
+    """What ``parse_ground_truth(doc, name, ("bbox",))`` gives for the document ``data``,
+    from its typed decode (:mod:`~ovearth_core.typed_decode`); ``None`` unless the decode
+    succeeds and every check passes (the checker then reports on the same bytes)."""
+    from . import typed_decode  # imported by a boxes-only load only
+
+    doc = typed_decode.decode_ground_truth(data)
+    if doc is None:
+        return None
+    anns = doc.annotations
+    boxes = _typed_gt_boxes([a.bbox for a in anns])
+    ignore = _typed_gt_boxes([a.ignore_bbox for a in anns])
+    if boxes is None or ignore is None:
+        return None
+    annotations: dict[str, Annotation] = {}
+    for a, ann_boxes, ann_ignore in zip(anns, boxes, ignore, strict=True):
+        ann_id = a.id if type(a.id) is str else str(a.id)
+        if (not ann_id or ann_id in annotations or not a.image_path or a.width <= 0
+                or a.height <= 0):
+            return None
+        counts = {len(ann_boxes)} if len(ann_boxes) else set()
+        counts |= {len(a.oriented_bbox)} if a.oriented_bbox else set()
+        difficult, area = _NO_FLAGS, _NO_AREAS
+        if a.difficult is not None:
+            if any(f not in (0, 1) for f in a.difficult):
+                return None
+            difficult = np.array(a.difficult, dtype=bool)
+        if a.area is not None:
+            if any(v < 0 for v in a.area):
+                return None
+            area = np.array(a.area, dtype=np.float64)
+        if any(x.size and counts != {x.size} for x in (difficult, area)):
+            return None
+        annotations[ann_id] = Annotation(ann_id, a.image_path, a.width, a.height,
+                                         a.category_name, None, ann_boxes, EMPTY_POLYS,
+                                         ignore_boxes=ann_ignore, difficult=difficult,
+                                         area=area)
+    tasks: dict[str, list[Query]] = {}
+    seen: set[str] = set()
+    for key in TASK_KEYS.values():
+        vocabulary = key == "open_vocabulary"
+        queries = tasks[key] = []
+        for q in getattr(doc.tasks, key):
+            ann_id = q.ann_id if type(q.ann_id) is str else str(q.ann_id)
+            if not q.query_id or q.query_id in seen or ann_id not in annotations or (
+                    vocabulary and q.type not in ("positive", "negative")):
+                return None
+            seen.add(q.query_id)
+            first, second = (q.phrase, q.query) if vocabulary else (q.query, q.phrase)
+            text = first if type(first) is str else second if type(second) is str else ""
+            queries.append(Query(q.query_id, ann_id, text, vocabulary and q.type == "negative"))
+    return GroundTruth(annotations, tasks, ("bbox",), ())
+
+
+_NO_FLAGS = np.zeros(0, dtype=bool)
+_NO_AREAS = np.zeros(0)
+_NO_GT_BOXES = np.zeros((0, 4))
+
+
+def _typed_gt_boxes(lists: list[list[tuple[float, float, float, float]] | None]
+                    ) -> list[np.ndarray] | None:
+    """Each annotation's COCO boxes as xyxy (:func:`~ovearth_core.boxparse.gt_box_checks`,
+    the checker's arithmetic), or ``None`` if one is invalid."""
+    flat = [box for boxes in lists if boxes for box in boxes]
+    if not flat:
+        return [_NO_GT_BOXES] * len(lists)
+    values, ok, _ = boxparse.gt_box_checks(np.array(flat, dtype=np.float64))
+    if not ok.all():
+        return None
+    out, lo = [], 0
+    for boxes in lists:
+        hi = lo + len(boxes) if boxes else lo
+        out.append(values[lo:hi])
+        lo = hi
+    return out
+
+
+def _typed_predictions(data: bytes, task_key: str, queries: list[Query],
+                       score_threshold: float | None, bbox_format: str
+                       ) -> dict[str, _Prediction] | None:
+    """What :func:`parse_predictions` gives for a boxes-only run of the document ``data``,
+    from its typed decode; ``None`` unless the decode succeeds and every check passes (the
+    checker then reports on the same bytes)."""
+    from . import typed_decode  # imported by a boxes-only load only
+
+    rows = typed_decode.decode_predictions(data, task_key)
+    if rows is None:
+        return None
+    known = {q.query_id for q in queries}
+    preds: dict[str, _Prediction] = {}
+    coords: list[object] = []
+    scores: list[float] = []
+    spans: list[tuple[_Prediction, int, int]] = []
+    unset = typed_decode.UNSET
+    for qid, row_boxes in rows:
+        if qid not in known:
+            return None
+        pred = preds.get(qid)
+        if pred is None:
+            pred = preds[qid] = _Prediction()
+        if not row_boxes:
+            continue
+        lo = len(coords)
+        coords += [b if type(b) is tuple else b.bbox for b in row_boxes]  # type: ignore[union-attr]
+        scores += [_NAN if type(b) is tuple or b.score is unset else b.score  # type: ignore[union-attr]
+                   for b in row_boxes]
+        spans.append((pred, lo, len(coords)))
+    if coords:
+        values, ok, sentinel = boxparse.box_checks(np.array(coords, dtype=np.float64),
+                                                   bbox_format)
+        kept_scores = np.array(scores, dtype=np.float64)[ok]
+        if not (ok | sentinel).all() or (score_threshold is not None
+                                         and np.isnan(kept_scores).any()):
+            return None
+        kept = values[ok]
+        ends = np.cumsum(ok).tolist()
+        for pred, lo, hi in spans:
+            a, b = ends[lo - 1] if lo else 0, ends[hi - 1]
+            if b > a:
+                pred.boxes.append(kept[a:b])
+                pred.box_scores.append(kept_scores[a:b])
+    return preds
+
+
 def _submitted_modalities(preds: dict[str, _Prediction],
                           score_threshold: float | None) -> tuple[str, ...]:
     """Modalities with at least one non-empty prediction after the score threshold (the
@@ -753,6 +883,15 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                                          "vocabulary, referring or reasoning", repr(task))])
     _check_options(score_threshold, bbox_format)
     chosen = parse_modalities(modalities)
+    # A boxes-only run read from the files: the typed decode first (issue 49), the checker
+    # below on the same bytes whenever it does not vouch for a document.
+    typed = (TYPED_DECODE and chosen == ("bbox",) and ground_truth is None
+             and predictions_doc is None)
+    if typed:
+        gt_bytes = read_input(gt_path, "ground-truth")
+        ground_truth = (_typed_ground_truth(gt_bytes)
+                        or parse_ground_truth(parse_json(gt_bytes, str(gt_path)), str(gt_path),
+                                              ("bbox",)))
     gt = ground_truth or parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path),
                                             chosen or MODALITIES)
     if not set(chosen or MODALITIES) <= set(gt.modalities):
@@ -760,11 +899,21 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                          f"parse it for {', '.join(chosen or MODALITIES)}")
     if gt.concave and not concave_obb and "oriented_bbox" in (chosen or MODALITIES):
         raise OVEarthInputError(list(gt.concave[:MAX_REPORTED]), len(gt.concave))
-    doc = predictions_doc if predictions_doc is not None else read_json(pred_path, "prediction")
     queries = gt.tasks[task_key]
-    preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
-                              chosen or MODALITIES, score_threshold, bbox_format, large_masks,
-                              concave_obb)
+    pred_bytes = read_input(pred_path, "prediction") if typed else None
+    preds = (_typed_predictions(pred_bytes, task_key, queries, score_threshold, bbox_format)
+             if pred_bytes is not None else None)
+    unknown: tuple[str, ...] = ()  # the typed decode takes no unknown task key
+    if preds is None:
+        doc = (predictions_doc if predictions_doc is not None
+               else parse_json(pred_bytes, str(pred_path)) if pred_bytes is not None
+               else read_json(pred_path, "prediction"))
+        preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
+                                  chosen or MODALITIES, score_threshold, bbox_format,
+                                  large_masks, concave_obb)
+        tasks = doc.get("tasks")
+        unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
+            tasks, dict) else ()
     submitted = _submitted_modalities(preds, score_threshold)
     every_submitted = submitted if score_threshold is None else _submitted_modalities(preds, None)
     # ``auto``: the evaluation's modalities follow the threshold (the spec infers them after
@@ -781,9 +930,6 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     samples = every if score_threshold is None else [_thresholded(s, score_threshold)
                                                      for s in every]
     check_pair_cap(samples, chosen, str(pred_path))
-    tasks = doc.get("tasks")
-    unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
-        tasks, dict) else ()
     out = SampleList(samples, task=task_key, modalities=chosen,
                      score_threshold=score_threshold, bbox_format=bbox_format,
                      submitted=submitted, unknown_task_keys=unknown, concave_obb=concave_obb)

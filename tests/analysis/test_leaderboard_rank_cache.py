@@ -24,7 +24,7 @@ from ovearth_core.options import Options
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "assets" / "demo"
 MODS = "segmentation,bbox,oriented_bbox"
-HEAVY = ("statsmodels", "scikit_posthocs", "scipy.stats", "pandas")
+HEAVY = ("statsmodels", "scikit_posthocs", "scipy.stats", "pandas", "msgspec")
 
 
 @pytest.fixture()

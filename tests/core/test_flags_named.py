@@ -53,7 +53,7 @@ COMMANDS: dict[str, list[str]] = {
         "list", "export", "views", "delete-view", "rename-view", "tag", "untag", "note")},
     # The speed benchmarks' commands (docs/benchmarks.md).
     **{f"benchmarks.{m}": [f"benchmarks.{m}"] for m in (
-        "run", "convert", "browser_timing", "import_times", "nms_ap")},
+        "run", "convert", "browser_timing", "import_times", "nms_ap", "coco_peers")},
 }
 HOSTING = [c for c in COMMANDS if c.startswith("hosting ")]
 CONVERT = [c for c in COMMANDS if c.startswith("convert ")]

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "pycocotools", "shapely", "plotly", "streamlit")
+# msgspec (issue 49): only a boxes-only load from files decodes with it.
+HEAVY = ("scipy", "pycocotools", "shapely", "plotly", "streamlit", "msgspec")
 
 _PROBE = """
 import runpy, sys
@@ -49,7 +50,7 @@ def test_command_help_loads_no_heavy_library(module: str) -> None:
 
 
 @pytest.mark.parametrize("module", ["ovearth_core.analysis.ap", "ovearth_core.analysis",
-                                    "ovearth_core.analysis.leaderboard"])
+                                    "ovearth_core.analysis.leaderboard", "ovearth_core.io"])
 def test_import_loads_no_heavy_library(module: str) -> None:
     heavy, _ = _heavy_loaded(f"import {module}")
     assert heavy == ""
@@ -67,6 +68,20 @@ def test_the_work_still_loads_what_it_uses() -> None:
             "assert masks.cocomask is pycocotools.mask and geometry.shapely is shapely")
     heavy, _ = _heavy_loaded(call)
     assert heavy == "pycocotools,shapely"
+
+
+@pytest.mark.parametrize("modalities", ["segmentation", "bbox,oriented_bbox", "auto", "bbox"])
+def test_msgspec_is_imported_by_a_boxes_only_load_only(modalities: str) -> None:
+    """Issue 49: the typed decode's library loads when a boxes-only load decodes, not for
+    another load (nor on importing the loader, above)."""
+    call = ("from pathlib import Path\n"
+            "from ovearth_core.io import load_samples\n"
+            f"demo = Path({str(ROOT / 'assets' / 'demo')!r})\n"
+            "pred = sorted((demo / 'predictions').glob('*.json'))[0]\n"
+            f"load_samples(demo / 'ground_truth.json', pred, 'vocabulary', "
+            f"modalities={modalities!r})")
+    heavy, _ = _heavy_loaded(call)
+    assert ("msgspec" in heavy.split(",")) == (modalities == "bbox")
 
 
 def test_the_forkserver_still_preloads_what_workers_use() -> None:

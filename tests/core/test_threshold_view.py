@@ -72,19 +72,34 @@ def test_analyses_parse_the_predictions_once(monkeypatch: pytest.MonkeyPatch,
     the prediction file a second time for AP and the sweep before)."""
     from ovearth_core.analysis.__main__ import main
 
-    calls = []
-    real = io.parse_predictions
-
-    def counted(*args, **kwargs):
-        calls.append(args[1])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(io, "parse_predictions", counted)
+    calls = _count_parses(monkeypatch)
     out = tmp_path / "a.json"
     assert main(["--gt", str(GT), "--predictions", str(PRED), "--task", "vocabulary",
                  "--modalities", "bbox", "--score-threshold", "0.5", "--output",
                  str(out)]) == 0
-    assert calls == [str(PRED)]
+    assert calls == ["open_vocabulary"]
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The task of every parse of a prediction document: by the checker, or by the typed
+    decode of a boxes-only load (issue 49) when it vouches for the document (when it does
+    not, the checker's parse that follows is the one counted)."""
+    calls: list[str] = []
+    checker, typed = io.parse_predictions, io._typed_predictions
+
+    def counted(*args, **kwargs):
+        calls.append(args[2])
+        return checker(*args, **kwargs)
+
+    def counted_typed(*args, **kwargs):
+        out = typed(*args, **kwargs)
+        if out is not None:
+            calls.append(args[1])
+        return out
+
+    monkeypatch.setattr(io, "parse_predictions", counted)
+    monkeypatch.setattr(io, "_typed_predictions", counted_typed)
+    return calls
 
 
 def test_the_report_parses_each_submission_once_per_task(monkeypatch: pytest.MonkeyPatch
@@ -92,17 +107,10 @@ def test_the_report_parses_each_submission_once_per_task(monkeypatch: pytest.Mon
     from ovearth_core.options import Options
     from ovearth_core.report.build import build_report_data
 
-    calls = []
-    real = io.parse_predictions
-
-    def counted(*args, **kwargs):
-        calls.append((args[1], args[2]))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(io, "parse_predictions", counted)
+    calls = _count_parses(monkeypatch)
     data = build_report_data(GT, [PRED], Options("vocabulary", "bbox", score_threshold=0.5),
                              DEMO, ["vocabulary"], worst=0)
-    assert calls == [(str(PRED), "open_vocabulary")]
+    assert calls == ["open_vocabulary"]
     ap = data.submissions[0].average_precision["open_vocabulary"]
     # AP ranks every box (its report equals the AP of a load without the threshold).
     from ovearth_core.analysis.ap import average_precision_report
