@@ -281,5 +281,7 @@ def test_the_synthetic_full_benchmark_equals_the_toolkit(tmp_path: Path) -> None
             continue  # a mask-only persona: no box to rank
         _check(samples, hard=True)
         checked += 1
-    assert checked >= 2
+        if checked == 2:
+            break  # two personas' boxes (the dense-tiny tests above add their own scenes)
+    assert checked == 2
     assert json.loads((tmp_path / "ground_truth.json").read_text())["annotations"]
