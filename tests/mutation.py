@@ -75,6 +75,10 @@ MODULE_TESTS: dict[str, list[str]] = {
         "test_a_macos_zip_with_resource_forks_finds_the_one_prediction_file"],
     # links.py: the direct tests (its AppTest and round-trip tests take > 30 min under mutmut)
     "pages/common/links.py": ["tests/app/test_mutants_links.py"],
+    # The Leaderboard's ranks view and page: the direct tests (Streamlit replaced by a
+    # recorder, tests/st_recorder.py); test_app_ranks.py's AppTest runs are too slow for mutmut
+    "pages/common/rank_views.py": ["tests/app/test_mutants_rank_views.py"],
+    "pages/Leaderboard.py": ["tests/app/test_mutants_leaderboard_page.py"],
     # viewer.py: the direct tests (its AppTest runs are too slow for mutmut)
     "pages/common/viewer.py": ["tests/app/test_mutants_viewer.py"],
     # results.py: the fast field-by-field check and test_results.py's table of malformed

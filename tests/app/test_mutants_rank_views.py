@@ -1,12 +1,12 @@
 """The Leaderboard's ranks view, by direct calls (issue 47: ``pages/common/rank_views.py``
 had only AppTest runs, ``tests/app/test_app_ranks.py``, too slow for mutmut).
 
-Streamlit is replaced by a recorder (every call kept with its arguments, in order) and the
-figures by stand-ins naming what they were given. The ranks are hand-built dicts shaped as
-``rank_stats.metric_ranks`` returns them, with asymmetric values (no two submissions share
-a rank, an interval, a share or a p-value), so a value read from the wrong submission, the
-wrong end of an interval or the wrong key shows; every expected text and cell is written
-out by hand from those numbers."""
+Streamlit is replaced by a recorder (``tests/st_recorder.py``: every call kept with its
+arguments, in order) and the figures by stand-ins naming what they were given. The ranks are
+hand-built dicts shaped as ``rank_stats.metric_ranks`` returns them, with asymmetric values
+(no two submissions share a rank, an interval, a share or a p-value), so a value read from
+the wrong submission, the wrong end of an interval or the wrong key shows; every expected
+text and cell is written out by hand from those numbers."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from st_recorder import Made, Recorder, calls, texts
 
 from ovearth_core.options import (
     ALPHA_BOUNDS,
@@ -24,39 +25,6 @@ from ovearth_core.options import (
     Options,
 )
 from pages.common import links, rank_views
-
-
-@dataclasses.dataclass
-class Made:
-    """What a recorded call returned (a widget, a container, a column configuration)."""
-
-    path: str
-    args: tuple
-    kwargs: dict
-
-    def __enter__(self) -> Made:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class Recorder:
-    """A stand-in for ``streamlit``: ``st.x.y(...)`` appends ``("x.y", args, kwargs)``;
-    ``st.columns(n)`` returns ``n`` recorders named ``col0``..."""
-
-    def __init__(self, log: list[tuple[str, tuple, dict]], path: str = "") -> None:
-        self._log, self._path = log, path
-
-    def __getattr__(self, name: str) -> Recorder:
-        return Recorder(self._log, f"{self._path}.{name}" if self._path else name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self._log.append((self._path, args, kwargs))
-        if self._path == "columns":
-            return [Recorder(self._log, f"col{i}") for i in range(args[0])]
-        return Made(self._path, args, kwargs)
-
 
 NUMBER = Made("column_config.NumberColumn", (), {"format": "%.3f"})
 
@@ -77,14 +45,6 @@ def st(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple, dict]]:
 
     monkeypatch.setattr(rank_views, "rf", Figures)
     return log
-
-
-def _calls(log: list, path: str) -> list[tuple[tuple, dict]]:
-    return [(a, k) for p, a, k in log if p == path]
-
-
-def _texts(log: list, path: str) -> list[str]:
-    return [a[0] for p, a, _ in log if p == path]
 
 
 def _cells(column: pd.Series) -> list[Any]:
@@ -166,7 +126,7 @@ def test_no_ranks_of_the_metric_says_why_and_draws_nothing_else(st: list) -> Non
                             "two submissions of the metric's modality.",), {})]
     st.clear()
     rank_views.section({}, "my_metric")  # no ranks at all; a metric without a label
-    assert _texts(st, "info") == ["my_metric: no rank intervals. They need at least two "
+    assert texts(st, "info") == ["my_metric: no rank intervals. They need at least two "
                                   "submissions of the metric's modality."]
     assert len(st) == 1
 
@@ -174,7 +134,7 @@ def test_no_ranks_of_the_metric_says_why_and_draws_nothing_else(st: list) -> Non
 def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: list) -> None:
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    caption = _texts(st, "caption")[0]
+    caption = texts(st, "caption")[0]
     assert caption == (
         "Segmentation macro mIoU: 1,200 resamples of the 1,500 images (seed 7; each "
         "submission's matching reused, only its per-image sums drawn again). Rank interval: "
@@ -188,7 +148,7 @@ def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: list)
                 num_units=12,
                 friedman={"blocks": "image", "num_blocks": None, "skipped": "No blocks"})
     rank_views.section({"uncertainty": {"bbox_ap": ap}}, "bbox_ap")
-    caption = _texts(st, "caption")[0]
+    caption = texts(st, "caption")[0]
     assert caption.startswith("HBB AP (pooled): 999 resamples of the 12 queries (seed 7; "
                               "each submission's boxes ranked and matched once, its AP "
                               "recomputed with each query weighted by how often its query is "
@@ -200,7 +160,7 @@ def test_the_notes_are_warnings_in_rank_notes_order_as_text(st: list) -> None:
     ranks = _ranks(warning="Thin evidence: *few* images", resolution_note="drew [more](x)",
                    disagreement={"groups_only": ["c"], "tests_only": [], "note": "c_1 <b>"})
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    warnings = _calls(st, "warning")[:3]
+    warnings = calls(st, "warning")[:3]
     assert [a[0] for a, _ in warnings] == ["Thin evidence: \\*few\\* images",
                                            "drew \\[more\\](x)", "c_1 \\<b>"]
     assert all(k == {"icon": ":material/warning:"} for _, k in warnings)
@@ -208,10 +168,10 @@ def test_the_notes_are_warnings_in_rank_notes_order_as_text(st: list) -> None:
     st.clear()
     skipped = _ranks(skipped="Not tested: 2 images", warning="Thin evidence")
     rank_views.section({"uncertainty": {"seg_macro_miou": skipped}}, "seg_macro_miou")
-    assert _texts(st, "warning") == ["Not tested: 2 images"]
+    assert texts(st, "warning") == ["Not tested: 2 images"]
     st.clear()
     rank_views.section({"uncertainty": {"seg_macro_miou": _ranks()}}, "seg_macro_miou")
-    assert _texts(st, "warning") == []  # no note: no warning
+    assert texts(st, "warning") == []  # no note: no warning
 
 
 def test_the_table_figure_and_best_of_n(st: list) -> None:
@@ -220,14 +180,14 @@ def test_the_table_figure_and_best_of_n(st: list) -> None:
     the test was skipped; the best-of-N note names the leader, its score and share."""
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    (args, kw), = _calls(st, "dataframe")[:1]
+    (args, kw), = calls(st, "dataframe")[:1]
     pd.testing.assert_frame_equal(args[0], rank_views.rank_frame(ranks))
     assert kw == {"hide_index": True, "placeholder": "—", "width": "stretch",
                   "column_config": {"value": NUMBER, "leader − this": NUMBER}}
-    charts = _calls(st, "plotly_chart")
+    charts = calls(st, "plotly_chart")
     assert charts[0] == ((("intervals", id(ranks), "Segmentation macro mIoU"),),
                          {"width": "stretch", "key": "lb_rank_intervals"})
-    infos = _calls(st, "info")
+    infos = calls(st, "info")
     assert infos[0] == ((
         "The best of 3 scores (0.810, lead\\*1) is an optimistic estimate of the state of the "
         "art: picking the top of many noisy scores favours the lucky. On resampled images, "
@@ -238,11 +198,11 @@ def test_the_table_figure_and_best_of_n(st: list) -> None:
         st.clear()
         rank_views.section({"uncertainty": {"seg_macro_miou": _ranks(best_of_n=best)}},
                            "seg_macro_miou")
-        assert not any(t.startswith("The best of") for t in _texts(st, "info"))
+        assert not any(t.startswith("The best of") for t in texts(st, "info"))
     st.clear()
     rank_views.section({"uncertainty": {"seg_macro_miou": _ranks(skipped="Not tested")}},
                        "seg_macro_miou")
-    assert [c[0][0][0] for c in _calls(st, "plotly_chart")] == ["cd"]
+    assert [c[0][0][0] for c in calls(st, "plotly_chart")] == ["cd"]
 
 
 # ---- Friedman -------------------------------------------------------------------------
@@ -250,22 +210,22 @@ def test_the_table_figure_and_best_of_n(st: list) -> None:
 def test_friedman_caption_and_diagram_of_the_blocks_used(st: list) -> None:
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    assert _texts(st, "subheader")[0] == "Friedman test and critical-difference diagram"
-    assert _texts(st, "caption")[1] == (
+    assert texts(st, "subheader")[0] == "Friedman test and critical-difference diagram"
+    assert texts(st, "caption")[1] == (
         "Friedman χ² = 12.35, p = 0.00208 over 40 queries (those of the 1,500 where every "
         "submission's Segmentation macro mIoU is defined), average ranks per query (1 = "
         "best). Nemenyi's critical difference at α = 0.1: 0.568; a bar joins submissions it "
         "cannot tell apart (scikit-posthocs' pairwise p-values).")
-    assert _calls(st, "plotly_chart")[1] == (
+    assert calls(st, "plotly_chart")[1] == (
         (("cd", id(ranks["friedman"]), "Segmentation macro mIoU"),),
         {"width": "stretch", "key": "lb_cd_diagram"})
-    assert _texts(st, "warning") == []
+    assert texts(st, "warning") == []
 
 
 def test_friedman_warns_skips_or_has_no_blocks(st: list) -> None:
     rank_views._friedman({**_ranks()["friedman"], "warning": "Thin *evidence*"}, "L")
-    assert _calls(st, "warning") == [(("Thin \\*evidence\\*",), {"icon": ":material/warning:"})]
-    assert len(_calls(st, "plotly_chart")) == 1
+    assert calls(st, "warning") == [(("Thin \\*evidence\\*",), {"icon": ":material/warning:"})]
+    assert len(calls(st, "plotly_chart")) == 1
     st.clear()
     rank_views._friedman({"blocks": "image", "num_blocks": 1000, "num_units": 1234,
                           "skipped": "Not tested"}, "Presence MCC")
@@ -299,12 +259,12 @@ def test_categories_count_the_tested_and_state_the_minimum(st: list) -> None:
         "bootstrap over its images; q-values by Benjamini–Hochberg over the 2 categories "
         "tested (those spanning at least 4 images, the minimum count; — below: a bootstrap "
         "over one or two images says nothing).",), {})
-    (args, kw), = _calls(st, "dataframe")
+    (args, kw), = calls(st, "dataframe")
     pd.testing.assert_frame_equal(args[0], rank_views.category_frame(cats))
     assert kw == {"hide_index": True, "placeholder": "—", "width": "stretch",
                   "column_config": {"lead*1": NUMBER, "b*x": NUMBER,
                                     "leader − runner-up": NUMBER}}
-    assert _calls(st, "warning") == []
+    assert calls(st, "warning") == []
     st.clear()
     rank_views._categories(None, "L", "images")
     rank_views._categories({}, "L", "images")
@@ -314,11 +274,11 @@ def test_categories_count_the_tested_and_state_the_minimum(st: list) -> None:
 def test_categories_warn_thin_evidence_then_the_resolution(st: list) -> None:
     rank_views._categories(_cats(warning="Thin *x*", resolution_note="Drew [y]"), "L",
                            "images")
-    assert _calls(st, "warning") == [(("Thin \\*x\\*",), {"icon": ":material/warning:"}),
+    assert calls(st, "warning") == [(("Thin \\*x\\*",), {"icon": ":material/warning:"}),
                                      (("Drew \\[y\\]",), {"icon": ":material/warning:"})]
     st.clear()
     rank_views._categories(_cats(resolution_note="Drew"), "L", "images")
-    assert _texts(st, "warning") == ["Drew"]
+    assert texts(st, "warning") == ["Drew"]
 
 
 def test_the_section_passes_the_categories_label_and_unit(st: list,
