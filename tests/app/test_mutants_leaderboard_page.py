@@ -205,6 +205,7 @@ def _main(page: ModuleType, monkeypatch: pytest.MonkeyPatch, log: list, models: 
     def leaderboard(*args: Any, **kw: Any) -> Any:
         kw["progress"](1, 3, "a", True)
         kw["progress"](0, 0, "b", False)
+        kw["progress"](1, 1, "c", False)
         seen.append(("board", args, {k: v for k, v in kw.items() if k != "progress"}))
         return board
 
@@ -241,11 +242,12 @@ def test_the_page_ranks_the_folder_with_its_settings_by_the_tables_metric(
     assert got[6:] == [("table", report), ("section", (report, "presence_mcc")),
                        ("stability", report), ("mcc", report)]
     # one progress bar, advanced by the board's evaluations (a total of 0: no division by
-    # zero), emptied after
+    # zero; the last of one fills it), emptied after
     assert log[0] == ("progress", (0.0,), {"text": "Ranking 2 submissions…"})
     assert [(p, a, k) for p, a, k in log if p.startswith("progress()")] == [
         ("progress().progress", (1 / 3,), {"text": "Evaluated 1 of 3 submissions · a (cached)"}),
         ("progress().progress", (0.0,), {"text": "Evaluated 0 of 0 submissions · b"}),
+        ("progress().progress", (1.0,), {"text": "Evaluated 1 of 1 submissions · c"}),
         ("progress().empty", (), {})]
     toggles = calls(log, "toggle")
     assert toggles == [(("Also rank by AP and mAP (COCO's and DOTA's, per category; each "
