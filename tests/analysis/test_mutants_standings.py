@@ -420,7 +420,8 @@ def test_a_report_without_the_ap_key_gives_none_there() -> None:
     assert table["ranking"]["bbox_nms_map"] == ["m0", "m1", "m2"]
 
 
-def test_names_results_and_reports_that_do_not_line_up_are_refused() -> None:
+def test_names_results_and_reports_that_do_not_line_up_are_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """One name, report or result too few is an error, never a shorter table that pairs the
     rest wrongly."""
     names, results = _board()
@@ -433,6 +434,16 @@ def test_names_results_and_reports_that_do_not_line_up_are_refused() -> None:
     with pytest.raises(ValueError):
         standings.add_ap_ranking(short, results, [{"bbox": {"ap_every_point": 0.4}}, None,
                                                   None])
+    # the AP ranks: one run per result
+    from ovearth_core.analysis.ap_bootstrap import APRun
+
+    table["metrics"]["bbox_ap"] = [0.1, 0.2, 0.3]
+    pieces = [standings.query_pieces(r) for r in results]
+    runs = [APRun({}, {"bbox": _curves("q0")})] * 2
+    _ap_calls(monkeypatch)
+    with pytest.raises(ValueError):
+        standings.ap_uncertainties(table, results, pieces, runs,
+                                   Options("vocabulary", "bbox"), 0, "image")
 
 
 def test_the_sums_have_a_row_for_every_category_even_without_queries() -> None:
@@ -562,6 +573,7 @@ def _ap_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     def record(names: Any, observed: Any, curves: Any, key: str, query_units: Any,
                n_units: int, **kw: Any) -> dict[str, Any]:
+        assert all(u.dtype == np.intp for u in query_units)  # indices, even when empty
         seen.append({"names": list(names), "observed": observed, "curves": list(curves),
                      "key": key, "units": [u.tolist() for u in query_units],
                      "n_units": n_units, **kw})
@@ -588,15 +600,15 @@ def test_ap_ranks_resample_the_models_with_curves_that_submit_the_modality(
     other = _result([0.2] * 6, CATS, ["z.png"] * 6, PRESENT)
     pieces = [standings.query_pieces(results[0]), *[standings.query_pieces(other)] * 3]
     c0, c2 = _curves("q5", "q0", "q3", nms=True), _curves("q4", "q1", nms=True)
-    o1, o2 = _curves("q2"), _curves("q3", "q1")
+    o1, o2 = _curves(), _curves("q3", "q1")  # m1: no OBB query in its curves
     runs: list[Any] = [APRun({}, {"bbox": c0}), APRun({}, {"bbox": _curves("q0"),
                                                           "oriented_bbox": o1}),
                        APRun({}, {"bbox": c2, "oriented_bbox": o2}),
                        {"bbox": {"ap_every_point": 0.9}}]
     table = {"models": names, "metrics": {
         "seg_macro_miou": [0.5, 0.4, 0.3, 0.2], "bbox_ap": [0.4, 0.5, 0.7, 0.9],
-        "bbox_nms_map": [0.3, None, None, 0.1], "oriented_bbox_ap": [0.1, 0.2, 0.6, None],
-        "bbox_aitod_map": [0.1, 0.2, 0.3, 0.4]}}
+        "bbox_nms_map": [0.3, None, None, 0.1], "bbox_aitod_map": [0.1, 0.2, 0.3, 0.4],
+        "oriented_bbox_ap": [0.1, 0.2, 0.6, None]}}
     seen = _ap_calls(monkeypatch)
     opts = Options("vocabulary", "bbox", rank_resamples=300, alpha=0.1, min_count=4,
                    friedman_blocks="query")
@@ -619,13 +631,13 @@ def test_ap_ranks_resample_the_models_with_curves_that_submit_the_modality(
     assert (obb["names"], obb["observed"].tolist(), obb["metric"]) == (
         ["m1", "m2"], [0.2, 0.6], "oriented_bbox_ap")
     assert obb["curves"][0] is o1 and obb["curves"][1] is o2
-    assert (obb["units"], obb["n_units"]) == ([[0], [2, 1]], 4)
+    assert (obb["units"], obb["n_units"]) == ([[], [2, 1]], 4)
     # resampling queries: each query its own unit, numbered in the first result's rows
     seen.clear()
     standings.ap_uncertainties(table, results, pieces, runs, opts, 11, "query")
     assert [(c["units"], c["n_units"], c["unit"]) for c in seen] == [
         ([[5, 0, 3], [4, 1]], 6, "query"), ([[5, 0, 3], [4, 1]], 6, "query"),
-        ([[2], [3, 1]], 6, "query")]
+        ([[], [3, 1]], 6, "query")]
     # one model left: no ranks
     seen.clear()
     assert standings.ap_uncertainties(table, results, pieces, [runs[0], None, None, None],
