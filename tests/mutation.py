@@ -82,6 +82,10 @@ MODULE_TESTS: dict[str, list[str]] = {
     # viewer_card.py: the card's navigator lines, payload, pictures and clicks in-process
     # (its AppTest files, test_app_viewer_card.py and test_error_navigation.py, are slow)
     "pages/common/viewer_card.py": ["tests/app/test_mutants_viewer_card.py"],
+    # The Leaderboard's ranks view and page: the direct tests (Streamlit replaced by a
+    # recorder, tests/st_recorder.py); test_app_ranks.py's AppTest runs are too slow for mutmut
+    "pages/common/rank_views.py": ["tests/app/test_mutants_rank_views.py"],
+    "pages/Leaderboard.py": ["tests/app/test_mutants_leaderboard_page.py"],
     # results.py: the fast field-by-field check and test_results.py's table of malformed
     # dicts, without its three tests over the demo's and a generated benchmark's submissions
     # (they evaluate 12 submissions per mutant)

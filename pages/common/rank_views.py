@@ -155,7 +155,8 @@ def _friedman(friedman: dict[str, Any], label: str) -> None:
 def _categories(categories: dict[str, Any] | None, label: str, unit: str) -> None:
     if not categories:
         return
-    st.subheader(f"Per category: {categories['a']} against {categories['b']}")
+    st.subheader(f"Per category: {views.md_text(categories['a'])} against "
+                 f"{views.md_text(categories['b'])}")
     tested = sum(r["q"] is not None for r in categories["rows"])
     st.caption(f"{label} of the leader and the runner-up on each category's queries, with a "
                f"paired bootstrap over its {unit}; q-values by Benjamini–Hochberg over the "

@@ -404,3 +404,271 @@ def test_ranked_models_read_the_first_results_metrics() -> None:
     results[1]["summary"] = {"seg": None, "presence": results[1]["summary"]["presence"]}
     assert list(standings.ranked_models(results)) == ["seg_macro_miou", "seg_micro_miou",
                                                       "presence_mcc"]
+
+
+# --- survivors of the second mutmut run (the whole module) -------------------------------------
+
+def test_a_report_without_the_ap_key_gives_none_there() -> None:
+    """NMS-mAP is ranked because one report has it; another report's block was computed
+    without NMS-AP: that model's value is None (ranked last), not a crash."""
+    names, results = _board()
+    reports = [{"bbox": {"coco": {"nms_map@[0.5:0.95]": 0.3, "num_categories": 3}},
+                "nms_ap": True}, {"bbox": {"ap_every_point": 0.5}}, None]
+    table = standings.rank_table(names, results, ["seg_macro_miou"])
+    standings.add_ap_ranking(table, results, reports)
+    assert table["metrics"]["bbox_nms_map"] == [0.3, None, None]
+    assert table["ranking"]["bbox_nms_map"] == ["m0", "m1", "m2"]
+
+
+def test_names_results_and_reports_that_do_not_line_up_are_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One name, report or result too few is an error, never a shorter table that pairs the
+    rest wrongly."""
+    names, results = _board()
+    with pytest.raises(ValueError):
+        standings.rank_table(names[:2], results, ["seg_macro_miou"])
+    table = standings.rank_table(names, results, ["seg_macro_miou"])
+    with pytest.raises(ValueError):
+        standings.add_ap_ranking(table, results, [{"bbox": {"ap_every_point": 0.4}}, None])
+    short = {**table, "models": names[:2]}
+    with pytest.raises(ValueError):
+        standings.add_ap_ranking(short, results, [{"bbox": {"ap_every_point": 0.4}}, None,
+                                                  None])
+    # the AP ranks: one run per result
+    from ovearth_core.analysis.ap_bootstrap import APRun
+
+    table["metrics"]["bbox_ap"] = [0.1, 0.2, 0.3]
+    pieces = [standings.query_pieces(r) for r in results]
+    runs = [APRun({}, {"bbox": _curves("q0")})] * 2
+    _ap_calls(monkeypatch)
+    with pytest.raises(ValueError):
+        standings.ap_uncertainties(table, results, pieces, runs,
+                                   Options("vocabulary", "bbox"), 0, "image")
+
+
+def test_the_sums_have_a_row_for_every_category_even_without_queries() -> None:
+    """Pieces whose last category has no query (as a board entry's may): its row is
+    zeros, the other rows the sums of their queries."""
+    pieces = standings.QueryPieces(("q0", "q1", "q2"), ("a", "b", "c"),
+                                   np.array([1, 0, 1], dtype=np.intp), ("i",),
+                                   np.zeros(3, dtype=np.intp),
+                                   {"seg_macro_miou": np.array([[0.5, 1], [0.2, 1],
+                                                                [0.25, 1]])})
+    got = pieces.sums()
+    assert got.sums["seg_macro_miou"].tolist() == [[0.2, 1], [0.75, 2], [0, 0]]
+
+
+def _seven() -> np.ndarray:
+    """Seven models on six categories (IoU sums, one query each), all ranks distinct."""
+    rng = np.random.default_rng(5)
+    iou = rng.random((7, 6))
+    return np.stack([iou, np.ones((7, 6))], axis=-1)
+
+
+def test_subset_stability_defaults_1000_subsets_seed_0_top_5_and_every_size_that_fits() -> None:
+    """The defaults (the paper's): 1,000 subsets per size drawn with seed 0, the top 5; of
+    the sizes 5, 20, 50, 100, 150 only 5 fits six categories. The size-5 row equals the one
+    of an explicit call with those values."""
+    stats = _seven()
+    out = standings.subset_stability(stats, "seg_macro_miou")
+    assert (out["num_subsets"], out["seed"], out["k"]) == (1000, 0, 5)
+    assert [r["size"] for r in out["sizes"]] == [5]
+    explicit = standings.subset_stability(stats, "seg_macro_miou", sizes=(5,),
+                                          n_subsets=1000, seed=0, k=5)
+    assert out["sizes"] == explicit["sizes"]
+    # a size too large among the sizes does not end the list
+    some = standings.subset_stability(stats, "seg_macro_miou", sizes=(2, 9, 4, 6),
+                                      n_subsets=20)
+    assert [r["size"] for r in some["sizes"]] == [2, 4, 6]
+
+
+def test_subset_draws_are_those_of_the_seed() -> None:
+    """Subsets of size 2 from 6 categories: each row the 2 categories with the smallest of
+    numpy's uniform draws (``default_rng(seed).random``), so a seed gives the same subsets;
+    checked against the brute-force ranking by the drawn subsets."""
+    stats = _seven()
+    out = standings.subset_stability(stats, "seg_macro_miou", sizes=(2,), n_subsets=30,
+                                     seed=3, k=2)
+    draws = np.random.default_rng(3).random((30, 6))
+    full = stats[:, :, 0].mean(axis=1)
+    rhos, recs = [], []
+    for row in draws:
+        cats = np.argsort(row)[:2]
+        sub = stats[:, cats, 0].mean(axis=1)
+        rhos.append(spearmanr(full, sub).statistic)
+        recs.append(len(set(np.argsort(-full)[:2]) & set(np.argsort(-sub)[:2])) / 2)
+    row = out["sizes"][0]
+    assert row["median_spearman"] == pytest.approx(np.median(rhos))
+    assert row["mean_top_k_recovery"] == pytest.approx(np.mean(recs))
+
+
+def test_mcc_vs_miou_reads_past_a_model_left_out_and_needs_two() -> None:
+    """A model that does not submit segmentation, first, is skipped, not the end of the
+    list; two models are enough for a correlation (their rho is +1 or -1); fewer have
+    none."""
+    names, results = _board()
+    gone = {**results[0], "coverage": {"not_submitted_modalities": ["segmentation"]}}
+    out = standings.mcc_vs_miou([gone, *results])
+    mcc = [r["summary"]["presence"]["mcc"] for r in results]
+    miou = [r["summary"]["seg"]["positive_macro_miou"] for r in results]
+    assert out == {"spearman": pytest.approx(spearmanr(mcc, miou).statistic),
+                   "num_models": 3}
+    two = standings.mcc_vs_miou(results[:2])
+    assert two == {"spearman": pytest.approx(spearmanr(mcc[:2], miou[:2]).statistic),
+                   "num_models": 2}
+    assert two["spearman"] in (pytest.approx(1.0), pytest.approx(-1.0))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert standings.mcc_vs_miou([gone]) == {"spearman": None, "num_models": 0}
+
+
+def test_the_report_passes_k_and_reads_past_a_metric_without_two_models() -> None:
+    names, results = _board()
+    results[1]["coverage"]["not_submitted_modalities"] = ["segmentation"]
+    results[2]["coverage"]["not_submitted_modalities"] = ["segmentation"]
+    out = standings.leaderboard_report(names, results, sizes=(1,), n_subsets=5, k=1)
+    assert list(out["stability"]) == ["presence_mcc"]  # the seg metrics: one model each
+    assert out["stability"]["presence_mcc"]["k"] == 1
+
+
+def test_the_ranks_pieces_hold_the_first_results_metrics_not_the_seconds() -> None:
+    names, results = _board()
+    results[1]["summary"] = {"seg": None, "presence": results[1]["summary"]["presence"]}
+    keys: list[list[str]] = []
+    standings.leaderboard_report(names, results, ["presence_mcc"], sizes=(2,), n_subsets=5,
+                                 ranks=Options("vocabulary", "segmentation"),
+                                 uncertainty=lambda *args: keys.append(
+                                     list(args[2][0].pieces)) or {})
+    assert keys == [["presence_mcc", "seg_macro_miou", "seg_micro_miou"]]
+
+
+def test_a_board_entrys_stored_sums_are_what_the_stability_reads() -> None:
+    """A board entry holds its category sums (its rows are gone): the stability reads them
+    as they are. Here m0's entry holds sums over a fourth category, "zzz", that its pieces
+    do not have: the stability counts 4 categories with data (3 from the pieces)."""
+    names, results = _board()
+    held = standings.CategorySums(("bridge", "plane", "ship", "zzz"), {
+        "seg_macro_miou": np.array([[0.7, 1], [0.9, 2], [1.4, 3], [0.5, 1]])})
+    entry = {**results[0], standings.SUMS: held,
+             standings.PIECES: standings.query_pieces(results[0])}
+    out = standings.leaderboard_report(names, [entry, *results[1:]], ["seg_macro_miou"],
+                                       sizes=(4,), n_subsets=5)
+    stability = out["stability"]["seg_macro_miou"]
+    assert stability["num_categories"] == 4
+    assert [r["size"] for r in stability["sizes"]] == [4]
+
+
+def _curves(*query_ids: str, nms: bool = False) -> Any:
+    """A modality's curves as ap_uncertainties reads them: their queries and families."""
+    from ovearth_core.analysis.ap_bootstrap import APCurves
+
+    families = {"voc": None, "coco": None, **({"nms_categories": None} if nms else {})}
+    return APCurves(tuple(query_ids), families)  # type: ignore[arg-type]
+
+
+def _ap_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+
+    def record(names: Any, observed: Any, curves: Any, key: str, query_units: Any,
+               n_units: int, **kw: Any) -> dict[str, Any]:
+        assert all(u.dtype == np.intp for u in query_units)  # indices, even when empty
+        seen.append({"names": list(names), "observed": observed, "curves": list(curves),
+                     "key": key, "units": [u.tolist() for u in query_units],
+                     "n_units": n_units, **kw})
+        return {"ap": key}
+
+    monkeypatch.setattr(standings, "ap_rank_uncertainty", record)
+    return seen
+
+
+def test_ap_ranks_resample_the_models_with_curves_that_submit_the_modality(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four models: m0, m1 and m2 with curves, m3 with a report only (no curves: left
+    out). HBB AP: m1 does not submit boxes, so m0 and m2 (values 0.4 and 0.7); NMS-mAP:
+    only m0's and m2's curves were computed with NMS-AP, m2's value undefined (nan); OBB AP:
+    m1 and m2 have OBB curves, m0 none: m1 and m2; AI-TOD: no curves, not resampled. Each
+    curve's queries become units: the image of each query in the first result's rows (b, a,
+    b, c, a, d: images 0..3), or the query itself; the options, seed and unit as given."""
+    from ovearth_core.analysis.ap_bootstrap import APRun
+
+    names, results = _board()
+    names, results = [*names, "m3"], [*results, _result([0.2] * 6, CATS, IMAGES, PRESENT)]
+    results[1]["coverage"]["not_submitted_modalities"] = ["bbox"]
+    # the first result's rows: q0..q5 on images b, a, b, c, a, d; the others' images differ
+    other = _result([0.2] * 6, CATS, ["z.png"] * 6, PRESENT)
+    pieces = [standings.query_pieces(results[0]), *[standings.query_pieces(other)] * 3]
+    c0, c2 = _curves("q5", "q0", "q3", nms=True), _curves("q4", "q1", nms=True)
+    o1, o2 = _curves(), _curves("q3", "q1")  # m1: no OBB query in its curves
+    runs: list[Any] = [APRun({}, {"bbox": c0}), APRun({}, {"bbox": _curves("q0"),
+                                                          "oriented_bbox": o1}),
+                       APRun({}, {"bbox": c2, "oriented_bbox": o2}),
+                       {"bbox": {"ap_every_point": 0.9}}]
+    table = {"models": names, "metrics": {
+        "seg_macro_miou": [0.5, 0.4, 0.3, 0.2], "bbox_ap": [0.4, 0.5, 0.7, 0.9],
+        "bbox_nms_map": [0.3, None, None, 0.1], "bbox_aitod_map": [0.1, 0.2, 0.3, 0.4],
+        "oriented_bbox_ap": [0.1, 0.2, 0.6, None]}}
+    seen = _ap_calls(monkeypatch)
+    opts = Options("vocabulary", "bbox", rank_resamples=300, alpha=0.1, min_count=4,
+                   friedman_blocks="query")
+    out = standings.ap_uncertainties(table, results, pieces, runs, opts, 11, "image")
+    assert out == {"bbox_ap": {"ap": "ap_every_point"},
+                   "bbox_nms_map": {"ap": "coco.nms_map@[0.5:0.95]"},
+                   "oriented_bbox_ap": {"ap": "ap_every_point"}}
+    settings = {"n_resamples": 300, "seed": 11, "alpha": 0.1, "unit": "image",
+                "min_count": 4, "blocks": "query"}
+    hbb, nms, obb = seen
+    assert {k: hbb[k] for k in settings} == settings
+    assert (hbb["names"], hbb["observed"].tolist(), hbb["key"], hbb["metric"]) == (
+        ["m0", "m2"], [0.4, 0.7], "ap_every_point", "bbox_ap")
+    assert hbb["curves"][0] is c0 and hbb["curves"][1] is c2
+    assert (hbb["units"], hbb["n_units"]) == ([[3, 0, 2], [1, 1]], 4)
+    assert (nms["names"], nms["key"], nms["metric"]) == (["m0", "m2"],
+                                                         "coco.nms_map@[0.5:0.95]",
+                                                         "bbox_nms_map")
+    assert nms["observed"][0] == 0.3 and np.isnan(nms["observed"][1])
+    assert (obb["names"], obb["observed"].tolist(), obb["metric"]) == (
+        ["m1", "m2"], [0.2, 0.6], "oriented_bbox_ap")
+    assert obb["curves"][0] is o1 and obb["curves"][1] is o2
+    assert (obb["units"], obb["n_units"]) == ([[], [2, 1]], 4)
+    # resampling queries: each query its own unit, numbered in the first result's rows
+    seen.clear()
+    standings.ap_uncertainties(table, results, pieces, runs, opts, 11, "query")
+    assert [(c["units"], c["n_units"], c["unit"]) for c in seen] == [
+        ([[5, 0, 3], [4, 1]], 6, "query"), ([[5, 0, 3], [4, 1]], 6, "query"),
+        ([[], [3, 1]], 6, "query")]
+    # one model left: no ranks
+    seen.clear()
+    assert standings.ap_uncertainties(table, results, pieces, [runs[0], None, None, None],
+                                      opts, 11, "image") == {}
+
+
+def test_the_report_gives_its_ap_runs_reports_and_ranks_to_the_ap_ranks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """leaderboard_report with APRuns: the ranking reads each run's report; the AP ranks
+    get the options, seed and unit given and join the additive metrics' ranks."""
+    from ovearth_core.analysis.ap_bootstrap import APRun
+
+    names, results = _board()
+    runs = [APRun({"bbox": {"ap_every_point": v}}, {"bbox": _curves("q0", "q3")})
+            for v in (0.2, 0.6, 0.4)]
+    seen = _ap_calls(monkeypatch)
+    opts = Options("vocabulary", "bbox", rank_resamples=250, alpha=0.2, min_count=3)
+    out = standings.leaderboard_report(names, results, ["seg_macro_miou"], sizes=(1,),
+                                       n_subsets=5, seed=8, average_precision=runs,
+                                       ranks=opts, unit="query",
+                                       uncertainty=lambda *a: {"seg_macro_miou": "additive"})
+    assert out["ranking"]["bbox_ap"] == ["m1", "m2", "m0"]
+    assert out["uncertainty"]["seg_macro_miou"] == "additive"
+    assert out["uncertainty"]["bbox_ap"] == {"ap": "ap_every_point"}
+    (call,) = [c for c in seen if c["metric"] == "bbox_ap"]
+    assert (call["n_resamples"], call["alpha"], call["min_count"], call["seed"],
+            call["unit"]) == (250, 0.2, 3, 8, "query")
+    assert call["units"] == [[0, 3]] * 3 and call["n_units"] == 6
+    # without AP runs: no AP ranks asked
+    seen.clear()
+    out = standings.leaderboard_report(names, results, ["seg_macro_miou"], sizes=(1,),
+                                       n_subsets=5, ranks=opts,
+                                       uncertainty=lambda *a: {})
+    assert seen == [] and out["uncertainty"] == {}
