@@ -2,7 +2,7 @@
 AppTest runs, too slow for mutmut).
 
 The page module is imported with ``in_frame`` made a no-op (it would run app.py); Streamlit
-is replaced by a recorder (``tests/st_recorder.py``) and the page's helpers by stand-ins
+is replaced by a recorder (``tests/st_calls_recorder.py``) and the page's helpers by stand-ins
 that record what they were given, so each test states which value feeds which step: the
 folder's submissions and the page's subsets, seed and unit reach the board; the options
 compared with the sidebar's; the metric the table ranks by reaches the ranks' section; the
@@ -17,7 +17,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
-from st_recorder import Recorder, Stopped, calls, texts
+from st_calls_recorder import Recorder, Stopped, calls, texts
 
 from ovearth_core.options import Options
 from pages.common import links

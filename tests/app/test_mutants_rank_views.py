@@ -1,7 +1,7 @@
 """The Leaderboard's ranks view, by direct calls (issue 47: ``pages/common/rank_views.py``
 had only AppTest runs, ``tests/app/test_app_ranks.py``, too slow for mutmut).
 
-Streamlit is replaced by a recorder (``tests/st_recorder.py``: every call kept with its
+Streamlit is replaced by a recorder (``tests/st_calls_recorder.py``: every call kept with its
 arguments, in order) and the figures by stand-ins naming what they were given. The ranks are
 hand-built dicts shaped as ``rank_stats.metric_ranks`` returns them, with asymmetric values
 (no two submissions share a rank, an interval, a share or a p-value), so a value read from
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from st_recorder import Made, Recorder, calls, texts
+from st_calls_recorder import Made, Recorder, calls, texts
 
 from ovearth_core.options import (
     ALPHA_BOUNDS,
