@@ -41,13 +41,20 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/audit/consensus.py": ["tests/core/test_audit.py",
                                         "tests/core/test_audit_scale.py",
                                         "tests/core/test_mutants_audit_consensus.py"],
-    "ovearth_core/audit/shapes.py": ["tests/core/test_audit.py",
-                                     "tests/core/test_audit_scale.py",
-                                     "tests/core/test_mutants_audit_shapes.py"],
+    # shapes.py: the direct tests only; the audit scene's tests (test_audit.py's scene
+    # fixture, test_audit_scale.py's brute-force clusterings) took about 10 s a mutant.
+    "ovearth_core/audit/shapes.py": [
+        "tests/core/test_mutants_audit_shapes.py", "tests/core/test_audit.py", "-k",
+        "not (injected or suspect_fields or object_support or cli_ or same_file)"],
     # The Audit page's rules, in-process (its AppTest, tests/app/test_app_audit.py, keeps
     # the wiring but is too slow to run for every mutant).
-    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py"],
-    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py"],
+    # The render functions and the page itself with Streamlit replaced by a recorder
+    # (tests/streamlit_recorder.py); what_if and suspect_picture called directly.
+    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py",
+                                    "tests/app/test_mutants_audit_views.py"],
+    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py",
+                                   "tests/app/test_mutants_audit_data.py"],
+    "pages/Audit.py": ["tests/app/test_mutants_audit_script.py"],
     # The command's own tests (tests/analysis/test_export_geojson*.py) write GeoTIFFs and
     # run every step for each mutant: 0.07 mutants/s here, 3 h for the module's 764.
     "ovearth_core/analysis/export.py": ["tests/analysis/test_mutants_export.py"],
