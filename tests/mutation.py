@@ -4,6 +4,7 @@
     python tests/mutation.py ovearth_core/x.py tests/core/test_x.py ...   # or named here
     python tests/mutation.py ovearth_core/audit/fix.py --results  # survivors of the last run
     python tests/mutation.py ovearth_core/audit/fix.py --survivors  # re-test only those
+    python tests/mutation.py ovearth_core/audit/consensus.py --only 'x_calibrate__*'  # some
 
 mutmut reads its settings from ``pyproject.toml`` in the folder it runs in and keeps its
 work in ``mutants/`` there, so one module gets its own folder, ``.mutation/<module>/``:
@@ -161,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="list the surviving mutants of the last run instead of running")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the survivors of the last run (after adding tests)")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB",
+                        help="test only the mutants whose name matches GLOB (mutmut's "
+                             "names without the module, e.g. 'x_calibrate__*'; repeatable)")
     args = parser.parse_args(argv)
     module = Path(args.module).as_posix()
     if not (ROOT / module).is_file():
@@ -181,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                  if line.strip().endswith(": survived")]
         if not names:
             print(f"{module}: no survivors to re-test")
+    dotted = module.removesuffix(".py").replace("/", ".")
+    names += [f"{dotted}.{glob}" for glob in args.only]
     rc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children), *names],
                         cwd=folder, env=env, check=False).returncode
     subprocess.run([*mutmut, "export-cicd-stats"], cwd=folder, env=env, check=False,

@@ -218,3 +218,18 @@ def test_a_suspects_picture_is_keyed_by_its_content_and_the_images_stamp(
     Image.new("RGB", (100, 120), (1, 2, 3)).save(images / "images" / "0.png")
     audit_data.suspect_picture(images, s)
     assert asked[2][2] == data.image_stamp(images, "images/0.png") != stamp
+
+
+def test_a_ground_truth_gone_since_the_audit_is_named_as_the_ground_truth(
+        bench: tuple[data.FileKey, tuple[data.FileKey, ...]]) -> None:
+    """Rule: the ground truth is read again when the fixes are written; one deleted since
+    the audit is a problem naming the file and its role (a readable ground-truth JSON
+    file), raised for the page to show, and nothing is written. Kills ``what_if`` 13, 17,
+    18 (the role given to ``read_json``)."""
+    gt, preds = bench
+    Path(gt[0]).unlink()
+    with pytest.raises(OVEarthInputError) as err:
+        audit_data.what_if(gt, preds, OPTIONS, [SPURIOUS_B])
+    (problem,) = err.value.problems
+    assert problem.file == gt[0] and problem.expected == "a readable ground-truth JSON file"
+    assert not (Path(gt[0]).parent / ".ovearth" / "exports" / fix.CLEANED_NAME).exists()

@@ -90,6 +90,22 @@ def pictures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     return asked
 
 
+def _legend_names_the_colours_drawn(caption: str) -> None:
+    """The legend names the colours viz.audit draws with (their dominant channels): the
+    label green, the votes blue, the consensus orange."""
+    def hue(rgb: tuple[int, int, int]) -> str:
+        r, g, b = rgb
+        if g > r and g > b:
+            return "green"
+        if b > r and b > g:
+            return "blue"
+        return "orange" if r > g > b else "?"
+
+    assert hue(picture_.GT_COLOUR) == "green" and "the label (green)" in caption
+    assert hue(picture_.VOTE_COLOUR) == "blue" and "vote (blue" in caption
+    assert hue(picture_.CONSENSUS_COLOUR) == "orange" and "consensus (orange)" in caption
+
+
 # ---- one suspect's card ----------------------------------------------------------------
 
 def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
@@ -112,6 +128,7 @@ def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
     assert image.where == "page/box/col0" and image.first.tolist() == np.full(
         (2, 3, 3), 1).tolist()
     assert image.kwargs == {"caption": CAPTION}
+    _legend_names_the_colours_drawn(CAPTION)
     right = [(c.name, c.first) for c in page.calls if c.where == "page/box/col1"]
     assert right == [("markdown", audit_views.headline(s)),
                      ("caption", audit_views.votes_caption(s)),
@@ -119,22 +136,6 @@ def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
     (table,) = page.named("dataframe")
     assert [r["submission"] for r in table.first] == ["z_model", "a_model"]  # every vote
     assert table.kwargs == {"hide_index": True, "height": "content"}
-
-
-def test_the_legend_names_the_pictures_colours() -> None:
-    """Rule: the picture's legend names the colours viz.audit draws with: the label green,
-    the votes blue, the consensus orange (the dominant channels of its colours)."""
-    def hue(rgb: tuple[int, int, int]) -> str:
-        r, g, b = rgb
-        if g > r and g > b:
-            return "green"
-        if b > r and b > g:
-            return "blue"
-        return "orange" if r > g > b else "?"
-
-    assert hue(picture_.GT_COLOUR) == "green" and "the label (green)" in CAPTION
-    assert hue(picture_.VOTE_COLOUR) == "blue" and "vote (blue" in CAPTION
-    assert hue(picture_.CONSENSUS_COLOUR) == "orange" and "consensus (orange)" in CAPTION
 
 
 def test_a_suspect_without_votes_has_no_table(page: Script,
