@@ -270,15 +270,6 @@ def test_the_first_suspects_are_drawn_with_their_own_decisions(
     assert [n for n, _ in steps["calls"]][-1] == "what_if_ui"
 
 
-def test_an_undecided_suspect_is_drawn_undecided(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
-    module, _, _ = page
-    steps["decided"] = {}
-    module.main()
-    assert _calls(steps, "suspect_ui") == [(RUN, SUSPECTS[0], None), (RUN, SUSPECTS[1], None)]
-    assert _calls(steps, "what_if_ui")[0][3] == []
-
-
 def test_an_audit_that_could_not_run_shows_its_problems_as_text_and_stops(
         page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
     """Rule: bad input stops the page with one error listing every problem, one a line,
