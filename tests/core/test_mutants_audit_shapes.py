@@ -241,8 +241,8 @@ def test_no_set_no_pairs_and_no_object_no_candidates() -> None:
     """Rule: nothing to pair with is no pair, not an error: ``pairs_by_set`` of no set is
     empty; pooled candidates and a seed search over no set find none. Kills
     ``pairs_by_set`` 5, ``pooled_candidates`` 7, 9, ``seed_search`` 4, 6."""
-    a = Objects(np.array([[0, 0, 10, 10]], dtype=float), np.array([[0, 0, 10, 10]], dtype=float),
-                np.ones(1))
+    box = np.array([[0, 0, 10, 10]], dtype=float)
+    a = Objects(box, box, np.ones(1))
     assert shapes.pairs_by_set(a, [], "bbox") == []
     u, v, iou = shapes.pooled_candidates([], "bbox")
     assert u.size == v.size == 0 and iou is None
@@ -291,9 +291,9 @@ def test_an_identical_rotated_box_has_iou_exactly_one() -> None:
 
 
 def test_rotated_boxes_whose_envelopes_overlap_but_not_they_are_no_pair() -> None:
-    """Rule: ``pairs`` lists only a positive IoU: two diamonds whose upright
-    envelopes overlap but whose polygons do not touch (diagonal neighbours) are no pair (shapely says they are
-    disjoint). Kills ``_iou`` 32."""
+    """Rule: ``pairs`` lists only a positive IoU: two diamonds, diagonal neighbours, whose
+    upright envelopes overlap but whose polygons do not touch (shapely says they are
+    disjoint) are no pair. Kills ``_iou`` 32."""
     from ovearth_core import geometry
 
     d1 = np.array([[[10, 0], [20, 10], [10, 20], [0, 10]]], dtype=float)
