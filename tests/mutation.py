@@ -39,6 +39,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
+    # (calibrate, best_f1 and _clusters were run with the fast tests alone, named on the
+    # command line with --only: docs/tests.md)
     "ovearth_core/audit/consensus.py": ["tests/core/test_audit.py",
                                         "tests/core/test_audit_scale.py",
                                         "tests/core/test_mutants_audit_consensus.py"],

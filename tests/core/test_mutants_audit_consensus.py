@@ -606,6 +606,8 @@ def test_ten_score_bins_by_default() -> None:
     # one hit of one GT first: 2/(1+1) = 1
     ([0.5, 0.2], [True, False], 1, 1.0),
     ([0.5], [True], 0, 0.0),   # no GT: 0
+    # an unscored box ranks after even a score of 0: 0.0 (miss) first, then the hit
+    ([np.nan, 0.0], [True, False], 1, 2 / 3),
     ([], [], 2, 0.0),          # no box: 0
 ])
 def test_best_f1_over_score_thresholds(scores: list[float], tp: list[bool], n_gt: int,
@@ -616,3 +618,30 @@ def test_best_f1_over_score_thresholds(scores: list[float], tp: list[bool], n_gt
     ``nan`` rank and the formula."""
     got = consensus.best_f1(np.array(scores, dtype=float), np.array(tp, dtype=bool), n_gt)
     assert got == pytest.approx(want) and isinstance(got, float)
+
+
+def test_a_lone_answering_submission_is_the_whole_weight_below_one() -> None:
+    """Rule: support is ``sum(w p) / sum(w)`` over the answering submissions whatever the
+    sum of weights (here one answering, w = 2/3 < 1: support = its p), and the share is
+    over the answering ones (1 of 1). A: G1 hit (0.9), U missed (0.8), 2 GT: p(U) = 1/3
+    (one score a bin), w = best F1 = 2/(1 + 2); B has no row. Kills ``_clusters`` 163
+    (``total > 1``) and 188 (at least 2 in the share's denominator)."""
+    g1, g2, u = [10, 10, 30, 30], [100, 100, 120, 120], [150, 150, 170, 170]
+    subs = [[_sample([g1, g2], [g1, u], [0.9, 0.8])],
+            [_sample([g1, g2], [], [], answered=False)]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    (missing,) = [s for s in result["suspects"] if s["kind"] == "missing"]
+    assert missing["score"] == pytest.approx(1 / 3, abs=1e-4)
+    assert missing["support"] == 1.0
+
+
+def test_submissions_of_no_weight_give_no_support() -> None:
+    """Rule: a cluster of submissions whose weights are all 0 (none matched any label:
+    best F1 0) has support 0, not a division by zero nor full support. Kills
+    ``_clusters`` 159, 162, 164."""
+    gt, u = [10, 10, 30, 30], [150, 150, 170, 170]
+    subs = [[_sample([gt], [u], [0.9])], [_sample([gt], [u], [0.8])]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    assert [s["weight"] for s in result["submissions"]] == [0.0, 0.0]
+    (missing,) = [s for s in result["suspects"] if s["kind"] == "missing"]
+    assert missing["score"] == 0.0
