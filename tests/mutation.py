@@ -4,6 +4,7 @@
     python tests/mutation.py ovearth_core/x.py tests/core/test_x.py ...   # or named here
     python tests/mutation.py ovearth_core/audit/fix.py --results  # survivors of the last run
     python tests/mutation.py ovearth_core/audit/fix.py --survivors  # re-test only those
+    python tests/mutation.py ovearth_core/audit/consensus.py --only 'x_calibrate__*'  # some
 
 mutmut reads its settings from ``pyproject.toml`` in the folder it runs in and keeps its
 work in ``mutants/`` there, so one module gets its own folder, ``.mutation/<module>/``:
@@ -38,16 +39,25 @@ MODULE_TESTS: dict[str, list[str]] = {
     "ovearth_core/georef.py": ["tests/core/test_gsd.py",
                                "tests/analysis/test_export_geojson_crs.py",
                                "tests/core/test_mutants_georef.py"],
+    # (calibrate, best_f1 and _clusters were run with the fast tests alone, named on the
+    # command line with --only: docs/tests.md)
     "ovearth_core/audit/consensus.py": ["tests/core/test_audit.py",
                                         "tests/core/test_audit_scale.py",
                                         "tests/core/test_mutants_audit_consensus.py"],
-    "ovearth_core/audit/shapes.py": ["tests/core/test_audit.py",
-                                     "tests/core/test_audit_scale.py",
-                                     "tests/core/test_mutants_audit_shapes.py"],
+    # shapes.py: the direct tests only; the audit scene's tests (test_audit.py's scene
+    # fixture, test_audit_scale.py's brute-force clusterings) took about 10 s a mutant.
+    "ovearth_core/audit/shapes.py": [
+        "tests/core/test_mutants_audit_shapes.py", "tests/core/test_audit.py", "-k",
+        "not (injected or suspect_fields or object_support or cli_ or same_file)"],
     # The Audit page's rules, in-process (its AppTest, tests/app/test_app_audit.py, keeps
     # the wiring but is too slow to run for every mutant).
-    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py"],
-    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py"],
+    # The render functions and the page itself with Streamlit replaced by a recorder
+    # (tests/streamlit_recorder.py); what_if and suspect_picture called directly.
+    "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py",
+                                    "tests/app/test_mutants_audit_views.py"],
+    "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py",
+                                   "tests/app/test_mutants_audit_data.py"],
+    "pages/Audit.py": ["tests/app/test_mutants_audit_script.py"],
     # The command's own tests (tests/analysis/test_export_geojson*.py) write GeoTIFFs and
     # run every step for each mutant: 0.07 mutants/s here, 3 h for the module's 764.
     "ovearth_core/analysis/export.py": ["tests/analysis/test_mutants_export.py"],
@@ -163,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="list the surviving mutants of the last run instead of running")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the survivors of the last run (after adding tests)")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB",
+                        help="test only the mutants whose name matches GLOB (mutmut's "
+                             "names without the module, e.g. 'x_calibrate__*'; repeatable)")
     args = parser.parse_args(argv)
     module = Path(args.module).as_posix()
     if not (ROOT / module).is_file():
@@ -183,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                  if line.strip().endswith(": survived")]
         if not names:
             print(f"{module}: no survivors to re-test")
+    dotted = module.removesuffix(".py").replace("/", ".")
+    names += [f"{dotted}.{glob}" for glob in args.only]
     rc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children), *names],
                         cwd=folder, env=env, check=False).returncode
     subprocess.run([*mutmut, "export-cicd-stats"], cwd=folder, env=env, check=False,

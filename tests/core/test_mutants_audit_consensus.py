@@ -545,3 +545,103 @@ def test_a_label_most_find_is_not_shifted_onto_a_spot_beside_it() -> None:
     suspects = audit_samples(subs, ["a", "b", "c"])["suspects"]
     assert [(s["kind"], s["bbox"], s["score"]) for s in suspects] == [
         ("missing", [45.0, 10.0, 30.0, 30.0], 0.3333)]
+
+
+# --- calibrate and best_f1, called directly (issue 47: their 113 mutants ran only through
+# the brute-force clustering tests, about 12 s a mutant; these take milliseconds) --------
+
+def test_calibration_bins_ties_upward_and_pools_by_count() -> None:
+    """Rule: scores are cut at their inner quantiles (3 bins: at 0.2 and 0.3 for the scores
+    0.1, 0.2, 0.3, 0.9); a score equal to a cut goes to the bin above it (so bins of 1, 1
+    and 2 scores, not 2, 1, 1); each bin's confidence is its smoothed precision
+    ``(hits + 1) / (n + 2)``: 1/3, 2/3, 2/4; a higher bin less precise than a lower one is
+    pooled with it weighted by their counts (2/3 x 1 and 1/2 x 2: 5/9; unweighted it
+    would be 7/12). Reference: scipy's weighted isotonic regression of the bins' values.
+    Kills ``calibrate`` mutants of the side, the smoothing, the counts and the weights
+    passed to ``_increasing``."""
+    from scipy.optimize import isotonic_regression
+
+    scores = np.array([0.9, 0.1, 0.3, 0.2])  # not sorted: the output follows the input
+    tp = np.array([False, False, True, True])
+    got = consensus.calibrate(scores, tp, 3)
+    fit = isotonic_regression([1 / 3, 2 / 3, 2 / 4], weights=[1, 1, 2]).x
+    assert fit.tolist() == pytest.approx([1 / 3, 5 / 9, 5 / 9])
+    assert got.tolist() == pytest.approx([fit[2], fit[0], fit[2], fit[1]])
+
+
+def test_unscored_objects_take_the_smoothed_precision_of_all() -> None:
+    """Rule: an object without a score (``nan``) gets ``(all hits + 1) / (all + 2)``,
+    counting every object, scored or not (3 hits of 6: 4/8); the scored ones are binned
+    among themselves only (2 bins of 2 scored: misses 1/4, hits 3/4). Kills
+    ``calibrate`` mutants of the default (``+ 1``, ``+ 2``, the sums) and of the finite
+    mask."""
+    scores = np.array([np.nan, 0.1, 0.2, 0.8, 0.9, np.nan])
+    tp = np.array([True, False, False, True, True, False])
+    got = consensus.calibrate(scores, tp, 2)
+    assert got.tolist() == pytest.approx([4 / 8, 1 / 4, 1 / 4, 3 / 4, 3 / 4, 4 / 8])
+    only = consensus.calibrate(np.array([np.nan, np.nan, np.nan]),
+                               np.array([True, True, False]))
+    assert only.tolist() == pytest.approx([3 / 5] * 3)
+
+
+def test_ten_score_bins_by_default() -> None:
+    """Rule: the default is deciles: 20 scores make 10 bins of 2, each its own smoothed
+    precision ``(hits + 1) / 4`` (hits per bin 0, 0, 1, 1, 1, 1, 2, 2, 2, 2: already
+    non-decreasing, nothing pooled). Kills ``calibrate``'s default ``bins``."""
+    scores = np.arange(20) / 20
+    hits_per_bin = [0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+    tp = np.array([i < h for h in hits_per_bin for i in range(2)])
+    got = consensus.calibrate(scores, tp)
+    want = [(h + 1) / 4 for h in hits_per_bin for _ in range(2)]
+    assert got.tolist() == pytest.approx(want)
+
+
+@pytest.mark.parametrize(("scores", "tp", "n_gt", "want"), [
+    # 3 GT; after 1: 2/(1+3); after 2: 4/(2+3) = 0.8, the best
+    ([0.9, 0.8, 0.1], [True, True, False], 3, 0.8),
+    # the order is by score, not the input's: 0.1 (miss) ranks last
+    ([0.1, 0.9, 0.8], [False, True, True], 3, 0.8),
+    # an unscored hit ranks after every scored box: 0.5 (miss) first: 0, then 2/(2+1)
+    ([np.nan, 0.5], [True, False], 1, 2 / 3),
+    # one hit of one GT first: 2/(1+1) = 1
+    ([0.5, 0.2], [True, False], 1, 1.0),
+    ([0.5], [True], 0, 0.0),   # no GT: 0
+    # an unscored box ranks after even a score of 0: 0.0 (miss) first, then the hit
+    ([np.nan, 0.0], [True, False], 1, 2 / 3),
+    ([], [], 2, 0.0),          # no box: 0
+])
+def test_best_f1_over_score_thresholds(scores: list[float], tp: list[bool], n_gt: int,
+                                       want: float) -> None:
+    """Rule: a submission's weight is its best F1 = 2 hits / (boxes kept + GT) over the
+    thresholds between its scores, boxes by descending score, unscored ones last; no GT or
+    no box: 0. Hand-worked. Kills ``best_f1`` mutants of the guards, the order, the
+    ``nan`` rank and the formula."""
+    got = consensus.best_f1(np.array(scores, dtype=float), np.array(tp, dtype=bool), n_gt)
+    assert got == pytest.approx(want) and isinstance(got, float)
+
+
+def test_a_lone_answering_submission_is_the_whole_weight_below_one() -> None:
+    """Rule: support is ``sum(w p) / sum(w)`` over the answering submissions whatever the
+    sum of weights (here one answering, w = 2/3 < 1: support = its p), and the share is
+    over the answering ones (1 of 1). A: G1 hit (0.9), U missed (0.8), 2 GT: p(U) = 1/3
+    (one score a bin), w = best F1 = 2/(1 + 2); B has no row. Kills ``_clusters`` 163
+    (``total > 1``) and 188 (at least 2 in the share's denominator)."""
+    g1, g2, u = [10, 10, 30, 30], [100, 100, 120, 120], [150, 150, 170, 170]
+    subs = [[_sample([g1, g2], [g1, u], [0.9, 0.8])],
+            [_sample([g1, g2], [], [], answered=False)]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    (missing,) = [s for s in result["suspects"] if s["kind"] == "missing"]
+    assert missing["score"] == pytest.approx(1 / 3, abs=1e-4)
+    assert missing["support"] == 1.0
+
+
+def test_submissions_of_no_weight_give_no_support() -> None:
+    """Rule: a cluster of submissions whose weights are all 0 (none matched any label:
+    best F1 0) has support 0, not a division by zero nor full support. Kills
+    ``_clusters`` 159, 162, 164."""
+    gt, u = [10, 10, 30, 30], [150, 150, 170, 170]
+    subs = [[_sample([gt], [u], [0.9])], [_sample([gt], [u], [0.8])]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    assert [s["weight"] for s in result["submissions"]] == [0.0, 0.0]
+    (missing,) = [s for s in result["suspects"] if s["kind"] == "missing"]
+    assert missing["score"] == 0.0

@@ -166,6 +166,157 @@ def test_masks_of_another_size_share_no_pixel() -> None:
 
 @pytest.mark.parametrize(("env", "want"), [
     ([10.004, 20.006, 40.5, 60.0], [10.0, 20.01, 30.5, 39.99]),
-    ([0, 0, 1, 2], [0.0, 0.0, 1.0, 2.0])])
+    ([0, 0, 1, 2], [0.0, 0.0, 1.0, 2.0]), ([3.456, 7.891, 5.0, 9.0], [3.46, 7.89, 1.54, 1.11])])
 def test_xywh_is_corner_and_size_to_the_hundredth(env: list[float], want: list[float]) -> None:
     assert shapes.xywh(np.array(env, dtype=float)) == want
+
+
+# ---- second pass (issue 47: the first mutmut run of this module, 453 / 525) -------------
+
+def test_objects_are_the_sides_own_geometry_as_floats() -> None:
+    """Rule: ``objects`` of the ground truth are the GT's boxes, polygons or mask
+    components, of the prediction the prediction's (two different sets here, of different
+    counts: a swapped side shows), the geometry itself kept (what pairs are intersected
+    on), scores float64 even when a file gave whole numbers. Kills ``objects_of`` 11, 13,
+    28, 36, 38, 45-49, 64."""
+    gt_polys = np.array([[[10, 0], [14, 4], [10, 8], [6, 4]]], dtype=float)
+    pred_polys = np.array([[[30, 10], [36, 10], [36, 12], [30, 12]],
+                           [[1, 1], [3, 1], [3, 2], [1, 2]]], dtype=float)
+    s = _sample(gt_boxes=np.array([[1, 2, 5, 9]], dtype=float),
+                pred_boxes=np.array([[0, 0, 1, 1], [2, 2, 4, 4]], dtype=float),
+                pred_box_scores=np.array([1, 0]),  # integers
+                gt_obbs=gt_polys, pred_obbs=pred_polys, pred_obb_scores=np.array([1, 0]),
+                gt_mask=masks.encode(_pixels([(1, 1, 3, 3)])),
+                pred_mask=masks.encode(_pixels([(1, 1, 3, 3), (8, 8, 9, 9)])))
+    for modality in ("bbox", "oriented_bbox"):
+        pred = shapes.objects(s, modality, "pred")
+        assert pred.scores.dtype == np.float64 and pred.scores.tolist() == [1.0, 0.0]
+    ogt, opred = (shapes.objects(s, "oriented_bbox", side) for side in ("gt", "pred"))
+    assert ogt.geom.tolist() == gt_polys.tolist() and len(ogt) == 1
+    assert opred.geom.tolist() == pred_polys.tolist() and len(opred) == 2
+    assert opred.envelope.tolist() == [[30, 10, 36, 12], [1, 1, 3, 2]]
+    mpred = shapes.objects(s, "segmentation", "pred")
+    assert mpred.geom.count == 2 and mpred.geom.size == (H, W)
+
+
+def test_a_single_mask_object_and_one_ending_at_a_columns_top_have_envelopes() -> None:
+    """Rule: a mask with one component has its envelope (not the empty's zeros); a
+    component whose last pixel is the first row of a column ends one past that column and
+    one past that row. Reference: the pixels drawn. Kills ``_component_envelopes`` 5 and
+    12."""
+    one = components(masks.encode(_pixels([(7, 0, 8, 1)])))
+    assert shapes._component_envelopes(one).tolist() == [[7, 0, 8, 1]]
+    pixels = _pixels([(4, 0, 5, 30), (5, 0, 6, 1)])  # all of column 4, then (5, 0)
+    comp = components(masks.encode(pixels))
+    assert comp.count == 1
+    assert shapes._component_envelopes(comp).tolist() == [[4, 0, 6, 30]]
+
+
+def _mask_objects(boxes: list[tuple[int, int, int, int]], shape: tuple[int, int] = (H, W)
+                  ) -> Objects:
+    pixels = np.zeros(shape, dtype=np.uint8)
+    for x1, y1, x2, y2 in boxes:
+        pixels[y1:y2, x1:x2] = 1
+    c = components(masks.encode(pixels))
+    return Objects(c, shapes._component_envelopes(c), np.ones(c.count))
+
+
+def test_mask_pairs_are_the_shared_pixels_of_components() -> None:
+    """Rule: masks pair by the pixels their components share (IoU by pixel counts, numpy),
+    a with each set's components in that set's own numbering: ``pairs`` and
+    ``pairs_by_set`` of masks. a: [0, 10) x [0, 10) and [30, 40) x [0, 10); b: [5, 15) x
+    [0, 10) (50 shared of 100 + 100), c: [32, 42) x [0, 10) (80 of 100 + 100). Kills
+    ``pairs`` 2-7 and ``pairs_by_set`` 1-4, 6-11."""
+    a = _mask_objects([(0, 0, 10, 10), (30, 0, 40, 10)])
+    b, c = _mask_objects([(5, 0, 15, 10)]), _mask_objects([(32, 0, 42, 10)])
+    i, j, iou = shapes.pairs(a, b, "segmentation")
+    assert (i.tolist(), j.tolist()) == ([0], [0]) and iou == pytest.approx([50 / 150])
+    got = shapes.pairs_by_set(a, [b, c], "segmentation")
+    assert [(i.tolist(), j.tolist()) for i, j, _ in got] == [([0], [0]), ([1], [0])]
+    assert [iou.tolist() for _, _, iou in got] == [pytest.approx([50 / 150]),
+                                                   pytest.approx([80 / 120])]
+
+
+def test_no_set_no_pairs_and_no_object_no_candidates() -> None:
+    """Rule: nothing to pair with is no pair, not an error: ``pairs_by_set`` of no set is
+    empty; pooled candidates and a seed search over no set find none. Kills
+    ``pairs_by_set`` 5, ``pooled_candidates`` 7, 9, ``seed_search`` 4, 6."""
+    box = np.array([[0, 0, 10, 10]], dtype=float)
+    a = Objects(box, box, np.ones(1))
+    assert shapes.pairs_by_set(a, [], "bbox") == []
+    u, v, iou = shapes.pooled_candidates([], "bbox")
+    assert u.size == v.size == 0 and iou is None
+    near = shapes.seed_search([], np.zeros(0, dtype=bool))
+    assert callable(near)
+
+
+def test_ious_of_sub_pixel_boxes_are_their_ratio() -> None:
+    """Rule: IoU is intersection over union at any size: boxes smaller than a pixel
+    (union 0.375 px²) have IoU 0.125 / 0.375 = 1/3, not the intersection alone; two
+    zero-area boxes at one point have IoU 0, not ``nan``. Kills ``_iou`` 28,
+    ``seed_ious`` 37, 38."""
+    boxes = np.array([[0, 0, 0.5, 0.5], [0.25, 0, 0.75, 0.5], [2, 2, 2, 2], [2, 2, 2, 2]])
+    assert shapes.seed_ious(boxes, 0, np.array([1]), "bbox") == pytest.approx([1 / 3])
+    i, j, iou = shapes.pairs(Objects(boxes[:1], boxes[:1], np.ones(1)),
+                             Objects(boxes[1:2], boxes[1:2], np.ones(1)), "bbox")
+    assert iou == pytest.approx([1 / 3])
+    got = shapes.seed_ious(boxes, 2, np.array([3]), "bbox")
+    assert got.tolist() == [0.0] and got.dtype == np.float64
+
+
+# A rotated box whose polygon clipped with itself comes out a hair larger than its own area
+# in floating point (found by drawing boxes at random): its IoU with itself computes as
+# 1.0000000000000002 before the clip.
+TURNED = np.array([[107.10387411734321, 39.46682366482273],
+                   [85.73130246074905, 48.467432872496985],
+                   [84.92105030676329, 46.54343286078609],
+                   [106.29362196335745, 37.54282365311184]])
+
+
+def test_an_identical_rotated_box_has_iou_exactly_one() -> None:
+    """Rule: IoU never exceeds 1, even where floating point makes the intersection a hair
+    larger than the union (a rotated box with itself): a tie at the threshold, a
+    consensus's mean IoU and a "same object" test rely on it. Kills ``_iou`` 30 and
+    ``seed_ious`` 40."""
+    from ovearth_core import geometry
+
+    two = np.stack([TURNED, TURNED])
+    inter, union = geometry.pair_overlaps(two, two, np.array([0]), np.array([1]), True)
+    assert inter[0] / union[0] > 1.0  # the floating-point excess the clip removes
+    assert shapes.seed_ious(two, 0, np.array([1]), "oriented_bbox").tolist() == [1.0]
+    env = geometry.envelope(two)
+    _, _, iou = shapes.pairs(Objects(two[:1], env[:1], np.ones(1)),
+                             Objects(two[1:], env[1:], np.ones(1)), "oriented_bbox")
+    assert iou.tolist() == [1.0]
+
+
+def test_rotated_boxes_whose_envelopes_overlap_but_not_they_are_no_pair() -> None:
+    """Rule: ``pairs`` lists only a positive IoU: two diamonds, diagonal neighbours, whose
+    upright envelopes overlap but whose polygons do not touch (shapely says they are
+    disjoint) are no pair. Kills ``_iou`` 32."""
+    from ovearth_core import geometry
+
+    d1 = np.array([[[10, 0], [20, 10], [10, 20], [0, 10]]], dtype=float)
+    d2 = d1 + np.array([15.0, 15.0])  # edges x + y = 30 and x + y = 40: apart
+    assert not shapely.Polygon(d1[0]).intersects(shapely.Polygon(d2[0]))
+    a = Objects(d1, geometry.envelope(d1), np.ones(1))
+    b = Objects(d2, geometry.envelope(d2), np.ones(1))
+    assert geometry.envelope_pairs(a.envelope, b.envelope)[0].size == 1  # envelopes overlap
+    i, j, iou = shapes.pairs(a, b, "oriented_bbox")
+    assert i.size == j.size == iou.size == 0
+
+
+def test_masks_pair_with_the_first_non_empty_masks_size() -> None:
+    """Rule: the masks paired are those of the first non-empty mask's size, wherever the
+    others are: sizes (30 x 50), (31 x 50), (30 x 50) pair the first and the third; one
+    non-empty mask pairs with nothing; the indices are integers (they index the pooled
+    objects), empty or not. Kills ``_mask_pairs`` 9, 12, 14."""
+    a = _mask_objects([(0, 0, 10, 10)])
+    other = _mask_objects([(0, 0, 10, 10)], (H + 1, W))
+    c = _mask_objects([(5, 0, 15, 10)])
+    u, v, iou = shapes.pooled_candidates([a, other, c], "segmentation")
+    assert (u.tolist(), v.tolist()) == ([0], [2]) and iou == pytest.approx([50 / 150])
+    empty = _mask_objects([])
+    u, v, iou = shapes.pooled_candidates([a, empty], "segmentation")
+    assert u.size == v.size == iou.size == 0
+    assert u.dtype.kind == v.dtype.kind == "i"
