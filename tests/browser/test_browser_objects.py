@@ -6,47 +6,49 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from browser_support import SHOTS, Server, settle
+from app_fixtures import write_dataset
+from browser_support import SHOTS, Server, copy_app, settle
 from dense_fixtures import write_dense_dota
 from playwright.sync_api import Page
 
 
-def test_confusion_matrix_and_dense_object_list(demo_server: Server, tmp_path: Path,
+def test_confusion_matrix_and_dense_object_list(tmp_path: Path,
                                                 new_page: Callable[..., Page]) -> None:
-    """The conversion opens by its links (``data=``, under the data roots) on the worker's
-    shared ``demo_server``: the test only reads."""
+    app_dir = copy_app(tmp_path / "app")
+    write_dataset(app_dir / "assets" / "demo")
     bench = write_dense_dota(tmp_path / "data")
-    page = new_page(1500, 1300)
-    page.goto(f"{demo_server.url}/Confusion?data={bench}&mods=bbox,oriented_bbox")
-    settle(page, "large-vehicle boxes on small-vehicle")
-    assert page.locator('[data-testid="stException"]').count() == 0
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / "confusion.png"), full_page=True)
-    page.get_by_role("button", name="2 large-vehicle boxes on small-vehicle →").click()
-    settle(page, "predicted boxes pass the filters")
-    assert page.get_by_text("2 of", exact=False).count() > 0
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / "confusion_gallery.png"), full_page=True)
-    page.goto(f"{demo_server.url}/Query_explorer?data={bench}&mods=bbox,oriented_bbox"
-              "&q=ov_D0001_ship")
-    settle(page, "Objects by outcome")
-    assert page.locator('[data-testid="stException"]').count() == 0
-    # A lazy expander: closed, nothing of it is drawn; opened, its table and picker.
-    assert page.get_by_text("Zoom to an object (errors first)").count() == 0
-    page.get_by_text("Objects by outcome", exact=False).first.click()
-    settle(page, "Zoom to an object (errors first)")
-    page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)
-    before = page.get_by_text("Showing x", exact=False).first.inner_text()
-    page.get_by_role("combobox", name="Zoom to an object (errors first)").click()
-    page.get_by_role("option").first.click()  # the first error: a missed ship
-    page.wait_for_function(
-        "t => ![...document.querySelectorAll('p, div')].some(e => e.innerText === t)",
-        arg=before, timeout=60_000)
-    page.wait_for_selector('[data-test-script-state="notRunning"]')
-    after = page.get_by_text("Showing x", exact=False).first.inner_text()
-    assert after != before  # the view zoomed to the box
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / "dense_objects_zoomed.png"), full_page=False)
+    with Server(app_dir, tmp_path / "server.log", ["--data", str(bench)]) as server:
+        page = new_page(1500, 1300)
+        page.goto(f"{server.url}/Confusion?mods=bbox,oriented_bbox")
+        settle(page, "large-vehicle boxes on small-vehicle")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "confusion.png"), full_page=True)
+        page.get_by_role("button", name="2 large-vehicle boxes on small-vehicle →").click()
+        settle(page, "predicted boxes pass the filters")
+        assert page.get_by_text("2 of", exact=False).count() > 0
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "confusion_gallery.png"), full_page=True)
+        page.goto(f"{server.url}/Query_explorer?mods=bbox,oriented_bbox"
+                  "&q=ov_D0001_ship")
+        settle(page, "Objects by outcome")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        # A lazy expander: closed, nothing of it is drawn; opened, its table and picker.
+        assert page.get_by_text("Zoom to an object (errors first)").count() == 0
+        page.get_by_text("Objects by outcome", exact=False).first.click()
+        settle(page, "Zoom to an object (errors first)")
+        page.get_by_text("Objects by outcome", exact=False).first.scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "dense_objects.png"), full_page=True)
+        before = page.get_by_text("Showing x", exact=False).first.inner_text()
+        page.get_by_role("combobox", name="Zoom to an object (errors first)").click()
+        page.get_by_role("option").first.click()  # the first error: a missed ship
+        page.wait_for_function(
+            "t => ![...document.querySelectorAll('p, div')].some(e => e.innerText === t)",
+            arg=before, timeout=60_000)
+        page.wait_for_selector('[data-test-script-state="notRunning"]')
+        after = page.get_by_text("Showing x", exact=False).first.inner_text()
+        assert after != before  # the view zoomed to the box
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "dense_objects_zoomed.png"), full_page=False)
