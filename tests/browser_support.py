@@ -1,6 +1,7 @@
 """A real ``streamlit run app.py`` server and headless Chromium settings, shared by the
 browser tests and the load benchmark (``benchmarks/load.py``). The browser tests' fixtures
-(one Chromium per module, shared servers) are in ``tests/browser/conftest.py``."""
+are in ``tests/conftest.py`` (one Chromium per xdist worker, a new context per page) and
+``tests/browser/conftest.py`` (the shared servers); docs/tests.md says why."""
 
 from __future__ import annotations
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
 import os
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
 from ovearth_core.paths import ENV_VAR
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 # No property test has a deadline: time is the benchmarks' business, never a test's (a loaded
 # machine made hypothesis's 200 ms default fail correct code). CI (which sets CI=true) also
@@ -110,3 +115,58 @@ def fresh_caches() -> Iterator[None]:
     yield
     idle()
 
+
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[tuple[Browser, asyncio.AbstractEventLoop]]:
+    """Headless Chromium (Debian's), launched once per xdist worker, at the first test that
+    asks for it, and its Playwright event loop. Every test that opens a page gets a new
+    browser context (:func:`new_page`): its own cookies and storage, so a new Streamlit
+    session; what a test proves never depended on the browser process being new.
+
+    Playwright's sync API marks its loop as the thread's running loop between its calls:
+    left so, ``asyncio.run`` in any later test of this worker (tests/core/test_load.py)
+    would refuse to start ("cannot be called from a running event loop"), and a second
+    ``sync_playwright()`` would refuse too. So the loop is marked running only during a
+    test that uses the browser (:func:`browser`) and cleared between them."""
+    from browser_support import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    loop = asyncio.get_running_loop()
+    asyncio._set_running_loop(None)
+    try:
+        yield chromium, loop
+    finally:
+        asyncio._set_running_loop(loop)
+        try:
+            chromium.close()
+        finally:
+            playwright.stop()
+
+
+@pytest.fixture()
+def browser(_chromium: tuple[Browser, asyncio.AbstractEventLoop]) -> Iterator[Browser]:
+    """The worker's Chromium (:func:`_chromium`), its loop marked running for this test."""
+    chromium, loop = _chromium
+    asyncio._set_running_loop(loop)
+    try:
+        yield chromium
+    finally:
+        asyncio._set_running_loop(None)
+
+
+@pytest.fixture()
+def new_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """``new_page(width, height)``: a page in a new browser context with that viewport;
+    every context the test opened is closed after it."""
+    contexts = []
+
+    def open_page(width: int = 1500, height: int = 1800) -> Page:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()

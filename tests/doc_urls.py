@@ -21,6 +21,10 @@ _CODE = re.compile(r"`([^`]+)`")
 _PATH = re.compile(r"/[A-Za-z_]*(?:\?\S*)?")
 _ADDRESS = re.compile(r"(?:127\.0\.0\.1|localhost):\d+(/[A-Za-z_]*(?:\?[^\s)`>\]]*)?)")
 SERVED = {"" if p == nav.PAGES[0] else p.url_path: p for p in nav.PAGES}
+# Each page's own address: tests/browser/test_browser_navigation.py opens each as a direct
+# link on a fresh server (and checks what test_browser_doc_urls.py would); that test opens
+# the docs' other URLs.
+DIRECT_LINKS = {f"/{path}": page for path, page in SERVED.items()}
 
 
 def app_urls() -> dict[str, list[str]]:

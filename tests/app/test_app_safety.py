@@ -11,13 +11,13 @@ import shutil
 import stat
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from app_fixtures import Dataset, app_on, card_html, goto, write_dataset
-from browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, MS, Server, copy_app
-from playwright.sync_api import expect, sync_playwright
+from browser_support import IDLE, MS, Server, copy_app
+from playwright.sync_api import Page, expect
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.files import MAX_INPUT_MB_VAR
@@ -292,37 +292,35 @@ def test_the_app_never_writes_into_the_data_folder(root: Path) -> None:
 
 
 def test_data_root_flag_in_a_real_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         outside: Dataset) -> None:
+                                         outside: Dataset,
+                                         new_page: Callable[..., Page]) -> None:
     """``streamlit run app.py -- --data-root DIR`` reaches the app; a path outside is refused
     on the page, the sidebar keeps working."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     app_dir = copy_app(tmp_path / "app")
     server = Server(app_dir, tmp_path / "server.log", ["--data-root", str(outside.root)])
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(server.url)
-            page.wait_for_selector(IDLE, timeout=MS)
-            sidebar = page.get_by_test_id("stSidebar")
-            for label, value in (("Ground truth JSON", outside.gt), ("Images folder",
-                                 outside.images), ("Submission path", outside.model_a)):
-                field = sidebar.get_by_label(label, exact=True)
-                field.fill(str(value))
-                field.press("Enter")
-                page.wait_for_timeout(300)
-            expect(page.get_by_text("Presence confusion matrix").first).to_be_visible(timeout=MS)
-            page.wait_for_selector(IDLE, timeout=MS)
-            field = sidebar.get_by_label("Ground truth JSON", exact=True)
-            field.fill("/etc/passwd")
+        page = new_page(1400, 1600)
+        page.goto(server.url)
+        page.wait_for_selector(IDLE, timeout=MS)
+        sidebar = page.get_by_test_id("stSidebar")
+        for label, value in (("Ground truth JSON", outside.gt), ("Images folder",
+                             outside.images), ("Submission path", outside.model_a)):
+            field = sidebar.get_by_label(label, exact=True)
+            field.fill(str(value))
             field.press("Enter")
-            expect(page.get_by_text("/etc/passwd is outside the data roots").first) \
-                .to_be_visible(timeout=MS)
-            expect(page.get_by_text(f"({outside.root}, ").first).to_be_visible()
-            page.wait_for_selector(IDLE, timeout=MS)
-            assert page.get_by_test_id("stException").count() == 0
-            assert "Traceback" not in page.locator("body").inner_text()
-            assert sidebar.get_by_label("Ground truth JSON", exact=True).is_editable()
-            browser.close()
+            page.wait_for_timeout(300)
+        expect(page.get_by_text("Presence confusion matrix").first).to_be_visible(timeout=MS)
+        page.wait_for_selector(IDLE, timeout=MS)
+        field = sidebar.get_by_label("Ground truth JSON", exact=True)
+        field.fill("/etc/passwd")
+        field.press("Enter")
+        expect(page.get_by_text("/etc/passwd is outside the data roots").first) \
+            .to_be_visible(timeout=MS)
+        expect(page.get_by_text(f"({outside.root}, ").first).to_be_visible()
+        page.wait_for_selector(IDLE, timeout=MS)
+        assert page.get_by_test_id("stException").count() == 0
+        assert "Traceback" not in page.locator("body").inner_text()
+        assert sidebar.get_by_label("Ground truth JSON", exact=True).is_editable()
     finally:
         server.stop()

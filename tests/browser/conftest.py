@@ -1,6 +1,7 @@
-"""Fixtures of the browser tests: one Chromium per test module, a new browser context (its
-own cookies and storage, so a new Streamlit session) for every page a test opens, and two
-servers shared by every test of an xdist worker that only reads what they serve.
+"""Fixtures of the browser tests: two servers shared by every test of an xdist worker that
+only reads what they serve. Chromium (one per worker) and ``new_page`` (a new browser
+context, so a new Streamlit session, for every page a test opens) are in tests/conftest.py,
+for the browser tests elsewhere too.
 
 A test that writes into the folders a server serves (a review sidecar, an export), or
 that must see a server no session has used yet (a direct link on a fresh server, a
@@ -11,40 +12,11 @@ server of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, CHROMIUM_ARGS, Server, demo_app, harbour_app
-from playwright.sync_api import Browser, Page, sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Headless Chromium (Debian's) for one test module; closed at the module's end, so
-    no Playwright instance outlives it (a test elsewhere may start its own)."""
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture()
-def new_page(browser: Browser) -> Iterator[Callable[..., Page]]:
-    """``new_page(width, height)``: a page in a new browser context with that viewport;
-    every context the test opened is closed after it."""
-    contexts = []
-
-    def open_page(width: int = 1500, height: int = 1800) -> Page:
-        context = browser.new_context(viewport={"width": width, "height": height})
-        contexts.append(context)
-        return context.new_page()
-
-    yield open_page
-    for context in contexts:
-        context.close()
+from browser_support import Server, demo_app, harbour_app
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 The app code (app.py, pages/, .streamlit/) is copied next to a tiny dataset written as
 ``assets/demo`` in a temporary folder, so the app opens on it with no arguments, as it
 opens on the bundled demo (the worker's shared ``demo_server``, for the tests that only
-read it; the deep link gets a fresh server, the large image an app of its own). Screenshots
+read it, the large image by its link; the deep link gets a fresh server). Screenshots
 go to the test's tmp dir and /tmp/ovearth_shots/.
 """
 
@@ -18,7 +18,6 @@ from app_fixtures import write_large_image_dataset
 from browser_support import (
     MS,
     Server,
-    copy_app,
     navigate,
     settle,
     shoot,
@@ -125,26 +124,26 @@ def test_uploaded_bad_ground_truth_shows_report(demo_server: Server, page: Page,
 
 
 def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
-        tmp_path_factory: pytest.TempPathFactory, page: Page, tmp_path: Path) -> None:
+        demo_server: Server, page: Page, tmp_path: Path) -> None:
     """A 12 x 8 car on a 2600-px image of one-pixel stripes: the viewer's picture is drawn
     from the original pixels around it, so it shows the stripes (the downscaled image at
-    79 % blurs them to grey)."""
-    root = copy_app(tmp_path_factory.mktemp("big_app"))
-    write_large_image_dataset(root / "assets" / "demo")
-    with Server(root, tmp_path / "server.log") as server:
-        page.goto(f"{server.url}/Query_explorer?task=referring&q=ref_1")
-        settle(page, "Full resolution around the target")
-        _viewer_shows(page, "ref_1")
-        overlay = page.locator("img.ov-view").first
-        page.wait_for_function("() => document.querySelector('img.ov-view')?.naturalWidth > 0",
-                               timeout=MS)
-        shot = tmp_path / "overlay.png"
-        overlay.screenshot(path=str(shot))
-        shoot(page, tmp_path, "explorer_full_resolution.png")
-        grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
-        # The view opens on about 100 x 100 original pixels: each stripe is a few screen
-        # pixels wide and black and white alternate across the picture. The downscaled image
-        # alone blurs them to an even grey (a box outline adds a handful of edges only).
-        row = grey[grey.shape[0] // 3]
-        edges = np.count_nonzero(np.abs(np.diff(row)) > 100)
-        assert edges >= 30, edges
+    79 % blurs them to grey). The dataset opens by its link (``data=``, under the data
+    roots) on the worker's shared ``demo_server``: the test only reads."""
+    big = tmp_path / "big"
+    write_large_image_dataset(big)
+    page.goto(f"{demo_server.url}/Query_explorer?data={big}&task=referring&q=ref_1")
+    settle(page, "Full resolution around the target")
+    _viewer_shows(page, "ref_1")
+    overlay = page.locator("img.ov-view").first
+    page.wait_for_function("() => document.querySelector('img.ov-view')?.naturalWidth > 0",
+                           timeout=MS)
+    shot = tmp_path / "overlay.png"
+    overlay.screenshot(path=str(shot))
+    shoot(page, tmp_path, "explorer_full_resolution.png")
+    grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    # The view opens on about 100 x 100 original pixels: each stripe is a few screen
+    # pixels wide and black and white alternate across the picture. The downscaled image
+    # alone blurs them to an even grey (a box outline adds a handful of edges only).
+    row = grey[grey.shape[0] // 3]
+    edges = np.count_nonzero(np.abs(np.diff(row)) > 100)
+    assert edges >= 30, edges

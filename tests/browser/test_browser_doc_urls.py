@@ -3,7 +3,13 @@ server (issue 46): the page it names, with the frame's sidebar, and no "Page not
 (a fresh server runs Streamlit's old pages/ mode until a session calls ``st.navigation``:
 an address naming no page file shows that dialog, e.g. `/Overview`, which docs/app.md
 gave as the Overview's address). One server per URL: only a server's first session meets
-the old mode."""
+the old mode.
+
+A URL that is exactly a page's own address (`/`, `/Compare`, ...) is opened, on a fresh
+server of its own, by test_browser_navigation.py's
+``test_a_direct_link_on_a_fresh_server_runs_app_py_then_the_page``, which checks all this
+and more (the menu, the address kept): only the others are opened here (a second fresh
+server for the same first session would prove nothing new)."""
 
 from __future__ import annotations
 
@@ -12,10 +18,17 @@ from pathlib import Path
 
 import pytest
 from browser_support import IDLE, MS, Server
-from doc_urls import app_urls, page_of
+from doc_urls import DIRECT_LINKS, app_urls, page_of
 from playwright.sync_api import Page, expect
 
-URLS = sorted(app_urls())
+URLS = sorted(url for url in app_urls() if url not in DIRECT_LINKS)
+
+
+def test_the_urls_left_to_the_navigation_test_are_its_direct_links() -> None:
+    """The URLs not opened here are opened by the navigation test, as written."""
+    left = set(app_urls()) - set(URLS)
+    assert left <= set(DIRECT_LINKS)
+    assert all(page_of(url) is DIRECT_LINKS[url] for url in left)
 
 
 @pytest.mark.parametrize("url", URLS)

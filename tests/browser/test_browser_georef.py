@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
-from browser_support import MS, SHOTS, Server, copy_app, settle
+from browser_support import MS, SHOTS, Server, settle
 from playwright.sync_api import Page
 from rasterio.windows import Window
 
@@ -81,73 +81,73 @@ def _scene(root: Path) -> Path:
 
 
 def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
-        tmp_path: Path, new_page: Callable[..., Page]) -> None:
+        demo_server: Server, tmp_path: Path, new_page: Callable[..., Page]) -> None:
+    """The scene opens by its link (``data=``, under the data roots) on the worker's shared
+    ``demo_server``: the test only reads."""
     assert SIDE * SIDE > MAX_DECODE_PIXELS  # the overview path, not a full decode
     scene = _scene(tmp_path / "data" / "geo")
     x, y, s = target(SIDE)
-    app_dir = copy_app(tmp_path / "app")
-    with Server(app_dir, tmp_path / "server.log", ["--data", str(scene)]) as server:
-        page = new_page(1500, 1400)
-        page.goto(f"{server.url}/Query_explorer?data={scene}&task=vocabulary"
-                  "&q=ov_target")
-        settle(page, "View centre")
-        page.wait_for_function(PICTURE, timeout=MS)
-        natural_w, natural_h = page.evaluate(PICTURE)
-        caption = page.get_by_text("Showing x ").first.inner_text()
-        x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
-            r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", caption).groups())
-        assert x0 <= x and x + s <= x1 and y0 <= y and y + s <= y1, caption
-        k = natural_w / (x1 - x0)
-        # finer than the file's pixels (the picture's sides are rounded)
-        assert k >= 1 and abs(natural_h / (y1 - y0) - k) <= 1 / (y1 - y0)
-        assert "Full resolution around the target" in caption
+    page = new_page(1500, 1400)
+    page.goto(f"{demo_server.url}/Query_explorer?data={scene}&task=vocabulary"
+              "&q=ov_target")
+    settle(page, "View centre")
+    page.wait_for_function(PICTURE, timeout=MS)
+    natural_w, natural_h = page.evaluate(PICTURE)
+    caption = page.get_by_text("Showing x ").first.inner_text()
+    x0, x1, y0, y1 = (float(v.replace(",", "")) for v in re.search(
+        r"Showing x ([\d,]+)–([\d,]+), y ([\d,]+)–([\d,]+)", caption).groups())
+    assert x0 <= x and x + s <= x1 and y0 <= y and y + s <= y1, caption
+    k = natural_w / (x1 - x0)
+    # finer than the file's pixels (the picture's sides are rounded)
+    assert k >= 1 and abs(natural_h / (y1 - y0) - k) <= 1 / (y1 - y0)
+    assert "Full resolution around the target" in caption
 
-        # Pixels at the centres of original pixels: the target's interior, then a
-        # 16 x 16 patch of the scene beside it, compared with the file's own pixels.
-        inner = [((x + i + 0.5 - x0) * k, (y + j + 0.5 - y0) * k)
-                 for i in range(2, s - 2) for j in range(2, s - 2)]
-        px, py = x + s + 6, y + s + 6
-        patch = [((px + i + 0.5 - x0) * k, (py + j + 0.5 - y0) * k)
-                 for j in range(16) for i in range(16)]
-        got = np.array(page.evaluate(PIXELS_AT, [[int(a), int(b)] for a, b in
-                                                 inner + patch]), dtype=np.float64)
-        red, shown = got[:len(inner)], got[len(inner):]
-        assert (red[:, 0] >= 200).all() and (red[:, 1:] <= 60).all(), red
-        with rasterio.open(scene / "scene.tif") as src:
-            truth = src.read(window=Window(px, py, 16, 16)).reshape(3, -1).T
-        assert np.abs(shown - truth).mean() < 8, (shown[:4], truth[:4])
-        # Band 3 is per-pixel noise (60..89): only full-resolution pixels follow it.
-        assert np.corrcoef(shown[:, 2], truth[:, 2])[0, 1] > 0.8
+    # Pixels at the centres of original pixels: the target's interior, then a
+    # 16 x 16 patch of the scene beside it, compared with the file's own pixels.
+    inner = [((x + i + 0.5 - x0) * k, (y + j + 0.5 - y0) * k)
+             for i in range(2, s - 2) for j in range(2, s - 2)]
+    px, py = x + s + 6, y + s + 6
+    patch = [((px + i + 0.5 - x0) * k, (py + j + 0.5 - y0) * k)
+             for j in range(16) for i in range(16)]
+    got = np.array(page.evaluate(PIXELS_AT, [[int(a), int(b)] for a, b in
+                                             inner + patch]), dtype=np.float64)
+    red, shown = got[:len(inner)], got[len(inner):]
+    assert (red[:, 0] >= 200).all() and (red[:, 1:] <= 60).all(), red
+    with rasterio.open(scene / "scene.tif") as src:
+        truth = src.read(window=Window(px, py, 16, 16)).reshape(3, -1).T
+    assert np.abs(shown - truth).mean() < 8, (shown[:4], truth[:4])
+    # Band 3 is per-pixel noise (60..89): only full-resolution pixels follow it.
+    assert np.corrcoef(shown[:, 2], truth[:, 2])[0, 1] > 0.8
 
-        text = re.search(r"View centre: EPSG:32633 X ([\d,.]+), Y ([\d,.]+) · "
-                         r"lon ([\d.-]+)°, lat ([\d.-]+)°", caption)
-        assert text is not None, caption
-        mx, my, lon, lat = (float(v.replace(",", "")) for v in text.groups())
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2  # the file's transform: 0.5 m pixels
-        # the caption rounds the shown bounds to whole pixels: 0.5 m
-        assert abs(mx - (400_000 + 0.5 * cx)) <= 0.5
-        assert abs(my - (5_000_000 - 0.5 * cy)) <= 0.5
-        ref_lon, ref_lat = utm_north_to_lonlat(mx, my, 33)
-        assert abs(lon - ref_lon) <= 2e-6 and abs(lat - ref_lat) <= 2e-6
-        SHOTS.mkdir(parents=True, exist_ok=True)  # the view, its caption, the facts
-        page.locator("div.ov-card").first.screenshot(path=str(SHOTS / "georef_scene.png"))
+    text = re.search(r"View centre: EPSG:32633 X ([\d,.]+), Y ([\d,.]+) · "
+                     r"lon ([\d.-]+)°, lat ([\d.-]+)°", caption)
+    assert text is not None, caption
+    mx, my, lon, lat = (float(v.replace(",", "")) for v in text.groups())
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2  # the file's transform: 0.5 m pixels
+    # the caption rounds the shown bounds to whole pixels: 0.5 m
+    assert abs(mx - (400_000 + 0.5 * cx)) <= 0.5
+    assert abs(my - (5_000_000 - 0.5 * cy)) <= 0.5
+    ref_lon, ref_lat = utm_north_to_lonlat(mx, my, 33)
+    assert abs(lon - ref_lon) <= 2e-6 and abs(lat - ref_lat) <= 2e-6
+    SHOTS.mkdir(parents=True, exist_ok=True)  # the view, its caption, the facts
+    page.locator("div.ov-card").first.screenshot(path=str(SHOTS / "georef_scene.png"))
 
-        # The interactive view: hovering the target's top-left corner (an outline
-        # vertex) shows that point's map coordinates.
-        page.get_by_role("button", name="View options").click()
-        page.get_by_text("Interactive (zoom, pan, hover)", exact=True).click()
-        page.keyboard.press("Escape")
-        settle(page, "View centre")
-        page.wait_for_function(PLOT_READY, timeout=MS)
-        page.mouse.move(*page.evaluate(TO_SCREEN, [x, y]))
-        label = page.locator(".hoverlayer .hovertext").first
-        label.wait_for(timeout=MS)
-        hover = label.text_content()
-        assert "EPSG:32633 X 403,160.00, Y 4,998,262.50" in hover, hover
-        ref_lon, ref_lat = utm_north_to_lonlat(403_160.0, 4_998_262.5, 33)
-        got = re.search(r"lon ([\d.-]+)°, ?lat ([\d.-]+)°", hover)
-        assert got is not None, hover
-        assert abs(float(got[1]) - ref_lon) <= 2e-6 and abs(float(got[2]) - ref_lat) <= 2e-6
-        page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
-            path=str(SHOTS / "georef_scene_hover.png"))
-        assert page.locator('[data-testid="stException"]').count() == 0
+    # The interactive view: hovering the target's top-left corner (an outline
+    # vertex) shows that point's map coordinates.
+    page.get_by_role("button", name="View options").click()
+    page.get_by_text("Interactive (zoom, pan, hover)", exact=True).click()
+    page.keyboard.press("Escape")
+    settle(page, "View centre")
+    page.wait_for_function(PLOT_READY, timeout=MS)
+    page.mouse.move(*page.evaluate(TO_SCREEN, [x, y]))
+    label = page.locator(".hoverlayer .hovertext").first
+    label.wait_for(timeout=MS)
+    hover = label.text_content()
+    assert "EPSG:32633 X 403,160.00, Y 4,998,262.50" in hover, hover
+    ref_lon, ref_lat = utm_north_to_lonlat(403_160.0, 4_998_262.5, 33)
+    got = re.search(r"lon ([\d.-]+)°, ?lat ([\d.-]+)°", hover)
+    assert got is not None, hover
+    assert abs(float(got[1]) - ref_lon) <= 2e-6 and abs(float(got[2]) - ref_lat) <= 2e-6
+    page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
+        path=str(SHOTS / "georef_scene_hover.png"))
+    assert page.locator('[data-testid="stException"]').count() == 0

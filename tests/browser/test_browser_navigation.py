@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import IDLE, MS, Server, settle, shoot
+from doc_urls import DIRECT_LINKS
 from playwright.sync_api import Page, expect
 
 from pages.common import nav
@@ -48,6 +49,7 @@ def _assert_frame(page: Page, shown: nav.AppPage) -> None:
 def test_a_direct_link_on_a_fresh_server_runs_app_py_then_the_page(
         app_dir: Path, new_page: Callable[..., Page], tmp_path: Path,
         shown: nav.AppPage) -> None:
+    assert DIRECT_LINKS[f"/{_url(shown)}"] is shown  # the docs' URLs this test opens
     with Server(app_dir, tmp_path / "server.log") as server:
         page = new_page()
         page.goto(f"{server.url}/{_url(shown)}")

@@ -1,7 +1,8 @@
 """Issue 39 in Chromium: the average precision's options travel in a Compare link.
 
 A user opens Compare, sets the sidebar's COCO detection cap to 10 and turns hard negatives
-on, and copies the address bar. The server is stopped; a fresh server is opened on that
+on, and copies the address bar (on the worker's shared ``demo_server``: the sender only
+reads). A fresh server of the same app, which no session has used, is opened on that
 address in a fresh browser context: the AP table shows the numbers the sender saw, equal
 to ``average_precision_report`` at those options (computed here), not at COCO's 100
 without hard negatives (a fresh server's defaults, which give other numbers here).
@@ -13,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from app_fixtures import write_dataset
-from browser_support import IDLE, MS, Server, copy_app, settle, shoot
+from browser_support import IDLE, MS, Server, settle, shoot
 from playwright.sync_api import Page
 
 from ovearth_core.analysis.ap import average_precision_report
@@ -34,29 +34,29 @@ def _ap_rows(page: Page) -> dict[tuple[str, str], tuple[str, str]]:
 
 
 def test_a_compare_link_at_cap_10_with_hard_negatives_opens_on_a_fresh_server(
-        tmp_path: Path, new_page: Callable[..., Page]) -> None:
-    app_dir = copy_app(tmp_path / "app")
-    ds = write_dataset(app_dir / "assets" / "demo")
+        demo_server: Server, tmp_path: Path, new_page: Callable[..., Page]) -> None:
+    demo = demo_server.app_dir / "assets" / "demo"
+    gt, subs = demo / "ground_truth.json", [demo / "predictions" / f"model_{x}.json"
+                                            for x in "ab"]
     reports = {hard_cap: [average_precision_report(s, 0.5, s.modalities, *hard_cap) for s in (
-        load_samples(ds.gt, p, "vocabulary", modalities=ALL) for p in (ds.model_a, ds.model_b))]
+        load_samples(gt, p, "vocabulary", modalities=ALL) for p in subs)]
         for hard_cap in ((True, 10), (False, 100))}
     want = reports[(True, 10)]
     # Premise: a fresh server's defaults would show other numbers.
     default = reports[(False, 100)]
     assert abs(want[0]["bbox"]["ap_every_point"] - default[0]["bbox"]["ap_every_point"]) > 1e-3
-    with Server(app_dir, tmp_path / "sender.log") as server:
-        page = new_page(1500, 2400)
-        page.goto(f"{server.url}/Compare?b=model_b")
-        settle(page, "Average precision (every box)")
-        cap = page.get_by_role("spinbutton", name="COCO detection cap")
-        cap.fill("10")
-        cap.press("Enter")
-        settle(page, "at most 10 boxes per query (COCO), hard negatives off")
-        page.get_by_text("Hard negatives: boxes on negative queries").click()
-        settle(page, "at most 10 boxes per query (COCO), hard negatives on")
-        link = page.url
+    page = new_page(1500, 2400)
+    page.goto(f"{demo_server.url}/Compare?b=model_b")
+    settle(page, "Average precision (every box)")
+    cap = page.get_by_role("spinbutton", name="COCO detection cap")
+    cap.fill("10")
+    cap.press("Enter")
+    settle(page, "at most 10 boxes per query (COCO), hard negatives off")
+    page.get_by_text("Hard negatives: boxes on negative queries").click()
+    settle(page, "at most 10 boxes per query (COCO), hard negatives on")
+    link = page.url
     assert "cap=10" in link and "hardneg=1" in link, link
-    with Server(app_dir, tmp_path / "fresh.log") as server:
+    with Server(demo_server.app_dir, tmp_path / "fresh.log") as server:
         page = new_page(1500, 2400)
         page.goto(link.replace(link.split("/Compare")[0], server.url))
         settle(page, "Average precision (every box)")

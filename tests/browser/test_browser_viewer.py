@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from app_fixtures import write_dataset
-from browser_support import MS, REPO, SHOTS, Server, copy_app, settle
+from browser_support import MS, REPO, SHOTS, Server, settle
 from PIL import Image
 from playwright.sync_api import Page
 
@@ -76,36 +75,34 @@ def _static_px_per_orig(page: Page) -> float:
 
 
 def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(
-        tmp_path: Path, new_page: Callable[..., Page]) -> None:
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
+        demo_server: Server, tmp_path: Path, new_page: Callable[..., Page]) -> None:
+    """Both datasets open by their links (``data=``, under the data roots) on the worker's
+    shared ``demo_server``: the test only reads."""
     tiny = _tiny_target(tmp_path / "data" / "tiny")
     dense = tmp_path / "data" / "bench"
     shutil.copytree(REPO / "assets" / "demo", dense)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with Server(app_dir, tmp_path / "server.log",
-                ["--data", str(tiny), "--data", str(dense)]) as server:
-        page = new_page(1500, 1400)
-        page.goto(f"{server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
-        _settle(page, "Viewer")
-        assert 10 * _static_px_per_orig(page) >= 40
-        page.locator('img.ov-view').first.scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
-        _toggle_interactive(page)
-        _settle(page, "Viewer", interactive=True)
-        axes = page.evaluate(AXES)
-        px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
-                          axes["h"] / abs(axes["y"][1] - axes["y"][0]))
-        assert 10 * px_per_orig >= 40, axes
-        assert axes["height"] >= 700
-        page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "tiny_target.png"))
-        page.goto(f"{server.url}/Query_explorer?data={dense}&q=ov_000036")
-        _settle(page, "Viewer")  # a new session: the static view again
-        page.locator('img.ov-view').first.scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
-        _toggle_interactive(page)
-        _settle(page, "Viewer", interactive=True)
-        page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "dense_scene.png"))
-        assert page.locator('[data-testid="stException"]').count() == 0
+    page = new_page(1500, 1400)
+    page.goto(f"{demo_server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
+    _settle(page, "Viewer")
+    assert 10 * _static_px_per_orig(page) >= 40
+    page.locator('img.ov-view').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
+    _toggle_interactive(page)
+    _settle(page, "Viewer", interactive=True)
+    axes = page.evaluate(AXES)
+    px_per_orig = min(axes["w"] / abs(axes["x"][1] - axes["x"][0]),
+                      axes["h"] / abs(axes["y"][1] - axes["y"][0]))
+    assert 10 * px_per_orig >= 40, axes
+    assert axes["height"] >= 700
+    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "tiny_target.png"))
+    page.goto(f"{demo_server.url}/Query_explorer?data={dense}&q=ov_000036")
+    _settle(page, "Viewer")  # a new session: the static view again
+    page.locator('img.ov-view').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
+    _toggle_interactive(page)
+    _settle(page, "Viewer", interactive=True)
+    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "dense_scene.png"))
+    assert page.locator('[data-testid="stException"]').count() == 0
