@@ -418,13 +418,12 @@ def select_query(task: str, query_id: str) -> None:
     st.session_state["selected"] = {**st.session_state["selected"], task: query_id}
 
 
-def url_query(**page: str) -> str:
-    """The address bar's query string (``?a=b&…``, ``""`` for none) of :func:`link_params`
-    plus ``page``'s own parameters: what :func:`sync_url` would write, for an element that
+def query_string(params: dict[str, str]) -> str:
+    """``params`` (:func:`link_params` plus a page's own) as the address bar's query string
+    (``?a=b&…``, ``""`` for none): what :func:`sync_url` would write, for an element that
     writes it in the browser (the explorer's viewer card)."""
     from urllib.parse import urlencode
 
-    params = link_params(**page)
     return f"?{urlencode(params)}" if params else ""
 
 
