@@ -1,6 +1,10 @@
 """Compare two submissions (A = the sidebar's, B chosen here): metrics with CIs, agreement,
 flipped presence, per-query and per-category differences, overlays side by side, and the
-HTML report as a download."""
+HTML report as a download.
+
+The first screen draws no plotly chart (benchmarks/README.md, "Issue 49: first paint"): the
+tables are in the "Numbers and tables" tab, the three charts in a lazy "Charts" tab
+(``on_change="rerun"``), built and sent only once it is opened."""
 
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ from ovearth_core.labels import MODALITY_LABELS
 from ovearth_core.report import draw as report_draw
 from pages.common import analysis_data, analysis_views, compare_views, data, state, tags, views
 from pages.common.run import current, in_frame
+
+# Compare's tabs: the tables, overlays and AP (the first screen), then the charts.
+TABS = ("Numbers and tables", "Charts")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -75,12 +82,18 @@ def main() -> None:
                "· —: not submitted or undefined (no difference or interval)")
     if cmp.warning:
         st.warning(cmp.warning, icon=":material/warning:")
-    key_metrics_ui(cmp, names)
-    flipped = agreement_ui(cmp, names)
-    per_query_ui(run, cmp, names, flipped, b_key, o)
-    categories_ui(cmp)
-    if analysis_data.has_boxes(o.modalities):
-        average_precision_ui(run, cmp, b_key, b_path, o, evaluation_b, unit)
+    tables, charts = st.tabs(list(TABS), key="cmp_tab", on_change="rerun")
+    if tables.open:
+        with tables:
+            key_metrics_ui(cmp)
+            flipped = agreement_ui(cmp, names)
+            per_query_ui(run, cmp, flipped, b_key, o, names)
+            categories_ui(cmp)
+            if analysis_data.has_boxes(o.modalities):
+                average_precision_ui(run, cmp, b_key, b_path, o, evaluation_b, unit)
+    if charts.open:
+        with charts:
+            charts_ui(cmp, names)
     report_ui(run, b_key, o, names)
 
 
@@ -102,16 +115,35 @@ def b_ui(run: Any, o: Any) -> tuple[str, Path, data.FileKey, Any]:
     return b_text, b_path, b_key, evaluation_b
 
 
-def key_metrics_ui(cmp: Any, names: list[str]) -> None:
+def key_metrics_ui(cmp: Any) -> None:
     st.header("Key metrics")
     st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—",
                  width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+
+
+def charts_ui(cmp: Any, names: list[str]) -> None:
+    """The "Charts" tab: A and B's key metrics, B − A with its intervals, and the per-query
+    scatter of the modality picked (the same choice as the per-query table's)."""
+    st.header("Key metrics")
     left, right = st.columns(2)
     left.plotly_chart(report_draw.comparison_bars(cmp, names), key="cmp_bars")
     right.plotly_chart(report_draw.difference_forest(cmp, names), key="cmp_forest")
+    key = modality_ui(cmp)
+    if key is not None:
+        st.plotly_chart(report_draw.query_scatter(cmp.query_diffs[key], key, names),
+                        key="cmp_scatter")
 
+
+def modality_ui(cmp: Any) -> str | None:
+    """The modality of the per-query differences (``None`` when no modality has any)."""
+    st.header("Per-query differences")
+    keys = [k for k, v in cmp.query_diffs.items() if v]
+    if not keys:
+        return None
+    return st.radio("Modality", keys, horizontal=True, format_func=MODALITY_LABELS.get,
+                    **state.bind("cmp_modality", keys))
 
 
 def agreement_ui(cmp: Any, names: list[str]) -> list[str]:
@@ -127,23 +159,18 @@ def agreement_ui(cmp: Any, names: list[str]) -> list[str]:
     return list(compare_views.flipped_presence(cmp, names))
 
 
-def per_query_ui(run: Any, cmp: Any, names: list[str], flipped: list[str],
-                 b_key: data.FileKey, o: Any) -> None:
+def per_query_ui(run: Any, cmp: Any, flipped: list[str], b_key: data.FileKey, o: Any,
+                 names: list[str]) -> None:
     """Per-query differences, and a query's overlays side by side with its review tags."""
-    st.header("Per-query differences")
-    keys = [k for k, v in cmp.query_diffs.items() if v]
+    key = modality_ui(cmp)
     candidates = list(flipped)
-    if keys:
-        key = st.radio("Modality", keys, horizontal=True, format_func=MODALITY_LABELS.get,
-                       **state.bind("cmp_modality", keys))
+    if key is not None:
         diffs = sorted(cmp.query_diffs[key], key=lambda d: (-abs(d.diff), d.sample_id))
-        left, right = st.columns([2, 3])
-        left.plotly_chart(report_draw.query_scatter(cmp.query_diffs[key], key, names),
-                          key="cmp_scatter")
-        right.dataframe(compare_views.diffs_frame(diffs), hide_index=True, placeholder="—",
-                        width="stretch",
-                        height=380, column_config={"explorer": compare_views.LINK})
-        right.caption("Every query, largest difference first")
+        st.dataframe(compare_views.diffs_frame(diffs), hide_index=True, placeholder="—",
+                     width="stretch", height=380,
+                     column_config={"explorer": compare_views.LINK})
+        st.caption("Every query, largest difference first (the scatter is in the \"Charts\" "
+                   "tab)")
         candidates = [d.sample_id for d in diffs] + [q for q in flipped
                                                      if q not in {d.sample_id for d in diffs}]
     if candidates:

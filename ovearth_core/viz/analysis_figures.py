@@ -10,7 +10,7 @@ gaps in lines and are left out of bars, never drawn as 0. No Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -321,6 +321,28 @@ def slice_figure(table: SliceTable, metric: str) -> go.Figure:
     kind = "paired bootstrap" if table.paired else "bootstrap"
     return _layout(fig, f"{label} by {table.attribute} ({table.confidence:.0%} {kind} "
                         f"intervals, {table.n_resamples} resamples)")
+
+
+def category_confusion_markdown(matrix: dict[str, dict[str, int]],
+                                text: Callable[[str], str] = str) -> str:
+    """:func:`category_confusion_figure`'s non-zero cells as a Markdown table (the Confusion
+    page's first screen, drawn without plotly): a row per predicted category, a column per
+    GT category that has a cell, sorted by name; the diagonal is "·", an empty cell blank.
+    ``text`` escapes a category name for Markdown (the app's ``md_text``).
+
+    >>> print(category_confusion_markdown({"ship": {"harbor": 2}}))
+    | predicted ↓ · GT → | harbor |
+    | --- | ---: |
+    | ship | 2 |
+    """
+    preds = sorted(p for p, row in matrix.items() if any(row.values()))
+    gts = sorted({g for row in matrix.values() for g, n in row.items() if n})
+    lines = ["| predicted ↓ · GT → | " + " | ".join(text(g) for g in gts) + " |",
+             "| --- |" + " ---: |" * len(gts)]
+    lines += ["| " + text(p) + " | " + " | ".join(
+        "·" if p == g else f"{matrix[p].get(g, 0):,}" if matrix[p].get(g, 0) else ""
+        for g in gts) + " |" for p in preds]
+    return "\n".join(lines)
 
 
 def category_confusion_figure(matrix: dict[str, dict[str, int]], modality: str,

@@ -250,12 +250,15 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
         state.select_query(task, current)
     i = ids.index(current)
     query_tags = tags.query_tags(run)
+    # The session's link parameters, read once for the three cards of a run (the query's
+    # and the two sent ahead): each read walks the session state (issue 49).
+    base = state.link_params()
 
     def card(j: int) -> dict[str, Any]:
         """The card's own arguments for the ``j``-th query shown."""
         return {"tags": ", ".join(sorted(query_tags.get(ids[j], frozenset()))),
                 "head": position(shown, ids[j]),
-                "url": state.url_query(**state.view_params(ids[j])),
+                "url": state.query_string({**base, **state.view_params(ids[j])}),
                 "nav": (j > 0, j < len(ids) - 1)}
 
     def ahead() -> dict[str, Any]:

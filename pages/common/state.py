@@ -157,9 +157,14 @@ def dataset_paths(folder: str) -> dict[str, str]:
     return {"gt_path": gt, "images_dir": folder, "pred_path": first_submission(gt)}
 
 
-def defaults() -> dict[str, Any]:
+DATASET_KEYS = ("gt_path", "images_dir", "pred_path")  # dataset_paths' keys
+
+
+def defaults(dataset: bool = True) -> dict[str, Any]:
+    """Every session key's default; without ``dataset``, the default dataset's paths
+    (:data:`DATASET_KEYS`) are left out: they read the command line and list its folder."""
     return {
-        **dataset_paths(default_dataset()),
+        **(dataset_paths(default_dataset()) if dataset else {}),
         "gt_upload": None, "pred_upload": None, "_link_error": None,
         "task": "vocabulary", "auto_modalities": True,
         "modalities": ["segmentation", "bbox", "oriented_bbox"],
@@ -182,7 +187,9 @@ def defaults() -> dict[str, Any]:
 def init_state() -> None:
     """Fill missing session keys with defaults; on a session's first run apply the URL."""
     ss = st.session_state
-    for key, value in defaults().items():
+    # Every run of every page comes here: the dataset's defaults (the folder listed) only
+    # when one of them is missing, as on a session's first run (issue 49).
+    for key, value in defaults(dataset=any(k not in ss for k in DATASET_KEYS)).items():
         if key not in ss:
             ss[key] = value.copy() if isinstance(value, (list, dict)) else value
     if ss.get("_url_applied"):
@@ -418,13 +425,12 @@ def select_query(task: str, query_id: str) -> None:
     st.session_state["selected"] = {**st.session_state["selected"], task: query_id}
 
 
-def url_query(**page: str) -> str:
-    """The address bar's query string (``?a=b&…``, ``""`` for none) of :func:`link_params`
-    plus ``page``'s own parameters: what :func:`sync_url` would write, for an element that
+def query_string(params: dict[str, str]) -> str:
+    """``params`` (:func:`link_params` plus a page's own) as the address bar's query string
+    (``?a=b&…``, ``""`` for none): what :func:`sync_url` would write, for an element that
     writes it in the browser (the explorer's viewer card)."""
     from urllib.parse import urlencode
 
-    params = link_params(**page)
     return f"?{urlencode(params)}" if params else ""
 
 

@@ -38,7 +38,8 @@ IOU_NOTE = ("† Mask row: the mask IoU. HBB and OBB rows: the mean IoU of their
             "pairs (— with none matched), not the best IoU of any pair.")
 
 
-def _metrics_table(row: QueryRow) -> pd.DataFrame:
+def _metrics_rows(row: QueryRow) -> list[dict[str, str]]:
+    """The metric table's rows (mask, HBB, OBB: those evaluated), as shown."""
     out = []
     seg = row.seg
     if seg is not None:
@@ -51,7 +52,11 @@ def _metrics_table(row: QueryRow) -> pd.DataFrame:
                         "F1/Dice": views.fmt(e.f1), "P": views.fmt(e.precision),
                         "R": views.fmt(e.recall),
                         "GT / pred": f"{e.num_gt} / {e.num_pred} (TP {e.tp})"})
-    return pd.DataFrame(out)
+    return out
+
+
+def _metrics_table(row: QueryRow) -> pd.DataFrame:
+    return pd.DataFrame(_metrics_rows(row))
 
 
 def _picked_kinds(row: QueryRow) -> list[tuple[DetEntry, bool, str]]:
@@ -330,9 +335,12 @@ def _on_layers(shown: tuple[str, ...]) -> None:
                          or (layer not in shown and layer in ss["view_layers"])]
 
 
+VIEW_OPTIONS_OPEN = "_w_view_options_open"  # the "View options" popover's state
+
+
 def _toolbar(review: bool, shown: tuple[str, ...] = overlay.LAYERS) -> None:
     """Layer toggles, always visible (chips hid the OBB ones); the other view options in a
-    popover (drawn only when opened); switches for the review panel and the link. Nothing
+    popover (built and drawn only when opened); switches for the review panel and the link. Nothing
     here changes from one query to the next while the panels are off: a query switch then
     costs the browser no redraw of them."""
     cols = st.columns([5.4, 1.4, 1.3, 1.0] if review else [5.4, 1.4, 1.0],
@@ -342,8 +350,12 @@ def _toolbar(review: bool, shown: tuple[str, ...] = overlay.LAYERS) -> None:
     cols[0].pills("Layers", shown, selection_mode="multi", key="_w_view_layers",
                   on_change=_on_layers, args=(shown,),
                   help="Only the layers this benchmark has geometry for.")
-    with cols[1].popover("View options", width="stretch"):
-        _view_options()
+    # Lazy: its five widgets are built and sent only while it is open (each "Next" sent
+    # them again, unchanged: issue 49); their values live in their persistent keys.
+    with cols[1].popover("View options", width="stretch", key=VIEW_OPTIONS_OPEN,
+                         on_change="rerun") as options:
+        if options.open:
+            _view_options()
     if review:
         cols[2].toggle("Tag / note", help="The review panel of this query and its boxes "
                        "(stays open from query to query).", **state.bind("view_review"))
@@ -572,12 +584,14 @@ def _scores(table_row: dict[str, Any]) -> str:
 
 
 def _metrics_html(row: QueryRow) -> str:
-    frame = _metrics_table(row)
-    if frame.empty:
+    # Plain rows, no DataFrame: three cards per "Next" (the query's and the two sent
+    # ahead) built a DataFrame each, ~10 % of the fragment's server time (issue 49).
+    rows = _metrics_rows(row)
+    if not rows:
         return ""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
-                   for r in frame.itertuples(index=False))
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values())
+                   + "</tr>" for r in rows)
     return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"<p class='ov-cap'>{html.escape(IOU_NOTE)}</p>")
 

@@ -227,3 +227,22 @@ def test_category_confusion_figure_cells_and_click_markers() -> None:
     assert heat.text[3][3] == "·"  # the diagonal is not counted
     assert sorted(map(tuple, cells.customdata)) == [
         ("large vehicle", "small vehicle"), ("ship", "harbor"), ("ship", "small vehicle")]
+
+
+def test_category_confusion_markdown_has_the_figures_nonzero_cells() -> None:
+    """Issue 49: the Confusion page's table (hand-written): rows and columns only where a
+    cell is non-zero, sorted; the diagonal "·", an empty cell blank; names escaped by the
+    caller's function (here: a "|" doubled into a code span would break the row)."""
+    matrix = {"ship": {"harbor": 3, "plane": 0}, "plane": {"ship": 1_200, "harbor": 0},
+              "car": {"truck": 0}, "truck|x": {"ship": 1}}
+    table = af.category_confusion_markdown(matrix, lambda t: t.replace("|", "\\|"))
+    assert table.splitlines() == [
+        "| predicted ↓ · GT → | harbor | ship |",
+        "| --- | ---: | ---: |",
+        "| plane |  | 1,200 |",
+        "| ship | 3 | · |",
+        "| truck\\|x |  | 1 |"]
+    # The figure draws a cell for each of these (its clickable markers).
+    fig = af.category_confusion_figure(matrix, "bbox")
+    cells = {tuple(c) for c in fig.data[1].customdata}
+    assert cells == {("ship", "harbor"), ("plane", "ship"), ("truck|x", "ship")}

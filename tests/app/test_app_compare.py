@@ -68,7 +68,29 @@ def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None
     downloads = at.get("download_button")
     assert len(downloads) == 3  # two overlays and the report
     assert len(at.get("image")) == 2
-    assert len(at.get("plotly_chart")) == 3
+    assert not at.get("plotly_chart")  # issue 49: the charts wait in their tab
+
+
+def test_compare_first_screen_has_no_chart_and_its_tab_draws_the_three(ds: Dataset) -> None:
+    """Issue 49: the first screen (the tables, the overlays, AP) draws no plotly chart; the
+    lazy "Charts" tab draws the key metrics' bars, B − A's intervals and the scatter of the
+    per-query differences of the modality picked in the tables' tab (one choice for both)."""
+    at = _compare_page(ds)
+    assert_ok(at)
+    assert not at.get("plotly_chart")
+    at.radio(key="_w_cmp_modality").set_value("bbox").run()
+    assert_ok(at)
+    at.session_state["cmp_tab"] = "Charts"
+    at.run()
+    assert_ok(at)
+    charts = {c.key: c for c in at.get("plotly_chart")}
+    assert set(charts) == {"cmp_bars", "cmp_forest", "cmp_scatter"}
+    assert at.radio(key="_w_cmp_modality").value == "bbox"
+    scatter = json.loads(charts["cmp_scatter"].proto.spec)
+    expected = _expected(ds, "vocabulary").query_diffs["bbox"]
+    assert sorted(scatter["data"][0]["text"]) == sorted(d.sample_id for d in expected)
+    assert "Per-query HBB F1" in scatter["layout"]["title"]["text"]
+    assert not at.get("image")  # the overlays stay in the tables' tab
 
 
 def test_compare_page_never_defaults_to_a_itself_through_a_symlink(ds: Dataset,

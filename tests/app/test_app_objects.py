@@ -49,6 +49,38 @@ def test_confusion_cell_opens_those_boxes_in_the_gallery(bench: Dataset) -> None
     assert all("class confusion (small-vehicle)" in t for t in tiles)
 
 
+def test_confusion_first_screen_is_a_table_without_a_chart(bench: Dataset) -> None:
+    """Issue 49: the matrix's cells as a Markdown table (hand-read from the fixture: model_a
+    boxes two small vehicles of D0001 as large vehicles), no plotly chart until the "Chart"
+    tab is opened."""
+    at = _on(bench, "pages/Confusion.py")
+    assert_ok(at)
+    assert not at.get("plotly_chart")
+    table = next(m.value for m in at.markdown if "predicted ↓ · GT →" in m.value)
+    assert table.splitlines() == ["| predicted ↓ · GT → | small-vehicle |", "| --- | ---: |",
+                                  "| large-vehicle | 2 |"]
+
+
+def test_confusion_chart_cell_opens_those_boxes_in_the_gallery(bench: Dataset) -> None:
+    """Issue 49: the heatmap is in the lazy "Chart" tab; a click on its cell (what plotly
+    sends) opens the Gallery as the cell's button does."""
+    at = _on(bench, "pages/Confusion.py")
+    at.session_state["conf_tab"] = "Chart"
+    at.run()
+    assert_ok(at)
+    assert [c.key for c in at.get("plotly_chart")] == ["catconf"]
+    assert not [b for b in at.button if b.key and b.key.startswith("conf_")]
+    at.session_state["catconf"] = {"selection": {
+        "points": [{"customdata": ["large-vehicle", "small-vehicle"]}], "point_indices": [0],
+        "box": [], "lasso": []}}
+    at.run()
+    assert_ok(at)
+    assert at.session_state["gal_categories"] == ["large-vehicle"]
+    assert at.session_state["gal_confused"] == ["small-vehicle"]
+    tiles = _tiles(at)
+    assert len(tiles) == 2 and all("class confusion (small-vehicle)" in t for t in tiles)
+
+
 def test_gallery_filters_by_object_outcome(bench: Dataset) -> None:
     at = _on(bench, "pages/Gallery.py", gal_selector="predicted boxes",
              gal_errors=["duplicate"])

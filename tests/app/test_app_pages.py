@@ -215,6 +215,8 @@ def test_viewer_notices_for_missing_and_tiff_images(ds: Dataset) -> None:
     assert_ok(at)
     assert not any("image" in i.value for i in at.info)
     assert "poor localisation" in card_html(at)  # the viewer's card
+    at.session_state["_w_view_options_open"] = True  # the lazy "View options" popover
+    at.run()
     at.toggle(key="_w_view_pixel_mode").set_value(True).run()
     at.slider(key="_w_view_opacity").set_value(0.8).run()
     at.selectbox(key="_w_view_zoom").set_value("GT only").run()

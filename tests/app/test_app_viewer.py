@@ -175,3 +175,32 @@ def test_the_box_picker_is_built_once_per_query(tmp_path: Path,
         "pred HBB 1 · matched · IoU 0.67 · 12 × 8 px",
         "GT OBB 1 · matched · GT IoU 1.00 · envelope 12 × 8 px",
         "pred OBB 1 · matched · IoU 1.00 · envelope 12 × 8 px"]
+
+
+VIEW_OPTION_KEYS = {"_w_view_opacity", "_w_view_pixel_mode", "_w_view_labels",
+                    "_w_view_interactive", "_w_view_zoom"}
+
+
+def _widget_keys(at) -> set[str]:
+    return {w.key for kind in ("slider", "toggle", "selectbox") for w in at.get(kind)
+            if w.key}
+
+
+def test_view_options_are_built_only_while_their_popover_is_open(tmp_path: Path) -> None:
+    """Issue 49: the "View options" popover is lazy: closed (every "Next" with it closed),
+    none of its five widgets is built or sent; opened, all five; a choice made in it stays
+    in force once it is closed again (its persistent key), here the interactive view."""
+    at = _explorer(tmp_path)
+    assert_ok(at)
+    assert not _widget_keys(at) & VIEW_OPTION_KEYS
+    at.session_state["_w_view_options_open"] = True
+    at.run()
+    assert_ok(at)
+    assert _widget_keys(at) >= VIEW_OPTION_KEYS
+    at.toggle(key="_w_view_interactive").set_value(True).run()
+    at.session_state["_w_view_options_open"] = False
+    at.run()
+    assert_ok(at)
+    assert not _widget_keys(at) & VIEW_OPTION_KEYS
+    assert at.session_state["view_interactive"] is True
+    assert at.get("plotly_chart")  # the interactive view, drawn with the popover closed

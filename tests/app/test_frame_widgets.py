@@ -4,6 +4,8 @@ value set on one page holds on every other page and back."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
 
@@ -36,3 +38,24 @@ def test_sidebar_values_hold_across_pages_without_shadow_keys(ds: Dataset) -> No
         assert name in at.session_state and f"_w_{name}" not in at.session_state, name
     # The caption of what was evaluated follows the held values.
     assert any("IoU threshold 0.7" in c.value for c in at.caption)
+
+
+def test_a_rerun_does_not_list_the_data_folder_for_defaults(monkeypatch) -> None:
+    """Issue 49: the default dataset's paths (the command line read, ``predictions/``
+    listed) are computed on a session's first run only, not on every rerun of every page;
+    every other default still fills a key that is missing."""
+    from streamlit.testing.v1 import AppTest
+
+    from pages.common import state
+
+    calls = []
+    real = state.dataset_paths
+    monkeypatch.setattr(state, "dataset_paths", lambda folder: calls.append(folder)
+                        or real(folder))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
+                           default_timeout=120).run()
+    assert len(calls) == 1 and at.session_state["pred_path"]
+    del at.session_state["cmp_query"]
+    at.run()
+    assert len(calls) == 1
+    assert at.session_state["cmp_query"] == ""

@@ -7,9 +7,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app_fixtures import write_dataset
-from browser_support import SHOTS, Server, copy_app, settle
+from browser_support import MS, SHOTS, Server, copy_app, settle
 from dense_fixtures import write_dense_dota
 from playwright.sync_api import Page
+
+# Where plotly draws the category confusion's cell (GT category x, predicted category y).
+CELL_CENTRE = """([x, y]) => {
+    const gd = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(g => g._fullData && g._fullData.some(t => t.type === 'heatmap'));
+    gd.scrollIntoView({block: 'center'});
+    const box = gd.getBoundingClientRect(), l = gd._fullLayout;
+    return [box.left + l.xaxis._offset + l.xaxis.d2p(x),
+            box.top + l.yaxis._offset + l.yaxis.d2p(y)];
+}"""
 
 
 def test_confusion_matrix_and_dense_object_list(tmp_path: Path,
@@ -30,6 +40,21 @@ def test_confusion_matrix_and_dense_object_list(tmp_path: Path,
         assert page.get_by_text("2 of", exact=False).count() > 0
         page.wait_for_timeout(800)
         page.screenshot(path=str(SHOTS / "confusion_gallery.png"), full_page=True)
+        # Issue 49: the heatmap waits in the "Chart" tab; its cell, clicked where plotly
+        # draws it, opens the same boxes.
+        page.goto(f"{server.url}/Confusion?mods=bbox,oriented_bbox")
+        settle(page, "large-vehicle boxes on small-vehicle")
+        assert page.locator(".js-plotly-plot").count() == 0
+        page.get_by_role("tab", name="Chart").click()
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                               ".some(g => g._fullData?.some(t => t.type === 'heatmap'))",
+                               timeout=MS)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(SHOTS / "confusion_chart.png"), full_page=True)
+        x, y = page.evaluate(CELL_CENTRE, ["small-vehicle", "large-vehicle"])
+        page.mouse.click(x, y)
+        settle(page, "predicted boxes pass the filters")
+        assert page.get_by_text("2 of", exact=False).count() > 0
         page.goto(f"{server.url}/Query_explorer?mods=bbox,oriented_bbox"
                   "&q=ov_D0001_ship")
         settle(page, "Objects by outcome")
