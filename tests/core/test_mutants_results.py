@@ -277,3 +277,65 @@ def test_a_block_of_a_disabled_modality_is_shown_as_found_and_a_repeated_row_by_
     assert _problems(results) == [("(results)", f"per_sample[{n}].sample_id",
                                    "each query_id once (a repeated row)", f"str '{first}'",
                                    first)]
+
+
+# ---- the record classes' declarations (``_key``, ``_json``), run at import --------------------
+
+@pytest.fixture
+def executed_again() -> Any:
+    """``ovearth_core.results`` executed once more, under its own name (mutmut switches a
+    mutant by the function's module name), while the test runs; the imported module is put
+    back after. ``_key`` and ``_json`` run while the record classes are defined, at import:
+    a mutant of theirs is seen only by classes defined with it in force."""
+    import importlib.util
+    import sys
+
+    name = "ovearth_core.results"
+    original = sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, original.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the type hints of the new classes resolve in it
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules[name] = original
+
+
+@pytest.mark.parametrize("task", ["open_vocabulary", "referring"])
+def test_each_field_is_declared_with_its_key_task_and_names(
+        two: dict[str, dict[str, Any]], executed_again: Any, task: str) -> None:
+    """Every field reads the key declared beside it (``positive_mean_micro_f1@[0.5:0.95]``,
+    the ``Pr@`` group), open vocabulary's keys only in that task, a mapping's names in their
+    order: the classes as declared read the output field by field (kills ``_key`` 1-6, 9,
+    10)."""
+    results = two[task]
+    same(executed_again.Results.of(results), results, "", task)
+
+
+def test_a_mappings_declared_names_are_required_in_order(
+        two: dict[str, dict[str, Any]], executed_again: Any) -> None:
+    """(kills ``_key`` 7, 8: the names lost, so any keys were taken)"""
+    results = copy.deepcopy(two["referring"])
+    metrics = results["summary"]["bbox"]["key_metrics"]
+    results["summary"]["bbox"]["key_metrics"] = dict(reversed(metrics.items()))
+    with pytest.raises(OVEarthInputError) as err:
+        executed_again.Results.of(results)
+    (problem,) = err.value.problems
+    assert problem.field == "summary.bbox.key_metrics"
+    assert problem.expected == (f"an object with the keys {', '.join(metrics)} (a number or "
+                                "null each)")
+
+
+def test_a_records_json_is_keyword_only_unrepresented_uncompared_and_empty_by_default(
+        executed_again: Any) -> None:
+    """``json`` is what a record was read from: ``{}`` for one built by hand, given by name
+    only, left out of ``repr`` and of equality (kills ``_json`` 1, 4-11)."""
+    cls = executed_again.ResultWarning
+    built = cls("c", "m")
+    assert built.json == {}
+    read = cls("c", "m", json={"code": "c", "message": "m"})
+    assert built == read
+    assert repr(read) == "ResultWarning(code='c', message='m')"
+    with pytest.raises(TypeError):
+        cls("c", "m", {"code": "c"})
