@@ -42,6 +42,9 @@ from ovearth_core.hosting.config import Column, HostingConfig, Limits
 from ovearth_core.options import Options
 
 PACKAGE = Path(ovearth_core.__file__).resolve().parent
+# The package a program carries, in the bundles built here: package_files() itself is tested
+# on the real package below; zipping the real one (1.5 MB) made each bundle take a second.
+CODE = {"ovearth_core/__init__.py": b"", "ovearth_core/hosting/scorer.py": b"# scorer\n"}
 GT = b'{"annotations": [], "tasks": {}}\n'  # bytes kept as given, never parsed
 SAMPLE = b'{"tasks": {"referring": []}}\n'
 
@@ -228,8 +231,15 @@ def test_the_starting_kit_readme_is_the_evaluation_page_retitled_with_its_files(
 
 # ---- the bundles ----------------------------------------------------------------------------
 
+@pytest.fixture(scope="module", autouse=True)
+def _small_package() -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bundle, "package_files", lambda: dict(CODE))
+        yield
+
+
 @pytest.fixture(scope="module")
-def codabench() -> dict[str, Any]:
+def codabench(_small_package: None) -> dict[str, Any]:
     config = _config(gallery=3)
     data = codabench_bundle(config, GT, SAMPLE, title="Té: title", description="Desc.",
                             phases=PHASES, docker_image="me/img:2",
@@ -263,8 +273,8 @@ def test_codabench_programs_carry_this_code_the_config_and_the_inputs_unchanged(
     assert program["score.py"] == bundle.SCORE_PY.encode()
     assert json.loads(program["scoring.json"]) == codabench["config"].to_json()
     assert program["scoring.json"].endswith(b"}\n") and b'\n  "tasks"' in program["scoring.json"]
-    assert {k: v for k, v in program.items() if k.startswith("ovearth_core/")} == package_files()
-    assert set(program) == {"metadata", "score.py", "scoring.json", *package_files()}
+    assert {k: v for k, v in program.items() if k.startswith("ovearth_core/")} == CODE
+    assert set(program) == {"metadata", "score.py", "scoring.json", *CODE}
     assert _members(files["reference_data.zip"]) == {
         "ground_truth.json": GT, "images/a.png": b"PNG-A", "b.tif": b"TIF"}
     kit = _members(files["starting_kit.zip"])
@@ -335,7 +345,7 @@ def test_codabench_without_images_has_the_ground_truth_alone_and_is_reproducible
 
 
 @pytest.fixture(scope="module")
-def evalai() -> dict[str, Any]:
+def evalai(_small_package: None) -> dict[str, Any]:
     config = _config(splits={"dev_phase": "dev_split", "final": "final_split"})
     description = "D" * 139 + "EF"
     data = evalai_bundle(config, GT, SAMPLE, title="Té", description=description,
@@ -365,8 +375,8 @@ def test_an_evalai_bundle_holds_its_files_and_nothing_else(evalai: dict) -> None
     assert script["__init__.py"] == bundle.EVALAI_INIT.encode()
     assert script["main.py"] == bundle.EVALAI_MAIN.encode()
     assert json.loads(script["scoring.json"]) == config.to_json()
-    assert set(script) == {"__init__.py", "main.py", "scoring.json", *package_files()}
-    assert {k: v for k, v in script.items() if k.startswith("ovearth_core/")} == package_files()
+    assert set(script) == {"__init__.py", "main.py", "scoring.json", *CODE}
+    assert {k: v for k, v in script.items() if k.startswith("ovearth_core/")} == CODE
 
 
 def test_evalai_yaml_holds_the_challenge_as_asked(evalai: dict) -> None:
