@@ -231,14 +231,14 @@ def test_the_starting_kit_readme_is_the_evaluation_page_retitled_with_its_files(
 
 # ---- the bundles ----------------------------------------------------------------------------
 
-@pytest.fixture(scope="module", autouse=True)
-def _small_package() -> Any:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bundle, "package_files", lambda: dict(CODE))
-        yield
+@pytest.fixture(autouse=True)
+def _small_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bundle, "package_files", lambda: dict(CODE))
 
 
-@pytest.fixture(scope="module")
+# Built for each test (not once per module): mutmut runs a mutant with the tests that called
+# its function, and a module's fixture calls it in the first test only.
+@pytest.fixture
 def codabench(_small_package: None) -> dict[str, Any]:
     config = _config(gallery=3)
     data = codabench_bundle(config, GT, SAMPLE, title="Té: title", description="Desc.",
@@ -344,7 +344,7 @@ def test_codabench_without_images_has_the_ground_truth_alone_and_is_reproducible
     assert _members(_members(once)["reference_data.zip"]) == {"ground_truth.json": GT}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def evalai(_small_package: None) -> dict[str, Any]:
     config = _config(splits={"dev_phase": "dev_split", "final": "final_split"})
     description = "D" * 139 + "EF"
