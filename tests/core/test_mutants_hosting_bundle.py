@@ -172,9 +172,12 @@ def test_the_package_files_are_every_python_file_of_this_package_unchanged() -> 
     assert set(package_files("x/")) == {"x/" + k.removeprefix("ovearth_core/") for k in got}
 
 
-def test_the_logo_is_a_128_pixel_square_png() -> None:
+def test_the_logo_is_a_128_pixel_square_png_of_one_colour_not_black() -> None:
+    """(kills ``logo`` 8, 11: the colour dropped, a black tile)"""
     image = Image.open(io.BytesIO(bundle.logo()))
     assert (image.format, image.size, image.mode) == ("PNG", (128, 128), "RGB")
+    ((count, colour),) = image.getcolors()
+    assert count == 128 * 128 and colour != (0, 0, 0)
 
 
 # ---- the starting kit's sample and the pages --------------------------------------------
