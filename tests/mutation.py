@@ -112,6 +112,13 @@ MODULE_TESTS: dict[str, list[str]] = {
                                     "tests/convert/test_convert_cli.py",
                                     "tests/core/test_roundtrip_writers.py",
                                     "tests/convert/test_mutants_voc.py"],
+    # bundle.py and config.py: their own in-process tests (test_hosting.py and
+    # test_hosting_evalai.py write bundles in a subprocess, where a mutant is not switched
+    # on; test_hosting_scorer.py builds a config in every test, 100 s per mutant here).
+    "ovearth_core/hosting/bundle.py": ["tests/core/test_mutants_hosting_bundle.py"],
+    "ovearth_core/hosting/config.py": ["tests/core/test_mutants_hosting_config.py"],
+    # common.py: its direct tests (every converter's tests call it too, with whole runs).
+    "ovearth_core/convert/common.py": ["tests/convert/test_mutants_convert_common.py"],
     "ovearth_core/convert/xmlread.py": ["tests/convert/test_xml_reader.py",
                                         "tests/convert/test_convert_voc.py",
                                         "tests/convert/test_mutants_xmlread.py"],

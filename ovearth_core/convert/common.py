@@ -210,8 +210,10 @@ def source_files(folder: Path, bad: Problems, pattern: str = "*",
     gate (:func:`~ovearth_core.paths.folder_inputs`, the folder its own root): a symbolic
     link out of it, a named pipe, a device or a file over the input cap is a problem naming
     it, and is not read; subfolders are skipped."""
+    # realpath, not Path.resolve, for the root: resolve raises RuntimeError on a link loop,
+    # which the gate reports as the OutsideDataRootError caught here.
     try:
-        accepted, refused = folder_inputs(folder, pattern, (Path(folder).resolve(),))
+        accepted, refused = folder_inputs(folder, pattern, (Path(os.path.realpath(folder)),))
     except OutsideDataRootError as err:  # a folder that cannot be resolved (a link loop)
         bad.add(folder, "(folder)", "a readable folder", f"<{err.resolved or 'unresolvable'}>")
         return []

@@ -178,12 +178,13 @@ class HostingConfig:
             object.__setattr__(self, "columns",
                                default_columns(tasks, self.options.modalities))
         if not self.columns:
-            raise ValueError("columns: no leaderboard column applies to these tasks and "
-                             "modalities")
+            raise ValueError("columns: expected a leaderboard column that applies to the "
+                             f"tasks {', '.join(tasks)} on the modalities "
+                             f"{', '.join(self.options.modalities) or '(none)'}, found none")
         o = self.options
         if o.nms_ap and not o.hard_negatives:
             raise ValueError("nms_ap: NMS-AP needs hard_negatives (it suppresses the boxes "
-                             "of negative queries)")
+                             "of negative queries), found hard_negatives off")
         off = [c.key for c in self.columns if c.average_precision
                and c.path[2] in AP_OPTIONAL and not getattr(o, AP_OPTIONAL[c.path[2]])]
         if off:
