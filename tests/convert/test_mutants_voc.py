@@ -797,3 +797,139 @@ def test_problems_name_the_line_of_their_element(tmp_path: Path) -> None:
     assert entry is None
     assert [(p.field, p.line) for p in bad.items] == [("<object> 1 <robndbox>", 5),
                                                       ("<object> 2 <bndbox>", 7)]
+
+
+# ---------------------------------------------------------------- second pass (mutmut on the
+# whole module): refusals of rotated boxes, result files, the mixed-boxes warning
+
+
+def _dior(corners: list[tuple[float, float]]) -> str:
+    """An object with only DIOR-R's eight corner fields."""
+    rot = "".join(f"<{k}>{v!r}</{k}>" for k, v in zip(
+        ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
+         "y_right_bottom", "x_left_bottom", "y_left_bottom"),
+        [c for xy in corners for c in xy], strict=True))
+    return _obj("ship", None, extra=f"<robndbox>{rot}</robndbox>")
+
+
+OBB_EXPECTED = "a rotated box of positive area (corners in boundary order, within ±1e100)"
+
+
+def test_a_crossing_rotated_box_is_refused_naming_file_and_corners(tmp_path: Path) -> None:
+    """A bow tie (corners crossing) is one problem: the XML file, the object's
+    ``<robndbox>``, what a rotated box must be, and the corners as read, rounded to three
+    decimals (10.12345 shows as 10.123). Kills ``_valid_obb`` 13, 16, 17, 18 (the corners
+    dropped or rounded otherwise), 43 (no file), 45 (no expected), 46 (no found)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_dior([(10.12345, 10), (40, 10), (10, 30),
+                                                       (40, 30)])), skip=True)
+    assert entry is None
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "a.xml"), "<object> 0 <robndbox>", OBB_EXPECTED,
+         "list [[10.123, 10.0], [40.0, 10.0], [10.0, 30.0], [40.0, 30.0]]")]
+
+
+def test_a_flat_rotated_box_names_its_corners_and_the_bound_is_inclusive(tmp_path: Path
+                                                                        ) -> None:
+    """Corners on one line are a box of zero area: refused by default with the corners
+    (rounded to three decimals) and the flag that leaves it out; left out with the flag.
+    A corner at exactly 1e100 is within the bound (``|v| <= 1e100``), so the flat box at
+    x = 1e100 is of zero area too (left out with the flag), not refused as out of bounds.
+    Kills ``_valid_obb`` 31 (the corners not given to the zero-area entry) and 21
+    (``< 1e100``)."""
+    flat = _dior([(0.12345, 5), (20, 5), (30, 5), (40, 5)])
+    entry, bad, _ = _read(tmp_path, _annotation(flat), skip=False)
+    assert entry is None
+    assert [(p.field, p.expected, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox>", OBB_EXPECTED + " (a box of zero area; --skip-degenerate "
+         "leaves it out)", "list [[0.123, 5.0], [20.0, 5.0], [30.0, 5.0], [40.0, 5.0]]")]
+    entry, bad, deg = _read(tmp_path, _annotation(flat), skip=True)
+    assert not bad.items and entry.objects == []
+    assert "found list [[0.123, 5.0], [20.0, 5.0], [30.0, 5.0], [40.0, 5.0]]" in \
+        deg.objects[(str(tmp_path / "a.xml"), "<object> 0")]
+    edge = _dior([(0, 0), (1e100, 0), (1e100, 0), (0, 0)])
+    entry, bad, deg = _read(tmp_path, _annotation(_obj("ship", (1, 1, 5, 5)), edge),
+                            skip=True)
+    assert not bad.items, bad.items
+    assert [o.box for o in entry.objects] == [(1, 1, 5, 5)]
+    assert list(deg.objects) == [(str(tmp_path / "a.xml"), "<object> 1")]
+
+
+def test_a_rotated_box_envelope_is_bounded_per_axis(tmp_path: Path) -> None:
+    """The envelope of a rotated box, x over all corners and y over all corners, must be
+    within ±1e100 wide and high (the evaluator's COCO box). By hand: the rectangle x 0..5e99,
+    y -6e99..3e99 is 5e99 wide and 9e99 high: kept, its box the envelope (a per-corner
+    minimum would pair x 5e99 with y -6e99: 1.1e100). The diamond x -6e99..6e99 is 1.2e100
+    wide (refused naming the width), the one y -6e99..6e99 1.2e100 high (the height); the
+    corners shown rounded to three decimals. Kills ``_valid_obb`` 56 (``min(axis=1)``), 60,
+    61, 63, 64 (the side's name), 73, 101, 102, 103 (the corners), 81, 82, 85 (the
+    expected text)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_dior([(0, -6e99), (5e99, -6e99), (5e99, 3e99),
+                                                       (0, 3e99)])))
+    assert not bad.items, bad.items
+    assert entry.objects[0].box == (0, -6e99, 5e99, 3e99)
+    wide = [(0.12345, -4e99), (6e99, 0), (0.5, 4e99), (-6e99, 0)]
+    high = [(0.12345, -6e99), (4e99, 0), (0.5, 6e99), (-4e99, 0)]
+    tail = " within ±1e100 (the box's {}: a larger one overflows IoU arithmetic)"
+    for corners, axis, side in ((wide, "x", "width"), (high, "y", "height")):
+        entry, bad, _ = _read(tmp_path, _annotation(_dior(corners)))
+        assert entry is None
+        assert [(p.file, p.field, p.expected) for p in bad.items] == [
+            (str(tmp_path / "a.xml"), "<object> 0 <robndbox>",
+             f"a rotated box whose envelope's largest {axis} - smallest {axis}"
+             + tail.format(side))]
+        assert bad.items[0].found.startswith(f"list [[0.123, {corners[0][1]!r}], ")
+
+
+def test_result_file_class_is_the_longest_matching_name_not_the_last_in_order(
+        tmp_path: Path) -> None:
+    """``det_storage_tank.txt`` ends with both ``_tank`` and ``_storage_tank``: the longer
+    class is its class (``tank`` sorts after ``storage_tank``, so a maximum by name would
+    pick it). Kills ``read_results`` 49, 51 (the key ``len`` dropped)."""
+    dets, bad, _ = _results(tmp_path, {"det_storage_tank.txt": "a 0.5 1 1 5 5\n"},
+                            {"tank", "storage_tank"}, {"a"})
+    assert not bad.items
+    assert [d.category for d in dets] == ["storage_tank"]
+
+
+def test_a_result_file_that_is_not_utf8_is_one_problem_naming_it(tmp_path: Path) -> None:
+    """A result file whose bytes are not UTF-8 is one problem naming the file and what it
+    should be (a UTF-8 text result file); the other files are still read. Kills
+    ``read_results`` 78 (no problem list), 79, 83, 84 (the role's name)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "det_ship.txt").write_bytes(b"a 0.5 1 1 5 5\n\xff\n")
+    (folder / "det_car.txt").write_text("a 0.25 1 1 5 5\n")
+    bad = Problems()
+    dets = read_results(folder, {"ship", "car"}, {"a"}, bad)
+    assert [(d.category, d.score) for d in dets] == [("car", 0.25)]
+    assert [(p.file, p.field, p.expected) for p in bad.items] == [
+        (str(folder / "det_ship.txt"), "(file)", "a UTF-8 text result file")]
+
+
+def test_a_flat_rotated_result_line_is_a_problem_by_default(tmp_path: Path) -> None:
+    """A rotated result line whose corners are on one line has zero area: by default a
+    problem naming the file, line, field, what was expected, the flag, and the corners as
+    read. Kills ``_result_line`` 134 (no problem list), 137, 148, 149 (the expected text),
+    138 (the corners)."""
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.5 1 1 5 5\na 0.6 1 1 2 2 3 3 4 4\n"},
+                            {"ship"}, {"a"})
+    assert len(dets) == 1
+    assert [(Path(p.file).name, p.line, p.field, p.expected, p.found) for p in bad.items] == [
+        ("ship.txt", 2, "(quadrilateral)", "a quadrilateral with positive area (a box of zero "
+         "area; --skip-degenerate leaves it out)",
+         "list [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]")]
+
+
+def test_mixed_boxes_warning_with_five_files_names_all_five(tmp_path: Path) -> None:
+    """Five files of objects without a rotated box (and one with): the warning, word for
+    word, names all five and says nothing of more. Kills ``_oriented`` 18, 21 (" and 0
+    more" / " and -N more"), 23 (a filler), 26 to 29 (its text)."""
+    rot = _obj("ship", None, extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+               "<angle>0</angle></robndbox>")
+    xml = {"r": _annotation(rot)}
+    xml.update({f"p{k}": _annotation(_obj("ship", (1, 1, 5, 5))) for k in range(5)})
+    summary = from_voc(_write(tmp_path, xml), None, tmp_path / "b")
+    assert [w for w in summary["warnings"] if "rotated box" in w] == [
+        "1 of 6 objects have a rotated box (<robndbox> or <mbox>), 5 only a <bndbox> (p0.xml, "
+        "p1.xml, p2.xml, p3.xml, p4.xml): the ground truth has no oriented boxes (one is not "
+        "invented from a <bndbox>; oriented-box metrics need every object's)"]
