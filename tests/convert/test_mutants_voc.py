@@ -933,3 +933,34 @@ def test_mixed_boxes_warning_with_five_files_names_all_five(tmp_path: Path) -> N
         "1 of 6 objects have a rotated box (<robndbox> or <mbox>), 5 only a <bndbox> (p0.xml, "
         "p1.xml, p2.xml, p3.xml, p4.xml): the ground truth has no oriented boxes (one is not "
         "invented from a <bndbox>; oriented-box metrics need every object's)"]
+
+
+def test_the_output_folder_is_checked_before_anything_is_read(tmp_path: Path) -> None:
+    """The output folder is checked first (before any XML is read, so a refusal costs
+    nothing and says only that): a benchmark folder is replaced only with ``force``, and
+    not even then when it holds the annotations (it would delete the source). Here every
+    XML is also broken: the one problem is --out's. Kills ``from_voc`` 16, 19 (the inputs
+    not given to the first check) and 18 (``force`` dropped: the inputs taken for it); the
+    writer's own check would refuse too, but only after reading."""
+    ann = _write(tmp_path / "data", {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    bench = tmp_path / "b"
+    from_voc(ann, None, bench)
+    (ann / "a.xml").write_text("<annotation><object>")
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, bench)
+    assert [p.field for p in err.value.problems] == ["--out"]
+    inside = _write(bench / "src", {"a": "<annotation><object>"})
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(inside, None, bench, force=True)
+    assert [p.field for p in err.value.problems] == ["--out"]
+    assert (inside / "a.xml").is_file()
+
+
+def test_an_unknown_difficult_mode_is_one_problem_naming_the_option(tmp_path: Path) -> None:
+    """``difficult="skip"``: one problem, of the options (no file), naming --difficult,
+    the two accepted values and the value given. Kills ``from_voc`` 25, 27, 28, 33, 34."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b", difficult="skip")
+    assert [(p.file, p.field, p.expected, p.found) for p in err.value.problems] == [
+        ("(options)", "--difficult", "target or ignore", "str 'skip'")]
