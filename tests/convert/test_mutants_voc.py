@@ -964,3 +964,114 @@ def test_an_unknown_difficult_mode_is_one_problem_naming_the_option(tmp_path: Pa
         from_voc(ann, None, tmp_path / "b", difficult="skip")
     assert [(p.file, p.field, p.expected, p.found) for p in err.value.problems] == [
         ("(options)", "--difficult", "target or ignore", "str 'skip'")]
+
+
+def test_from_voc_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default: images hard-linked into the benchmark (not copied), no progress on
+    stderr (even when the work takes long: the wait before a progress line is made zero
+    here), the README names the call that made it, N negatives drawn with seed 0; an
+    existing benchmark is replaced only with ``force``. Kills ``from_voc`` 3 (seed 1), 6
+    (force), 7 (link), 8 (progress), 10 (the command), 15 (``force`` not passed on)."""
+    from convert_helpers import blank_images
+
+    from ovearth_core.convert import common
+
+    monkeypatch.setattr(common, "PROGRESS_AFTER", 0.0)
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="a.png"),
+                            "b": _annotation(_obj("cat", (1, 1, 5, 5)))})
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    from_voc(ann, images, tmp_path / "b", negatives=1)
+    assert capsys.readouterr().err == ""
+    linked = tmp_path / "b" / "images" / "a.png"
+    assert linked.stat().st_ino == (images / "a.png").stat().st_ino
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert "Made by `ovearth_core.convert.from_voc(...)`" in readme
+    assert "the absent classes negatives (1 per image, seed 0)" in readme
+    with pytest.raises(OVEarthInputError):
+        from_voc(ann, images, tmp_path / "b")
+    from_voc(ann, images, tmp_path / "b", force=True)
+
+
+def test_reading_progress_is_named_and_follows_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``show_progress`` (and the wait before a line made zero) stderr (not a terminal)
+    says "reading annotations: 1/2 (50 %)" and "2/2 (100 %)". Kills ``from_voc`` 120, 125,
+    126 (the label) and 121 (the flag not passed on)."""
+    from ovearth_core.convert import common
+
+    monkeypatch.setattr(common, "PROGRESS_AFTER", 0.0)
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5))),
+                            "b": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    from_voc(ann, None, tmp_path / "b", show_progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert "reading annotations: 1/2 (50 %)" in err
+    assert "reading annotations: 2/2 (100 %)" in err
+
+
+def test_annotations_folder_refusals_in_full(tmp_path: Path) -> None:
+    """Not a folder: the path, --annotations, "a folder of VOC / HRSC2016 XML files", "not a
+    folder"; a folder without .xml: the folder, --annotations, "VOC / DIOR / HRSC2016 .xml
+    files", "none". Kills ``from_voc`` 49, 51, 52, 59 to 63, 75, 78, 88, 89."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for folder, expected, found in (
+            (tmp_path / "nowhere", "a folder of VOC / HRSC2016 XML files", "not a folder"),
+            (empty, "VOC / DIOR / HRSC2016 .xml files", "none")):
+        with pytest.raises(OVEarthInputError) as err:
+            from_voc(folder, None, tmp_path / "b")
+        assert [(p.file, p.field, p.expected, p.found) for p in err.value.problems] == [
+            (str(folder), "--annotations", expected, found)]
+
+
+def test_problems_of_the_folders_and_classes_file_are_reported(tmp_path: Path) -> None:
+    """Each source's problems reach the error: an XML whose name is not UTF-8 (named), an
+    images path that is no folder, a classes file naming an id twice (its line). Kills
+    ``from_voc`` 67, 92, 99 (the problem list not given to the reader)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    odd = ann / b"\xe9.xml".decode("utf-8", "surrogateescape")
+    odd.write_text(_annotation(_obj("dog", (1, 1, 5, 5))))
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b")
+    assert [Path(p.file).name for p in err.value.problems] == ["\\xe9.xml"]
+    odd.unlink()
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, tmp_path / "no-images", tmp_path / "b")
+    assert [(p.file, p.field, p.expected) for p in err.value.problems] == [
+        (str(tmp_path / "no-images"), "(folder)", "a folder of images")]
+    classes = tmp_path / "classes.txt"
+    classes.write_text("dog\ndog\n")
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b", classes=classes)
+    assert [(p.file, p.line) for p in err.value.problems] == [(str(classes), 2)]
+
+
+def test_an_image_in_a_subfolder_named_by_filename_is_found(tmp_path: Path) -> None:
+    """``<filename>sub/a.png</filename>``: the image is looked up under the images folder,
+    so it is found (an image file, its size read), not numbers-only. Kills ``from_voc``
+    109 (the images folder not given to ``read_voc``)."""
+    from convert_helpers import blank_images
+
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="sub/a.png")})
+    images = tmp_path / "img"
+    blank_images(images / "sub", {"a.png": (200, 150)})
+    summary = from_voc(ann, images, tmp_path / "b")
+    assert (summary["image_files"], summary["numbers_only"]) == (1, 0)
+    assert (tmp_path / "b" / "images" / "sub" / "a.png").is_file()
+
+
+def test_skip_degenerate_reaches_the_result_lines(tmp_path: Path) -> None:
+    """``skip_degenerate`` leaves a zero-width result line out (named in a warning) as it
+    does a zero-area object; without it the line is refused. Kills ``from_voc`` 139 (the
+    results read with the default, refusing ``Degenerate``)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    res = tmp_path / "m"
+    res.mkdir()
+    (res / "dog.txt").write_text("a 0.5 1 1 5 5\na 0.5 3 1 3 5\n")
+    summary = from_voc(ann, None, tmp_path / "b", [res], skip_degenerate=True)
+    assert any("1 result line of zero area left out of the predictions" in w
+               and "dog.txt line 2 (box)" in w for w in summary["warnings"])
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "c", [res])
+    assert [(p.field, p.line) for p in err.value.problems] == [("(box)", 2)]
