@@ -1075,3 +1075,60 @@ def test_skip_degenerate_reaches_the_result_lines(tmp_path: Path) -> None:
     with pytest.raises(OVEarthInputError) as err:
         from_voc(ann, None, tmp_path / "c", [res])
     assert [(p.field, p.line) for p in err.value.problems] == [("(box)", 2)]
+
+
+def test_a_missing_image_is_named_with_its_folder_and_size_source(tmp_path: Path) -> None:
+    """An XML whose image is not in the images folder: converted numbers-only, the warning
+    names the folder, the image and where its size came from (the XML's size). Kills
+    ``from_voc`` 150 (no folder), 153, 156, 157, 158 (the size's source)."""
+    from convert_helpers import blank_images
+
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="a.png"),
+                            "b": _annotation(_obj("dog", (1, 1, 5, 5)), filename="b.png")})
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    summary = from_voc(ann, images, tmp_path / "b")
+    assert [w for w in summary["warnings"] if "numbers-only" in w] == [
+        f"1 of 2 images are not in {images}: b.png. Converted numbers-only (the benchmark "
+        "holds no pixels for them; the app shows none); sizes: 1 from the XML's size"]
+
+
+def test_negatives_are_drawn_by_the_seed_given(tmp_path: Path) -> None:
+    """``negatives=1`` over 20 images with 9 absent classes each: the same seed draws the
+    same negatives, seeds 1 and 2 draw different ones (the chance that 20 independent
+    draws of 1 in 9 all agree is 9**-20). Kills ``from_voc`` 197 (the seed not passed on:
+    every seed the same) and ``_add_queries`` 19 (``random.Random(None)``: not
+    reproducible)."""
+    classes = [f"c{k}" for k in range(10)]
+    (tmp_path / "classes.txt").write_text("\n".join(classes) + "\n")
+    ann = _write(tmp_path, {f"i{k:02d}": _annotation(_obj(classes[k % 10], (1, 1, 5, 5)))
+                            for k in range(20)})
+
+    def negatives(seed: int, out: str) -> list[str]:
+        from_voc(ann, None, tmp_path / out, classes=tmp_path / "classes.txt", negatives=1,
+                 seed=seed)
+        gt = json.loads((tmp_path / out / "ground_truth.json").read_text())
+        chosen = sorted(q["query_id"] for q in gt["tasks"]["open_vocabulary"]
+                        if q["type"] == "negative")
+        assert len(chosen) == 20
+        return chosen
+
+    first = negatives(1, "s1")
+    assert negatives(1, "s1b") == first
+    assert negatives(2, "s2") != first
+
+
+def test_notes_say_how_boxes_and_results_were_read(tmp_path: Path) -> None:
+    """The README's notes on boxes and results, word for word: without rotated boxes, and
+    with them. Kills ``from_voc`` 242 to 254 (their text)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (1, 1, 5, 5)))})
+    from_voc(ann, None, tmp_path / "b")
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert ("- boxes as given (continuous coordinates, no VOC + 1); no oriented boxes (not "
+            "every object has a rotated box; none is invented)\n") in readme
+    assert ("- results: a box line is a box (bbox), a rotated line an oriented box "
+            "(oriented_bbox); neither is made from the other\n") in readme
+    rot = _obj("ship", None, extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+               "<angle>0</angle></robndbox>")
+    from_voc(_write(tmp_path / "r", {"a": _annotation(rot)}), None, tmp_path / "c")
+    assert ("- boxes as given (continuous coordinates, no VOC + 1); oriented boxes from the "
+            "rotated boxes (<robndbox>, <mbox>)\n") in (tmp_path / "c" / "README.md").read_text()
