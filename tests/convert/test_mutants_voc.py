@@ -972,7 +972,8 @@ def test_from_voc_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     stderr (even when the work takes long: the wait before a progress line is made zero
     here), the README names the call that made it, N negatives drawn with seed 0; an
     existing benchmark is replaced only with ``force``. Kills ``from_voc`` 3 (seed 1), 6
-    (force), 7 (link), 8 (progress), 10 (the command), 15 (``force`` not passed on)."""
+    (force), 7 (link), 8 (progress), 10, 160 (the command), 15, 266 (``force`` not passed
+    on), 267, 271, 272 (``link`` not passed on)."""
     from convert_helpers import blank_images
 
     from ovearth_core.convert import common
@@ -997,8 +998,9 @@ def test_reading_progress_is_named_and_follows_the_flag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """With ``show_progress`` (and the wait before a line made zero) stderr (not a terminal)
-    says "reading annotations: 1/2 (50 %)" and "2/2 (100 %)". Kills ``from_voc`` 120, 125,
-    126 (the label) and 121 (the flag not passed on)."""
+    says "reading annotations: 1/2 (50 %)" and "2/2 (100 %)", and the writer "writing
+    images". Kills ``from_voc`` 120, 125, 126 (the label) and 121, 268, 273 (the flag not
+    passed on)."""
     from ovearth_core.convert import common
 
     monkeypatch.setattr(common, "PROGRESS_AFTER", 0.0)
@@ -1008,6 +1010,12 @@ def test_reading_progress_is_named_and_follows_the_flag(
     err = capsys.readouterr().err.splitlines()
     assert "reading annotations: 1/2 (50 %)" in err
     assert "reading annotations: 2/2 (100 %)" in err
+    # and the writer's, for the images (kills from_voc 268, 273: the flag not passed on)
+    from convert_helpers import blank_images
+
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    from_voc(ann, images, tmp_path / "c", show_progress=True)
+    assert "writing images: 1/1 (100 %)" in capsys.readouterr().err.splitlines()
 
 
 def test_annotations_folder_refusals_in_full(tmp_path: Path) -> None:
@@ -1132,3 +1140,63 @@ def test_notes_say_how_boxes_and_results_were_read(tmp_path: Path) -> None:
     from_voc(_write(tmp_path / "r", {"a": _annotation(rot)}), None, tmp_path / "c")
     assert ("- boxes as given (continuous coordinates, no VOC + 1); oriented boxes from the "
             "rotated boxes (<robndbox>, <mbox>)\n") in (tmp_path / "c" / "README.md").read_text()
+
+
+def test_notes_say_what_difficult_objects_became(tmp_path: Path) -> None:
+    """The README's difficult note is one line, word for word, in each mode. Kills
+    ``from_voc`` 257, 262 (the text)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (1, 1, 5, 5), "1"))})
+    for mode, line in (("target", "difficult objects are targets, flagged in the "
+                                  "annotation's difficult list"),
+                       ("ignore", "difficult objects are ignore regions")):
+        from_voc(ann, None, tmp_path / mode, difficult=mode)
+        assert f"\n- {line}\n" in (tmp_path / mode / "README.md").read_text()
+
+
+def test_an_object_without_a_box_names_its_line(tmp_path: Path) -> None:
+    """An ``<object>`` with neither ``<bndbox>`` nor ``<robndbox>`` (on line 2): one problem
+    with the file, the object, what it needs, "missing" and the object's line. Kills
+    ``_voc_object`` 37, 38, 43, 44, 46, 47, 48."""
+    entry, bad, _ = _read(tmp_path, "<annotation>" + SIZE + "\n<object><name>dog</name>"
+                          "</object></annotation>")
+    assert entry is None
+    assert [(p.file, p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        (str(tmp_path / "a.xml"), "<object> 0 <bndbox>",
+         "<bndbox> (xmin ymin xmax ymax) or <robndbox>", "missing", 2)]
+
+
+def test_a_bad_robndbox_number_names_the_rotated_box_and_key(tmp_path: Path) -> None:
+    """A roLabelImg ``<w>`` that is no number: the field is the object's
+    ``<robndbox><w>``. Kills ``_voc_object`` 79, 84, 85."""
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None, extra=(
+        "<robndbox><cx>70</cx><cy>60</cy><w>wide</w><h>16</h><angle>0</angle></robndbox>"))))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox><w>", "str 'wide'")]
+
+
+def test_bndbox_problems_name_values_line_and_side(tmp_path: Path) -> None:
+    """A ``<bndbox>`` (on line 3) of zero width: refused by default with its four values and
+    its line; an inverted one: refused with its values and line; one wider (higher) than
+    1e100: refused naming xmax (ymax), the side, and the two values. Kills ``_box`` 37, 38,
+    48 (zero area), 53 (inverted), 64, 65, 68, 69, 78, 87 (too wide or high)."""
+    def one(box: tuple[float, ...]) -> list[tuple]:
+        entry, bad, _ = _read(tmp_path, "<annotation>" + SIZE + "\n<object><name>dog</name>"
+                              "\n" + _obj("dog", box)[len("<object><name>dog</name>"):]
+                              + "</annotation>", skip=False)
+        assert entry is None
+        return [(p.field, p.expected, p.found, p.line) for p in bad.items]
+
+    zero = "xmax > xmin and ymax > ymin"
+    assert one((10, 10, 10, 20)) == [
+        ("<object> 0 <bndbox>", zero + " (a box of zero area; --skip-degenerate leaves it "
+         "out)", "list [10.0, 10.0, 10.0, 20.0]", 3)]
+    assert one((20, 10, 10, 20)) == [
+        ("<object> 0 <bndbox>", zero, "list [20.0, 10.0, 10.0, 20.0]", 3)]
+    tail = " within ±1e100 (the box's {}: a larger one overflows IoU arithmetic)"
+    assert one((-6e99, 1, 5e99, 5)) == [
+        ("<object> 0 <xmax>", "xmax - xmin" + tail.format("width"), "list [-6e+99, 5e+99]",
+         3)]
+    assert one((1, -6e99, 5, 5e99)) == [
+        ("<object> 0 <ymax>", "ymax - ymin" + tail.format("height"), "list [-6e+99, 5e+99]",
+         3)]
