@@ -1200,3 +1200,39 @@ def test_bndbox_problems_name_values_line_and_side(tmp_path: Path) -> None:
     assert one((1, -6e99, 5, 5e99)) == [
         ("<object> 0 <ymax>", "ymax - ymin" + tail.format("height"), "list [-6e+99, 5e+99]",
          3)]
+
+
+def test_size_and_file_name_problems_name_found_text_and_root_line(tmp_path: Path) -> None:
+    """Problems of the image's size and file name name what was found (a side's text cut to
+    20 characters, "missing" for an absent side; the file name as written) and the root
+    element's line (2: after the declaration). A file name inside the benchmark's own
+    ``predictions/`` folder is refused like one with ``..``. Kills ``_size`` 23, 24, 29, 31 to
+    34 and ``_image`` 3 (``or`` made ``and``), 10, 11."""
+    decl = '<?xml version="1.0"?>\n'
+    for size, found in (("<size><width>123456789012345678901234</width><height>5</height>"
+                         "</size>", "str '12345678901234567890'"),
+                        ("<size><width>20</width></size>", "missing")):
+        entry, bad, _ = _read(tmp_path, decl + _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                           size=size))
+        assert entry is None
+        assert [(p.found, p.line) for p in bad.items] == [(found, 2)]
+    for name in ("predictions/a.png", "../a.png"):
+        entry, bad, _ = _read(tmp_path, decl + _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                           filename=name))
+        assert entry is None
+        assert [(p.field, p.expected, p.found, p.line) for p in bad.items] == [
+            ("(file name)", "a relative image path (no root, no ..)", f"str {name!r}", 2)]
+
+
+def test_a_missing_dior_corner_names_the_rotated_box_and_key(tmp_path: Path) -> None:
+    """A DIOR-R ``<robndbox>`` without ``<y_left_bottom>``: one problem naming the object's
+    ``<robndbox><y_left_bottom>``, nothing else (no crash on the corner not read). Kills
+    ``_voc_object`` 103, 108, 109 (the field), 111 (the box built from a missing corner)
+    and 97 for roLabelImg's form (see ``test_a_bad_robndbox_number...``)."""
+    rot = ("<robndbox><x_left_top>12</x_left_top><y_left_top>20</y_left_top><x_right_top>60"
+           "</x_right_top><y_right_top>8</y_right_top><x_right_bottom>70</x_right_bottom>"
+           "<y_right_bottom>45</y_right_bottom><x_left_bottom>22</x_left_bottom></robndbox>")
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None, extra=rot)))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox><y_left_bottom>", "missing")]
