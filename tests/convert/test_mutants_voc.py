@@ -797,3 +797,442 @@ def test_problems_name_the_line_of_their_element(tmp_path: Path) -> None:
     assert entry is None
     assert [(p.field, p.line) for p in bad.items] == [("<object> 1 <robndbox>", 5),
                                                       ("<object> 2 <bndbox>", 7)]
+
+
+# ---------------------------------------------------------------- second pass (mutmut on the
+# whole module): refusals of rotated boxes, result files, the mixed-boxes warning
+
+
+def _dior(corners: list[tuple[float, float]]) -> str:
+    """An object with only DIOR-R's eight corner fields."""
+    rot = "".join(f"<{k}>{v!r}</{k}>" for k, v in zip(
+        ("x_left_top", "y_left_top", "x_right_top", "y_right_top", "x_right_bottom",
+         "y_right_bottom", "x_left_bottom", "y_left_bottom"),
+        [c for xy in corners for c in xy], strict=True))
+    return _obj("ship", None, extra=f"<robndbox>{rot}</robndbox>")
+
+
+OBB_EXPECTED = "a rotated box of positive area (corners in boundary order, within ±1e100)"
+
+
+def test_a_crossing_rotated_box_is_refused_naming_file_and_corners(tmp_path: Path) -> None:
+    """A bow tie (corners crossing) is one problem: the XML file, the object's
+    ``<robndbox>``, what a rotated box must be, and the corners as read, rounded to three
+    decimals (10.12345 shows as 10.123). Kills ``_valid_obb`` 13, 16, 17, 18 (the corners
+    dropped or rounded otherwise), 43 (no file), 45 (no expected), 46 (no found)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_dior([(10.12345, 10), (40, 10), (10, 30),
+                                                       (40, 30)])), skip=True)
+    assert entry is None
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "a.xml"), "<object> 0 <robndbox>", OBB_EXPECTED,
+         "list [[10.123, 10.0], [40.0, 10.0], [10.0, 30.0], [40.0, 30.0]]")]
+
+
+def test_a_flat_rotated_box_names_its_corners_and_the_bound_is_inclusive(tmp_path: Path
+                                                                        ) -> None:
+    """Corners on one line are a box of zero area: refused by default with the corners
+    (rounded to three decimals) and the flag that leaves it out; left out with the flag.
+    A corner at exactly 1e100 is within the bound (``|v| <= 1e100``), so the flat box at
+    x = 1e100 is of zero area too (left out with the flag), not refused as out of bounds.
+    Kills ``_valid_obb`` 31 (the corners not given to the zero-area entry) and 21
+    (``< 1e100``)."""
+    flat = _dior([(0.12345, 5), (20, 5), (30, 5), (40, 5)])
+    entry, bad, _ = _read(tmp_path, _annotation(flat), skip=False)
+    assert entry is None
+    assert [(p.field, p.expected, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox>", OBB_EXPECTED + " (a box of zero area; --skip-degenerate "
+         "leaves it out)", "list [[0.123, 5.0], [20.0, 5.0], [30.0, 5.0], [40.0, 5.0]]")]
+    entry, bad, deg = _read(tmp_path, _annotation(flat), skip=True)
+    assert not bad.items and entry.objects == []
+    assert "found list [[0.123, 5.0], [20.0, 5.0], [30.0, 5.0], [40.0, 5.0]]" in \
+        deg.objects[(str(tmp_path / "a.xml"), "<object> 0")]
+    edge = _dior([(0, 0), (1e100, 0), (1e100, 0), (0, 0)])
+    entry, bad, deg = _read(tmp_path, _annotation(_obj("ship", (1, 1, 5, 5)), edge),
+                            skip=True)
+    assert not bad.items, bad.items
+    assert [o.box for o in entry.objects] == [(1, 1, 5, 5)]
+    assert list(deg.objects) == [(str(tmp_path / "a.xml"), "<object> 1")]
+
+
+def test_a_rotated_box_envelope_is_bounded_per_axis(tmp_path: Path) -> None:
+    """The envelope of a rotated box, x over all corners and y over all corners, must be
+    within ±1e100 wide and high (the evaluator's COCO box). By hand: the rectangle x 0..5e99,
+    y -6e99..3e99 is 5e99 wide and 9e99 high: kept, its box the envelope (a per-corner
+    minimum would pair x 5e99 with y -6e99: 1.1e100). The diamond x -6e99..6e99 is 1.2e100
+    wide (refused naming the width), the one y -6e99..6e99 1.2e100 high (the height); the
+    corners shown rounded to three decimals. Kills ``_valid_obb`` 56 (``min(axis=1)``), 60,
+    61, 63, 64 (the side's name), 73, 101, 102, 103 (the corners), 81, 82, 85 (the
+    expected text)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_dior([(0, -6e99), (5e99, -6e99), (5e99, 3e99),
+                                                       (0, 3e99)])))
+    assert not bad.items, bad.items
+    assert entry.objects[0].box == (0, -6e99, 5e99, 3e99)
+    wide = [(0.12345, -4e99), (6e99, 0), (0.5, 4e99), (-6e99, 0)]
+    high = [(0.12345, -6e99), (4e99, 0), (0.5, 6e99), (-4e99, 0)]
+    tail = " within ±1e100 (the box's {}: a larger one overflows IoU arithmetic)"
+    for corners, axis, side in ((wide, "x", "width"), (high, "y", "height")):
+        entry, bad, _ = _read(tmp_path, _annotation(_dior(corners)))
+        assert entry is None
+        assert [(p.file, p.field, p.expected) for p in bad.items] == [
+            (str(tmp_path / "a.xml"), "<object> 0 <robndbox>",
+             f"a rotated box whose envelope's largest {axis} - smallest {axis}"
+             + tail.format(side))]
+        assert bad.items[0].found.startswith(f"list [[0.123, {corners[0][1]!r}], ")
+
+
+def test_result_file_class_is_the_longest_matching_name_not_the_last_in_order(
+        tmp_path: Path) -> None:
+    """``det_storage_tank.txt`` ends with both ``_tank`` and ``_storage_tank``: the longer
+    class is its class (``tank`` sorts after ``storage_tank``, so a maximum by name would
+    pick it). Kills ``read_results`` 49, 51 (the key ``len`` dropped)."""
+    dets, bad, _ = _results(tmp_path, {"det_storage_tank.txt": "a 0.5 1 1 5 5\n"},
+                            {"tank", "storage_tank"}, {"a"})
+    assert not bad.items
+    assert [d.category for d in dets] == ["storage_tank"]
+
+
+def test_a_result_file_that_is_not_utf8_is_one_problem_naming_it(tmp_path: Path) -> None:
+    """A result file whose bytes are not UTF-8 is one problem naming the file and what it
+    should be (a UTF-8 text result file); the other files are still read. Kills
+    ``read_results`` 78 (no problem list), 79, 83, 84 (the role's name)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "det_ship.txt").write_bytes(b"a 0.5 1 1 5 5\n\xff\n")
+    (folder / "det_car.txt").write_text("a 0.25 1 1 5 5\n")
+    bad = Problems()
+    dets = read_results(folder, {"ship", "car"}, {"a"}, bad)
+    assert [(d.category, d.score) for d in dets] == [("car", 0.25)]
+    assert [(p.file, p.field, p.expected) for p in bad.items] == [
+        (str(folder / "det_ship.txt"), "(file)", "a UTF-8 text result file")]
+
+
+def test_a_flat_rotated_result_line_is_a_problem_by_default(tmp_path: Path) -> None:
+    """A rotated result line whose corners are on one line has zero area: by default a
+    problem naming the file, line, field, what was expected, the flag, and the corners as
+    read. Kills ``_result_line`` 134 (no problem list), 137, 148, 149 (the expected text),
+    138 (the corners)."""
+    dets, bad, _ = _results(tmp_path, {"ship.txt": "a 0.5 1 1 5 5\na 0.6 1 1 2 2 3 3 4 4\n"},
+                            {"ship"}, {"a"})
+    assert len(dets) == 1
+    assert [(Path(p.file).name, p.line, p.field, p.expected, p.found) for p in bad.items] == [
+        ("ship.txt", 2, "(quadrilateral)", "a quadrilateral with positive area (a box of zero "
+         "area; --skip-degenerate leaves it out)",
+         "list [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]")]
+
+
+def test_mixed_boxes_warning_with_five_files_names_all_five(tmp_path: Path) -> None:
+    """Five files of objects without a rotated box (and one with): the warning, word for
+    word, names all five and says nothing of more. Kills ``_oriented`` 18, 21 (" and 0
+    more" / " and -N more"), 23 (a filler), 26 to 29 (its text)."""
+    rot = _obj("ship", None, extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+               "<angle>0</angle></robndbox>")
+    xml = {"r": _annotation(rot)}
+    xml.update({f"p{k}": _annotation(_obj("ship", (1, 1, 5, 5))) for k in range(5)})
+    summary = from_voc(_write(tmp_path, xml), None, tmp_path / "b")
+    assert [w for w in summary["warnings"] if "rotated box" in w] == [
+        "1 of 6 objects have a rotated box (<robndbox> or <mbox>), 5 only a <bndbox> (p0.xml, "
+        "p1.xml, p2.xml, p3.xml, p4.xml): the ground truth has no oriented boxes (one is not "
+        "invented from a <bndbox>; oriented-box metrics need every object's)"]
+
+
+def test_the_output_folder_is_checked_before_anything_is_read(tmp_path: Path) -> None:
+    """The output folder is checked first (before any XML is read, so a refusal costs
+    nothing and says only that): a benchmark folder is replaced only with ``force``, and
+    not even then when it holds the annotations (it would delete the source). Here every
+    XML is also broken: the one problem is --out's. Kills ``from_voc`` 16, 19 (the inputs
+    not given to the first check) and 18 (``force`` dropped: the inputs taken for it); the
+    writer's own check would refuse too, but only after reading."""
+    ann = _write(tmp_path / "data", {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    bench = tmp_path / "b"
+    from_voc(ann, None, bench)
+    (ann / "a.xml").write_text("<annotation><object>")
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, bench)
+    assert [p.field for p in err.value.problems] == ["--out"]
+    inside = _write(bench / "src", {"a": "<annotation><object>"})
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(inside, None, bench, force=True)
+    assert [p.field for p in err.value.problems] == ["--out"]
+    assert (inside / "a.xml").is_file()
+
+
+def test_an_unknown_difficult_mode_is_one_problem_naming_the_option(tmp_path: Path) -> None:
+    """``difficult="skip"``: one problem, of the options (no file), naming --difficult,
+    the two accepted values and the value given. Kills ``from_voc`` 25, 27, 28, 33, 34."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b", difficult="skip")
+    assert [(p.file, p.field, p.expected, p.found) for p in err.value.problems] == [
+        ("(options)", "--difficult", "target or ignore", "str 'skip'")]
+
+
+def test_from_voc_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default: images hard-linked into the benchmark (not copied), no progress on
+    stderr (even when the work takes long: the wait before a progress line is made zero
+    here), the README names the call that made it, N negatives drawn with seed 0; an
+    existing benchmark is replaced only with ``force``. Kills ``from_voc`` 3 (seed 1), 6
+    (force), 7 (link), 8 (progress), 10, 160 (the command), 15, 266 (``force`` not passed
+    on), 267, 271, 272 (``link`` not passed on)."""
+    from convert_helpers import blank_images
+
+    from ovearth_core.convert import common
+
+    monkeypatch.setattr(common, "PROGRESS_AFTER", 0.0)
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="a.png"),
+                            "b": _annotation(_obj("cat", (1, 1, 5, 5)))})
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    from_voc(ann, images, tmp_path / "b", negatives=1)
+    assert capsys.readouterr().err == ""
+    linked = tmp_path / "b" / "images" / "a.png"
+    assert linked.stat().st_ino == (images / "a.png").stat().st_ino
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert "Made by `ovearth_core.convert.from_voc(...)`" in readme
+    assert "the absent classes negatives (1 per image, seed 0)" in readme
+    with pytest.raises(OVEarthInputError):
+        from_voc(ann, images, tmp_path / "b")
+    from_voc(ann, images, tmp_path / "b", force=True)
+
+
+def test_reading_progress_is_named_and_follows_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``show_progress`` (and the wait before a line made zero) stderr (not a terminal)
+    says "reading annotations: 1/2 (50 %)" and "2/2 (100 %)", and the writer "writing
+    images". Kills ``from_voc`` 120, 125, 126 (the label) and 121, 268, 273 (the flag not
+    passed on)."""
+    from ovearth_core.convert import common
+
+    monkeypatch.setattr(common, "PROGRESS_AFTER", 0.0)
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5))),
+                            "b": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    from_voc(ann, None, tmp_path / "b", show_progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert "reading annotations: 1/2 (50 %)" in err
+    assert "reading annotations: 2/2 (100 %)" in err
+    # and the writer's, for the images (kills from_voc 268, 273: the flag not passed on)
+    from convert_helpers import blank_images
+
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    from_voc(ann, images, tmp_path / "c", show_progress=True)
+    assert "writing images: 1/1 (100 %)" in capsys.readouterr().err.splitlines()
+
+
+def test_annotations_folder_refusals_in_full(tmp_path: Path) -> None:
+    """Not a folder: the path, --annotations, "a folder of VOC / HRSC2016 XML files", "not a
+    folder"; a folder without .xml: the folder, --annotations, "VOC / DIOR / HRSC2016 .xml
+    files", "none". Kills ``from_voc`` 49, 51, 52, 59 to 63, 75, 78, 88, 89."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for folder, expected, found in (
+            (tmp_path / "nowhere", "a folder of VOC / HRSC2016 XML files", "not a folder"),
+            (empty, "VOC / DIOR / HRSC2016 .xml files", "none")):
+        with pytest.raises(OVEarthInputError) as err:
+            from_voc(folder, None, tmp_path / "b")
+        assert [(p.file, p.field, p.expected, p.found) for p in err.value.problems] == [
+            (str(folder), "--annotations", expected, found)]
+
+
+def test_problems_of_the_folders_and_classes_file_are_reported(tmp_path: Path) -> None:
+    """Each source's problems reach the error: an XML whose name is not UTF-8 (named), an
+    images path that is no folder, a classes file naming an id twice (its line). Kills
+    ``from_voc`` 67, 92, 99 (the problem list not given to the reader)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    odd = ann / b"\xe9.xml".decode("utf-8", "surrogateescape")
+    odd.write_text(_annotation(_obj("dog", (1, 1, 5, 5))))
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b")
+    assert [Path(p.file).name for p in err.value.problems] == ["\\xe9.xml"]
+    odd.unlink()
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, tmp_path / "no-images", tmp_path / "b")
+    assert [(p.file, p.field, p.expected) for p in err.value.problems] == [
+        (str(tmp_path / "no-images"), "(folder)", "a folder of images")]
+    classes = tmp_path / "classes.txt"
+    classes.write_text("dog\ndog\n")
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "b", classes=classes)
+    assert [(p.file, p.line) for p in err.value.problems] == [(str(classes), 2)]
+
+
+def test_an_image_in_a_subfolder_named_by_filename_is_found(tmp_path: Path) -> None:
+    """``<filename>sub/a.png</filename>``: the image is looked up under the images folder,
+    so it is found (an image file, its size read), not numbers-only. Kills ``from_voc``
+    109 (the images folder not given to ``read_voc``)."""
+    from convert_helpers import blank_images
+
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="sub/a.png")})
+    images = tmp_path / "img"
+    blank_images(images / "sub", {"a.png": (200, 150)})
+    summary = from_voc(ann, images, tmp_path / "b")
+    assert (summary["image_files"], summary["numbers_only"]) == (1, 0)
+    assert (tmp_path / "b" / "images" / "sub" / "a.png").is_file()
+
+
+def test_skip_degenerate_reaches_the_result_lines(tmp_path: Path) -> None:
+    """``skip_degenerate`` leaves a zero-width result line out (named in a warning) as it
+    does a zero-area object; without it the line is refused. Kills ``from_voc`` 139 (the
+    results read with the default, refusing ``Degenerate``)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)))})
+    res = tmp_path / "m"
+    res.mkdir()
+    (res / "dog.txt").write_text("a 0.5 1 1 5 5\na 0.5 3 1 3 5\n")
+    summary = from_voc(ann, None, tmp_path / "b", [res], skip_degenerate=True)
+    assert any("1 result line of zero area left out of the predictions" in w
+               and "dog.txt line 2 (box)" in w for w in summary["warnings"])
+    with pytest.raises(OVEarthInputError) as err:
+        from_voc(ann, None, tmp_path / "c", [res])
+    assert [(p.field, p.line) for p in err.value.problems] == [("(box)", 2)]
+
+
+def test_a_missing_image_is_named_with_its_folder_and_size_source(tmp_path: Path) -> None:
+    """An XML whose image is not in the images folder: converted numbers-only, the warning
+    names the folder, the image and where its size came from (the XML's size). Kills
+    ``from_voc`` 150 (no folder), 153, 156, 157, 158 (the size's source)."""
+    from convert_helpers import blank_images
+
+    ann = _write(tmp_path, {"a": _annotation(_obj("dog", (1, 1, 5, 5)), filename="a.png"),
+                            "b": _annotation(_obj("dog", (1, 1, 5, 5)), filename="b.png")})
+    images = blank_images(tmp_path / "img", {"a.png": (200, 150)})
+    summary = from_voc(ann, images, tmp_path / "b")
+    assert [w for w in summary["warnings"] if "numbers-only" in w] == [
+        f"1 of 2 images are not in {images}: b.png. Converted numbers-only (the benchmark "
+        "holds no pixels for them; the app shows none); sizes: 1 from the XML's size"]
+
+
+def test_negatives_are_drawn_by_the_seed_given(tmp_path: Path) -> None:
+    """``negatives=1`` over 20 images with 9 absent classes each: the same seed draws the
+    same negatives, seeds 1 and 2 draw different ones (the chance that 20 independent
+    draws of 1 in 9 all agree is 9**-20). Kills ``from_voc`` 197 (the seed not passed on:
+    every seed the same) and ``_add_queries`` 19 (``random.Random(None)``: not
+    reproducible)."""
+    classes = [f"c{k}" for k in range(10)]
+    (tmp_path / "classes.txt").write_text("\n".join(classes) + "\n")
+    ann = _write(tmp_path, {f"i{k:02d}": _annotation(_obj(classes[k % 10], (1, 1, 5, 5)))
+                            for k in range(20)})
+
+    def negatives(seed: int, out: str) -> list[str]:
+        from_voc(ann, None, tmp_path / out, classes=tmp_path / "classes.txt", negatives=1,
+                 seed=seed)
+        gt = json.loads((tmp_path / out / "ground_truth.json").read_text())
+        chosen = sorted(q["query_id"] for q in gt["tasks"]["open_vocabulary"]
+                        if q["type"] == "negative")
+        assert len(chosen) == 20
+        return chosen
+
+    first = negatives(1, "s1")
+    assert negatives(1, "s1b") == first
+    assert negatives(2, "s2") != first
+
+
+def test_notes_say_how_boxes_and_results_were_read(tmp_path: Path) -> None:
+    """The README's notes on boxes and results, word for word: without rotated boxes, and
+    with them. Kills ``from_voc`` 242 to 254 (their text)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (1, 1, 5, 5)))})
+    from_voc(ann, None, tmp_path / "b")
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert ("- boxes as given (continuous coordinates, no VOC + 1); no oriented boxes (not "
+            "every object has a rotated box; none is invented)\n") in readme
+    assert ("- results: a box line is a box (bbox), a rotated line an oriented box "
+            "(oriented_bbox); neither is made from the other\n") in readme
+    rot = _obj("ship", None, extra="<robndbox><cx>30</cx><cy>30</cy><w>20</w><h>10</h>"
+               "<angle>0</angle></robndbox>")
+    from_voc(_write(tmp_path / "r", {"a": _annotation(rot)}), None, tmp_path / "c")
+    assert ("- boxes as given (continuous coordinates, no VOC + 1); oriented boxes from the "
+            "rotated boxes (<robndbox>, <mbox>)\n") in (tmp_path / "c" / "README.md").read_text()
+
+
+def test_notes_say_what_difficult_objects_became(tmp_path: Path) -> None:
+    """The README's difficult note is one line, word for word, in each mode. Kills
+    ``from_voc`` 257, 262 (the text)."""
+    ann = _write(tmp_path, {"a": _annotation(_obj("ship", (1, 1, 5, 5), "1"))})
+    for mode, line in (("target", "difficult objects are targets, flagged in the "
+                                  "annotation's difficult list"),
+                       ("ignore", "difficult objects are ignore regions")):
+        from_voc(ann, None, tmp_path / mode, difficult=mode)
+        assert f"\n- {line}\n" in (tmp_path / mode / "README.md").read_text()
+
+
+def test_an_object_without_a_box_names_its_line(tmp_path: Path) -> None:
+    """An ``<object>`` with neither ``<bndbox>`` nor ``<robndbox>`` (on line 2): one problem
+    with the file, the object, what it needs, "missing" and the object's line. Kills
+    ``_voc_object`` 37, 38, 43, 44, 46, 47, 48."""
+    entry, bad, _ = _read(tmp_path, "<annotation>" + SIZE + "\n<object><name>dog</name>"
+                          "</object></annotation>")
+    assert entry is None
+    assert [(p.file, p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        (str(tmp_path / "a.xml"), "<object> 0 <bndbox>",
+         "<bndbox> (xmin ymin xmax ymax) or <robndbox>", "missing", 2)]
+
+
+def test_a_bad_robndbox_number_names_the_rotated_box_and_key(tmp_path: Path) -> None:
+    """A roLabelImg ``<w>`` that is no number: the field is the object's
+    ``<robndbox><w>``. Kills ``_voc_object`` 79, 84, 85."""
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None, extra=(
+        "<robndbox><cx>70</cx><cy>60</cy><w>wide</w><h>16</h><angle>0</angle></robndbox>"))))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox><w>", "str 'wide'")]
+
+
+def test_bndbox_problems_name_values_line_and_side(tmp_path: Path) -> None:
+    """A ``<bndbox>`` (on line 3) of zero width: refused by default with its four values and
+    its line; an inverted one: refused with its values and line; one wider (higher) than
+    1e100: refused naming xmax (ymax), the side, and the two values. Kills ``_box`` 37, 38,
+    48 (zero area), 53 (inverted), 64, 65, 68, 69, 78, 87 (too wide or high)."""
+    def one(box: tuple[float, ...]) -> list[tuple]:
+        entry, bad, _ = _read(tmp_path, "<annotation>" + SIZE + "\n<object><name>dog</name>"
+                              "\n" + _obj("dog", box)[len("<object><name>dog</name>"):]
+                              + "</annotation>", skip=False)
+        assert entry is None
+        return [(p.field, p.expected, p.found, p.line) for p in bad.items]
+
+    zero = "xmax > xmin and ymax > ymin"
+    assert one((10, 10, 10, 20)) == [
+        ("<object> 0 <bndbox>", zero + " (a box of zero area; --skip-degenerate leaves it "
+         "out)", "list [10.0, 10.0, 10.0, 20.0]", 3)]
+    assert one((20, 10, 10, 20)) == [
+        ("<object> 0 <bndbox>", zero, "list [20.0, 10.0, 10.0, 20.0]", 3)]
+    tail = " within ±1e100 (the box's {}: a larger one overflows IoU arithmetic)"
+    assert one((-6e99, 1, 5e99, 5)) == [
+        ("<object> 0 <xmax>", "xmax - xmin" + tail.format("width"), "list [-6e+99, 5e+99]",
+         3)]
+    assert one((1, -6e99, 5, 5e99)) == [
+        ("<object> 0 <ymax>", "ymax - ymin" + tail.format("height"), "list [-6e+99, 5e+99]",
+         3)]
+
+
+def test_size_and_file_name_problems_name_found_text_and_root_line(tmp_path: Path) -> None:
+    """Problems of the image's size and file name name what was found (a side's text cut to
+    20 characters, "missing" for an absent side; the file name as written) and the root
+    element's line (2: after the declaration). A file name inside the benchmark's own
+    ``predictions/`` folder is refused like one with ``..``. Kills ``_size`` 23, 24, 29, 31 to
+    34 and ``_image`` 3 (``or`` made ``and``), 10, 11."""
+    decl = '<?xml version="1.0"?>\n'
+    for size, found in (("<size><width>123456789012345678901234</width><height>5</height>"
+                         "</size>", "str '12345678901234567890'"),
+                        ("<size><width>20</width></size>", "missing")):
+        entry, bad, _ = _read(tmp_path, decl + _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                           size=size))
+        assert entry is None
+        assert [(p.found, p.line) for p in bad.items] == [(found, 2)]
+    for name in ("predictions/a.png", "../a.png"):
+        entry, bad, _ = _read(tmp_path, decl + _annotation(_obj("dog", (1, 1, 5, 5)),
+                                                           filename=name))
+        assert entry is None
+        assert [(p.field, p.expected, p.found, p.line) for p in bad.items] == [
+            ("(file name)", "a relative image path (no root, no ..)", f"str {name!r}", 2)]
+
+
+def test_a_missing_dior_corner_names_the_rotated_box_and_key(tmp_path: Path) -> None:
+    """A DIOR-R ``<robndbox>`` without ``<y_left_bottom>``: one problem naming the object's
+    ``<robndbox><y_left_bottom>``, nothing else (no crash on the corner not read). Kills
+    ``_voc_object`` 103, 108, 109 (the field), 111 (the box built from a missing corner)
+    and 97 for roLabelImg's form (see ``test_a_bad_robndbox_number...``)."""
+    rot = ("<robndbox><x_left_top>12</x_left_top><y_left_top>20</y_left_top><x_right_top>60"
+           "</x_right_top><y_right_top>8</y_right_top><x_right_bottom>70</x_right_bottom>"
+           "<y_right_bottom>45</y_right_bottom><x_left_bottom>22</x_left_bottom></robndbox>")
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("ship", None, extra=rot)))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("<object> 0 <robndbox><y_left_bottom>", "missing")]
