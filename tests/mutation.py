@@ -52,7 +52,7 @@ MODULE_TESTS: dict[str, list[str]] = {
     # The Audit page's rules, in-process (its AppTest, tests/app/test_app_audit.py, keeps
     # the wiring but is too slow to run for every mutant).
     # The render functions and the page itself with Streamlit replaced by a recorder
-    # (tests/streamlit_recorder.py); what_if and suspect_picture called directly.
+    # (tests/st_recorder.py); what_if and suspect_picture called directly.
     "pages/common/audit_views.py": ["tests/app/test_mutants_audit_page.py",
                                     "tests/app/test_mutants_audit_views.py"],
     "pages/common/audit_data.py": ["tests/app/test_mutants_audit_page.py",
@@ -93,7 +93,7 @@ MODULE_TESTS: dict[str, list[str]] = {
     # (its AppTest files, test_app_viewer_card.py and test_error_navigation.py, are slow)
     "pages/common/viewer_card.py": ["tests/app/test_mutants_viewer_card.py"],
     # The Leaderboard's ranks view and page: the direct tests (Streamlit replaced by a
-    # recorder, tests/st_calls_recorder.py); test_app_ranks.py's AppTest runs: too slow
+    # recorder, tests/st_recorder.py); test_app_ranks.py's AppTest runs: too slow
     "pages/common/rank_views.py": ["tests/app/test_mutants_rank_views.py"],
     "pages/Leaderboard.py": ["tests/app/test_mutants_leaderboard_page.py"],
     # results.py: the fast field-by-field check and test_results.py's table of malformed

@@ -1,5 +1,5 @@
 """The Audit page itself (pages/Audit.py: ``inputs_ui`` and ``main``), called in-process
-with Streamlit replaced by a recorder (tests/streamlit_recorder.py) and the functions it
+with Streamlit replaced by a recorder (tests/st_recorder.py) and the functions it
 wires together by stand-ins that record what they were given (issue 47: the page's only
 tests were AppTest runs, too slow for mutmut). Each test states a wiring rule: which
 widget feeds which step, which suspects are drawn with which decision, what stops the page
@@ -14,8 +14,9 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
+import st_recorder
 from markdown_it import MarkdownIt
-from streamlit_recorder import Recorder, Script, Stopped
+from st_recorder import Recorder, Stopped
 
 from ovearth_core.audit import MODALITIES
 from ovearth_core.audit.fix import suspect_key
@@ -80,14 +81,13 @@ KEYS = (("/b/p/a.json", 1, 1, 1, 1), ("/b/p/b.json", 2, 2, 2, 2), ("/b/p/c.json"
 
 
 @pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, Script, _State]:
+def page(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, Recorder, _State]:
     module = _page()
-    st = Recorder()
-    st.script.values.update({"Geometry audited": "bbox", "Suspects shown": 10})
+    st = st_recorder.install(monkeypatch, module,
+                             answers={"Geometry audited": "bbox", "Suspects shown": 10})
     state = _State()
-    monkeypatch.setattr(module, "st", st)
     monkeypatch.setattr(module, "state", state)
-    return module, st.script, state
+    return module, st, state
 
 
 # ---- the inputs ----------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def folder(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_the_inputs_feed_folder_geometry_and_count(
-        page: tuple[ModuleType, Script, _State], folder: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], folder: dict[str, Any]) -> None:
     """Rule (wiring): three columns 3:2:1; the first holds the submissions folder (its
     label says every JSON votes; session key ``audit_folder``), whose files are listed and
     become the submissions; the second the geometry audited, one of the audit's modalities,
@@ -121,21 +121,21 @@ def test_the_inputs_feed_folder_geometry_and_count(
     are shown, 1 to 200, bound to ``audit_shown``, returned as a whole number; the page's
     parameters are written into the URL."""
     module, script, state = page
-    script.values.update({"Geometry audited": "oriented_bbox", "Suspects shown": 7.0})
+    script.answers.update({"Geometry audited": "oriented_bbox", "Suspects shown": 7.0})
     preds, modality, shown = module.inputs_ui(RUN)
     assert (preds, modality, shown) == (KEYS, "oriented_bbox", 7)
     assert type(shown) is int
     assert script.named("columns")[0].args == ([3, 2, 1],)
     assert folder["field"] == (RUN, "Submissions folder (every *.json in it votes)",
-                               "audit_folder", "page/col0")
+                               "audit_folder", ("col0",))
     assert folder["listed"] == Path("/b/p")
     (radio,) = script.named("radio")
-    assert radio.where == "page/col1"
+    assert radio.where == ("col1",)
     assert radio.args == ("Geometry audited", MODALITIES)
     assert radio.kwargs == {"horizontal": True, "key": "_w_audit_modality",
                             "on_change": ("bound", "audit_modality", MODALITIES)}
     (count,) = script.named("number_input")
-    assert count.where == "page/col2"
+    assert count.where == ("col2",)
     assert count.args == ("Suspects shown", 1, 200)
     assert count.kwargs == {"key": "_w_audit_shown",
                             "on_change": ("bound", "audit_shown", None)}
@@ -144,7 +144,7 @@ def test_the_inputs_feed_folder_geometry_and_count(
 
 
 def test_refused_files_are_named_and_the_rest_vote(
-        page: tuple[ModuleType, Script, _State], folder: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], folder: dict[str, Any]) -> None:
     """Rule: the files the gate refused are warned about (``refused_ui``), the accepted
     ones are the submissions."""
     module, script, _ = page
@@ -156,7 +156,7 @@ def test_refused_files_are_named_and_the_rest_vote(
 
 @pytest.mark.parametrize(("keys", "stops"), [(KEYS[:2], False), (KEYS[:1], True), ((), True)])
 def test_two_submissions_are_the_fewest_audited(
-        page: tuple[ModuleType, Script, _State], folder: dict[str, Any], keys: tuple,
+        page: tuple[ModuleType, Recorder, _State], folder: dict[str, Any], keys: tuple,
         stops: bool) -> None:
     """Rule: a consensus needs two submissions: with fewer the page says so (the pattern
     escaped: ``\\*.json``) and stops; with exactly two it goes on."""
@@ -174,7 +174,7 @@ def test_two_submissions_are_the_fewest_audited(
 
 
 def test_no_folder_lists_nothing_and_stops(
-        page: tuple[ModuleType, Script, _State], folder: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], folder: dict[str, Any]) -> None:
     """Rule: when there is no folder to read (outside the data roots, none typed and no
     predictions/ beside the ground truth) nothing is listed and the page stops with the
     same request."""
@@ -197,7 +197,7 @@ SUSPECTS = [_suspect(1), _suspect(2, "spurious"), _suspect(3, "shifted"), _suspe
 
 
 @pytest.fixture
-def steps(monkeypatch: pytest.MonkeyPatch, page: tuple[ModuleType, Script, _State]
+def steps(monkeypatch: pytest.MonkeyPatch, page: tuple[ModuleType, Recorder, _State]
           ) -> dict[str, Any]:
     """The page's steps replaced by recorders: ``inputs_ui`` gives three submissions, the
     oriented boxes and 2 shown; ``audited`` gives ``seen["audited"]``; decisions: suspect 1
@@ -233,7 +233,7 @@ def _calls(seen: dict[str, Any], name: str) -> list[tuple[Any, ...]]:
 
 
 def test_the_page_audits_the_folder_with_the_geometry_chosen(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], steps: dict[str, Any]) -> None:
     """Rule (wiring): the page first says which files were evaluated (the run's caption),
     then audits the run's ground truth with the folder's submissions, under the sidebar's
     options narrowed to the geometry chosen (its task and IoU threshold kept), saying how
@@ -251,7 +251,7 @@ def test_the_page_audits_the_folder_with_the_geometry_chosen(
 
 
 def test_the_first_suspects_are_drawn_with_their_own_decisions(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], steps: dict[str, Any]) -> None:
     """Rule: the decisions are read from the run's ground truth's sidecar under the run's
     task for the audit's suspects; the caption counts them; the first ``shown`` suspects
     (2 here) are drawn in rank order, each with its own decision (``None``: undecided);
@@ -271,7 +271,7 @@ def test_the_first_suspects_are_drawn_with_their_own_decisions(
 
 
 def test_an_audit_that_could_not_run_shows_its_problems_as_text_and_stops(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], steps: dict[str, Any]) -> None:
     """Rule: bad input stops the page with one error listing every problem, one a line,
     their text from the files as text (no link, emphasis or HTML); nothing is drawn after
     it."""
@@ -289,7 +289,7 @@ def test_an_audit_that_could_not_run_shows_its_problems_as_text_and_stops(
 
 
 def test_a_decision_refused_on_the_last_click_is_shown_once_as_text(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], steps: dict[str, Any]) -> None:
     """Rule: a decision the sidecar refused in a button's callback (``_audit_error``, set
     by ``audit_data.decide``) is shown as an error on the next run, as text, and only once
     (taken out of the session)."""
@@ -306,7 +306,7 @@ def test_a_decision_refused_on_the_last_click_is_shown_once_as_text(
 
 
 def test_each_warning_of_the_audit_is_shown_as_text(
-        page: tuple[ModuleType, Script, _State], steps: dict[str, Any]) -> None:
+        page: tuple[ModuleType, Recorder, _State], steps: dict[str, Any]) -> None:
     """Rule: every warning of the audit (they quote the files) is shown, as text."""
     module, script, _ = page
     steps["result"]["warnings"] = [{"message": f"{HOSTILE} has no score"},

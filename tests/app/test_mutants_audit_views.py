@@ -1,6 +1,6 @@
 """The Audit page's two render functions, ``suspect_ui`` and ``what_if_ui``
 (pages/common/audit_views.py), called in-process with Streamlit replaced by a recorder
-(tests/streamlit_recorder.py) (issue 47: their only tests were AppTest runs, too slow for
+(tests/st_recorder.py) (issue 47: their only tests were AppTest runs, too slow for
 mutmut, which left 133 of their mutants untested). Each test states a rule of the card or
 of the what-if section: what is drawn where, which button is enabled for which decision
 and what a click records, when the cleaned ground truth is written and when its ranking is
@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+import st_recorder
 from markdown_it import MarkdownIt
-from streamlit_recorder import Recorder, Script
+from st_recorder import Recorder
 
 from ovearth_core import review
 from ovearth_core.audit.fix import suspect_key
@@ -70,10 +71,8 @@ def _plain(markdown: str) -> str:
 
 
 @pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Script:
-    st = Recorder()
-    monkeypatch.setattr(audit_views, "st", st)
-    return st.script
+def page(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    return st_recorder.install(monkeypatch, audit_views)
 
 
 @pytest.fixture
@@ -109,7 +108,7 @@ def _legend_names_the_colours_drawn(caption: str) -> None:
 # ---- one suspect's card ----------------------------------------------------------------
 
 def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
-        page: Script, pictures: list[tuple[Any, ...]], tmp_path: Path) -> None:
+        page: Recorder, pictures: list[tuple[Any, ...]], tmp_path: Path) -> None:
     """Rule: a suspect's card is one bordered container, two columns 3:2; the left holds
     the suspect's picture (of the run's images folder) with the legend of its colours; the
     right the headline (Markdown), the votes caption, then every vote as a table row (as
@@ -121,15 +120,15 @@ def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
     audit_views.suspect_ui(run, s, None)
     assert pictures == [(tmp_path / "imgs", s)]
     first = page.calls[0]
-    assert (first.where, first.name, first.kwargs) == ("page", "container", {"border": True})
+    assert (first.where, first.name, first.kwargs) == ((), "container", {"border": True})
     assert [(c.where, c.args) for c in page.named("columns")] == [
-        ("page/box", ([3, 2],)), ("page/box/col1", (3,))]
+        (("container",), ([3, 2],)), (("container", "col1"), (3,))]
     (image,) = page.named("image")
-    assert image.where == "page/box/col0" and image.first.tolist() == np.full(
+    assert image.where == ("container", "col0") and image.first.tolist() == np.full(
         (2, 3, 3), 1).tolist()
     assert image.kwargs == {"caption": CAPTION}
     _legend_names_the_colours_drawn(CAPTION)
-    right = [(c.name, c.first) for c in page.calls if c.where == "page/box/col1"]
+    right = [(c.name, c.first) for c in page.calls if c.where == ("container", "col1")]
     assert right == [("markdown", audit_views.headline(s)),
                      ("caption", audit_views.votes_caption(s)),
                      ("dataframe", audit_views.vote_rows(s)), ("columns", 3)]
@@ -138,7 +137,7 @@ def test_a_card_shows_the_picture_left_and_the_headline_and_votes_right(
     assert table.kwargs == {"hide_index": True, "height": "content"}
 
 
-def test_a_suspect_without_votes_has_no_table(page: Script,
+def test_a_suspect_without_votes_has_no_table(page: Recorder,
                                               pictures: list[tuple[Any, ...]],
                                               tmp_path: Path) -> None:
     """Rule: no vote, no table (the caption says no submission found it)."""
@@ -151,7 +150,7 @@ def test_a_suspect_without_votes_has_no_table(page: Script,
     (None, [False, False, True]), ("confirmed", [True, False, False]),
     ("rejected", [False, True, False])])
 def test_the_button_of_the_current_decision_is_disabled(
-        page: Script, pictures: list[tuple[Any, ...]], tmp_path: Path, decided: str | None,
+        page: Recorder, pictures: list[tuple[Any, ...]], tmp_path: Path, decided: str | None,
         disabled: list[bool]) -> None:
     """Rule: Confirm, Reject and Undo, each in its own column in that order, keyed by the
     decision and the suspect's key (two suspects' buttons never share a key); the one that
@@ -162,20 +161,20 @@ def test_the_button_of_the_current_decision_is_disabled(
     buttons = page.named("button")
     key = suspect_key(s)
     assert [(b.where, b.first, b.kwargs["key"]) for b in buttons] == [
-        ("page/box/col1/col0", "Confirm", f"audit_confirmed_{key}"),
-        ("page/box/col1/col1", "Reject", f"audit_rejected_{key}"),
-        ("page/box/col1/col2", "Undo", f"audit_None_{key}")]
+        (("container", "col1", "col0"), "Confirm", f"audit_confirmed_{key}"),
+        (("container", "col1", "col1"), "Reject", f"audit_rejected_{key}"),
+        (("container", "col1", "col2"), "Undo", f"audit_None_{key}")]
     assert [b.kwargs["disabled"] for b in buttons] == disabled
     last = page.calls[-1]
     if decided:
         assert (last.where, last.name, last.first) == (
-            "page/box/col1", "caption", f"{decided} (review sidecar)")
+            ("container", "col1"), "caption", f"{decided} (review sidecar)")
     else:
         assert last.name == "button"
 
 
 def test_each_button_records_its_decision_of_this_suspect_in_the_gts_sidecar(
-        page: Script, pictures: list[tuple[Any, ...]], tmp_path: Path) -> None:
+        page: Recorder, pictures: list[tuple[Any, ...]], tmp_path: Path) -> None:
     """Rule (wiring): a click calls ``audit_data.decide`` with the run's ground truth, the
     run's task (here not the default one), the card's suspect and the button's decision:
     Confirm then Reject then Undo leave it confirmed, rejected, then undecided in the
@@ -225,7 +224,7 @@ OPTIONS = Options("referring", ("oriented_bbox",), iou_threshold=0.7)
 
 
 def test_nothing_confirmed_asks_for_confirmations_and_writes_nothing(
-        page: Script, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
+        page: Recorder, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
     """Rule: with no confirmed suspect the section says how to make the cleaned ground
     truth and offers no button; nothing is written."""
     audit_views.what_if_ui(_Run(tmp_path / "gt.json", tmp_path), PREDS, OPTIONS, [])
@@ -239,7 +238,7 @@ def test_nothing_confirmed_asks_for_confirmations_and_writes_nothing(
     (1, "Write the cleaned ground truth (1 fix) and re-rank"),
     (2, "Write the cleaned ground truth (2 fixes) and re-rank")])
 def test_the_button_counts_the_fixes_and_writes_only_when_clicked(
-        page: Script, asked: list[tuple[Any, ...]], tmp_path: Path, n: int,
+        page: Recorder, asked: list[tuple[Any, ...]], tmp_path: Path, n: int,
         label: str) -> None:
     """Rule: the button says how many fixes will be written; until it is clicked nothing is
     written and, with no earlier result, nothing else is shown."""
@@ -252,7 +251,7 @@ def test_the_button_counts_the_fixes_and_writes_only_when_clicked(
 
 
 def test_a_click_writes_from_the_runs_files_and_shows_the_path_as_text(
-        page: Script, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        page: Recorder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Rule (wiring): the click writes the cleaned ground truth from the run's ground truth,
     the folder's submissions, the audit's options and the confirmed suspects, keeps the
     result in the session (it outlives the rerun) and shows: where it was written (the path,
@@ -260,7 +259,7 @@ def test_a_click_writes_from_the_runs_files_and_shows_the_path_as_text(
     ranking's caption and its table (every row, keyed)."""
     run = _Run(tmp_path / "gt.json", tmp_path)
     confirmed = [_suspect(query_id="qa"), _suspect("spurious", query_id="qb")]
-    page.clicked.add("audit_what_if")
+    page.answers["audit_what_if"] = True
     asked: list[tuple[Any, ...]] = []
 
     def hostile(gt: Any, preds: Any, options: Any, conf: list[dict[str, Any]]
@@ -286,7 +285,7 @@ def test_a_click_writes_from_the_runs_files_and_shows_the_path_as_text(
 
 
 def test_the_last_result_stays_shown_while_the_confirmations_are_its_own(
-        page: Script, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
+        page: Recorder, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
     """Rule: a result written earlier is shown again on the next run (not clicked) as long
     as the confirmations are the ones it was written from, in any order; nothing is
     written again."""
@@ -299,7 +298,7 @@ def test_the_last_result_stays_shown_while_the_confirmations_are_its_own(
 
 
 def test_a_result_of_other_confirmations_is_not_shown_as_theirs(
-        page: Script, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
+        page: Recorder, asked: list[tuple[Any, ...]], tmp_path: Path) -> None:
     """Rule: when the confirmations changed since the cleaned ground truth was written, its
     ranking is not shown; the section says to write it again."""
     a, b = _suspect(query_id="qa"), _suspect("shifted", query_id="qb")
@@ -312,7 +311,7 @@ def test_a_result_of_other_confirmations_is_not_shown_as_theirs(
 
 
 def test_a_refused_write_is_an_error_shown_as_text_never_raised(
-        page: Script, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        page: Recorder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Rule: bad input while writing or ranking (an OVEarthInputError naming a file) is
     shown as an error, its text from the files as text (no link, no HTML), never raised;
     nothing is kept as a result, and no earlier result of other confirmations is shown."""
@@ -323,7 +322,7 @@ def test_a_refused_write_is_an_error_shown_as_text_never_raised(
         raise err
 
     monkeypatch.setattr(audit_data, "what_if", refused)
-    page.clicked.add("audit_what_if")
+    page.answers["audit_what_if"] = True
     audit_views.what_if_ui(_Run(tmp_path / "gt.json", tmp_path), PREDS, OPTIONS, [_suspect()])
     (shown,) = page.texts("error")
     assert not [t.type for t in _tokens(shown) if t.type in ACTIVE | {"strong_open"}]

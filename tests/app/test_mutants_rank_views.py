@@ -1,7 +1,7 @@
 """The Leaderboard's ranks view, by direct calls (issue 47: ``pages/common/rank_views.py``
 had only AppTest runs, ``tests/app/test_app_ranks.py``, too slow for mutmut).
 
-Streamlit is replaced by a recorder (``tests/st_calls_recorder.py``: every call kept with its
+Streamlit is replaced by a recorder (``tests/st_recorder.py``: every call kept with its
 arguments, in order) and the figures by stand-ins naming what they were given. The ranks are
 hand-built dicts shaped as ``rank_stats.metric_ranks`` returns them, with asymmetric values
 (no two submissions share a rank, an interval, a share or a p-value), so a value read from
@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from st_calls_recorder import Made, Recorder, calls, texts
+import st_recorder
+from st_recorder import Call, Recorder
 
 from ovearth_core.options import (
     ALPHA_BOUNDS,
@@ -26,13 +27,12 @@ from ovearth_core.options import (
 )
 from pages.common import links, rank_views
 
-NUMBER = Made("column_config.NumberColumn", (), {"format": "%.3f"})
+NUMBER = Call("column_config.NumberColumn", (), {"format": "%.3f"})
 
 
 @pytest.fixture
-def st(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple, dict]]:
-    log: list[tuple[str, tuple, dict]] = []
-    monkeypatch.setattr(rank_views, "st", Recorder(log))
+def st(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    rec = st_recorder.install(monkeypatch, rank_views)
 
     class Figures:
         @staticmethod
@@ -44,7 +44,7 @@ def st(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple, dict]]:
             return ("cd", id(friedman), label)
 
     monkeypatch.setattr(rank_views, "rf", Figures)
-    return log
+    return rec
 
 
 def _cells(column: pd.Series) -> list[Any]:
@@ -120,21 +120,22 @@ def test_the_category_table_names_the_two_submissions_and_the_resampled_unit() -
 
 # ---- the section ----------------------------------------------------------------------
 
-def test_no_ranks_of_the_metric_says_why_and_draws_nothing_else(st: list) -> None:
+def test_no_ranks_of_the_metric_says_why_and_draws_nothing_else(st: Recorder) -> None:
     rank_views.section({"uncertainty": {"presence_mcc": _ranks()}}, "seg_macro_miou")
-    assert st == [("info", ("Segmentation macro mIoU: no rank intervals. They need at least "
-                            "two submissions of the metric's modality.",), {})]
-    st.clear()
+    assert st.calls == [Call("info", ("Segmentation macro mIoU: no rank intervals. They need "
+                                      "at least two submissions of the metric's modality.",),
+                             {})]
+    st.calls.clear()
     rank_views.section({}, "my_metric")  # no ranks at all; a metric without a label
-    assert texts(st, "info") == ["my_metric: no rank intervals. They need at least two "
-                                  "submissions of the metric's modality."]
-    assert len(st) == 1
+    assert st.texts("info") == ["my_metric: no rank intervals. They need at least two "
+                                "submissions of the metric's modality."]
+    assert len(st.calls) == 1
 
 
-def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: list) -> None:
+def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: Recorder) -> None:
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    caption = texts(st, "caption")[0]
+    caption = st.texts("caption")[0]
     assert caption == (
         "Segmentation macro mIoU: 1,200 resamples of the 1,500 images (seed 7; each "
         "submission's matching reused, only its per-image sums drawn again). Rank interval: "
@@ -143,12 +144,12 @@ def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: list)
         "bootstrap on the same resamples, p-values corrected by Holm's method over the 2 "
         "comparisons with the leader.")
     # resampling queries, an AP metric (Friedman without blocks), alpha 0.05
-    st.clear()
+    st.calls.clear()
     ap = _ranks(unit="query", alpha=0.05, models=["w", "x", "y"], n_resamples=999,
                 num_units=12,
                 friedman={"blocks": "image", "num_blocks": None, "skipped": "No blocks"})
     rank_views.section({"uncertainty": {"bbox_ap": ap}}, "bbox_ap")
-    caption = texts(st, "caption")[0]
+    caption = st.texts("caption")[0]
     assert caption.startswith("HBB AP (pooled): 999 resamples of the 12 queries (seed 7; "
                               "each submission's boxes ranked and matched once, its AP "
                               "recomputed with each query weighted by how often its query is "
@@ -156,38 +157,38 @@ def test_the_caption_states_resamples_units_seed_level_and_comparisons(st: list)
     assert caption.endswith("over the 2 comparisons with the leader.")
 
 
-def test_the_notes_are_warnings_in_rank_notes_order_as_text(st: list) -> None:
+def test_the_notes_are_warnings_in_rank_notes_order_as_text(st: Recorder) -> None:
     ranks = _ranks(warning="Thin evidence: *few* images", resolution_note="drew [more](x)",
                    disagreement={"groups_only": ["c"], "tests_only": [], "note": "c_1 <b>"})
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    warnings = calls(st, "warning")[:3]
+    warnings = st.arguments("warning")[:3]
     assert [a[0] for a, _ in warnings] == ["Thin evidence: \\*few\\* images",
                                            "drew \\[more\\](x)", "c_1 \\<b>"]
     assert all(k == {"icon": ":material/warning:"} for _, k in warnings)
     # a skipped test replaces the thin-evidence warning
-    st.clear()
+    st.calls.clear()
     skipped = _ranks(skipped="Not tested: 2 images", warning="Thin evidence")
     rank_views.section({"uncertainty": {"seg_macro_miou": skipped}}, "seg_macro_miou")
-    assert texts(st, "warning") == ["Not tested: 2 images"]
-    st.clear()
+    assert st.texts("warning") == ["Not tested: 2 images"]
+    st.calls.clear()
     rank_views.section({"uncertainty": {"seg_macro_miou": _ranks()}}, "seg_macro_miou")
-    assert texts(st, "warning") == []  # no note: no warning
+    assert st.texts("warning") == []  # no note: no warning
 
 
-def test_the_table_figure_and_best_of_n(st: list) -> None:
+def test_the_table_figure_and_best_of_n(st: Recorder) -> None:
     """The table is :func:`rank_frame` with empty cells shown "—" and the value and
     difference to 3 decimals; the interval figure is drawn (of these ranks, labelled) unless
     the test was skipped; the best-of-N note names the leader, its score and share."""
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    (args, kw), = calls(st, "dataframe")[:1]
+    (args, kw), = st.arguments("dataframe")[:1]
     pd.testing.assert_frame_equal(args[0], rank_views.rank_frame(ranks))
     assert kw == {"hide_index": True, "placeholder": "—", "width": "stretch",
                   "column_config": {"value": NUMBER, "leader − this": NUMBER}}
-    charts = calls(st, "plotly_chart")
+    charts = st.arguments("plotly_chart")
     assert charts[0] == ((("intervals", id(ranks), "Segmentation macro mIoU"),),
                          {"width": "stretch", "key": "lb_rank_intervals"})
-    infos = calls(st, "info")
+    infos = st.arguments("info")
     assert infos[0] == ((
         "The best of 3 scores (0.810, lead\\*1) is an optimistic estimate of the state of the "
         "art: picking the top of many noisy scores favours the lucky. On resampled images, "
@@ -195,46 +196,46 @@ def test_the_table_figure_and_best_of_n(st: list) -> None:
         "tied) in 87 % of the resamples.",), {"icon": ":material/info:"})
     for best in ({"num_models": 3, "best": None, "optimism": 0.1},
                  {"num_models": 3, "best": 0.8, "optimism": None}):
-        st.clear()
+        st.calls.clear()
         rank_views.section({"uncertainty": {"seg_macro_miou": _ranks(best_of_n=best)}},
                            "seg_macro_miou")
-        assert not any(t.startswith("The best of") for t in texts(st, "info"))
-    st.clear()
+        assert not any(t.startswith("The best of") for t in st.texts("info"))
+    st.calls.clear()
     rank_views.section({"uncertainty": {"seg_macro_miou": _ranks(skipped="Not tested")}},
                        "seg_macro_miou")
-    assert [c[0][0][0] for c in calls(st, "plotly_chart")] == ["cd"]
+    assert [c[0][0][0] for c in st.arguments("plotly_chart")] == ["cd"]
 
 
 # ---- Friedman -------------------------------------------------------------------------
 
-def test_friedman_caption_and_diagram_of_the_blocks_used(st: list) -> None:
+def test_friedman_caption_and_diagram_of_the_blocks_used(st: Recorder) -> None:
     ranks = _ranks()
     rank_views.section({"uncertainty": {"seg_macro_miou": ranks}}, "seg_macro_miou")
-    assert texts(st, "subheader")[0] == "Friedman test and critical-difference diagram"
-    assert texts(st, "caption")[1] == (
+    assert st.texts("subheader")[0] == "Friedman test and critical-difference diagram"
+    assert st.texts("caption")[1] == (
         "Friedman χ² = 12.35, p = 0.00208 over 40 queries (those of the 1,500 where every "
         "submission's Segmentation macro mIoU is defined), average ranks per query (1 = "
         "best). Nemenyi's critical difference at α = 0.1: 0.568; a bar joins submissions it "
         "cannot tell apart (scikit-posthocs' pairwise p-values).")
-    assert calls(st, "plotly_chart")[1] == (
+    assert st.arguments("plotly_chart")[1] == (
         (("cd", id(ranks["friedman"]), "Segmentation macro mIoU"),),
         {"width": "stretch", "key": "lb_cd_diagram"})
-    assert texts(st, "warning") == []
+    assert st.texts("warning") == []
 
 
-def test_friedman_warns_skips_or_has_no_blocks(st: list) -> None:
+def test_friedman_warns_skips_or_has_no_blocks(st: Recorder) -> None:
     rank_views._friedman({**_ranks()["friedman"], "warning": "Thin *evidence*"}, "L")
-    assert calls(st, "warning") == [(("Thin \\*evidence\\*",), {"icon": ":material/warning:"})]
-    assert len(calls(st, "plotly_chart")) == 1
-    st.clear()
+    assert st.arguments("warning") == [(("Thin \\*evidence\\*",), {"icon": ":material/warning:"})]
+    assert len(st.arguments("plotly_chart")) == 1
+    st.calls.clear()
     rank_views._friedman({"blocks": "image", "num_blocks": 1000, "num_units": 1234,
                           "skipped": "Not tested"}, "Presence MCC")
-    assert st[1:] == [("info", ("Not tested: 1,000 of 1,234 images have Presence MCC "
-                                "defined for every submission.",), {})]
-    st.clear()
+    assert st.calls[1:] == [Call("info", ("Not tested: 1,000 of 1,234 images have Presence "
+                                      "MCC defined for every submission.",), {})]
+    st.calls.clear()
     rank_views._friedman({"blocks": "image", "num_blocks": None,
                           "skipped": "AP has no value per image"}, "L")
-    assert st[1:] == [("info", ("AP has no value per image.",), {})]
+    assert st.calls[1:] == [Call("info", ("AP has no value per image.",), {})]
 
 
 # ---- the categories -------------------------------------------------------------------
@@ -248,40 +249,40 @@ def _cats(**kw: Any) -> dict[str, Any]:
             "warning": None, "resolution_note": None, **kw}
 
 
-def test_categories_count_the_tested_and_state_the_minimum(st: list) -> None:
+def test_categories_count_the_tested_and_state_the_minimum(st: Recorder) -> None:
     """The heading names the two submissions as text (their file names: a ``*`` is no
     emphasis); the caption counts the categories with a q-value and states the minimum."""
     cats = _cats(min_count=4)
     rank_views._categories(cats, "L", "images")
-    assert st[0] == ("subheader", ("Per category: lead\\*1 against b\\*x",), {})
-    assert st[1] == ("caption", (
+    assert st.calls[0] == Call("subheader", ("Per category: lead\\*1 against b\\*x",), {})
+    assert st.calls[1] == Call("caption", (
         "L of the leader and the runner-up on each category's queries, with a paired "
         "bootstrap over its images; q-values by Benjamini–Hochberg over the 2 categories "
         "tested (those spanning at least 4 images, the minimum count; — below: a bootstrap "
         "over one or two images says nothing).",), {})
-    (args, kw), = calls(st, "dataframe")
+    (args, kw), = st.arguments("dataframe")
     pd.testing.assert_frame_equal(args[0], rank_views.category_frame(cats))
     assert kw == {"hide_index": True, "placeholder": "—", "width": "stretch",
                   "column_config": {"lead*1": NUMBER, "b*x": NUMBER,
                                     "leader − runner-up": NUMBER}}
-    assert calls(st, "warning") == []
-    st.clear()
+    assert st.arguments("warning") == []
+    st.calls.clear()
     rank_views._categories(None, "L", "images")
     rank_views._categories({}, "L", "images")
-    assert st == []
+    assert st.calls == []
 
 
-def test_categories_warn_thin_evidence_then_the_resolution(st: list) -> None:
+def test_categories_warn_thin_evidence_then_the_resolution(st: Recorder) -> None:
     rank_views._categories(_cats(warning="Thin *x*", resolution_note="Drew [y]"), "L",
                            "images")
-    assert calls(st, "warning") == [(("Thin \\*x\\*",), {"icon": ":material/warning:"}),
-                                     (("Drew \\[y\\]",), {"icon": ":material/warning:"})]
-    st.clear()
+    assert st.arguments("warning") == [(("Thin \\*x\\*",), {"icon": ":material/warning:"}),
+                                       (("Drew \\[y\\]",), {"icon": ":material/warning:"})]
+    st.calls.clear()
     rank_views._categories(_cats(resolution_note="Drew"), "L", "images")
-    assert texts(st, "warning") == ["Drew"]
+    assert st.texts("warning") == ["Drew"]
 
 
-def test_the_section_passes_the_categories_label_and_unit(st: list,
+def test_the_section_passes_the_categories_label_and_unit(st: Recorder,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     seen: list[tuple] = []
@@ -299,7 +300,7 @@ def test_the_section_passes_the_categories_label_and_unit(st: list,
 # ---- the settings ---------------------------------------------------------------------
 
 def test_the_settings_bind_the_options_fields_the_link_carries(
-        st: list, monkeypatch: pytest.MonkeyPatch) -> None:
+        st: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each setting is bound to the session key of the :class:`Options` field the sidebar
     reads and the link table writes (``rres``, ``alpha``, ``minn``, ``fblk``), within the
     options' bounds; the unit is the picker's, images by default (the ranking's unit)."""
@@ -320,26 +321,27 @@ def test_the_settings_bind_the_options_fields_the_link_carries(
     monkeypatch.setattr(rank_views, "analysis_data", Data)
     assert rank_views.settings_ui("GT") == "query"
     assert picked == [("GT", "image")]
-    assert st[0] == ("expander", ("Rank uncertainty settings",), {"expanded": False})
-    assert st[1] == ("columns", (4,), {})
-    widgets = {p: (a, k) for p, a, k in st[2:]}
-    assert widgets["col0.number_input"] == (("Rank resamples",), {
+    assert st.calls[0] == Call("expander", ("Rank uncertainty settings",), {"expanded": False})
+    assert st.calls[1] == Call("columns", (4,), {}, ("expander",))
+    widgets = {(c.where, c.name): (c.args, c.kwargs) for c in st.calls[2:]}
+    assert widgets[("expander", "col0"), "number_input"] == (("Rank resamples",), {
         "min_value": RANK_RESAMPLE_BOUNDS[0], "max_value": RANK_RESAMPLE_BOUNDS[1],
         "step": 100, "key": "_w_rank_resamples", "options": None})
-    assert widgets["col1.number_input"] == (("α (tests; intervals at 1 − α)",), {
+    assert widgets[("expander", "col1"), "number_input"] == (
+        ("α (tests; intervals at 1 − α)",), {
         "min_value": ALPHA_BOUNDS[0], "max_value": ALPHA_BOUNDS[1], "step": 0.01,
         "format": "%.3f", "key": "_w_alpha", "options": None})
-    assert widgets["col2.number_input"] == ((
+    assert widgets[("expander", "col2"), "number_input"] == ((
         "Minimum count (images or queries, as resampled) to test a category or slice",), {
         "min_value": MIN_COUNT_BOUNDS[0], "max_value": MIN_COUNT_BOUNDS[1], "step": 1,
         "key": "_w_min_count", "options": None})
-    (label, choices), kw = widgets["col3.radio"]
+    (label, choices), kw = widgets[("expander", "col3"), "radio"]
     assert (label, choices) == ("Friedman blocks", ["image", "query"])
     assert kw["horizontal"] is True and kw["key"] == "_w_friedman_blocks"
     assert kw["options"] == ["image", "query"]
     assert [kw["format_func"](c) for c in choices] == ["images", "queries"]
     # the keys bound are Options fields and link parameters
-    bound = [k["key"].removeprefix("_w_") for p, _, k in st[2:] if "key" in k]
+    bound = [c.kwargs["key"].removeprefix("_w_") for c in st.calls[2:] if "key" in c.kwargs]
     fields = {f.name for f in dataclasses.fields(Options)}
     keys = {p.key for p in links.SCHEMA}
     assert bound == ["rank_resamples", "alpha", "min_count", "friedman_blocks"]

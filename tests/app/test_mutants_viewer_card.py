@@ -2,7 +2,7 @@
 navigator's lines (``bar``), a card's payload, which pictures go to the browser
 (``_to_send``), what ``show`` mounts and which clicks reach ``on_nav``. Its tests were
 AppTest runs (``test_app_viewer_card.py``, ``test_error_navigation.py``); here the
-component's mount functions and Streamlit's session are recorded (``st_recorder.py``)."""
+component's mount functions and Streamlit's session are recorded (``tests/st_recorder.py``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 options, the chip link, the card sent ahead, the background drawing and its cache of
 ready views, the image's georeference and the scene's chips. Their only tests were AppTest
 runs (``test_app_viewer*.py``, ``test_error_navigation.py``), seconds each: too slow for
-mutmut. Here Streamlit is a recorder (``st_recorder.py``) and the cached drawing steps are
+mutmut. Here Streamlit is a recorder (``tests/st_recorder.py``) and the cached drawing steps are
 replaced by fakes that record what they were given, so each test states which page state
 feeds which widget, link, card or drawing.
 
@@ -275,7 +275,7 @@ def test_the_toolbars_layer_pills_offer_the_shown_layers_and_keep_the_chosen(
     offered layers."""
     rec = _toolbar(monkeypatch, True)
     pills = rec.one("pills")
-    assert pills.where == ("column 0",) and pills.args == ("Layers", SHOWN)
+    assert pills.where == ("col0",) and pills.args == ("Layers", SHOWN)
     assert pills.kwargs == {"selection_mode": "multi", "key": "_w_view_layers",
                             "on_change": viewer._on_layers, "args": (SHOWN,),
                             "help": "Only the layers this benchmark has geometry for."}
@@ -293,20 +293,20 @@ def test_the_toolbar_has_a_review_switch_only_with_a_review_panel(
     columns = rec.one("columns")
     assert columns.args == ([5.4, 1.4, 1.3, 1.0],)
     assert columns.kwargs == {"vertical_alignment": "bottom"}
-    review, link = (c for c in rec.named("toggle") if c.where[0] in ("column 2", "column 3"))
-    assert (review.where, review.args) == (("column 2",), ("Tag / note",))
+    review, link = (c for c in rec.named("toggle") if c.where[0] in ("col2", "col3"))
+    assert (review.where, review.args) == (("col2",), ("Tag / note",))
     assert review.kwargs == {
         "help": "The review panel of this query and its boxes (stays open from query to "
                 "query).", "key": "_w_view_review", "on_change": state._copy_back,
         "args": ("view_review", None)}
-    assert (link.where, link.args) == (("column 3",), ("Link",))
+    assert (link.where, link.args) == (("col3",), ("Link",))
     assert link.kwargs == {"help": "The link to this view, to copy.", "key": "_w_view_link",
                            "on_change": state._copy_back, "args": ("view_link", None)}
     assert (rec.session_state["_w_view_review"], rec.session_state["_w_view_link"]) == (
         True, False)
     rec = _toolbar(monkeypatch, False, view_link=True)
     assert rec.one("columns").args == ([5.4, 1.4, 1.0],)
-    (link,) = (c for c in rec.named("toggle") if c.where[0].startswith("column 2"))
+    (link,) = (c for c in rec.named("toggle") if c.where[0].startswith("col2"))
     assert link.args == ("Link",) and rec.session_state["_w_view_link"] is True
     assert "Tag / note" not in [c.args[0] for c in rec.named("toggle")]
 
@@ -319,8 +319,8 @@ def test_the_view_options_sit_in_a_popover_each_bound_to_its_state(
     rec = _toolbar(monkeypatch, True)
     popover = rec.one("popover")
     assert (popover.where, popover.args, popover.kwargs) == (
-        ("column 1",), ("View options",), {"width": "stretch"})
-    inside = [c for c in rec.calls if c.where == ("column 1 popover",)]
+        ("col1",), ("View options",), {"width": "stretch"})
+    inside = [c for c in rec.calls if c.where == ("col1", "popover")]
     assert [c.name for c in inside] == ["slider", "toggle", "toggle", "toggle", "selectbox"]
     slider, pixels, labels, interactive, zoom = inside
     assert slider.args == ("Mask opacity", 0.0, 1.0) and slider.kwargs["step"] == 0.05
@@ -570,7 +570,7 @@ def page(monkeypatch: pytest.MonkeyPatch, stamps: list) -> SimpleNamespace:
 
     def log(name: str, result: Any = None) -> Any:
         def record(*a: Any, **kw: Any) -> Any:
-            out.log.append((name, a, tuple(rec.stack)))
+            out.log.append((name, a, rec.where))
             return result() if callable(result) else result
         return record
 
@@ -770,7 +770,7 @@ def test_render_interactive_draws_the_figure_beside_the_facts(page: SimpleNamesp
     assert page.st.session_state["view_focus"] == ("q1", 4)
     columns = page.st.one("columns")
     assert columns.args == ([3, 1.25],) and columns.kwargs == {}
-    left = [c for c in page.st.calls if c.where == ("column 0",)]
+    left = [c for c in page.st.calls if c.where == ("col0",)]
     assert [c.name for c in left] == ["info", "plotly_chart", "caption", "table", "caption"]
     info, chart, notes, table, note = left
     assert info.args == ("old \\*file\\*",) and info.kwargs == {
@@ -786,12 +786,12 @@ def test_render_interactive_draws_the_figure_beside_the_facts(page: SimpleNamesp
     assert frame.loc["HBB", "GT / pred"] == "2 / 3 (TP 1)"
     assert note.args == (viewer.IOU_NOTE,)
     panels = [e for e in page.log if e[0] in ("suppressed", "object picker", "chip link")]
-    assert panels[:2] == [("suppressed", (run, "q1"), ("column 0",)),
-                          ("object picker", ("q1", LABELS), ("column 0",))]
+    assert panels[:2] == [("suppressed", (run, "q1"), ("col0",)),
+                          ("object picker", ("q1", LABELS), ("col0",))]
     (_, (q, sample, row, picker, scene, c_run), where) = panels[2]
     assert (q, sample.sample_id, row, picker, scene, c_run, where) == (
-        "q1", "q1", ROW, PICKER, SCENE, run, ("column 0",))
-    right = [c for c in page.st.calls if c.where == ("column 1",)]
+        "q1", "q1", ROW, PICKER, SCENE, run, ("col0",))
+    right = [c for c in page.st.calls if c.where == ("col1",)]
     assert [c.name for c in right] == ["markdown", "image", "caption"]
     facts, thumb, legend = right
     assert facts.args[0].startswith("### `q1`") and "Review tags: t1" in facts.args[0]
@@ -811,7 +811,7 @@ def test_render_interactive_without_notice_or_detail_says_only_how_to_zoom(
     moves: list[str] = []
     _render(page, on_nav=moves.append)
     assert page.st.named("info") == []
-    left = [c for c in page.st.calls if c.where == ("column 0",)]
+    left = [c for c in page.st.calls if c.where == ("col0",)]
     assert left[1].args == ("Scroll or drag to zoom and pan; double-click resets the view.",)
     page.shown[0][2]("next")
     assert moves == ["next"]
