@@ -315,11 +315,14 @@ def test_the_view_options_sit_in_a_popover_each_bound_to_its_state(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The other view options are in the second column's "View options" popover: mask
     opacity 0 to 1 by 0.05, the TP/FP/FN pixels, box labels and interactive switches and
-    the zoom a query opens on, each widget bound to its state key."""
+    the zoom a query opens on, each widget bound to its state key. The popover is lazy (issue
+    49): keyed, a rerun when opened or closed (its widgets are built only while it is open:
+    ``test_app_viewer.py``)."""
     rec = _toolbar(monkeypatch, True)
     popover = rec.one("popover")
     assert (popover.where, popover.args, popover.kwargs) == (
-        ("col1",), ("View options",), {"width": "stretch"})
+        ("col1",), ("View options",),
+        {"width": "stretch", "key": viewer.VIEW_OPTIONS_OPEN, "on_change": "rerun"})
     inside = [c for c in rec.calls if c.where == ("col1", "popover")]
     assert [c.name for c in inside] == ["slider", "toggle", "toggle", "toggle", "selectbox"]
     slider, pixels, labels, interactive, zoom = inside
