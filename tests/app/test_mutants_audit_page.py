@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from markdown_it import MarkdownIt
+from markdown_tokens import tokens
 
 from ovearth_core.audit.fix import suspect_key
 from ovearth_core.options import Options
@@ -31,17 +31,9 @@ def _suspect(kind: str = "missing", **extra: Any) -> dict[str, Any]:
             "support": 0.25, "negative": False, "rank": 3, "votes": [], **extra}
 
 
-def _tokens(markdown: str) -> list[Any]:
-    out = []
-    for block in MarkdownIt("commonmark").parse(markdown):
-        out.append(block)
-        out += block.children or []
-    return out
-
-
 def _text_of(markdown: str) -> list[str]:
     """The pieces a reader sees as code spans."""
-    return [t.content for t in _tokens(markdown) if t.type == "code_inline"]
+    return [t.content for t in tokens(markdown) if t.type == "code_inline"]
 
 
 def test_the_summary_counts_each_kind_in_a_fixed_order_zero_too() -> None:
@@ -113,11 +105,11 @@ def test_text_from_the_files_reaches_the_headline_as_text(text: str) -> None:
     into the Markdown as it came (a ``[click](https://...)`` category was a link)."""
     s = _suspect("wrong_class", query_id=text, category=text, proposed_category=text)
     head = audit_views.headline(s)
-    assert not [t.type for t in _tokens(head) if t.type in ACTIVE - {"strong_open"}]
-    assert sum(t.type == "strong_open" for t in _tokens(head)) == 1  # the head's own
+    assert not [t.type for t in tokens(head) if t.type in ACTIVE - {"strong_open"}]
+    assert sum(t.type == "strong_open" for t in tokens(head)) == 1  # the head's own
     assert _text_of(head) == [text, text, text]
     caption = audit_views.votes_caption(dict(s, votes=[{"submission": "a"}]))
-    assert not [t.type for t in _tokens(caption) if t.type in ACTIVE]
+    assert not [t.type for t in tokens(caption) if t.type in ACTIVE]
     assert _text_of(caption) == [text]
 
 
@@ -180,7 +172,7 @@ def test_the_ranking_caption_names_the_metric_and_the_left_out_as_text(name: str
     label = LEADERBOARD_METRIC_LABELS["presence_mcc"]
     assert caption.startswith(f"Ranked by {label} on the original and on the cleaned ground "
                               "truth; left out (invalid): ")
-    assert not [t.type for t in _tokens(caption) if t.type in ACTIVE]
+    assert not [t.type for t in tokens(caption) if t.type in ACTIVE]
     assert _text_of(caption) == [name, "plain"]
     assert caption.endswith(f"{state.code(name)}, `plain`")  # one comma between names
     unlabelled = audit_data.WhatIf(Path("x.json"), 1, {"metric": "my_metric", "rows": []},

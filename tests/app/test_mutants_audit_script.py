@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import st_recorder
-from markdown_it import MarkdownIt
+from markdown_tokens import tokens
 from st_recorder import Recorder, Stopped
 
 from ovearth_core.audit import MODALITIES
@@ -39,18 +39,10 @@ def _page() -> ModuleType:
         return importlib.import_module("pages.Audit")
 
 
-def _tokens(markdown: str) -> list[Any]:
-    out = []
-    for block in MarkdownIt("commonmark").parse(markdown):
-        out.append(block)
-        out += block.children or []
-    return out
-
-
 def _plain(markdown: str) -> list[str]:
     """The lines a reader sees of ``markdown`` (text of paragraphs and list items)."""
     seen = []
-    for t in _tokens(markdown):
+    for t in tokens(markdown):
         if t.type in ("text", "code_inline"):
             seen.append(t.content)
         elif t.type in ("softbreak", "hardbreak", "paragraph_close"):
@@ -282,7 +274,7 @@ def test_an_audit_that_could_not_run_shows_its_problems_as_text_and_stops(
     with pytest.raises(Stopped):
         module.main()
     (error,) = script.texts("error")
-    assert not [t.type for t in _tokens(error) if t.type in ACTIVE]
+    assert not [t.type for t in tokens(error) if t.type in ACTIVE]
     assert _plain(error) == [str(p) for p in steps["problems"]]
     assert script.order()[-2:] == ["error", "stop"]
     assert _calls(steps, "decisions") == [] and _calls(steps, "what_if_ui") == []
@@ -297,7 +289,7 @@ def test_a_decision_refused_on_the_last_click_is_shown_once_as_text(
     script.session_state["_audit_error"] = f"cannot write {HOSTILE}/review.jsonl"
     module.main()
     (error,) = script.texts("error")
-    assert not [t.type for t in _tokens(error) if t.type in ACTIVE]
+    assert not [t.type for t in tokens(error) if t.type in ACTIVE]
     assert _plain(error) == [f"cannot write {HOSTILE}/review.jsonl"]
     assert "_audit_error" not in script.session_state
     script.calls.clear()
@@ -314,4 +306,4 @@ def test_each_warning_of_the_audit_is_shown_as_text(
     module.main()
     shown = script.texts("warning")
     assert [_plain(w) for w in shown] == [[f"{HOSTILE} has no score"], ["second"]]
-    assert not [t.type for w in shown for t in _tokens(w) if t.type in ACTIVE]
+    assert not [t.type for w in shown for t in tokens(w) if t.type in ACTIVE]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import st_recorder
-from markdown_it import MarkdownIt
+from markdown_tokens import tokens
 from st_recorder import Recorder
 
 from ovearth_core import review
@@ -50,19 +50,11 @@ def _suspect(kind: str = "missing", **extra: Any) -> dict[str, Any]:
             "support": 0.5, "negative": False, "rank": 2, "votes": [], "object": 0, **extra}
 
 
-def _tokens(markdown: str) -> list[Any]:
-    out = []
-    for block in MarkdownIt("commonmark").parse(markdown):
-        out.append(block)
-        out += block.children or []
-    return out
-
-
 def _plain(markdown: str) -> str:
     """What a reader sees of ``markdown``: its text and code spans' text, a line break
     between lines and between blocks (paragraphs, list items)."""
     seen = []
-    for t in _tokens(markdown):
+    for t in tokens(markdown):
         if t.type in ("text", "code_inline"):
             seen.append(t.content)
         elif t.type in ("softbreak", "hardbreak", "paragraph_close"):
@@ -273,9 +265,9 @@ def test_a_click_writes_from_the_runs_files_and_shows_the_path_as_text(
     result = page.session_state["_audit_what_if"]
     assert result.keys == tuple(sorted(suspect_key(s) for s in confirmed))
     (success,) = page.texts("success")
-    assert not [t.type for t in _tokens(success) if t.type in ACTIVE]
+    assert not [t.type for t in tokens(success) if t.type in ACTIVE]
     assert _plain(success) == f"Wrote /data/{HOSTILE_DIR}/cleaned.json (2 fixes)."
-    assert [t.content for t in _tokens(success) if t.type == "code_inline"] == [
+    assert [t.content for t in tokens(success) if t.type == "code_inline"] == [
         f"/data/{HOSTILE_DIR}/cleaned.json"]
     assert page.texts("caption") == [audit_views.ranking_caption(result)]
     (table,) = page.named("dataframe")
@@ -325,7 +317,7 @@ def test_a_refused_write_is_an_error_shown_as_text_never_raised(
     page.answers["audit_what_if"] = True
     audit_views.what_if_ui(_Run(tmp_path / "gt.json", tmp_path), PREDS, OPTIONS, [_suspect()])
     (shown,) = page.texts("error")
-    assert not [t.type for t in _tokens(shown) if t.type in ACTIVE | {"strong_open"}]
+    assert not [t.type for t in tokens(shown) if t.type in ACTIVE | {"strong_open"}]
     # the message's lines (format_problems: a head, then one list item per problem)
     assert _plain(shown).splitlines() == [line.removeprefix("  - ")
                                           for line in str(err).splitlines()]
