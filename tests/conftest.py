@@ -46,6 +46,7 @@ def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
         gc.collect()
         gc.freeze()
         _scan_components_once()
+        _compile_scripts_once()
 
 
 def _scan_components_once() -> None:
@@ -63,6 +64,43 @@ def _scan_components_once() -> None:
     scan = manifest_scanner.scan_component_manifests
     if not isinstance(scan, functools._lru_cache_wrapper):
         manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+_COMPILED: dict[tuple[str, bool, bytes], object] = {}
+
+
+def _compile_scripts_once() -> None:
+    """Every ``AppTest`` makes a new ``ScriptCache``, so each compiles ``app.py`` and its page
+    again: read, parse, Streamlit's "magic" rewrite of the syntax tree, ``compile`` (about a
+    tenth of an ``AppTest``'s CPU in a profile of tests/app). A served app compiles a script
+    once for all its sessions; the suite now does the same per process: the bytecode is kept
+    under the script's path, whether magic is on, and the SHA-256 of the file's bytes, so a
+    script edited or written by a test is compiled anew. What a script does is unchanged."""
+    if "streamlit.testing.v1" not in sys.modules:
+        return
+    import hashlib
+
+    from streamlit import config
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    compile_once = ScriptCache.get_bytecode
+    if getattr(compile_once, "memoised", False):
+        return
+
+    def get_bytecode(self: ScriptCache, script_path: str) -> object:
+        path = os.path.abspath(script_path)
+        try:
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).digest()
+        except OSError:
+            return compile_once(self, script_path)  # Streamlit's own error
+        key = (path, bool(config.get_option("runner.magicEnabled")), digest)
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_once(self, script_path)
+        return _COMPILED[key]
+
+    get_bytecode.memoised = True  # type: ignore[attr-defined]
+    ScriptCache.get_bytecode = get_bytecode  # type: ignore[method-assign]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,8 +6,10 @@ tests pin those settings, so a later edit cannot undo them unnoticed."""
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 from streamlit.components.v2 import manifest_scanner
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
 
@@ -31,3 +33,20 @@ def test_streamlit_scans_the_installed_components_once() -> None:
     after = scan.cache_info()
     assert after.misses - before.misses <= 1
     assert after.hits + after.misses - before.hits - before.misses == 2
+
+
+def test_app_scripts_are_compiled_once_per_content(tmp_path: Path) -> None:
+    """Each new ``AppTest`` has a new ``ScriptCache``; tests/conftest.py keeps the compiled
+    script per path and content for the process. A second ``AppTest`` of the same script runs
+    the bytecode of the first; a script rewritten between them runs its new text."""
+    script = tmp_path / "page.py"
+    script.write_text("import streamlit as st\nst.write('one')\n")
+    first, second = ScriptCache(), ScriptCache()
+    code = first.get_bytecode(str(script))
+    assert second.get_bytecode(str(script)) is code
+    at = AppTest.from_file(str(script)).run(timeout=60)
+    assert [m.value for m in at.markdown] == ["one"]
+    script.write_text("import streamlit as st\nst.write('two')\n")
+    assert second.get_bytecode(str(script)) is not code
+    at = AppTest.from_file(str(script)).run(timeout=60)
+    assert [m.value for m in at.markdown] == ["two"]
