@@ -210,9 +210,17 @@ def _evaluator_f1(ss: dict[str, Any], xywh: Path, threshold: float, modality: st
                   ) -> dict[str, Any]:
     """The evaluator's box metrics of ``modality`` with every box scored at least
     ``threshold`` (and the sidebar's other options)."""
-    samples = load_samples(GT, _pred_for(ss, xywh), ss["task"], threshold, ss["bbox_format"],
-                           _modalities(ss))
-    return evaluate_samples(samples, float(ss["iou_threshold"]))["summary"][modality]
+    return _summary(str(_pred_for(ss, xywh)), ss["task"], threshold, ss["bbox_format"],
+                    _modalities(ss), float(ss["iou_threshold"]))[modality]
+
+
+@functools.lru_cache(maxsize=256)
+def _summary(pred: str, task: str, threshold: float, fmt: str, modalities: tuple[str, ...],
+             iou: float) -> dict[str, Any]:
+    """The evaluator's summary with these options (one load and evaluation serves both box
+    modalities of a threshold)."""
+    samples = load_samples(GT, pred, task, threshold, fmt, modalities)
+    return evaluate_samples(samples, iou)["summary"]
 
 
 @pytest.mark.parametrize("case", list(CASES))
