@@ -942,3 +942,47 @@ def test_ap_rank_uncertainty_passes_every_setting_on() -> None:
             rank_stats.ap_rank_uncertainty(AP_NAMES, observed, curves, "ap_every_point",
                                            units, AP_UNITS, metric="m", **bad)
         assert [p.field for p in caught.value.problems] == [field]
+
+
+# --- survivors of the second mutmut run ---------------------------------------------------------
+
+def test_every_block_tied_is_undefined_without_a_warning_whatever_the_counts() -> None:
+    """21 blocks of 5 submissions, all tied: Friedman's tie correction is 0 and scipy's
+    numerator comes out a round-off away from 0 (x / 0, not 0 / 0): still "undefined",
+    and no RuntimeWarning reaches the user. Kills friedman_nemenyi 28, 30 (division by
+    zero no longer silenced)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rank_stats.friedman_nemenyi(list("abcde"), np.ones((21, 5)), min_count=2)
+    assert got == {"skipped": "Friedman's test is undefined when every block ties every "
+                              "submission", "num_blocks": 21}
+
+
+def test_friedman_ties_in_mean_rank_keep_the_given_order() -> None:
+    """40 submissions, the odd ones ahead in each of 3 blocks and tied among themselves:
+    mean ranks 10.5 (odd) and 30.5 (even); the diagram lists the odd ones in their given
+    order, then the even ones (a stable sort). Kills friedman_nemenyi 54, 56 (numpy's
+    default sort, which is not stable)."""
+    names = [f"s{i:02d}" for i in range(40)]
+    scores = np.tile([0.9 if i % 2 else 0.1 for i in range(40)], (3, 1))
+    got = rank_stats.friedman_nemenyi(names, scores, min_count=2)
+    assert got["models"] == names[1::2] + names[0::2]
+    assert got["mean_rank"] == [10.5] * 20 + [30.5] * 20
+
+
+def test_metric_ranks_of_submissions_without_queries_say_why_without_a_traceback() -> None:
+    """Every submission evaluated on no query (a modality no query has): no test, no group,
+    no Friedman test, no category tested, each saying why; the per-image unit array of no
+    image is still an index array. Kills metric_ranks 23, 25 (``dtype=np.intp`` left out:
+    ``np.array([])`` is float64, and numpy refuses float indices)."""
+    empty = [QueryPieces((), ("p",), np.zeros(0, dtype=np.intp), (), np.zeros(0, dtype=np.intp),
+                         {"seg_macro_miou": np.zeros((0, 2))}) for _ in range(3)]
+    out = rank_stats.metric_ranks(NAMES, empty, "seg_macro_miou", n_resamples=100)
+    assert out["num_units"] == 0 and out["value"] == [None, None, None]
+    assert out["skipped"].startswith("No test and no groups: 0 images")
+    assert out["friedman"]["skipped"].startswith("Friedman's test needs at least 3 "
+                                                 "submissions and 2 blocks (here 3 and 0)")
+    assert [(r["category"], r["num_units"], r["p"]) for r in out["categories"]["rows"]] == [
+        ("p", 0, None)]
