@@ -986,3 +986,26 @@ def test_metric_ranks_of_submissions_without_queries_say_why_without_a_traceback
                                                  "submissions and 2 blocks (here 3 and 0)")
     assert [(r["category"], r["num_units"], r["p"]) for r in out["categories"]["rows"]] == [
         ("p", 0, None)]
+
+
+def test_ranks_from_values_by_default() -> None:
+    """The one rule of every ranked metric, called with its defaults: 1,000 resamples asked
+    of ``sample`` (Holm over 1 test at 0.05 needs 79), seed 0 and image units named in the
+    report, alpha 0.05, minimum count 10 (10 units tested, 9 not). Kills ranks_from_values
+    1 (seed 1), 2, 3 (the unit's name)."""
+    asked = []
+
+    def sample(n: int) -> np.ndarray:
+        asked.append(n)
+        return np.random.default_rng(1).random((n, 2))
+
+    out = rank_stats.ranks_from_values("m", ["a", "b"], np.array([0.2, 0.4]), sample, 10)
+    assert asked == [1000]
+    assert {k: out[k] for k in ("metric", "models", "num_units", "n_resamples_asked", "seed",
+                                 "alpha", "min_count", "unit", "n_resamples")} == {
+        "metric": "m", "models": ["b", "a"], "num_units": 10, "n_resamples_asked": 1000,
+        "seed": 0, "alpha": 0.05, "min_count": 10, "unit": "image", "n_resamples": 1000}
+    assert out["warning"].startswith("Thin evidence: the intervals and tests rest on 10 images")
+    below = rank_stats.ranks_from_values("m", ["a", "b"], np.array([0.2, 0.4]), sample, 9)
+    assert below["skipped"].startswith("No test and no groups: 9 images (fewer than the "
+                                       "minimum count, 10)") and asked == [1000]
