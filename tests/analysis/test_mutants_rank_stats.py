@@ -9,6 +9,9 @@ count (at it: tested; below it: no test and no group), Friedman's blocks and Nem
 (scipy, scikit-posthocs), the settings' inclusive bounds. Expected values come from scipy,
 statsmodels, scikit-posthocs, numpy on hand-expanded resamples, or are worked by hand.
 Synthetic per-query pieces, no evaluation: fast enough for mutmut to run them per mutant.
+The AP metrics' resamples (``resampled_ap``, ``ap_rank_uncertainty``) likewise on hand-built
+curves, against VOC's AP of each resample expanded by hand (every detection repeated as often
+as its unit was drawn).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from scipy.stats import friedmanchisquare, rankdata
 from statsmodels.stats.multitest import multipletests
 
 from ovearth_core.analysis import additive, rank_stats
+from ovearth_core.analysis.ap import RECALL_11
+from ovearth_core.analysis.ap_bootstrap import EVERY_POINT, APCurves, Curve, Family, Group
 from ovearth_core.analysis.standings import QueryPieces
 from ovearth_core.bounds import MAX_RESAMPLES
 from ovearth_core.errors import OVEarthInputError
@@ -731,3 +736,276 @@ def test_metric_ranks_wire_the_seed_blocks_and_one_tested_category() -> None:
     assert cats["rows"] == direct
     assert out["friedman"]["warning"].startswith("Thin evidence: the intervals and tests rest "
                                                  "on 24 queries")
+
+
+# --- AP metrics: recomputed in each resample (resampled_ap, ap_rank_uncertainty) ---------------
+# Hand-built curves of the pooled VOC family (one IoU threshold, every-point and 11-point AP);
+# the reference expands each resample by hand: every detection repeated as often as its
+# query's unit was drawn (the copies adjacent), the GT counted as often, and VOC's own
+# every-point / 11-point AP of that ranked list (no weights, nothing of ap_bootstrap).
+
+AP_UNITS = 12  # unit 11 holds no query: it is still drawn
+AP_RNG = np.random.default_rng(23)
+AP_QUERY_UNIT = AP_RNG.integers(0, AP_UNITS - 1, size=16)  # each query's unit
+AP_GT = AP_RNG.integers(0, 3, size=16)  # GT boxes of each query (some none)
+
+
+def _ap_detections(seed: int, hit_rate: float, lift: float,
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """A submission's detections, ranked: their queries (of the 16) and true-positive
+    flags (at most the query's GT count of hits per query; hits ranked ahead by ``lift``
+    on average)."""
+    rng = np.random.default_rng(seed)
+    query, tp = [], []
+    for q in range(16):
+        hits = int(rng.binomial(AP_GT[q], hit_rate))
+        misses = int(rng.integers(0, 3))
+        query += [q] * (hits + misses)
+        tp += [True] * hits + [False] * misses
+    order = np.argsort(rng.random(len(query)) - np.array(tp) * lift, kind="stable")
+    return np.array(query)[order], np.array(tp)[order]
+
+
+# Three submissions, each listing the 16 queries in its own order (so each has its own
+# query -> unit array): "fair", "poor", "good" (the observed order is not the given one).
+AP_NAMES = ["fair", "poor", "good"]
+AP_DETECTIONS = [_ap_detections(1, 0.7, 0.4), _ap_detections(2, 0.4, 0.2),
+                 _ap_detections(3, 0.8, 0.4)]
+AP_ORDERS = [np.arange(16), np.arange(16)[::-1].copy(), np.random.default_rng(5).permutation(16)]
+
+
+def _ap_curves(m: int) -> APCurves:
+    """Submission ``m``'s curves in its own query order (query k of it: ``AP_ORDERS[m][k]``)."""
+    order = AP_ORDERS[m]
+    position = np.argsort(order)  # the submission's index of each query
+    query, tp = AP_DETECTIONS[m]
+    gt = AP_GT[order]
+    has = np.flatnonzero(gt > 0)
+    group = Group(has, gt[has].astype(np.float64), (Curve(position[query], tp),))
+    return APCurves(tuple(f"q{k}" for k in order),
+                    {"voc": Family((EVERY_POINT, RECALL_11), (group,))})
+
+
+def _voc_ap(tp: np.ndarray, num_gt: float, eleven: bool) -> float:
+    """VOC's AP of a ranked list of true/false positives (VOC 2010 code for every-point,
+    VOC 2007's for 11 points: the best precision at recall >= t, 0 beyond)."""
+    if num_gt == 0:
+        return math.nan
+    ctp = np.cumsum(tp)
+    recall = ctp / num_gt
+    precision = ctp / np.arange(1, tp.size + 1)
+    if eleven:
+        return float(np.mean([precision[recall >= t].max() if (recall >= t).any() else 0.0
+                              for t in np.arange(11) / 10]))
+    mrec = np.concatenate([[0.0], recall, [1.0]])
+    mpre = np.concatenate([[0.0], precision, [0.0]])
+    mpre = np.maximum.accumulate(mpre[::-1])[::-1]  # VOC's backward loop of maxima
+    i = np.flatnonzero(mrec[1:] != mrec[:-1])
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+def _brute_ap(counts: np.ndarray, eleven: bool = False) -> np.ndarray:
+    """``(R, 3)``: each submission's AP in each resample of unit multiplicities ``counts``,
+    every detection repeated as often as its query's unit was drawn."""
+    out = np.empty((counts.shape[0], len(AP_DETECTIONS)))
+    for r, c in enumerate(counts):
+        per_query = c[AP_QUERY_UNIT].astype(int)
+        for m, (query, tp) in enumerate(AP_DETECTIONS):
+            out[r, m] = _voc_ap(np.repeat(tp, per_query[query]),
+                                float(per_query @ AP_GT), eleven)
+    return out
+
+
+def _ap_args() -> tuple[list[APCurves], list[np.ndarray]]:
+    return ([_ap_curves(m) for m in range(3)],
+            [AP_QUERY_UNIT[AP_ORDERS[m]].astype(np.intp) for m in range(3)])
+
+
+def test_resampled_ap_equals_expanded_resamples_over_several_chunks() -> None:
+    """300 resamples (a chunk of 256 and a shorter one, drawn in turn from one generator)
+    of 12 units, one of them holding no query: each submission's AP, read through its own
+    query -> unit array, is VOC's AP of the resample expanded by hand. The key chosen is
+    the one computed (every-point, then 11-point)."""
+    curves, units = _ap_args()
+    got = rank_stats.resampled_ap(curves, "ap_every_point", units, AP_UNITS, 300, 8)
+    counts = _draws(8, 300, AP_UNITS)
+    assert got.shape == (300, 3)
+    assert np.allclose(got, _brute_ap(counts), rtol=0, atol=1e-12, equal_nan=True)
+    eleven = rank_stats.resampled_ap(curves, "ap_11_point", units, AP_UNITS, 20, 8)
+    assert np.allclose(eleven, _brute_ap(counts[:20], eleven=True), rtol=0, atol=1e-12)
+    assert not np.allclose(eleven, got[:20])  # the two keys differ here
+
+
+def test_resampled_ap_is_undefined_where_no_gt_is_drawn() -> None:
+    """One submission whose only GT query is in unit 0, of 2 units: a resample without unit
+    0 has no GT (AP nan); with it, the one hit ranked second gives every-point AP 1/2
+    (precision 1/2 at recall 1), whatever the multiplicity."""
+    curve = APCurves(("a", "b"), {"voc": Family((EVERY_POINT, RECALL_11), (
+        Group(np.array([0]), np.array([1.0]), (Curve(np.array([1, 0]),
+                                                     np.array([False, True])),)),))})
+    got = rank_stats.resampled_ap([curve], "ap_every_point", [np.array([0, 1])], 2, 40, 3)
+    counts = _draws(3, 40, 2)
+    want = np.where(counts[:, 0] > 0, 0.5, np.nan)[:, None]
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(want).any()
+    # with unit 0 drawn c0 times and unit 1 c1 times: precision c0 / (c0 + c1) at recall 1
+    defined = counts[:, 0] > 0
+    assert got[defined, 0] == pytest.approx((counts[defined, 0]
+                                             / counts[defined].sum(axis=1)).tolist())
+
+
+def test_resampled_ap_refuses_curves_without_their_units() -> None:
+    """Three curves and two query -> unit arrays: refused, never paired short."""
+    curves, units = _ap_args()
+    with pytest.raises(ValueError):
+        rank_stats.resampled_ap(curves, "ap_every_point", units[:2], AP_UNITS, 10, 0)
+
+
+def _assert_ranks(out: dict[str, Any], values: np.ndarray, alpha: float) -> None:
+    """Every resampled number of ``out`` against ``values`` ``(R, M)`` (observed order):
+    ranks 1 = best with undefined last, quantiles taken outward, bootstrap p and Holm."""
+    ranks = np.vstack([rankdata(np.where(np.isnan(row), np.inf, -row)) for row in values])
+    assert out["rank_low"] == np.quantile(ranks, alpha / 2, axis=0, method="lower").tolist()
+    assert out["rank_high"] == np.quantile(ranks, 1 - alpha / 2, axis=0,
+                                           method="higher").tolist()
+    diffs = values[:, :1] - values
+    p = []
+    for d in diffs[:, 1:].T:
+        d = d[np.isfinite(d)]
+        p.append(min(1.0, 2 * (1 + min((d <= 0).sum(), (d >= 0).sum())) / (1 + d.size)))
+    assert out["p"][0] is None and out["p"][1:] == pytest.approx(p)
+    assert out["p_holm"][1:] == pytest.approx(multipletests(p, method="holm")[1].tolist())
+    first = np.vstack([rankdata(np.where(np.isnan(row), np.inf, -row), method="min")
+                       for row in values]) == 1
+    assert out["first_share"] == pytest.approx(first.mean(axis=0).tolist())
+    lo, hi = np.percentile(diffs[:, 1:], [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+    assert out["diff_low"][1:] == pytest.approx(lo.tolist())
+    assert out["diff_high"][1:] == pytest.approx(hi.tolist())
+
+
+def test_ap_rank_uncertainty_by_default() -> None:
+    """Defaults: 1,000 resamples asked and drawn (Holm over 2 tests at 0.05 needs 159),
+    seed 0, alpha 0.05, image units, minimum count 10 (12 units: tested), Friedman's
+    blocks images and no Friedman test for AP, saying why. The observed values are those
+    given (best first), not recomputed; every resampled number is that of the expanded
+    resamples."""
+    curves, units = _ap_args()
+    observed = _brute_ap(np.ones((1, AP_UNITS)))[0]
+    out = rank_stats.ap_rank_uncertainty(AP_NAMES, observed, curves, "ap_every_point", units,
+                                         AP_UNITS, metric="bbox_voc_ap")
+    order = list(np.argsort(-observed))
+    assert out["models"] == [AP_NAMES[i] for i in order] == ["good", "fair", "poor"]
+    assert out["value"] == observed[order].tolist() and out["rank"] == [1.0, 2.0, 3.0]
+    assert {k: out[k] for k in ("metric", "unit", "num_units", "n_resamples_asked", "seed",
+                                 "alpha", "min_count", "n_resamples", "resolution_note")} == {
+        "metric": "bbox_voc_ap", "unit": "image", "num_units": 12, "n_resamples_asked": 1000,
+        "seed": 0, "alpha": 0.05, "min_count": 10, "n_resamples": 1000,
+        "resolution_note": None}
+    assert "skipped" not in out
+    assert out["warning"].startswith("Thin evidence: the intervals and tests rest on 12 images")
+    _assert_ranks(out, _brute_ap(_draws(0, 1000, AP_UNITS))[:, order], 0.05)
+    friedman = out["friedman"]
+    assert friedman["skipped"].startswith("AP ranks boxes across queries: it has no value per "
+                                          "image or query, so there is no Friedman test")
+    assert {k: friedman[k] for k in ("blocks", "num_blocks", "num_units")} == {
+        "blocks": "image", "num_blocks": None, "num_units": 12}
+
+
+def test_ap_rank_uncertainty_passes_every_setting_on() -> None:
+    """Seed 4, alpha 0.2, 150 asked (Holm over 2 tests at 0.2 needs 39), query units, minimum
+    count 12 (reached), Friedman's blocks queries: each reaches the report; then minimum
+    count 13: no test, saying why; then settings out of range: refused, naming them."""
+    curves, units = _ap_args()
+    observed = np.array([0.5, 0.25, 0.75])  # reported values, taken as given
+    out = rank_stats.ap_rank_uncertainty(
+        AP_NAMES, observed, curves, "ap_every_point", units, AP_UNITS, metric="m",
+        n_resamples=150, seed=4, alpha=0.2, unit="query", min_count=12, blocks="query")
+    assert out["models"] == ["good", "fair", "poor"] and out["value"] == [0.75, 0.5, 0.25]
+    assert {k: out[k] for k in ("metric", "unit", "n_resamples_asked", "seed", "alpha",
+                                 "min_count", "n_resamples")} == {
+        "metric": "m", "unit": "query", "n_resamples_asked": 150, "seed": 4, "alpha": 0.2,
+        "min_count": 12, "n_resamples": 150}
+    assert out["warning"].startswith("Thin evidence: the intervals and tests rest on 12 "
+                                     "queries")
+    _assert_ranks(out, _brute_ap(_draws(4, 150, AP_UNITS))[:, [2, 0, 1]], 0.2)
+    assert out["friedman"]["blocks"] == "query" and out["friedman"]["num_units"] == 12
+    below = rank_stats.ap_rank_uncertainty(
+        AP_NAMES, observed, curves, "ap_every_point", units, AP_UNITS, metric="m",
+        n_resamples=150, min_count=13)
+    assert below["skipped"].startswith("No test and no groups: 12 images (fewer than the "
+                                       "minimum count, 13)")
+    assert below["p"] == [None, None, None] and below["n_resamples"] == 0
+    assert below["friedman"]["skipped"].startswith("AP ranks boxes across queries")
+    for bad, field in (({"blocks": "pixel"}, "Friedman blocks"),
+                       ({"n_resamples": 99}, "rank resamples"),
+                       ({"alpha": 0.6}, "alpha"), ({"min_count": 0}, "minimum count")):
+        with pytest.raises(OVEarthInputError) as caught:
+            rank_stats.ap_rank_uncertainty(AP_NAMES, observed, curves, "ap_every_point",
+                                           units, AP_UNITS, metric="m", **bad)
+        assert [p.field for p in caught.value.problems] == [field]
+
+
+# --- survivors of the second mutmut run ---------------------------------------------------------
+
+def test_every_block_tied_is_undefined_without_a_warning_whatever_the_counts() -> None:
+    """21 blocks of 5 submissions, all tied: Friedman's tie correction is 0 and scipy's
+    numerator comes out a round-off away from 0 (x / 0, not 0 / 0): still "undefined",
+    and no RuntimeWarning reaches the user. Kills friedman_nemenyi 28, 30 (division by
+    zero no longer silenced)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rank_stats.friedman_nemenyi(list("abcde"), np.ones((21, 5)), min_count=2)
+    assert got == {"skipped": "Friedman's test is undefined when every block ties every "
+                              "submission", "num_blocks": 21}
+
+
+def test_friedman_ties_in_mean_rank_keep_the_given_order() -> None:
+    """40 submissions, the odd ones ahead in each of 3 blocks and tied among themselves:
+    mean ranks 10.5 (odd) and 30.5 (even); the diagram lists the odd ones in their given
+    order, then the even ones (a stable sort). Kills friedman_nemenyi 54, 56 (numpy's
+    default sort, which is not stable)."""
+    names = [f"s{i:02d}" for i in range(40)]
+    scores = np.tile([0.9 if i % 2 else 0.1 for i in range(40)], (3, 1))
+    got = rank_stats.friedman_nemenyi(names, scores, min_count=2)
+    assert got["models"] == names[1::2] + names[0::2]
+    assert got["mean_rank"] == [10.5] * 20 + [30.5] * 20
+
+
+def test_metric_ranks_of_submissions_without_queries_say_why_without_a_traceback() -> None:
+    """Every submission evaluated on no query (a modality no query has): no test, no group,
+    no Friedman test, no category tested, each saying why; the per-image unit array of no
+    image is still an index array. Kills metric_ranks 23, 25 (``dtype=np.intp`` left out:
+    ``np.array([])`` is float64, and numpy refuses float indices)."""
+    empty = [QueryPieces((), ("p",), np.zeros(0, dtype=np.intp), (), np.zeros(0, dtype=np.intp),
+                         {"seg_macro_miou": np.zeros((0, 2))}) for _ in range(3)]
+    out = rank_stats.metric_ranks(NAMES, empty, "seg_macro_miou", n_resamples=100)
+    assert out["num_units"] == 0 and out["value"] == [None, None, None]
+    assert out["skipped"].startswith("No test and no groups: 0 images")
+    assert out["friedman"]["skipped"].startswith("Friedman's test needs at least 3 "
+                                                 "submissions and 2 blocks (here 3 and 0)")
+    assert [(r["category"], r["num_units"], r["p"]) for r in out["categories"]["rows"]] == [
+        ("p", 0, None)]
+
+
+def test_ranks_from_values_by_default() -> None:
+    """The one rule of every ranked metric, called with its defaults: 1,000 resamples asked
+    of ``sample`` (Holm over 1 test at 0.05 needs 79), seed 0 and image units named in the
+    report, alpha 0.05, minimum count 10 (10 units tested, 9 not). Kills ranks_from_values
+    1 (seed 1), 2, 3 (the unit's name)."""
+    asked = []
+
+    def sample(n: int) -> np.ndarray:
+        asked.append(n)
+        return np.random.default_rng(1).random((n, 2))
+
+    out = rank_stats.ranks_from_values("m", ["a", "b"], np.array([0.2, 0.4]), sample, 10)
+    assert asked == [1000]
+    assert {k: out[k] for k in ("metric", "models", "num_units", "n_resamples_asked", "seed",
+                                 "alpha", "min_count", "unit", "n_resamples")} == {
+        "metric": "m", "models": ["b", "a"], "num_units": 10, "n_resamples_asked": 1000,
+        "seed": 0, "alpha": 0.05, "min_count": 10, "unit": "image", "n_resamples": 1000}
+    assert out["warning"].startswith("Thin evidence: the intervals and tests rest on 10 images")
+    below = rank_stats.ranks_from_values("m", ["a", "b"], np.array([0.2, 0.4]), sample, 9)
+    assert below["skipped"].startswith("No test and no groups: 9 images (fewer than the "
+                                       "minimum count, 10)") and asked == [1000]
