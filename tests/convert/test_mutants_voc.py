@@ -1236,3 +1236,229 @@ def test_a_missing_dior_corner_names_the_rotated_box_and_key(tmp_path: Path) -> 
     assert entry is None
     assert [(p.field, p.found) for p in bad.items] == [
         ("<object> 0 <robndbox><y_left_bottom>", "missing")]
+
+
+# ---------------------------------------------------------------- third pass (the survivors
+# of read_voc, _Reader, _image, _category and _difficult, first run in full afterwards)
+
+
+def test_a_coordinate_is_read_up_to_64_characters(tmp_path: Path) -> None:
+    """A number of exactly 64 characters is read (65 is refused, above): kills ``len(text)
+    < 64`` (``_Reader.number`` 12)."""
+    value = "0" * 63 + "7"
+    assert len(value) == 64
+    xml = _annotation(_obj("dog", None, extra=(
+        f"<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>{value}</xmax><ymax>5</ymax></bndbox>")))
+    entry, bad, _ = _read(tmp_path, xml)
+    assert not bad.items
+    assert [o.box for o in entry.objects] == [(1, 1, 7, 5)]
+
+
+def test_a_bad_coordinate_names_its_element_line_rule_and_text(tmp_path: Path) -> None:
+    """A coordinate that is no number: the problem's line is where the element holding it
+    starts (the ``<bndbox>`` on line 3, not its ``<object>`` on line 2 nor the value's own
+    line 4), the rule is "a finite number" (not the bound, which is for numbers beyond it),
+    and the text found is shown up to its first 40 characters, whitespace collapsed.
+    Kills ``_Reader.number`` 24, 29, 39 (the line dropped or of no element), 31 (the
+    bound's text for a non-number), 38 (``[:41]``)."""
+    junk = "abcdefghij" * 4 + "KLMNOPQRSTUVWXYZ"  # 56 characters, not a number
+    xml = ("<annotation>" + SIZE + "\n<object><name>dog</name>\n<bndbox><xmin>1</xmin>"
+           f"<ymin>1</ymin>\n<xmax>{junk}</xmax><ymax>5</ymax></bndbox></object>\n"
+           "<object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>9</xmax>"
+           "\n\n<ymax>1e101</ymax></bndbox></object></annotation>")
+    entry, bad, _ = _read(tmp_path, xml)
+    assert entry is None
+    assert [(p.field, p.line, p.expected, p.found) for p in bad.items] == [
+        ("<object> 0 <xmax>", 3, "a finite number", "str '" + "abcdefghij" * 4 + "'"),
+        ("<object> 1 <ymax>", 5, "a finite number within ±1e100 (absolute pixels; larger "
+         "ones overflow IoU arithmetic)", "str '1e101'")]
+
+
+def test_a_value_is_all_its_text_whitespace_runs_made_one_space(tmp_path: Path) -> None:
+    """An element's value is all of its text, the text inside a child element included
+    and joined to it without anything in between (``<name>stor<i>age</i>tank</name>`` is
+    ``storagetank``), and a run of whitespace is one space (a two-word class is shown
+    ``two words``). Kills ``_Reader.text`` 9 (``"XX XX".join``) and 11 (``"XXXX".join``)."""
+    xml = _annotation("<object><name>stor<i>age</i>tank</name><difficult>0</difficult>"
+                      "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax>"
+                      "</bndbox></object>")
+    entry, bad, _ = _read(tmp_path, xml)
+    assert not bad.items
+    assert [o.category for o in entry.objects] == ["storagetank"]
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("two \n\t words", (1, 1, 5, 5))),
+                          name="b.xml")
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [("<object> 0 <name>",
+                                                        "str 'two words'")]
+
+
+def test_a_zero_area_box_is_a_problem_when_no_degenerate_is_given(tmp_path: Path) -> None:
+    """``read_voc`` without a ``Degenerate`` refuses a box of zero area (the spec's rule;
+    leaving it out is the opt-in ``--skip-degenerate``). Kills ``read_voc`` 4
+    (``Degenerate(True)`` as the default)."""
+    path = tmp_path / "a.xml"
+    path.write_text(_annotation(_obj("dog", (3, 1, 3, 5)), _obj("dog", (1, 1, 5, 5))))
+    bad = Problems()
+    assert read_voc(path, {}, None, {}, bad) is None
+    assert [(p.field, p.expected) for p in bad.items] == [
+        ("<object> 0 <bndbox>", "xmax > xmin and ymax > ymin (a box of zero area; "
+         "--skip-degenerate leaves it out)")]
+
+
+def test_an_unreadable_xml_file_is_one_problem_naming_the_file_kind(tmp_path: Path) -> None:
+    """A file that cannot be read is one problem: the file, ``(file)``, "a readable VOC /
+    HRSC2016 XML file" and the system's reason; what was in ``bad`` before stays. Kills
+    ``read_voc`` 38, 41-43 (the kind's text) and 44 (the problems not added)."""
+    bad = Problems()
+    bad.add(tmp_path / "other.xml", "(root)", "x", "<y>")
+    missing = tmp_path / "none.xml"
+    assert read_voc(missing, {}, None, {}, bad) is None
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(tmp_path / "other.xml"), "(root)", "x", "y"),
+        (str(missing), "(file)", "a readable VOC / HRSC2016 XML file",
+         "No such file or directory")]
+
+
+def test_a_doctype_is_one_problem_saying_what_and_where(tmp_path: Path) -> None:
+    """A DOCTYPE where XML allows none is malformed: one problem on the document naming
+    expat's reason and the line (2); before the root, it is refused: "XML without DOCTYPE
+    or entities" expected, the refusal (with its line, 3) found; the problems of other
+    files are kept. Kills ``read_voc`` 48 (the refusal's text not shown), 55 (the expected
+    text), 62 and 67 (the malformed document's line dropped)."""
+    bad = Problems()
+    bad.add(tmp_path / "other.xml", "(root)", "x", "<y>")
+    path = tmp_path / "a.xml"
+    path.write_text("<annotation>\n<!DOCTYPE a>\n</annotation>")
+    assert read_voc(path, {}, None, {}, bad) is None
+    path.write_text('<?xml version="1.0"?>\n\n<!DOCTYPE a>\n<annotation/>')
+    assert read_voc(path, {}, None, {}, bad) is None
+    assert [(p.field, p.expected, p.found, p.line) for p in bad.items[1:]] == [
+        ("(document)", "well-formed XML", "not well-formed (invalid token)", 2),
+        ("(document)", "XML without DOCTYPE or entities",
+         "a DOCTYPE at line 3 (DTDs and entities are not accepted)", None)]
+    assert bad.items[0].field == "(root)"
+
+
+def test_hrsc_file_name_needs_both_parts_else_the_name_or_the_stem(tmp_path: Path) -> None:
+    """HRSC2016's image is ``<Img_FileName>.<Img_FileFmt>`` when both are given; with no
+    format it is the bare name; with no name it is the XML's stem with ``.jpg`` (the format
+    alone names nothing). Kills ``read_voc`` 134 (``or True``: ``1001.None``,
+    ``None.png``) and 135 (``name or fmt``)."""
+    obj = _hrsc_object("ship", (48, 43, 92, 77), (70.0, 60.0, 40.0, 16.0, A30))
+    no_fmt = _hrsc(obj, name="1001").replace("<Img_FileFmt>bmp</Img_FileFmt>", "")
+    no_name = _hrsc(obj, fmt="png").replace("<Img_FileName>100000001</Img_FileName>", "")
+    names = []
+    for k, xml in enumerate((no_fmt, no_name)):
+        entry, bad, _ = _read(tmp_path, xml, name=f"h{k}.xml")
+        assert not bad.items
+        names.append(entry.name)
+    assert names == ["1001", "h1.jpg"]
+
+
+def test_an_unknown_root_names_its_tag_cut_to_40_and_its_line(tmp_path: Path) -> None:
+    """A document whose root is neither ``<annotation>`` nor ``<HRSC_Image>``: one problem
+    naming what is expected, the root's tag as ``<tag>`` cut to 40 characters, and the
+    root's line (3: after the declaration and a comment). Kills ``read_voc`` 154 (nothing
+    found), 155, 160, 167 (the line), 163 (the expected text), 166 (``[:41]``)."""
+    tag = "Annotation_of_a_very_long_root_element_name_x"  # 45 characters
+    entry, bad, _ = _read(tmp_path, f'<?xml version="1.0"?>\n<!-- c -->\n<{tag}><filename>a.jpg'
+                                    f"</filename></{tag}>")
+    assert entry is None
+    assert [(p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        ("(root)", "an <annotation> (VOC, DIOR) or <HRSC_Image> (HRSC2016) root",
+         "<Annotation_of_a_very_long_root_element_n>", 3)]
+
+
+def test_no_image_and_no_size_without_images_folder_says_so(tmp_path: Path) -> None:
+    """No images folder and no size in the XML: the problem says no ``--images`` was given,
+    found "neither", on the root's line (2). Kills ``read_voc`` 195 (``in None``), 197, 198,
+    211, 212 (the text), 202, 214, 215 (found), 203, 208, 216 (the line)."""
+    entry, bad, _ = _read(tmp_path, '<?xml version="1.0"?>\n' + _annotation(
+        _obj("dog", (1, 1, 5, 5)), filename="x.png", size=""))
+    assert entry is None
+    assert [(p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        ("(size)", "the image x.png (no --images given), or the XML's size (<size> or "
+         "<Img_SizeWidth>/<Img_SizeHeight>) to convert it numbers-only", "neither", 2)]
+
+
+def test_a_found_image_that_cannot_be_read_is_a_problem_of_the_image(tmp_path: Path
+                                                                     ) -> None:
+    """An image file found for the XML but unreadable (not an image): one problem naming
+    the image file (not the XML), ``(image)``, "a readable image" and the reader's reason.
+    Kills ``read_voc`` 232 to 243 (the file, field, expected or found dropped or changed)
+    and 244 (``strerror and err``: "None" for an error without a system reason)."""
+    images = tmp_path / "img"
+    images.mkdir()
+    (images / "p.png").write_bytes(b"not a png")
+    path = tmp_path / "p.xml"
+    path.write_text(_annotation(_obj("dog", (1, 1, 5, 5)), filename="p.png"))
+    bad = Problems()
+    assert read_voc(path, {"p": images / "p.png"}, images, {}, bad) is None
+    assert [(p.file, p.field, p.expected, p.line) for p in bad.items] == [
+        (str(images / "p.png"), "(image)", "a readable image", None)]
+    assert bad.items[0].found.startswith("not an image Pillow can read (cannot identify")
+
+
+def test_a_found_image_of_another_size_is_a_problem_of_the_xml(tmp_path: Path) -> None:
+    """An image found whose size is not the XML's ``<size>``: the problem is the XML's (on
+    its root's line, 2), naming the image's own size and the XML's. Kills ``read_voc`` 248
+    (no file), 252, 257, 262 (the line)."""
+    from convert_helpers import blank_images
+
+    images = blank_images(tmp_path / "img", {"p.png": (30, 20)})
+    path = tmp_path / "p.xml"
+    path.write_text('<?xml version="1.0"?>\n'
+                    + _annotation(_obj("dog", (1, 1, 5, 5)), filename="p.png"))
+    bad = Problems()
+    assert read_voc(path, {"p": images / "p.png"}, images, {}, bad) is None
+    assert [(p.file, p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        (str(path), "(size)", "the size of p.png: 30 x 20", "200 x 150", 2)]
+
+
+def test_class_name_problems_name_file_text_cut_to_40_and_object_line(tmp_path: Path
+                                                                      ) -> None:
+    """A class name with a space, a missing one, and one not in the classes file: each
+    problem names the XML file, the text found (cut to its first 40 characters; "missing"
+    for no name) and the line where its ``<object>`` starts (3, 5, 8). Kills ``_category``
+    10, 29 (no file), 13 (nothing found), 14, 19, 26, 33, 38, 42 (the line), 23, 24 (the
+    "missing" text), 25, 41 (``[:41]``)."""
+    long_pair = "a" * 38 + " bcdef"  # 44 characters, a space at 39
+    long_one = "c" * 45
+    xml = ('<?xml version="1.0"?>\n<annotation>' + SIZE + "\n" + _obj(long_pair, (1, 1, 5, 5))
+           + "\n\n<object><difficult>0</difficult>\n<bndbox><xmin>1</xmin><ymin>1</ymin>"
+           "<xmax>5</xmax><ymax>5</ymax></bndbox></object>\n\n"
+           + _obj(long_one, (1, 1, 5, 5)) + "</annotation>")
+    entry, bad, _ = _read(tmp_path, xml, class_ids={"dog": "dog"})
+    assert entry is None
+    assert [(p.file, p.field, p.expected, p.found, p.line) for p in bad.items] == [
+        (str(tmp_path / "a.xml"), "<object> 0 <name>", "a class name without spaces",
+         "str '" + "a" * 38 + " b'", 3),
+        (str(tmp_path / "a.xml"), "<object> 1 <name>", "a class name without spaces",
+         "missing", 5),
+        (str(tmp_path / "a.xml"), "<object> 2 <name>", "a class of the --classes file",
+         "str '" + "c" * 40 + "'", 8)]
+
+
+def test_a_bad_difficult_shows_its_first_20_characters(tmp_path: Path) -> None:
+    """``<difficult>`` neither 0 nor 1: the text found is its first 20 characters. Kills
+    ``_difficult`` 23 (``[:21]``)."""
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5),
+                                                     difficult="0123456789abcdefghijKLM")))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("<object> 0 <difficult>", "str '0123456789abcdefghij'")]
+
+
+def test_a_refused_file_name_in_angle_brackets_is_shown_as_text(tmp_path: Path) -> None:
+    """A refused ``<filename>`` is shown as the text written, a string cut to its first 60
+    characters, even when it is written like a note in angle brackets: a 61-character
+    ``<a/../../...>`` name is shown quoted from its ``<`` (``errors.describe`` takes a text
+    wrapped in ``<...>`` as a note of ours and unwraps it, which a cut at 61 would let
+    through). Kills ``_image`` 21 (``filename[:61]``)."""
+    name = "<a/../../" + "x" * 51 + ">"
+    assert len(name) == 61
+    written = name.replace("<", "&lt;").replace(">", "&gt;")
+    entry, bad, _ = _read(tmp_path, _annotation(_obj("dog", (1, 1, 5, 5)), filename=written))
+    assert entry is None
+    assert [(p.field, p.found) for p in bad.items] == [
+        ("(file name)", "str " + repr(name[:60])[:57] + "...")]

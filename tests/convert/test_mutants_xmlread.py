@@ -7,9 +7,15 @@ in-process; every expected line is counted by hand in the XML written here."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from xml.parsers.expat import errors as expat_errors
 
 import pytest
-from defusedxml import DefusedXmlException, EntitiesForbidden, ExternalReferenceForbidden
+from defusedxml import (
+    DefusedXmlException,
+    DTDForbidden,
+    EntitiesForbidden,
+    ExternalReferenceForbidden,
+)
 
 from ovearth_core.convert import xmlread
 from ovearth_core.convert.xmlread import XmlMalformed, XmlRefused, read_xml
@@ -148,17 +154,20 @@ def test_whatever_defusedxml_refuses_is_refused(monkeypatch: pytest.MonkeyPatch,
     assert str(err.value) == f"{text} at line 2 (DTDs and entities are not accepted)"
 
 
-@pytest.mark.parametrize(("data", "line"), [
-    (b"<annotation>\n<object>\n</annotation>", 3),
-    (b"<annotation>\n\n\n<a></b></annotation>", 4),
-    (b"", 1),
-    (b"<a/>\n<b/>", 2),
+@pytest.mark.parametrize(("data", "line", "why"), [
+    (b"<annotation>\n<object>\n</annotation>", 3, expat_errors.XML_ERROR_TAG_MISMATCH),
+    (b"<annotation>\n\n\n<a></b></annotation>", 4, expat_errors.XML_ERROR_TAG_MISMATCH),
+    (b"", 1, expat_errors.XML_ERROR_NO_ELEMENTS),
+    (b"<a/>\n<b/>", 2, expat_errors.XML_ERROR_JUNK_AFTER_DOC_ELEMENT),
 ])
-def test_malformed_xml_says_where(data: bytes, line: int) -> None:
+def test_malformed_xml_says_where_and_why(data: bytes, line: int, why: str) -> None:
+    """The line, and expat's reason as its own table words it (``xml.parsers.expat.errors``:
+    "mismatched tag", "no element found", "junk after document element"). Kills
+    ``XmlMalformed.__init__`` 1 and ``read_xml`` 32 (the message dropped: "None")."""
     with pytest.raises(XmlMalformed) as err:
         read_xml(data)
     assert err.value.line == line
-    assert str(err.value)  # the parser's message, e.g. "mismatched tag"
+    assert str(err.value) == why
 
 
 def test_text_between_elements_and_tails_are_kept() -> None:
@@ -173,3 +182,46 @@ def test_an_object_inside_an_object_is_part_of_it_not_a_unit() -> None:
                              b"</name></object></object></annotation>")
     assert [(s[0], [tag for tag, _ in s[2]]) for s in seen] == [
         ("outer", ["object", "name", "object", "name"])]
+
+
+def test_a_refusal_before_the_parser_has_a_locator_is_at_line_1(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal raised before the parser has given its locator (nothing read yet) is at
+    line 1, the document's first, never a crash on the missing locator. Kills
+    ``_Builder.here`` 2 (the locator used when there is none), 4 (line 2) and
+    ``_Builder.__init__`` 8 (the locator starting as ``""``, not ``None``)."""
+    def refusing(data, handler, **kwargs):
+        raise DTDForbidden("a", None, None)
+
+    monkeypatch.setattr(xmlread, "parseString", refusing)
+    with pytest.raises(XmlRefused) as err:
+        read_xml(b"<a/>")
+    assert str(err.value) == "a DOCTYPE at line 1 (DTDs and entities are not accepted)"
+
+
+def test_a_parse_error_without_a_line_is_at_line_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parse error that carries no line (expat's count starts at 1, but a SAX parser may
+    report none) is placed on the document's first line. Kills ``read_xml`` 37 (``or 2``),
+    which the first run counted killed by a timeout only."""
+    from xml.sax import SAXParseException
+
+    class NoLine:
+        def getLineNumber(self) -> None:  # noqa: N802
+            return None
+
+        def getColumnNumber(self) -> None:  # noqa: N802
+            return None
+
+        def getSystemId(self) -> None:  # noqa: N802
+            return None
+
+        def getPublicId(self) -> None:  # noqa: N802
+            return None
+
+    def failing(data, handler, **kwargs):
+        raise SAXParseException("broken", None, NoLine())
+
+    monkeypatch.setattr(xmlread, "parseString", failing)
+    with pytest.raises(XmlMalformed) as err:
+        read_xml(b"<a/>")
+    assert (str(err.value), err.value.line) == ("broken", 1)
