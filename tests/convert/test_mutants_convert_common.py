@@ -869,10 +869,9 @@ def test_a_non_empty_output_folder_is_refused_saying_why(tmp_path: Path) -> None
 def test_a_converted_document_that_does_not_load_names_itself() -> None:
     """Rule: ``validate`` reads what a converter built with the evaluator's loader; a
     problem there (a converter's bug) names the converted file, the ground truth's or the
-    submission's. Predicted boxes are read as ``[x1, y1, x2, y2]`` (what the converters
-    write): an x2 left of x1 is refused, where ``[x, y, w, h]`` would take it. Kills
-    ``validate`` 1, 2, 3, 6 (the ground truth's name), 16 (the submission's), 21, 34, 35
-    (the box format)."""
+    submission's (here an x2 left of x1: predicted boxes are read as ``[x1, y1, x2, y2]``,
+    what the converters write). Kills ``validate`` 1, 2, 3, 6 (the ground truth's name)
+    and 16 (the submission's)."""
     bench = _writable()
     bench.annotations[0]["category_name"] = 5
     with pytest.raises(OVEarthInputError) as err:
