@@ -697,3 +697,25 @@ def test_best_f1_keeps_a_tie_listed_misses_first_whole() -> None:
     scores = np.array([0.5] * 9 + [0.9] * 8)
     tp = np.array([False] * 7 + [True] * 2 + [True] * 8)
     assert consensus.best_f1(scores, tp, 10) == pytest.approx(8 / 9)
+
+
+@pytest.mark.parametrize("modality", ["bbox", "segmentation"])
+def test_a_tie_for_a_seed_goes_to_the_object_numbered_first(modality: str) -> None:
+    """Rule: when two objects of one submission have the same IoU with a seed, the one
+    numbered first joins, in masks as in boxes. b: B1 = [0, 0, 20, 8] and B2 = [0, 12, 20,
+    20] (IoU 160 / 400 = 0.4 each with S), G; a: S = [0, 0, 20, 20], G; three more
+    submissions each put one object at [100, 100, 130, 130]. Unscored: p = 2/5 for b's
+    objects (1 hit of 3), 2/4 for the others', so S seeds first. S and B1 are one cluster
+    (its box: y2 = (20 x 1/2 + 8 x 2/5) / (9/10) = 14.67), B2 alone. Kills ``_clusters``
+    40, 42: the masks' candidates sorted by a sort that is not stable (this scene's pairs:
+    numpy's default sort swaps S's two, and B2 joined)."""
+    g, s, b1, b2, far = ([150, 150, 180, 180], [0, 0, 20, 20], [0, 0, 20, 8],
+                         [0, 12, 20, 20], [100, 100, 130, 130])
+    unscored: list[float] = [] if modality == "segmentation" else [np.nan] * 3
+    subs = [[_sample([g], [b1, b2, g], unscored, modality=modality)],
+            [_sample([g], [s, g], unscored[:2], modality=modality)]]
+    subs += [[_sample([g], [far, g], unscored[:2], modality=modality)] for _ in range(3)]
+    result = audit_samples(subs, ["b", "a", "c", "d", "e"], modality, 0.3, min_score=0.0)
+    near = [(s["bbox"], sorted(v["submission"] for v in s["votes"]))
+            for s in result["suspects"] if s["kind"] == "missing" and s["bbox"][0] == 0.0]
+    assert near == [([0.0, 0.0, 20.0, 14.67], ["a", "b"]), ([0.0, 12.0, 20.0, 8.0], ["b"])]
