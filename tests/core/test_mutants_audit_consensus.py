@@ -719,3 +719,18 @@ def test_a_tie_for_a_seed_goes_to_the_object_numbered_first(modality: str) -> No
     near = [(s["bbox"], sorted(v["submission"] for v in s["votes"]))
             for s in result["suspects"] if s["kind"] == "missing" and s["bbox"][0] == 0.0]
     assert near == [([0.0, 0.0, 20.0, 14.67], ["a", "b"]), ([0.0, 12.0, 20.0, 8.0], ["b"])]
+
+
+def test_boxes_smaller_than_a_pixel_cluster_too() -> None:
+    """Rule: the area pruning (an IoU >= t needs smaller area >= t x larger) holds for any
+    area, below one square pixel too. a and b find G (0.9) and put A = [100, 100, 100.5,
+    100.5] and B = [100, 100, 100.5, 100.4] (0.8, missed; areas 0.25 and 0.2, IoU 0.8):
+    one cluster, p = 1/3 each (one score a bin), w = 1, support (1/3 + 1/3) / 2. Kills
+    ``_clusters`` 107 (``threshold / large``: no pruning above one pixel, every candidate
+    pruned below)."""
+    g, a, b = [10, 10, 40, 40], [100, 100, 100.5, 100.5], [100, 100, 100.5, 100.4]
+    subs = [[_sample([g], [g, a], [0.9, 0.8])], [_sample([g], [g, b], [0.9, 0.8])]]
+    result = audit_samples(subs, ["a", "b"], min_score=0.0)
+    (missing,) = [s for s in result["suspects"] if s["kind"] == "missing"]
+    assert sorted(v["submission"] for v in missing["votes"]) == ["a", "b"]
+    assert missing["score"] == pytest.approx(1 / 3, abs=1e-4)
