@@ -808,14 +808,16 @@ def test_an_image_that_is_no_file_is_an_os_error_naming_it(tmp_path: Path,
 def test_an_images_size_is_read_whatever_the_input_cap(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule: only an image's header is read, so the input size cap does not apply: a
-    4 MB PNG is measured under a 1 MB cap (``OVEARTH_MAX_INPUT_MB=1``). Kills
+    9 KB PNG is measured under a cap of 1,048 bytes (``OVEARTH_MAX_INPUT_MB=0.001``). Kills
     ``image_size`` 15, 17 (the environment's cap)."""
     path = tmp_path / "big.png"
-    noise = np.random.default_rng(0).integers(0, 256, (1024, 1400, 3), dtype=np.uint8)
+    noise = np.random.default_rng(0).integers(0, 256, (48, 64, 3), dtype=np.uint8)
     Image.fromarray(noise).save(path, compress_level=0)
-    assert path.stat().st_size > 4 * 2**20
-    monkeypatch.setenv(common.files.MAX_INPUT_MB_VAR, "1")
-    assert common.image_size(path) == (1400, 1024)
+    assert path.stat().st_size > 9000
+    monkeypatch.setenv(common.files.MAX_INPUT_MB_VAR, "0.001")
+    with pytest.raises(common.files.InputRefused):  # the cap is in force for a whole read
+        common.files.read_bounded(path)
+    assert common.image_size(path) == (64, 48)
 
 
 def test_reading_a_size_restores_pillows_limit_and_keeps_other_warnings(
