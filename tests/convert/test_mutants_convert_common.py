@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 from PIL import Image
 
+from ovearth_core import georef
 from ovearth_core.convert import common
 from ovearth_core.convert.common import (
     Benchmark,
@@ -671,3 +674,392 @@ def test_progress_on_a_terminal_redraws_at_most_ten_times_a_second(
     assert out.getvalue() == ("\rb: [######                        ] 1/5"
                               "\rb: [##################            ] 3/5"
                               "\rb: [##############################] 5/5\n")
+
+
+# ---- the first run's survivors (issue 47: 84 of 966; each test names the mutants it kills,
+# the equivalent ones are listed in docs/tests.md) ----------------------------------------------
+
+def test_a_skipped_object_is_one_per_file_and_name() -> None:
+    """Rule: a ground-truth object is named by its file and its name: ``o1`` of two files is
+    two objects left out, ``o1`` twice in one file one. Kills ``Degenerate.add`` 23 (the
+    key without the file)."""
+    bad = Problems()
+    deg = Degenerate(skip=True)
+    deg.add(bad, "a.xml", "bndbox", "xmax > xmin", 1, line=2, obj="o1")
+    deg.add(bad, "b.xml", "bndbox", "xmax > xmin", 2, line=5, obj="o1")
+    deg.add(bad, "b.xml", "bndbox", "ymax > ymin", 3, line=6, obj="o1")
+    assert deg.warnings() == [
+        "2 objects of zero area left out of the ground truth (--skip-degenerate): "
+        "a.xml line 2 bndbox: zero area (xmax > xmin; found int 1); "
+        "b.xml line 5 bndbox: zero area (xmax > xmin; found int 2)"]
+
+
+def test_an_error_without_a_message_is_named_by_its_kind(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a read that fails with no message still says what was found: the error's
+    kind (``OSError``, ``ValueError``), never an empty text. Kills ``read_source`` 28
+    (``NoneType``)."""
+    for error in (OSError(), ValueError()):
+        def refuse(path: Any, error: Exception = error) -> bytes:
+            raise error
+        monkeypatch.setattr(common.files, "read_bounded", refuse)
+        with pytest.raises(OVEarthInputError) as err:
+            read_source(tmp_path / "x.txt", "labels file")
+        assert _texts(err.value) == [f"{tmp_path / 'x.txt'}, field (file): expected a "
+                                     f"readable labels file, found {type(error).__name__}"]
+
+
+def test_a_json_source_that_does_not_parse_names_the_file_and_where(tmp_path: Path) -> None:
+    """Rule: invalid JSON is a problem naming the file and the parser's place (``{"a": NaN}``:
+    the N is character 6, column 7). Kills ``load_json`` 8 (no file) and 11 (no found)."""
+    path = tmp_path / "d.json"
+    path.write_bytes(b'{"a": NaN}')
+    with pytest.raises(OVEarthInputError) as err:
+        load_json(path, "x", dict)
+    (problem,) = err.value.problems
+    assert problem.file == str(path)
+    assert problem.found.endswith("line 1 column 7 (char 6)")
+
+
+def test_source_files_name_every_refusal_with_the_gates_words(tmp_path: Path) -> None:
+    """Rule: each refused entry is a problem with what the gate expected and found (a link
+    out: the folder it must stay in and where it leads; a pipe: a regular file, a named
+    pipe); a name not in UTF-8 is a problem too, the file left out; a folder that cannot be
+    resolved is found "unresolvable". Kills ``source_files`` 14, 23, 24, 25 (the link
+    loop's found), 35, 36 (expected, found), 45 (the names' problems not collected)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "secret.xml").write_text("s")
+    (src / "link.xml").symlink_to(tmp_path / "secret.xml")
+    os.mkfifo(src / "pipe.xml")
+    (src / os.fsdecode(b"caf\xe9.xml")).write_text("x")
+    (src / "a.xml").write_text("x")
+    bad = Problems()
+    assert source_files(src, bad) == [src / "a.xml"]
+    assert [(p.file, p.field, p.expected, p.found) for p in bad.items] == [
+        (str(src / "link.xml"), "(file)", f"a file inside {src} (links may not leave it)",
+         f"a path that resolves to {tmp_path / 'secret.xml'}"),
+        (str(src / "pipe.xml"), "(file)", "a regular file", "a named pipe (FIFO)"),
+        (f"{src}/caf\\xe9.xml", "(file name)", common.UTF8_NAME, "caf\\xe9.xml")]
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    bad = Problems()
+    assert source_files(loop, bad) == []
+    assert bad.items[0].found == "unresolvable"
+
+
+def test_an_unreadable_sizes_file_is_named_as_one(tmp_path: Path) -> None:
+    """Rule: the problem of a sizes file that cannot be read or decoded calls it a sizes
+    file. Kills ``read_sizes`` 9, 13, 14."""
+    bad = Problems()
+    assert read_sizes(tmp_path / "missing.txt", bad) == {}
+    (tmp_path / "s.txt").write_bytes(b"a 1 2\n\xff 3 4\n")
+    assert read_sizes(tmp_path / "s.txt", bad) == {}
+    assert [p.expected for p in bad.items] == ["a readable sizes file",
+                                               "a UTF-8 text sizes file"]
+
+
+def test_a_bad_sizes_line_is_shown_by_its_first_60_characters(tmp_path: Path) -> None:
+    """Rule: a line that is not three fields is shown by its first 60 characters, whatever
+    follows: here a double quote as the 61st, after a single quote among the first 60
+    (so the shown text keeps the quoting of those 60: ``"it's ...``). Kills ``read_sizes``
+    45 (61 characters)."""
+    line = "it's " + "x" * 55 + '" 1 2'
+    path = tmp_path / "sizes.txt"
+    path.write_text(line + "\n")
+    bad = Problems()
+    assert read_sizes(path, bad) == {}
+    # describe(): repr of the 60 characters, cut to 57 and "..." (repr quotes with " as
+    # the text holds a ' and no ")
+    assert bad.items[0].found == 'str "it\'s ' + "x" * 51 + "..."
+
+
+def test_eleven_names_are_ten_and_one_more() -> None:
+    """Rule: at most ten names are listed; the eleventh is "1 more". Kills
+    ``MissingImages.warning`` 14 and ``skipped_files`` 13 (more than 11)."""
+    names = [f"n{i:02d}" for i in range(11)]
+    missing = MissingImages("f")
+    for name in names:
+        missing.add(name, "s")
+    listed_ten = ", ".join(names[:10])
+    assert missing.warning(11) == [
+        f"11 of 11 images are not in f: {listed_ten} and 1 more. Converted numbers-only (the "
+        "benchmark holds no pixels for them; the app shows none); sizes: 11 from s"]
+    assert skipped_files("files", Path("src"), names, "are not XML") == [
+        f"11 files in src are not XML: {listed_ten} and 1 more"]
+
+
+def test_an_image_that_is_no_file_is_an_os_error_naming_it(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Rule: a folder (a pipe, a device) given as an image is an ``OSError`` whose message
+    names it and what was found, at the TIFF check and at Pillow's open alike. Kills
+    ``image_size`` 5, 6 (the TIFF check's message lost) and 23, 24 (Pillow's)."""
+    with pytest.raises(OSError) as err:
+        common.image_size(tmp_path)
+    assert str(err.value) == f"{tmp_path}: expected a regular file, found a folder"
+    # past the TIFF check (as if the file changed after it), at Pillow's open
+    monkeypatch.setattr(georef, "is_tiff", lambda path: False)
+    with pytest.raises(OSError) as err:
+        common.image_size(tmp_path)
+    assert str(err.value) == f"{tmp_path}: expected a regular file, found a folder"
+
+
+def test_an_images_size_is_read_whatever_the_input_cap(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: only an image's header is read, so the input size cap does not apply: a
+    9 KB PNG is measured under a cap of 1,048 bytes (``OVEARTH_MAX_INPUT_MB=0.001``). Kills
+    ``image_size`` 15, 17 (the environment's cap)."""
+    path = tmp_path / "big.png"
+    noise = np.random.default_rng(0).integers(0, 256, (48, 64, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(path, compress_level=0)
+    assert path.stat().st_size > 9000
+    monkeypatch.setenv(common.files.MAX_INPUT_MB_VAR, "0.001")
+    with pytest.raises(common.files.InputRefused):  # the cap is in force for a whole read
+        common.files.read_bounded(path)
+    assert common.image_size(path) == (64, 48)
+
+
+def test_reading_a_size_restores_pillows_limit_and_keeps_other_warnings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: Pillow's decompression-bomb limit is lifted only while the header is read
+    (restored after, it is process-wide), and only the bomb warning is silenced: another
+    warning Pillow gives still reaches the caller. Kills ``image_size`` 26 (the limit left
+    at ``None``), 8 (a filter of no category: the other warning raises ``TypeError``) and 10
+    (every warning silenced)."""
+    path = _png(tmp_path / "w.png", (7, 3))
+    before = Image.MAX_IMAGE_PIXELS
+    assert before is not None
+    assert common.image_size(path) == (7, 3)
+    assert Image.MAX_IMAGE_PIXELS == before
+    pillow_open = Image.open
+
+    def open_warning(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn("a Pillow warning", UserWarning, stacklevel=2)
+        return pillow_open(*args, **kwargs)
+
+    monkeypatch.setattr(common.Image, "open", open_warning)
+    with pytest.warns(UserWarning, match="a Pillow warning"):
+        assert common.image_size(path) == (7, 3)
+    assert Image.MAX_IMAGE_PIXELS == before
+
+
+def test_images_by_stem_keeps_the_folders_problems(tmp_path: Path) -> None:
+    """Rule: an entry of the images folder the gate refuses is a problem of the caller's
+    (a named pipe called ``b.png``), not an error. Kills ``images_by_stem`` 19."""
+    folder = tmp_path / "imgs"
+    _png(folder / "a.png", (3, 2))
+    os.mkfifo(folder / "b.png")
+    bad = Problems()
+    assert images_by_stem(folder, bad) == {"a": folder / "a.png"}
+    assert [(p.file, p.found) for p in bad.items] == [(str(folder / "b.png"),
+                                                       "a named pipe (FIFO)")]
+
+
+def test_a_non_empty_output_folder_is_refused_saying_why(tmp_path: Path) -> None:
+    """Rule: the refusal of a non-empty ``--out`` says what was expected (``--force``
+    replaces it) and what was found. Kills ``check_target`` 28, 29."""
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep.txt").write_text("x")
+    with pytest.raises(OVEarthInputError) as err:
+        check_target(full, False)
+    assert _texts(err.value) == [f"{full}, field --out: expected a new or empty folder (or "
+                                 "--force to replace it), found a non-empty folder"]
+
+
+def test_a_converted_document_that_does_not_load_names_itself() -> None:
+    """Rule: ``validate`` reads what a converter built with the evaluator's loader; a
+    problem there (a converter's bug) names the converted file, the ground truth's or the
+    submission's (here an x2 left of x1: predicted boxes are read as ``[x1, y1, x2, y2]``,
+    what the converters write). Kills ``validate`` 1, 2, 3, 6 (the ground truth's name)
+    and 16 (the submission's)."""
+    bench = _writable()
+    bench.annotations[0]["category_name"] = 5
+    with pytest.raises(OVEarthInputError) as err:
+        common.validate(bench)
+    assert [p.file for p in err.value.problems] == ["<converted ground_truth.json>"]
+    bench = _writable()
+    bench.submissions = {"m": {"open_vocabulary": [
+        prediction_row("ov1", "phrase", "plane",
+                       boxes=[{"bbox": [10, 1, 5, 3], "score": 0.9}])]}}
+    with pytest.raises(OVEarthInputError) as err:
+        common.validate(bench)
+    assert [(p.file, p.query_id, p.expected) for p in err.value.problems] == [
+        ("<converted predictions/m.json>", "ov1",
+         "x2 > x1 and y2 > y1, with a finite width and height (--bbox-format xyxy)")]
+    bench.submissions["m"]["open_vocabulary"][0]["bbox"] = [{"bbox": [5, 1, 10, 3],
+                                                             "score": 0.9}]
+    assert common.validate(bench) == []
+
+
+def _rle(height: int, width: int) -> dict[str, Any]:
+    """An empty mask of ``height`` x ``width`` as compressed RLE, without its pixels."""
+    from pycocotools import mask as mask_utils
+
+    rle = mask_utils.frPyObjects({"size": [height, width], "counts": [height * width]},
+                                 height, width)
+    return {"size": [height, width], "counts": rle["counts"].decode()}
+
+
+def test_validate_counts_predicted_masks_beyond_the_specs_pixels() -> None:
+    """Rule: a predicted mask of more than 100,000,000 pixels (height x width: 20,000 x
+    5,001) is kept (``large_masks``) and counted, in every submission and task; one of
+    exactly 100,000,000 is within the spec. Two beyond: one line naming ``--large-masks``
+    and the app's option. Kills ``validate`` 22, 32, 36 (the large mask refused), 44 (the
+    count of the last task only), 45 (subtracted), 48 (width x width), 50 (exactly the cap
+    counted), 58, 59, 60 (the line's text) and 56, 57 (the concave line's text, below)."""
+    from ovearth_core.options import EXTENSION_COMMANDS
+
+    bench = Benchmark("c")
+    bench.add_annotation("a1", "p.png", 5001, 20000, "plane", bbox=[[1, 1, 4, 3]])
+    bench.add_annotation("a2", "q.png", 10000, 10000, "ship", bbox=[[1, 1, 4, 3]])
+    bench.add_query("open_vocabulary", "ov1", "a1", "plane")
+    bench.add_query("referring", "rf1", "a2", "the ship")
+    tall = prediction_row("ov1", "phrase", "plane", _rle(20000, 5001))
+    bench.submissions = {
+        "m": {"open_vocabulary": [tall],
+              "referring": [prediction_row("rf1", "query", "the ship", _rle(10000, 10000))]},
+        "n": {"open_vocabulary": [tall]}}
+    assert common.validate(bench) == [
+        "2 predicted masks beyond the spec's 100,000,000 pixels: evaluate this benchmark "
+        f"with --large-masks of {EXTENSION_COMMANDS}, or the app's 'Masks beyond the spec's "
+        "cap' (link bigmask=1); the spec's rules refuse them"]
+    concave = [[0, 0], [10, 0], [2, 2], [0, 10]]
+    bench.annotations[0]["oriented_bbox"] = [concave]
+    concave_line, large_line = common.validate(bench)
+    assert concave_line == (
+        "1 concave oriented boxes (ground truth and predictions), kept as the polygons "
+        f"DOTA_devkit scores: evaluate this benchmark with --concave-obb of "
+        f"{EXTENSION_COMMANDS}, or the app's 'Concave oriented boxes' (link concave=1); the "
+        "spec's rules refuse them")
+    assert large_line.startswith("2 predicted masks")
+
+
+def test_writing_keeps_the_converters_warnings_and_each_submissions_extras(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    """Rule: ``write_benchmark`` adds what ``validate`` finds to the converter's warnings
+    (both kept, in the README too); a submission without extra members is ``{"tasks"}``
+    beside one with some; ``ground_truth.json`` is indented for a reader (two spaces);
+    no progress line unless asked (the work taking seconds: the clock steps 2 s a call).
+    Kills ``write_benchmark`` 4 (the warnings replaced), 31, 33 (a submission without
+    extras), 23, 25 (not indented), 3 (progress shown by default)."""
+    monkeypatch.setattr(common.time, "monotonic", _Clock(2.0))
+    src = _png(tmp_path / "src" / "p.png", (20, 10))
+    bench = _writable()
+    bench.annotations[0]["oriented_bbox"] = [[[0, 0], [10, 0], [2, 2], [0, 10]]]  # concave
+    bench.images = {"images/p.png": src}
+    bench.warnings = ["3 of 4 images are not in imgs"]
+    bench.submissions = {"a": {}, "b": {}}
+    bench.submission_extra = {"b": {"chip_split": {"size": 8}}}
+    out = write_benchmark(bench, tmp_path / "out")
+    assert len(bench.warnings) == 2 and bench.warnings[0] == "3 of 4 images are not in imgs"
+    assert bench.warnings[1].startswith("1 concave oriented boxes")
+    readme = (out / "README.md").read_text()
+    assert "- 3 of 4 images are not in imgs\n- 1 concave oriented boxes" in readme
+    assert orjson.loads((out / "predictions" / "a.json").read_bytes()) == {"tasks": {}}
+    assert orjson.loads((out / "predictions" / "b.json").read_bytes()) == {
+        "tasks": {}, "chip_split": {"size": 8}}
+    assert (out / "ground_truth.json").read_text().startswith('{\n  "annotations": [\n    {\n')
+    assert capsys.readouterr().err == ""
+
+
+def test_writing_images_shows_its_progress_when_asked(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """Rule: ``show_progress`` reaches the progress line of the images written, labelled
+    "writing images" (stderr is no terminal here: one line a tenth). Kills
+    ``write_benchmark`` 47, 54, 55 (the label), 48 (not enabled)."""
+    monkeypatch.setattr(common.time, "monotonic", _Clock(2.0))
+    src = _png(tmp_path / "p.png", (20, 10))
+    bench = _writable()
+    bench.images = {"images/p.png": src}
+    write_benchmark(bench, tmp_path / "out", show_progress=True)
+    assert capsys.readouterr().err == "writing images: 1/1 (100 %)\n"
+
+
+def test_force_replaces_a_folder_but_never_one_holding_an_input(tmp_path: Path) -> None:
+    """Rule: ``force`` reaches the write: a non-empty ``--out`` is replaced with it, refused
+    without it even when there are inputs; one that holds an input (``bench.inputs`` or an
+    image's source) is refused even with it, and left as it was. Kills ``write_benchmark``
+    10 (``force`` lost), 13 (the inputs taken for ``force``), 14 (the inputs not passed)."""
+    src = _png(tmp_path / "src" / "p.png", (20, 10))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("x")
+    bench = _writable()
+    bench.images = {"images/p.png": src}
+    bench.inputs = [tmp_path / "labels.txt"]
+    with pytest.raises(OVEarthInputError):
+        write_benchmark(bench, out)
+    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    write_benchmark(bench, out, force=True)
+    assert not (out / "old.txt").exists() and (out / "ground_truth.json").is_file()
+    held = tmp_path / "src"
+    (held / "labels.txt").write_text("x")
+    bench = _writable()
+    bench.inputs = [held / "labels.txt"]
+    with pytest.raises(OVEarthInputError) as err:
+        write_benchmark(bench, held, force=True)
+    assert err.value.problems[0].found == f"a folder that holds the input {held / 'labels.txt'}"
+    assert sorted(p.name for p in held.iterdir()) == ["labels.txt", "p.png"]
+
+
+@pytest.mark.parametrize("kind", ["notes", "warnings", "skipped"])
+def test_the_readme_has_conversion_notes_for_any_one_kind(tmp_path: Path, kind: str) -> None:
+    """Rule: notes, warnings or skipped files, any one of them alone, make the README's
+    "Conversion notes"; two submissions are listed comma-separated. Kills ``_readme`` 36,
+    37 (``and`` for ``or``) and 31 (the separator)."""
+    bench = _writable()
+    setattr(bench, kind, [f"one of the {kind}"])
+    bench.submissions = {"zeta": {}, "alpha": {}}
+    readme = (write_benchmark(bench, tmp_path / "out") / "README.md").read_text()
+    assert readme.endswith("- submissions in `predictions/`: alpha, zeta\n\n"
+                           f"Conversion notes:\n\n- one of the {kind}\n")
+
+
+def test_progress_is_quiet_when_off_however_long_and_on_a_quiet_terminal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: off means no line however long the work takes; a quick run on a terminal
+    draws nothing and ends no line; a clock far from zero (``time.monotonic`` has no fixed
+    origin) counts from the start. Kills ``progress`` 7 (on when off but not empty), 13
+    (``None >= 0`` at the end), 14 (a newline never drawn), 22 (``now + start``)."""
+    monkeypatch.setattr(common.time, "monotonic", _Clock(2.0))
+    out = _Out(False)
+    assert list(progress(range(5), "x", False, stream=out)) == list(range(5))
+    assert out.getvalue() == ""
+    clock = _Clock(0.01)
+    clock.now = 5000.0
+    monkeypatch.setattr(common.time, "monotonic", clock)
+    for tty in (True, False):
+        out = _Out(tty)
+        assert list(progress(range(20), "x", True, stream=out)) == list(range(20))
+        assert out.getvalue() == ""
+
+
+def test_progress_starts_at_exactly_progress_after_even_for_one_item(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: the line is shown once ``PROGRESS_AFTER`` (1 s) has passed, that second
+    included, for a single item too. Kills ``progress`` 23 (``<=``) and 10 (one item
+    quiet)."""
+    times = iter([0.0, 1.0])
+    monkeypatch.setattr(common.time, "monotonic", lambda: next(times))
+    out = _Out(False)
+    assert list(progress(["a"], "x", True, stream=out)) == ["a"]
+    assert out.getvalue() == "x: 1/1 (100 %)\n"
+
+
+def test_progress_on_a_terminal_redraws_when_a_tenth_of_a_second_has_passed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a redraw at most ten times a second means one exactly 0.1 s after the last is
+    drawn (0.0 to 0.1: exact in binary floating point; the clock's origin is arbitrary).
+    Kills ``progress`` 32 (``> 0.1``)."""
+    times = iter([-1.0, 0.0, 0.1, 0.15])
+    monkeypatch.setattr(common.time, "monotonic", lambda: next(times))
+    out = _Out(True)
+    assert list(progress(range(3), "b", True, stream=out)) == [0, 1, 2]
+    assert out.getvalue() == ("\rb: [##########                    ] 1/3"
+                              "\rb: [####################          ] 2/3"
+                              "\rb: [##############################] 3/3\n")
