@@ -388,13 +388,17 @@ def _changed(name: str, then: Callable[[Any], None]) -> None:
 def keep(name: str, options: Sequence[Any] | None = None,
          then: Callable[[Any], None] | None = None) -> dict[str, Any]:
     """Widget kwargs of a widget the frame draws on every run (the sidebar's): its key is
-    the persistent key ``name`` itself, since Streamlit keeps the value of a widget drawn
-    on every run (no shadow key). ``options`` and ``then`` as in :func:`bind` (``then``
+    the persistent key ``name`` itself (no shadow key), kept for the whole session
+    (``persist_state="session"``): a page switched by a button (a Confusion cell, a
+    failure tag) interrupts the run, and without it Streamlit dropped the value, so the
+    next page evaluated the default dataset instead of the linked or typed one
+    (tests/app/test_app_objects.py). ``options`` and ``then`` as in :func:`bind` (``then``
     is called with the new value after Streamlit stored it)."""
     _restricted(name, options)
+    kept = {"key": name, "persist_state": "session"}
     if then is None:
-        return {"key": name}
-    return {"key": name, "on_change": _changed, "args": (name, then)}
+        return kept
+    return {**kept, "on_change": _changed, "args": (name, then)}
 
 
 def bind(name: str, options: Sequence[Any] | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_fixtures import Dataset, app_on, assert_ok, card_params, goto
+from app_fixtures import APP, Dataset, app_on, assert_ok, card_params, goto
 from dense_fixtures import write_dense_dota
 from streamlit.testing.v1 import AppTest
 
@@ -47,6 +47,34 @@ def test_confusion_cell_opens_those_boxes_in_the_gallery(bench: Dataset) -> None
     tiles = _tiles(at)
     assert len(tiles) == 2
     assert all("class confusion (small-vehicle)" in t for t in tiles)
+
+
+def test_a_cell_opens_the_gallery_of_the_linked_dataset_at_the_sidebar_options(
+        bench: Dataset) -> None:
+    """The dataset opened by a link (``data=``; the app's default is the demo) and an option
+    changed in the sidebar (the IoU threshold, through its widget) stay what they were when
+    a cell's button switches to the Gallery. The sidebar's widgets keep their values under
+    their own keys; a page switch made by a button dropped them (Streamlit forgets a keyed
+    widget's value on a page switch unless it persists for the session), and the Gallery
+    silently evaluated the demo at the default threshold."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update(data=str(bench.root), mods="bbox,oriented_bbox")
+    goto(at, "pages/Confusion.py")
+    at.run()
+    assert_ok(at)
+    at.select_slider(key="iou_threshold").set_value(0.3).run()
+    assert_ok(at)
+    buttons = [b for b in at.button if b.key and b.key.startswith("conf_")]
+    assert buttons, "no cell at IoU 0.3"
+    buttons[0].click().run()
+    assert_ok(at)
+    assert at.session_state["gal_selector"] == "predicted boxes"
+    assert at.session_state["gt_path"] == str(bench.root / "ground_truth.json")
+    assert at.session_state["pred_path"] == str(bench.model_a)
+    assert at.session_state["iou_threshold"] == 0.3
+    assert at.query_params["data"] == str(bench.root)
+    assert at.query_params["iou"] == "0.3"
+    assert _tiles(at)
 
 
 def test_confusion_first_screen_is_a_table_without_a_chart(bench: Dataset) -> None:
