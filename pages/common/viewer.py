@@ -25,6 +25,12 @@ from . import analysis_data, data, state, viewer_card, views
 from .run import Run
 
 
+# The view caches' keys name the run's options: hashed by their text (every field, plain
+# values), not field by field as Streamlit hashes a dataclass (a copy of it as a dict),
+# which was most of the cache's argument hashing on every "Next" (issue 49).
+_KEY_HASH = {data.Options: repr}
+
+
 def _sample_and_row(run: Run, query_id: str) -> tuple[Any, QueryRow]:
     """The query's sample and its typed row (its ``json``: what the drawing reads)."""
     entry = run.evaluation.run.entry(query_id)
@@ -92,7 +98,7 @@ class Picker:
     places: tuple[str, ...] = ()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=_KEY_HASH)
 def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef | None,
             _scene: analysis_data.SceneChips | None) -> Picker:
     """The :class:`Picker` of ``query_id``, built once per query (and in the background for
@@ -396,7 +402,7 @@ def _controls_key() -> Controls:
         bool(ss["view_labels"]), bool(ss["view_interactive"])
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=_KEY_HASH)
 def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Region,
            controls: Controls) -> Drawn:
     """Figure and thumbnail of ``query_id`` opened on ``region``; ``key`` (files, options,
