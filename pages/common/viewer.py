@@ -24,7 +24,6 @@ from ovearth_core.viz.chips import chip_picture
 from . import analysis_data, data, state, viewer_card, views
 from .run import Run
 
-
 # The view caches' keys name the run's options: hashed by their text (every field, plain
 # values), not field by field as Streamlit hashes a dataclass (a copy of it as a dict),
 # which was most of the cache's argument hashing on every "Next" (issue 49).
