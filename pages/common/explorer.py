@@ -11,7 +11,7 @@ import streamlit as st
 from ovearth_core import review
 from ovearth_core.analysis import diagnose, objects
 
-from . import analysis_data, state, tags, viewer, viewer_card, views
+from . import analysis_data, state, tags, viewer, views
 from .run import Run
 
 MODALITY_FILTERS = ("any", "segmentation", "bbox", "oriented_bbox")
@@ -238,11 +238,23 @@ def position(shown: list[dict[str, Any]], current: str) -> str:
 
 @st.fragment
 def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
-    """Navigator and viewer of the selected query. A fragment: "Next", "Previous" and the
-    viewer's controls rerun only this part, not the sidebar, filters, table and jump box.
+    """Toolbar, navigator and viewer of the selected query. A fragment: the viewer's
+    controls rerun only this part, not the sidebar, filters, table and jump box. The
+    toolbar (layers, view options, the review and link switches) is drawn here, the rest
+    by :func:`_viewer`, a fragment inside this one: "Next" and "Previous" rerun that one
+    alone, which does not send the toolbar again (issue 49); a toolbar change reruns
+    both."""
+    viewer.toolbar(run, review=True)
+    _viewer(run, task, shown)
+
+
+@st.fragment
+def _viewer(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
+    """Navigator and viewer of the selected query (inside :func:`viewer_fragment`).
     The navigator is the viewer card's own line: "◀ Previous", the query's position
     (:func:`position`) and "Next ▶" (filtered order; no "Previous" on the first query, no
-    "Next" on the last), whose clicks the card reports (its trigger ``nav``)."""
+    "Next" on the last), whose clicks the card reports (its trigger ``nav``); "Objects
+    by outcome" under it; the card is sent last (:func:`viewer.render`)."""
     ids = [r["query_id"] for r in shown]
     current = state.selected_query(task)
     if current not in ids:
@@ -274,8 +286,7 @@ def viewer_fragment(run: Run, task: str, shown: list[dict[str, Any]]) -> None:
 
     # The URL is written by the viewer's card (one element; no message of its own).
     viewer.render(run, current, shown[i], review=partial(tags.panel, run, current),
-                  ahead=ahead, on_nav=go, **card(i))
-    object_list(run, current)
-    viewer_card.end()  # last: the card's script undims what follows it when this arrives
+                  ahead=ahead, on_nav=go, after=partial(object_list, run, current),
+                  **card(i))
     # Two ahead: the card sent with the next query's run is then drawn already.
     viewer.prefetch(run, *ids[i + 1:i + 3])

@@ -24,6 +24,11 @@ from ovearth_core.viz.chips import chip_picture
 from . import analysis_data, data, state, viewer_card, views
 from .run import Run
 
+# The view caches' keys name the run's options: hashed by their text (every field, plain
+# values), not field by field as Streamlit hashes a dataclass (a copy of it as a dict),
+# which was most of the cache's argument hashing on every "Next" (issue 49).
+_KEY_HASH = {data.Options: repr}
+
 
 def _sample_and_row(run: Run, query_id: str) -> tuple[Any, QueryRow]:
     """The query's sample and its typed row (its ``json``: what the drawing reads)."""
@@ -92,7 +97,7 @@ class Picker:
     places: tuple[str, ...] = ()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=_KEY_HASH)
 def _picker(_run: Run, key: tuple[Any, ...], query_id: str, _ref: georef.Georef | None,
             _scene: analysis_data.SceneChips | None) -> Picker:
     """The :class:`Picker` of ``query_id``, built once per query (and in the background for
@@ -338,6 +343,17 @@ def _on_layers(shown: tuple[str, ...]) -> None:
 VIEW_OPTIONS_OPEN = "_w_view_options_open"  # the "View options" popover's state
 
 
+def toolbar(run: Run, review: bool) -> None:
+    """The viewer's toolbar (:func:`_toolbar`) for ``run``: the layers its evaluated samples
+    have geometry for, the review switch with a review panel (``review``). Drawn by the
+    page outside the fragment that "Next" reruns: nothing in it changes from one query to
+    the next, and every element a fragment's rerun sends again costs the browser a redraw
+    (issue 49)."""
+    evaluated = run.evaluation.run
+    _toolbar(review, overlay.layers_with_geometry(evaluated.samples)
+             if evaluated is not None else overlay.LAYERS)
+
+
 def _toolbar(review: bool, shown: tuple[str, ...] = overlay.LAYERS) -> None:
     """Layer toggles, always visible (chips hid the OBB ones); the other view options in a
     popover (built and drawn only when opened); switches for the review panel and the link. Nothing
@@ -385,7 +401,7 @@ def _controls_key() -> Controls:
         bool(ss["view_labels"]), bool(ss["view_interactive"])
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=_KEY_HASH)
 def _drawn(_run: Run, key: tuple[Any, ...], query_id: str, region: overlay.Region,
            controls: Controls) -> Drawn:
     """Figure and thumbnail of ``query_id`` opened on ``region``; ``key`` (files, options,
@@ -691,10 +707,15 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
            head: str = "", url: str | None = None,
            ahead: Callable[[], dict[str, Any]] | None = None,
            nav: tuple[bool, bool] | None = None,
-           on_nav: Callable[[str], None] | None = None) -> None:
-    """The viewer of ``query_id``; ``review`` draws the review panel (under the view, when
+           on_nav: Callable[[str], None] | None = None,
+           after: Callable[[], None] | None = None) -> None:
+    """The viewer of ``query_id`` (its toolbar is :func:`toolbar`, drawn apart); ``review``
+    draws the review panel (under the view, when
     its switch is on) and ``tags`` lists the query's review tags (``None``: no review on
-    this page); ``head`` (plain text) is the navigator's position line atop the card,
+    this page); ``after`` draws what the page shows under the viewer. The card is the
+    last element sent, into its place atop the viewer (:func:`viewer_card.slot`): its
+    arrival tells the browser the run has drawn everything (no end marker of its own,
+    issue 49). ``head`` (plain text) is the navigator's position line atop the card,
     between its "◀ Previous" and "Next ▶" buttons (``nav``: which of them can be pressed;
     ``None``: no buttons), whose clicks call ``on_nav`` (``"prev"`` / ``"next"``) before
     the rerun they start; ``url`` is the query string the card writes to the address bar
@@ -703,9 +724,6 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     the click."""
     sample, row = _sample_and_row(run, query_id)
     ss = st.session_state
-    evaluated = run.evaluation.run
-    _toolbar(review is not None, overlay.layers_with_geometry(evaluated.samples)
-             if evaluated is not None else overlay.LAYERS)
     if ss["view_link"]:
         st.caption("Link to this view (dataset, submission, options, filters, query, picked "
                    "box, zoom, layers and view options):")
@@ -735,20 +753,23 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
     if drawn.figure is None:
         if drawn.notice:
             st.info(views.md_text(drawn.notice), icon=":material/broken_image:")
+        slot = viewer_card.slot()
+        suppressed_panel(run, query_id)
+        _object_picker(query_id, picker.labels)
+        _chip_link(query_id, sample, row, picker, scene, run)
+        _review_panel(review)
+        if after is not None:
+            after()
         # No card ahead while this query says more outside the card (its image's notice,
         # a picked box's chips): at the click it would stay beside the next query's card.
         said = drawn.notice or (focus and focus[0] == query_id)
         html_text, pictures = _card(query_id, sample, row, table_row, drawn, region, tags,
                                     map_note, head, nav, error_bar)
-        viewer_card.show(viewer_card.payload(html_text, url, pictures),
-                         ahead() if ahead is not None and not said else None, navigate)
-        suppressed_panel(run, query_id)
-        _object_picker(query_id, picker.labels)
-        _chip_link(query_id, sample, row, picker, scene, run)
-        _review_panel(review)
+        with slot:
+            viewer_card.show(viewer_card.payload(html_text, url, pictures),
+                             ahead() if ahead is not None and not said else None, navigate)
         return
-    viewer_card.show(viewer_card.payload(
-        f"{_CARD_CSS}{viewer_card.bar(head, nav, error_bar)}", url), on_nav=navigate)
+    slot = viewer_card.slot()
     left, right = st.columns([3, 1.25])
     with left:
         if drawn.notice:
@@ -773,6 +794,11 @@ def render(run: Run, query_id: str, table_row: dict[str, Any],
                  "opened on", width=240)
         st.caption(drawn.legend)
     _review_panel(review)
+    if after is not None:
+        after()
+    with slot:
+        viewer_card.show(viewer_card.payload(
+            f"{_CARD_CSS}{viewer_card.bar(head, nav, error_bar)}", url), on_nav=navigate)
 
 
 def _review_panel(review: Callable[[], None] | None) -> None:

@@ -10,9 +10,9 @@
 // (the server's card always wins; sent numbers the server's cards).
 // Pictures: the HTML names each by its digest (data-pic); pictures = an Arrow table
 // (digest, jpeg) of the ones not sent to this page before, kept here as Blob URLs.
-// The end marker (viewer_card.py's second component, mounted last in the viewer's
-// fragment) sets window.ovRunEnd to the number of the card its run sent and calls
-// window.ovCardSettle.
+// The card is the last element its run sends (viewer_card.slot: its place is made before
+// what follows it, filled last): a new card from the server means that run has drawn
+// everything after the card.
 
 const PICTURES = window.ovCardPictures || (window.ovCardPictures = new Map());
 const PICTURES_MAX = 32; // twice the server's HELD_MAX: it holds every one the server thinks
@@ -94,12 +94,17 @@ function put(root, card) {
 
 // Until the rerun has drawn them, what follows the card in the viewer (box picker, chips,
 // "Objects by outcome", the review panel) is still the previous query's: dimmed from the
-// click until the rerun that sent the next card has ended (its end marker arrived), or
-// STALE_MS, whichever first. The card's element is the one of class st-key-<its key>.
+// click until the rerun that sent the next card has ended (that card arrived), or
+// STALE_MS, whichever first. The card's place (viewer_card.slot) is the element of class
+// st-key-<its key>: what follows it is dimmed.
 const STALE_MS = 10000;
 
 function dimFollowing(root) {
-  const host = root.dataset.host ? root.closest(`.${CSS.escape(root.dataset.host)}`) : null;
+  let host = root.dataset.host ? root.closest(`.${CSS.escape(root.dataset.host)}`) : null;
+  // (a container is drawn inside a wrapper of its own: then what follows is the wrapper's)
+  if (host && !host.nextElementSibling && host.parentElement?.childElementCount === 1) {
+    host = host.parentElement;
+  }
   for (let next = host && host.nextElementSibling; next; next = next.nextElementSibling) {
     next.dataset.ovStale = "1";
     next.style.opacity = "0.4";
@@ -116,7 +121,7 @@ function undim() {
 }
 
 function settle(root) {
-  if (window.ovRunEnd === root.dataset.sent && root.dataset.sent !== root.ovClickSent) undim();
+  if (root.dataset.sent !== root.ovClickSent) undim();
 }
 
 function go(root, slot) {
@@ -191,9 +196,5 @@ export default function (component) {
   if (!window.ovCardNavigation) {
     window.ovCardNavigation = true;
     document.addEventListener("keydown", onKey);
-    window.ovCardSettle = () => { // the end marker came: the rerun that sent it has ended
-      const shown = document.querySelector(".ov-viewer");
-      if (shown) settle(shown);
-    };
   }
 }

@@ -29,7 +29,10 @@ import streamlit as st
 
 NAME = "ovearth_viewer_card"
 KEY = "_w_viewer_card"
-END_KEY = "_w_viewer_card_end"  # the fragment's last element: its rerun has ended
+# The card's place atop the viewer (a container), made before what follows the card and
+# filled last: the card is the run's last element, so its arrival says the run has drawn
+# everything after it (issue 49: no end marker of its own).
+SLOT = "_w_viewer_card_slot"
 # Every update of the element carries its script: sent without its comment lines.
 _JS = "\n".join(line for line in (Path(__file__).with_name("viewer_card.js")).read_text(
     encoding="utf-8").splitlines() if not line.lstrip().startswith("//"))
@@ -49,12 +52,6 @@ _CSS = (".ov-bar{display:flex;align-items:center;gap:1rem;margin:0 0 .75rem}"
         "outline-offset:1px}"
         ".ov-go:disabled{cursor:not-allowed;opacity:.4}")
 _mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
-# The end marker: its own tiny component (its script comes with each update too), which
-# takes no room and hands the number of the card its run sent to the card's script.
-_mount_end = st.components.v2.component(
-    f"{NAME}_end", css=f".st-key-{END_KEY}{{display:none}}", isolate_styles=False,
-    js="export default function ({ data }) { window.ovRunEnd = String(data.end); "
-       "if (window.ovCardSettle) window.ovCardSettle(); }")
 _SENT = itertools.count(1)  # numbers each card sent: the script tells a new one from a redraw
 NAV = {"prev": "◀ Previous", "next": "Next ▶"}
 # The error navigator (a query's box errors, one at a time): its own row under the query's.
@@ -65,7 +62,6 @@ ERROR_NAV = {"prev_err": "◁ Previous error", "next_err": "Next error ▷"}
 # listed here unless a message was lost, which it then reports: ``missing``).
 HELD = "_ov_card_pictures"
 HELD_MAX = 16  # (the script keeps 32: PICTURES_MAX)
-_LAST = "_ov_card_sent"  # the number of the card this run sent (for the end marker)
 
 
 def address(jpeg: bytes) -> str:
@@ -145,7 +141,6 @@ def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
     ahead = ahead or {}
     pictures = _to_send([card, *ahead.values()])
     sent = next(_SENT)
-    st.session_state[_LAST] = sent
 
     def nav() -> None:
         go = (st.session_state[KEY] or {}).get("nav")
@@ -156,11 +151,12 @@ def show(card: dict[str, Any], ahead: dict[str, dict[str, Any]] | None = None,
         return {k: v for k, v in c.items() if k != "pictures"}
 
     _mount(key=KEY, data={**plain(card), "ahead": {s: plain(c) for s, c in ahead.items()},
-                          "sent": sent, "host": f"st-key-{KEY}", "pictures": pictures},
+                          "sent": sent, "host": f"st-key-{SLOT}", "pictures": pictures},
            height="content", on_nav_change=nav, on_missing_change=_forget)
 
 
-def end() -> None:
-    """The last element of the viewer's fragment: when it arrives, the rerun that sent the
-    card has drawn everything after the card (the script undims it)."""
-    _mount_end(key=END_KEY, data={"end": st.session_state.get(_LAST)}, height="content")
+def slot() -> Any:
+    """The card's place (a container keyed :data:`SLOT`): made where the card shows, before
+    what follows it, and filled (``with slot: show(...)``) after all of that, so the card
+    is the last element of the run (its script undims what follows it when it arrives)."""
+    return st.container(key=SLOT)

@@ -656,3 +656,43 @@ def test_past_500_boxes_the_picker_is_a_number_from_1(ss: dict[str, Any],
     widgets.clear()
     viewer._object_picker("q1", labels[:500])  # 500: still a list
     assert [w[0] for w in widgets] == ["selectbox"]
+
+
+def test_the_view_caches_hash_the_options_by_their_text_not_field_by_field(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The box picker's cache (and the view's, same rule) names the run's options in its
+    key: hashed by their text, not copied into a dict field by field (Streamlit's way
+    for a dataclass; most of the cache's hashing on every "Next", issue 49), and still a
+    different entry for options that differ in one field."""
+    import dataclasses
+
+    from ovearth_core.options import Options
+
+    copied: list[type] = []
+    real = dataclasses.asdict
+    monkeypatch.setattr(dataclasses, "asdict",
+                        lambda obj, *a, **kw: copied.append(type(obj)) or real(obj, *a, **kw))
+    built: list[str] = []
+
+    class Entry:
+        sample = _sample()
+        row = _row(None, None)
+
+    class Evaluated:
+        @staticmethod
+        def entry(query_id: str) -> Entry:
+            built.append(query_id)
+            return Entry()
+
+    run = type("R", (), {"evaluation": type("E", (), {"run": Evaluated})})()
+    viewer._picker.clear()
+    try:
+        for options in (Options(task="vocabulary", modalities=("bbox",)),
+                        Options(task="vocabulary", modalities=("bbox",)),
+                        Options(task="vocabulary", modalities=("bbox",), nms_ap=True)):
+            assert viewer._picker(run, ("G", "P", options, "/i", (1, 2, 3, 4)), "q1", None,
+                                  None) == viewer.Picker()
+    finally:
+        viewer._picker.clear()
+    assert Options not in copied
+    assert built == ["q1", "q1"]  # equal options: one entry; one field apart: another

@@ -109,7 +109,6 @@ def mounted(monkeypatch: pytest.MonkeyPatch, session: st_recorder.Recorder
             ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     monkeypatch.setattr(viewer_card, "_mount", lambda **kw: out.append(kw))
-    monkeypatch.setattr(viewer_card, "_mount_end", lambda **kw: out.append(kw))
     return out
 
 
@@ -117,9 +116,9 @@ def test_show_mounts_the_card_with_the_cards_ahead_and_their_new_pictures(
         mounted: list[dict[str, Any]], session: st_recorder.Recorder) -> None:
     """The element is mounted under its key with the card (HTML, digest, URL), the cards
     ahead by button without their pictures, the pictures not sent yet (the card's and
-    those ahead), its number (counting up from one card to the next, remembered for the
-    end marker), its host's class, sized to its content, the clicks to ``nav``, a
-    missing picture to ``_forget``."""
+    those ahead), its number (counting up from one card to the next), its host's class
+    (its slot's: what follows the slot is dimmed at a click), sized to its content, the
+    clicks to ``nav``, a missing picture to ``_forget``."""
     card = viewer_card.payload("<p>1</p>", "?q=1", {"p1": b"1"})
     ahead = {"next": viewer_card.payload("<p>2</p>", "?q=2", {"p2": b"2"})}
     viewer_card.show(card, ahead)
@@ -134,14 +133,10 @@ def test_show_mounts_the_card_with_the_cards_ahead_and_their_new_pictures(
     assert data == {"html": "<p>1</p>", "digest": card["digest"], "url": "?q=1",
                     "ahead": {"next": {"html": "<p>2</p>", "digest": ahead["next"]["digest"],
                                        "url": "?q=2"}},
-                    "host": "st-key-_w_viewer_card"}
-    assert session.session_state["_ov_card_sent"] == sent
+                    "host": "st-key-_w_viewer_card_slot"}
     viewer_card.show(card)
     assert mounted[1]["data"]["sent"] == sent + 1
     assert mounted[1]["data"]["ahead"] == {} and mounted[1]["data"]["pictures"] is None
-    viewer_card.end()
-    assert mounted[2] == {"key": "_w_viewer_card_end", "data": {"end": sent + 1},
-                          "height": "content"}
 
 
 def test_the_navigators_clicks_reach_on_nav_and_nothing_else_does(
@@ -163,7 +158,9 @@ def test_the_navigators_clicks_reach_on_nav_and_nothing_else_does(
     mounted[1]["on_nav_change"]()  # no on_nav: no error
 
 
-def test_end_without_a_card_sent_says_none(mounted: list[dict[str, Any]]) -> None:
-    viewer_card.end()
-    assert mounted == [{"key": "_w_viewer_card_end", "data": {"end": None},
-                        "height": "content"}]
+def test_the_cards_slot_is_a_container_keyed_as_its_host_class_says(
+        session: st_recorder.Recorder) -> None:
+    """The card's place is a container whose key is the host class the card's script
+    dims after (``st-key-<key>``)."""
+    made = viewer_card.slot()
+    assert made == st_recorder.Call("container", (), {"key": "_w_viewer_card_slot"})

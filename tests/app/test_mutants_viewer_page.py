@@ -589,8 +589,12 @@ def page(monkeypatch: pytest.MonkeyPatch, stamps: list) -> SimpleNamespace:
     monkeypatch.setattr(viewer, "suppressed_panel", log("suppressed"))
     monkeypatch.setattr(viewer, "_object_picker", log("object picker"))
     monkeypatch.setattr(viewer, "_chip_link", log("chip link"))
-    monkeypatch.setattr(viewer_card, "show", lambda card, ahead=None, on_nav=None:
-                        out.shown.append((card, ahead, on_nav)))
+    monkeypatch.setattr(viewer_card, "slot", lambda: rec.container(key=viewer_card.SLOT))
+
+    def show(card: Any, ahead: Any = None, on_nav: Any = None) -> None:
+        out.shown.append((card, ahead, on_nav))
+        out.log.append(("card", (), rec.where))
+    monkeypatch.setattr(viewer_card, "show", show)
     return out
 
 
@@ -606,15 +610,19 @@ def _logged(page: SimpleNamespace, name: str) -> list[tuple[Any, ...]]:
     return [entry for entry in page.log if entry[0] == name]
 
 
-def test_render_draws_the_toolbar_of_the_benchmarks_layers_and_the_review_switch(
+def test_the_toolbar_offers_the_benchmarks_layers_and_render_does_not_draw_it(
         page: SimpleNamespace) -> None:
     """The toolbar offers the layers the evaluated samples have geometry for (boxes and
-    oriented boxes, no masks), with the review switch when there is a review panel."""
-    _render(page)
+    oriented boxes, no masks), with the review switch when there is a review panel; it
+    is drawn apart from the viewer (``render`` draws none: "Next" does not send it again,
+    issue 49)."""
+    run = _render(page)
+    assert _logged(page, "toolbar") == []
+    viewer.toolbar(run, review=True)
     assert _logged(page, "toolbar") == [("toolbar", (True, SHOWN), ())]
     page.log.clear()
-    _render(page, review=None)
-    assert _logged(page, "toolbar")[0][1][0] is False
+    viewer.toolbar(run, review=False)
+    assert _logged(page, "toolbar") == [("toolbar", (False, SHOWN), ())]
 
 
 def test_render_on_a_picked_box_zooms_to_it_and_steps_through_errors_from_it(
@@ -657,12 +665,18 @@ def test_render_on_a_picked_box_zooms_to_it_and_steps_through_errors_from_it(
 
 
 def test_render_static_then_draws_the_panels_under_the_card(page: SimpleNamespace) -> None:
-    """After the card: what NMS-AP removed, the box picker of the picker's labels, the
-    chip link of the picked box, then the review panel (its switch on); no interactive
+    """Under the card's place: what NMS-AP removed, the box picker of the picker's
+    labels, the chip link of the picked box, the review panel (its switch on), what the
+    page draws under the viewer (``after``); then the card, last, into its place (made
+    before all of them: the card's arrival is the run's end, issue 49); no interactive
     figure, no columns."""
-    run = _render(page)
+    run = _render(page, after=lambda: page.log.append(("after", (), page.st.where)))
     names = [entry[0] for entry in page.log]
-    assert names[-4:] == ["suppressed", "object picker", "chip link", "review"]
+    assert names[-6:] == ["suppressed", "object picker", "chip link", "review", "after",
+                          "card"]
+    assert [e[2] for e in page.log[-6:]] == [()] * 5 + [("container",)]
+    assert page.st.named("container") == [
+        st_recorder.Call("container", (), {"key": viewer_card.SLOT})]
     assert _logged(page, "suppressed") == [("suppressed", (run, "q1"), ())]
     assert _logged(page, "object picker") == [("object picker", ("q1", LABELS), ())]
     ((_, (q, sample, row, picker, scene, c_run), _),) = _logged(page, "chip link")
@@ -684,7 +698,8 @@ def test_render_sends_the_card_ahead_unless_something_is_said_outside_the_card(
     assert ahead == {"next": "card"} and calls == [1]
     assert "Showing x 0–200, y 0–100 of the 200 × 100 image." in card["html"]
     assert "5 box errors (missed or false)" in card["html"]
-    assert page.st.calls == []  # nothing else drawn by render itself
+    # nothing else drawn by render itself than the card's place
+    assert page.st.calls == [st_recorder.Call("container", (), {"key": viewer_card.SLOT})]
     page.drawn = _drawn(notice="bad *pixels*")
     page.shown.clear()
     _render(page, ahead=lambda: calls.append(2) or {"next": "card"})
@@ -717,12 +732,12 @@ def test_render_opens_a_dense_query_on_its_first_error(page: SimpleNamespace) ->
 def test_render_by_default_has_no_navigator_review_or_address(page: SimpleNamespace) -> None:
     """Without head, buttons, tags, query string or cards ahead: the card opens on the
     view, names no review tags, leaves the address bar alone, sends nothing ahead; no
-    review panel is drawn and the toolbar has no review switch."""
+    review panel is drawn (the toolbar's review switch: the toolbar's test above)."""
     viewer.render(_run(), "q1", TABLE_ROW)
     ((card, ahead, _),) = page.shown
     assert card["html"].startswith(viewer._CARD_CSS + "<div class='ov-card'>")
     assert "Review tags" not in card["html"] and card["url"] is None and ahead is None
-    assert _logged(page, "toolbar")[0][1][0] is False
+    assert _logged(page, "review") == []
 
 
 def test_render_without_a_review_switch_on_draws_no_review(page: SimpleNamespace) -> None:
@@ -802,7 +817,7 @@ def test_render_interactive_draws_the_figure_beside_the_facts(page: SimpleNamesp
     assert thumb.args == (b"THUMB",) and thumb.kwargs == {
         "caption": "Full image with all boxes; yellow = the view it opened on", "width": 240}
     assert legend.args == ("LEGEND",)
-    assert page.log[-1] == ("review", (), ())
+    assert page.log[-2:] == [("review", (), ()), ("card", (), ("container",))]
 
 
 def test_render_interactive_without_notice_or_detail_says_only_how_to_zoom(
