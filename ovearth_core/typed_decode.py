@@ -12,11 +12,13 @@ messages. What they decode, orjson accepts too, with the same values:
   (lone surrogates refused);
 * an unknown key anywhere (``forbid_unknown_fields``) or a value of another type makes the
   decode fail, and the whole document goes to io's checker;
-* the values it skips (a prediction file's oriented boxes, the other tasks' boxes: raw JSON,
-  which msgspec checks for syntax and escapes only) are read from an ASCII document only
-  (so their strings are UTF-8), nested no deeper than orjson allows (:data:`ORJSON_DEPTH`),
-  and their numbers are checked against the double range by their characters
-  (:func:`in_double_range`); otherwise the document is decoded in full;
+* the values it skips, which a boxes-only run neither scores nor checks (the masks, the
+  oriented boxes, every value of the tasks not scored but their texts: raw JSON, which
+  msgspec checks for syntax, strings and escapes only, never materialising them), are read
+  from an ASCII document only (so their strings are UTF-8), nested no deeper than orjson
+  allows (:data:`ORJSON_DEPTH`), and their numbers are checked against the double range by
+  their characters (:func:`in_double_range`; a raw string holds none); otherwise the
+  document is decoded in full;
 * duplicate keys: the last value, as orjson (both build the object key by key).
 
 ``msgspec`` is imported here only, and this module only from inside the load (no command's
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import cache
 from typing import Annotated
 
 import msgspec
@@ -131,6 +134,7 @@ class SkippedRow(Struct, forbid_unknown_fields=True, gc=False):
     oriented_bbox: Raw = _NULL
 
 
+@cache
 def _prediction_decoder(task_key: str) -> msgspec.json.Decoder:
     """The lean decoder of a prediction document scored on ``task_key``: that task's rows
     as :class:`PredictionRow`, the other tasks' as :class:`SkippedRow`."""
@@ -187,11 +191,13 @@ class FullGtDocument(Struct, forbid_unknown_fields=True, gc=False):
 
 
 _TASKS = ("open_vocabulary", "referring", "reasoning")
-_GT = msgspec.json.Decoder(GtDocument)
-_FULL_GT = msgspec.json.Decoder(FullGtDocument)
-_PRED = {key: _prediction_decoder(key) for key in _TASKS}
-_FULL_PRED = msgspec.json.Decoder(FullPredictionDocument)
-_RAW_LIST = msgspec.json.Decoder(list[Raw])
+
+# Each decoder built on first use (a load needs two or three of them).
+@cache
+def _decoder(kind: type) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(kind)
+
+
 # orjson refuses nesting beyond 1,024 levels; msgspec, skipping a raw value, beyond the
 # interpreter's recursion limit: the lean decode only while that limit is no higher.
 ORJSON_DEPTH = 1024
@@ -218,8 +224,8 @@ def decode_ground_truth(data: bytes) -> GtDocument | FullGtDocument | None:
     their numbers checked by :func:`in_double_range`; any other one in full."""
     try:
         if not _lean(data):
-            return _FULL_GT.decode(data)
-        doc = _GT.decode(data)
+            return _decoder(FullGtDocument).decode(data)
+        doc = _decoder(GtDocument).decode(data)
     except (msgspec.DecodeError, RecursionError):
         return None
     numbers = [r for a in doc.annotations for r in (a.oriented_bbox, a.ignore_oriented_bbox)
@@ -237,7 +243,7 @@ def raw_list_length(value: Raw | list | None) -> int | None:
         return len(value)
     if value is None or memoryview(value)[:1] != b"[":
         return None
-    return len(_RAW_LIST.decode(value))
+    return len(_decoder(list[Raw]).decode(value))
 
 
 def decode_predictions(data: bytes, task_key: str) -> list | None:
@@ -252,9 +258,9 @@ def decode_predictions(data: bytes, task_key: str) -> list | None:
     """
     try:
         if not _lean(data):
-            full = _FULL_PRED.decode(data)
+            full = _decoder(FullPredictionDocument).decode(data)
             return (getattr(full.tasks, task_key) if full.tasks is not None else None) or []
-        doc = _PRED[task_key].decode(data)
+        doc = _prediction_decoder(task_key).decode(data)
     except (msgspec.DecodeError, RecursionError):
         return None
     if doc.tasks is None:
