@@ -340,6 +340,8 @@ def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented
             bounds = (envelope(all_gt), envelope(all_pred), polygon_area(all_gt),
                       polygon_area(all_pred))
             found: list[tuple[npt.NDArray[np.int64], ...]] = []
+        else:
+            columns = _BoxColumns(all_gt), _BoxColumns(all_pred)
         for lo, hi in _chunks(sizes):
             part = sizes[lo:hi]
             # Pairs row-major per set: each GT box (contiguous across the chunk's sets)
@@ -353,8 +355,8 @@ def _small_iou_matrices(gts: list[FloatArray], preds: list[FloatArray], oriented
                 cand = _obb_candidates(gi, pi, min_iou, *bounds)
                 found.append((cand + pair_start[lo], gi[cand], pi[cand]))
             else:
-                flat[pair_start[lo]:pair_start[lo] + part.sum()] = _box_pair_iou(all_gt[gi],
-                                                                                 all_pred[pi])
+                flat[pair_start[lo]:pair_start[lo] + part.sum()] = _column_pair_iou(
+                    *columns, gi, pi)
         if oriented:
             at, gi, pi = (np.concatenate(cols) for cols in zip(*found, strict=True))
             flat[at] = _obb_pair_iou(all_gt, all_pred, gi, pi)
@@ -411,6 +413,34 @@ def _box_pair_iou(a: FloatArray, b: FloatArray) -> FloatArray:
     """IoU of aligned pairs of xyxy boxes, ``(N, 4)`` each."""
     inter = box_intersection(a, b)
     return inter / (box_area(a) + box_area(b) - inter)
+
+
+class _BoxColumns:
+    """xyxy boxes ``(N, 4)`` as four contiguous coordinate columns and their areas
+    (:func:`box_area`): what :func:`_column_pair_iou` gathers pair by pair."""
+
+    def __init__(self, boxes: FloatArray) -> None:
+        self.x1, self.y1, self.x2, self.y2 = np.ascontiguousarray(boxes.T)
+        self.area = box_area(boxes)
+
+
+def _column_pair_iou(a: _BoxColumns, b: _BoxColumns, ai: npt.NDArray[np.int64],
+                     bi: npt.NDArray[np.int64]) -> FloatArray:
+    """:func:`_box_pair_iou` of the pairs ``(a[ai], b[bi])``, the same arithmetic in the
+    same order (so the same values), one coordinate column at a time: gathers of
+    contiguous columns and operations in place, not rows of four."""
+    inter = np.minimum(a.x2.take(ai), b.x2.take(bi))
+    inter -= np.maximum(a.x1.take(ai), b.x1.take(bi))
+    h = np.minimum(a.y2.take(ai), b.y2.take(bi))
+    h -= np.maximum(a.y1.take(ai), b.y1.take(bi))
+    np.clip(inter, 0, None, out=inter)
+    np.clip(h, 0, None, out=h)
+    inter *= h
+    union = a.area.take(ai)
+    union += b.area.take(bi)
+    union -= inter
+    inter /= union
+    return inter
 
 
 def _obb_candidates(gi: npt.NDArray[np.int64], pi: npt.NDArray[np.int64], min_iou: float,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -696,10 +697,38 @@ TYPED_DECODE = True
 _NAN = math.nan
 
 
-def _typed_ground_truth(data: bytes) -> GroundTruth | None:
-    """What ``parse_ground_truth(doc, name, ("bbox",))`` gives for the document ``data``,
-    from its typed decode (:mod:`~ovearth_core.typed_decode`); ``None`` unless the decode
-    succeeds and every check passes (the checker then reports on the same bytes)."""
+@dataclass(frozen=True)
+class _TypedGroundTruth:
+    """A ground truth the typed decode vouches for: its annotations (checked as
+    :func:`parse_ground_truth` checks them) and its decoded queries (every rule checked,
+    no :class:`Query` built yet)."""
+
+    annotations: dict[str, Annotation]
+    tasks: Any  # typed_decode.GtTasks
+
+    def ground_truth(self) -> GroundTruth:
+        """What ``parse_ground_truth(doc, name, ("bbox",))`` gives."""
+        return GroundTruth(self.annotations,
+                           {key: [Query(q.query_id, _ann_id(q.ann_id), _query_text(q, key),
+                                        q.type == "negative")
+                                  for q in getattr(self.tasks, key)]
+                            for key in TASK_KEYS.values()}, ("bbox",), ())
+
+
+def _ann_id(value: str | int) -> str:
+    return value if type(value) is str else str(value)
+
+
+def _query_text(q: Any, key: str) -> str:
+    """A decoded query's text, as :func:`_parse_query` takes it."""
+    first, second = (q.phrase, q.query) if key == "open_vocabulary" else (q.query, q.phrase)
+    return first if type(first) is str else second if type(second) is str else ""
+
+
+def _typed_ground_truth(data: bytes) -> _TypedGroundTruth | None:
+    """What ``parse_ground_truth(doc, name, ("bbox",))`` vouches for in the document
+    ``data``, from its typed decode (:mod:`~ovearth_core.typed_decode`); ``None`` unless the
+    decode succeeds and every check passes (the checker then reports on the same bytes)."""
     from . import typed_decode  # imported by a boxes-only load only
 
     doc = typed_decode.decode_ground_truth(data)
@@ -707,49 +736,52 @@ def _typed_ground_truth(data: bytes) -> GroundTruth | None:
         return None
     anns = doc.annotations
     boxes = _typed_gt_boxes([a.bbox for a in anns])
-    ignore = _typed_gt_boxes([a.ignore_bbox for a in anns])
+    ignore = (_typed_gt_boxes([a.ignore_bbox for a in anns])
+              if any(a.ignore_bbox for a in anns) else [_NO_GT_BOXES] * len(anns))
     if boxes is None or ignore is None:
         return None
     annotations: dict[str, Annotation] = {}
     for a, ann_boxes, ann_ignore in zip(anns, boxes, ignore, strict=True):
-        ann_id = a.id if type(a.id) is str else str(a.id)
+        ann_id = _ann_id(a.id)
         if (not ann_id or ann_id in annotations or not a.image_path or a.width <= 0
                 or a.height <= 0):
             return None
-        counts = {len(ann_boxes)} if len(ann_boxes) else set()
-        counts |= {len(a.oriented_bbox)} if a.oriented_bbox else set()
         difficult, area = _NO_FLAGS, _NO_AREAS
-        if a.difficult is not None:
-            if any(f not in (0, 1) for f in a.difficult):
+        if a.difficult is not None or a.area is not None:
+            counts = {len(ann_boxes)} if len(ann_boxes) else set()
+            obbs = typed_decode.raw_list_length(a.oriented_bbox)
+            counts |= {obbs} if obbs else set()
+            if a.difficult is not None:
+                if any(f not in (0, 1) for f in a.difficult):
+                    return None
+                difficult = np.array(a.difficult, dtype=bool)
+            if a.area is not None:
+                if any(v < 0 for v in a.area):
+                    return None
+                area = np.array(a.area, dtype=np.float64)
+            if any(x.size and counts != {x.size} for x in (difficult, area)):
                 return None
-            difficult = np.array(a.difficult, dtype=bool)
-        if a.area is not None:
-            if any(v < 0 for v in a.area):
-                return None
-            area = np.array(a.area, dtype=np.float64)
-        if any(x.size and counts != {x.size} for x in (difficult, area)):
-            return None
         annotations[ann_id] = Annotation(ann_id, a.image_path, a.width, a.height,
                                          a.category_name, None, ann_boxes, EMPTY_POLYS,
                                          ignore_boxes=ann_ignore, difficult=difficult,
                                          area=area)
-    tasks: dict[str, list[Query]] = {}
     seen: set[str] = set()
+    total = 0
     for key in TASK_KEYS.values():
-        vocabulary = key == "open_vocabulary"
-        queries = tasks[key] = []
-        for q in getattr(doc.tasks, key):
-            ann_id = q.ann_id if type(q.ann_id) is str else str(q.ann_id)
-            if not q.query_id or q.query_id in seen or ann_id not in annotations or (
-                    vocabulary and q.type not in ("positive", "negative")):
-                return None
-            seen.add(q.query_id)
-            first, second = (q.phrase, q.query) if vocabulary else (q.query, q.phrase)
-            text = first if type(first) is str else second if type(second) is str else ""
-            queries.append(Query(q.query_id, ann_id, text, vocabulary and q.type == "negative"))
-    return GroundTruth(annotations, tasks, ("bbox",), ())
+        queries = getattr(doc.tasks, key)
+        ids = [q.query_id for q in queries]
+        seen.update(ids)
+        total += len(ids)
+        if not all(ids) or not annotations.keys() >= {_ann_id(q.ann_id) for q in queries}:
+            return None
+        if key == "open_vocabulary" and not {q.type for q in queries} <= _QUERY_TYPES:
+            return None
+    if len(seen) != total:  # a query_id twice
+        return None
+    return _TypedGroundTruth(annotations, doc.tasks)
 
 
+_QUERY_TYPES = {"positive", "negative"}
 _NO_FLAGS = np.zeros(0, dtype=bool)
 _NO_AREAS = np.zeros(0)
 _NO_GT_BOXES = np.zeros((0, 4))
@@ -773,51 +805,90 @@ def _typed_gt_boxes(lists: list[list[tuple[float, float, float, float]] | None]
     return out
 
 
-def _typed_predictions(data: bytes, task_key: str, queries: list[Query],
+def _typed_predictions(data: bytes, task_key: str, gt: _TypedGroundTruth,
                        score_threshold: float | None, bbox_format: str
-                       ) -> dict[str, _Prediction] | None:
-    """What :func:`parse_predictions` gives for a boxes-only run of the document ``data``,
-    from its typed decode; ``None`` unless the decode succeeds and every check passes (the
-    checker then reports on the same bytes)."""
+                       ) -> tuple[list[Sample], tuple[str, ...], tuple[str, ...]] | None:
+    """What a boxes-only load gives from the prediction document ``data`` and the ground
+    truth ``gt``, from the document's typed decode: every query's sample with every box (as
+    :func:`parse_predictions` then :func:`_build_sample` give them), and the modalities
+    submitted with and without the score threshold (:func:`_submitted_modalities`);
+    ``None`` unless the decode succeeds and every check passes (the checker then reports on
+    the same bytes)."""
     from . import typed_decode  # imported by a boxes-only load only
 
     rows = typed_decode.decode_predictions(data, task_key)
     if rows is None:
         return None
+    queries = getattr(gt.tasks, task_key)
     known = {q.query_id for q in queries}
-    preds: dict[str, _Prediction] = {}
-    coords: list[object] = []
+    spans: dict[str, list[tuple[int, int]]] = {}  # each query's rows' boxes, in row order
+    coords: list[tuple[float, float, float, float]] = []
     scores: list[float] = []
-    spans: list[tuple[_Prediction, int, int]] = []
-    unset = typed_decode.UNSET
-    for qid, row_boxes in rows:
-        if qid not in known:
-            return None
-        pred = preds.get(qid)
-        if pred is None:
-            pred = preds[qid] = _Prediction()
+    box_object = typed_decode.BoxObject
+    for row in rows:
+        qid = row.query_id
+        mine = spans.get(qid)
+        if mine is None:
+            if qid not in known:
+                return None
+            mine = spans[qid] = []
+        row_boxes = row.bbox
         if not row_boxes:
             continue
         lo = len(coords)
-        coords += [b if type(b) is tuple else b.bbox for b in row_boxes]  # type: ignore[union-attr]
-        scores += [_NAN if type(b) is tuple or b.score is unset else b.score  # type: ignore[union-attr]
-                   for b in row_boxes]
-        spans.append((pred, lo, len(coords)))
+        try:  # every box an object (the usual form), else mixed with the shorthand
+            coords += [b.bbox for b in row_boxes]  # type: ignore[union-attr]
+            scores += [b.score for b in row_boxes]  # type: ignore[union-attr]
+        except AttributeError:
+            del coords[lo:], scores[lo:]
+            coords += [b.bbox if type(b) is box_object else b  # type: ignore[union-attr]
+                       for b in row_boxes]
+            scores += [b.score if type(b) is box_object else _NAN  # type: ignore[union-attr]
+                       for b in row_boxes]
+        mine.append((lo, len(coords)))
+    values, kept_scores, ends = _NO_GT_BOXES, EMPTY_SCORES, None
     if coords:
-        values, ok, sentinel = boxparse.box_checks(np.array(coords, dtype=np.float64),
-                                                   bbox_format)
-        kept_scores = np.array(scores, dtype=np.float64)[ok]
-        if not (ok | sentinel).all() or (score_threshold is not None
-                                         and np.isnan(kept_scores).any()):
+        flat = np.fromiter(chain.from_iterable(coords), np.float64, 4 * len(coords))
+        values, ok, sentinel = boxparse.box_checks(flat.reshape(-1, 4), bbox_format)
+        kept_scores = np.array(scores, dtype=np.float64)
+        if not ok.all():  # sentinels dropped, anything else refused
+            if not (ok | sentinel).all():
+                return None
+            values, kept_scores = values[ok], kept_scores[ok]
+            ends = [0, *np.cumsum(ok).tolist()]  # kept boxes before each box
+        if score_threshold is not None and np.isnan(kept_scores).any():
             return None
-        kept = values[ok]
-        ends = np.cumsum(ok).tolist()
-        for pred, lo, hi in spans:
-            a, b = ends[lo - 1] if lo else 0, ends[hi - 1]
-            if b > a:
-                pred.boxes.append(kept[a:b])
-                pred.box_scores.append(kept_scores[a:b])
-    return preds
+    every_submitted = ("bbox",) if kept_scores.size else ()
+    submitted = every_submitted if score_threshold is None or (
+        kept_scores >= score_threshold).any() else ()
+    no_flags = np.zeros(0, dtype=bool)
+    samples = []
+    for q in queries:
+        qid = q.query_id
+        ann = gt.annotations[_ann_id(q.ann_id)]
+        negative = q.type == "negative"
+        mine = spans.get(qid)
+        boxes, box_scores = EMPTY_BOXES, EMPTY_SCORES
+        if mine:
+            if ends is not None:
+                mine = [(ends[lo], ends[hi]) for lo, hi in mine if ends[hi] > ends[lo]]
+            if len(mine) == 1:
+                (lo, hi), = mine
+                boxes, box_scores = values[lo:hi], kept_scores[lo:hi]
+            elif mine:
+                boxes = np.concatenate([values[lo:hi] for lo, hi in mine])
+                box_scores = np.concatenate([kept_scores[lo:hi] for lo, hi in mine])
+        samples.append(Sample(
+            sample_id=qid, phrase=_query_text(q, task_key), negative=negative,
+            image_path=ann.image_path, ann_id=ann.id, category=ann.category, width=ann.width,
+            height=ann.height, gt_boxes=EMPTY_BOXES if negative else ann.boxes,
+            pred_boxes=boxes, pred_box_scores=box_scores, has_prediction_row=mine is not None,
+            gt_ignore_boxes=EMPTY_BOXES if negative else ann.ignore_boxes,
+            gt_difficult=no_flags if negative else ann.difficult,
+            gt_area=EMPTY_SCORES if negative else ann.area,
+            gt_obbs=EMPTY_POLYS, gt_ignore_obbs=EMPTY_POLYS, pred_obbs=EMPTY_POLYS,
+            pred_obb_scores=EMPTY_SCORES))
+    return samples, submitted, every_submitted
 
 
 def _submitted_modalities(preds: dict[str, _Prediction],
@@ -887,11 +958,23 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     # below on the same bytes whenever it does not vouch for a document.
     typed = (TYPED_DECODE and chosen == ("bbox",) and ground_truth is None
              and predictions_doc is None)
+    pred_bytes = None
     if typed:
         gt_bytes = read_input(gt_path, "ground-truth")
-        ground_truth = (_typed_ground_truth(gt_bytes)
-                        or parse_ground_truth(parse_json(gt_bytes, str(gt_path)), str(gt_path),
-                                              ("bbox",)))
+        typed_gt = _typed_ground_truth(gt_bytes)
+        if typed_gt is None:
+            ground_truth = parse_ground_truth(parse_json(gt_bytes, str(gt_path)), str(gt_path),
+                                              ("bbox",))
+        else:
+            pred_bytes = read_input(pred_path, "prediction")
+            vouched = _typed_predictions(pred_bytes, task_key, typed_gt, score_threshold,
+                                         bbox_format)
+            if vouched is not None:
+                every, submitted, every_submitted = vouched
+                return _sample_lists(every, task_key, ("bbox",), ("bbox",), submitted,
+                                     every_submitted, (), score_threshold, bbox_format,
+                                     concave_obb, str(pred_path))
+            ground_truth = typed_gt.ground_truth()
     gt = ground_truth or parse_ground_truth(read_json(gt_path, "ground-truth"), str(gt_path),
                                             chosen or MODALITIES)
     if not set(chosen or MODALITIES) <= set(gt.modalities):
@@ -900,20 +983,17 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
     if gt.concave and not concave_obb and "oriented_bbox" in (chosen or MODALITIES):
         raise OVEarthInputError(list(gt.concave[:MAX_REPORTED]), len(gt.concave))
     queries = gt.tasks[task_key]
-    pred_bytes = read_input(pred_path, "prediction") if typed else None
-    preds = (_typed_predictions(pred_bytes, task_key, queries, score_threshold, bbox_format)
-             if pred_bytes is not None else None)
-    unknown: tuple[str, ...] = ()  # the typed decode takes no unknown task key
-    if preds is None:
-        doc = (predictions_doc if predictions_doc is not None
-               else parse_json(pred_bytes, str(pred_path)) if pred_bytes is not None
-               else read_json(pred_path, "prediction"))
-        preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
-                                  chosen or MODALITIES, score_threshold, bbox_format,
-                                  large_masks, concave_obb)
-        tasks = doc.get("tasks")
-        unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
-            tasks, dict) else ()
+    if typed and pred_bytes is None:
+        pred_bytes = read_input(pred_path, "prediction")
+    doc = (predictions_doc if predictions_doc is not None
+           else parse_json(pred_bytes, str(pred_path)) if pred_bytes is not None
+           else read_json(pred_path, "prediction"))
+    preds = parse_predictions(doc, str(pred_path), task_key, queries, gt.annotations,
+                              chosen or MODALITIES, score_threshold, bbox_format,
+                              large_masks, concave_obb)
+    tasks = doc.get("tasks")
+    unknown = tuple(str(k) for k in tasks if k not in TASK_KEYS.values()) if isinstance(
+        tasks, dict) else ()
     submitted = _submitted_modalities(preds, score_threshold)
     every_submitted = submitted if score_threshold is None else _submitted_modalities(preds, None)
     # ``auto``: the evaluation's modalities follow the threshold (the spec infers them after
@@ -927,9 +1007,20 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                   else _infer_modalities(submitted, str(pred_path)))
     every = [_build_sample(q, gt.annotations[q.ann_id], preds.get(q.query_id), every_chosen)
              for q in queries]
+    return _sample_lists(every, task_key, chosen, every_chosen, submitted, every_submitted,
+                         unknown, score_threshold, bbox_format, concave_obb, str(pred_path))
+
+
+def _sample_lists(every: list[Sample], task_key: str, chosen: tuple[str, ...],
+                  every_chosen: tuple[str, ...], submitted: tuple[str, ...],
+                  every_submitted: tuple[str, ...], unknown: tuple[str, ...],
+                  score_threshold: float | None, bbox_format: str, concave_obb: bool,
+                  pred_file: str) -> SampleList:
+    """The loaded view of samples ``every`` (every box): the threshold applied, held to the
+    pair cap, with every box attached (:meth:`SampleList.with_every_box`)."""
     samples = every if score_threshold is None else [_thresholded(s, score_threshold)
                                                      for s in every]
-    check_pair_cap(samples, chosen, str(pred_path))
+    check_pair_cap(samples, chosen, pred_file)
     out = SampleList(samples, task=task_key, modalities=chosen,
                      score_threshold=score_threshold, bbox_format=bbox_format,
                      submitted=submitted, unknown_task_keys=unknown, concave_obb=concave_obb)
@@ -939,7 +1030,7 @@ def _load_samples(gt_path: PathLike, pred_path: PathLike, task: str,
                                          score_threshold=None, bbox_format=bbox_format,
                                          submitted=every_submitted,
                                          unknown_task_keys=unknown, concave_obb=concave_obb),
-                              str(pred_path))
+                              pred_file)
 
 
 def _thresholded(sample: Sample, threshold: float) -> Sample:

@@ -219,10 +219,13 @@ def _limits(thresholds: tuple[float, ...]) -> list[float]:
 
 def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
                      category: IntArray, num_gt: IntArray,
-                     by_category: IntArray | None = None) -> FloatArray:
+                     by_category: IntArray | None = None,
+                     sorted_groups: IntArray | None = None) -> FloatArray:
     """101-point AP ``(T, C)`` of each category's kept detections (rank order) at each
     threshold (``tp``, ``keep`` ``(T, D)``); ``nan`` without GT. ``by_category``: the
-    detections sorted by category, stably (computed when not given).
+    detections sorted by category, stably (computed when not given); ``sorted_groups``
+    ``(T * D,)``: the group ``k * C + c`` of each detection so sorted at each threshold
+    (:func:`_sorted_groups`, computed when not given).
 
     Level ``l`` of a category gets the highest precision among its detections whose recall
     reaches it, so each detection covers the levels up to its recall: the largest
@@ -232,17 +235,18 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     """
     n_t, n_det = tp.shape
     n_cat = num_gt.size
+    if n_cat > 1 and by_category is None:
+        by_category = np.argsort(category, kind="stable")
+    if sorted_groups is None:
+        sorted_groups = _sorted_groups(category, n_cat, n_t, by_category)
+    # Threshold k's category c is the group k * C + c: the groups come out sorted.
     if n_cat == 1:  # one category: the rank order is the category's
         flat = np.flatnonzero(keep)
-        cat = flat // max(n_det, 1)
         hits = tp.ravel()[flat]
     else:
-        if by_category is None:
-            by_category = np.argsort(category, kind="stable")
         flat = np.flatnonzero(keep[:, by_category])
-        # Threshold k's category c is the group k * C + c: the groups come out sorted.
-        cat = (flat // max(n_det, 1)) * n_cat + category[by_category][flat % max(n_det, 1)]
         hits = tp[:, by_category].ravel()[flat]
+    cat = sorted_groups[flat]
     groups = n_t * n_cat
     counts = np.bincount(cat, minlength=groups)
     start = np.cumsum(counts) - counts
@@ -258,13 +262,26 @@ def _per_category_ap(tp: npt.NDArray[np.bool_], keep: npt.NDArray[np.bool_],
     levels = np.searchsorted(RECALL_101, ctp / totals[cat_at], side="right")
     new_group = np.concatenate([[True], cat_at[1:] != cat_at[:-1]]) if at.size else at
     column = np.cumsum(new_group) - 1
-    # Levels down the rows: the running maximum then runs over whole rows at a time.
+    # Levels down the rows: the running maximum then runs over whole rows at a time. Within
+    # a group the true positives come in rank order, so their recall, hence their level,
+    # never decreases: each (level, group) cell is one run, its maximum one reduceat.
     best = np.zeros((RECALL_101.size + 1, int(column[-1]) + 1 if at.size else 0))
-    np.maximum.at(best, (levels, column), precision)
+    if at.size:
+        cell = np.flatnonzero(new_group | np.concatenate([[True], levels[1:] != levels[:-1]]))
+        best[levels[cell], column[cell]] = np.maximum.reduceat(precision, cell)
     sampled = np.maximum.accumulate(best[:0:-1], axis=0)
     out = np.where(defined, 0.0, np.nan)
     out[cat_at[new_group]] = sampled.mean(axis=0)
     return out.reshape(n_t, n_cat)
+
+
+def _sorted_groups(category: IntArray, n_cat: int, n_t: int,
+                   by_category: IntArray | None) -> IntArray:
+    """The group ``k * C + c`` (threshold ``k``, category ``c``) of each detection at each
+    threshold, ``(T * D,)``, the detections in ``by_category`` order (rank order with one
+    category)."""
+    det_cat = category if by_category is None else category[by_category]
+    return (np.arange(n_t)[:, None] * n_cat + (det_cat if n_cat > 1 else 0 * det_cat)).ravel()
 
 
 def _count_per_category(mask: npt.NDArray[np.bool_], category: IntArray, n: int) -> IntArray:
@@ -292,6 +309,7 @@ class _Grouping:
     det_cat: IntArray  # (D,) each ranked detection's category
     gt_cat: IntArray  # (G,) each GT box's category
     by_category: IntArray | None  # the detections sorted by category (None: one category)
+    sorted_groups: IntArray  # (T * D,) the groups of the detections so sorted
     group: IntArray  # (T * D,) threshold k's category c is the group k * C + c
     ap: FloatArray  # (R, T, C)
     ar: FloatArray  # (R, T, C, len(max_dets))
@@ -310,9 +328,10 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
     plans = []
     for category, n_cat in groupings:
         det_cat = category[r.query]
+        by_category = None if n_cat == 1 else np.argsort(det_cat, kind="stable")
         plans.append(_Grouping(
-            n_cat, det_cat, np.repeat(category, gt_counts),
-            None if n_cat == 1 else np.argsort(det_cat, kind="stable"),
+            n_cat, det_cat, np.repeat(category, gt_counts), by_category,
+            _sorted_groups(det_cat, n_cat, n_t, by_category),
             (np.arange(n_t)[:, None] * n_cat + det_cat).ravel(),
             np.full((n_r, n_t, n_cat), np.nan), np.full((n_r, n_t, n_cat, len(max_dets)), np.nan),
             np.zeros((n_r, n_cat), dtype=np.int64)))
@@ -330,7 +349,8 @@ def coco_evals(ranked: Ranked, groupings: tuple[tuple[IntArray, int], ...],
         found_at = {j: (tp & within[j]).ravel() for j in caps}
         for g in plans:
             num_gt = g.num_gt[a] = _count_per_category(gt_in, g.gt_cat, g.n)
-            g.ap[a] = _per_category_ap(tp, keep, g.det_cat, num_gt, g.by_category)
+            g.ap[a] = _per_category_ap(tp, keep, g.det_cat, num_gt, g.by_category,
+                                       g.sorted_groups)
             with np.errstate(divide="ignore", invalid="ignore"):
                 for j, found in found_at.items():
                     n_found = _count_per_category(found, g.group, n_t * g.n)

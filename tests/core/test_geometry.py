@@ -77,6 +77,36 @@ def test_box_iou_matrix_against_scalar_reference() -> None:
                 assert got[i, j] == pytest.approx(refs.box_iou(gt[i], pred[j]), abs=1e-12)
 
 
+def test_many_small_sets_give_the_scalar_iou_to_the_bit() -> None:
+    """Issue 49: the small sets' pairs are computed column by column
+    (``geometry._column_pair_iou``, contiguous coordinate gathers): each value is the scalar
+    reference's, bit for bit (the same operations in the same order), touching, nested,
+    identical and huge boxes among them."""
+    rng = np.random.default_rng(49)
+    gts, preds = [], []
+    for _ in range(60):
+        g, p = (int(v) for v in rng.integers(0, 5, 2))
+        xy = rng.uniform(0, 20, (g + p, 2)).round(rng.integers(0, 3))
+        wh = rng.uniform(0.1, 10, (g + p, 2)).round(1) + 0.1
+        boxes = np.concatenate([xy, xy + wh], axis=1)
+        gts.append(boxes[:g])
+        preds.append(boxes[g:])
+    special = np.array([[0, 0, 10, 10], [10, 0, 20, 10], [2, 2, 4, 4], [0, 0, 10, 10],
+                        [-1e100, -1e100, 1e100, 1e100], [0.1, 0.2, 0.3, 0.7]])
+    gts.append(special)
+    preds.append(special[::-1].copy())
+    for gt, pred, got in zip(gts, preds, geometry.iou_matrices(gts, preds, False),
+                             strict=True):
+        assert got.shape == (len(gt), len(pred))
+        for i in range(len(gt)):
+            for j in range(len(pred)):
+                assert got[i, j] == refs.box_iou(gt[i].tolist(), pred[j].tolist())
+    columns = geometry._BoxColumns(special)
+    pairs = np.repeat(np.arange(6), 6), np.tile(np.arange(6), 6)
+    assert geometry._column_pair_iou(columns, columns, *pairs).tolist() == [
+        refs.box_iou(special[i].tolist(), special[j].tolist()) for i, j in zip(*pairs, strict=True)]
+
+
 @pytest.mark.parametrize(
     ("a", "b", "expected"),
     [

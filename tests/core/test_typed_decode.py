@@ -12,12 +12,14 @@ the checker (the point of the fast path), which fails on the code before it.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from bad_inputs.cases import CASES, BadCase
@@ -101,6 +103,33 @@ def test_a_valid_boxes_only_load_never_runs_the_checker(monkeypatch: pytest.Monk
                            bbox_format="xywh")
 
 
+def test_what_a_boxes_only_run_does_not_score_is_skipped(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """The masks, the oriented boxes and the other tasks' boxes are kept as raw JSON, never
+    materialised (a mask string is most of a file's bytes): values there that the checker
+    takes in a boxes-only run (it reads none of them) keep the fast path, with the checker's
+    samples; the decoded ground truth holds its mask strings raw."""
+    gt, pred = ld_gt(), ld_pred()
+    gt["annotations"][0]["oriented_bbox"] = "none"
+    gt["annotations"][1]["segmentation"] = {"size": "x", "counts": 5}
+    gt["annotations"][2]["ignore_oriented_bbox"] = {"any": ["json", 1e30]}
+    pred["tasks"]["open_vocabulary"][0]["segmentation"] = {"size": [1], "counts": [3, 4]}
+    pred["tasks"]["open_vocabulary"][0]["oriented_bbox"] = [{"polygon": "x", "score": None}]
+    pred["tasks"]["referring"][0]["bbox"] = {"not": "a list"}
+    gt_path, pred_path = ld_files(tmp_path, gt, pred)
+    checked = _outcome(gt_path, pred_path, "vocabulary", False)
+    assert not isinstance(checked, tuple), checked
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("the checker ran on a file it takes")
+
+    for name in ("parse_ground_truth", "parse_predictions", "parse_json"):
+        monkeypatch.setattr(io, name, refuse)
+    _assert_same(io.load_samples(gt_path, pred_path, "vocabulary", modalities="bbox"), checked)
+    decoded = typed_decode.decode_ground_truth(ld_files(tmp_path)[0].read_bytes())
+    assert isinstance(decoded.annotations[0].segmentation.counts, msgspec.Raw)
+
+
 def test_an_invalid_file_still_gets_the_checkers_messages(monkeypatch: pytest.MonkeyPatch,
                                                           tmp_path: Path) -> None:
     pred = ld_pred()
@@ -128,6 +157,9 @@ def test_the_corpus_reaches_the_typed_path() -> None:
 
 
 def _with(doc: dict, path: tuple, value: Any) -> dict:
+    """A copy of ``doc`` with ``value`` at ``path`` (a deep copy: the helpers' documents
+    share their polygon lists with every test of the session)."""
+    doc = copy.deepcopy(doc)
     node = doc
     for key in path[:-1]:
         node = node[key]
