@@ -5,9 +5,10 @@ Starting ``python -m ovearth_core...`` costs 0.5-1 s of CPU (numpy, pycocotools,
 status. :func:`run_module` calls the ``main(argv)`` that ``python -m MODULE`` runs instead and
 returns a :class:`subprocess.CompletedProcess` like ``subprocess.run(..., capture_output=True)``:
 
-* standard output and error are pipes at the descriptor level (descriptors 1 and 2, and
-  ``sys.stdout`` / ``sys.stderr`` over them), drained by threads: what the command prints,
-  writes to ``/dev/stdout`` or to ``sys.stdout.buffer`` is captured; ``isatty()`` is false;
+* standard output and error are captured at the descriptor level (descriptors 1 and 2 on
+  temporary files, and ``sys.stdout`` / ``sys.stderr`` over them): what the command
+  prints, writes to ``/dev/stdout`` or to ``sys.stdout.buffer`` is captured; ``isatty()``
+  is false (what a worker process started by the command prints later is not);
 * the exit status is what the interpreter would exit with: ``main``'s return value, a
   ``SystemExit`` code (argparse's 2), or 1 with the traceback on stderr for an exception
   that escapes ``main`` (so "no traceback" assertions keep their meaning);
@@ -31,7 +32,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
+import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Mapping
@@ -70,29 +71,24 @@ def entry_point(module: str) -> tuple[Callable[[list[str]], Any], str]:
     return importlib.import_module(source).main, argv0
 
 
-class _Drain:
-    """One pipe whose read end a thread empties, its write end on descriptor ``fd``."""
+class _Capture:
+    """Descriptor ``fd`` redirected to an unnamed temporary file until :meth:`close`.
+
+    A file, not a pipe: a process the command starts and leaves running (a forkserver, the
+    resource tracker) inherits the descriptor, and a pipe would then never reach its end."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.saved = os.dup(fd)
-        read, write = os.pipe()
-        os.dup2(write, fd)
-        os.close(write)
-        self.chunks: list[bytes] = []
-        self.thread = threading.Thread(target=self._read, args=(read,), daemon=True)
-        self.thread.start()
-
-    def _read(self, read: int) -> None:
-        with os.fdopen(read, "rb", buffering=0) as pipe:
-            while chunk := pipe.read(65536):
-                self.chunks.append(chunk)
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        os.dup2(self.file.fileno(), fd)
 
     def close(self) -> bytes:
-        os.dup2(self.saved, self.fd)  # the last write end closes: the reader sees the end
+        os.dup2(self.saved, self.fd)
         os.close(self.saved)
-        self.thread.join()
-        return b"".join(self.chunks)
+        with self.file:
+            self.file.seek(0)
+            return self.file.read()
 
 
 def _exit_status(code: object) -> int:
@@ -125,7 +121,7 @@ def run_module(module: str, *args: str | os.PathLike[str],
     saved_streams = sys.stdout, sys.stderr
     for stream in saved_streams:
         stream.flush()
-    out, err = _Drain(1), _Drain(2)
+    out, err = _Capture(1), _Capture(2)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False,  # noqa: SIM115
                       buffering=1)
