@@ -19,7 +19,8 @@ returns a :class:`subprocess.CompletedProcess` like ``subprocess.run(..., captur
 
 Tests whose rule is about the process itself (what ``python -m`` imports, the interpreter's
 own traceback, signals, environment read at start-up, the shipped entry points) keep a real
-subprocess; every command keeps at least one (tests/core/test_cli_inprocess.py).
+subprocess; every command keeps at least one. tests/core/test_cli_inprocess.py checks this
+helper.
 """
 
 from __future__ import annotations
