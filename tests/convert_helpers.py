@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli_inprocess import run_module
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,5 +42,11 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ovearth_core.convert *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module("ovearth_core.convert", *args, cwd=ROOT)
+
+
+def run_cli_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ovearth_core.convert *args`` as a real process (the shipped entry point)."""
     return subprocess.run([sys.executable, "-m", "ovearth_core.convert", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_inprocess import run_module
 
 from ovearth_core.analysis import analysis_report
 from ovearth_core.evaluate import evaluate_samples
@@ -24,7 +25,13 @@ GT = DEMO / "ground_truth.json"
 BOXES = DEMO / "predictions" / "box_detector.json"
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module(module, *args, cwd=ROOT)
+
+
+def _run_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m *args`` as a real process (the shipped entry point)."""
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
 
@@ -67,8 +74,8 @@ def test_analysis_cli_bad_input_exits_2_without_output(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"tasks": {"open_vocabulary": [{"query_id": "nope"}]}}')
     out = tmp_path / "a.json"
-    proc = _run("ovearth_core.analysis", "--gt", str(GT), "--predictions", str(bad),
-                "--modalities", "bbox", "--output", str(out))
+    proc = _run_process("ovearth_core.analysis", "--gt", str(GT), "--predictions", str(bad),
+                        "--modalities", "bbox", "--output", str(out))
     assert proc.returncode == 2
     assert "nope" in proc.stderr and "Traceback" not in proc.stderr
     assert not out.exists()
@@ -98,7 +105,7 @@ def test_leaderboard_cli_missing_folder_is_a_clear_error(tmp_path: Path) -> None
 def test_the_ranking_module_run_as_a_command_names_the_command() -> None:
     """The command imports the ranking, not the other way round (issue 47: no import circle);
     running the ranking module says which command to run, without a traceback."""
-    proc = _run("ovearth_core.analysis.leaderboard", "--help")
+    proc = _run_process("ovearth_core.analysis.leaderboard", "--help")
     assert proc.returncode != 0
     assert "run python -m ovearth_core.leaderboard" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from analysis_fixtures import make_ground_truth, make_predictions
 from app_fixtures import Dataset, write_dataset
+from cli_inprocess import run_module
 from scipy.stats import spearmanr
 
 from ovearth_core.analysis.leaderboard import (
@@ -321,13 +322,11 @@ def test_worker_count_is_the_usable_cores() -> None:
 
 def test_the_command_reports_progress_and_cached_results(folder: Path, tmp_path: Path) -> None:
     cache_dir = tmp_path / "cli_cache"
-    cmd = [sys.executable, "-m", "ovearth_core.leaderboard", str(folder), "--task",
-           "vocabulary", "--modalities", MODS, "--subsets", "200", "--cache-dir",
-           str(cache_dir), "--workers", "2"]
-    cold = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    warm = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    off = subprocess.run([*cmd, "--no-cache"], capture_output=True, text=True, timeout=600,
-                         check=False)
+    cmd = [str(folder), "--task", "vocabulary", "--modalities", MODS, "--subsets", "200",
+           "--cache-dir", str(cache_dir), "--workers", "2"]
+    cold = run_module("ovearth_core.leaderboard", *cmd)
+    warm = run_module("ovearth_core.leaderboard", *cmd)
+    off = run_module("ovearth_core.leaderboard", *cmd, "--no-cache")
     assert cold.returncode == warm.returncode == off.returncode == 0, cold.stderr
     assert json.loads(cold.stdout) == json.loads(warm.stdout) == json.loads(off.stdout)
     lines = [ln for ln in cold.stderr.splitlines() if "] model_" in ln]
@@ -490,11 +489,10 @@ def test_leaderboard_cli_ranks_by_map_with_the_detection_cap(tmp_path: Path) -> 
 
     demo = Path(__file__).resolve().parents[2] / "assets" / "demo"
     out = tmp_path / "lb.json"
-    proc = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(demo),
-                           "--task", "vocabulary", "--modalities", "bbox", "--subsets", "200",
-                           "--workers", "1", "--no-cache", "--average-precision",
-                           "--max-detections", "110", "--output", str(out)],
-                          capture_output=True, text=True)
+    proc = run_module("ovearth_core.leaderboard", str(demo), "--task", "vocabulary",
+                      "--modalities", "bbox", "--subsets", "200", "--workers", "1",
+                      "--no-cache", "--average-precision", "--max-detections", "110",
+                      "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     board = json.loads(out.read_text())["open_vocabulary"]
     names = board["models"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inprocess import run_module
 
 from ovearth_core.analysis.ap import average_precision_report
 from ovearth_core.io import load_samples
@@ -23,9 +23,9 @@ GT = DEMO / "ground_truth.json"
 STRONG = DEMO / "predictions" / "strong_localiser.json"
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module(module, *args, cwd=ROOT)
 
 
 @pytest.mark.parametrize("command", [

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import html as htmllib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from analysis_fixtures import thin_board
+from cli_inprocess import run_module
 
 REPO = Path(__file__).resolve().parents[2]
 THIN = ("Thin evidence: the intervals and tests rest on 5 images (fewer than 30), so they "
@@ -29,9 +28,8 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _leaderboard(board: Path, *flags: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(board),
-                           "--task", "vocabulary", "--no-cache", "--subsets", "20", *flags],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    done = run_module("ovearth_core.leaderboard", str(board), "--task", "vocabulary",
+                      "--no-cache", "--subsets", "20", *flags, cwd=REPO)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["open_vocabulary"]["uncertainty"]
 
@@ -54,14 +52,13 @@ def test_the_command_json_below_the_minimum_count_has_no_test(board: Path) -> No
 
 
 def _report(board: Path, out: Path, *flags: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "ovearth_core.report", "--gt", str(board / "ground_truth.json"),
-         "--predictions", str(board / "predictions" / "a_twin.json"),
-         "--compare", str(board / "predictions" / "d_weak.json"),
-         "--rank", str(board / "predictions"), "--task", "vocabulary", "--out", str(out),
-         "--no-cache", "--bootstrap-unit", "image", "--modalities",
-         "segmentation,bbox,oriented_bbox", *flags],
-        capture_output=True, text=True, cwd=REPO, timeout=600)
+    done = run_module(
+        "ovearth_core.report", "--gt", str(board / "ground_truth.json"),
+        "--predictions", str(board / "predictions" / "a_twin.json"),
+        "--compare", str(board / "predictions" / "d_weak.json"),
+        "--rank", str(board / "predictions"), "--task", "vocabulary", "--out", str(out),
+        "--no-cache", "--bootstrap-unit", "image", "--modalities",
+        "segmentation,bbox,oriented_bbox", *flags, cwd=REPO)
     assert done.returncode == 0, done.stderr
     return htmllib.unescape(out.read_text())
 

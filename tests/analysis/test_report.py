@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import orjson
 import pytest
+from cli_inprocess import run_module
 from PIL import Image
 from report_fixtures import build_dataset
 
@@ -370,8 +371,8 @@ def test_single_submission_report_and_default_tasks(tmp_path: Path) -> None:
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ovearth_core.report", *args],
-                          capture_output=True, text=True, check=False)
+    """``python -m ovearth_core.report *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module("ovearth_core.report", *args)
 
 
 def test_cli_bad_prediction_exits_2_without_output(dataset: Any, tmp_path: Path) -> None:
@@ -425,9 +426,12 @@ def _exit_code(args: list[str]) -> int:
 
 
 def test_cli_missing_ground_truth_exits_2(tmp_path: Path) -> None:
-    proc = _run_cli("--gt", str(tmp_path / "nope.json"), "--predictions",
-                    str(tmp_path / "p.json"), "--modalities", ALL, "--out",
-                    str(tmp_path / "r.html"))
+    """A real ``python -m ovearth_core.report`` process (the shipped entry point)."""
+    proc = subprocess.run([sys.executable, "-m", "ovearth_core.report", "--gt",
+                           str(tmp_path / "nope.json"), "--predictions",
+                           str(tmp_path / "p.json"), "--modalities", ALL, "--out",
+                           str(tmp_path / "r.html")], capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 2
     assert "nope.json" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "r.html").exists()
@@ -561,10 +565,10 @@ def test_report_shows_pooled_ap_and_per_category_map_with_the_cap(tmp_path: Path
                     "--max-detections", "110", "--hard-negatives", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     analysis = tmp_path / "a.json"
-    subprocess.run([sys.executable, "-m", "ovearth_core.analysis", "--gt", str(gt),
-                    "--predictions", str(pred), "--modalities", "bbox,oriented_bbox",
-                    "--max-detections", "110", "--hard-negatives", "--output", str(analysis)],
-                   check=True, capture_output=True)
+    done = run_module("ovearth_core.analysis", "--gt", str(gt), "--predictions", str(pred),
+                      "--modalities", "bbox,oriented_bbox", "--max-detections", "110",
+                      "--hard-negatives", "--output", str(analysis))
+    assert done.returncode == 0, done.stderr
     ap = json.loads(analysis.read_text())["analysis"]["average_precision"]
     html = out.read_text(encoding="utf-8")
     cells = {(m, k): v for m, k, v in re.findall(

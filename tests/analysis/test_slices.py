@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from cli_inprocess import run_module
 
 from ovearth_core.analysis import slices
 from ovearth_core.errors import OVEarthInputError
@@ -192,8 +192,8 @@ def test_table_to_dict_is_json_ready(strong: tuple[SampleList, dict]) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ovearth_core.analysis", *args],
-                          capture_output=True, text=True, cwd=DEMO.parents[1], timeout=300)
+    """``python -m ovearth_core.analysis *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module("ovearth_core.analysis", *args, cwd=DEMO.parents[1])
 
 
 def test_cli_slice_by_adds_analysis_slices(tmp_path: Path) -> None:

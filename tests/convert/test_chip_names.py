@@ -17,12 +17,10 @@ else ImgSplit's default 1024 px, said so.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from convert_helpers import ROOT
+from convert_helpers import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -116,11 +114,9 @@ def test_from_dota_merge_chips_refuses_hostile_names_without_a_traceback(
     results.mkdir(parents=True)
     (results / "Task1_plane.txt").write_text(
         "P0001__1__0___0 0.5 1 1 5 1 5 5 1 5\n" f"{name} 0.9 1 1 5 1 5 5 1 5\n")
-    proc = subprocess.run([sys.executable, "-m", "ovearth_core.convert", "from-dota",
-                           "--labels", str(tmp_path / "labelTxt"), "--images",
-                           str(tmp_path / "images"), "--results", str(results),
-                           "--merge-chips", "--out", str(tmp_path / "bench"), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = run_cli("from-dota", "--labels", str(tmp_path / "labelTxt"), "--images",
+                   str(tmp_path / "images"), "--results", str(results),
+                   "--merge-chips", "--out", str(tmp_path / "bench"), "--quiet")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "Task1_plane.txt" in proc.stderr and "line 2" in proc.stderr

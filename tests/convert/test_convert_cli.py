@@ -4,21 +4,21 @@ exit status 2, nothing written; and the command line's happy paths, ``--force``,
 Each corpus row copies the sample data of one format into a temporary folder, breaks one
 thing and runs the command in-process (``main``: the exit status and stderr) and through the
 Python API (``_run`` raises :class:`OVEarthInputError`; the first problem is checked). Rows
-marked ``subprocess`` also run as ``python -m ovearth_core.convert``.
+marked ``subprocess`` also run as a real ``python -m ovearth_core.convert`` process; the
+other command-line tests run its entry point in this process (tests/cli_inprocess.py).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from convert_helpers import DATA, DEMO, ROOT, run_cli
+from cli_inprocess import run_module
+from convert_helpers import DATA, DEMO, ROOT, run_cli, run_cli_process
 from PIL import Image
 
 from ovearth_core.convert import __main__ as cli
@@ -268,7 +268,7 @@ def test_bad_input_cli(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture
 def test_bad_input_subprocess(case: Case, tmp_path: Path) -> None:
     src, out = _prepare(case, tmp_path)
     out.parent.mkdir()
-    proc = run_cli(*_argv(case, src, out))
+    proc = run_cli_process(*_argv(case, src, out))
     assert proc.returncode == 2
     assert case.field in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""
@@ -420,9 +420,8 @@ def test_a_converted_folder_is_a_benchmark_folder(tmp_path: Path) -> None:
     assert cli.main(["from-dota", "--labels", str(DATA / "dota" / "labelTxt"), "--images",
                      str(DATA / "dota" / "images"), "--results", str(results / "model_a"),
                      "--results", str(results / "model_b"), "--out", str(out), "--quiet"]) == 0
-    proc = subprocess.run([sys.executable, "-m", "ovearth_core.leaderboard", str(out), "--task",
-                           "vocabulary", "--modalities", "bbox", "--subsets", "5"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = run_module("ovearth_core.leaderboard", str(out), "--task", "vocabulary",
+                      "--modalities", "bbox", "--subsets", "5", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     board = json.loads(proc.stdout)["open_vocabulary"]
     assert board["models"] == ["model_a", "model_b"]

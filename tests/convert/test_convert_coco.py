@@ -15,13 +15,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from cli_inprocess import run_module
 from convert_helpers import ALL, DATA, DEMO, ROOT, blank_images, differences
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
@@ -415,13 +414,12 @@ def test_hard_negative_map_through_the_analysis_command_equals_cocoeval(
         ev.accumulate()
         ev.summarize()
     out = tmp_path / "analysis.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "ovearth_core.analysis",
-         "--gt", str(tmp_path / "bench" / "ground_truth.json"),
-         "--predictions", str(tmp_path / "bench" / "predictions" / "res.json"),
-         "--modalities", "bbox", "--hard-negatives", "--output", str(out),
-         *([] if cap is None else ["--max-detections", str(cap)])],
-        cwd=ROOT, capture_output=True, text=True)
+    proc = run_module(
+        "ovearth_core.analysis",
+        "--gt", str(tmp_path / "bench" / "ground_truth.json"),
+        "--predictions", str(tmp_path / "bench" / "predictions" / "res.json"),
+        "--modalities", "bbox", "--hard-negatives", "--output", str(out),
+        *([] if cap is None else ["--max-detections", str(cap)]), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     coco = json.loads(out.read_text())["analysis"]["average_precision"]["bbox"]["coco"]
     n = 100 if cap is None else cap

@@ -2,9 +2,10 @@
 
 The corpus lives in ``bad_inputs/cases.py``; each row states the file, the exact
 field path, the query_id and a substring of the expected text. All rows run
-through the Python API; rows marked ``cli`` also run through ``python -m
-ovearth_core`` in a subprocess (exit status 2, a readable message on stderr,
-no traceback, no output file written).
+through the Python API; rows marked ``cli`` also run through the entry point of
+``python -m ovearth_core``, in this process (tests/cli_inprocess.py: exit status 2, a
+readable message on stderr, no traceback, no output file written); one case runs it as a
+real process.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from bad_inputs.cases import CASES, BadCase, ov, row
+from cli_inprocess import run_module
 from docs_helpers import LD_PYTHON, ld_files
 
 from ovearth_core.errors import MAX_REPORTED, OVEarthInputError
@@ -63,7 +65,7 @@ def test_bad_input_api(case: BadCase, tmp_path: Path) -> None:
 
 
 def _cli_args(case: BadCase, gt_path: Path, pred_path: Path, out: Path) -> list[str]:
-    args = [LD_PYTHON, "-m", "ovearth_core", "--gt", str(gt_path), "--predictions",
+    args = ["--gt", str(gt_path), "--predictions",
             str(pred_path), "--task", case.task, f"--modalities={case.modalities}",
             "--iou-threshold", repr(case.iou_threshold), "--bbox-format", case.bbox_format,
             "--output", str(out)]
@@ -86,8 +88,7 @@ def test_bad_input_cli(index: int, tmp_path: Path) -> None:
     if keep_existing:
         out.write_bytes(b"previous results\n")
     before = sorted(p.name for p in tmp_path.iterdir())
-    proc = subprocess.run(_cli_args(case, gt_path, pred_path, out), capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = run_module("ovearth_core", *_cli_args(case, gt_path, pred_path, out))
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
@@ -127,7 +128,10 @@ def test_thirty_problems_show_twenty_with_total(tmp_path: Path) -> None:
 
 
 def test_thirty_problems_cli(tmp_path: Path) -> None:
-    """The CLI prints the total and the first 20 problems. Spec: CLI; issue "up to 20"."""
+    """The CLI prints the total and the first 20 problems. Spec: CLI; issue "up to 20".
+
+    A real ``python -m ovearth_core`` process: the shipped entry point, its exit status and
+    no traceback from the interpreter (the corpus above runs in process)."""
     gt_path, pred_path = ld_files(tmp_path, pred=_thirty_bad_rows())
     proc = subprocess.run([LD_PYTHON, "-m", "ovearth_core", "--gt", str(gt_path),
                            "--predictions", str(pred_path), "--modalities", "bbox"],

@@ -1,7 +1,10 @@
 """End-to-end command line: ``python -m ovearth_core`` and the ``ovearth-eval`` script.
 
 Spec "Command-Line Interface": options, defaults, stdout/file output; exit
-status 2 with a readable message for bad input or options.
+status 2 with a readable message for bad input or options. Tests of arguments, messages,
+outputs and exit status run the entry point in this process (tests/cli_inprocess.py); the
+shipped entry points (``python -m ovearth_core`` and the script) and what they import run as
+real processes.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
+from cli_inprocess import run_module
 from docs_helpers import LD_POLY_A1, LD_PYTHON, ld_files, ld_pred
 
 SCRIPT = str(Path(LD_PYTHON).parent / "ovearth-eval")
@@ -22,7 +26,10 @@ SPEC_OPTIONS = {"--gt", "--prediction", "--predictions", "--task", "--output",
                 "--iou-threshold", "--score-threshold", "--bbox-format", "--modalities"}
 
 
-def _run(args: list[str], entry: list[str] = MODULE) -> subprocess.CompletedProcess[bytes]:
+def _run(args: list[str], entry: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``python -m ovearth_core args`` in this process; ``entry``: a real process of it."""
+    if entry is None:
+        return run_module("ovearth_core", *args, text=False)
     return subprocess.run([*entry, *args], capture_output=True, timeout=120, check=False)
 
 
@@ -49,7 +56,7 @@ def test_every_option_both_entry_points(tmp_path: Path) -> None:
     """Both entry points accept every spec option and write the same bytes."""
     gt, pred = ld_files(tmp_path, pred=_xywh_scored_pred())
     out_module, out_script = tmp_path / "module.json", tmp_path / "script.json"
-    first = _run(_all_options(gt, pred, out_module))
+    first = _run(_all_options(gt, pred, out_module), entry=MODULE)
     second = _run(_all_options(gt, pred, out_script), entry=[SCRIPT])
     assert first.returncode == 0, first.stderr
     assert second.returncode == 0, second.stderr
@@ -241,9 +248,8 @@ def test_the_spec_command_never_uses_the_result_cache(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     env = {**os.environ, "OVEARTH_CACHE_DIR": str(cache_dir)}
     for _ in range(2):
-        proc = subprocess.run([*MODULE, "--gt", str(gt), "--predictions", str(pred),
-                               "--modalities", "segmentation"], capture_output=True,
-                              timeout=120, check=False, env=env)
+        proc = run_module("ovearth_core", "--gt", str(gt), "--predictions", str(pred),
+                          "--modalities", "segmentation", env=env, text=False)
         assert proc.returncode == 0 and b"cache" not in proc.stderr
     assert not cache_dir.exists()
 

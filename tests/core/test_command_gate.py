@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from app_fixtures import Dataset, write_dataset
+from cli_inprocess import run_module
 from convert_helpers import run_cli
 
 from tests.hosting_helpers import GT, PREDICTIONS, hosting, lay_out, run_worker
@@ -30,8 +31,8 @@ MODS = "segmentation,bbox,oriented_bbox"
 
 
 def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    """``python -m module *args`` in this process (tests/cli_inprocess.py)."""
+    return run_module(module, *args, cwd=ROOT)
 
 
 def _link_out(link: Path, outside: Path, content: bytes | None = None) -> Path:
@@ -99,11 +100,13 @@ def test_a_link_inside_the_folder_is_followed(tmp_path: Path) -> None:
 def test_files_named_on_the_command_line_are_read_where_they_are(folder: Dataset,
                                                                   tmp_path: Path) -> None:
     """The audit command takes files, not a folder: the user named them (the shell's
-    ``predictions/*.json`` included), so a link among them is read as the user asked."""
+    ``predictions/*.json`` included), so a link among them is read as the user asked. A
+    real ``python -m ovearth_core.audit`` process (the shipped entry point)."""
     preds = folder.root / "predictions"
-    run = _run("ovearth_core.audit", "--gt", str(folder.gt), "--predictions",
-               str(folder.model_a), str(preds / "leak.json"), "--out",
-               str(tmp_path / "audit.json"))
+    run = subprocess.run([sys.executable, "-m", "ovearth_core.audit", "--gt", str(folder.gt),
+                          "--predictions", str(folder.model_a), str(preds / "leak.json"),
+                          "--out", str(tmp_path / "audit.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
 
 

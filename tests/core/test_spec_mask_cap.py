@@ -9,11 +9,10 @@ default (what we accept the reference toolkit accepts) and the larger cap became
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_inprocess import run_module
 from mask_cap_helpers import H, W, write_benchmark
 from pycocotools import mask as cocomask
 
@@ -63,10 +62,9 @@ def test_the_evaluator_keeps_the_spec_rule(tmp_path: Path) -> None:
     """The evaluator's command has exactly the spec's flags (tests/core/test_cli.py), and its
     rule: no --large-masks there."""
     gt, pred = write_benchmark(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "ovearth_core", "--gt", str(gt),
-                           "--predictions", str(pred), "--task", "vocabulary", "--modalities",
-                           "segmentation", "--output", str(tmp_path / "o.json")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = run_module("ovearth_core", "--gt", str(gt), "--predictions", str(pred), "--task",
+                      "vocabulary", "--modalities", "segmentation", "--output",
+                      str(tmp_path / "o.json"), cwd=ROOT)
     assert proc.returncode == 2 and "the spec's cap on a predicted mask" in proc.stderr
 
 
@@ -76,13 +74,12 @@ def test_every_evaluating_command_takes_the_flag(tmp_path: Path, module: str) ->
     out = ["--output-dir", str(tmp_path / "suite")] if module.endswith("suite") else [
         "--output", str(tmp_path / "out.json")]
     task = ["--tasks", "vocabulary"] if module.endswith("suite") else ["--task", "vocabulary"]
-    base = [sys.executable, "-m", module, "--gt", str(gt), "--predictions", str(pred),
-            "--modalities", "segmentation", *out, *task]
-    refused = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    base = ["--gt", str(gt), "--predictions", str(pred), "--modalities", "segmentation", *out,
+            *task]
+    refused = run_module(module, *base, cwd=ROOT)
     assert refused.returncode == 2, refused.stderr
     assert "the spec's cap on a predicted mask" in refused.stderr
-    taken = subprocess.run([*base, "--large-masks"], capture_output=True, text=True, cwd=ROOT,
-                           timeout=300)
+    taken = run_module(module, *base, "--large-masks", cwd=ROOT)
     assert taken.returncode == 0, taken.stderr
     found = (tmp_path / "suite" / "vocabulary.json") if module.endswith("suite") else (
         tmp_path / "out.json")
@@ -110,13 +107,11 @@ def test_the_leaderboard_command_takes_the_flag(tmp_path: Path) -> None:
     (folder / "predictions").mkdir(parents=True)
     gt.rename(folder / "ground_truth.json")
     pred.rename(folder / "predictions" / "huge.json")
-    base = [sys.executable, "-m", "ovearth_core.leaderboard", str(folder), "--task",
-            "vocabulary", "--modalities", "segmentation", "--no-cache", "--subsets", "5",
-            "--no-ranks"]
-    refused = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    base = [str(folder), "--task", "vocabulary", "--modalities", "segmentation", "--no-cache",
+            "--subsets", "5", "--no-ranks"]
+    refused = run_module("ovearth_core.leaderboard", *base, cwd=ROOT)
     assert refused.returncode == 2 and "the spec's cap on a predicted mask" in refused.stderr
-    taken = subprocess.run([*base, "--large-masks"], capture_output=True, text=True, cwd=ROOT,
-                           timeout=300)
+    taken = run_module("ovearth_core.leaderboard", *base, "--large-masks", cwd=ROOT)
     assert taken.returncode == 0, taken.stderr
     board = json.loads(taken.stdout)["open_vocabulary"]
     assert board["models"] == ["huge"] or "huge" in json.dumps(board)
