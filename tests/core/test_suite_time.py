@@ -6,7 +6,10 @@ tests pin those settings, so a later edit cannot undo them unnoticed."""
 from __future__ import annotations
 
 import gc
+import re
+from pathlib import Path
 
+from browser_support import shots_wanted
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
@@ -31,3 +34,15 @@ def test_streamlit_scans_the_installed_components_once() -> None:
     after = scan.cache_info()
     assert after.misses - before.misses <= 1
     assert after.hits + after.misses - before.hits - before.misses == 2
+
+
+def test_browser_screenshots_are_taken_only_for_a_person_or_a_test() -> None:
+    """A screenshot for a person (``browser_support.shoot`` / ``snap``) is taken only under
+    ``OVEARTH_SHOTS``; a test file calls ``.screenshot(`` itself only to read the picture
+    (bytes, never a ``path=``), and waits for a condition, never a fixed minute."""
+    assert not shots_wanted({}) and not shots_wanted({"OVEARTH_SHOTS": "0"})
+    assert shots_wanted({"OVEARTH_SHOTS": "1"})
+    for test in sorted((Path(__file__).parents[1] / "browser").glob("test_*.py")):
+        text = test.read_text(encoding="utf-8")
+        assert not re.search(r"\.screenshot\(\s*path=", text), test.name
+        assert "60_000" not in text, test.name
