@@ -135,6 +135,15 @@ def harbour_app(root: Path) -> tuple[Path, Path]:
 
 
 SHOTS = Path("/tmp/ovearth_shots")  # screenshots of the browser tests, kept to look at
+SHOTS_VAR = "OVEARTH_SHOTS"
+
+
+def shots_wanted(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the browser tests save their screenshots for a person to look at:
+    ``OVEARTH_SHOTS`` set to anything but empty or ``0``. A screenshot no test reads proves
+    nothing, and a full page costs Chromium some CPU; the runs that look (a change to a
+    page) set it. A screenshot a test reads (a picture's pixels) is taken in every run."""
+    return environ.get(SHOTS_VAR, "").strip() not in ("", "0")
 
 
 def settle(page, text: str) -> None:
@@ -165,9 +174,22 @@ def navigate(page, label: str, text: str, key: str | None = None) -> None:
     settle(page, text)
 
 
-def shoot(page, tmp_path: Path, name: str) -> None:
-    """A full-page screenshot into the test's folder, copied to ``SHOTS``."""
+def snap(target, name: str, **kwargs) -> None:
+    """When :func:`shots_wanted`: a screenshot of ``target`` (a page or a locator; ``kwargs``
+    go to its ``screenshot``) into ``SHOTS``, after half a second for plotly to finish its
+    layout transition (a picture for a person, not a condition a test waits for)."""
+    if not shots_wanted():
+        return
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)  # let plotly finish its layout transition
-    page.screenshot(path=str(tmp_path / name), full_page=True)
-    shutil.copy(tmp_path / name, SHOTS / name)
+    page = getattr(target, "page", target)
+    page.wait_for_timeout(500)
+    target.screenshot(path=str(SHOTS / name), **kwargs)
+
+
+def shoot(page, tmp_path: Path, name: str) -> None:
+    """When :func:`shots_wanted`: a full-page screenshot into the test's folder, copied to
+    ``SHOTS`` (:func:`snap`)."""
+    if not shots_wanted():
+        return
+    snap(page, name, full_page=True)
+    shutil.copy(SHOTS / name, tmp_path / name)

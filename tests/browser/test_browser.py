@@ -4,11 +4,12 @@ The app code (app.py, pages/, .streamlit/) is copied next to a tiny dataset writ
 ``assets/demo`` in a temporary folder, so the app opens on it with no arguments, as it
 opens on the bundled demo (the worker's shared ``demo_server``, for the tests that only
 read it, the large image by its link; the deep link gets a fresh server). Screenshots
-go to the test's tmp dir and /tmp/ovearth_shots/.
+go to the test's tmp dir and /tmp/ovearth_shots/ (with ``OVEARTH_SHOTS=1``).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -137,10 +138,9 @@ def test_small_object_of_a_large_image_is_drawn_at_full_resolution(
     overlay = page.locator("img.ov-view").first
     page.wait_for_function("() => document.querySelector('img.ov-view')?.naturalWidth > 0",
                            timeout=MS)
-    shot = tmp_path / "overlay.png"
-    overlay.screenshot(path=str(shot))
+    shot = overlay.screenshot()  # the picture as shown, read below
     shoot(page, tmp_path, "explorer_full_resolution.png")
-    grey = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    grey = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), dtype=float)
     # The view opens on about 100 x 100 original pixels: each stripe is a few screen
     # pixels wide and black and white alternate across the picture. The downscaled image
     # alone blurs them to an even grey (a box outline adds a handful of edges only).

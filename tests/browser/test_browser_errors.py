@@ -1,6 +1,7 @@
 """A dense query in Chromium opens on its first error, and "Next error ▷" (or Shift+→)
 moves to the second, zoomed to it (issue 34, item 8). Screenshots:
-/tmp/ovearth_shots/errors_first.png, errors_second.png, errors_back.png."""
+/tmp/ovearth_shots/errors_first.png, errors_second.png, errors_back.png (with
+``OVEARTH_SHOTS=1``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import SHOTS, Server, navigate, settle
+from browser_support import Server, navigate, settle, shots_wanted, snap
 from playwright.sync_api import Page
 
 from benchmarks import dense_scene
@@ -18,10 +19,9 @@ pytestmark = pytest.mark.browser
 
 
 def _shoot(page, tmp_path: Path, name: str) -> None:
-    page.locator(".ov-viewer").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name))
+    if shots_wanted():
+        page.locator(".ov-viewer").first.scroll_into_view_if_needed()
+        snap(page, name)
 
 
 def _view(page) -> str:

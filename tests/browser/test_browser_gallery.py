@@ -1,5 +1,6 @@
 """The Gallery in Chromium on a non-demo dataset (issue 14): tiles are drawn, and a tile's
-link opens its query in the explorer. The screenshot goes to /tmp/ovearth_shots/gallery.png.
+link opens its query in the explorer. The screenshot goes to /tmp/ovearth_shots/gallery.png
+(with ``OVEARTH_SHOTS=1``).
 
 The dataset is a copy of the bundled demo's files in a folder of its own, opened with
 ``--data``; the app's own demo folder holds the tests' tiny dataset, so a fallback to it
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import parse_qsl, urlsplit
 
-from browser_support import MS, SHOTS, Server, settle
+from browser_support import MS, Server, settle, snap
 from playwright.sync_api import Page, expect
 
 
@@ -30,8 +31,7 @@ def test_gallery_draws_tiles_and_a_tile_opens_its_query(
         "[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 0)",
         timeout=MS)
     assert main.get_by_text("harbour_bench", exact=False).count() > 0
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "gallery.png"), full_page=False)
+    snap(page, "gallery.png")
     link = main.locator("a", has_text="↗").nth(2)
     href = link.get_attribute("href") or ""
     query = dict(parse_qsl(urlsplit(href).query))["q"]
@@ -47,4 +47,4 @@ def test_gallery_draws_tiles_and_a_tile_opens_its_query(
     header = explorer.locator("h3").filter(has_text=re.compile(r"ov_\d+")).first
     assert header.inner_text().strip() == query
     assert explorer.locator('[data-testid="stException"]').count() == 0
-    explorer.screenshot(path=str(SHOTS / "gallery_opened.png"), full_page=False)
+    snap(explorer, "gallery_opened.png")

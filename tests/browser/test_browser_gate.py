@@ -29,7 +29,15 @@ MARKER = "SECRET-48-do-not-show"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path, Path]]:
     """A server of its own (module): its demo is the audit scene with links out; the
-    outside folder and the link to an outside ground truth beside the demo."""
+    outside folder and the link to an outside ground truth beside the demo.
+
+    The server's CPU (every page's sessions) is a child's: it is counted when the server
+    stops, in the teardown of the module's last case, so a per-test CPU profile charges
+    the whole module's server to ``[pages/Audit.py]`` (and, when the file runs alone, the
+    worker's Chromium too, counted when it closes at the session's end). What the cases
+    cost was Chromium's drawing (Streamlit's animations, painted in software: reduced
+    motion in tests/conftest.py) and a second browser context per case for the ``?gt=``
+    link (now the same page loaded again: a new session all the same)."""
     tmp = tmp_path_factory.mktemp("gate")
     app_dir = copy_app(tmp / "app")
     demo = app_dir / "assets" / "demo"
@@ -90,8 +98,8 @@ def test_a_page_with_links_out_shows_nothing_of_them(
             assert f"resolves to {outside / f'{name}.json'}" in body, body[-3000:]
     if page_file == "pages/Query_explorer.py":
         _shows(page, "resolves outside the images folder")
-    # The same page from a link whose ground truth is a link out of the roots.
-    page = new_page()
+    # The same page from a link whose ground truth is a link out of the roots (a new
+    # session: the page loaded again).
     _open(page, f"{url}?gt={demo / 'linked_gt.json'}")
     _shows(page, f"The link names the ground truth {demo / 'linked_gt.json'}, which is "
                  "outside this server's data roots")

@@ -4,7 +4,8 @@ explorer on its 10-px red target. The picture must show the target from the file
 full-resolution pixels (the red square, and the noise band around it pixel for pixel as
 rasterio reads it: an overview would average it away), and its caption the view centre in
 EPSG:32633 and WGS84, checked against UTM's inverse written out below (Kruger's series, as
-in Karney 2011). The screenshot goes to /tmp/ovearth_shots/georef_scene.png.
+in Karney 2011). The screenshot goes to /tmp/ovearth_shots/georef_scene.png (with
+``OVEARTH_SHOTS=1``).
 
 The scene is benchmarks/geotiff.py's (10 s of CPU to write, 170 MB on disk).
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
-from browser_support import MS, SHOTS, Server, settle
+from browser_support import MS, Server, settle, snap
 from playwright.sync_api import Page
 from rasterio.windows import Window
 
@@ -129,8 +130,7 @@ def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
     assert abs(my - (5_000_000 - 0.5 * cy)) <= 0.5
     ref_lon, ref_lat = utm_north_to_lonlat(mx, my, 33)
     assert abs(lon - ref_lon) <= 2e-6 and abs(lat - ref_lat) <= 2e-6
-    SHOTS.mkdir(parents=True, exist_ok=True)  # the view, its caption, the facts
-    page.locator("div.ov-card").first.screenshot(path=str(SHOTS / "georef_scene.png"))
+    snap(page.locator("div.ov-card").first, "georef_scene.png")  # the view, its caption
 
     # The interactive view: hovering the target's top-left corner (an outline
     # vertex) shows that point's map coordinates.
@@ -148,6 +148,5 @@ def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
     got = re.search(r"lon ([\d.-]+)°, ?lat ([\d.-]+)°", hover)
     assert got is not None, hover
     assert abs(float(got[1]) - ref_lon) <= 2e-6 and abs(float(got[2]) - ref_lat) <= 2e-6
-    page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
-        path=str(SHOTS / "georef_scene_hover.png"))
+    snap(page.locator('[data-testid="stPlotlyChart"]').first, "georef_scene_hover.png")
     assert page.locator('[data-testid="stException"]').count() == 0

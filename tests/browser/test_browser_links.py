@@ -2,8 +2,10 @@
 
 In Chromium: open the app, type another benchmark's ground truth (not the demo: its
 categories and submissions differ, so a fallback to the demo cannot pass), move to the
-second query of the explorer, copy the viewer's link, stop the server, start a new one, open
-the link in a fresh browser context, and check the same query, category and scores.
+second query of the explorer, copy the viewer's link, then start a new server of the same app
+(no session has used it), open the link in a fresh browser context, and check the same query,
+category and scores. The sender's session is on the worker's shared ``demo_server`` (it only
+reads); the receiver is the new server.
 The other links here (a forbidden dataset, a confusion-matrix cell) only read the demo:
 they open on the worker's shared ``demo_server``.
 """
@@ -18,7 +20,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from app_fixtures import write_dataset
-from browser_support import IDLE, MS, Server, copy_app, navigate, settle, shoot
+from browser_support import IDLE, MS, Server, navigate, settle, shoot
 from playwright.sync_api import Page, expect
 
 
@@ -45,34 +47,30 @@ def _view(page: Page) -> dict[str, str]:
 
 
 def test_copied_link_opens_the_same_view_on_a_restarted_server(
-        tmp_path: Path, new_page: Callable[..., Page]) -> None:
-    app_dir = copy_app(tmp_path / "app")
-    write_dataset(app_dir / "assets" / "demo")
+        demo_server: Server, tmp_path: Path, new_page: Callable[..., Page]) -> None:
     gt = _other_benchmark(tmp_path / "data" / "harbour_bench")
-    args = ["--data-root", str(tmp_path / "data")]
-    with Server(app_dir, tmp_path / "first.log", args) as server:
-        page = new_page(1500, 2200)
-        page.goto(f"{server.url}/Query_explorer")
-        settle(page, "Viewer")
-        field = page.get_by_role("textbox", name="Ground truth JSON")
-        field.fill(str(gt))
-        field.press("Enter")
-        settle(page, "harbour_bench/predictions/model_b.json")
-        # Not the folder's first submission, so the link must carry it.
-        page.get_by_role("combobox", name="Submission").click()
-        page.get_by_role("option", name="zz_model").click()
-        settle(page, "harbour_bench/predictions/zz_model.json")
-        # The query in view stays ov_000001 (5th of 6 for this submission): step back
-        # once, so the link's query is not the one a fresh session would open on.
-        navigate(page, "◀ Previous", "Query 4 of 6")
-        before = _view(page)
-        page.get_by_text("Link", exact=True).click()  # the switch that shows the link
-        page.wait_for_selector(IDLE, timeout=MS)
-        link = page.locator('[data-testid="stCode"]').filter(
-            has_text="Query_explorer?").first.inner_text().strip()
-        shoot(page, tmp_path, "link_before.png")
+    page = new_page(1500, 2200)
+    page.goto(f"{demo_server.url}/Query_explorer")
+    settle(page, "Viewer")
+    field = page.get_by_role("textbox", name="Ground truth JSON")
+    field.fill(str(gt))
+    field.press("Enter")
+    settle(page, "harbour_bench/predictions/model_b.json")
+    # Not the folder's first submission, so the link must carry it.
+    page.get_by_role("combobox", name="Submission").click()
+    page.get_by_role("option", name="zz_model").click()
+    settle(page, "harbour_bench/predictions/zz_model.json")
+    # The query in view stays ov_000001 (5th of 6 for this submission): step back
+    # once, so the link's query is not the one a fresh session would open on.
+    navigate(page, "◀ Previous", "Query 4 of 6")
+    before = _view(page)
+    page.get_by_text("Link", exact=True).click()  # the switch that shows the link
+    page.wait_for_selector(IDLE, timeout=MS)
+    link = page.locator('[data-testid="stCode"]').filter(
+        has_text="Query_explorer?").first.inner_text().strip()
+    shoot(page, tmp_path, "link_before.png")
     assert "harbour" in before["category"] and "zz_model" in link
-    with Server(app_dir, tmp_path / "second.log", args) as server:
+    with Server(demo_server.app_dir, tmp_path / "second.log") as server:
         fresh = new_page(1500, 2200)
         fresh.goto(re.sub(r"^http://127\.0\.0\.1:\d+", server.url, link))
         settle(fresh, "Viewer")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import MS, SHOTS, Server, settle, shoot
+from browser_support import MS, Server, settle, shoot, snap
 from playwright.sync_api import Page, expect
 
 from ovearth_core.analysis.ap import average_precision_report
@@ -80,6 +80,4 @@ def test_report_shows_per_category_map_in_chromium(app_dir: Path, page: Page,
     n = report["bbox"]["coco"]["num_categories"]
     expect(page.get_by_text(f"mean over {n} categories").first).to_be_visible()
     heading.scroll_into_view_if_needed()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(tmp_path / "report_map.png"))
-    (SHOTS / "report_map.png").write_bytes((tmp_path / "report_map.png").read_bytes())
+    snap(page, "report_map.png")

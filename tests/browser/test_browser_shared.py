@@ -25,3 +25,11 @@ def test_asyncio_runs_after_it(_chromium: object) -> None:
     """Runs after the test above in the same process (xdist sends a file's tests to the
     workers in order; on another worker it is the first check again)."""
     assert asyncio.run(asyncio.sleep(0, result=2)) == 2
+
+
+def test_pages_ask_for_reduced_motion(new_page: Callable[..., Page]) -> None:
+    """Every page of ``new_page`` prefers reduced motion (tests/conftest.py: Streamlit's
+    animations, painted in software, were half of Chromium's CPU on a first draw)."""
+    page = new_page(200, 200)
+    page.set_content("<p>still</p>")
+    assert page.evaluate("() => matchMedia('(prefers-reduced-motion: reduce)').matches")

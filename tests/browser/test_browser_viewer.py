@@ -2,7 +2,8 @@
 the default static view (the picture's width on the page over the region its caption
 names) and in the interactive one (the plotly axis ranges and lengths on the page, in a
 plot at least 700 px tall for a large scene); screenshots of the tiny target and of a
-dense scene go to /tmp/ovearth_shots/ (tiny_target*.png, dense_scene*.png).
+dense scene go to /tmp/ovearth_shots/ (tiny_target*.png, dense_scene*.png; with
+``OVEARTH_SHOTS=1``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from browser_support import MS, REPO, SHOTS, Server, settle
+from browser_support import MS, REPO, Server, settle, snap
 from PIL import Image
 from playwright.sync_api import Page
 
@@ -81,13 +82,12 @@ def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(
     tiny = _tiny_target(tmp_path / "data" / "tiny")
     dense = tmp_path / "data" / "bench"
     shutil.copytree(REPO / "assets" / "demo", dense)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     page = new_page(1500, 1400)
     page.goto(f"{demo_server.url}/Query_explorer?data={tiny}&task=referring&q=ref_1")
     _settle(page, "Viewer")
     assert 10 * _static_px_per_orig(page) >= 40
     page.locator('img.ov-view').first.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "tiny_target_static.png"))
+    snap(page, "tiny_target_static.png")
     _toggle_interactive(page)
     _settle(page, "Viewer", interactive=True)
     axes = page.evaluate(AXES)
@@ -96,13 +96,13 @@ def test_a_10_px_target_opens_at_40_px_and_a_dense_scene_is_readable(
     assert 10 * px_per_orig >= 40, axes
     assert axes["height"] >= 700
     page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "tiny_target.png"))
+    snap(page, "tiny_target.png")
     page.goto(f"{demo_server.url}/Query_explorer?data={dense}&q=ov_000036")
     _settle(page, "Viewer")  # a new session: the static view again
     page.locator('img.ov-view').first.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "dense_scene_static.png"))
+    snap(page, "dense_scene_static.png")
     _toggle_interactive(page)
     _settle(page, "Viewer", interactive=True)
     page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
-    page.screenshot(path=str(SHOTS / "dense_scene.png"))
+    snap(page, "dense_scene.png")
     assert page.locator('[data-testid="stException"]').count() == 0

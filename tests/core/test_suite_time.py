@@ -6,8 +6,10 @@ tests pin those settings, so a later edit cannot undo them unnoticed."""
 from __future__ import annotations
 
 import gc
+import re
 from pathlib import Path
 
+from browser_support import shots_wanted
 from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
@@ -50,3 +52,15 @@ def test_app_scripts_are_compiled_once_per_content(tmp_path: Path) -> None:
     assert second.get_bytecode(str(script)) is not code
     at = AppTest.from_file(str(script)).run(timeout=60)
     assert [m.value for m in at.markdown] == ["two"]
+
+
+def test_browser_screenshots_are_taken_only_for_a_person_or_a_test() -> None:
+    """A screenshot for a person (``browser_support.shoot`` / ``snap``) is taken only under
+    ``OVEARTH_SHOTS``; a test file calls ``.screenshot(`` itself only to read the picture
+    (bytes, never a ``path=``), and waits for a condition, never a fixed minute."""
+    assert not shots_wanted({}) and not shots_wanted({"OVEARTH_SHOTS": "0"})
+    assert shots_wanted({"OVEARTH_SHOTS": "1"})
+    for test in sorted((Path(__file__).parents[1] / "browser").glob("test_*.py")):
+        text = test.read_text(encoding="utf-8")
+        assert not re.search(r"\.screenshot\(\s*path=", text), test.name
+        assert "60_000" not in text, test.name
