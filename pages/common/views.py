@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import re
 import uuid
 from pathlib import Path
@@ -119,6 +120,36 @@ def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> 
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def static_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> None:
+    """A small table as ``st.table``: plain HTML, no data grid (a first screen's data grid
+    costs about half a trivial page's first paint: benchmarks/README.md, issue 49).
+
+    The frame's values are sent as they are; what is shown is :func:`table_styler`'s."""
+    st.table(table_styler(frame, formats), hide_index=True)
+
+
+def table_styler(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> Any:
+    """``frame`` as ``st.table`` shows it: ``st.table`` reads its cells and headers as
+    Markdown, so text is escaped (:func:`md_text`); a missing value is "—"; a number takes
+    its column's format spec from ``formats`` (e.g. ``".4f"``), else an integral value is
+    shown as an integer and any other as ``.4f``. The values themselves are unchanged."""
+    formats = formats or {}
+    frame = frame.rename(columns=lambda c: md_text(str(c)))
+
+    def shown(column: str) -> Any:
+        spec = formats.get(column)
+        return lambda v: _cell(v, spec)
+    return frame.style.format({c: shown(c) for c in frame.columns}, na_rep="—")
+
+
+def _cell(value: Any, spec: str | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return md_text(value)
+    if spec is not None:
+        return format(value, spec)
+    return str(int(value)) if float(value).is_integer() else f"{value:.4f}"
 
 
 def metric_cards(title: str, metrics: dict[str, Any], submitted: bool = True) -> None:

@@ -122,7 +122,7 @@ RESAMPLED = ("NMS-mAP@[.5:.95]", "NMS-mAP@.5", "AI-TOD mAP")
 def test_compare_shows_the_protocols_of_a_and_b_with_intervals_where_resampled() -> None:
     at = _open("pages/Compare.py", {**LINK, "b": str(B_PRED.relative_to(REPO))})
     assert_ok(at)
-    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    (table,) = [d.value for d in at.table if "averaged" in d.value.columns]
     reports = _report(PRED), _report(B_PRED)
     rows = {(r["modality"], r["metric"]): r for _, r in table.iterrows()}
     for m, tag in (("bbox", "HBB"), ("oriented_bbox", "OBB")):

@@ -138,7 +138,7 @@ def test_not_submitted_is_not_zero_on_overview_and_compare(ds: Dataset) -> None:
     goto(at, COMPARE)
     at.run()
     assert_ok(at)
-    table = at.dataframe[0].value
+    table = at.table[0].value
     boxes = table[table["modality"].isin(["HBB", "OBB"])]
     assert len(boxes) == 8
     assert boxes["B"].isna().all() and boxes["Δ B − A"].isna().all()

@@ -169,7 +169,7 @@ def test_overview_cards_matrix_and_categories_follow_the_option(case: str,
     ss = _session(case)
     _premise(case, xywh_pred, lambda r: (_expected_cards(r), r.results["per_category"]))
     core = _core_of(ss, xywh_pred)
-    at = _page(None, ss, xywh_pred)
+    at = _page(None, ss, xywh_pred, _w_categories_open=True)  # the table's expander open
     cards = [m.value for m in at.metric]
     expected = _expected_cards(core)
     assert cards[:len(expected)] == expected
@@ -351,9 +351,9 @@ def test_compare_metrics_follow_the_option(case: str, xywh_pred: Path) -> None:
     core_b = _core_of(ss, xywh_pred, pred=str(B_PRED), modalities=mods)
     at = _page("pages/Compare.py", ss, xywh_pred, cmp_b_path=str(B_PRED))
     # The key metrics' table, and beside it the average precision's (same columns).
-    tables = [d.value for d in at.dataframe
+    tables = [d.value for d in at.table
               if {"modality", "metric", "A", "B"} <= set(d.value.columns)]
-    assert tables, [list(d.value.columns) for d in at.dataframe]
+    assert tables, [list(d.value.columns) for d in at.table]
     shown = {(r["modality"], r["metric"]): (r["A"], r["B"])
              for table in tables for _, r in table.iterrows()}
     expected = {}
