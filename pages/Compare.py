@@ -175,10 +175,14 @@ def per_query_ui(run: Any, cmp: Any, flipped: list[str], b_key: data.FileKey, o:
         query_id = st.selectbox("Overlays side by side of", candidates,
                                 **state.bind("cmp_query", candidates))
         compare_views.overlays(run, b_key, o, names, query_id)
-        with st.container(border=True):
-            tags.panel(run, query_id, key="_rvc", export=False)
-            st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags are the "
-                       "benchmark's, shared with the explorer and the gallery.")
+        # Built only when opened (issue 49): its nine widgets were a third of the first
+        # screen's; the tags live in the review sidecar, so nothing is lost while closed.
+        with st.expander("Review: this query's tags and note", key="_w_cmp_review_open",
+                         on_change="rerun") as box:
+            if box.open:
+                tags.panel(run, query_id, key="_rvc", export=False)
+                st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags "
+                           "are the benchmark's, shared with the explorer and the gallery.")
 
 
 def categories_ui(cmp: Any) -> None:
