@@ -2,9 +2,10 @@
 flipped presence, per-query and per-category differences, overlays side by side, and the
 HTML report as a download.
 
-The first screen draws no plotly chart (benchmarks/README.md, "Issue 49: first paint"): the
-tables are in the "Numbers and tables" tab, the three charts in a lazy "Charts" tab
-(``on_change="rerun"``), built and sent only once it is opened."""
+The first screen draws no plotly chart and no data grid (benchmarks/README.md, "Issue 49:
+first paint"): the small tables are static (``st.table``), the long ones (every query, every
+category, the flipped queries) in lazy expanders and the three charts in a lazy "Charts" tab
+(``on_change="rerun"``), built and sent only once opened."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from ovearth_core import report
@@ -117,10 +117,7 @@ def b_ui(run: Any, o: Any) -> tuple[str, Path, data.FileKey, Any]:
 
 def key_metrics_ui(cmp: Any) -> None:
     st.header("Key metrics")
-    st.dataframe(compare_views.metrics_frame(cmp), hide_index=True, placeholder="—",
-                 width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+    views.static_table(compare_views.metrics_frame(cmp), compare_views.DIFF_FORMATS)
 
 
 def charts_ui(cmp: Any, names: list[str]) -> None:
@@ -149,9 +146,8 @@ def modality_ui(cmp: Any) -> str | None:
 def agreement_ui(cmp: Any, names: list[str]) -> list[str]:
     """Agreement tables with McNemar's tests (Holm), and the queries whose presence flipped."""
     st.header("Agreement and McNemar's exact test")
-    st.dataframe(compare_views.agreement_frame(cmp, names), hide_index=True, placeholder="—",
-                 width="stretch",
-                 column_config=compare_views.AGREEMENT_CONFIG)
+    views.static_table(compare_views.agreement_frame(cmp, names),
+                       compare_views.AGREEMENT_FORMATS)
     st.caption("McNemar p (Holm): the exact p-values corrected by Holm's method over the "
                f"{len(cmp.agreements)} tests of this table (several at once: the chance that "
                "any of them is a false positive stays at the level).")
@@ -166,30 +162,36 @@ def per_query_ui(run: Any, cmp: Any, flipped: list[str], b_key: data.FileKey, o:
     candidates = list(flipped)
     if key is not None:
         diffs = sorted(cmp.query_diffs[key], key=lambda d: (-abs(d.diff), d.sample_id))
-        st.dataframe(compare_views.diffs_frame(diffs), hide_index=True, placeholder="—",
-                     width="stretch", height=380,
-                     column_config={"explorer": compare_views.LINK})
-        st.caption("Every query, largest difference first (the scatter is in the \"Charts\" "
-                   "tab)")
+        with st.expander(f"Every query's difference, largest first ({len(diffs):,} queries; "
+                         "the scatter is in the \"Charts\" tab)", key="_w_cmp_diffs_open",
+                         on_change="rerun") as box:
+            if box.open:
+                st.dataframe(compare_views.diffs_frame(diffs), hide_index=True,
+                             placeholder="—", width="stretch", height=380,
+                             column_config={"explorer": compare_views.LINK})
         candidates = [d.sample_id for d in diffs] + [q for q in flipped
                                                      if q not in {d.sample_id for d in diffs}]
     if candidates:
         query_id = st.selectbox("Overlays side by side of", candidates,
                                 **state.bind("cmp_query", candidates))
         compare_views.overlays(run, b_key, o, names, query_id)
-        with st.container(border=True):
-            tags.panel(run, query_id, key="_rvc", export=False)
-            st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags are the "
-                       "benchmark's, shared with the explorer and the gallery.")
+        # Built only when opened (issue 49): its nine widgets were a third of the first
+        # screen's; the tags live in the review sidecar, so nothing is lost while closed.
+        with st.expander("Review: this query's tags and note", key="_w_cmp_review_open",
+                         on_change="rerun") as box:
+            if box.open:
+                tags.panel(run, query_id, key="_rvc", export=False)
+                st.caption(f"Predicted objects are {views.md_text(names[0])}'s (A); the tags "
+                           "are the benchmark's, shared with the explorer and the gallery.")
 
 
 def categories_ui(cmp: Any) -> None:
     st.header("Per category")
-    st.dataframe(pd.DataFrame([{"category": c.category, "queries": c.num_queries,
-                                **{f"{n} {s}": v[i] for n, v in c.values.items()
-                                   for i, s in enumerate(("A", "B", "Δ"))}}
-                               for c in cmp.categories]), hide_index=True, placeholder="—",
-                 width="stretch")
+    with st.expander(f"Each category's A, B and Δ ({len(cmp.categories):,} categories)",
+                     key="_w_cmp_categories_open", on_change="rerun") as box:
+        if box.open:
+            st.dataframe(compare_views.categories_frame(cmp), hide_index=True,
+                         placeholder="—", width="stretch")
     st.caption("Differences only. Each category's B − A with a paired-bootstrap test and "
                "Benjamini–Hochberg q-values over the categories (many tests at once): the "
                "Slices page, sliced by category and paired with this B.")
@@ -221,12 +223,10 @@ def average_precision_ui(run: Any, cmp: Any, b_key: data.FileKey, b_path: Path, 
                 f"{DEFAULT_AP_RESAMPLES:,} resamples ranks all {boxes:,} predicted boxes "
                 "of A and B again (tens of seconds on the full benchmark). The table shows "
                 "A, B and Δ meanwhile.", icon=":material/timer:")
-    st.dataframe(compare_views.ap_frame(ap_a, ap_b, set(run.not_submitted),
-                                        set(evaluation_b.view.coverage.not_submitted_modalities),
-                                        ap_diffs),
-                 hide_index=True, placeholder="—", width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("A", "B", "Δ B − A", "CI low", "CI high")})
+    views.static_table(compare_views.ap_frame(
+        ap_a, ap_b, set(run.not_submitted),
+        set(evaluation_b.view.coverage.not_submitted_modalities), ap_diffs),
+        compare_views.DIFF_FORMATS)
     st.caption(f"Δ = B − A with {cmp.confidence:.0%} paired-bootstrap intervals: the first "
                f"{DEFAULT_AP_RESAMPLES:,} of the key metrics' resamples (seed {cmp.seed}, "
                f"over {'images' if cmp.unit == 'image' else 'queries'}), each ranking the "

@@ -1,10 +1,11 @@
 """Overview: key metrics, hits and misses, failure tags, AP and per category; the charts
 (the confusion matrix, modalities, weakest categories) in a tab of their own.
 
-The first screen draws no plotly chart: Streamlit's plotly element is a 4.7 MB script whose
-first chart on a page costs a trivial page's whole first paint again (benchmarks/README.md,
-"Issue 49: first paint"). The "Charts" tab is lazy (``on_change="rerun"``): its charts are
-built and sent only once it is opened."""
+The first screen draws no plotly chart and no data grid: Streamlit's plotly element is a
+4.7 MB script whose first chart on a page costs a trivial page's whole first paint again,
+and a data grid about half of it (benchmarks/README.md, "Issue 49: first paint"). The
+"Charts" tab and the per-category table's expander are lazy (``on_change="rerun"``): their
+content is built and sent only once opened."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pages.common.run import current, in_frame
 
 # The Overview's tabs: the numbers and tables (the first screen), then the charts.
 TABS = ("Numbers and tables", "Charts")
+CATEGORIES_OPEN = "_w_categories_open"  # the per-category table's expander (lazy)
 
 
 def main() -> None:
@@ -88,17 +90,12 @@ def failure_tags_ui(rows: list[dict[str, Any]]) -> None:
     """The failure tags' counts, each (and the failed queries) a way into the explorer."""
     st.subheader("Failure tags")
     tags = diagnose.failure_counts(rows)
-    picked = views.picked_row(st.dataframe(
-        [{"failure": k, "queries": v} for k, v in tags.items()], hide_index=True,
-        placeholder="—", width="stretch", on_select="rerun", selection_mode="single-row",
-        key="tag_table"))
-    if picked is not None:
-        views.explore(failures=[diagnose.TAGS[picked]])
     views.go_to_explorer(f"Show {len(rows) - tags['ok']:,} failed queries →", key="failed",
                          failed_only=True)
-    # Every tag has its shortcut (a tag no query has is shown, disabled).
+    # Every tag's count is its shortcut, "ok" included (a tag no query has is shown,
+    # disabled): the buttons are the table, without a data grid on the first screen.
     cols = st.columns(2)
-    for i, tag in enumerate(t for t in diagnose.TAGS if t != "ok"):
+    for i, tag in enumerate(diagnose.TAGS):
         with cols[i % 2]:
             views.go_to_explorer(f"{tags[tag]:,} × {tag} →", key=f"tag_{tag}",
                                  disabled=not tags[tag], failures=[tag])
@@ -142,13 +139,17 @@ def analysis_ui(run: Any) -> None:
 def categories_ui(per_category: tuple[CategoryRow, ...]) -> None:
     """The per-category table, each row a way into the explorer."""
     st.header("Per category")
-    cat_rows = diagnose.category_rows([c.json for c in per_category])
-    st.caption("Click a row of the table to open that category's queries in the explorer "
-               "(the weakest categories' chart is in the \"Charts\" tab).")
-    row = views.picked_row(st.dataframe(cat_rows, hide_index=True, placeholder="—",
-                                        width="stretch", height=460,
-                                        on_select="rerun", selection_mode="single-row",
-                                        key="cat_table"))
+    with st.expander(f"The {len(per_category):,} categories' table: click a row to open "
+                     "that category's queries in the explorer (the weakest categories' chart "
+                     "is in the \"Charts\" tab)", key=CATEGORIES_OPEN,
+                     on_change="rerun") as box:
+        if not box.open:
+            return
+        cat_rows = diagnose.category_rows([c.json for c in per_category])
+        row = views.picked_row(st.dataframe(cat_rows, hide_index=True, placeholder="—",
+                                            width="stretch", height=460,
+                                            on_select="rerun", selection_mode="single-row",
+                                            key="cat_table"))
     if row is not None:
         views.explore(categories=[cat_rows[row]["category"]])
 

@@ -122,8 +122,17 @@ def agreement_frame(cmp: Comparison, names: list[str]) -> pd.DataFrame:
 
 
 HOLM = "McNemar p (Holm)"  # Holm's correction over the table's tests
-AGREEMENT_CONFIG = {"McNemar p": st.column_config.NumberColumn(format="%.3e"),
-                    HOLM: st.column_config.NumberColumn(format="%.3e")}
+AGREEMENT_FORMATS = {"McNemar p": ".3e", HOLM: ".3e"}
+# The key metrics' and AP's values, differences and interval ends.
+DIFF_FORMATS = dict.fromkeys(("A", "B", "Δ B − A", "CI low", "CI high"), ".4f")
+
+
+def categories_frame(cmp: Comparison) -> pd.DataFrame:
+    """Each category's query count and, per key metric, A, B and B − A."""
+    return pd.DataFrame([{"category": c.category, "queries": c.num_queries,
+                          **{f"{n} {s}": v[i] for n, v in c.values.items()
+                             for i, s in enumerate(("A", "B", "Δ"))}}
+                         for c in cmp.categories])
 
 
 def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
@@ -137,8 +146,12 @@ def flipped_presence(cmp: Comparison, names: list[str]) -> list[str]:
     st.caption(f"{len(ag.only_a_ids)} queries right only in {views.md_text(names[0])}, "
                f"{len(ag.only_b_ids)} right only in {views.md_text(names[1])}")
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, placeholder="—", width="stretch",
-                     column_config={"explorer": LINK}, height=min(300, 36 + 35 * len(rows)))
+        with st.expander(f"The {len(rows):,} queries whose presence flipped",
+                         key="_w_cmp_flipped_open", on_change="rerun") as box:
+            if box.open:
+                st.dataframe(pd.DataFrame(rows), hide_index=True, placeholder="—",
+                             width="stretch", column_config={"explorer": LINK},
+                             height=min(300, 36 + 35 * len(rows)))
     return [r["query"] for r in rows]
 
 

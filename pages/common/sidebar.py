@@ -122,8 +122,13 @@ def _saved_views(run: Run) -> None:
         tags.save_view(run, name)
         st.rerun()
     names = [v.name for v in tags.saved_views(run)]
-    if names:
-        with st.expander("Manage saved views"):
+    if not names:
+        return
+    # Built only when opened (issue 49: every page's first paint draws the sidebar); its
+    # widgets hold no option, only what to rename or delete next.
+    with st.expander("Manage saved views", key="_w_manage_views_open",
+                     on_change="rerun") as box:
+        if box.open:
             picked = st.selectbox("Saved view", names, key="_view_pick")
             new = st.text_input("New name", key="_view_new_name")
             cols = st.columns(2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 import uuid
 from pathlib import Path
@@ -119,6 +121,38 @@ def problems_report(problems: list[Problem], gt_path: Path, pred_path: Path) -> 
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def static_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> None:
+    """A small table drawn as one Markdown table: no data grid (a first screen's data grid
+    costs about half a trivial page's first paint) and no ``st.table``, which draws every
+    cell as a Markdown element of its own (benchmarks/README.md, issue 49)."""
+    st.markdown(markdown_table(frame, formats))
+
+
+def markdown_table(frame: pd.DataFrame, formats: dict[str, str] | None = None) -> str:
+    """``frame`` as a GitHub-flavoured Markdown table: text escaped (:func:`md_text`, line
+    breaks as spaces), a missing value "—", a number in its column's format spec from
+    ``formats`` (e.g. ``".4f"``), else an integral one as an integer and any other with four
+    decimals; number columns aligned right."""
+    formats = formats or {}
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(
+        frame[c]) for c in frame.columns]
+    lines = ["| " + " | ".join(_cell(c, None) for c in frame.columns) + " |",
+             "| " + " | ".join("---:" if n else "---" for n in numeric) + " |"]
+    lines += ["| " + " | ".join(_cell(v, formats.get(c)) for c, v in zip(
+        frame.columns, row, strict=True)) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def _cell(value: Any, spec: str | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return md_text(" ".join(str(value).splitlines()))
+    if spec is not None:
+        return format(value, spec)
+    return str(int(value)) if float(value).is_integer() else f"{value:.4f}"
 
 
 def metric_cards(title: str, metrics: dict[str, Any], submitted: bool = True) -> None:

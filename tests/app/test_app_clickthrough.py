@@ -58,21 +58,25 @@ def test_every_failure_tag_has_its_shortcut(ds: Dataset, tag: str) -> None:
     assert _shown(at) == TAGGED[tag]
 
 
-def test_a_failure_table_row_opens_its_tag(ds: Dataset) -> None:
+def test_the_ok_tag_has_its_shortcut_too(ds: Dataset) -> None:
+    """Issue 49: the tags' buttons are their table (no data grid on the first screen), so
+    "ok", which only the table's row opened, has its button: ov_000001 and ov_000004."""
     at = app_on(ds, TIMEOUT).run()
-    frame = at.dataframe(key="tag_table").value
-    row = list(frame["failure"]).index("duplicates")
-    at.session_state["tag_table"] = {"selection": {"rows": [row], "columns": []}}
-    at.run()
     assert_ok(at)
-    assert at.session_state["flt_failures"] == ["duplicates"]
-    assert _shown(at) == ["ov_000005"]
+    assert "tag_table" not in {d.key for d in at.dataframe}
+    (button,) = [b for b in at.button if b.label == "2 × ok →"]
+    button.click().run()
+    assert_ok(at)
+    assert at.session_state["flt_failures"] == ["ok"]
+    assert _shown(at) == ["ov_000001", "ov_000004"]
 
 
 @pytest.mark.parametrize("category", ["bridge", "ship", "storage tank"])
 def test_a_category_row_opens_its_queries(ds: Dataset, category: str) -> None:
     expected = _by_category(ds)[category]
     at = app_on(ds, TIMEOUT).run()
+    at.session_state["_w_categories_open"] = True  # its lazy expander opened (issue 49)
+    at.run()
     rows = list(at.dataframe(key="cat_table").value["category"])
     at.session_state["cat_table"] = {"selection": {"rows": [rows.index(category)],
                                                    "columns": []}}
@@ -100,7 +104,8 @@ def _charts(ds: Dataset) -> AppTest:
 
 def test_the_first_screen_shows_the_numbers_without_a_chart(ds: Dataset) -> None:
     """Issue 49: the first screen is the numbers (the confusion matrix's counts as a table,
-    with their explorer buttons, the failure tags, the per-category table), no plotly chart.
+    with their explorer buttons, the failure tags' buttons), no plotly chart and no data grid
+    (the per-category table is one click away, in a lazy expander).
     model_a: 3 TP, 1 FN of the 4 positives; 1 FP, 1 TN of the 2 negatives."""
     at = app_on(ds, TIMEOUT).run()
     assert_ok(at)
@@ -112,7 +117,10 @@ def test_the_first_screen_shows_the_numbers_without_a_chart(ds: Dataset) -> None
     labels = {b.label for b in at.button}
     assert {"Show 3 true positives →", "Show 1 false negatives →", "Show 1 false positives →",
             "Show 1 true negatives →", "Show 4 failed queries →"} <= labels
-    assert {d.key for d in at.dataframe} >= {"tag_table", "cat_table"}
+    assert "2 × ok →" in labels
+    # No data grid either: the per-category table waits in its lazy expander.
+    assert not at.dataframe
+    assert any(e.label.startswith("The 3 categories' table") for e in at.expander)
 
 
 def test_a_weakest_category_bar_opens_its_queries(ds: Dataset) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
 from app_fixtures import Dataset, app_on, assert_ok, goto, write_dataset
+from markdown_tokens import table_frames
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis.compare import Comparison, compare_results
@@ -33,12 +33,15 @@ def _compare_page(ds: Dataset, **state: object) -> AppTest:
     return at.run()
 
 
-def _same(shown: object, value: float | None) -> None:
-    """A table cell equals the core's value; null shows as NaN or None."""
-    if value is None:
-        assert shown is None or math.isnan(shown)
-    else:
-        assert shown == pytest.approx(value)
+def _same(shown: str, value: float | None) -> None:
+    """A table cell shows the core's value to four decimals (as the data grid did); null
+    shows as "—"."""
+    assert shown == ("—" if value is None else f"{value:.4f}")
+
+
+def _tables(at: AppTest) -> list:
+    """The page's static tables (Markdown, issue 49), as frames of the cells' text."""
+    return table_frames(m.value for m in at.markdown)
 
 
 def _expected(ds: Dataset, task: str) -> Comparison:
@@ -52,19 +55,22 @@ def test_compare_page_shows_metrics_agreement_and_downloads(ds: Dataset) -> None
     assert_ok(at)
     assert at.selectbox(key="_w_cmp_b_path").value.endswith("model_b.json")
     expected = _expected(ds, "vocabulary")
-    table = at.dataframe[0].value
+    # Issue 49: no data grid on the first screen; the small tables are static (st.table).
+    assert not at.dataframe
+    table = _tables(at)[0]
     assert len(table) == len(expected.metrics) == 13
     for (_, row), m in zip(table.iterrows(), expected.metrics, strict=True):
         for column, value in (("A", m.a), ("B", m.b), ("Δ B − A", m.diff),
                               ("CI low", m.ci_low), ("CI high", m.ci_high)):
             _same(row[column], value)
-    agreement = at.dataframe[1].value
+    agreement = _tables(at)[1]
     presence = agreement.iloc[0]
     exp = expected.agreements[0]
     assert presence["table"] == "presence"
-    assert (presence["only model_a right"], presence["only model_b right"]) == (exp.only_a,
-                                                                               exp.only_b)
-    assert presence["McNemar p"] == pytest.approx(exp.p_value)
+    assert (presence["only model_a right"], presence["only model_b right"]) == (
+        str(exp.only_a), str(exp.only_b))
+    assert presence["McNemar p"] == f"{exp.p_value:.3e}"
+    assert presence["McNemar p (Holm)"] == f"{exp.p_holm:.3e}"
     downloads = at.get("download_button")
     assert len(downloads) == 3  # two overlays and the report
     assert len(at.get("image")) == 2
@@ -112,7 +118,7 @@ def test_compare_page_other_task_and_modality(ds: Dataset) -> None:
     at = _compare_page(ds, task="referring")
     assert_ok(at)
     expected = _expected(ds, "referring")
-    assert len(at.dataframe[0].value) == len(expected.metrics) == 12
+    assert len(_tables(at)[0]) == len(expected.metrics) == 12
     at.radio(key="_w_cmp_modality").set_value("bbox").run()
     assert_ok(at)
     assert at.radio(key="_w_cmp_modality").value == "bbox"
@@ -144,10 +150,10 @@ def test_auto_modalities_evaluate_b_with_a_modalities(ds: Dataset) -> None:
     assert_ok(at)
     assert at.selectbox(key="_w_cmp_b_path").value.endswith("a_masks_only.json")
     assert "modalities bbox, oriented_bbox, segmentation" in at.caption[0].value
-    table = at.dataframe[0].value
+    table = _tables(at)[0]
     assert len(table) == 13
     recall = table[(table["modality"] == "HBB") & (table["metric"] == "micro recall")].iloc[0]
-    assert recall["B"] != recall["B"] and recall["A"] > 0  # NaN: not submitted
+    assert recall["B"] == "—" and float(recall["A"]) > 0  # not submitted
 
 
 def test_compare_page_shows_ap_and_map_of_both_with_the_overview_cap(ds: Dataset) -> None:
@@ -157,7 +163,7 @@ def test_compare_page_shows_ap_and_map_of_both_with_the_overview_cap(ds: Dataset
 
     at = _compare_page(ds, ap_max_detections=10)
     assert_ok(at)
-    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    (table,) = [t for t in _tables(at) if "averaged" in t.columns]
     reports = [average_precision_report(s, 0.5, s.modalities, False, 10) for s in (
         load_samples(ds.gt, p, "vocabulary", modalities=ALL) for p in (ds.model_a, ds.model_b))]
     rows = {(r["modality"], r["metric"]): r for _, r in table.iterrows()}
@@ -189,7 +195,7 @@ def test_compare_page_shows_ap_intervals_with_the_few_units_warning(ds: Dataset)
 
     at = _compare_page(ds, ap_max_detections=10, ap_hard_negatives=True)
     assert_ok(at)
-    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    (table,) = [t for t in _tables(at) if "averaged" in t.columns]
     samples = [load_samples(ds.gt, p, "vocabulary", modalities=ALL)
                for p in (ds.model_a, ds.model_b)]
     results = [evaluate_samples(s, 0.5) for s in samples]
@@ -201,7 +207,7 @@ def test_compare_page_shows_ap_intervals_with_the_few_units_warning(ds: Dataset)
                               ("CI low", m.ci_low), ("CI high", m.ci_high)):
             _same(row[column], value)
         if m.ci_low is not None:
-            assert row["resamples used"] == m.n_valid
+            assert row["resamples used"] == str(m.n_valid)
             assert 0 < m.n_valid <= DEFAULT_AP_RESAMPLES
     assert any(m.ci_low is not None and m.ci_low < m.ci_high for m in expected)
     warnings = [w.value for w in at.warning if w.value.startswith("AP intervals. Thin evidence")]
@@ -220,8 +226,9 @@ def test_ap_intervals_of_a_large_run_come_on_request(ds: Dataset,
     assert_ok(at)
 
     def table():
-        (t,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
-        return t
+        (t,) = [t for t in _tables(at) if "averaged" in t.columns]
+        return t.replace("—", None).astype({c: float for c in ("Δ B − A", "CI low",
+                                                                "CI high")})
 
     before = table()
     assert before["Δ B − A"].notna().any()
@@ -266,6 +273,12 @@ def test_every_explorer_link_of_the_compare_tables_opens_its_own_query(ds: Datas
 
     at = _compare_page(ds)
     assert_ok(at)
+    assert not at.dataframe  # issue 49: the long tables wait in their (lazy) expanders
+    at.session_state["_w_cmp_diffs_open"] = True
+    at.session_state["_w_cmp_flipped_open"] = True
+    at.run()
+    assert_ok(at)
+    assert len(at.dataframe) == 2
     checked = 0
     for frame in at.dataframe:
         table = frame.value

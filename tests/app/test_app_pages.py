@@ -70,6 +70,11 @@ def test_overview_shows_metrics_matrix_and_category_table(ds: Dataset) -> None:
     assert "Show 1 false positives →" in _buttons(at)
     assert "Show 4 failed queries →" in _buttons(at)
     assert at.query_params["task"] == ["vocabulary"] or at.query_params["task"] == "vocabulary"
+    # Issue 49: the per-category table (a data grid) waits in its lazy expander.
+    assert not at.dataframe
+    at.session_state["_w_categories_open"] = True
+    at.run()
+    assert_ok(at)
     categories = at.dataframe[-1].value
     assert sorted(categories["category"]) == ["bridge", "ship", "storage tank"]
 

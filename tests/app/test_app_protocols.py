@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from app_fixtures import assert_ok, card_html, goto
+from markdown_tokens import table_frames
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis.ap import average_precision_report
@@ -122,7 +123,9 @@ RESAMPLED = ("NMS-mAP@[.5:.95]", "NMS-mAP@.5", "AI-TOD mAP")
 def test_compare_shows_the_protocols_of_a_and_b_with_intervals_where_resampled() -> None:
     at = _open("pages/Compare.py", {**LINK, "b": str(B_PRED.relative_to(REPO))})
     assert_ok(at)
-    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    # A static table (issue 49): the cells as shown, four decimals, "—" for none.
+    (table,) = [t for t in table_frames(m.value for m in at.markdown)
+                if "averaged" in t.columns]
     reports = _report(PRED), _report(B_PRED)
     rows = {(r["modality"], r["metric"]): r for _, r in table.iterrows()}
     for m, tag in (("bbox", "HBB"), ("oriented_bbox", "OBB")):
@@ -131,15 +134,15 @@ def test_compare_shows_the_protocols_of_a_and_b_with_intervals_where_resampled()
             a, b = (rep[m][block][key] for rep in reports)
             for shown, value in ((row["A"], a), (row["B"], b),
                                  (row["Δ B − A"], None if a is None or b is None else b - a)):
-                assert (value is None and shown != shown) or shown == pytest.approx(value)
+                assert shown == ("—" if value is None else f"{value:.4f}")
             if label in RESAMPLED:  # issue 50: resampled as COCO's mAP is
-                assert row["CI low"] <= row["CI high"], label  # defined (not NaN)
-                assert not isinstance(row["note"], str)
+                assert float(row["CI low"]) <= float(row["CI high"]), label  # defined
+                assert row["note"] == "—"
             else:
                 assert row["note"] == "no interval (not resampled)"
-                assert row["CI low"] != row["CI low"]  # NaN: none
+                assert row["CI low"] == "—"  # none
         plain = rows[(tag, "mAP@[.5:.95]")]
-        assert plain["CI low"] == plain["CI low"] and not isinstance(plain["note"], str)
+        assert plain["CI low"] != "—" and plain["note"] == "—"
     assert "NMS-AP and AI-TOD's protocol on" in _text(at)
 
 

@@ -173,6 +173,10 @@ def test_tag_from_compare(ds: Dataset) -> None:
     at = _page(ds, COMPARE, cmp_b_path=str(ds.model_b))
     assert_ok(at)
     shown = at.selectbox(key="_w_cmp_query").value
+    # The review panel waits in its lazy expander (issue 49).
+    assert not [m for m in at.multiselect if m.label == "Tags of this query"]
+    at.session_state["_w_cmp_review_open"] = True
+    at.run()
     box = next(m for m in at.multiselect if m.label == "Tags of this query")
     box.set_value(["ambiguous_query"]).run()
     assert_ok(at)
@@ -189,6 +193,9 @@ def test_rename_and_delete_a_saved_view(ds: Dataset) -> None:
     next(b for b in at.button if b.label == "Save view").click().run()
     path = review.sidecar_for(ds.gt)
     assert list(review.load_state(path).views) == ["misses"]
+    assert not [t for t in at.text_input if t.key == "_view_new_name"]  # closed: not built
+    at.session_state["_w_manage_views_open"] = True  # its lazy expander opened (issue 49)
+    at.run()
     at.text_input(key="_view_new_name").set_value("misses of A")
     at.button(key="_view_rename").click().run()
     assert_ok(at)

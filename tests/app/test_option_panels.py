@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from app_fixtures import app_on, assert_ok, card_html, goto
+from markdown_tokens import table_frames
 from streamlit.testing.v1 import AppTest
 
 from ovearth_core.analysis import additive, diagnose
@@ -169,7 +170,7 @@ def test_overview_cards_matrix_and_categories_follow_the_option(case: str,
     ss = _session(case)
     _premise(case, xywh_pred, lambda r: (_expected_cards(r), r.results["per_category"]))
     core = _core_of(ss, xywh_pred)
-    at = _page(None, ss, xywh_pred)
+    at = _page(None, ss, xywh_pred, _w_categories_open=True)  # the table's expander open
     cards = [m.value for m in at.metric]
     expected = _expected_cards(core)
     assert cards[:len(expected)] == expected
@@ -359,9 +360,10 @@ def test_compare_metrics_follow_the_option(case: str, xywh_pred: Path) -> None:
     core_b = _core_of(ss, xywh_pred, pred=str(B_PRED), modalities=mods)
     at = _page("pages/Compare.py", ss, xywh_pred, cmp_b_path=str(B_PRED))
     # The key metrics' table, and beside it the average precision's (same columns).
-    tables = [d.value for d in at.dataframe
-              if {"modality", "metric", "A", "B"} <= set(d.value.columns)]
-    assert tables, [list(d.value.columns) for d in at.dataframe]
+    # Static tables (issue 49): the cells as shown, four decimals, "—" for none.
+    tables = [t for t in table_frames(m.value for m in at.markdown)
+              if {"modality", "metric", "A", "B"} <= set(t.columns)]
+    assert tables, [m.value for m in at.markdown]
     shown = {(r["modality"], r["metric"]): (r["A"], r["B"])
              for table in tables for _, r in table.iterrows()}
     expected = {}
@@ -381,8 +383,9 @@ def test_compare_metrics_follow_the_option(case: str, xywh_pred: Path) -> None:
         name = next(k for k, v in MODALITY_LABELS.items() if v == modality)
         full = {"seg": "segmentation"}.get(name, name)
         if full not in missing:
-            assert _same(got_a, a), (case, modality, metric, "A")
-            assert _same(got_b, b), (case, modality, metric, "B")
+            for got, value, side in ((got_a, a, "A"), (got_b, b, "B")):
+                assert got == ("—" if value is None else f"{value:.4f}"), (
+                    case, modality, metric, side)
 
 
 # --- Slices, Leaderboard, Annotation -----------------------------------------------------

@@ -24,8 +24,10 @@ ALL = ("segmentation", "bbox", "oriented_bbox")
 
 
 def _ap_rows(page: Page) -> dict[tuple[str, str], tuple[str, str]]:
-    """(modality, metric) -> the A and B cells of the AP table, as shown."""
-    cells = [c.inner_text().strip() for c in page.locator('[role="gridcell"]').all()]
+    """(modality, metric) -> the A and B cells of the AP table, as shown (a Markdown table
+    since issue 49: its cells are the HTML table's)."""
+    cells = [c.inner_text().strip().replace("\u2060", "") for c in page.locator(
+        '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table td').all()]
     out = {}
     for i in range(len(cells) - 4):
         if cells[i] in ("HBB", "OBB") and cells[i + 2].startswith(("pooled", "mean over")):
