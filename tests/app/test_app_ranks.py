@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from analysis_fixtures import thin_board
 from app_fixtures import assert_ok, goto, open_page
+from markdown_tokens import table_frames
 from statsmodels.stats.multitest import multipletests
 from streamlit.testing.v1 import AppTest
 
@@ -176,9 +177,14 @@ def test_compare_corrects_its_mcnemar_tests_by_holm() -> None:
                       pred_path="assets/demo/predictions/strong_localiser.json")
     goto(at, "pages/Compare.py").run()
     assert_ok(at)
-    table = _frame(at, "McNemar p (Holm)")
-    assert list(table["McNemar p (Holm)"]) == pytest.approx(
-        multipletests(list(table["McNemar p"]), method="holm")[1].tolist())
+    # The agreement table is a static Markdown table (issue 49's first paint): p-values as
+    # shown, four significant digits (".3e"), so Holm's products agree to their rounding.
+    (table,) = [t for t in table_frames(m.value for m in at.markdown)
+                if "McNemar p (Holm)" in t.columns]
+    raw = [float(p) for p in table["McNemar p"]]
+    holm = [float(p) for p in table["McNemar p (Holm)"]]
+    assert len(raw) == 4 and raw != holm
+    assert holm == pytest.approx(multipletests(raw, method="holm")[1].tolist(), rel=1e-3)
     assert any("corrected by Holm's method over the 4 tests" in c.value for c in at.caption)
 
 

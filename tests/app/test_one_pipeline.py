@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from app_fixtures import Dataset, app_on, assert_ok, goto, open_page, write_dataset
+from markdown_tokens import table_frames
 
 from ovearth_core import pipeline
 from ovearth_core.analysis.ap import average_precision_report
@@ -140,15 +140,15 @@ def test_every_page_names_the_ap_options_it_runs_with(ds: Dataset, page: str) ->
 
 
 def _ap_table(at) -> dict[tuple[str, str], dict]:
-    (table,) = [d.value for d in at.dataframe if "averaged" in d.value.columns]
+    """Compare's AP table (a static Markdown table since issue 49's first paint), its cells
+    as shown."""
+    (table,) = [t for t in table_frames(m.value for m in at.markdown) if "averaged" in t.columns]
     return {(r["modality"], r["metric"]): r for _, r in table.iterrows()}
 
 
-def _same(shown: object, value: float | None) -> None:
-    if value is None:
-        assert shown is None or math.isnan(shown)
-    else:
-        assert shown == pytest.approx(value)
+def _same(shown: str, value: float | None) -> None:
+    """A cell shows the core's value to four decimals; null as "—"."""
+    assert shown == ("—" if value is None else f"{value:.4f}")
 
 
 def test_a_compare_link_at_another_cap_and_hard_negatives_shows_the_senders_ap(

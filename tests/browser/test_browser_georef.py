@@ -135,10 +135,15 @@ def test_a_georeferenced_scene_opens_on_its_real_pixels_with_map_coordinates(
     # The interactive view: hovering the target's top-left corner (an outline
     # vertex) shows that point's map coordinates.
     page.get_by_role("button", name="View options").click()
-    page.get_by_text("Interactive (zoom, pan, hover)", exact=True).click()
+    choice = page.get_by_text("Interactive (zoom, pan, hover)", exact=True)
+    choice.click()
     page.keyboard.press("Escape")
+    choice.wait_for(state="hidden", timeout=MS)  # the popover closed: the plot is uncovered
     settle(page, "View centre")
     page.wait_for_function(PLOT_READY, timeout=MS)
+    # The pointer reaches the plot only inside the viewport (the card's screenshot used to
+    # scroll it there; it is taken only for a person now).
+    page.locator("[data-testid=stMain] .js-plotly-plot").first.scroll_into_view_if_needed()
     page.mouse.move(*page.evaluate(TO_SCREEN, [x, y]))
     label = page.locator(".hoverlayer .hovertext").first
     label.wait_for(timeout=MS)
